@@ -1,0 +1,219 @@
+//! The project's CI steps as code. `cargo xtask ci` runs, in order and failing loudly:
+//! fmt check, clippy (all targets, all features, `-D warnings`), the tests (workspace, all
+//! features), each crate alone, each umbrella feature alone, rustdoc with `-D warnings`,
+//! cargo-deny (installed from crates.io when missing), and a compile of benches and examples.
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+/// The cargo-deny release CI installs when the machine has none.
+const CARGO_DENY_VERSION: &str = "0.20.2";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("deny") => deny(),
+        _ => {
+            eprintln!(
+                "usage: cargo xtask ci    run every CI step\n       cargo xtask deny  run cargo-deny only"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Runs `cargo ARGS` in the workspace root; an error names the step that failed.
+fn cargo(step: &str, args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> {
+    println!("\n==> {step}: cargo {}", args.join(" "));
+    let t0 = Instant::now();
+    let status = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("{step}: could not start cargo: {e}"))?;
+    println!("<== {step}: {:.1}s", t0.elapsed().as_secs_f64());
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "step '{step}' failed ({status}); rerun the command above to see why"
+        ))
+    }
+}
+
+/// The workspace's library crates, by directory name (= package name).
+fn crates() -> Result<Vec<String>, String> {
+    let dir = root().join("crates");
+    let mut names: Vec<String> = fs::read_dir(&dir)
+        .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("Cargo.toml").is_file())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// The umbrella's features, read from its `[features]` table.
+fn umbrella_features() -> Result<Vec<String>, String> {
+    let path = root().join("crates/hooks/Cargo.toml");
+    let text =
+        fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut in_features = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_features = line == "[features]";
+            continue;
+        }
+        if !in_features || line.starts_with('#') {
+            continue;
+        }
+        if let Some((name, _)) = line.split_once('=') {
+            let name = name.trim();
+            if !name.is_empty() && name != "default" {
+                out.push(name.to_owned());
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn ci() -> Result<(), String> {
+    let t0 = Instant::now();
+    cargo("fmt", &["fmt", "--all", "--", "--check"], &[])?;
+    cargo(
+        "clippy",
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--all-features",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
+    cargo(
+        "test (workspace, all features)",
+        &["test", "--workspace", "--all-features", "--locked"],
+        &[],
+    )?;
+    for name in crates()? {
+        cargo(
+            &format!("test {name} alone"),
+            &["test", "-p", &name, "--locked"],
+            &[],
+        )?;
+    }
+    for feature in umbrella_features()? {
+        cargo(
+            &format!("umbrella feature '{feature}' alone"),
+            &[
+                "test",
+                "-p",
+                "hooks",
+                "--no-default-features",
+                "--features",
+                &feature,
+                "--locked",
+            ],
+            &[],
+        )?;
+    }
+    cargo(
+        "docs",
+        &[
+            "doc",
+            "--workspace",
+            "--all-features",
+            "--no-deps",
+            "--locked",
+        ],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
+    deny()?;
+    cargo(
+        "benches compile",
+        &[
+            "bench",
+            "--workspace",
+            "--all-features",
+            "--no-run",
+            "--locked",
+        ],
+        &[],
+    )?;
+    cargo(
+        "examples compile",
+        &[
+            "build",
+            "--workspace",
+            "--examples",
+            "--all-features",
+            "--locked",
+        ],
+        &[],
+    )?;
+    println!(
+        "\nxtask ci: every step passed in {:.0}s",
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// cargo-deny: licenses, bans and sources. Advisories need the RustSec database from GitHub,
+/// which this project's CI cannot reach; run `cargo deny check advisories` where it can.
+fn deny() -> Result<(), String> {
+    let installed = Command::new("cargo-deny")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        cargo(
+            "install cargo-deny",
+            &[
+                "install",
+                "cargo-deny",
+                "--locked",
+                "--version",
+                CARGO_DENY_VERSION,
+            ],
+            &[],
+        )?;
+    }
+    cargo(
+        "cargo-deny",
+        &[
+            "deny",
+            "--all-features",
+            "check",
+            "bans",
+            "licenses",
+            "sources",
+        ],
+        &[],
+    )
+}
