@@ -1,0 +1,214 @@
+//! Errors: what a hook returns, what dispatch returns, and what a run ends with.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use crate::event::HookEvent;
+use crate::state::ModelError;
+
+/// A boxed error that can cross threads.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// The error a hook method returns.
+///
+/// ```
+/// use hooks_core::HookError;
+/// let e = HookError::new("Input blocked by guardrails: e-mail address");
+/// assert_eq!(e.to_string(), "Input blocked by guardrails: e-mail address");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct HookError {
+    message: Cow<'static, str>,
+    #[source]
+    source: Option<BoxError>,
+}
+
+impl HookError {
+    /// An error with a message.
+    pub fn new(message: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// An error with a message and the error that caused it.
+    pub fn with_source(message: impl Into<Cow<'static, str>>, source: impl Into<BoxError>) -> Self {
+        Self {
+            message: message.into(),
+            source: Some(source.into()),
+        }
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// A hook provider failed while an event was dispatched.
+///
+/// Its message reads `Hook provider 'NAME' failed in EVENT: CAUSE`; the cause is its
+/// [`source`](std::error::Error::source).
+#[derive(Debug, thiserror::Error)]
+#[error("Hook provider '{provider}' failed in {event}: {source}")]
+pub struct DispatchError {
+    provider: String,
+    event: HookEvent,
+    #[source]
+    source: HookError,
+}
+
+impl DispatchError {
+    pub(crate) fn new(provider: &str, event: HookEvent, source: HookError) -> Self {
+        Self {
+            provider: provider.to_owned(),
+            event,
+            source,
+        }
+    }
+
+    /// The provider's name.
+    pub fn provider(&self) -> &str {
+        &self.provider
+    }
+
+    /// The event it failed in.
+    pub fn event(&self) -> HookEvent {
+        self.event
+    }
+
+    /// What the provider returned (or the panic it raised).
+    pub fn cause(&self) -> &HookError {
+        &self.source
+    }
+}
+
+/// The registry refused a change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// Names are unique; remove the old provider first or give the new one another name.
+    #[error("Hook provider '{0}' already registered")]
+    AlreadyRegistered(String),
+}
+
+/// What a retried call was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RetryTarget {
+    /// A model call of the given iteration.
+    Model {
+        /// The iteration, 1-based.
+        iteration: u32,
+    },
+    /// A tool call.
+    Tool {
+        /// The tool's name.
+        name: String,
+        /// The call id.
+        call_id: String,
+    },
+}
+
+impl fmt::Display for RetryTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RetryTarget::Model { iteration } => write!(f, "model call of iteration {iteration}"),
+            RetryTarget::Tool { name, call_id } => write!(f, "tool call '{name}' ({call_id})"),
+        }
+    }
+}
+
+/// Why an agent run ended without an answer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// A hook failed; the run stops at once (after-invocation hooks still run).
+    #[error(transparent)]
+    Hook(#[from] DispatchError),
+    /// The model call failed and no hook recovered it.
+    #[error("{source} (after {attempts} attempt(s))")]
+    Model {
+        /// The last error.
+        #[source]
+        source: ModelError,
+        /// How many times the call was tried.
+        attempts: u32,
+    },
+    /// Hooks kept asking for a retry past the configured bound.
+    #[error(
+        "retries exhausted for the {target} after {attempts} attempt(s); raise the agent's max_retries or fix what the hook rejects"
+    )]
+    RetriesExhausted {
+        /// What was retried.
+        target: RetryTarget,
+        /// How many times it ran.
+        attempts: u32,
+    },
+    /// The model was still asking for tools when the iteration limit was reached.
+    #[error(
+        "the run reached its limit of {max_iterations} iteration(s) without a final answer; raise max_iterations or check why the model keeps calling tools"
+    )]
+    IterationLimit {
+        /// The limit.
+        max_iterations: u32,
+    },
+}
+
+impl RunError {
+    /// A short, stable name of the kind, for logs and metrics.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RunError::Hook(_) => "hook",
+            RunError::Model { .. } => "model",
+            RunError::RetriesExhausted { .. } => "retries_exhausted",
+            RunError::IterationLimit { .. } => "iteration_limit",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn dispatch_error_names_provider_event_and_cause() {
+        let e = DispatchError::new("b", HookEvent::AfterInvocation, HookError::new("disk full"));
+        assert_eq!(
+            e.to_string(),
+            "Hook provider 'b' failed in on_after_invocation: disk full"
+        );
+        assert_eq!(
+            e.source().map(|s| s.to_string()).as_deref(),
+            Some("disk full")
+        );
+    }
+
+    #[test]
+    fn registry_error_names_the_taken_name() {
+        assert_eq!(
+            RegistryError::AlreadyRegistered("a".into()).to_string(),
+            "Hook provider 'a' already registered"
+        );
+    }
+
+    #[test]
+    fn run_errors_say_what_to_do() {
+        let e = RunError::IterationLimit { max_iterations: 3 };
+        assert!(e.to_string().contains("raise max_iterations"));
+        let e = RunError::RetriesExhausted {
+            target: RetryTarget::Tool {
+                name: "calc".into(),
+                call_id: "c1".into(),
+            },
+            attempts: 4,
+        };
+        assert!(
+            e.to_string()
+                .starts_with("retries exhausted for the tool call 'calc' (c1) after 4 attempt(s)")
+        );
+    }
+}

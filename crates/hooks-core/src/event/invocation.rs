@@ -1,0 +1,125 @@
+//! Invocation and iteration events.
+
+use std::time::Duration;
+
+use super::{ChangeTracker, Field, tracked};
+use crate::error::RunError;
+use crate::state::{AgentState, RunId};
+
+/// Before a run starts: hooks may inspect or replace the state (e.g. redact the prompt).
+#[derive(Debug)]
+pub struct BeforeInvocationEvent {
+    state: AgentState,
+    tracker: ChangeTracker,
+}
+
+impl BeforeInvocationEvent {
+    /// An event for a run about to start.
+    pub fn new(state: AgentState) -> Self {
+        Self {
+            state,
+            tracker: ChangeTracker::default(),
+        }
+    }
+
+    /// The run's id.
+    pub fn run_id(&self) -> &RunId {
+        &self.state.run_id
+    }
+
+    /// The state the run will start with.
+    pub fn state(&self) -> &AgentState {
+        &self.state
+    }
+
+    /// The state, writable; marks [`Field::State`].
+    pub fn state_mut(&mut self) -> &mut AgentState {
+        self.tracker.mark(Field::State);
+        &mut self.state
+    }
+
+    /// Replaces the state; marks [`Field::State`].
+    pub fn set_state(&mut self, state: AgentState) {
+        self.tracker.mark(Field::State);
+        self.state = state;
+    }
+
+    /// The (possibly replaced) state.
+    pub fn into_state(self) -> AgentState {
+        self.state
+    }
+}
+
+tracked!(BeforeInvocationEvent);
+
+/// After a run ended, whichever way it ended. Read-only.
+#[derive(Debug, Clone, Copy)]
+pub struct AfterInvocationEvent<'a> {
+    state: &'a AgentState,
+    error: Option<&'a RunError>,
+    duration: Duration,
+}
+
+impl<'a> AfterInvocationEvent<'a> {
+    /// An event for a run that ended with `error` (none on success).
+    pub fn new(state: &'a AgentState, error: Option<&'a RunError>, duration: Duration) -> Self {
+        Self {
+            state,
+            error,
+            duration,
+        }
+    }
+
+    /// The run's id.
+    pub fn run_id(&self) -> &'a RunId {
+        &self.state.run_id
+    }
+
+    /// The final state.
+    pub fn state(&self) -> &'a AgentState {
+        self.state
+    }
+
+    /// True when the run produced an answer.
+    pub fn success(&self) -> bool {
+        self.error.is_none()
+    }
+
+    /// Why the run failed, when it did.
+    pub fn error(&self) -> Option<&'a RunError> {
+        self.error
+    }
+
+    /// How long the run took.
+    pub fn duration(&self) -> Duration {
+        self.duration
+    }
+}
+
+/// An iteration starts or ends. Read-only; hooks for it run concurrently.
+#[derive(Debug, Clone, Copy)]
+pub struct IterationEvent<'a> {
+    state: &'a AgentState,
+}
+
+impl<'a> IterationEvent<'a> {
+    /// An event for the state's current iteration.
+    pub fn new(state: &'a AgentState) -> Self {
+        Self { state }
+    }
+
+    /// The run's id.
+    pub fn run_id(&self) -> &'a RunId {
+        &self.state.run_id
+    }
+
+    /// The iteration, 1-based.
+    pub fn iteration(&self) -> u32 {
+        self.state.iteration
+    }
+
+    /// The run's state.
+    pub fn state(&self) -> &'a AgentState {
+        self.state
+    }
+}

@@ -1,0 +1,380 @@
+//! Lifecycle events: what each hook method receives, which fields it may change, and the record
+//! of who changed what.
+//!
+//! Read-only fields are private with getters; writable fields have `_mut`/`set_` accessors that
+//! mark the field as touched, so the registry can say which provider changed it. Writing a
+//! read-only field does not compile:
+//!
+//! ```compile_fail
+//! # fn f(event: &mut hooks_core::BeforeToolCallEvent<'_>) {
+//! event.tool_name = "rm";
+//! # }
+//! ```
+//!
+//! ```compile_fail
+//! # fn f(event: &mut hooks_core::BeforeToolCallEvent<'_>) {
+//! event.set_tool_name("rm");
+//! # }
+//! ```
+//!
+//! ```compile_fail
+//! # fn f(event: &mut hooks_core::AfterModelCallEvent<'_>) {
+//! event.set_error(None);
+//! # }
+//! ```
+
+mod invocation;
+mod model;
+mod tool;
+
+use std::fmt;
+use std::ops::{BitOr, BitOrAssign};
+use std::sync::Arc;
+
+pub use invocation::{AfterInvocationEvent, BeforeInvocationEvent, IterationEvent};
+pub use model::{AfterModelCallEvent, BeforeModelCallEvent};
+pub use tool::{AfterToolCallEvent, BeforeToolCallEvent, DEFAULT_CANCEL_REASON, SecretArguments};
+
+/// The hook methods, by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum HookEvent {
+    /// `on_before_invocation`.
+    BeforeInvocation,
+    /// `on_after_invocation`.
+    AfterInvocation,
+    /// `on_iteration_start`.
+    IterationStart,
+    /// `on_iteration_end`.
+    IterationEnd,
+    /// `on_before_model_call`.
+    BeforeModelCall,
+    /// `on_after_model_call`.
+    AfterModelCall,
+    /// `on_before_tool_call`.
+    BeforeToolCall,
+    /// `on_after_tool_call`.
+    AfterToolCall,
+    /// `on_custom_event`.
+    Custom,
+}
+
+impl HookEvent {
+    /// Every event, in lifecycle order.
+    pub const ALL: [HookEvent; 9] = [
+        HookEvent::BeforeInvocation,
+        HookEvent::IterationStart,
+        HookEvent::BeforeModelCall,
+        HookEvent::AfterModelCall,
+        HookEvent::BeforeToolCall,
+        HookEvent::AfterToolCall,
+        HookEvent::IterationEnd,
+        HookEvent::AfterInvocation,
+        HookEvent::Custom,
+    ];
+
+    /// The hook method's name, e.g. `on_after_invocation`.
+    pub fn method_name(self) -> &'static str {
+        match self {
+            HookEvent::BeforeInvocation => "on_before_invocation",
+            HookEvent::AfterInvocation => "on_after_invocation",
+            HookEvent::IterationStart => "on_iteration_start",
+            HookEvent::IterationEnd => "on_iteration_end",
+            HookEvent::BeforeModelCall => "on_before_model_call",
+            HookEvent::AfterModelCall => "on_after_model_call",
+            HookEvent::BeforeToolCall => "on_before_tool_call",
+            HookEvent::AfterToolCall => "on_after_tool_call",
+            HookEvent::Custom => "on_custom_event",
+        }
+    }
+
+    /// The event as a one-bit [`HookSet`].
+    pub const fn as_set(self) -> HookSet {
+        HookSet(1 << self as u16)
+    }
+
+    pub(crate) const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for HookEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.method_name())
+    }
+}
+
+/// The set of hook methods a provider implements (the original's `register_hooks`).
+///
+/// The registry calls a provider only for the events in its set, so an event nobody subscribes
+/// to costs almost nothing.
+///
+/// ```
+/// use hooks_core::{HookEvent, HookSet};
+/// let set = HookSet::BEFORE_TOOL_CALL | HookSet::AFTER_TOOL_CALL;
+/// assert!(set.contains(HookEvent::AfterToolCall));
+/// assert!(!set.contains(HookEvent::BeforeModelCall));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct HookSet(u16);
+
+impl HookSet {
+    /// No events.
+    pub const NONE: Self = Self(0);
+    /// `on_before_invocation`.
+    pub const BEFORE_INVOCATION: Self = HookEvent::BeforeInvocation.as_set();
+    /// `on_after_invocation`.
+    pub const AFTER_INVOCATION: Self = HookEvent::AfterInvocation.as_set();
+    /// `on_iteration_start`.
+    pub const ITERATION_START: Self = HookEvent::IterationStart.as_set();
+    /// `on_iteration_end`.
+    pub const ITERATION_END: Self = HookEvent::IterationEnd.as_set();
+    /// `on_before_model_call`.
+    pub const BEFORE_MODEL_CALL: Self = HookEvent::BeforeModelCall.as_set();
+    /// `on_after_model_call`.
+    pub const AFTER_MODEL_CALL: Self = HookEvent::AfterModelCall.as_set();
+    /// `on_before_tool_call`.
+    pub const BEFORE_TOOL_CALL: Self = HookEvent::BeforeToolCall.as_set();
+    /// `on_after_tool_call`.
+    pub const AFTER_TOOL_CALL: Self = HookEvent::AfterToolCall.as_set();
+    /// `on_custom_event`.
+    pub const CUSTOM: Self = HookEvent::Custom.as_set();
+    /// Both invocation events.
+    pub const INVOCATION: Self = Self(Self::BEFORE_INVOCATION.0 | Self::AFTER_INVOCATION.0);
+    /// Both iteration events.
+    pub const ITERATION: Self = Self(Self::ITERATION_START.0 | Self::ITERATION_END.0);
+    /// Both model-call events.
+    pub const MODEL_CALL: Self = Self(Self::BEFORE_MODEL_CALL.0 | Self::AFTER_MODEL_CALL.0);
+    /// Both tool-call events.
+    pub const TOOL_CALL: Self = Self(Self::BEFORE_TOOL_CALL.0 | Self::AFTER_TOOL_CALL.0);
+    /// Every event.
+    pub const ALL: Self = Self((1 << HookEvent::ALL.len()) - 1);
+
+    /// True when `event` is in the set.
+    pub const fn contains(self, event: HookEvent) -> bool {
+        self.0 & event.as_set().0 != 0
+    }
+
+    /// The union of two sets.
+    #[must_use]
+    pub const fn union(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+
+    /// True when the set is empty.
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl BitOr for HookSet {
+    type Output = Self;
+    fn bitor(self, rhs: Self) -> Self {
+        self.union(rhs)
+    }
+}
+
+impl BitOrAssign for HookSet {
+    fn bitor_assign(&mut self, rhs: Self) {
+        *self = self.union(rhs);
+    }
+}
+
+impl From<HookEvent> for HookSet {
+    fn from(e: HookEvent) -> Self {
+        e.as_set()
+    }
+}
+
+impl fmt::Debug for HookSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set()
+            .entries(
+                HookEvent::ALL
+                    .iter()
+                    .filter(|e| self.contains(**e))
+                    .map(|e| e.method_name()),
+            )
+            .finish()
+    }
+}
+
+/// A writable field of an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Field {
+    /// The run state (before invocation).
+    State,
+    /// The messages sent to the model.
+    Messages,
+    /// The model's response.
+    Response,
+    /// The retry request.
+    Retry,
+    /// The retry feedback.
+    RetryFeedback,
+    /// The tool arguments.
+    Arguments,
+    /// The secret tool arguments.
+    SecretArguments,
+    /// The cancel request.
+    Cancel,
+    /// The tool result.
+    Result,
+}
+
+impl Field {
+    const ALL: [Field; 9] = [
+        Field::State,
+        Field::Messages,
+        Field::Response,
+        Field::Retry,
+        Field::RetryFeedback,
+        Field::Arguments,
+        Field::SecretArguments,
+        Field::Cancel,
+        Field::Result,
+    ];
+
+    /// The field's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Field::State => "state",
+            Field::Messages => "messages",
+            Field::Response => "response",
+            Field::Retry => "retry",
+            Field::RetryFeedback => "retry_feedback",
+            Field::Arguments => "arguments",
+            Field::SecretArguments => "secret_arguments",
+            Field::Cancel => "cancel",
+            Field::Result => "result",
+        }
+    }
+}
+
+impl fmt::Display for Field {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One provider touched one writable field during a dispatch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The provider's name.
+    pub provider: Arc<str>,
+    /// The field it touched.
+    pub field: Field,
+}
+
+/// Marks the fields written by the provider being called, then files them under its name.
+///
+/// Costs one branch per provider when nothing is written, and allocates only on a write.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct ChangeTracker {
+    dirty: u16,
+    changes: Vec<Change>,
+}
+
+impl ChangeTracker {
+    #[inline]
+    pub(crate) fn mark(&mut self, field: Field) {
+        self.dirty |= 1 << field as u16;
+    }
+
+    #[inline]
+    pub(crate) fn commit(&mut self, provider: &Arc<str>) {
+        if self.dirty != 0 {
+            self.commit_slow(provider);
+        }
+    }
+
+    #[cold]
+    fn commit_slow(&mut self, provider: &Arc<str>) {
+        for field in Field::ALL {
+            if self.dirty & (1 << field as u16) != 0 {
+                self.changes.push(Change {
+                    provider: Arc::clone(provider),
+                    field,
+                });
+            }
+        }
+        self.dirty = 0;
+    }
+
+    pub(crate) fn changes(&self) -> &[Change] {
+        &self.changes
+    }
+
+    pub(crate) fn take(&mut self) -> Vec<Change> {
+        std::mem::take(&mut self.changes)
+    }
+}
+
+/// An event with writable fields: the registry files writes under the provider that made them.
+pub(crate) trait Tracked {
+    fn tracker(&mut self) -> &mut ChangeTracker;
+}
+
+macro_rules! tracked {
+    ($($ty:ty),*) => {$(
+        impl crate::event::Tracked for $ty {
+            #[inline]
+            fn tracker(&mut self) -> &mut crate::event::ChangeTracker {
+                &mut self.tracker
+            }
+        }
+        impl $ty {
+            /// Which provider touched which writable field so far, in call order.
+            pub fn changes(&self) -> &[crate::event::Change] {
+                self.tracker.changes()
+            }
+
+            /// Takes the record of changes out of the event.
+            pub fn take_changes(&mut self) -> Vec<crate::event::Change> {
+                self.tracker.take()
+            }
+        }
+    )*};
+}
+pub(crate) use tracked;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_covers_every_event_once() {
+        let mut set = HookSet::NONE;
+        for e in HookEvent::ALL {
+            assert!(!set.contains(e));
+            set |= e.into();
+        }
+        assert_eq!(set, HookSet::ALL);
+    }
+
+    #[test]
+    fn tracker_files_writes_under_the_provider() {
+        let mut t = ChangeTracker::default();
+        let a: Arc<str> = "a".into();
+        let b: Arc<str> = "b".into();
+        t.commit(&a);
+        t.mark(Field::Arguments);
+        t.mark(Field::Cancel);
+        t.commit(&b);
+        t.commit(&a);
+        assert_eq!(
+            t.changes(),
+            &[
+                Change {
+                    provider: b.clone(),
+                    field: Field::Arguments
+                },
+                Change {
+                    provider: b,
+                    field: Field::Cancel
+                }
+            ]
+        );
+    }
+}

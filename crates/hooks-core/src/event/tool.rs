@@ -1,0 +1,350 @@
+//! Tool-call events.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::{ChangeTracker, Field, tracked};
+use crate::state::RunId;
+
+/// The text the model sees for a cancel without a reason.
+pub const DEFAULT_CANCEL_REASON: &str = "Cancelled by hook";
+
+/// Arguments merged over the model's for the tool's execution only.
+///
+/// No log, span, record or after-hook ever sees them; `Debug` prints `***`.
+///
+/// ```
+/// let mut s = hooks_core::SecretArguments::default();
+/// s.insert("api_key", "hunter2");
+/// assert_eq!(format!("{s:?}"), "***");
+/// ```
+#[derive(Clone, Default, PartialEq)]
+pub struct SecretArguments(Map<String, Value>);
+
+impl SecretArguments {
+    /// Adds (or replaces) a secret argument.
+    pub fn insert(&mut self, key: impl Into<String>, value: impl Into<Value>) {
+        self.0.insert(key.into(), value.into());
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Merges the secrets over `arguments` (an object; anything else is returned unchanged) and
+    /// returns what the tool executes with.
+    pub fn merged_over(&self, arguments: &Value) -> Value {
+        match arguments {
+            Value::Object(map) if !self.0.is_empty() => {
+                let mut merged = map.clone();
+                for (k, v) in &self.0 {
+                    merged.insert(k.clone(), v.clone());
+                }
+                Value::Object(merged)
+            }
+            other => other.clone(),
+        }
+    }
+}
+
+impl SecretArguments {
+    /// The shortest secret string value that [`scrub`](Self::scrub) replaces; shorter values
+    /// would garble ordinary text.
+    pub const MIN_SCRUB_LEN: usize = 4;
+
+    /// Replaces every secret string value (of at least [`MIN_SCRUB_LEN`](Self::MIN_SCRUB_LEN)
+    /// characters) found in `text` with `***`, so a tool that echoes its input cannot leak a
+    /// secret into its result.
+    ///
+    /// ```
+    /// let mut s = hooks_core::SecretArguments::default();
+    /// s.insert("token", "hunter22");
+    /// assert_eq!(s.scrub("used hunter22".to_owned()), "used ***");
+    /// ```
+    pub fn scrub(&self, text: String) -> String {
+        let mut text = text;
+        for v in self.0.values() {
+            if let Value::String(secret) = v
+                && secret.chars().count() >= Self::MIN_SCRUB_LEN
+                && text.contains(secret.as_str())
+            {
+                text = text.replace(secret.as_str(), "***");
+            }
+        }
+        text
+    }
+}
+
+impl fmt::Debug for SecretArguments {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// Before a tool runs: hooks may rewrite the arguments, add secret arguments, or cancel the call
+/// with a reason the model sees. The tool name and call id are read-only.
+#[derive(Debug)]
+pub struct BeforeToolCallEvent<'a> {
+    run_id: &'a RunId,
+    iteration: u32,
+    attempt: u32,
+    tool_name: &'a str,
+    tool_call_id: &'a str,
+    arguments: Value,
+    secret_arguments: SecretArguments,
+    cancel: Option<String>,
+    tracker: ChangeTracker,
+}
+
+impl<'a> BeforeToolCallEvent<'a> {
+    /// An event for attempt `attempt` (0-based) of a tool call.
+    pub fn new(
+        run_id: &'a RunId,
+        iteration: u32,
+        attempt: u32,
+        tool_name: &'a str,
+        tool_call_id: &'a str,
+        arguments: Value,
+    ) -> Self {
+        Self {
+            run_id,
+            iteration,
+            attempt,
+            tool_name,
+            tool_call_id,
+            arguments,
+            secret_arguments: SecretArguments::default(),
+            cancel: None,
+            tracker: ChangeTracker::default(),
+        }
+    }
+
+    /// The run's id.
+    pub fn run_id(&self) -> &'a RunId {
+        self.run_id
+    }
+
+    /// The iteration, 1-based.
+    pub fn iteration(&self) -> u32 {
+        self.iteration
+    }
+
+    /// 0 for the first try, n for the n-th retry.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// The tool's name.
+    pub fn tool_name(&self) -> &'a str {
+        self.tool_name
+    }
+
+    /// The call's id.
+    pub fn tool_call_id(&self) -> &'a str {
+        self.tool_call_id
+    }
+
+    /// The arguments the tool will run with (without the secret ones).
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+
+    /// The arguments, writable; marks [`Field::Arguments`].
+    pub fn arguments_mut(&mut self) -> &mut Value {
+        self.tracker.mark(Field::Arguments);
+        &mut self.arguments
+    }
+
+    /// Replaces the arguments; marks [`Field::Arguments`].
+    pub fn set_arguments(&mut self, arguments: Value) {
+        self.tracker.mark(Field::Arguments);
+        self.arguments = arguments;
+    }
+
+    /// The secret arguments so far.
+    pub fn secret_arguments(&self) -> &SecretArguments {
+        &self.secret_arguments
+    }
+
+    /// The secret arguments, writable; marks [`Field::SecretArguments`].
+    pub fn secret_arguments_mut(&mut self) -> &mut SecretArguments {
+        self.tracker.mark(Field::SecretArguments);
+        &mut self.secret_arguments
+    }
+
+    /// Cancels the call: the tool is not run and the model sees `reason` (or
+    /// `Cancelled by hook` when it is blank). Marks [`Field::Cancel`].
+    pub fn cancel(&mut self, reason: impl Into<String>) {
+        self.tracker.mark(Field::Cancel);
+        let reason = reason.into();
+        self.cancel = Some(if reason.trim().is_empty() {
+            DEFAULT_CANCEL_REASON.to_owned()
+        } else {
+            reason
+        });
+    }
+
+    /// Withdraws a cancel made by an earlier hook; marks [`Field::Cancel`].
+    pub fn uncancel(&mut self) {
+        self.tracker.mark(Field::Cancel);
+        self.cancel = None;
+    }
+
+    /// The cancel reason, when the call is cancelled.
+    pub fn cancelled(&self) -> Option<&str> {
+        self.cancel.as_deref()
+    }
+
+    /// Splits the event into (arguments, secret arguments, cancel reason).
+    pub fn into_parts(self) -> (Value, SecretArguments, Option<String>) {
+        (self.arguments, self.secret_arguments, self.cancel)
+    }
+}
+
+tracked!(BeforeToolCallEvent<'_>);
+
+/// After a tool ran (or was cancelled): hooks may replace the result the model sees, or ask for
+/// a retry (ignored for a cancelled call). Everything else is read-only.
+#[derive(Debug)]
+pub struct AfterToolCallEvent<'a> {
+    run_id: &'a RunId,
+    iteration: u32,
+    attempt: u32,
+    tool_name: &'a str,
+    tool_call_id: &'a str,
+    arguments: &'a Value,
+    error: Option<&'a str>,
+    cancelled: Option<&'a str>,
+    duration: Duration,
+    result: String,
+    retry: bool,
+    tracker: ChangeTracker,
+}
+
+impl<'a> AfterToolCallEvent<'a> {
+    /// An event for the outcome of a tool call. `arguments` are those it ran with (never the
+    /// secret ones); `error` is set when it failed; `cancelled` holds the reason when a hook
+    /// cancelled it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        run_id: &'a RunId,
+        iteration: u32,
+        attempt: u32,
+        tool_name: &'a str,
+        tool_call_id: &'a str,
+        arguments: &'a Value,
+        result: String,
+        error: Option<&'a str>,
+        cancelled: Option<&'a str>,
+        duration: Duration,
+    ) -> Self {
+        Self {
+            run_id,
+            iteration,
+            attempt,
+            tool_name,
+            tool_call_id,
+            arguments,
+            error,
+            cancelled,
+            duration,
+            result,
+            retry: false,
+            tracker: ChangeTracker::default(),
+        }
+    }
+
+    /// The run's id.
+    pub fn run_id(&self) -> &'a RunId {
+        self.run_id
+    }
+
+    /// The iteration, 1-based.
+    pub fn iteration(&self) -> u32 {
+        self.iteration
+    }
+
+    /// 0 for the first try, n for the n-th retry.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// The tool's name.
+    pub fn tool_name(&self) -> &'a str {
+        self.tool_name
+    }
+
+    /// The call's id.
+    pub fn tool_call_id(&self) -> &'a str {
+        self.tool_call_id
+    }
+
+    /// The arguments as executed (without secret arguments).
+    pub fn arguments(&self) -> &'a Value {
+        self.arguments
+    }
+
+    /// The tool's error, when it failed.
+    pub fn error(&self) -> Option<&'a str> {
+        self.error
+    }
+
+    /// The cancel reason, when a hook cancelled the call (the tool did not run).
+    pub fn cancelled(&self) -> Option<&'a str> {
+        self.cancelled
+    }
+
+    /// True when the tool ran and did not fail.
+    pub fn success(&self) -> bool {
+        self.error.is_none() && self.cancelled.is_none()
+    }
+
+    /// How long the tool ran (zero when cancelled).
+    pub fn duration(&self) -> Duration {
+        self.duration
+    }
+
+    /// The result the model will see.
+    pub fn result(&self) -> &str {
+        &self.result
+    }
+
+    /// The result, writable; marks [`Field::Result`].
+    pub fn result_mut(&mut self) -> &mut String {
+        self.tracker.mark(Field::Result);
+        &mut self.result
+    }
+
+    /// Replaces the result; marks [`Field::Result`].
+    pub fn set_result(&mut self, result: impl Into<String>) {
+        self.tracker.mark(Field::Result);
+        self.result = result.into();
+    }
+
+    /// Asks the loop to run the call again (bounded; ignored for a cancelled call); marks
+    /// [`Field::Retry`].
+    pub fn request_retry(&mut self) {
+        self.tracker.mark(Field::Retry);
+        self.retry = true;
+    }
+
+    /// True when some hook asked for a retry.
+    pub fn retry_requested(&self) -> bool {
+        self.retry
+    }
+
+    /// Splits the event into (result, retry).
+    pub fn into_parts(self) -> (String, bool) {
+        (self.result, self.retry)
+    }
+}
+
+tracked!(AfterToolCallEvent<'_>);

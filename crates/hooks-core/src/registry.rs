@@ -1,0 +1,468 @@
+//! The `HookRegistry`: providers in priority order, and dispatch of every event to them.
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use futures_util::FutureExt as _;
+use futures_util::future::join_all;
+use serde_json::Value;
+
+use crate::error::{DispatchError, HookError, RegistryError};
+use crate::event::{
+    AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
+    BeforeModelCallEvent, BeforeToolCallEvent, HookEvent, HookSet, IterationEvent, Tracked,
+};
+use crate::priority::HookPriority;
+use crate::provider::{CustomEvent, HookProvider};
+
+struct Entry {
+    provider: Arc<dyn HookProvider>,
+    name: Arc<str>,
+    priority: HookPriority,
+    hooks: HookSet,
+}
+
+/// Holds providers in priority order and dispatches events to them.
+///
+/// Build it once, wrap it in an [`Arc`], and share it among every concurrent run: dispatch takes
+/// `&self`. Each event goes only to the providers that declared it (see
+/// [`HookProvider::hooks`]); the per-event lists are computed when providers are added or
+/// removed, so skipping costs nothing at dispatch time.
+///
+/// | event | order | a hook error |
+/// |---|---|---|
+/// | before invocation, before model call, before tool call | priority | stops at once, returned |
+/// | after model call | reverse | stops at once, returned |
+/// | after tool call, after invocation | reverse | all still run; the first error is returned |
+/// | iteration start / end | concurrently | logged with the provider's name, never returned |
+/// | custom event | priority | stops at once; the last non-empty reply is returned |
+///
+/// A provider that panics does not take the agent down: the panic becomes a [`DispatchError`]
+/// naming the provider and the event, handled like any other error of that event.
+///
+/// ```
+/// use hooks_core::{HookProvider, HookRegistry};
+/// struct A;
+/// impl HookProvider for A {}
+///
+/// let mut registry = HookRegistry::new();
+/// registry.add(A).unwrap();
+/// let err = registry.add(A).unwrap_err();
+/// assert_eq!(err.to_string(), "Hook provider 'A' already registered");
+/// assert!(registry.contains("A"));
+/// ```
+#[derive(Default)]
+pub struct HookRegistry {
+    entries: Vec<Entry>,
+    by_event: [Box<[u32]>; HookEvent::ALL.len()],
+}
+
+impl fmt::Debug for HookRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(
+                self.entries
+                    .iter()
+                    .map(|e| (&*e.name, e.priority.value(), e.hooks)),
+            )
+            .finish()
+    }
+}
+
+/// Runs a hook future and turns a panic inside it into a [`HookError`].
+async fn guarded<T>(fut: impl Future<Output = Result<T, HookError>>) -> Result<T, HookError> {
+    match AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(r) => r,
+        Err(payload) => Err(panicked(payload)),
+    }
+}
+
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> &str {
+    if let Some(s) = payload.downcast_ref::<&'static str>() {
+        s
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s
+    } else {
+        "unknown panic payload"
+    }
+}
+
+fn panicked(payload: Box<dyn Any + Send>) -> HookError {
+    HookError::new(format!("panicked: {}", panic_message(payload.as_ref())))
+}
+
+/// Dispatch in priority order (or reverse), stopping at the first error.
+///
+/// One `catch_unwind` guards the whole loop (per-provider guards cost ~6 ns each); `at`
+/// remembers which provider was running, so a panic is still attributed to it.
+macro_rules! stop_at_first {
+    ($self:ident, $kind:expr, $event:ident, $method:ident, $order:ident) => {{
+        let kind: HookEvent = $kind;
+        let subs = $self.subscribers(kind);
+        if subs.is_empty() {
+            return Ok(());
+        }
+        let at = AtomicUsize::new(0);
+        let run = AssertUnwindSafe(async {
+            for &i in subs.$order() {
+                at.store(i as usize, Ordering::Relaxed);
+                let entry = &$self.entries[i as usize];
+                let r = entry.provider.$method(&mut *$event).await;
+                $event.tracker().commit(&entry.name);
+                if let Err(e) = r {
+                    return Err(DispatchError::new(&entry.name, kind, e));
+                }
+            }
+            Ok(())
+        })
+        .catch_unwind()
+        .await;
+        match run {
+            Ok(r) => r,
+            Err(payload) => {
+                let entry = &$self.entries[at.load(Ordering::Relaxed)];
+                $event.tracker().commit(&entry.name);
+                Err(DispatchError::new(&entry.name, kind, panicked(payload)))
+            }
+        }
+    }};
+}
+
+impl HookRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A registry holding `providers`.
+    ///
+    /// # Errors
+    /// [`RegistryError::AlreadyRegistered`] when two providers share a name.
+    pub fn from_providers(
+        providers: impl IntoIterator<Item = Arc<dyn HookProvider>>,
+    ) -> Result<Self, RegistryError> {
+        let mut r = Self::new();
+        for p in providers {
+            r.push(p)?;
+        }
+        r.reindex();
+        Ok(r)
+    }
+
+    /// Adds a provider.
+    ///
+    /// # Errors
+    /// [`RegistryError::AlreadyRegistered`] when its name is taken.
+    pub fn add(&mut self, provider: impl HookProvider) -> Result<(), RegistryError> {
+        self.add_arc(Arc::new(provider))
+    }
+
+    /// Adds a shared provider (one you also keep a handle to, e.g. to read its records).
+    ///
+    /// # Errors
+    /// [`RegistryError::AlreadyRegistered`] when its name is taken.
+    pub fn add_arc(&mut self, provider: Arc<dyn HookProvider>) -> Result<(), RegistryError> {
+        self.push(provider)?;
+        self.reindex();
+        Ok(())
+    }
+
+    /// Adds a provider, builder style.
+    ///
+    /// # Errors
+    /// [`RegistryError::AlreadyRegistered`] when its name is taken.
+    pub fn with(mut self, provider: impl HookProvider) -> Result<Self, RegistryError> {
+        self.add(provider)?;
+        Ok(self)
+    }
+
+    fn push(&mut self, provider: Arc<dyn HookProvider>) -> Result<(), RegistryError> {
+        let name: Arc<str> = provider.name().into();
+        if self.contains(&name) {
+            return Err(RegistryError::AlreadyRegistered(name.to_string()));
+        }
+        let priority = provider.priority();
+        let hooks = provider.hooks();
+        // Stable: after every entry of lower or equal priority.
+        let at = self.entries.partition_point(|e| e.priority <= priority);
+        self.entries.insert(
+            at,
+            Entry {
+                provider,
+                name,
+                priority,
+                hooks,
+            },
+        );
+        Ok(())
+    }
+
+    fn reindex(&mut self) {
+        for event in HookEvent::ALL {
+            self.by_event[event.index()] = self
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.hooks.contains(event))
+                .map(|(i, _)| i as u32)
+                .collect();
+        }
+    }
+
+    /// Removes the provider named `name` and returns it.
+    pub fn remove(&mut self, name: &str) -> Option<Arc<dyn HookProvider>> {
+        let at = self.entries.iter().position(|e| &*e.name == name)?;
+        let entry = self.entries.remove(at);
+        self.reindex();
+        Some(entry.provider)
+    }
+
+    /// The provider named `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn HookProvider>> {
+        self.entries
+            .iter()
+            .find(|e| &*e.name == name)
+            .map(|e| &e.provider)
+    }
+
+    /// True when a provider named `name` is registered.
+    pub fn contains(&self, name: &str) -> bool {
+        self.entries.iter().any(|e| &*e.name == name)
+    }
+
+    /// How many providers there are.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The providers' names in the order they run on "before" events.
+    pub fn names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.entries.iter().map(|e| &*e.name)
+    }
+
+    /// True when at least one provider handles `event`.
+    pub fn has_subscribers(&self, event: HookEvent) -> bool {
+        !self.subscribers(event).is_empty()
+    }
+
+    #[inline]
+    fn subscribers(&self, event: HookEvent) -> &[u32] {
+        &self.by_event[event.index()]
+    }
+
+    /// Dispatches `on_before_invocation` in priority order.
+    ///
+    /// # Errors
+    /// The first provider error (or panic); later providers do not run.
+    pub async fn before_invocation(
+        &self,
+        event: &mut BeforeInvocationEvent,
+    ) -> Result<(), DispatchError> {
+        stop_at_first!(
+            self,
+            HookEvent::BeforeInvocation,
+            event,
+            on_before_invocation,
+            iter
+        )
+    }
+
+    /// Dispatches `on_before_model_call` in priority order.
+    ///
+    /// # Errors
+    /// The first provider error (or panic); later providers do not run.
+    pub async fn before_model_call(
+        &self,
+        event: &mut BeforeModelCallEvent<'_>,
+    ) -> Result<(), DispatchError> {
+        stop_at_first!(
+            self,
+            HookEvent::BeforeModelCall,
+            event,
+            on_before_model_call,
+            iter
+        )
+    }
+
+    /// Dispatches `on_after_model_call` in reverse priority order.
+    ///
+    /// # Errors
+    /// The first provider error (or panic); later providers do not run.
+    pub async fn after_model_call(
+        &self,
+        event: &mut AfterModelCallEvent<'_>,
+    ) -> Result<(), DispatchError> {
+        stop_at_first!(
+            self,
+            HookEvent::AfterModelCall,
+            event,
+            on_after_model_call,
+            rev_iter
+        )
+    }
+
+    /// Dispatches `on_before_tool_call` in priority order.
+    ///
+    /// # Errors
+    /// The first provider error (or panic); later providers do not run.
+    pub async fn before_tool_call(
+        &self,
+        event: &mut BeforeToolCallEvent<'_>,
+    ) -> Result<(), DispatchError> {
+        stop_at_first!(
+            self,
+            HookEvent::BeforeToolCall,
+            event,
+            on_before_tool_call,
+            iter
+        )
+    }
+
+    /// Dispatches `on_after_tool_call` in reverse priority order; every provider runs.
+    ///
+    /// # Errors
+    /// The first provider error (or panic), after all providers ran.
+    pub async fn after_tool_call(
+        &self,
+        event: &mut AfterToolCallEvent<'_>,
+    ) -> Result<(), DispatchError> {
+        let kind = HookEvent::AfterToolCall;
+        let subs = self.subscribers(kind);
+        let mut first = None;
+        // Like `stop_at_first!`, one guard for the loop; after a panic, resume with the next.
+        let mut start = 0;
+        while start < subs.len() {
+            let at = AtomicUsize::new(start);
+            let run = AssertUnwindSafe(async {
+                for (n, &i) in subs.iter().rev().enumerate().skip(start) {
+                    at.store(n, Ordering::Relaxed);
+                    let entry = &self.entries[i as usize];
+                    let r = entry.provider.on_after_tool_call(&mut *event).await;
+                    event.tracker().commit(&entry.name);
+                    if let Err(e) = r {
+                        first.get_or_insert_with(|| DispatchError::new(&entry.name, kind, e));
+                    }
+                }
+            })
+            .catch_unwind()
+            .await;
+            match run {
+                Ok(()) => break,
+                Err(payload) => {
+                    let n = at.load(Ordering::Relaxed);
+                    let entry = &self.entries[subs[subs.len() - 1 - n] as usize];
+                    event.tracker().commit(&entry.name);
+                    first.get_or_insert_with(|| {
+                        DispatchError::new(&entry.name, kind, panicked(payload))
+                    });
+                    start = n + 1;
+                }
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Dispatches `on_after_invocation` in reverse priority order; every provider runs.
+    ///
+    /// # Errors
+    /// The first provider error (or panic), after all providers ran.
+    pub async fn after_invocation(
+        &self,
+        event: &AfterInvocationEvent<'_>,
+    ) -> Result<(), DispatchError> {
+        let kind = HookEvent::AfterInvocation;
+        let mut first = None;
+        for &i in self.subscribers(kind).rev_iter() {
+            let entry = &self.entries[i as usize];
+            if let Err(e) = guarded(entry.provider.on_after_invocation(event)).await {
+                first.get_or_insert_with(|| DispatchError::new(&entry.name, kind, e));
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Dispatches `on_iteration_start` to every provider concurrently. Errors are logged as
+    /// `tracing` warnings and handed back for inspection; they never stop the run.
+    pub async fn iteration_start(&self, event: &IterationEvent<'_>) -> Vec<DispatchError> {
+        self.concurrently(HookEvent::IterationStart, event).await
+    }
+
+    /// Dispatches `on_iteration_end` to every provider concurrently. Errors are logged as
+    /// `tracing` warnings and handed back for inspection; they never stop the run.
+    pub async fn iteration_end(&self, event: &IterationEvent<'_>) -> Vec<DispatchError> {
+        self.concurrently(HookEvent::IterationEnd, event).await
+    }
+
+    async fn concurrently(
+        &self,
+        kind: HookEvent,
+        event: &IterationEvent<'_>,
+    ) -> Vec<DispatchError> {
+        let subs = self.subscribers(kind);
+        if subs.is_empty() {
+            return Vec::new();
+        }
+        let results = join_all(subs.iter().map(|&i| {
+            let entry = &self.entries[i as usize];
+            let fut = match kind {
+                HookEvent::IterationStart => entry.provider.on_iteration_start(event),
+                _ => entry.provider.on_iteration_end(event),
+            };
+            async move { (entry, guarded(fut).await) }
+        }))
+        .await;
+        let mut errors = Vec::new();
+        for (entry, r) in results {
+            if let Err(e) = r {
+                let e = DispatchError::new(&entry.name, kind, e);
+                tracing::warn!(
+                    target: "hooks::registry",
+                    provider = &*entry.name,
+                    event = kind.method_name(),
+                    run_id = event.run_id().as_str(),
+                    "{e}"
+                );
+                errors.push(e);
+            }
+        }
+        errors
+    }
+
+    /// Dispatches a custom event in priority order and returns the last non-empty reply.
+    ///
+    /// # Errors
+    /// The first provider error (or panic); later providers do not run.
+    pub async fn custom(&self, event: &CustomEvent<'_>) -> Result<Option<Value>, DispatchError> {
+        let kind = HookEvent::Custom;
+        let mut reply = None;
+        for &i in self.subscribers(kind) {
+            let entry = &self.entries[i as usize];
+            match guarded(entry.provider.on_custom_event(event)).await {
+                Ok(Some(v)) => reply = Some(v),
+                Ok(None) => {}
+                Err(e) => return Err(DispatchError::new(&entry.name, kind, e)),
+            }
+        }
+        Ok(reply)
+    }
+}
+
+/// `iter` and `rev_iter` under one name each, so the dispatch macro can take either.
+trait Order {
+    fn rev_iter(&self) -> std::iter::Rev<std::slice::Iter<'_, u32>>;
+}
+
+impl Order for [u32] {
+    fn rev_iter(&self) -> std::iter::Rev<std::slice::Iter<'_, u32>> {
+        self.iter().rev()
+    }
+}

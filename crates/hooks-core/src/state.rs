@@ -1,0 +1,604 @@
+//! The agent vocabulary: run state, messages, tool calls, tool specs and model replies.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The identifier of one agent run; cheap to clone (a shared string).
+///
+/// Every event carries it, so a provider can key its per-run state by it.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RunId(Arc<str>);
+
+impl RunId {
+    /// Wraps an existing identifier.
+    pub fn new(id: impl Into<Arc<str>>) -> Self {
+        Self(id.into())
+    }
+
+    /// A fresh identifier, unique within this process and unlikely to collide across processes.
+    ///
+    /// ```
+    /// let a = hooks_core::RunId::generate();
+    /// let b = hooks_core::RunId::generate();
+    /// assert_ne!(a, b);
+    /// ```
+    pub fn generate() -> Self {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos() as u64;
+        let pid = u64::from(std::process::id());
+        // splitmix-style mixing keeps ids short and spread out.
+        let mut x = nanos ^ pid.rotate_left(32) ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        x ^= x >> 31;
+        Self(format!("run-{x:016x}-{n}").into())
+    }
+
+    /// The identifier as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for RunId {
+    fn from(s: &str) -> Self {
+        Self::new(s)
+    }
+}
+
+impl From<String> for RunId {
+    fn from(s: String) -> Self {
+        Self::new(s)
+    }
+}
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Instructions for the model.
+    System,
+    /// The user (or, when [`Message::automated`] is set, the agent loop speaking for a hook).
+    User,
+    /// The model.
+    Assistant,
+    /// The result of a tool call.
+    Tool,
+}
+
+impl Role {
+    /// The lowercase name used by chat-completion APIs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// One message of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Message {
+    /// Who wrote it.
+    pub role: Role,
+    /// The text.
+    pub content: String,
+    /// Tool calls the assistant asked for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For [`Role::Tool`] messages: the call this result answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// True when the loop wrote this message on a hook's behalf (retry feedback), not the user.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub automated: bool,
+}
+
+impl Message {
+    fn new(role: Role, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            automated: false,
+        }
+    }
+
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::new(Role::System, content)
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::new(Role::User, content)
+    }
+
+    /// An assistant message without tool calls.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::new(Role::Assistant, content)
+    }
+
+    /// A tool result answering `tool_call_id`.
+    pub fn tool(tool_call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        let mut m = Self::new(Role::Tool, content);
+        m.tool_call_id = Some(tool_call_id.into());
+        m
+    }
+
+    /// Adds tool calls (assistant messages).
+    #[must_use]
+    pub fn with_tool_calls(mut self, calls: Vec<ToolCall>) -> Self {
+        self.tool_calls = calls;
+        self
+    }
+
+    /// Marks the message as written by the loop for a hook (see [`Message::automated`]).
+    #[must_use]
+    pub fn automated(mut self) -> Self {
+        self.automated = true;
+        self
+    }
+}
+
+/// A tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolCall {
+    /// The id the model gave this call; results are matched to calls by it.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments; a JSON object when the model behaves. Anything else is answered with an
+    /// error result by the reference loop, never a panic.
+    pub arguments: Value,
+}
+
+impl ToolCall {
+    /// A tool call.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+        }
+    }
+}
+
+/// What a tool is, for the model: name, description and a JSON schema of its arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolSpec {
+    /// The name the model calls it by.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// JSON schema of the arguments object.
+    pub parameters: Value,
+}
+
+impl ToolSpec {
+    /// A tool spec.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+        }
+    }
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// A natural end.
+    Stop,
+    /// It wants tool calls run.
+    ToolCalls,
+    /// Cut off at the token limit.
+    Length,
+    /// Stopped by the provider's content filter.
+    ContentFilter,
+    /// Anything else, as the provider named it.
+    Other(String),
+}
+
+impl FinishReason {
+    /// The name used by the OpenAI-compatible APIs and the GenAI conventions.
+    pub fn as_str(&self) -> &str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::ToolCalls => "tool_calls",
+            FinishReason::Length => "length",
+            FinishReason::ContentFilter => "content_filter",
+            FinishReason::Other(s) => s,
+        }
+    }
+}
+
+/// Tokens used by a model call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct TokenUsage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+}
+
+impl TokenUsage {
+    /// Token usage.
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Self {
+            input_tokens,
+            output_tokens,
+        }
+    }
+
+    /// Input plus output tokens.
+    pub fn total(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+}
+
+/// A model's reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ModelResponse {
+    /// The assistant message, with any tool calls.
+    pub message: Message,
+    /// Why the model stopped.
+    pub finish_reason: FinishReason,
+    /// Tokens used, when the model reports them.
+    pub usage: Option<TokenUsage>,
+    /// The model that answered, when known.
+    pub model: Option<String>,
+}
+
+impl ModelResponse {
+    /// A plain text reply (finish reason `stop`).
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            message: Message::assistant(content),
+            finish_reason: FinishReason::Stop,
+            usage: None,
+            model: None,
+        }
+    }
+
+    /// A reply asking for tool calls (finish reason `tool_calls`).
+    pub fn tool_calls(calls: Vec<ToolCall>) -> Self {
+        Self {
+            message: Message::assistant("").with_tool_calls(calls),
+            finish_reason: FinishReason::ToolCalls,
+            usage: None,
+            model: None,
+        }
+    }
+
+    /// Sets the token usage.
+    #[must_use]
+    pub fn with_usage(mut self, usage: TokenUsage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
+    /// Sets the model name.
+    #[must_use]
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// Sets the finish reason.
+    #[must_use]
+    pub fn with_finish_reason(mut self, reason: FinishReason) -> Self {
+        self.finish_reason = reason;
+        self
+    }
+
+    /// True when the reply has no content and no tool calls (whitespace is content).
+    pub fn is_empty(&self) -> bool {
+        self.message.content.is_empty() && self.message.tool_calls.is_empty()
+    }
+}
+
+/// Why a model call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The provider throttled the call; `retry_after` is its hint, when it gave one.
+    #[error("model call rate limited{}; wait and retry", retry_after.map(|d| format!(" (retry after {:.3}s)", d.as_secs_f64())).unwrap_or_default())]
+    RateLimited {
+        /// How long the provider asked to wait.
+        retry_after: Option<Duration>,
+    },
+    /// The provider failed (5xx); retrying may help.
+    #[error("model server error{}: {message}", status.map(|s| format!(" (status {s})")).unwrap_or_default())]
+    Server {
+        /// The HTTP status, when there was one.
+        status: Option<u16>,
+        /// What the provider said.
+        message: String,
+    },
+    /// The call took too long.
+    #[error("model call timed out after {:.3}s", .0.as_secs_f64())]
+    Timeout(Duration),
+    /// Anything else; usually not worth retrying.
+    #[error("model call failed: {0}")]
+    Other(String),
+}
+
+impl ModelError {
+    /// A short, stable name of the kind: `rate_limited`, `server`, `timeout` or `other`.
+    pub fn kind(&self) -> ModelErrorKind {
+        match self {
+            ModelError::RateLimited { .. } => ModelErrorKind::RateLimited,
+            ModelError::Server { .. } => ModelErrorKind::Server,
+            ModelError::Timeout(_) => ModelErrorKind::Timeout,
+            ModelError::Other(_) => ModelErrorKind::Other,
+        }
+    }
+
+    /// The provider's retry-after hint, if any.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ModelError::RateLimited { retry_after } => *retry_after,
+            _ => None,
+        }
+    }
+}
+
+/// The kind of a [`ModelError`], for configuration and metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelErrorKind {
+    /// [`ModelError::RateLimited`].
+    RateLimited,
+    /// [`ModelError::Server`].
+    Server,
+    /// [`ModelError::Timeout`].
+    Timeout,
+    /// [`ModelError::Other`].
+    Other,
+}
+
+impl ModelErrorKind {
+    /// The kind's stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelErrorKind::RateLimited => "rate_limited",
+            ModelErrorKind::Server => "server",
+            ModelErrorKind::Timeout => "timeout",
+            ModelErrorKind::Other => "other",
+        }
+    }
+}
+
+impl fmt::Display for ModelErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The record of one executed (or cancelled) tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolExecution {
+    /// The call id.
+    pub tool_call_id: String,
+    /// The tool's name.
+    pub tool_name: String,
+    /// The arguments as executed (never the secret arguments).
+    pub arguments: Value,
+    /// What the model was given.
+    pub result: String,
+    /// The error, when the call failed.
+    pub error: Option<String>,
+    /// The reason, when a hook cancelled the call.
+    pub cancelled: Option<String>,
+    /// How many times the call ran (1 without retries).
+    pub attempts: u32,
+    /// Wall time of the last attempt.
+    pub duration: Duration,
+}
+
+impl ToolExecution {
+    /// True when the call ran and did not fail.
+    pub fn succeeded(&self) -> bool {
+        self.error.is_none() && self.cancelled.is_none()
+    }
+}
+
+/// The state of one agent run.
+///
+/// ```
+/// use hooks_core::AgentState;
+/// let state = AgentState::new("support-bot").with_metadata("tenant", "acme");
+/// assert_eq!(state.metadata["tenant"], "acme");
+/// assert_eq!(state.iteration, 0);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct AgentState {
+    /// This run's id.
+    pub run_id: RunId,
+    /// The agent's name.
+    pub agent_id: String,
+    /// The current iteration, 1-based; 0 before the first.
+    pub iteration: u32,
+    /// The most iterations the run may take.
+    pub max_iterations: u32,
+    /// The agent's confidence in its answer, 0 to 1.
+    pub confidence: f64,
+    /// The conversation.
+    pub messages: Vec<Message>,
+    /// Every tool call of the run, in order.
+    pub tool_executions: Vec<ToolExecution>,
+    /// Errors met along the way (failed tools, exhausted retries), as text.
+    pub errors: Vec<String>,
+    /// When the run started.
+    pub started_at: SystemTime,
+    /// When the state last changed.
+    pub updated_at: SystemTime,
+    /// Anything else, as JSON.
+    pub metadata: Map<String, Value>,
+}
+
+impl AgentState {
+    /// A fresh state for `agent_id` with a generated run id and 10 iterations at most.
+    pub fn new(agent_id: impl Into<String>) -> Self {
+        let now = SystemTime::now();
+        Self {
+            run_id: RunId::generate(),
+            agent_id: agent_id.into(),
+            iteration: 0,
+            max_iterations: 10,
+            confidence: 0.0,
+            messages: Vec::new(),
+            tool_executions: Vec::new(),
+            errors: Vec::new(),
+            started_at: now,
+            updated_at: now,
+            metadata: Map::new(),
+        }
+    }
+
+    /// Sets the run id.
+    #[must_use]
+    pub fn with_run_id(mut self, run_id: impl Into<RunId>) -> Self {
+        self.run_id = run_id.into();
+        self
+    }
+
+    /// Sets the iteration limit.
+    #[must_use]
+    pub fn with_max_iterations(mut self, max: u32) -> Self {
+        self.max_iterations = max;
+        self
+    }
+
+    /// Appends a message.
+    #[must_use]
+    pub fn with_message(mut self, message: Message) -> Self {
+        self.messages.push(message);
+        self
+    }
+
+    /// Adds a metadata entry.
+    #[must_use]
+    pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+
+    /// The first user message's text, if any: what the run was asked.
+    pub fn prompt(&self) -> Option<&str> {
+        self.messages
+            .iter()
+            .find(|m| m.role == Role::User && !m.automated)
+            .map(|m| m.content.as_str())
+    }
+
+    /// The last assistant message's text, if any.
+    pub fn final_answer(&self) -> Option<&str> {
+        self.messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            .map(|m| m.content.as_str())
+    }
+
+    /// Stamps `updated_at` with the current time.
+    pub fn touch(&mut self) {
+        self.updated_at = SystemTime::now();
+    }
+
+    /// Time since the run started (zero if the clock went backwards).
+    pub fn elapsed(&self) -> Duration {
+        SystemTime::now()
+            .duration_since(self.started_at)
+            .unwrap_or_default()
+    }
+}
+
+impl From<RunId> for String {
+    fn from(id: RunId) -> Self {
+        id.0.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_means_no_content_and_no_tool_calls() {
+        assert!(ModelResponse::text("").is_empty());
+        assert!(!ModelResponse::text(" ").is_empty());
+        let call = ToolCall::new("1", "t", Value::Object(Map::new()));
+        assert!(!ModelResponse::tool_calls(vec![call]).is_empty());
+    }
+
+    #[test]
+    fn state_round_trips_through_json() {
+        let s = AgentState::new("a")
+            .with_message(Message::user("hi"))
+            .with_metadata("k", 1);
+        let json = serde_json::to_string(&s).expect("serialises");
+        let back: AgentState = serde_json::from_str(&json).expect("parses");
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn model_error_messages_say_what_happened() {
+        let e = ModelError::RateLimited {
+            retry_after: Some(Duration::from_millis(1500)),
+        };
+        assert_eq!(
+            e.to_string(),
+            "model call rate limited (retry after 1.500s); wait and retry"
+        );
+        assert_eq!(e.kind().as_str(), "rate_limited");
+        let e = ModelError::Server {
+            status: Some(503),
+            message: "overloaded".into(),
+        };
+        assert_eq!(e.to_string(), "model server error (status 503): overloaded");
+    }
+
+    #[test]
+    fn prompt_skips_automated_messages() {
+        let s = AgentState::new("a")
+            .with_message(Message::user("fix it").automated())
+            .with_message(Message::user("real"));
+        assert_eq!(s.prompt(), Some("real"));
+    }
+}

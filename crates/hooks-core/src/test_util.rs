@@ -1,0 +1,306 @@
+//! Test helpers (feature `test-util`): a provider that records every event and a scripted model.
+//!
+//! Both are safe to share among concurrent runs: records and scripts are kept per run id.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::error::HookError;
+use crate::event::{
+    AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
+    BeforeModelCallEvent, BeforeToolCallEvent, HookEvent, HookSet, IterationEvent,
+};
+use crate::priority::HookPriority;
+use crate::provider::{CustomEvent, HookProvider};
+use crate::runner::{Model, ModelRequest};
+use crate::state::{Message, ModelError, ModelResponse, RunId};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One event as the [`RecordingProvider`] saw it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Record {
+    /// The recording provider's name.
+    pub provider: String,
+    /// The event.
+    pub event: HookEvent,
+    /// The run.
+    pub run_id: RunId,
+    /// Event details: tool name and call id for tool events, `success` for after invocation,
+    /// the iteration for iteration events, the attempt for model events.
+    pub detail: String,
+    /// The arguments (before tool call) or result (after tool call) as the provider saw them.
+    pub payload: Option<Value>,
+}
+
+/// Records every event it receives; use it to assert order and content.
+#[derive(Debug)]
+pub struct RecordingProvider {
+    name: String,
+    priority: HookPriority,
+    hooks: HookSet,
+    records: Arc<Mutex<Vec<Record>>>,
+}
+
+impl RecordingProvider {
+    /// A recorder named `name` at the default priority, subscribed to every event.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            priority: HookPriority::DEFAULT,
+            hooks: HookSet::ALL,
+            records: Arc::default(),
+        }
+    }
+
+    /// Sets the priority.
+    #[must_use]
+    pub fn with_priority(mut self, priority: HookPriority) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// Subscribes to `hooks` only.
+    #[must_use]
+    pub fn with_hooks(mut self, hooks: HookSet) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// Records into `sink` (share one sink among recorders to see the global order).
+    #[must_use]
+    pub fn with_sink(mut self, sink: Arc<Mutex<Vec<Record>>>) -> Self {
+        self.records = sink;
+        self
+    }
+
+    /// The shared sink.
+    pub fn sink(&self) -> Arc<Mutex<Vec<Record>>> {
+        Arc::clone(&self.records)
+    }
+
+    /// Everything recorded so far.
+    pub fn records(&self) -> Vec<Record> {
+        lock(&self.records).clone()
+    }
+
+    /// The events recorded for `run_id`, in order.
+    pub fn events_for(&self, run_id: &RunId) -> Vec<HookEvent> {
+        lock(&self.records)
+            .iter()
+            .filter(|r| &r.run_id == run_id)
+            .map(|r| r.event)
+            .collect()
+    }
+
+    /// Forgets everything.
+    pub fn clear(&self) {
+        lock(&self.records).clear();
+    }
+
+    fn push(&self, event: HookEvent, run_id: &RunId, detail: String, payload: Option<Value>) {
+        lock(&self.records).push(Record {
+            provider: self.name.clone(),
+            event,
+            run_id: run_id.clone(),
+            detail,
+            payload,
+        });
+    }
+}
+
+#[async_trait]
+impl HookProvider for RecordingProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn priority(&self) -> HookPriority {
+        self.priority
+    }
+
+    fn hooks(&self) -> HookSet {
+        self.hooks
+    }
+
+    async fn on_before_invocation(&self, e: &mut BeforeInvocationEvent) -> Result<(), HookError> {
+        self.push(HookEvent::BeforeInvocation, e.run_id(), String::new(), None);
+        Ok(())
+    }
+
+    async fn on_after_invocation(&self, e: &AfterInvocationEvent<'_>) -> Result<(), HookError> {
+        self.push(
+            HookEvent::AfterInvocation,
+            e.run_id(),
+            format!("success={}", e.success()),
+            None,
+        );
+        Ok(())
+    }
+
+    async fn on_iteration_start(&self, e: &IterationEvent<'_>) -> Result<(), HookError> {
+        self.push(
+            HookEvent::IterationStart,
+            e.run_id(),
+            e.iteration().to_string(),
+            None,
+        );
+        Ok(())
+    }
+
+    async fn on_iteration_end(&self, e: &IterationEvent<'_>) -> Result<(), HookError> {
+        self.push(
+            HookEvent::IterationEnd,
+            e.run_id(),
+            e.iteration().to_string(),
+            None,
+        );
+        Ok(())
+    }
+
+    async fn on_before_model_call(
+        &self,
+        e: &mut BeforeModelCallEvent<'_>,
+    ) -> Result<(), HookError> {
+        self.push(
+            HookEvent::BeforeModelCall,
+            e.run_id(),
+            format!("attempt={}", e.attempt()),
+            None,
+        );
+        Ok(())
+    }
+
+    async fn on_after_model_call(&self, e: &mut AfterModelCallEvent<'_>) -> Result<(), HookError> {
+        let detail = match e.error() {
+            Some(err) => format!("attempt={} error={}", e.attempt(), err.kind()),
+            None => format!("attempt={}", e.attempt()),
+        };
+        self.push(HookEvent::AfterModelCall, e.run_id(), detail, None);
+        Ok(())
+    }
+
+    async fn on_before_tool_call(&self, e: &mut BeforeToolCallEvent<'_>) -> Result<(), HookError> {
+        self.push(
+            HookEvent::BeforeToolCall,
+            e.run_id(),
+            format!("{} {}", e.tool_name(), e.tool_call_id()),
+            Some(e.arguments().clone()),
+        );
+        Ok(())
+    }
+
+    async fn on_after_tool_call(&self, e: &mut AfterToolCallEvent<'_>) -> Result<(), HookError> {
+        let mut detail = format!("{} {}", e.tool_name(), e.tool_call_id());
+        if let Some(reason) = e.cancelled() {
+            detail.push_str(&format!(" cancelled={reason}"));
+        }
+        self.push(
+            HookEvent::AfterToolCall,
+            e.run_id(),
+            detail,
+            Some(Value::String(e.result().to_owned())),
+        );
+        Ok(())
+    }
+
+    async fn on_custom_event(&self, e: &CustomEvent<'_>) -> Result<Option<Value>, HookError> {
+        self.push(
+            HookEvent::Custom,
+            e.run_id(),
+            e.name().to_owned(),
+            Some(e.payload().clone()),
+        );
+        Ok(None)
+    }
+}
+
+/// One step of a [`ScriptedModel`].
+pub type Step = Result<ModelResponse, ModelError>;
+
+/// A model that plays a fixed script, separately for every run, and remembers what it received.
+///
+/// ```
+/// use hooks_core::test_util::ScriptedModel;
+/// use hooks_core::{ModelError, ModelResponse};
+/// let model = ScriptedModel::new(vec![
+///     Err(ModelError::RateLimited { retry_after: None }),
+///     Ok(ModelResponse::text("done")),
+/// ]);
+/// # let _ = model;
+/// ```
+#[derive(Debug)]
+pub struct ScriptedModel {
+    name: String,
+    script: Vec<Step>,
+    cursors: Mutex<HashMap<RunId, usize>>,
+    received: Mutex<HashMap<RunId, Vec<Vec<Message>>>>,
+}
+
+impl ScriptedModel {
+    /// A model named `scripted` that answers every run with `script`, step by step.
+    pub fn new(script: Vec<Step>) -> Self {
+        Self {
+            name: "scripted".to_owned(),
+            script,
+            cursors: Mutex::default(),
+            received: Mutex::default(),
+        }
+    }
+
+    /// Sets the name.
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The messages of every call made for `run_id`, in order.
+    pub fn received(&self, run_id: &RunId) -> Vec<Vec<Message>> {
+        lock(&self.received)
+            .get(run_id)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// How many calls were made for `run_id`.
+    pub fn calls(&self, run_id: &RunId) -> usize {
+        lock(&self.cursors).get(run_id).copied().unwrap_or(0)
+    }
+}
+
+#[async_trait]
+impl Model for ScriptedModel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn complete(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        lock(&self.received)
+            .entry(request.run_id.clone())
+            .or_default()
+            .push(request.messages.to_vec());
+        let step = {
+            let mut cursors = lock(&self.cursors);
+            let n = cursors.entry(request.run_id.clone()).or_insert(0);
+            let i = *n;
+            *n += 1;
+            i
+        };
+        match self.script.get(step) {
+            Some(s) => s.clone(),
+            None => Err(ModelError::Other(format!(
+                "scripted model '{}' has no step {} (script has {}); extend the script",
+                self.name,
+                step + 1,
+                self.script.len()
+            ))),
+        }
+    }
+}

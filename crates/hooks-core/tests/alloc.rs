@@ -1,0 +1,87 @@
+//! Dispatching an event that no provider subscribes to allocates nothing.
+//!
+//! This file installs a counting global allocator (dhat in testing mode), which is process-wide
+//! state, so it holds this one test alone.
+
+#![allow(clippy::unwrap_used)] // tests fail loudly on the first unexpected error
+
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use hooks_core::{
+    AfterToolCallEvent, BeforeToolCallEvent, HookProvider, HookRegistry, HookSet, RunId,
+};
+use serde_json::json;
+
+#[global_allocator]
+static ALLOC: dhat::Alloc = dhat::Alloc;
+
+struct ModelOnly(String);
+
+impl HookProvider for ModelOnly {
+    fn name(&self) -> &str {
+        &self.0
+    }
+    fn hooks(&self) -> HookSet {
+        HookSet::MODEL_CALL
+    }
+}
+
+/// Polls a future that never waits to completion.
+fn ready<F: Future>(f: F) -> F::Output {
+    let mut f = pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
+
+#[test]
+fn dispatch_to_32_unsubscribed_providers_makes_no_heap_allocation() {
+    let _profiler = dhat::Profiler::builder().testing().build();
+    let mut registry = HookRegistry::new();
+    for i in 0..32 {
+        registry.add(ModelOnly(format!("p{i}"))).unwrap();
+    }
+    let run_id = RunId::new("run");
+    let args = json!({"query": "weather in Paris", "limit": 5});
+    let mut before = BeforeToolCallEvent::new(&run_id, 1, 0, "search", "c1", args.clone());
+    let mut after = AfterToolCallEvent::new(
+        &run_id,
+        1,
+        0,
+        "search",
+        "c1",
+        &args,
+        String::from("sunny"),
+        None,
+        None,
+        Default::default(),
+    );
+
+    let start = dhat::HeapStats::get();
+    for _ in 0..1000 {
+        ready(registry.before_tool_call(&mut before)).unwrap();
+        ready(registry.after_tool_call(&mut after)).unwrap();
+    }
+    let end = dhat::HeapStats::get();
+    dhat::assert_eq!(end.total_blocks - start.total_blocks, 0);
+
+    // The counter does count: one subscribed provider allocates its boxed future.
+    registry.add(SubscribesToTools).unwrap();
+    let start = dhat::HeapStats::get();
+    ready(registry.before_tool_call(&mut before)).unwrap();
+    let end = dhat::HeapStats::get();
+    dhat::assert!(end.total_blocks > start.total_blocks);
+}
+
+struct SubscribesToTools;
+
+impl HookProvider for SubscribesToTools {
+    fn hooks(&self) -> HookSet {
+        HookSet::TOOL_CALL
+    }
+}
