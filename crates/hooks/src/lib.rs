@@ -1,0 +1,16 @@
+//! Lifecycle hooks for LLM agents — the umbrella crate.
+//!
+//! Re-exports [`hooks_core`] at its root and each built-in provider as a module behind a
+//! Cargo feature.
+//!
+//! | feature | module | crate |
+//! |---|---|---|
+//! | (always) | root | `hooks-core`: the contract, registry, events and reference loop |
+//! | `test-util` | [`test_util`] | recording provider and scripted model |
+//! | `full` | | every provider |
+
+pub use hooks_core::*;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;

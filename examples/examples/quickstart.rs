@@ -1,0 +1,324 @@
+//! Quickstart: a scripted model and two real tools (a calculator and a file lister) driven
+//! through the reference loop, with a custom provider that rewrites one call and cancels
+//! another, and a tracer that prints what every hook saw.
+//!
+//! Run it with `cargo run --example quickstart`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use hooks::test_util::ScriptedModel;
+use hooks::{
+    AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, Agent, BeforeInvocationEvent,
+    BeforeToolCallEvent, FnTool, HookError, HookPriority, HookProvider, HookRegistry, HookSet,
+    IterationEvent, ModelResponse, ToolCall, ToolError, ToolSpec, async_trait, text,
+};
+use serde_json::{Map, Value, json};
+
+/// Keeps the file lister inside one directory: paths outside it are rewritten to it, and
+/// anything that looks like a secrets directory is refused outright.
+struct Sandbox {
+    root: PathBuf,
+}
+
+#[async_trait]
+impl HookProvider for Sandbox {
+    fn priority(&self) -> HookPriority {
+        HookPriority::SECURITY_DEFAULT
+    }
+
+    fn hooks(&self) -> HookSet {
+        HookSet::BEFORE_TOOL_CALL
+    }
+
+    async fn on_before_tool_call(&self, e: &mut BeforeToolCallEvent<'_>) -> Result<(), HookError> {
+        if e.tool_name() != "list_files" {
+            return Ok(());
+        }
+        let path = e
+            .arguments()
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or(".")
+            .to_owned();
+        if path.contains(".ssh") || path.contains("secrets") {
+            e.cancel(format!(
+                "'{path}' holds credentials; listing it is not allowed"
+            ));
+        } else if !Path::new(&path).starts_with(&self.root) {
+            e.arguments_mut()["path"] = json!(self.root.display().to_string());
+        }
+        Ok(())
+    }
+}
+
+/// Prints a readable trace of every event.
+struct Tracer;
+
+#[async_trait]
+impl HookProvider for Tracer {
+    fn priority(&self) -> HookPriority {
+        HookPriority::OBSERVABILITY_DEFAULT
+    }
+
+    async fn on_before_invocation(&self, e: &mut BeforeInvocationEvent) -> Result<(), HookError> {
+        println!(
+            "▶ run {} of '{}': {:?}",
+            e.run_id(),
+            e.state().agent_id,
+            e.state().prompt().unwrap_or("")
+        );
+        Ok(())
+    }
+
+    async fn on_iteration_start(&self, e: &IterationEvent<'_>) -> Result<(), HookError> {
+        println!("  ┌ iteration {}", e.iteration());
+        Ok(())
+    }
+
+    async fn on_after_model_call(&self, e: &mut AfterModelCallEvent<'_>) -> Result<(), HookError> {
+        if let Some(r) = e.response() {
+            let calls: Vec<&str> = r
+                .message
+                .tool_calls
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect();
+            if calls.is_empty() {
+                println!(
+                    "  │ model answered: {}",
+                    text::preview(&r.message.content, 80)
+                );
+            } else {
+                println!("  │ model asks for: {}", calls.join(", "));
+            }
+        }
+        Ok(())
+    }
+
+    async fn on_before_tool_call(&self, e: &mut BeforeToolCallEvent<'_>) -> Result<(), HookError> {
+        println!(
+            "  │ → {} {} {}",
+            e.tool_call_id(),
+            e.tool_name(),
+            e.arguments()
+        );
+        Ok(())
+    }
+
+    async fn on_after_tool_call(&self, e: &mut AfterToolCallEvent<'_>) -> Result<(), HookError> {
+        let status = match (e.cancelled(), e.error()) {
+            (Some(_), _) => "cancelled",
+            (None, Some(_)) => "failed",
+            (None, None) => "ok",
+        };
+        println!(
+            "  │ ← {} {status}: {}",
+            e.tool_call_id(),
+            text::preview(e.result(), 100)
+        );
+        Ok(())
+    }
+
+    async fn on_iteration_end(&self, e: &IterationEvent<'_>) -> Result<(), HookError> {
+        println!("  └ iteration {} done", e.iteration());
+        Ok(())
+    }
+
+    async fn on_after_invocation(&self, e: &AfterInvocationEvent<'_>) -> Result<(), HookError> {
+        println!(
+            "■ run ended: success={} iterations={} tool calls={} in {:?}",
+            e.success(),
+            e.state().iteration,
+            e.state().tool_executions.len(),
+            e.duration()
+        );
+        Ok(())
+    }
+}
+
+fn calculator() -> FnTool {
+    FnTool::new(
+        ToolSpec::new(
+            "calculator",
+            "Evaluates an arithmetic expression with + - * / and parentheses",
+            json!({"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]}),
+        ),
+        |args: &Map<String, Value>| {
+            let expr = args
+                .get("expression")
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    ToolError::new("'expression' must be a string, e.g. \"(1 + 2) * 3\"")
+                })?;
+            calc::eval(expr)
+                .map(|v| v.to_string())
+                .map_err(ToolError::new)
+        },
+    )
+}
+
+fn file_lister() -> FnTool {
+    FnTool::new(
+        ToolSpec::new(
+            "list_files",
+            "Lists the entries of a directory",
+            json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        ),
+        |args: &Map<String, Value>| {
+            let path = args
+                .get("path")
+                .and_then(Value::as_str)
+                .ok_or_else(|| ToolError::new("'path' must be a string"))?;
+            let mut names: Vec<String> = std::fs::read_dir(path)
+                .map_err(|e| ToolError::new(format!("cannot list '{path}': {e}")))?
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            Ok(names.join(", "))
+        },
+    )
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let model = ScriptedModel::new(vec![
+        Ok(ModelResponse::tool_calls(vec![
+            ToolCall::new(
+                "call_1",
+                "calculator",
+                json!({"expression": "(12 + 30) * 2"}),
+            ),
+            ToolCall::new("call_2", "list_files", json!({"path": "/"})),
+        ])),
+        Ok(ModelResponse::tool_calls(vec![
+            ToolCall::new("call_3", "list_files", json!({"path": "/home/me/.ssh"})),
+            ToolCall::new("call_4", "weather", json!({"city": "Paris"})),
+            ToolCall::new("call_5", "calculator", json!({"expression": 42})),
+        ])),
+        Ok(ModelResponse::text(
+            "(12 + 30) * 2 = 84, and the project directory holds Cargo.toml, examples and src. \
+             I was not allowed to look at ~/.ssh.",
+        )),
+    ])
+    .with_name("scripted-demo-model");
+
+    let mut registry = HookRegistry::new();
+    registry.add(Sandbox { root: root.clone() })?;
+    registry.add(Tracer)?;
+
+    let agent = Agent::builder("quickstart", model)
+        .tool(calculator())
+        .tool(file_lister())
+        .registry(Arc::new(registry))
+        .build()?;
+
+    let out = agent
+        .run("What is (12 + 30) * 2, and what is in the project directory?")
+        .await?;
+
+    println!("\nWhich hook changed what:");
+    for c in &out.changes {
+        println!(
+            "  {} changed {} in {} ({})",
+            c.change.provider,
+            c.change.field,
+            c.event,
+            c.tool_call_id.as_deref().unwrap_or("-")
+        );
+    }
+    println!("\nAnswer: {}", out.answer);
+    Ok(())
+}
+
+/// A tiny arithmetic evaluator: numbers, + - * /, unary minus and parentheses.
+mod calc {
+    pub(crate) fn eval(s: &str) -> Result<f64, String> {
+        let tokens: Vec<char> = s.chars().filter(|c| !c.is_whitespace()).collect();
+        if tokens.len() > 10_000 {
+            return Err("expression too long (10 000 characters at most)".into());
+        }
+        let mut p = Parser {
+            t: &tokens,
+            i: 0,
+            depth: 0,
+        };
+        let v = p.expr()?;
+        if p.i != tokens.len() {
+            return Err(format!("unexpected '{}' at position {}", tokens[p.i], p.i));
+        }
+        if v.is_finite() {
+            Ok(v)
+        } else {
+            Err("division by zero".into())
+        }
+    }
+
+    struct Parser<'a> {
+        t: &'a [char],
+        i: usize,
+        depth: u32,
+    }
+
+    impl Parser<'_> {
+        fn peek(&self) -> Option<char> {
+            self.t.get(self.i).copied()
+        }
+
+        fn expr(&mut self) -> Result<f64, String> {
+            let mut v = self.term()?;
+            while let Some(op @ ('+' | '-')) = self.peek() {
+                self.i += 1;
+                let r = self.term()?;
+                v = if op == '+' { v + r } else { v - r };
+            }
+            Ok(v)
+        }
+
+        fn term(&mut self) -> Result<f64, String> {
+            let mut v = self.factor()?;
+            while let Some(op @ ('*' | '/')) = self.peek() {
+                self.i += 1;
+                let r = self.factor()?;
+                v = if op == '*' { v * r } else { v / r };
+            }
+            Ok(v)
+        }
+
+        fn factor(&mut self) -> Result<f64, String> {
+            self.depth += 1;
+            if self.depth > 200 {
+                return Err("expression nested too deeply".into());
+            }
+            let v = match self.peek() {
+                Some('-') => {
+                    self.i += 1;
+                    -self.factor()?
+                }
+                Some('(') => {
+                    self.i += 1;
+                    let v = self.expr()?;
+                    if self.peek() != Some(')') {
+                        return Err(format!("expected ')' at position {}", self.i));
+                    }
+                    self.i += 1;
+                    v
+                }
+                Some(c) if c.is_ascii_digit() || c == '.' => {
+                    let start = self.i;
+                    while self.peek().is_some_and(|c| c.is_ascii_digit() || c == '.') {
+                        self.i += 1;
+                    }
+                    let s: String = self.t[start..self.i].iter().collect();
+                    s.parse().map_err(|_| format!("bad number '{s}'"))?
+                }
+                Some(c) => return Err(format!("unexpected '{c}' at position {}", self.i)),
+                None => return Err("unexpected end of expression".into()),
+            };
+            self.depth -= 1;
+            Ok(v)
+        }
+    }
+}
