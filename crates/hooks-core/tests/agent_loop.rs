@@ -809,3 +809,43 @@ fn building_rejects_duplicate_tools_and_zero_iterations() {
         .unwrap_err();
     assert_eq!(err.to_string(), "max_iterations must be at least 1");
 }
+
+/// A tool that never finishes and says when its future is dropped.
+struct Hang {
+    spec: ToolSpec,
+    dropped: Arc<AtomicUsize>,
+}
+
+struct DropFlag(Arc<AtomicUsize>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[async_trait]
+impl Tool for Hang {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+    async fn call(&self, _: ToolInput<'_>) -> Result<String, ToolError> {
+        let _flag = DropFlag(self.dropped.clone());
+        std::future::pending::<()>().await;
+        Ok(String::new())
+    }
+}
+
+#[tokio::test]
+async fn dropping_the_run_future_stops_the_run_cleanly() {
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let hang = Hang {
+        spec: ToolSpec::new("hang", "never returns", json!({})),
+        dropped: dropped.clone(),
+    };
+    let model = two_step(vec![call("c1", "hang", json!({}))]);
+    let a = agent(model.clone(), vec![Arc::new(hang)], vec![]);
+    let r = tokio::time::timeout(std::time::Duration::from_millis(50), a.run("go")).await;
+    assert!(r.is_err(), "the run cannot finish: its tool hangs");
+    assert_eq!(dropped.load(Ordering::SeqCst), 1, "the tool's future was dropped with the run");
+}
