@@ -1,12 +1,13 @@
 //! Quickstart: a scripted model and two real tools (a calculator and a file lister) driven
 //! through the reference loop, with a custom provider that rewrites one call and cancels
-//! another, and a tracer that prints what every hook saw.
+//! another, a tracer that prints what every hook saw, and the built-in `LoggingHook`.
 //!
 //! Run it with `cargo run --example quickstart`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use hooks::logging::LoggingHook;
 use hooks::test_util::ScriptedModel;
 use hooks::{
     AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, Agent, BeforeInvocationEvent,
@@ -205,9 +206,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     ])
     .with_name("scripted-demo-model");
 
+    // The logging hook writes through whatever `tracing` subscriber the program has; this one
+    // prints INFO and above to stderr.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .without_time()
+        .compact()
+        .init();
+
     let mut registry = HookRegistry::new();
     registry.add(Sandbox { root: root.clone() })?;
     registry.add(Tracer)?;
+    registry.add(LoggingHook::new())?;
 
     let agent = Agent::builder("quickstart", model)
         .tool(calculator())

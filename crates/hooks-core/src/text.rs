@@ -35,6 +35,106 @@ pub fn char_len(s: &str) -> usize {
     s.chars().count()
 }
 
+/// A preview of `value` as compact JSON: at most `max_chars` characters, with `...` appended
+/// when cut.
+///
+/// Never serialises more than it shows, so a huge or deeply nested value (100 000 levels) costs
+/// only the preview and cannot overflow the stack.
+///
+/// ```
+/// use serde_json::json;
+/// assert_eq!(hooks_core::text::json_preview(&json!({"q": "weather"}), 100), r#"{"q":"weather"}"#);
+/// assert_eq!(hooks_core::text::json_preview(&json!(["abcdef"]), 4), r#"["ab..."#);
+/// ```
+pub fn json_preview(value: &serde_json::Value, max_chars: usize) -> String {
+    let mut w = Preview {
+        out: String::new(),
+        chars: 0,
+        max: max_chars,
+        full: false,
+    };
+    w.value(value);
+    if w.full {
+        w.out.push_str("...");
+    }
+    w.out
+}
+
+struct Preview {
+    out: String,
+    chars: usize,
+    max: usize,
+    full: bool,
+}
+
+impl Preview {
+    /// Appends `s`, cutting at the limit; returns false once the limit is reached.
+    fn push(&mut self, s: &str) -> bool {
+        if self.full {
+            return false;
+        }
+        let room = self.max - self.chars;
+        let (head, cut) = truncate_chars(s, room);
+        self.out.push_str(head);
+        self.chars += char_len(head);
+        if cut {
+            self.full = true;
+        }
+        !self.full
+    }
+
+    fn value(&mut self, v: &serde_json::Value) -> bool {
+        use serde_json::Value;
+        match v {
+            Value::Null => self.push("null"),
+            Value::Bool(b) => self.push(if *b { "true" } else { "false" }),
+            Value::Number(n) => self.push(&n.to_string()),
+            Value::String(s) => self.string(s),
+            Value::Array(items) => {
+                if !self.push("[") {
+                    return false;
+                }
+                for (i, item) in items.iter().enumerate() {
+                    if (i > 0 && !self.push(",")) || !self.value(item) {
+                        return false;
+                    }
+                }
+                self.push("]")
+            }
+            Value::Object(map) => {
+                if !self.push("{") {
+                    return false;
+                }
+                for (i, (k, item)) in map.iter().enumerate() {
+                    if (i > 0 && !self.push(","))
+                        || !self.string(k)
+                        || !self.push(":")
+                        || !self.value(item)
+                    {
+                        return false;
+                    }
+                }
+                self.push("}")
+            }
+        }
+    }
+
+    fn string(&mut self, s: &str) -> bool {
+        // Escape only what is shown: a long string is cut before it is copied whole.
+        let room = self.max.saturating_sub(self.chars);
+        let (head, _) = truncate_chars(s, room);
+        let quoted = serde_json::Value::String(head.to_owned()).to_string();
+        if head.len() < s.len() {
+            // Drop the closing quote: the string goes on past the preview.
+            let open = &quoted[..quoted.len() - 1];
+            self.push(open);
+            self.full = true;
+            return false;
+        }
+        self.push(&quoted)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,5 +150,34 @@ mod tests {
             }
         }
         assert_eq!(preview("日本語テキスト", 3), "日本語...");
+    }
+
+    #[test]
+    fn json_preview_is_bounded_and_exact_when_short() {
+        use serde_json::json;
+        let v = json!({"a": [1, true, null, "é日👋"], "b": {"c": "x"}});
+        assert_eq!(json_preview(&v, 1000), v.to_string());
+        for n in 0..40 {
+            let p = json_preview(&v, n);
+            let shown = p.strip_suffix("...").unwrap_or(&p);
+            assert!(char_len(shown) <= n, "{n}: {p}");
+            assert!(v.to_string().starts_with(shown), "{n}: {p}");
+        }
+    }
+
+    #[test]
+    fn json_preview_of_a_very_deep_value_does_not_overflow() {
+        // Built iteratively; the preview only walks as deep as it shows.
+        let mut v = serde_json::Value::Null;
+        for _ in 0..100_000 {
+            v = serde_json::Value::Array(vec![v]);
+        }
+        let p = json_preview(&v, 50);
+        assert_eq!(p, format!("{}...", "[".repeat(50)));
+        // Dismantle iteratively too: the default drop of such a value recurses.
+        let mut cur = v;
+        while let serde_json::Value::Array(mut items) = cur {
+            cur = items.pop().unwrap_or(serde_json::Value::Null);
+        }
     }
 }

@@ -847,5 +847,9 @@ async fn dropping_the_run_future_stops_the_run_cleanly() {
     let a = agent(model.clone(), vec![Arc::new(hang)], vec![]);
     let r = tokio::time::timeout(std::time::Duration::from_millis(50), a.run("go")).await;
     assert!(r.is_err(), "the run cannot finish: its tool hangs");
-    assert_eq!(dropped.load(Ordering::SeqCst), 1, "the tool's future was dropped with the run");
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        1,
+        "the tool's future was dropped with the run"
+    );
 }

@@ -7,9 +7,14 @@
 //! |---|---|---|
 //! | (always) | root | `hooks-core`: the contract, registry, events and reference loop |
 //! | `test-util` | [`test_util`] | recording provider and scripted model |
+//! | `logging` | `logging` | `hooks-logging`: `LoggingHook`, `StructuredLoggingHook` |
 //! | `full` | | every provider |
 
 pub use hooks_core::*;
+
+#[cfg(feature = "logging")]
+#[doc(inline)]
+pub use hooks_logging as logging;
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

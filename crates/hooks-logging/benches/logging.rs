@@ -1,0 +1,61 @@
+//! `logging/tool_call_pair`: one before+after tool call through a `LoggingHook`, with the level
+//! disabled (no subscriber) and enabled into a sink (a `fmt` subscriber writing to `io::sink`).
+
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use hooks_core::{AfterToolCallEvent, BeforeToolCallEvent, HookRegistry, RunId};
+use hooks_logging::LoggingHook;
+use serde_json::json;
+
+fn ready<F: Future>(f: F) -> F::Output {
+    let mut f = pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
+
+fn pair(c: &mut Criterion) {
+    let registry = HookRegistry::new()
+        .with(LoggingHook::new())
+        .expect("one hook");
+    let run_id = RunId::new("run-bench");
+    let args = json!({"query": "weather in Paris", "limit": 5});
+    let result = "x".repeat(200);
+    let mut once = || {
+        let mut before = BeforeToolCallEvent::new(&run_id, 1, 0, "search", "c1", args.clone());
+        ready(registry.before_tool_call(&mut before)).expect("no error");
+        let mut after = AfterToolCallEvent::new(
+            &run_id,
+            1,
+            0,
+            "search",
+            "c1",
+            &args,
+            result.clone(),
+            None,
+            None,
+            Default::default(),
+        );
+        ready(registry.after_tool_call(&mut after)).expect("no error");
+        black_box(after.result().len())
+    };
+    let mut g = c.benchmark_group("logging/tool_call_pair");
+    g.bench_function("disabled", |b| b.iter(&mut once));
+    let sink = tracing_subscriber::fmt()
+        .with_writer(std::io::sink)
+        .finish();
+    tracing::subscriber::with_default(sink, || {
+        g.bench_function("enabled_into_sink", |b| b.iter(&mut once));
+    });
+    g.finish();
+}
+
+criterion_group!(benches, pair);
+criterion_main!(benches);
