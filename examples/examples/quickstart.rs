@@ -6,13 +6,15 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use hooks::logging::LoggingHook;
+use hooks::retry::ModelRetryHook;
 use hooks::test_util::ScriptedModel;
 use hooks::{
     AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, Agent, BeforeInvocationEvent,
     BeforeToolCallEvent, FnTool, HookError, HookPriority, HookProvider, HookRegistry, HookSet,
-    IterationEvent, ModelResponse, ToolCall, ToolError, ToolSpec, async_trait, text,
+    IterationEvent, ModelError, ModelResponse, ToolCall, ToolError, ToolSpec, async_trait, text,
 };
 use serde_json::{Map, Value, json};
 
@@ -186,6 +188,11 @@ fn file_lister() -> FnTool {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let model = ScriptedModel::new(vec![
+        // A flaky start: an empty reply, then a rate limit. The retry hook waits and retries.
+        Ok(ModelResponse::text("")),
+        Err(ModelError::RateLimited {
+            retry_after: Some(Duration::from_millis(150)),
+        }),
         Ok(ModelResponse::tool_calls(vec![
             ToolCall::new(
                 "call_1",
@@ -220,6 +227,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     registry.add(Sandbox { root: root.clone() })?;
     registry.add(Tracer)?;
     registry.add(LoggingHook::new())?;
+    let retry = Arc::new(
+        ModelRetryHook::builder()
+            .with_initial_delay(Duration::from_millis(100))
+            .build()?,
+    );
+    registry.add_arc(retry.clone())?;
 
     let agent = Agent::builder("quickstart", model)
         .tool(calculator())
@@ -241,6 +254,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             c.tool_call_id.as_deref().unwrap_or("-")
         );
     }
+    let stats = retry.stats();
+    println!(
+        "\nRetries: {} (empty replies {}, rate limits {})",
+        stats.retries_total, stats.empty, stats.rate_limited
+    );
     println!("\nAnswer: {}", out.answer);
     Ok(())
 }

@@ -8,6 +8,7 @@
 //! | (always) | root | `hooks-core`: the contract, registry, events and reference loop |
 //! | `test-util` | [`test_util`] | recording provider and scripted model |
 //! | `logging` | `logging` | `hooks-logging`: `LoggingHook`, `StructuredLoggingHook` |
+//! | `retry` | `retry` | `hooks-retry`: `ModelRetryHook`, `ToolRetryHook` |
 //! | `full` | | every provider |
 
 pub use hooks_core::*;
@@ -15,6 +16,10 @@ pub use hooks_core::*;
 #[cfg(feature = "logging")]
 #[doc(inline)]
 pub use hooks_logging as logging;
+
+#[cfg(feature = "retry")]
+#[doc(inline)]
+pub use hooks_retry as retry;
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

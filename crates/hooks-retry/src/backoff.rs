@@ -1,0 +1,264 @@
+//! The backoff schedule, jitter, and the per-call clocks that bound total time.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::time::Instant;
+
+use crate::error::{Error, Result};
+
+/// Randomises delays so that many clients do not retry in lockstep.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[non_exhaustive]
+pub enum Jitter {
+    /// The exact schedule.
+    #[default]
+    None,
+    /// A uniform delay between 0 and the scheduled one.
+    Full,
+    /// The scheduled delay times a uniform factor in `1 - p ..= 1 + p` (capped at the maximum).
+    Proportional(f64),
+}
+
+/// Exponential backoff: the delay before retry `n` (0-based) is
+/// `min(initial × factor^n, max)`, then jittered.
+///
+/// ```
+/// use std::time::Duration;
+/// use hooks_retry::Backoff;
+/// let b = Backoff::default();
+/// let d: Vec<_> = (0..4).map(|n| b.delay(n)).collect();
+/// assert_eq!(d, [1, 2, 4, 8].map(Duration::from_secs));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Backoff {
+    /// The first delay (default 1 s).
+    pub initial_delay: Duration,
+    /// The cap on any one delay (default 30 s).
+    pub max_delay: Duration,
+    /// The growth factor (default 2).
+    pub factor: f64,
+    /// Jitter (default none).
+    pub jitter: Jitter,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self {
+            initial_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(30),
+            factor: 2.0,
+            jitter: Jitter::None,
+        }
+    }
+}
+
+impl Backoff {
+    pub(crate) fn validate(&self) -> Result<()> {
+        if !self.factor.is_finite() || self.factor < 1.0 {
+            return Err(Error::BadFactor(self.factor));
+        }
+        if self.initial_delay > self.max_delay {
+            return Err(Error::InitialAboveMax {
+                initial: self.initial_delay,
+                max: self.max_delay,
+            });
+        }
+        if let Jitter::Proportional(p) = self.jitter
+            && !(0.0..=1.0).contains(&p)
+        {
+            return Err(Error::BadJitter(p));
+        }
+        Ok(())
+    }
+
+    /// The scheduled delay before retry `n` (0-based), without jitter.
+    pub fn delay(&self, n: u32) -> Duration {
+        let exp = i32::try_from(n).unwrap_or(i32::MAX);
+        let secs = self.initial_delay.as_secs_f64() * self.factor.powi(exp);
+        Duration::try_from_secs_f64(secs)
+            .unwrap_or(self.max_delay)
+            .min(self.max_delay)
+    }
+
+    /// The delay before retry `n`, jittered.
+    pub fn jittered(&self, n: u32) -> Duration {
+        let d = self.delay(n);
+        match self.jitter {
+            Jitter::None => d,
+            Jitter::Full => d.mul_f64(unit_random()),
+            Jitter::Proportional(p) => d
+                .mul_f64(1.0 - p + 2.0 * p * unit_random())
+                .min(self.max_delay),
+        }
+    }
+}
+
+/// A uniform number in `0..1` from a per-process xorshift generator (not for cryptography).
+fn unit_random() -> f64 {
+    static STATE: AtomicU64 = AtomicU64::new(0);
+    let mut x = STATE.load(Ordering::Relaxed);
+    if x == 0 {
+        x = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0x9E37_79B9_7F4A_7C15, |d| d.as_nanos() as u64)
+            | 1;
+    }
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    STATE.store(x, Ordering::Relaxed);
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// When each call that is being retried started; bounded so cancelled runs cannot grow it.
+#[derive(Debug)]
+pub(crate) struct Clocks<K> {
+    started: Mutex<HashMap<K, Instant>>,
+}
+
+/// The most calls tracked at once; past it, entries older than an hour are dropped.
+const MAX_TRACKED: usize = 100_000;
+
+impl<K: Eq + Hash + Clone> Clocks<K> {
+    pub(crate) fn new() -> Self {
+        Self {
+            started: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<K, Instant>> {
+        self.started.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How long ago the call started; starts its clock `since` ago on first sight.
+    pub(crate) fn elapsed(&self, key: &K, since: Duration) -> Duration {
+        let now = Instant::now();
+        let mut map = self.lock();
+        if map.len() >= MAX_TRACKED {
+            map.retain(|_, t| now.duration_since(*t) < Duration::from_secs(3600));
+        }
+        let start = *map
+            .entry(key.clone())
+            .or_insert_with(|| now.checked_sub(since).unwrap_or(now));
+        now.duration_since(start)
+    }
+
+    pub(crate) fn forget(&self, key: &K) {
+        self.lock().remove(key);
+    }
+
+    pub(crate) fn forget_where(&self, pred: impl Fn(&K) -> bool) {
+        self.lock().retain(|k, _| !pred(k));
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+}
+
+/// Forgets a call's clock when dropped: a run cancelled during a backoff sleep leaves nothing.
+pub(crate) struct ForgetOnDrop<'a, K: Eq + Hash + Clone> {
+    pub(crate) clocks: &'a Clocks<K>,
+    pub(crate) key: Option<K>,
+}
+
+impl<K: Eq + Hash + Clone> ForgetOnDrop<'_, K> {
+    pub(crate) fn disarm(mut self) {
+        self.key = None;
+    }
+}
+
+impl<K: Eq + Hash + Clone> Drop for ForgetOnDrop<'_, K> {
+    fn drop(&mut self) {
+        if let Some(k) = self.key.take() {
+            self.clocks.forget(&k);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules_follow_min_initial_times_factor_pow_n_and_max() {
+        let b = Backoff {
+            initial_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(4),
+            factor: 3.0,
+            jitter: Jitter::None,
+        };
+        let got: Vec<f64> = (0..6).map(|n| b.delay(n).as_secs_f64()).collect();
+        assert_eq!(got, [0.5, 1.5, 4.0, 4.0, 4.0, 4.0]);
+        assert_eq!(b.delay(u32::MAX), Duration::from_secs(4));
+    }
+
+    #[test]
+    fn jitter_stays_within_its_bounds() {
+        let full = Backoff {
+            jitter: Jitter::Full,
+            ..Backoff::default()
+        };
+        let prop = Backoff {
+            jitter: Jitter::Proportional(0.25),
+            ..Backoff::default()
+        };
+        let mut distinct = std::collections::HashSet::new();
+        for _ in 0..1000 {
+            let d = full.jittered(2);
+            assert!(d <= Duration::from_secs(4));
+            distinct.insert(d);
+            let d = prop.jittered(2).as_secs_f64();
+            assert!((3.0..=5.0).contains(&d), "{d}");
+        }
+        assert!(distinct.len() > 100, "jitter varies");
+        let capped = Backoff {
+            jitter: Jitter::Proportional(1.0),
+            ..Backoff::default()
+        };
+        for _ in 0..100 {
+            assert!(capped.jittered(10) <= Duration::from_secs(30));
+        }
+    }
+
+    #[test]
+    fn invalid_configs_are_refused() {
+        assert_eq!(
+            Backoff {
+                factor: 0.5,
+                ..Backoff::default()
+            }
+            .validate(),
+            Err(Error::BadFactor(0.5))
+        );
+        assert!(
+            Backoff {
+                factor: f64::NAN,
+                ..Backoff::default()
+            }
+            .validate()
+            .is_err()
+        );
+        assert!(
+            Backoff {
+                initial_delay: Duration::from_secs(60),
+                ..Backoff::default()
+            }
+            .validate()
+            .is_err()
+        );
+        assert_eq!(
+            Backoff {
+                jitter: Jitter::Proportional(1.5),
+                ..Backoff::default()
+            }
+            .validate(),
+            Err(Error::BadJitter(1.5))
+        );
+    }
+}

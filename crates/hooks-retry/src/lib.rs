@@ -1,0 +1,33 @@
+//! Retry for agent runs: [`ModelRetryHook`] retries empty replies and throttled, failing or
+//! timed-out model calls; [`ToolRetryHook`] retries tool calls whose error is transient. Both
+//! wait `min(initial_delay × factor^n, max_delay)` before retry `n`, with optional jitter,
+//! honour a rate limit's retry-after, stay within a total time budget, and report exhaustion.
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::Arc;
+//! use hooks_core::HookRegistry;
+//! use hooks_retry::ModelRetryHook;
+//!
+//! let retry = Arc::new(ModelRetryHook::new());
+//! let mut registry = HookRegistry::new();
+//! registry.add_arc(retry.clone()).unwrap();
+//! // … run agents …
+//! println!("retried {} time(s)", retry.stats().retries_total);
+//! ```
+//!
+//! # Features
+//!
+//! This crate has no features; the umbrella crate `hooks` exposes it as `hooks::retry` behind
+//! its `retry` feature. It needs a `tokio` runtime (for its timer).
+
+mod backoff;
+mod error;
+mod model;
+mod tool;
+
+pub use backoff::{Backoff, Jitter};
+pub use error::{Error, Result};
+pub use model::{ModelRetryHook, ModelRetryHookBuilder, OnExhausted, RetryReason, RetryStats};
+pub use tool::{ToolRetryHook, ToolRetryHookBuilder};

@@ -1,0 +1,384 @@
+//! `ModelRetryHook`: retries empty replies and throttled or failing model calls with backoff.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use hooks_core::{
+    AfterInvocationEvent, AfterModelCallEvent, HookError, HookPriority, HookProvider, HookSet,
+    ModelErrorKind, RunId, async_trait,
+};
+
+use crate::backoff::{Backoff, Clocks, ForgetOnDrop, Jitter};
+use crate::error::Result;
+
+/// Why a model call was retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RetryReason {
+    /// The reply had no content and no tool calls.
+    Empty,
+    /// The call failed with this kind of error.
+    Error(ModelErrorKind),
+}
+
+impl RetryReason {
+    /// `empty`, or the error kind's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RetryReason::Empty => "empty",
+            RetryReason::Error(k) => k.as_str(),
+        }
+    }
+}
+
+impl fmt::Display for RetryReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What to do when the retries (or the time budget) run out on an empty reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum OnExhausted {
+    /// End the run with an error naming the hook (default). A failed call ends the run with
+    /// its model error either way.
+    #[default]
+    Fail,
+    /// Let the empty reply through (it is still counted and logged).
+    Accept,
+}
+
+/// Counts of what a [`ModelRetryHook`] did, over every run it served.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RetryStats {
+    /// Retries asked for.
+    pub retries_total: u64,
+    /// … because the reply was empty.
+    pub empty: u64,
+    /// … because the call was rate limited.
+    pub rate_limited: u64,
+    /// … because of a server error.
+    pub server: u64,
+    /// … because the call timed out.
+    pub timeout: u64,
+    /// … because of another error kind configured as retryable.
+    pub other: u64,
+    /// Calls whose retries or time budget ran out.
+    pub exhausted: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    total: AtomicU64,
+    empty: AtomicU64,
+    rate_limited: AtomicU64,
+    server: AtomicU64,
+    timeout: AtomicU64,
+    other: AtomicU64,
+    exhausted: AtomicU64,
+}
+
+impl Counters {
+    fn count(&self, reason: RetryReason) {
+        self.total.fetch_add(1, Ordering::Relaxed);
+        let c = match reason {
+            RetryReason::Empty => &self.empty,
+            RetryReason::Error(ModelErrorKind::RateLimited) => &self.rate_limited,
+            RetryReason::Error(ModelErrorKind::Server) => &self.server,
+            RetryReason::Error(ModelErrorKind::Timeout) => &self.timeout,
+            RetryReason::Error(_) => &self.other,
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn snapshot(&self) -> RetryStats {
+        let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        RetryStats {
+            retries_total: l(&self.total),
+            empty: l(&self.empty),
+            rate_limited: l(&self.rate_limited),
+            server: l(&self.server),
+            timeout: l(&self.timeout),
+            other: l(&self.other),
+            exhausted: l(&self.exhausted),
+        }
+    }
+}
+
+/// Retries model calls that came back empty or failed with a retryable error, waiting
+/// `min(initial_delay × factor^n, max_delay)` (or the error's retry-after) before retry `n`.
+///
+/// Attempts are counted per call of each run (the event's attempt number), so runs sharing
+/// the hook never share a budget. The wait is a `tokio` sleep: dropping the run's future during
+/// it stops the run at once. The reference loop's own `max_retries` still bounds every call;
+/// the lower of the two wins.
+///
+/// ```
+/// use std::time::Duration;
+/// use hooks_retry::{Jitter, ModelRetryHook};
+/// let hook = ModelRetryHook::builder()
+///     .with_max_retries(5)
+///     .with_initial_delay(Duration::from_millis(200))
+///     .with_jitter(Jitter::Proportional(0.2))
+///     .with_total_budget(Duration::from_secs(20))
+///     .build()
+///     .unwrap();
+/// assert_eq!(hook.stats().retries_total, 0);
+/// ```
+#[derive(Debug)]
+pub struct ModelRetryHook {
+    max_retries: u32,
+    backoff: Backoff,
+    retry_on_empty: bool,
+    retry_on: Vec<ModelErrorKind>,
+    budget: Option<Duration>,
+    on_exhausted: OnExhausted,
+    priority: HookPriority,
+    clocks: Clocks<(RunId, u32)>,
+    counters: Counters,
+}
+
+impl Default for ModelRetryHook {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ModelRetryHook {
+    /// The original's defaults: 3 retries, 1 s initial delay, 30 s cap, factor 2, retry on
+    /// empty replies; beyond it, retry on rate limits, server errors and timeouts, within a
+    /// total budget of 5 minutes per call.
+    pub fn new() -> Self {
+        Self {
+            max_retries: 3,
+            backoff: Backoff::default(),
+            retry_on_empty: true,
+            retry_on: vec![
+                ModelErrorKind::RateLimited,
+                ModelErrorKind::Server,
+                ModelErrorKind::Timeout,
+            ],
+            budget: Some(Duration::from_secs(300)),
+            on_exhausted: OnExhausted::Fail,
+            priority: HookPriority::DEFAULT,
+            clocks: Clocks::new(),
+            counters: Counters::default(),
+        }
+    }
+
+    /// A builder starting from [`ModelRetryHook::new`]'s defaults.
+    pub fn builder() -> ModelRetryHookBuilder {
+        ModelRetryHookBuilder { hook: Self::new() }
+    }
+
+    /// What the hook did so far.
+    pub fn stats(&self) -> RetryStats {
+        self.counters.snapshot()
+    }
+
+    /// The backoff schedule.
+    pub fn backoff(&self) -> &Backoff {
+        &self.backoff
+    }
+
+    /// Calls currently being retried (for tests and diagnostics).
+    pub fn calls_in_flight(&self) -> usize {
+        self.clocks.len()
+    }
+
+    fn reason(&self, e: &AfterModelCallEvent<'_>) -> Option<RetryReason> {
+        match (e.response(), e.error()) {
+            (Some(r), _) if self.retry_on_empty && r.is_empty() => Some(RetryReason::Empty),
+            (None, Some(err)) if self.retry_on.contains(&err.kind()) => {
+                Some(RetryReason::Error(err.kind()))
+            }
+            _ => None,
+        }
+    }
+
+    fn exhausted(
+        &self,
+        e: &AfterModelCallEvent<'_>,
+        reason: RetryReason,
+        why: &str,
+    ) -> Result<(), HookError> {
+        self.counters.exhausted.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(
+            target: "hooks::retry",
+            run_id = e.run_id().as_str(),
+            iteration = e.iteration(),
+            attempt = e.attempt(),
+            max_retries = self.max_retries,
+            reason = reason.as_str(),
+            "Model call retries exhausted: {why}"
+        );
+        if reason == RetryReason::Empty && self.on_exhausted == OnExhausted::Fail {
+            return Err(HookError::new(format!(
+                "the model returned an empty response after {} attempt(s) ({why}); check the prompt or the model, or set OnExhausted::Accept",
+                e.attempt() + 1
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl HookProvider for ModelRetryHook {
+    fn priority(&self) -> HookPriority {
+        self.priority
+    }
+
+    fn hooks(&self) -> HookSet {
+        HookSet::AFTER_MODEL_CALL | HookSet::AFTER_INVOCATION
+    }
+
+    async fn on_after_model_call(&self, e: &mut AfterModelCallEvent<'_>) -> Result<(), HookError> {
+        let key = (e.run_id().clone(), e.iteration());
+        let Some(reason) = self.reason(e) else {
+            if e.attempt() > 0 {
+                self.clocks.forget(&key);
+            }
+            return Ok(());
+        };
+        let n = e.attempt();
+        if n >= self.max_retries {
+            self.clocks.forget(&key);
+            return self.exhausted(e, reason, &format!("{} retries allowed", self.max_retries));
+        }
+        let delay = e
+            .error()
+            .and_then(|err| err.retry_after())
+            .unwrap_or_else(|| self.backoff.jittered(n));
+        let elapsed = self.clocks.elapsed(&key, e.duration());
+        if let Some(budget) = self.budget
+            && elapsed + delay > budget
+        {
+            self.clocks.forget(&key);
+            return self.exhausted(
+                e,
+                reason,
+                &format!(
+                    "waiting {delay:?} more would pass the {budget:?} budget ({elapsed:?} spent)"
+                ),
+            );
+        }
+        self.counters.count(reason);
+        tracing::info!(
+            target: "hooks::retry",
+            run_id = e.run_id().as_str(),
+            iteration = e.iteration(),
+            attempt = n + 1,
+            max_retries = self.max_retries,
+            delay_ms = delay.as_secs_f64() * 1000.0,
+            reason = reason.as_str(),
+            "Retrying model call"
+        );
+        let guard = ForgetOnDrop {
+            clocks: &self.clocks,
+            key: Some(key),
+        };
+        tokio::time::sleep(delay).await;
+        guard.disarm();
+        e.request_retry();
+        Ok(())
+    }
+
+    async fn on_after_invocation(&self, e: &AfterInvocationEvent<'_>) -> Result<(), HookError> {
+        if self.clocks.len() > 0 {
+            let run = e.run_id();
+            self.clocks.forget_where(|(r, _)| r == run);
+        }
+        Ok(())
+    }
+}
+
+/// Builds a [`ModelRetryHook`].
+#[derive(Debug)]
+pub struct ModelRetryHookBuilder {
+    hook: ModelRetryHook,
+}
+
+impl ModelRetryHookBuilder {
+    /// Retries per call (default 3).
+    #[must_use]
+    pub fn with_max_retries(mut self, n: u32) -> Self {
+        self.hook.max_retries = n;
+        self
+    }
+
+    /// The first delay (default 1 s).
+    #[must_use]
+    pub fn with_initial_delay(mut self, d: Duration) -> Self {
+        self.hook.backoff.initial_delay = d;
+        self
+    }
+
+    /// The cap on one delay (default 30 s).
+    #[must_use]
+    pub fn with_max_delay(mut self, d: Duration) -> Self {
+        self.hook.backoff.max_delay = d;
+        self
+    }
+
+    /// The growth factor (default 2).
+    #[must_use]
+    pub fn with_backoff_factor(mut self, f: f64) -> Self {
+        self.hook.backoff.factor = f;
+        self
+    }
+
+    /// Jitter (default none: the exact schedule).
+    #[must_use]
+    pub fn with_jitter(mut self, j: Jitter) -> Self {
+        self.hook.backoff.jitter = j;
+        self
+    }
+
+    /// Retry replies with no content and no tool calls (default on).
+    #[must_use]
+    pub fn with_retry_on_empty(mut self, on: bool) -> Self {
+        self.hook.retry_on_empty = on;
+        self
+    }
+
+    /// The error kinds to retry (default rate limited, server error, timeout).
+    #[must_use]
+    pub fn with_retry_on(mut self, kinds: impl IntoIterator<Item = ModelErrorKind>) -> Self {
+        self.hook.retry_on = kinds.into_iter().collect();
+        self
+    }
+
+    /// The most time one call may take, retries and waits included (default 5 min); `None`
+    /// for no limit.
+    #[must_use]
+    pub fn with_total_budget(mut self, budget: impl Into<Option<Duration>>) -> Self {
+        self.hook.budget = budget.into();
+        self
+    }
+
+    /// What happens when an empty reply exhausts the retries (default [`OnExhausted::Fail`]).
+    #[must_use]
+    pub fn with_on_exhausted(mut self, o: OnExhausted) -> Self {
+        self.hook.on_exhausted = o;
+        self
+    }
+
+    /// The priority (default DEFAULT, 300).
+    #[must_use]
+    pub fn with_priority(mut self, p: HookPriority) -> Self {
+        self.hook.priority = p;
+        self
+    }
+
+    /// Builds the hook.
+    ///
+    /// # Errors
+    /// A factor below 1, an initial delay above the cap, or proportional jitter outside 0..=1.
+    pub fn build(self) -> Result<ModelRetryHook> {
+        self.hook.backoff.validate()?;
+        Ok(self.hook)
+    }
+}
