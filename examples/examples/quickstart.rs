@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use hooks::guardrails::{GuardrailAction, GuardrailConfig, GuardrailsHook};
 use hooks::logging::LoggingHook;
 use hooks::retry::ModelRetryHook;
 use hooks::test_util::ScriptedModel;
@@ -205,6 +206,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             ToolCall::new("call_3", "list_files", json!({"path": "/home/me/.ssh"})),
             ToolCall::new("call_4", "weather", json!({"city": "Paris"})),
             ToolCall::new("call_5", "calculator", json!({"expression": 42})),
+            ToolCall::new("call_6", "shell", json!({"cmd": "cat ~/.bash_history"})),
         ])),
         Ok(ModelResponse::text(
             "(12 + 30) * 2 = 84, and the project directory holds Cargo.toml, examples and src. \
@@ -224,6 +226,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .init();
 
     let mut registry = HookRegistry::new();
+    // Guardrails: e-mail addresses are redacted instead of refusing the run; the default
+    // config blocks dangerous tools such as `shell`.
+    let guard = GuardrailsHook::new(
+        GuardrailConfig::default().with_action("pii_email", GuardrailAction::Redact),
+    )?
+    .register(&mut registry)?;
     registry.add(Sandbox { root: root.clone() })?;
     registry.add(Tracer)?;
     registry.add(LoggingHook::new())?;
@@ -234,14 +242,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     registry.add_arc(retry.clone())?;
 
+    let shell = FnTool::new(
+        ToolSpec::new("shell", "Runs a shell command", json!({"type": "object"})),
+        |_| Err(ToolError::new("this demo never runs shell commands")),
+    );
     let agent = Agent::builder("quickstart", model)
         .tool(calculator())
         .tool(file_lister())
+        .tool(shell)
         .registry(Arc::new(registry))
         .build()?;
 
     let out = agent
-        .run("What is (12 + 30) * 2, and what is in the project directory?")
+        .run("What is (12 + 30) * 2, and what is in the project directory? Mail it to jane.doe@example.com.")
         .await?;
 
     println!("\nWhich hook changed what:");
@@ -252,6 +265,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             c.change.field,
             c.event,
             c.tool_call_id.as_deref().unwrap_or("-")
+        );
+    }
+    println!("\nGuardrail violations (no raw values are kept):");
+    for v in guard.violations() {
+        println!(
+            "  {} at {}: {} -> {}",
+            v.rule, v.location, v.description, v.action
         );
     }
     let stats = retry.stats();

@@ -9,6 +9,7 @@
 //! | `test-util` | [`test_util`] | recording provider and scripted model |
 //! | `logging` | `logging` | `hooks-logging`: `LoggingHook`, `StructuredLoggingHook` |
 //! | `retry` | `retry` | `hooks-retry`: `ModelRetryHook`, `ToolRetryHook` |
+//! | `guardrails` | `guardrails` | `hooks-guardrails`: `GuardrailsHook`, PII detection, tool gate |
 //! | `full` | | every provider |
 
 pub use hooks_core::*;
@@ -20,6 +21,10 @@ pub use hooks_logging as logging;
 #[cfg(feature = "retry")]
 #[doc(inline)]
 pub use hooks_retry as retry;
+
+#[cfg(feature = "guardrails")]
+#[doc(inline)]
+pub use hooks_guardrails as guardrails;
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

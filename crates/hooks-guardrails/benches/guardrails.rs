@@ -1,0 +1,122 @@
+//! `guardrails/scan`: PII detection over ≥ 4 MiB of text built from the dev set (its texts with
+//! the labelled values cut out — hard negatives included — and one value put back about every
+//! 2 KB), throughput in bytes. `guardrails/tool_call_pair`: one before+after tool call through
+//! the guard and its output hook with typical short arguments and a 200-character result.
+
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use hooks_core::{AfterToolCallEvent, BeforeToolCallEvent, HookRegistry, RunId};
+use hooks_guardrails::{GuardrailConfig, GuardrailsHook, PiiDetector};
+use serde_json::{Value, json};
+
+fn corpus() -> String {
+    let data = include_str!("../tests/data/pii-dev.jsonl");
+    let mut clean = Vec::new();
+    let mut items = Vec::new();
+    for line in data.lines().filter(|l| !l.trim().is_empty()) {
+        let rec: Value = serde_json::from_str(line).expect("the dev set is JSONL");
+        let text = rec["text"].as_str().unwrap_or_default();
+        let mut spans: Vec<(usize, usize)> = rec["spans"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|s| {
+                        (
+                            s["start"].as_u64().unwrap_or(0) as usize,
+                            s["end"].as_u64().unwrap_or(0) as usize,
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        spans.sort_unstable();
+        let mut kept = String::new();
+        let mut last = 0;
+        for (s, e) in spans {
+            kept.push_str(&text[last..s]);
+            items.push(text[s..e].to_owned());
+            last = e;
+        }
+        kept.push_str(&text[last..]);
+        clean.push(kept);
+    }
+    let mut out = String::new();
+    let mut since = 0;
+    let mut next_item = 0;
+    while out.len() < 4 * 1024 * 1024 + 1 {
+        for c in &clean {
+            out.push_str(c);
+            out.push('\n');
+            since += c.len() + 1;
+            if since >= 2048 {
+                out.push(' ');
+                out.push_str(&items[next_item % items.len()]);
+                out.push_str(" \n");
+                next_item += 7;
+                since = 0;
+            }
+        }
+    }
+    out
+}
+
+fn ready<F: Future>(f: F) -> F::Output {
+    let mut f = pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
+
+fn scan(c: &mut Criterion) {
+    let text = corpus();
+    let detector = PiiDetector::new();
+    let mut g = c.benchmark_group("guardrails");
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    g.sample_size(20);
+    g.bench_function("scan", |b| {
+        b.iter(|| black_box(detector.detect(black_box(&text))).len())
+    });
+    g.finish();
+}
+
+fn tool_call_pair(c: &mut Criterion) {
+    let mut registry = HookRegistry::new();
+    GuardrailsHook::new(GuardrailConfig::default())
+        .expect("default config is valid")
+        .register(&mut registry)
+        .expect("fresh registry");
+    let run_id = RunId::new("run-bench");
+    let args = json!({"query": "weather in Paris", "limit": 5});
+    let result = "The forecast for Paris: mostly sunny, light wind from the west, highs around 21 degrees \
+                  and lows near 12. Rain is unlikely before the weekend; humidity stays moderate all week long.";
+    c.bench_function("guardrails/tool_call_pair", |b| {
+        b.iter(|| {
+            let mut before = BeforeToolCallEvent::new(&run_id, 1, 0, "search", "c1", args.clone());
+            ready(registry.before_tool_call(&mut before)).expect("no error");
+            let mut after = AfterToolCallEvent::new(
+                &run_id,
+                1,
+                0,
+                "search",
+                "c1",
+                &args,
+                result.to_owned(),
+                None,
+                None,
+                Default::default(),
+            );
+            ready(registry.after_tool_call(&mut after)).expect("no error");
+            black_box(after.result().len())
+        })
+    });
+}
+
+criterion_group!(benches, scan, tool_call_pair);
+criterion_main!(benches);

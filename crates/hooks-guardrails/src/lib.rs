@@ -1,0 +1,54 @@
+//! Guardrails for agent runs: validated PII and secret detection, redaction that reaches every
+//! string at any depth, blocked-content patterns, tool block- and allow-lists, and a
+//! deterministic tool gate.
+//!
+//! [`GuardrailsHook`] guards the input (prompt, tool names, tool arguments) at security
+//! priority; its [`GuardrailsOutputHook`] sanitizes tool results and model replies at
+//! [`OUTPUT_PRIORITY`], so no observability hook ever sees what they redact.
+//! [`GuardrailsHook::register`] adds both.
+//!
+//! Detection is linear-time (the `regex` crate): one fast pass finds candidates, validators
+//! confirm them (Luhn and brand for cards, mod-97 and length for IBANs, octet ranges and every
+//! IPv6 form, SSA rules for SSNs, NANP and country lengths for phones, context for bare
+//! numbers). On the bundled dev set: exact-span micro-F1 1.000.
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::Arc;
+//! use hooks_core::HookRegistry;
+//! use hooks_guardrails::{GuardrailAction, GuardrailConfig, GuardrailsHook, ToolGate};
+//!
+//! let config = GuardrailConfig::default()
+//!     .with_action("pii_email", GuardrailAction::Redact)
+//!     .with_tool_gate(ToolGate::new().deny("wire_money", "wire transfers need a human"));
+//! let mut registry = HookRegistry::new();
+//! let guard = GuardrailsHook::new(config)?.register(&mut registry)?;
+//! let registry = Arc::new(registry);
+//! # let _ = (guard, registry);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Features
+//!
+//! This crate has no features; the umbrella crate `hooks` exposes it as `hooks::guardrails`
+//! behind its `guardrails` feature.
+
+mod config;
+mod error;
+mod gate;
+mod hook;
+mod pii;
+mod violation;
+mod walk;
+
+pub use config::{
+    COMMAND_INJECTION, DEFAULT_BLOCKED_TOOLS, GuardrailAction, GuardrailConfig, PATH_TRAVERSAL,
+    SQL_INJECTION,
+};
+pub use error::{Error, Result};
+pub use gate::ToolGate;
+pub use hook::{GuardrailsHook, GuardrailsOutputHook, OUTPUT_PRIORITY, REDACTED_CONTENT};
+pub use pii::{Detection, Entity, PiiDetector};
+pub use regex;
+pub use violation::{GuardrailViolation, ViolationLocation};
