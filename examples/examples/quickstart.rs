@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use hooks::guardrails::{GuardrailAction, GuardrailConfig, GuardrailsHook};
 use hooks::logging::LoggingHook;
+use hooks::otel::{OtlpSetup, TelemetryGuard};
 use hooks::retry::ModelRetryHook;
 use hooks::test_util::ScriptedModel;
 use hooks::{
@@ -235,6 +236,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     registry.add(Sandbox { root: root.clone() })?;
     registry.add(Tracer)?;
     registry.add(LoggingHook::new())?;
+    // Telemetry: OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set, readable spans on stdout
+    // otherwise.
+    let telemetry = if OtlpSetup::endpoint_in_env() {
+        OtlpSetup::new().with_service_name("quickstart").install()?
+    } else {
+        TelemetryGuard::stdout()
+    };
+    registry.add(telemetry.hook().build())?;
     let retry = Arc::new(
         ModelRetryHook::builder()
             .with_initial_delay(Duration::from_millis(100))
@@ -279,6 +288,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "\nRetries: {} (empty replies {}, rate limits {})",
         stats.retries_total, stats.empty, stats.rate_limited
     );
+    telemetry.force_flush()?;
+    println!("Spans exported: {}", telemetry.spans_exported());
     println!("\nAnswer: {}", out.answer);
     Ok(())
 }

@@ -10,6 +10,7 @@
 //! | `logging` | `logging` | `hooks-logging`: `LoggingHook`, `StructuredLoggingHook` |
 //! | `retry` | `retry` | `hooks-retry`: `ModelRetryHook`, `ToolRetryHook` |
 //! | `guardrails` | `guardrails` | `hooks-guardrails`: `GuardrailsHook`, PII detection, tool gate |
+//! | `otel` | `otel` | `hooks-otel`: `TelemetryHook`, `NoOpTelemetryHook`, OTLP setup |
 //! | `full` | | every provider |
 
 pub use hooks_core::*;
@@ -25,6 +26,10 @@ pub use hooks_retry as retry;
 #[cfg(feature = "guardrails")]
 #[doc(inline)]
 pub use hooks_guardrails as guardrails;
+
+#[cfg(feature = "otel")]
+#[doc(inline)]
+pub use hooks_otel as otel;
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

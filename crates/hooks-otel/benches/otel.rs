@@ -1,0 +1,68 @@
+//! `otel/tool_call_pair`: what the hook adds per tool call (before + after, span and metrics)
+//! with the batch exporter sending OTLP to a receiver on loopback.
+
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use hooks_core::{
+    AfterToolCallEvent, AgentState, BeforeInvocationEvent, BeforeToolCallEvent, HookRegistry,
+};
+use hooks_otel::OtlpSetup;
+use hooks_otel::testing::OtlpReceiver;
+use serde_json::json;
+
+fn ready<F: Future>(f: F) -> F::Output {
+    let mut f = pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
+
+fn pair(c: &mut Criterion) {
+    let receiver = OtlpReceiver::start().expect("loopback receiver");
+    let guard = OtlpSetup::new()
+        .with_endpoint(receiver.endpoint())
+        .install()
+        .expect("OTLP setup");
+    let registry = HookRegistry::new()
+        .with(guard.hook().build())
+        .expect("one hook");
+    let state = AgentState::new("bench");
+    let run_id = state.run_id.clone();
+    ready(registry.before_invocation(&mut BeforeInvocationEvent::new(state))).expect("no error");
+    let args = json!({"query": "weather in Paris", "limit": 5});
+    let result = "x".repeat(200);
+    let mut n = 0u64;
+    c.bench_function("otel/tool_call_pair", |b| {
+        b.iter(|| {
+            n += 1;
+            let id = format!("call-{n}");
+            let mut before = BeforeToolCallEvent::new(&run_id, 1, 0, "search", &id, args.clone());
+            ready(registry.before_tool_call(&mut before)).expect("no error");
+            let mut after = AfterToolCallEvent::new(
+                &run_id,
+                1,
+                0,
+                "search",
+                &id,
+                &args,
+                result.clone(),
+                None,
+                None,
+                Default::default(),
+            );
+            ready(registry.after_tool_call(&mut after)).expect("no error");
+            black_box(after.result().len())
+        })
+    });
+    let _ = guard.shutdown();
+}
+
+criterion_group!(benches, pair);
+criterion_main!(benches);

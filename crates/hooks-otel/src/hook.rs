@@ -1,0 +1,657 @@
+//! `TelemetryHook`: one span tree per run, GenAI semantic conventions, and metrics.
+
+use std::collections::HashMap;
+use std::collections::hash_map::DefaultHasher;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use hooks_core::text::{json_preview, preview};
+use hooks_core::{
+    AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
+    BeforeModelCallEvent, BeforeToolCallEvent, HookError, HookPriority, HookProvider, HookSet,
+    IterationEvent, RunId, async_trait,
+};
+use opentelemetry::global::{BoxedSpan, BoxedTracer};
+use opentelemetry::metrics::{Counter, Histogram, Meter, MeterProvider};
+use opentelemetry::trace::{Span, SpanKind, Status, TraceContextExt, Tracer, TracerProvider};
+use opentelemetry::{Array, Context, InstrumentationScope, KeyValue, StringValue, Value};
+
+use crate::semconv::*;
+
+/// The instrumentation scope's name.
+pub const SCOPE: &str = "hooks";
+
+const SHARDS: usize = 16;
+
+/// A run's spans that are still open.
+struct RunSpans {
+    invocation: Context,
+    iteration: Option<Context>,
+    model: Option<(BoxedSpan, Instant, String)>,
+    tools: HashMap<String, (BoxedSpan, Instant)>,
+}
+
+impl RunSpans {
+    fn parent(&self) -> &Context {
+        self.iteration.as_ref().unwrap_or(&self.invocation)
+    }
+}
+
+struct Instruments {
+    operation_duration: Histogram<f64>,
+    token_usage: Histogram<u64>,
+    invocations: Counter<u64>,
+    iterations: Counter<u64>,
+    tool_calls: Counter<u64>,
+    tool_errors: Counter<u64>,
+    tool_duration: Histogram<f64>,
+}
+
+impl Instruments {
+    fn new(meter: &Meter) -> Self {
+        Self {
+            operation_duration: meter
+                .f64_histogram(METRIC_OPERATION_DURATION)
+                .with_unit("s")
+                .with_description("GenAI operation duration")
+                .with_boundaries(DURATION_BUCKETS.to_vec())
+                .build(),
+            token_usage: meter
+                .u64_histogram(METRIC_TOKEN_USAGE)
+                .with_unit("{token}")
+                .with_description("Number of input and output tokens used")
+                .with_boundaries(TOKEN_BUCKETS.to_vec())
+                .build(),
+            invocations: meter
+                .u64_counter(METRIC_INVOCATIONS)
+                .with_description("Agent runs that ended")
+                .build(),
+            iterations: meter
+                .u64_counter(METRIC_ITERATIONS)
+                .with_description("Agent loop iterations started")
+                .build(),
+            tool_calls: meter
+                .u64_counter(METRIC_TOOL_CALLS)
+                .with_description("Tool calls that ended")
+                .build(),
+            tool_errors: meter
+                .u64_counter(METRIC_TOOL_ERRORS)
+                .with_description("Tool calls that failed")
+                .build(),
+            tool_duration: meter
+                .f64_histogram(METRIC_TOOL_DURATION)
+                .with_unit("s")
+                .with_description("Tool call duration")
+                .with_boundaries(DURATION_BUCKETS.to_vec())
+                .build(),
+        }
+    }
+}
+
+/// Traces and measures agent runs with OpenTelemetry.
+///
+/// Per run: `invoke_agent {agent}` is the root; `iteration {n}` spans are its children;
+/// `chat {model}` and `execute_tool {tool}` spans are children of their iteration. Spans are
+/// parented explicitly through [`Context`] and kept per run id and tool call id, so
+/// concurrent runs and parallel calls of one tool never mix. Cancelled calls end their span
+/// (`hooks.cancelled = true`); whatever is still open when a run ends is ended with it.
+///
+/// Arguments and results are recorded (`gen_ai.tool.call.arguments` / `.result`, truncated)
+/// only with [`with_content_capture`](TelemetryHookBuilder::with_content_capture).
+///
+/// Metrics: `gen_ai.client.operation.duration`, `gen_ai.client.token.usage`,
+/// `hooks.agent.invocations`, `hooks.agent.iterations`, `hooks.tool.calls`, `hooks.tool.errors`
+/// and `hooks.tool.duration`.
+///
+/// ```
+/// use hooks_otel::TelemetryHook;
+/// // Uses the global tracer and meter providers (no-ops until the program installs some).
+/// let hook = TelemetryHook::builder().with_agent_name("support-bot").build();
+/// # let _ = hook;
+/// ```
+pub struct TelemetryHook {
+    tracer: BoxedTracer,
+    instruments: Instruments,
+    runs: Box<[Mutex<HashMap<RunId, RunSpans>>]>,
+    options: Options,
+}
+
+#[derive(Debug, Clone)]
+struct Options {
+    agent_name: Option<String>,
+    capture_content: bool,
+    max_content_chars: usize,
+    priority: HookPriority,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            agent_name: None,
+            capture_content: false,
+            max_content_chars: 1_000,
+            priority: HookPriority::OBSERVABILITY_DEFAULT,
+        }
+    }
+}
+
+impl fmt::Debug for TelemetryHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TelemetryHook")
+            .field("options", &self.options)
+            .field("open_runs", &self.open_runs())
+            .finish_non_exhaustive()
+    }
+}
+
+fn scope() -> InstrumentationScope {
+    InstrumentationScope::builder(SCOPE)
+        .with_version(env!("CARGO_PKG_VERSION"))
+        .build()
+}
+
+impl Default for TelemetryHook {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TelemetryHook {
+    /// A hook on the global tracer and meter providers, with the defaults.
+    pub fn new() -> Self {
+        Self::builder().build()
+    }
+
+    /// A builder (global providers unless others are given).
+    pub fn builder() -> TelemetryHookBuilder {
+        TelemetryHookBuilder {
+            tracer: None,
+            meter: None,
+            options: Options::default(),
+        }
+    }
+
+    /// How many runs have spans open (for diagnostics and tests: 0 when every run has ended).
+    pub fn open_runs(&self) -> usize {
+        self.runs.iter().map(|s| lock(s).len()).sum()
+    }
+
+    fn shard(&self, run: &RunId) -> MutexGuard<'_, HashMap<RunId, RunSpans>> {
+        let mut h = DefaultHasher::new();
+        run.hash(&mut h);
+        lock(&self.runs[(h.finish() as usize) % self.runs.len()])
+    }
+
+    /// The parent for a new span of `run`: its iteration, else its invocation, else none.
+    fn parent_of(&self, run: &RunId) -> Context {
+        self.shard(run)
+            .get(run)
+            .map(|r| r.parent().clone())
+            .unwrap_or_default()
+    }
+
+    fn content(&self, text: &str) -> String {
+        preview(text, self.options.max_content_chars).into_owned()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Ends a span the hook found still open when its run (or call) ended.
+fn close_dangling(mut span: BoxedSpan, why: &'static str) {
+    span.set_attribute(KeyValue::new(HOOKS_CLOSED_BY, why));
+    span.end();
+}
+
+#[async_trait]
+impl HookProvider for TelemetryHook {
+    fn priority(&self) -> HookPriority {
+        self.options.priority
+    }
+
+    fn hooks(&self) -> HookSet {
+        HookSet::INVOCATION | HookSet::ITERATION | HookSet::MODEL_CALL | HookSet::TOOL_CALL
+    }
+
+    async fn on_before_invocation(&self, e: &mut BeforeInvocationEvent) -> Result<(), HookError> {
+        let state = e.state();
+        let name = self
+            .options
+            .agent_name
+            .clone()
+            .unwrap_or_else(|| state.agent_id.clone());
+        let span = self
+            .tracer
+            .span_builder(format!("{OP_INVOKE_AGENT} {name}"))
+            .with_kind(SpanKind::Internal)
+            .with_attributes([
+                KeyValue::new(GEN_AI_OPERATION_NAME, OP_INVOKE_AGENT),
+                KeyValue::new(GEN_AI_AGENT_ID, state.agent_id.clone()),
+                KeyValue::new(GEN_AI_AGENT_NAME, name),
+                KeyValue::new(GEN_AI_CONVERSATION_ID, state.run_id.to_string()),
+            ])
+            .start_with_context(&self.tracer, &Context::new());
+        let run = RunSpans {
+            invocation: Context::new().with_span(span),
+            iteration: None,
+            model: None,
+            tools: HashMap::new(),
+        };
+        let old = self.shard(&state.run_id).insert(state.run_id.clone(), run);
+        if let Some(old) = old {
+            // A run id reused while its first run is open: end the old tree rather than leak it.
+            end_run(old, "run_id_reused");
+        }
+        Ok(())
+    }
+
+    async fn on_iteration_start(&self, e: &IterationEvent<'_>) -> Result<(), HookError> {
+        let run_id = e.run_id();
+        let mut shard = self.shard(run_id);
+        let Some(run) = shard.get_mut(run_id) else {
+            return Ok(());
+        };
+        if let Some(old) = run.iteration.take() {
+            old.span()
+                .set_attribute(KeyValue::new(HOOKS_CLOSED_BY, "next_iteration"));
+            old.span().end();
+        }
+        let span = self
+            .tracer
+            .span_builder(format!("iteration {}", e.iteration()))
+            .with_kind(SpanKind::Internal)
+            .with_attributes([KeyValue::new(HOOKS_ITERATION, i64::from(e.iteration()))])
+            .start_with_context(&self.tracer, &run.invocation);
+        run.iteration = Some(run.invocation.with_span(span));
+        drop(shard);
+        self.instruments.iterations.add(1, &[]);
+        Ok(())
+    }
+
+    async fn on_iteration_end(&self, e: &IterationEvent<'_>) -> Result<(), HookError> {
+        let run_id = e.run_id();
+        let iteration = self
+            .shard(run_id)
+            .get_mut(run_id)
+            .and_then(|r| r.iteration.take());
+        if let Some(cx) = iteration {
+            let span = cx.span();
+            span.set_attribute(KeyValue::new(HOOKS_CONFIDENCE, e.state().confidence));
+            span.end();
+        }
+        Ok(())
+    }
+
+    async fn on_before_model_call(
+        &self,
+        e: &mut BeforeModelCallEvent<'_>,
+    ) -> Result<(), HookError> {
+        let parent = self.parent_of(e.run_id());
+        let model = e.model().to_owned();
+        let span = self
+            .tracer
+            .span_builder(format!("{OP_CHAT} {model}"))
+            .with_kind(SpanKind::Client)
+            .with_attributes([
+                KeyValue::new(GEN_AI_OPERATION_NAME, OP_CHAT),
+                KeyValue::new(GEN_AI_REQUEST_MODEL, model.clone()),
+                KeyValue::new(HOOKS_ATTEMPT, i64::from(e.attempt())),
+            ])
+            .start_with_context(&self.tracer, &parent);
+        let mut shard = self.shard(e.run_id());
+        match shard.get_mut(e.run_id()) {
+            Some(run) => {
+                if let Some((old, ..)) = run.model.replace((span, Instant::now(), model)) {
+                    close_dangling(old, "next_model_call");
+                }
+            }
+            None => close_dangling(span, "no_open_run"),
+        }
+        Ok(())
+    }
+
+    async fn on_after_model_call(&self, e: &mut AfterModelCallEvent<'_>) -> Result<(), HookError> {
+        let taken = self
+            .shard(e.run_id())
+            .get_mut(e.run_id())
+            .and_then(|r| r.model.take());
+        let Some((mut span, started, model)) = taken else {
+            return Ok(());
+        };
+        let mut metric_attrs = vec![
+            KeyValue::new(GEN_AI_OPERATION_NAME, OP_CHAT),
+            KeyValue::new(GEN_AI_REQUEST_MODEL, model.clone()),
+        ];
+        if let Some(r) = e.response() {
+            span.set_attribute(KeyValue::new(
+                GEN_AI_RESPONSE_FINISH_REASONS,
+                Value::Array(Array::String(vec![StringValue::from(
+                    r.finish_reason.as_str().to_owned(),
+                )])),
+            ));
+            if let Some(m) = &r.model {
+                span.set_attribute(KeyValue::new(GEN_AI_RESPONSE_MODEL, m.clone()));
+            }
+            if let Some(u) = r.usage {
+                span.set_attribute(KeyValue::new(
+                    GEN_AI_USAGE_INPUT_TOKENS,
+                    u.input_tokens as i64,
+                ));
+                span.set_attribute(KeyValue::new(
+                    GEN_AI_USAGE_OUTPUT_TOKENS,
+                    u.output_tokens as i64,
+                ));
+                let mut input = metric_attrs.clone();
+                input.push(KeyValue::new(GEN_AI_TOKEN_TYPE, "input"));
+                self.instruments.token_usage.record(u.input_tokens, &input);
+                let mut output = metric_attrs.clone();
+                output.push(KeyValue::new(GEN_AI_TOKEN_TYPE, "output"));
+                self.instruments
+                    .token_usage
+                    .record(u.output_tokens, &output);
+            }
+        } else if let Some(err) = e.error() {
+            span.set_status(Status::error(err.to_string()));
+            span.set_attribute(KeyValue::new(ERROR_TYPE, err.kind().as_str()));
+            metric_attrs.push(KeyValue::new(ERROR_TYPE, err.kind().as_str()));
+        }
+        self.instruments
+            .operation_duration
+            .record(started.elapsed().as_secs_f64(), &metric_attrs);
+        span.end();
+        Ok(())
+    }
+
+    async fn on_before_tool_call(&self, e: &mut BeforeToolCallEvent<'_>) -> Result<(), HookError> {
+        let parent = self.parent_of(e.run_id());
+        let tool = preview(e.tool_name(), 256).into_owned();
+        let mut attrs = vec![
+            KeyValue::new(GEN_AI_OPERATION_NAME, OP_EXECUTE_TOOL),
+            KeyValue::new(GEN_AI_TOOL_NAME, tool.clone()),
+            KeyValue::new(
+                GEN_AI_TOOL_CALL_ID,
+                preview(e.tool_call_id(), 256).into_owned(),
+            ),
+            KeyValue::new(GEN_AI_TOOL_TYPE, "function"),
+            KeyValue::new(HOOKS_ATTEMPT, i64::from(e.attempt())),
+        ];
+        if self.options.capture_content {
+            attrs.push(KeyValue::new(
+                GEN_AI_TOOL_CALL_ARGUMENTS,
+                json_preview(e.arguments(), self.options.max_content_chars),
+            ));
+        }
+        let span = self
+            .tracer
+            .span_builder(format!("{OP_EXECUTE_TOOL} {tool}"))
+            .with_kind(SpanKind::Internal)
+            .with_attributes(attrs)
+            .start_with_context(&self.tracer, &parent);
+        let mut shard = self.shard(e.run_id());
+        match shard.get_mut(e.run_id()) {
+            Some(run) => {
+                let old = run
+                    .tools
+                    .insert(e.tool_call_id().to_owned(), (span, Instant::now()));
+                if let Some((old, _)) = old {
+                    close_dangling(old, "call_id_reused");
+                }
+            }
+            None => close_dangling(span, "no_open_run"),
+        }
+        Ok(())
+    }
+
+    async fn on_after_tool_call(&self, e: &mut AfterToolCallEvent<'_>) -> Result<(), HookError> {
+        let taken = self
+            .shard(e.run_id())
+            .get_mut(e.run_id())
+            .and_then(|r| r.tools.remove(e.tool_call_id()));
+        let Some((mut span, started)) = taken else {
+            return Ok(());
+        };
+        let tool = preview(e.tool_name(), 256).into_owned();
+        if let Some(reason) = e.cancelled() {
+            span.set_attribute(KeyValue::new(HOOKS_CANCELLED, true));
+            span.add_event(
+                "cancelled",
+                vec![KeyValue::new("hooks.cancel_reason", self.content(reason))],
+            );
+        } else if let Some(err) = e.error() {
+            let description = if self.options.capture_content {
+                self.content(err)
+            } else {
+                "tool call failed".to_owned()
+            };
+            span.set_status(Status::error(description));
+            span.set_attribute(KeyValue::new(ERROR_TYPE, "tool_error"));
+        }
+        if self.options.capture_content {
+            span.set_attribute(KeyValue::new(
+                GEN_AI_TOOL_CALL_RESULT,
+                self.content(e.result()),
+            ));
+        }
+        span.end();
+        let attrs = [
+            KeyValue::new(GEN_AI_TOOL_NAME, tool),
+            KeyValue::new(HOOKS_SUCCESS, e.success()),
+        ];
+        self.instruments.tool_calls.add(1, &attrs);
+        if e.error().is_some() {
+            self.instruments.tool_errors.add(1, &attrs);
+        }
+        self.instruments
+            .tool_duration
+            .record(started.elapsed().as_secs_f64(), &attrs);
+        Ok(())
+    }
+
+    async fn on_after_invocation(&self, e: &AfterInvocationEvent<'_>) -> Result<(), HookError> {
+        let state = e.state();
+        let Some(run) = self.shard(&state.run_id).remove(&state.run_id) else {
+            return Ok(());
+        };
+        let span = run.invocation.span();
+        span.set_attribute(KeyValue::new(HOOKS_SUCCESS, e.success()));
+        span.set_attribute(KeyValue::new(HOOKS_ITERATIONS, i64::from(state.iteration)));
+        span.set_attribute(KeyValue::new(HOOKS_CONFIDENCE, state.confidence));
+        span.set_attribute(KeyValue::new(
+            HOOKS_TOOL_CALLS,
+            state.tool_executions.len() as i64,
+        ));
+        span.set_attribute(KeyValue::new(HOOKS_ERRORS, state.errors.len() as i64));
+        span.set_attribute(KeyValue::new(
+            HOOKS_DURATION_MS,
+            e.duration().as_secs_f64() * 1000.0,
+        ));
+        let mut attrs = vec![KeyValue::new(GEN_AI_OPERATION_NAME, OP_INVOKE_AGENT)];
+        if let Some(err) = e.error() {
+            span.set_status(Status::error(preview(&err.to_string(), 512).into_owned()));
+            span.set_attribute(KeyValue::new(ERROR_TYPE, err.kind()));
+            attrs.push(KeyValue::new(ERROR_TYPE, err.kind()));
+        }
+        self.instruments
+            .operation_duration
+            .record(e.duration().as_secs_f64(), &attrs);
+        self.instruments
+            .invocations
+            .add(1, &[KeyValue::new(HOOKS_SUCCESS, e.success())]);
+        end_run(run, "run_end");
+        Ok(())
+    }
+}
+
+/// Ends every span of a run: open calls and iteration first, the invocation last.
+fn end_run(run: RunSpans, why: &'static str) {
+    for (_, (span, _)) in run.tools {
+        close_dangling(span, why);
+    }
+    if let Some((span, ..)) = run.model {
+        close_dangling(span, why);
+    }
+    if let Some(cx) = run.iteration {
+        cx.span().set_attribute(KeyValue::new(HOOKS_CLOSED_BY, why));
+        cx.span().end();
+    }
+    run.invocation.span().end();
+}
+
+/// Builds a [`TelemetryHook`].
+pub struct TelemetryHookBuilder {
+    tracer: Option<BoxedTracer>,
+    meter: Option<Meter>,
+    options: Options,
+}
+
+impl fmt::Debug for TelemetryHookBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TelemetryHookBuilder")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TelemetryHookBuilder {
+    /// Traces through `provider` (default: the global one).
+    #[must_use]
+    pub fn with_tracer_provider<P>(mut self, provider: &P) -> Self
+    where
+        P: TracerProvider,
+        P::Tracer: Tracer + Send + Sync + 'static,
+        <P::Tracer as Tracer>::Span: Send + Sync + 'static,
+    {
+        self.tracer = Some(BoxedTracer::new(Box::new(
+            provider.tracer_with_scope(scope()),
+        )));
+        self
+    }
+
+    /// Measures through `provider` (default: the global one).
+    #[must_use]
+    pub fn with_meter_provider(mut self, provider: &impl MeterProvider) -> Self {
+        self.meter = Some(provider.meter_with_scope(scope()));
+        self
+    }
+
+    /// The agent name in span names and `gen_ai.agent.name` (default: the state's agent id).
+    #[must_use]
+    pub fn with_agent_name(mut self, name: impl Into<String>) -> Self {
+        self.options.agent_name = Some(name.into());
+        self
+    }
+
+    /// Records tool arguments and results (and tool error texts) on spans. Off by default:
+    /// they may hold personal data.
+    #[must_use]
+    pub fn with_content_capture(mut self, on: bool) -> Self {
+        self.options.capture_content = on;
+        self
+    }
+
+    /// The most characters of captured content per attribute (default 1 000).
+    #[must_use]
+    pub fn with_max_content_chars(mut self, n: usize) -> Self {
+        self.options.max_content_chars = n;
+        self
+    }
+
+    /// The priority (default OBSERVABILITY_DEFAULT).
+    #[must_use]
+    pub fn with_priority(mut self, p: HookPriority) -> Self {
+        self.options.priority = p;
+        self
+    }
+
+    /// Builds the hook.
+    pub fn build(self) -> TelemetryHook {
+        let tracer = self
+            .tracer
+            .unwrap_or_else(|| opentelemetry::global::tracer_provider().tracer_with_scope(scope()));
+        let meter = self
+            .meter
+            .unwrap_or_else(|| opentelemetry::global::meter_provider().meter_with_scope(scope()));
+        TelemetryHook {
+            tracer,
+            instruments: Instruments::new(&meter),
+            runs: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            options: self.options,
+        }
+    }
+}
+
+/// A telemetry hook that does nothing, with [`TelemetryHook`]'s constructor surface: swap it in
+/// to turn telemetry off without touching the rest of the setup. It subscribes to no event, so
+/// the registry never calls it.
+#[derive(Debug, Clone, Default)]
+pub struct NoOpTelemetryHook {
+    priority: HookPriority,
+}
+
+impl NoOpTelemetryHook {
+    /// The no-op hook.
+    pub fn new() -> Self {
+        Self::builder().build()
+    }
+
+    /// A builder mirroring [`TelemetryHookBuilder`].
+    pub fn builder() -> NoOpTelemetryHookBuilder {
+        NoOpTelemetryHookBuilder {
+            priority: HookPriority::OBSERVABILITY_DEFAULT,
+        }
+    }
+}
+
+impl HookProvider for NoOpTelemetryHook {
+    fn priority(&self) -> HookPriority {
+        self.priority
+    }
+
+    fn hooks(&self) -> HookSet {
+        HookSet::NONE
+    }
+}
+
+/// Builds a [`NoOpTelemetryHook`]; every option is accepted and ignored.
+#[derive(Debug, Clone)]
+pub struct NoOpTelemetryHookBuilder {
+    priority: HookPriority,
+}
+
+impl NoOpTelemetryHookBuilder {
+    /// Ignored.
+    #[must_use]
+    pub fn with_agent_name(self, _name: impl Into<String>) -> Self {
+        self
+    }
+
+    /// Ignored.
+    #[must_use]
+    pub fn with_content_capture(self, _on: bool) -> Self {
+        self
+    }
+
+    /// Ignored.
+    #[must_use]
+    pub fn with_max_content_chars(self, _n: usize) -> Self {
+        self
+    }
+
+    /// The priority (it never runs, but keeps its place in the registry's order).
+    #[must_use]
+    pub fn with_priority(mut self, p: HookPriority) -> Self {
+        self.priority = p;
+        self
+    }
+
+    /// Builds the hook.
+    pub fn build(self) -> NoOpTelemetryHook {
+        NoOpTelemetryHook {
+            priority: self.priority,
+        }
+    }
+}
