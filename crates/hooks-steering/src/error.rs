@@ -1,0 +1,76 @@
+//! Errors of the steering provider.
+
+use std::time::Duration;
+
+/// The judge failed to give a usable answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum JudgeError {
+    /// No answer in time.
+    #[error("timed out after {}", humane(*.0))]
+    Timeout(Duration),
+    /// The server could not be reached (refused, reset, DNS …).
+    #[error("unreachable: {0}")]
+    Unreachable(String),
+    /// A non-2xx status.
+    #[error("HTTP {status}: {body}")]
+    Status {
+        /// The status code.
+        status: u16,
+        /// The start of the body.
+        body: String,
+    },
+    /// The body was larger than the cap.
+    #[error("response body larger than {limit} bytes")]
+    BodyTooLarge {
+        /// The cap.
+        limit: usize,
+    },
+    /// The body was not a chat-completion response.
+    #[error("malformed response: {0}")]
+    Malformed(String),
+    /// The answer was cut off at the token limit.
+    #[error(
+        "the answer was cut off (finish_reason = length); raise max_tokens or shorten the prompt"
+    )]
+    CutOff,
+    /// The answer did not start with a decision.
+    #[error("unparseable answer: {0}")]
+    Unparseable(String),
+    /// The judge is misconfigured.
+    #[error("judge misconfigured: {0}")]
+    Config(String),
+}
+
+fn humane(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{:.3}s", d.as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_failure() {
+        assert_eq!(
+            JudgeError::Timeout(Duration::from_secs(10)).to_string(),
+            "timed out after 10s"
+        );
+        assert_eq!(
+            JudgeError::Timeout(Duration::from_millis(250)).to_string(),
+            "timed out after 0.250s"
+        );
+        assert_eq!(
+            JudgeError::Status {
+                status: 500,
+                body: "boom".into()
+            }
+            .to_string(),
+            "HTTP 500: boom"
+        );
+    }
+}

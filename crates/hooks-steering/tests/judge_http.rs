@@ -1,0 +1,301 @@
+//! OpenAiJudge against a small HTTP server on 127.0.0.1 that produces the failures a real
+//! server will not produce on demand: HTTP 500, a reply past the timeout, malformed JSON, a
+//! 10 MB body, a cut-off reply, and a refused connection — and the request shape it sends.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hooks_core::test_util::ScriptedModel;
+use hooks_core::{Agent, FnTool, HookRegistry, ModelResponse, Role, ToolCall, ToolSpec};
+use hooks_steering::{
+    DecisionSource, FailurePolicy, JudgeError, JudgeModel, JudgeRequest, OpenAiJudge,
+    SteeringAction, SteeringHook,
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    Answer(&'static str, &'static str),
+    Status500,
+    Slow,
+    Malformed,
+    Huge,
+}
+
+/// Serves chat-completions replies per `mode` and keeps the request bodies it got.
+async fn server(mode: Mode) -> (String, Arc<Mutex<Vec<Value>>>, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let auth = Arc::new(Mutex::new(Vec::new()));
+    let (b, a) = (bodies.clone(), auth.clone());
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let (b, a) = (b.clone(), a.clone());
+            tokio::spawn(async move {
+                let (r, mut w) = stream.into_split();
+                let mut r = BufReader::new(r);
+                let mut len = 0;
+                loop {
+                    let mut line = String::new();
+                    if r.read_line(&mut line).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let l = line.trim_end().to_ascii_lowercase();
+                    if l.is_empty() {
+                        break;
+                    }
+                    if let Some(v) = l.strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap_or(0);
+                    }
+                    if l.starts_with("authorization:") {
+                        a.lock()
+                            .unwrap()
+                            .push(line.trim_end()["authorization:".len()..].trim().to_owned());
+                    }
+                }
+                let mut body = vec![0; len];
+                let _ = r.read_exact(&mut body).await;
+                b.lock()
+                    .unwrap()
+                    .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+                let (status, payload): (&str, Vec<u8>) = match mode {
+                    Mode::Answer(content, finish) => (
+                        "200 OK",
+                        json!({"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": finish}]})
+                            .to_string()
+                            .into_bytes(),
+                    ),
+                    Mode::Status500 => ("500 Internal Server Error", b"{\"error\": \"model crashed\"}".to_vec()),
+                    Mode::Slow => {
+                        tokio::time::sleep(Duration::from_secs(5)).await;
+                        ("200 OK", b"{}".to_vec())
+                    }
+                    Mode::Malformed => ("200 OK", b"{\"choices\": [ this is not json".to_vec()),
+                    Mode::Huge => ("200 OK", vec![b' '; 10 * 1024 * 1024]),
+                };
+                let head = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    payload.len()
+                );
+                let _ = w.write_all(head.as_bytes()).await;
+                let _ = w.write_all(&payload).await;
+                let _ = w.shutdown().await;
+            });
+        }
+    });
+    (base, bodies, auth)
+}
+
+fn judge(base: &str, timeout: Duration) -> OpenAiJudge {
+    OpenAiJudge::builder()
+        .with_base_url(base)
+        .with_model("test-judge")
+        .with_api_key("sk-test-key-not-real")
+        .with_timeout(timeout)
+        .build()
+        .unwrap()
+}
+
+fn request() -> JudgeRequest {
+    let hook =
+        SteeringHook::builder(hooks_steering::RuleJudge::new(SteeringAction::Proceed)).build();
+    JudgeRequest::new(
+        hooks_steering::SYSTEM_PROMPT,
+        hook.tool_prompt(&"r".into(), "search", &json!({"q": "x"})),
+        100,
+        Some("search".into()),
+    )
+}
+
+#[tokio::test]
+async fn the_request_has_the_originals_shape_with_structured_output() {
+    let (base, bodies, auth) = server(Mode::Answer(
+        "{\"decision\": \"GUIDE\", \"reason\": \"Use The Cache\"}",
+        "stop",
+    ))
+    .await;
+    let reply = judge(&base, Duration::from_secs(5))
+        .judge(&request())
+        .await
+        .unwrap();
+    assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
+    let body = bodies.lock().unwrap()[0].clone();
+    assert_eq!(body["model"], "test-judge");
+    assert_eq!(body["max_tokens"], 100);
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "system", "content": "You are a concise safety evaluator."})
+    );
+    let prompt = body["messages"][1]["content"].as_str().unwrap();
+    for section in [
+        "## Policy",
+        "## Recent Tool Calls",
+        "## Stats",
+        "## Proposed Tool Call",
+        "PROCEED",
+        "GUIDE",
+        "INTERRUPT",
+    ] {
+        assert!(prompt.contains(section), "{section} missing from {prompt}");
+    }
+    assert_eq!(body["response_format"]["type"], "json_schema");
+    assert_eq!(
+        body["response_format"]["json_schema"]["schema"]["properties"]["decision"]["enum"],
+        json!(["PROCEED", "GUIDE", "INTERRUPT"])
+    );
+    assert_eq!(
+        body["response_format"]["json_schema"]["schema"]["properties"]["reason"]["maxLength"],
+        200
+    );
+    assert_eq!(auth.lock().unwrap()[0], "Bearer sk-test-key-not-real");
+}
+
+async fn fails_with(mode: Mode, timeout: Duration) -> JudgeError {
+    let (base, ..) = server(mode).await;
+    judge(&base, timeout).judge(&request()).await.unwrap_err()
+}
+
+#[tokio::test]
+async fn every_failure_is_a_typed_error() {
+    assert_eq!(
+        fails_with(Mode::Status500, Duration::from_secs(5)).await,
+        JudgeError::Status {
+            status: 500,
+            body: "{\"error\": \"model crashed\"}".into()
+        }
+    );
+    assert_eq!(
+        fails_with(Mode::Slow, Duration::from_millis(300)).await,
+        JudgeError::Timeout(Duration::from_millis(300))
+    );
+    assert!(matches!(
+        fails_with(Mode::Malformed, Duration::from_secs(5)).await,
+        JudgeError::Malformed(_)
+    ));
+    assert_eq!(
+        fails_with(Mode::Huge, Duration::from_secs(10)).await,
+        JudgeError::BodyTooLarge { limit: 1 << 20 }
+    );
+    // Refused: a port that was just free.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/v1", l.local_addr().unwrap());
+    drop(l);
+    let err = judge(&base, Duration::from_secs(5))
+        .judge(&request())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, JudgeError::Unreachable(_)), "{err:?}");
+}
+
+/// Runs one tool call through an agent steered by a judge at `base`; returns what the model saw
+/// as the tool result and the hook.
+async fn steered(
+    base: &str,
+    policy: FailurePolicy,
+    timeout: Duration,
+) -> (String, Arc<SteeringHook>) {
+    let hook = Arc::new(
+        SteeringHook::builder(judge(base, timeout))
+            .with_failure_policy(policy)
+            .build(),
+    );
+    let model = Arc::new(ScriptedModel::new(vec![
+        Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+            "c1",
+            "search",
+            json!({"q": "x"}),
+        )])),
+        Ok(ModelResponse::text("done")),
+    ]));
+    let mut registry = HookRegistry::new();
+    registry.add_arc(hook.clone()).unwrap();
+    let agent = Agent::builder_arc("a", model.clone())
+        .tool(FnTool::new(ToolSpec::new("search", "s", json!({})), |_| {
+            Ok("ran".into())
+        }))
+        .registry(Arc::new(registry))
+        .build()
+        .unwrap();
+    let out = agent.run("go").await.unwrap();
+    let seen = model.received(&out.state.run_id)[1]
+        .iter()
+        .find(|m| m.role == Role::Tool)
+        .unwrap()
+        .content
+        .clone();
+    (seen, hook)
+}
+
+#[tokio::test]
+async fn failures_fail_closed_by_default_naming_the_failure_and_open_when_asked() {
+    let (base, ..) = server(Mode::Slow).await;
+    let (seen, hook) = steered(&base, FailurePolicy::FailClosed, Duration::from_millis(300)).await;
+    assert_eq!(seen, "Steering judge unavailable: timed out after 0.300s");
+    assert!(matches!(
+        hook.decisions()[0].source,
+        DecisionSource::Failure(_)
+    ));
+
+    let (base, ..) = server(Mode::Status500).await;
+    let (seen, _) = steered(&base, FailurePolicy::FailClosed, Duration::from_secs(5)).await;
+    assert!(
+        seen.starts_with("Steering judge unavailable: HTTP 500"),
+        "{seen}"
+    );
+
+    let (base, ..) = server(Mode::Answer("GUIDE: Use the cache", "length")).await;
+    let (seen, _) = steered(&base, FailurePolicy::FailClosed, Duration::from_secs(5)).await;
+    assert!(
+        seen.starts_with("Steering judge unavailable: the answer was cut off"),
+        "{seen}"
+    );
+
+    let (base, ..) = server(Mode::Answer("GUIDELINES OK", "stop")).await;
+    let (seen, _) = steered(&base, FailurePolicy::FailClosed, Duration::from_secs(5)).await;
+    assert!(
+        seen.starts_with("Steering judge unavailable: unparseable answer"),
+        "{seen}"
+    );
+
+    let (base, ..) = server(Mode::Malformed).await;
+    let (seen, hook) = steered(&base, FailurePolicy::FailOpen, Duration::from_secs(5)).await;
+    assert_eq!(seen, "ran", "fail open lets the call through");
+    assert_eq!(hook.decisions()[0].action, SteeringAction::Proceed);
+}
+
+#[tokio::test]
+async fn guide_and_interrupt_over_http_keep_the_reasons_case() {
+    let (base, ..) = server(Mode::Answer(
+        "{\"decision\": \"GUIDE\", \"reason\": \"Use The Read Replica\"}",
+        "stop",
+    ))
+    .await;
+    let (seen, _) = steered(&base, FailurePolicy::FailClosed, Duration::from_secs(5)).await;
+    assert_eq!(seen, "Steering blocked: Use The Read Replica");
+    let (base, ..) = server(Mode::Answer("INTERRUPT: Needs Finance Sign-Off", "stop")).await;
+    let (seen, _) = steered(&base, FailurePolicy::FailClosed, Duration::from_secs(5)).await;
+    assert_eq!(seen, "REQUIRES APPROVAL: Needs Finance Sign-Off");
+    let (base, ..) = server(Mode::Answer("PROCEED", "stop")).await;
+    let (seen, _) = steered(&base, FailurePolicy::FailClosed, Duration::from_secs(5)).await;
+    assert_eq!(seen, "ran");
+}
+
+#[test]
+fn a_base_url_without_a_scheme_is_refused() {
+    let err = OpenAiJudge::builder()
+        .with_base_url("localhost:8080")
+        .build()
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("must start with http:// or https://")
+    );
+}

@@ -1,0 +1,329 @@
+//! SteeringHook semantics with in-process judges: structural interrupts, approvals, per-run
+//! context under concurrency, judged final answers, and the verdict parser's properties.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use hooks_core::test_util::ScriptedModel;
+use hooks_core::{
+    Agent, FnTool, HookRegistry, ModelResponse, Role, RunOutput, ToolCall, ToolSpec, async_trait,
+};
+use hooks_steering::{
+    ApprovalRequest, Approver, DecisionSource, JudgeError, JudgeModel, JudgeReply, JudgeRequest,
+    SteeringAction, SteeringHook, parse_verdict,
+};
+use proptest::prelude::*;
+use serde_json::json;
+
+/// Answers a fixed text and keeps every prompt it got.
+struct Recording {
+    answer: String,
+    prompts: Mutex<Vec<String>>,
+    calls: AtomicUsize,
+}
+
+impl Recording {
+    fn new(answer: &str) -> Arc<Self> {
+        Arc::new(Self {
+            answer: answer.into(),
+            prompts: Mutex::default(),
+            calls: AtomicUsize::new(0),
+        })
+    }
+}
+
+#[async_trait]
+impl JudgeModel for Recording {
+    fn name(&self) -> &str {
+        "recording"
+    }
+    async fn judge(&self, r: &JudgeRequest) -> Result<JudgeReply, JudgeError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.prompts.lock().unwrap().push(r.prompt.clone());
+        tokio::task::yield_now().await;
+        Ok(JudgeReply::new(self.answer.clone(), Some("stop".into())))
+    }
+}
+
+struct Yes(bool);
+
+#[async_trait]
+impl Approver for Yes {
+    async fn approve(&self, _: &ApprovalRequest) -> bool {
+        self.0
+    }
+}
+
+fn agent(
+    hook: Arc<SteeringHook>,
+    calls: Vec<ToolCall>,
+    answers: Vec<&str>,
+) -> (Agent, Arc<ScriptedModel>) {
+    let mut script = vec![Ok(ModelResponse::tool_calls(calls))];
+    script.extend(answers.into_iter().map(|a| Ok(ModelResponse::text(a))));
+    let model = Arc::new(ScriptedModel::new(script));
+    let mut registry = HookRegistry::new();
+    registry.add_arc(hook).unwrap();
+    let mut b = Agent::builder_arc("steered", model.clone()).registry(Arc::new(registry));
+    for name in ["search", "wire_money", "delete_user"] {
+        b = b.tool(FnTool::new(
+            ToolSpec::new(name, "t", json!({})),
+            move |_| Ok(format!("{name} ran")),
+        ));
+    }
+    (b.build().unwrap(), model)
+}
+
+fn results(model: &ScriptedModel, out: &RunOutput) -> Vec<String> {
+    model.received(&out.state.run_id)[1]
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.content.clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn interrupt_tools_never_reach_the_judge() {
+    let judge = Recording::new("PROCEED");
+    let hook = Arc::new(
+        SteeringHook::builder_arc(judge.clone())
+            .with_interrupt_tools(["wire_money"])
+            .build(),
+    );
+    let (a, model) = agent(
+        hook.clone(),
+        vec![
+            ToolCall::new("c1", "wire_money", json!({"amount": 1000})),
+            ToolCall::new("c2", "search", json!({"q": "x"})),
+        ],
+        vec!["done"],
+    );
+    let out = a.run("pay").await.unwrap();
+    assert_eq!(
+        results(&model, &out),
+        [
+            "REQUIRES APPROVAL: wire_money needs human approval",
+            "search ran"
+        ]
+    );
+    assert_eq!(
+        judge.calls.load(Ordering::SeqCst),
+        1,
+        "only the search call was judged"
+    );
+    let d = hook.decisions_for(&out.state.run_id);
+    assert_eq!(d[0].source, DecisionSource::InterruptTools);
+    assert_eq!(d[0].action, SteeringAction::Interrupt);
+}
+
+#[tokio::test]
+async fn an_approver_decides_interrupts() {
+    for (approve, expected) in [
+        (true, "delete_user ran"),
+        (false, "REQUIRES APPROVAL: Deleting Needs HR"),
+    ] {
+        let judge = Recording::new("INTERRUPT: Deleting Needs HR");
+        let hook = Arc::new(
+            SteeringHook::builder_arc(judge)
+                .with_approver(Yes(approve))
+                .build(),
+        );
+        let (a, model) = agent(
+            hook.clone(),
+            vec![ToolCall::new("c1", "delete_user", json!({"id": 7}))],
+            vec!["done"],
+        );
+        let out = a.run("remove user 7").await.unwrap();
+        assert_eq!(results(&model, &out), [expected]);
+        assert_eq!(hook.decisions()[0].approved, Some(approve));
+    }
+    // Structural interrupts can be approved too.
+    let hook = Arc::new(
+        SteeringHook::builder_arc(Recording::new("PROCEED"))
+            .with_interrupt_tools(["wire_money"])
+            .with_approver(Yes(true))
+            .build(),
+    );
+    let (a, model) = agent(
+        hook,
+        vec![ToolCall::new("c1", "wire_money", json!({}))],
+        vec!["done"],
+    );
+    let out = a.run("pay").await.unwrap();
+    assert_eq!(results(&model, &out), ["wire_money ran"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_judges_context_is_per_run() {
+    let judge = Recording::new("PROCEED");
+    let hook = Arc::new(SteeringHook::builder_arc(judge.clone()).build());
+    let mut handles = Vec::new();
+    for i in 0..16 {
+        let hook = hook.clone();
+        handles.push(tokio::spawn(async move {
+            let calls = (0..3)
+                .map(|j| {
+                    ToolCall::new(
+                        format!("c{j}"),
+                        "search",
+                        json!({"q": format!("RUN{i}-Q{j}")}),
+                    )
+                })
+                .collect();
+            let model = Arc::new(ScriptedModel::new(vec![
+                Ok(ModelResponse::tool_calls(calls)),
+                Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+                    "c9",
+                    "search",
+                    json!({"q": format!("RUN{i}-LAST")}),
+                )])),
+                Ok(ModelResponse::text("done")),
+            ]));
+            let mut registry = HookRegistry::new();
+            registry.add_arc(hook).unwrap();
+            let a = Agent::builder_arc("x", model)
+                .tool(FnTool::new(ToolSpec::new("search", "s", json!({})), |_| {
+                    Ok("ok".into())
+                }))
+                .registry(Arc::new(registry))
+                .parallel_tool_calls(false)
+                .build()
+                .unwrap();
+            a.run(format!("run {i}")).await.unwrap();
+        }));
+    }
+    for h in handles {
+        h.await.unwrap();
+    }
+    let prompts = judge.prompts.lock().unwrap().clone();
+    assert_eq!(prompts.len(), 16 * 4);
+    for p in &prompts {
+        let proposed = p.split("## Proposed Tool Call").nth(1).unwrap();
+        let run = proposed
+            .split("RUN")
+            .nth(1)
+            .unwrap()
+            .split('-')
+            .next()
+            .unwrap();
+        let marker = format!("RUN{run}-");
+        let others = p.matches("RUN").count();
+        assert_eq!(
+            p.matches(&marker).count(),
+            others,
+            "another run's arguments leaked into: {p}"
+        );
+        if proposed.contains("LAST") {
+            // The fourth call of a run sees that run's three earlier calls and its model calls.
+            assert_eq!(p.matches(&marker).count(), 4, "{p}");
+            assert!(p.contains("Model calls: 2"), "{p}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn recent_calls_are_the_last_five_of_the_run() {
+    let judge = Recording::new("PROCEED");
+    let hook = Arc::new(SteeringHook::builder_arc(judge.clone()).build());
+    let calls = (0..7)
+        .map(|j| ToolCall::new(format!("c{j}"), "search", json!({"n": j})))
+        .collect();
+    let model = Arc::new(ScriptedModel::new(vec![
+        Ok(ModelResponse::tool_calls(calls)),
+        Ok(ModelResponse::text("done")),
+    ]));
+    let mut registry = HookRegistry::new();
+    registry.add_arc(hook).unwrap();
+    // One after another: parallel calls of one response are judged side by side and cannot
+    // see each other.
+    let a = Agent::builder_arc("y", model)
+        .tool(FnTool::new(ToolSpec::new("search", "s", json!({})), |_| {
+            Ok("ok".into())
+        }))
+        .registry(Arc::new(registry))
+        .parallel_tool_calls(false)
+        .build()
+        .unwrap();
+    a.run("go").await.unwrap();
+    let last = judge.prompts.lock().unwrap().last().unwrap().clone();
+    let recent = last
+        .split("## Recent Tool Calls")
+        .nth(1)
+        .unwrap()
+        .split("## Stats")
+        .next()
+        .unwrap();
+    assert_eq!(recent.matches("- search(").count(), 5, "{recent}");
+    assert!(recent.contains(r#"{"n":1}"#) && !recent.contains(r#"{"n":0}"#));
+}
+
+#[tokio::test]
+async fn judged_answers_are_retried_with_guidance_and_bounded() {
+    let judge = Recording::new("GUIDE: Cite A Source");
+    let hook = Arc::new(
+        SteeringHook::builder_arc(judge)
+            .with_evaluate_tools(false)
+            .with_evaluate_responses(true)
+            .build(),
+    );
+    let model = Arc::new(ScriptedModel::new(
+        (0..10)
+            .map(|i| Ok(ModelResponse::text(format!("answer {i}"))))
+            .collect(),
+    ));
+    let mut registry = HookRegistry::new();
+    registry.add_arc(hook).unwrap();
+    let a = Agent::builder_arc("z", model.clone())
+        .registry(Arc::new(registry))
+        .max_retries(2)
+        .build()
+        .unwrap();
+    let err = a.run("question").await.unwrap_err();
+    assert!(matches!(
+        err.error,
+        hooks_core::RunError::RetriesExhausted { attempts: 3, .. }
+    ));
+    let second = &model.received(&err.state.run_id)[1];
+    let feedback = second.last().unwrap();
+    assert!(feedback.automated);
+    assert_eq!(feedback.content, "Steering guidance: Cite A Source");
+}
+
+proptest! {
+    #[test]
+    fn the_verdict_parser_never_panics(s in "\\PC{0,200}") {
+        let _ = parse_verdict(&s);
+    }
+
+    #[test]
+    fn proceed_only_comes_from_text_that_starts_with_it(s in "[ -~\\n]{0,120}") {
+        if let Ok(v) = parse_verdict(&s)
+            && v.action == SteeringAction::Proceed
+        {
+            let t = s.trim();
+            let t = t.strip_prefix("```").map(|x| x.trim_start_matches(|c: char| c.is_ascii_alphabetic()).trim()).unwrap_or(t);
+            prop_assert!(
+                t.to_ascii_uppercase().starts_with("PROCEED") || t.starts_with('{'),
+                "PROCEED from {s:?}"
+            );
+            if t.starts_with('{') {
+                let decision = serde_json::from_str::<serde_json::Value>(t.trim_end_matches("```").trim()).ok().and_then(|v| v["decision"].as_str().map(str::to_owned));
+                prop_assert_eq!(decision.map(|d| d.trim().to_ascii_uppercase()), Some("PROCEED".to_owned()));
+            }
+        }
+    }
+
+    #[test]
+    fn any_prefix_glued_to_proceed_is_not_proceed(prefix in "[A-Za-z0-9_]{1,10}", rest in "[ -~]{0,40}") {
+        let text = format!("{prefix}PROCEED {rest}");
+        if let Ok(v) = parse_verdict(&text) {
+            prop_assert_ne!(v.action, SteeringAction::Proceed);
+        }
+        let glued = format!("PROCEED{prefix}");
+        if let Ok(v) = parse_verdict(&glued) {
+            prop_assert_ne!(v.action, SteeringAction::Proceed, "{}", glued);
+        }
+    }
+}
