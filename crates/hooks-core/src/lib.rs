@@ -72,10 +72,11 @@ pub use event::{
 };
 pub use priority::HookPriority;
 pub use provider::{CustomEvent, HookProvider};
-pub use registry::HookRegistry;
+pub use registry::{HookRegistry, Timer};
 pub use runner::{
-    Agent, AgentBuilder, AgentConfig, AgentError, FnTool, Model, ModelRequest, RecordedChange,
-    RunFailure, RunOutput, Tool, ToolError, ToolInput, tool_output_from_bytes,
+    Agent, AgentBuilder, AgentConfig, AgentError, FnTool, MAX_ARGUMENT_DEPTH, Model, ModelRequest,
+    RecordedChange, RunFailure, RunOutput, Tool, ToolError, ToolInput, drop_deep,
+    nests_deeper_than, tool_output_from_bytes,
 };
 pub use serde_json;
 pub use state::{

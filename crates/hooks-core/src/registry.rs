@@ -4,11 +4,13 @@ use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use futures_util::FutureExt as _;
-use futures_util::future::join_all;
+use futures_util::future::{Either, join_all, select};
 use serde_json::Value;
 
 use crate::error::{DispatchError, HookError, RegistryError};
@@ -59,10 +61,21 @@ struct Entry {
 pub struct HookRegistry {
     entries: Vec<Entry>,
     by_event: [Box<[u32]>; HookEvent::ALL.len()],
+    deadline: Option<(Duration, Arc<dyn Timer>)>,
+}
+
+/// A source of sleeps, so the runtime-agnostic core can bound hook calls in time. The
+/// runtime-aware crates provide one (e.g. `hooks_retry::TokioTimer`).
+pub trait Timer: Send + Sync + 'static {
+    /// A future that completes after `duration`.
+    fn sleep(&self, duration: Duration) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 }
 
 impl fmt::Debug for HookRegistry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(d) = self.deadline() {
+            write!(f, "(deadline {d:?}) ")?;
+        }
         f.debug_list()
             .entries(
                 self.entries
@@ -111,7 +124,12 @@ macro_rules! stop_at_first {
             for &i in subs.$order() {
                 at.store(i as usize, Ordering::Relaxed);
                 let entry = &$self.entries[i as usize];
-                let r = entry.provider.$method(&mut *$event).await;
+                let fut = entry.provider.$method(&mut *$event);
+                // Two arms so the common path (no deadline) awaits the hook directly.
+                let r = match &$self.deadline {
+                    None => fut.await,
+                    Some(_) => $self.bounded(fut).await,
+                };
                 $event.tracker().commit(&entry.name);
                 if let Err(e) = r {
                     return Err(DispatchError::new(&entry.name, kind, e));
@@ -210,6 +228,51 @@ impl HookRegistry {
                 .filter(|(_, e)| e.hooks.contains(event))
                 .map(|(i, _)| i as u32)
                 .collect();
+        }
+    }
+
+    /// Bounds every hook call to `deadline`: a provider that has not returned by then is
+    /// abandoned, and the call becomes an error naming it, handled like any other error of its
+    /// event. `timer` comes from the runtime (the core has none).
+    ///
+    /// ```
+    /// # use std::{future::Future, pin::Pin, sync::Arc, time::Duration};
+    /// # struct NoTimer;
+    /// # impl hooks_core::Timer for NoTimer {
+    /// #     fn sleep(&self, _: Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> { Box::pin(std::future::pending()) }
+    /// # }
+    /// let mut registry = hooks_core::HookRegistry::new();
+    /// registry.set_deadline(Duration::from_secs(5), Arc::new(NoTimer));
+    /// ```
+    pub fn set_deadline(&mut self, deadline: Duration, timer: Arc<dyn Timer>) {
+        self.deadline = Some((deadline, timer));
+    }
+
+    /// Removes the per-hook deadline.
+    pub fn clear_deadline(&mut self) {
+        self.deadline = None;
+    }
+
+    /// The per-hook deadline, if any.
+    pub fn deadline(&self) -> Option<Duration> {
+        self.deadline.as_ref().map(|(d, _)| *d)
+    }
+
+    /// Runs one hook call, within the deadline when there is one.
+    #[inline]
+    async fn bounded<T, F>(&self, fut: F) -> Result<T, HookError>
+    where
+        F: Future<Output = Result<T, HookError>> + Unpin,
+    {
+        match &self.deadline {
+            None => fut.await,
+            Some((d, timer)) => match select(fut, timer.sleep(*d)).await {
+                Either::Left((r, _)) => r,
+                Either::Right(_) => Err(HookError::new(format!(
+                    "did not return within {:.3}s and was abandoned (the registry's per-hook deadline)",
+                    d.as_secs_f64()
+                ))),
+            },
         }
     }
 
@@ -346,7 +409,11 @@ impl HookRegistry {
                 for (n, &i) in subs.iter().rev().enumerate().skip(start) {
                     at.store(n, Ordering::Relaxed);
                     let entry = &self.entries[i as usize];
-                    let r = entry.provider.on_after_tool_call(&mut *event).await;
+                    let fut = entry.provider.on_after_tool_call(&mut *event);
+                    let r = match &self.deadline {
+                        None => fut.await,
+                        Some(_) => self.bounded(fut).await,
+                    };
                     event.tracker().commit(&entry.name);
                     if let Err(e) = r {
                         first.get_or_insert_with(|| DispatchError::new(&entry.name, kind, e));
@@ -383,7 +450,7 @@ impl HookRegistry {
         let mut first = None;
         for &i in self.subscribers(kind).rev_iter() {
             let entry = &self.entries[i as usize];
-            if let Err(e) = guarded(entry.provider.on_after_invocation(event)).await {
+            if let Err(e) = guarded(self.bounded(entry.provider.on_after_invocation(event))).await {
                 first.get_or_insert_with(|| DispatchError::new(&entry.name, kind, e));
             }
         }
@@ -417,7 +484,7 @@ impl HookRegistry {
                 HookEvent::IterationStart => entry.provider.on_iteration_start(event),
                 _ => entry.provider.on_iteration_end(event),
             };
-            async move { (entry, guarded(fut).await) }
+            async move { (entry, guarded(self.bounded(fut)).await) }
         }))
         .await;
         let mut errors = Vec::new();
@@ -446,7 +513,7 @@ impl HookRegistry {
         let mut reply = None;
         for &i in self.subscribers(kind) {
             let entry = &self.entries[i as usize];
-            match guarded(entry.provider.on_custom_event(event)).await {
+            match guarded(self.bounded(entry.provider.on_custom_event(event))).await {
                 Ok(Some(v)) => reply = Some(v),
                 Ok(None) => {}
                 Err(e) => return Err(DispatchError::new(&entry.name, kind, e)),

@@ -22,6 +22,65 @@ use crate::state::{
 };
 use crate::text::preview;
 
+/// Tool-call arguments nested deeper than this are refused: the call gets an error result and
+/// the value is taken apart without recursion, so no hook, log or span meets it (a value
+/// nested 100 000 levels deep would otherwise overflow the stack when cloned or dropped).
+pub const MAX_ARGUMENT_DEPTH: usize = 128;
+
+/// True when `v` nests arrays and objects more than `max` levels deep (checked without
+/// recursion; `[[1]]` is 2 levels).
+pub fn nests_deeper_than(v: &Value, max: usize) -> bool {
+    let container = |v: &Value| matches!(v, Value::Array(_) | Value::Object(_));
+    let mut stack: Vec<(&Value, usize)> = if container(v) {
+        vec![(v, 1)]
+    } else {
+        Vec::new()
+    };
+    while let Some((v, depth)) = stack.pop() {
+        if depth > max {
+            return true;
+        }
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => Box::new(std::iter::empty()),
+        };
+        stack.extend(children.filter(|c| container(c)).map(|c| (c, depth + 1)));
+    }
+    false
+}
+
+/// Drops `v` without recursion (the default drop of a deeply nested value recurses).
+pub fn drop_deep(v: Value) {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
+/// What replaces refused arguments.
+const REFUSED_ARGUMENTS: &str = "<refused: nested too deeply>";
+
+/// Takes over-deep arguments out of a response; returns the ids of the calls concerned.
+fn refuse_deep_arguments(response: &mut ModelResponse) -> Vec<String> {
+    let mut refused = Vec::new();
+    for call in &mut response.message.tool_calls {
+        if nests_deeper_than(&call.arguments, MAX_ARGUMENT_DEPTH) {
+            let deep = std::mem::replace(
+                &mut call.arguments,
+                Value::String(REFUSED_ARGUMENTS.to_owned()),
+            );
+            drop_deep(deep);
+            refused.push(call.id.clone());
+        }
+    }
+    refused
+}
+
 /// One model call's input.
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
@@ -584,7 +643,7 @@ impl Agent {
             before?;
 
             let t0 = Instant::now();
-            let outcome = self
+            let mut outcome = self
                 .model
                 .complete(ModelRequest {
                     run_id: &state.run_id,
@@ -592,6 +651,11 @@ impl Agent {
                     tools: &self.specs,
                 })
                 .await;
+            if let Ok(response) = &mut outcome {
+                for id in refuse_deep_arguments(response) {
+                    tracing::warn!(target: "hooks::agent", run_id = state.run_id.as_str(), tool_call_id = id.as_str(), "tool-call arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels were refused");
+                }
+            }
             let mut event = AfterModelCallEvent::new(
                 &state.run_id,
                 state.iteration,
@@ -814,6 +878,12 @@ impl Agent {
                 }
             )));
         };
+        if matches!(arguments, Value::String(s) if s == REFUSED_ARGUMENTS) {
+            return Err(ToolError::new(format!(
+                "arguments for tool '{}' were nested deeper than {MAX_ARGUMENT_DEPTH} levels and were refused; send flatter arguments",
+                preview(&call.name, 64)
+            )));
+        }
         let merged = secrets.merged_over(arguments);
         let Value::Object(map) = &merged else {
             return Err(ToolError::new(format!(

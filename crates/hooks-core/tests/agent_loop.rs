@@ -853,3 +853,70 @@ async fn dropping_the_run_future_stops_the_run_cleanly() {
         "the tool's future was dropped with the run"
     );
 }
+
+#[tokio::test]
+async fn arguments_nested_100_000_levels_deep_are_refused_without_overflowing_the_stack() {
+    // Built without recursion; handed to the loop by the model.
+    let mut deep = json!("leaf");
+    for _ in 0..100_000 {
+        deep = Value::Array(vec![deep]);
+    }
+    // (`json!` would serialise `deep` recursively: build the object by hand.)
+    let mut map = serde_json::Map::new();
+    map.insert("payload".into(), deep);
+    let deep_args = Value::Object(map);
+    struct DeepModel(Mutex<Option<Value>>);
+    #[async_trait]
+    impl hooks_core::Model for DeepModel {
+        fn name(&self) -> &str {
+            "deep"
+        }
+        async fn complete(
+            &self,
+            _: hooks_core::ModelRequest<'_>,
+        ) -> Result<ModelResponse, ModelError> {
+            Ok(match self.0.lock().unwrap().take() {
+                Some(args) => ModelResponse::tool_calls(vec![ToolCall::new("c1", "echo", args)]),
+                None => ModelResponse::text("done"),
+            })
+        }
+    }
+    let echo = Arc::new(Echo::new());
+    let rec = Arc::new(RecordingProvider::new("rec"));
+    let a = Agent::builder("deep", DeepModel(Mutex::new(Some(deep_args))))
+        .tool_arc(echo.clone())
+        .registry(Arc::new(
+            HookRegistry::from_providers(vec![rec.clone() as Arc<dyn HookProvider>]).unwrap(),
+        ))
+        .build()
+        .unwrap();
+    let out = a.run("go").await.unwrap();
+    assert!(echo.seen.lock().unwrap().is_empty());
+    let exec = &out.state.tool_executions[0];
+    assert_eq!(
+        exec.result,
+        "Error: arguments for tool 'echo' were nested deeper than 128 levels and were refused; send flatter arguments"
+    );
+    assert!(
+        serde_json::to_string(&out.state).is_ok(),
+        "the state serialises"
+    );
+    assert!(hooks_core::nests_deeper_than(&json!([[[1]]]), 2));
+    assert!(!hooks_core::nests_deeper_than(&json!([[[1]]]), 3));
+}
+
+#[tokio::test]
+async fn invalid_utf8_from_a_tool_becomes_a_clear_error_result() {
+    let raw = FnTool::new(ToolSpec::new("raw", "returns bytes", json!({})), |_| {
+        hooks_core::tool_output_from_bytes(vec![b'o', b'k', 0xC3, 0x28])
+    });
+    let model = two_step(vec![call("c1", "raw", json!({}))]);
+    let out = agent(model, vec![Arc::new(raw)], vec![])
+        .run("go")
+        .await
+        .unwrap();
+    assert_eq!(
+        out.state.tool_executions[0].result,
+        "Error: tool output is not valid UTF-8 (first invalid byte at byte 2 of 4); return text or encode binary output (e.g. base64)"
+    );
+}

@@ -598,3 +598,75 @@ async fn a_panic_in_after_tool_call_does_not_stop_the_providers_after_it() {
         "Hook provider 'b2' failed in on_after_tool_call: panicked: b2 exploded"
     );
 }
+
+struct TokioTimer;
+
+impl hooks_core::Timer for TokioTimer {
+    fn sleep(
+        &self,
+        d: std::time::Duration,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        Box::pin(tokio::time::sleep(d))
+    }
+}
+
+/// A provider that never returns from `on_before_tool_call`.
+struct Stuck;
+
+#[async_trait]
+impl HookProvider for Stuck {
+    fn hooks(&self) -> HookSet {
+        HookSet::BEFORE_TOOL_CALL | HookSet::AFTER_TOOL_CALL
+    }
+    async fn on_before_tool_call(&self, _: &mut BeforeToolCallEvent<'_>) -> Result<(), HookError> {
+        std::future::pending::<()>().await;
+        Ok(())
+    }
+    async fn on_after_tool_call(&self, _: &mut AfterToolCallEvent<'_>) -> Result<(), HookError> {
+        std::future::pending::<()>().await;
+        Ok(())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hook_that_never_returns_becomes_an_error_naming_it_at_the_deadline() {
+    let log = Log::default();
+    let mut r = HookRegistry::new();
+    r.add(Stuck).unwrap();
+    r.add(Probe::new("after", 400, &log)).unwrap();
+    r.set_deadline(std::time::Duration::from_secs(5), Arc::new(TokioTimer));
+    assert_eq!(r.deadline(), Some(std::time::Duration::from_secs(5)));
+    let id = run_id();
+    let err = r
+        .before_tool_call(&mut BeforeToolCallEvent::new(
+            &id,
+            1,
+            0,
+            "t",
+            "c",
+            json!({}),
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Hook provider 'Stuck' failed in on_before_tool_call: did not return within 5.000s and was abandoned (the registry's per-hook deadline)"
+    );
+    // Collect-all events still run the others.
+    let args = json!({});
+    let mut ev = AfterToolCallEvent::new(
+        &id,
+        1,
+        0,
+        "t",
+        "c",
+        &args,
+        "r".into(),
+        None,
+        None,
+        Default::default(),
+    );
+    let err = r.after_tool_call(&mut ev).await.unwrap_err();
+    assert_eq!(err.provider(), "Stuck");
+    assert_eq!(names(&taken(&log)), ["after"]);
+}

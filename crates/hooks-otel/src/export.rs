@@ -3,7 +3,7 @@
 use std::fmt;
 use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use opentelemetry::trace::Status;
@@ -65,19 +65,47 @@ impl SpanExporter for StdoutSpanExporter {
     }
 }
 
-/// Counts the spans that pass through to `inner`.
+/// Counts the spans that pass through to `inner`, and logs export failures once (then counts
+/// them) instead of once per batch: a collector that is down must not flood the logs.
 #[derive(Debug)]
 pub(crate) struct Counting<E> {
     pub(crate) inner: E,
     pub(crate) count: Arc<AtomicU64>,
+    pub(crate) failures: Arc<AtomicU64>,
+    pub(crate) failing: AtomicBool,
+}
+
+impl<E> Counting<E> {
+    pub(crate) fn new(inner: E, count: Arc<AtomicU64>, failures: Arc<AtomicU64>) -> Self {
+        Self {
+            inner,
+            count,
+            failures,
+            failing: AtomicBool::new(false),
+        }
+    }
 }
 
 impl<E: SpanExporter> SpanExporter for Counting<E> {
     async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
         let n = batch.len() as u64;
         let r = self.inner.export(batch).await;
-        if r.is_ok() {
-            self.count.fetch_add(n, Ordering::Relaxed);
+        match &r {
+            Ok(()) => {
+                self.count.fetch_add(n, Ordering::Relaxed);
+                if self.failing.swap(false, Ordering::Relaxed) {
+                    tracing::info!(target: "hooks::otel", "span export recovered");
+                }
+            }
+            Err(e) => {
+                self.failures.fetch_add(1, Ordering::Relaxed);
+                if !self.failing.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        target: "hooks::otel",
+                        "span export failed: {e}; the run goes on and further failures are counted, not logged, until export recovers"
+                    );
+                }
+            }
         }
         r
     }
@@ -92,5 +120,43 @@ impl<E: SpanExporter> SpanExporter for Counting<E> {
 
     fn set_resource(&mut self, resource: &Resource) {
         self.inner.set_resource(resource);
+    }
+}
+
+/// Keeps every exported span in memory: for tests that check thousands of spans (the batch
+/// processor would drop spans past its queue).
+#[derive(Debug, Clone, Default)]
+pub struct SpanCollector {
+    spans: Arc<std::sync::Mutex<Vec<SpanData>>>,
+}
+
+impl SpanCollector {
+    /// An empty collector.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every span collected so far.
+    pub fn spans(&self) -> Vec<SpanData> {
+        self.spans.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// How many spans were collected.
+    pub fn len(&self) -> usize {
+        self.spans.lock().map(|s| s.len()).unwrap_or(0)
+    }
+
+    /// True when none were.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl SpanExporter for SpanCollector {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        if let Ok(mut s) = self.spans.lock() {
+            s.extend(batch);
+        }
+        Ok(())
     }
 }

@@ -39,7 +39,7 @@ mod setup;
 pub mod testing;
 
 pub use error::{Error, Result};
-pub use export::{StdoutSpanExporter, format_span};
+pub use export::{SpanCollector, StdoutSpanExporter, format_span};
 pub use hook::{
     NoOpTelemetryHook, NoOpTelemetryHookBuilder, SCOPE, TelemetryHook, TelemetryHookBuilder,
 };

@@ -137,10 +137,8 @@ impl OtlpSetup {
         }
         let resource = resource.build();
         let exported = Arc::new(AtomicU64::new(0));
-        let spans = Counting {
-            inner: self.span_exporter()?,
-            count: exported.clone(),
-        };
+        let failures = Arc::new(AtomicU64::new(0));
+        let spans = Counting::new(self.span_exporter()?, exported.clone(), failures.clone());
         let metrics = self.metric_exporter()?;
         let (tracer_provider, meter_provider) = match self.mode {
             ExportMode::Blocking => {
@@ -184,6 +182,7 @@ impl OtlpSetup {
             meter_provider,
             mode: self.mode,
             exported,
+            failures,
             done: false,
         })
     }
@@ -296,6 +295,7 @@ pub struct TelemetryGuard {
     meter_provider: SdkMeterProvider,
     mode: ExportMode,
     exported: Arc<AtomicU64>,
+    failures: Arc<AtomicU64>,
     done: bool,
 }
 
@@ -303,12 +303,18 @@ impl TelemetryGuard {
     /// Spans printed to stdout as they end (see [`StdoutSpanExporter`]), metrics kept in
     /// process: for demos and local runs without a collector.
     pub fn stdout() -> Self {
+        Self::with_simple_exporter(StdoutSpanExporter)
+    }
+
+    /// Spans handed to `exporter` as they end (no batching), metrics kept in process. With a
+    /// [`SpanCollector`](crate::SpanCollector), tests can check every span of thousands of runs.
+    pub fn with_simple_exporter<E: opentelemetry_sdk::trace::SpanExporter + 'static>(
+        exporter: E,
+    ) -> Self {
         let exported = Arc::new(AtomicU64::new(0));
+        let failures = Arc::new(AtomicU64::new(0));
         let tracer_provider = SdkTracerProvider::builder()
-            .with_simple_exporter(Counting {
-                inner: StdoutSpanExporter,
-                count: exported.clone(),
-            })
+            .with_simple_exporter(Counting::new(exporter, exported.clone(), failures.clone()))
             .with_resource(Resource::builder().build())
             .build();
         Self {
@@ -316,8 +322,15 @@ impl TelemetryGuard {
             meter_provider: SdkMeterProvider::builder().build(),
             mode: ExportMode::Blocking,
             exported,
+            failures,
             done: false,
         }
+    }
+
+    /// How many span exports failed (each failure is a batch; only the first of a streak is
+    /// logged).
+    pub fn export_failures(&self) -> u64 {
+        self.failures.load(Ordering::Relaxed)
     }
 
     /// How many spans were exported successfully so far.
