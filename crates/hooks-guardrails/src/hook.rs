@@ -149,6 +149,39 @@ impl Inner {
         verdict
     }
 
+    /// [`judge`](Self::judge) for a string under a JSON key: PII is looked for in
+    /// `"<key>: <text>"` (so `{"ssn": "123456789"}` counts as an SSN), spans stay relative to
+    /// the string.
+    fn judge_keyed(&self, key: Option<&str>, text: &str, content: bool) -> Verdict {
+        let Some(key) = key else {
+            return self.judge(text, content);
+        };
+        let mut verdict = self.judge(text, content);
+        let prefixed = format!("{}: {text}", preview(key, 64));
+        let offset = prefixed.len() - text.len();
+        let mut keyed = self.judge(&prefixed, false);
+        // Keep what the key's context found beyond what the bare text found.
+        keyed.violations.retain(|(f, _)| f.span.0 >= offset);
+        keyed.replace.retain(|r| r.0 >= offset);
+        for (mut finding, action) in keyed.violations {
+            finding.span = (finding.span.0 - offset, finding.span.1 - offset);
+            if verdict.violations.iter().any(|(f, _)| f.span == finding.span && f.rule == finding.rule) {
+                continue;
+            }
+            if action == GuardrailAction::Block {
+                verdict.blocked.get_or_insert_with(|| finding.description.clone());
+            }
+            verdict.violations.push((finding, action));
+        }
+        for (s, e, with) in keyed.replace {
+            let r = (s - offset, e - offset, with);
+            if !verdict.replace.contains(&r) {
+                verdict.replace.push(r);
+            }
+        }
+        verdict
+    }
+
     fn decide(
         &self,
         verdict: &mut Verdict,
@@ -532,7 +565,7 @@ impl GuardrailsHook {
         }
         // Judge every string first; write only when something is to be redacted.
         let mut verdicts = Vec::new();
-        walk::strings(e.arguments(), |s| verdicts.push(inner.judge(s, true)));
+        walk::keyed_strings(e.arguments(), |k, s| verdicts.push(inner.judge_keyed(k, s, true)));
         let mut blocked = None;
         let mut redact = false;
         for v in &mut verdicts {
@@ -675,7 +708,7 @@ impl HookProvider for GuardrailsOutputHook {
         let mut call_verdicts: Vec<Vec<Verdict>> = Vec::new();
         for call in &response.message.tool_calls {
             let mut vs = Vec::new();
-            walk::strings(&call.arguments, |s| vs.push(inner.judge(s, false)));
+            walk::keyed_strings(&call.arguments, |k, s| vs.push(inner.judge_keyed(k, s, false)));
             call_verdicts.push(vs);
         }
         let any = !verdict.violations.is_empty()

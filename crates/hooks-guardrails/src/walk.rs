@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 /// Calls `f` with every string value (not keys) of `v`, depth first.
+#[cfg(test)]
 pub(crate) fn strings(v: &Value, mut f: impl FnMut(&str)) {
     let mut stack = vec![v];
     while let Some(v) = stack.pop() {
@@ -11,6 +12,21 @@ pub(crate) fn strings(v: &Value, mut f: impl FnMut(&str)) {
             Value::String(s) => f(s),
             Value::Array(items) => stack.extend(items.iter().rev()),
             Value::Object(map) => stack.extend(map.values().rev()),
+            _ => {}
+        }
+    }
+}
+
+/// Like [`strings`], with the key of the object entry each string sits under (the nearest
+/// key for strings inside arrays), so a value like `{"ssn": "123456789"}` is judged in
+/// context.
+pub(crate) fn keyed_strings<'v>(v: &'v Value, mut f: impl FnMut(Option<&'v str>, &'v str)) {
+    let mut stack: Vec<(Option<&str>, &Value)> = vec![(None, v)];
+    while let Some((key, v)) = stack.pop() {
+        match v {
+            Value::String(s) => f(key, s),
+            Value::Array(items) => stack.extend(items.iter().rev().map(|i| (key, i))),
+            Value::Object(map) => stack.extend(map.iter().rev().map(|(k, i)| (Some(k.as_str()), i))),
             _ => {}
         }
     }
