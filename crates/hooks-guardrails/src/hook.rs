@@ -165,11 +165,17 @@ impl Inner {
         keyed.replace.retain(|r| r.0 >= offset);
         for (mut finding, action) in keyed.violations {
             finding.span = (finding.span.0 - offset, finding.span.1 - offset);
-            if verdict.violations.iter().any(|(f, _)| f.span == finding.span && f.rule == finding.rule) {
+            if verdict
+                .violations
+                .iter()
+                .any(|(f, _)| f.span == finding.span && f.rule == finding.rule)
+            {
                 continue;
             }
             if action == GuardrailAction::Block {
-                verdict.blocked.get_or_insert_with(|| finding.description.clone());
+                verdict
+                    .blocked
+                    .get_or_insert_with(|| finding.description.clone());
             }
             verdict.violations.push((finding, action));
         }
@@ -565,7 +571,9 @@ impl GuardrailsHook {
         }
         // Judge every string first; write only when something is to be redacted.
         let mut verdicts = Vec::new();
-        walk::keyed_strings(e.arguments(), |k, s| verdicts.push(inner.judge_keyed(k, s, true)));
+        walk::keyed_strings(e.arguments(), |k, s| {
+            verdicts.push(inner.judge_keyed(k, s, true))
+        });
         let mut blocked = None;
         let mut redact = false;
         for v in &mut verdicts {
@@ -708,7 +716,9 @@ impl HookProvider for GuardrailsOutputHook {
         let mut call_verdicts: Vec<Vec<Verdict>> = Vec::new();
         for call in &response.message.tool_calls {
             let mut vs = Vec::new();
-            walk::keyed_strings(&call.arguments, |k, s| vs.push(inner.judge_keyed(k, s, false)));
+            walk::keyed_strings(&call.arguments, |k, s| {
+                vs.push(inner.judge_keyed(k, s, false))
+            });
             call_verdicts.push(vs);
         }
         let any = !verdict.violations.is_empty()

@@ -26,7 +26,9 @@ pub(crate) fn keyed_strings<'v>(v: &'v Value, mut f: impl FnMut(Option<&'v str>,
         match v {
             Value::String(s) => f(key, s),
             Value::Array(items) => stack.extend(items.iter().rev().map(|i| (key, i))),
-            Value::Object(map) => stack.extend(map.iter().rev().map(|(k, i)| (Some(k.as_str()), i))),
+            Value::Object(map) => {
+                stack.extend(map.iter().rev().map(|(k, i)| (Some(k.as_str()), i)))
+            }
             _ => {}
         }
     }

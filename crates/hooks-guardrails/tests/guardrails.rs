@@ -478,7 +478,20 @@ fn output_hook_runs_before_observability_on_after_events() {
 
 #[test]
 fn json_keys_give_bare_values_their_context() {
-    let s = setup(redact_all(), vec![call("lookup", json!({"ssn": "123456789", "invoice": "123456789"})), text("done")], "x");
+    let s = setup(
+        redact_all(),
+        vec![
+            call(
+                "lookup",
+                json!({"ssn": "123456789", "invoice": "123456789"}),
+            ),
+            text("done"),
+        ],
+        "x",
+    );
     run(&s, "go").unwrap();
-    assert_eq!(s.tool_seen.lock().unwrap()[0], json!({"ssn": "[REDACTED_SSN]", "invoice": "123456789"}));
+    assert_eq!(
+        s.tool_seen.lock().unwrap()[0],
+        json!({"ssn": "[REDACTED_SSN]", "invoice": "123456789"})
+    );
 }

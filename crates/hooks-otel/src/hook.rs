@@ -192,33 +192,8 @@ impl TelemetryHook {
             .unwrap_or_default()
     }
 
-    fn content(&self, text: &str) -> String {
-        preview(text, self.options.max_content_chars).into_owned()
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Ends a span the hook found still open when its run (or call) ended.
-fn close_dangling(mut span: BoxedSpan, why: &'static str) {
-    span.set_attribute(KeyValue::new(HOOKS_CLOSED_BY, why));
-    span.end();
-}
-
-#[async_trait]
-impl HookProvider for TelemetryHook {
-    fn priority(&self) -> HookPriority {
-        self.options.priority
-    }
-
-    fn hooks(&self) -> HookSet {
-        HookSet::INVOCATION | HookSet::ITERATION | HookSet::MODEL_CALL | HookSet::TOOL_CALL
-    }
-
-    async fn on_before_invocation(&self, e: &mut BeforeInvocationEvent) -> Result<(), HookError> {
-        let state = e.state();
+    /// Opens a run's root span.
+    fn start_run(&self, state: &hooks_core::AgentState) {
         let name = self
             .options
             .agent_name
@@ -246,6 +221,35 @@ impl HookProvider for TelemetryHook {
             // A run id reused while its first run is open: end the old tree rather than leak it.
             end_run(old, "run_id_reused");
         }
+    }
+
+    fn content(&self, text: &str) -> String {
+        preview(text, self.options.max_content_chars).into_owned()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Ends a span the hook found still open when its run (or call) ended.
+fn close_dangling(mut span: BoxedSpan, why: &'static str) {
+    span.set_attribute(KeyValue::new(HOOKS_CLOSED_BY, why));
+    span.end();
+}
+
+#[async_trait]
+impl HookProvider for TelemetryHook {
+    fn priority(&self) -> HookPriority {
+        self.options.priority
+    }
+
+    fn hooks(&self) -> HookSet {
+        HookSet::INVOCATION | HookSet::ITERATION | HookSet::MODEL_CALL | HookSet::TOOL_CALL
+    }
+
+    async fn on_before_invocation(&self, e: &mut BeforeInvocationEvent) -> Result<(), HookError> {
+        self.start_run(e.state());
         Ok(())
     }
 
@@ -453,8 +457,18 @@ impl HookProvider for TelemetryHook {
 
     async fn on_after_invocation(&self, e: &AfterInvocationEvent<'_>) -> Result<(), HookError> {
         let state = e.state();
-        let Some(run) = self.shard(&state.run_id).remove(&state.run_id) else {
-            return Ok(());
+        let removed = self.shard(&state.run_id).remove(&state.run_id);
+        // A run refused before this hook saw it start (an earlier hook failed in before
+        // invocation) still gets its span, so refusals show up in traces.
+        let run = match removed {
+            Some(run) => run,
+            None => {
+                self.start_run(state);
+                match self.shard(&state.run_id).remove(&state.run_id) {
+                    Some(run) => run,
+                    None => return Ok(()),
+                }
+            }
         };
         let span = run.invocation.span();
         span.set_attribute(KeyValue::new(HOOKS_SUCCESS, e.success()));

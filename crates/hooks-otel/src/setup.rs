@@ -327,6 +327,26 @@ impl TelemetryGuard {
         }
     }
 
+    /// Spans batched to `exporter` on the SDK's batch thread, metrics kept in process.
+    pub fn with_batch_exporter<E: opentelemetry_sdk::trace::SpanExporter + 'static>(
+        exporter: E,
+    ) -> Self {
+        let exported = Arc::new(AtomicU64::new(0));
+        let failures = Arc::new(AtomicU64::new(0));
+        let tracer_provider = SdkTracerProvider::builder()
+            .with_batch_exporter(Counting::new(exporter, exported.clone(), failures.clone()))
+            .with_resource(Resource::builder().build())
+            .build();
+        Self {
+            tracer_provider,
+            meter_provider: SdkMeterProvider::builder().build(),
+            mode: ExportMode::Blocking,
+            exported,
+            failures,
+            done: false,
+        }
+    }
+
     /// How many span exports failed (each failure is a batch; only the first of a streak is
     /// logged).
     pub fn export_failures(&self) -> u64 {

@@ -11,9 +11,9 @@
 
 use std::io;
 
-use tracing_subscriber::Layer as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tracing_subscriber::Layer as _;
 
 use hooks::guardrails::{Entity, GuardrailAction, GuardrailConfig, GuardrailsHook};
 use hooks::logging::{LoggingHook, StructuredLoggingHook};
@@ -51,7 +51,8 @@ fn values() -> Vec<(String, String)> {
         let rec: Value = serde_json::from_str(line).unwrap();
         let text = rec["text"].as_str().unwrap();
         for s in rec["spans"].as_array().unwrap() {
-            let v = &text[s["start"].as_u64().unwrap() as usize..s["end"].as_u64().unwrap() as usize];
+            let v =
+                &text[s["start"].as_u64().unwrap() as usize..s["end"].as_u64().unwrap() as usize];
             let label = match s["entity"].as_str().unwrap() {
                 "EMAIL_ADDRESS" => "email",
                 "PHONE_NUMBER" => "phone",
@@ -59,7 +60,13 @@ fn values() -> Vec<(String, String)> {
                 "CREDIT_CARD" => "card",
                 "IP_ADDRESS" => "ip",
                 "IBAN_CODE" => "iban",
-                _ if v.len() == 40 && !v.contains('_') && !v.starts_with("AKIA") && !v.starts_with("ASIA") => "aws_secret_access_key =",
+                _ if v.len() == 40
+                    && !v.contains('_')
+                    && !v.starts_with("AKIA")
+                    && !v.starts_with("ASIA") =>
+                {
+                    "aws_secret_access_key ="
+                }
                 _ => "token",
             };
             out.push((label.to_owned(), v.to_owned()));
@@ -75,7 +82,9 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     // any crate. (The HTTP client's own debug lines name the collector's loopback address,
     // which is no agent data.)
     use tracing_subscriber::layer::SubscriberExt;
-    let only = tracing_subscriber::filter::filter_fn(|m| m.target().starts_with("hooks") || *m.level() <= tracing::Level::WARN);
+    let only = tracing_subscriber::filter::filter_fn(|m| {
+        m.target().starts_with("hooks") || *m.level() <= tracing::Level::WARN
+    });
     tracing::subscriber::set_global_default(
         tracing_subscriber::registry().with(
             tracing_subscriber::fmt::layer()
@@ -87,45 +96,86 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     .unwrap();
 
     let receiver = OtlpReceiver::start().unwrap();
-    let telemetry = OtlpSetup::new().with_endpoint(receiver.endpoint()).install().unwrap();
+    let telemetry = OtlpSetup::new()
+        .with_endpoint(receiver.endpoint())
+        .install()
+        .unwrap();
     let mut config = GuardrailConfig::default();
     for e in Entity::ALL {
         config = config.with_action(format!("pii_{}", e.detector()), GuardrailAction::Redact);
     }
     let mut registry = HookRegistry::new();
-    let guard = GuardrailsHook::new(config).unwrap().register(&mut registry).unwrap();
-    registry
-        .add(LoggingHook::builder().with_log_arguments(true).with_log_results(true).build().unwrap())
+    let guard = GuardrailsHook::new(config)
+        .unwrap()
+        .register(&mut registry)
         .unwrap();
-    registry.add(StructuredLoggingHook::builder().with_log_arguments(true).with_log_results(true).build().unwrap()).unwrap();
-    registry.add(telemetry.hook().with_content_capture(true).build()).unwrap();
+    registry
+        .add(
+            LoggingHook::builder()
+                .with_log_arguments(true)
+                .with_log_results(true)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    registry
+        .add(
+            StructuredLoggingHook::builder()
+                .with_log_arguments(true)
+                .with_log_results(true)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    registry
+        .add(telemetry.hook().with_content_capture(true).build())
+        .unwrap();
     let registry = Arc::new(registry);
 
     let values = values();
     assert_eq!(values.len(), 1164);
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));
     let mut finals = Vec::new();
     for chunk in values.chunks(12) {
-        let snippet = chunk.iter().map(|(l, v)| format!("{l} {v}")).collect::<Vec<_>>().join(" ; ");
-        let args = json!({"customer": {"notes": [{"text": snippet.clone()}], "level": 2}, "limit": 5});
+        let snippet = chunk
+            .iter()
+            .map(|(l, v)| format!("{l} {v}"))
+            .collect::<Vec<_>>()
+            .join(" ; ");
+        let args =
+            json!({"customer": {"notes": [{"text": snippet.clone()}], "level": 2}, "limit": 5});
         let model = Arc::new(ScriptedModel::new(vec![
-            Ok(ModelResponse::tool_calls(vec![ToolCall::new("c1", "lookup", args)])),
+            Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+                "c1", "lookup", args,
+            )])),
             Ok(ModelResponse::text(format!("Summary: {snippet}"))),
         ]));
         let result = format!("Found: {snippet}");
         let tools_log = seen_by_tools.clone();
-        let lookup = FnTool::new(ToolSpec::new("lookup", "looks up a customer", json!({})), move |a| {
-            tools_log.lock().unwrap().push(Value::Object(a.clone()).to_string());
-            Ok(result.clone())
-        });
+        let lookup = FnTool::new(
+            ToolSpec::new("lookup", "looks up a customer", json!({})),
+            move |a| {
+                tools_log
+                    .lock()
+                    .unwrap()
+                    .push(Value::Object(a.clone()).to_string());
+                Ok(result.clone())
+            },
+        );
         let agent = Agent::builder_arc("leak-check", model.clone())
             .tool(lookup)
             .registry(registry.clone())
             .build()
             .unwrap();
-        let out = rt.block_on(agent.run(format!("Customer record: {snippet}"))).unwrap();
+        let out = rt
+            .block_on(agent.run(format!("Customer record: {snippet}")))
+            .unwrap();
         for call in model.received(&out.state.run_id) {
             for m in call {
                 seen_by_model.push(m.content.clone());
@@ -148,18 +198,50 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let finals = finals.join("\n");
     let mut leaks = Vec::new();
     for (_, v) in &values {
-        for (place, text) in [("logs", &logs), ("spans", &exported), ("violations", &violations), ("model", &model), ("tools", &tools), ("state", &finals)] {
+        for (place, text) in [
+            ("logs", &logs),
+            ("spans", &exported),
+            ("violations", &violations),
+            ("model", &model),
+            ("tools", &tools),
+            ("state", &finals),
+        ] {
             if text.contains(v.as_str()) {
                 leaks.push(format!("{place}: {v:?}"));
             }
         }
     }
-    assert!(leaks.is_empty(), "{} leaks, e.g. {:?}", leaks.len(), &leaks[..leaks.len().min(10)]);
+    assert!(
+        leaks.is_empty(),
+        "{} leaks, e.g. {:?}",
+        leaks.len(),
+        &leaks[..leaks.len().min(10)]
+    );
 
-    for (place, text) in [("logs", &logs), ("spans", &exported), ("model", &model), ("tools", &tools)] {
-        for placeholder in ["[REDACTED_EMAIL]", "[REDACTED_PHONE]", "[REDACTED_SSN]", "[REDACTED_CREDIT_CARD]", "[REDACTED_IP_ADDRESS]", "[REDACTED_IBAN]", "[REDACTED_SECRET]"] {
-            assert!(text.contains(placeholder), "{placeholder} missing from {place}");
+    for (place, text) in [
+        ("logs", &logs),
+        ("spans", &exported),
+        ("model", &model),
+        ("tools", &tools),
+    ] {
+        for placeholder in [
+            "[REDACTED_EMAIL]",
+            "[REDACTED_PHONE]",
+            "[REDACTED_SSN]",
+            "[REDACTED_CREDIT_CARD]",
+            "[REDACTED_IP_ADDRESS]",
+            "[REDACTED_IBAN]",
+            "[REDACTED_SECRET]",
+        ] {
+            assert!(
+                text.contains(placeholder),
+                "{placeholder} missing from {place}"
+            );
         }
     }
-    assert!(violations.contains("pii_secret") && violations.contains("ToolResult") && violations.contains("ModelOutput"));
+    assert!(
+        violations.contains("pii_secret")
+            && violations.contains("ToolResult")
+            && violations.contains("ModelOutput")
+    );
 }
