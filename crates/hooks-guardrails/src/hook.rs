@@ -149,6 +149,31 @@ impl Inner {
         verdict
     }
 
+    /// After a redaction: redacts what it uncovered (an entity its neighbour hid), up to
+    /// [`MAX_REDACTION_PASSES`](crate::MAX_REDACTION_PASSES) in all, reporting each find.
+    fn settle(
+        &self,
+        run_id: &RunId,
+        loc: ViolationLocation,
+        tool: Option<&str>,
+        mut text: String,
+    ) -> String {
+        for _ in 1..crate::MAX_REDACTION_PASSES {
+            let v = self.judge(&text, false);
+            let redacts = v.replace.clone();
+            for (finding, action) in v.violations {
+                if action == GuardrailAction::Redact {
+                    self.report(run_id, loc, tool, finding, action);
+                }
+            }
+            if redacts.is_empty() {
+                break;
+            }
+            text = apply(&text, redacts);
+        }
+        text
+    }
+
     /// [`judge`](Self::judge) for a string under a JSON key: PII is looked for in
     /// `"<key>: <text>"` (so `{"ssn": "123456789"}` counts as an SSN), spans stay relative to
     /// the string.
@@ -467,7 +492,12 @@ impl GuardrailsHook {
                 )));
             }
             if !verdict.replace.is_empty() {
-                text = Cow::Owned(apply(&text, verdict.replace));
+                text = Cow::Owned(inner.settle(
+                    &run_id,
+                    ViolationLocation::Input,
+                    None,
+                    apply(&text, verdict.replace),
+                ));
             }
             if let Cow::Owned(t) = text {
                 rewrites.push((i, t));
@@ -601,7 +631,12 @@ impl GuardrailsHook {
                 if let Some(v) = it.next()
                     && !v.replace.is_empty()
                 {
-                    *s = apply(s, v.replace);
+                    *s = inner.settle(
+                        &run_id,
+                        ViolationLocation::ToolArgs,
+                        Some(tool),
+                        apply(s, v.replace),
+                    );
                 }
             });
         }
@@ -695,7 +730,8 @@ impl HookProvider for GuardrailsOutputHook {
             return Ok(());
         }
         if !verdict.replace.is_empty() {
-            text = Cow::Owned(apply(&text, verdict.replace));
+            text =
+                Cow::Owned(inner.settle(&run_id, loc, Some(&tool), apply(&text, verdict.replace)));
             changed = true;
         }
         if changed {
@@ -739,7 +775,8 @@ impl HookProvider for GuardrailsOutputHook {
         if let Some(desc) = blocked {
             response.message.content = format!("Response blocked by guardrails: contains {desc}");
         } else if !verdict.replace.is_empty() {
-            response.message.content = apply(&response.message.content, verdict.replace);
+            let redacted = apply(&response.message.content, verdict.replace);
+            response.message.content = inner.settle(&run_id, loc, None, redacted);
         }
         // Tool-call arguments: whatever fired is taken out of the conversation (BLOCK and
         // REDACT alike); a BLOCK also flags the call, which the input guard then cancels.
@@ -768,7 +805,7 @@ impl HookProvider for GuardrailsOutputHook {
                     inner.report(&run_id, loc, Some(&tool), finding, action);
                 }
                 if !spans.is_empty() {
-                    *s = apply(s, spans);
+                    *s = inner.settle(&run_id, loc, Some(&tool), apply(s, spans));
                 }
             });
         }

@@ -49,6 +49,6 @@ pub use config::{
 pub use error::{Error, Result};
 pub use gate::ToolGate;
 pub use hook::{GuardrailsHook, GuardrailsOutputHook, OUTPUT_PRIORITY, REDACTED_CONTENT};
-pub use pii::{Detection, Entity, PiiDetector};
+pub use pii::{Detection, Entity, MAX_REDACTION_PASSES, PiiDetector};
 pub use regex;
 pub use violation::{GuardrailViolation, ViolationLocation};

@@ -528,22 +528,42 @@ impl PiiDetector {
     }
 
     /// Replaces every entity in `text` with its placeholder; returns the new text (borrowed when
-    /// nothing was found) and what was replaced (offsets into the original).
+    /// nothing was found) and what the first pass replaced (offsets into the original).
+    ///
+    /// Redaction can uncover an entity that its neighbour hid (in `a@b.io+1 (978) 917-3444`
+    /// the phone number is glued to the address), so it repeats until nothing is left (at most
+    /// [`MAX_REDACTION_PASSES`] passes): the output holds no entity, and redacting it again
+    /// changes nothing.
     pub fn redact<'t>(&self, text: &'t str) -> (std::borrow::Cow<'t, str>, Vec<Detection>) {
         let found = self.detect(text);
         if found.is_empty() {
             return (std::borrow::Cow::Borrowed(text), found);
         }
-        let mut out = String::with_capacity(text.len());
-        let mut last = 0;
-        for d in &found {
-            out.push_str(&text[last..d.start]);
-            out.push_str(d.entity.placeholder());
-            last = d.end;
+        let mut out = replace_all(text, &found);
+        for _ in 1..MAX_REDACTION_PASSES {
+            let more = self.detect(&out);
+            if more.is_empty() {
+                break;
+            }
+            out = replace_all(&out, &more);
         }
-        out.push_str(&text[last..]);
         (std::borrow::Cow::Owned(out), found)
     }
+}
+
+/// The most passes [`PiiDetector::redact`] makes.
+pub const MAX_REDACTION_PASSES: usize = 4;
+
+fn replace_all(text: &str, found: &[Detection]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for d in found {
+        out.push_str(&text[last..d.start]);
+        out.push_str(d.entity.placeholder());
+        last = d.end;
+    }
+    out.push_str(&text[last..]);
+    out
 }
 
 fn next_char(text: &str, s: usize) -> usize {

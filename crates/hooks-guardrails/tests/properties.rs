@@ -1,0 +1,83 @@
+//! Properties of the redactor: its output holds no detectable entity, every offset falls on a
+//! UTF-8 boundary, redaction is idempotent, and no input makes it panic.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::OnceLock;
+
+use hooks_guardrails::PiiDetector;
+use proptest::prelude::*;
+
+fn detector() -> &'static PiiDetector {
+    static D: OnceLock<PiiDetector> = OnceLock::new();
+    D.get_or_init(PiiDetector::new)
+}
+
+const SAMPLES: [&str; 16] = [
+    "jane.doe@example.com",
+    "+1 (978) 917-3444",
+    "+44 20 7981 2838",
+    "385-324-8687",
+    "123-45-6789",
+    "4111 1111 1111 1111",
+    "378282246310005",
+    "192.168.1.20",
+    "2001:db8::8a2e:370:7334",
+    "DE89 3704 0044 0532 0130 00",
+    "GB82WEST12345698765432",
+    "AKIAIOSFODNN7EXAMPLE",
+    "ghp_jfs5PmXFxQfcM97YtJ1PgVZSTOUbb7Q1QSaJ",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "ssn 078-05-1120",
+    "sk-proj-abcdefghijklmnopqrstuvwxyz012345",
+];
+
+/// Text mixing arbitrary characters, digits and punctuation with real entities.
+fn text() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        3 => "\\PC{0,12}",
+        2 => "[0-9 .:@+()-]{0,16}",
+        2 => prop::sample::select(SAMPLES.to_vec()).prop_map(str::to_owned),
+        1 => "[ ,;\n]{1,3}",
+    ];
+    prop::collection::vec(piece, 0..12).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn detections_are_ordered_non_overlapping_and_on_char_boundaries(s in text()) {
+        let mut last = 0;
+        for d in detector().detect(&s) {
+            prop_assert!(d.start < d.end && d.end <= s.len());
+            prop_assert!(d.start >= last, "overlap in {s:?}");
+            prop_assert!(s.is_char_boundary(d.start) && s.is_char_boundary(d.end));
+            last = d.end;
+        }
+    }
+
+    #[test]
+    fn redacted_text_holds_no_entity_and_redaction_is_idempotent(s in text()) {
+        let (once, _) = detector().redact(&s);
+        let left = detector().detect(&once);
+        prop_assert!(left.is_empty(), "{s:?} -> {once:?} still holds {:?}", left.iter().map(|d| &once[d.start..d.end]).collect::<Vec<_>>());
+        let (twice, found) = detector().redact(&once);
+        prop_assert_eq!(&twice, &once);
+        prop_assert!(found.is_empty());
+    }
+
+    #[test]
+    fn arbitrary_input_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
+        let s = String::from_utf8_lossy(&bytes);
+        let _ = detector().detect(&s);
+        let _ = detector().redact(&s);
+    }
+}
+
+#[test]
+fn every_sample_is_detected_on_its_own() {
+    for s in SAMPLES {
+        assert!(!detector().detect(s).is_empty(), "{s}");
+    }
+}
