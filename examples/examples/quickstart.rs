@@ -1,6 +1,10 @@
-//! Quickstart: a scripted model and two real tools (a calculator and a file lister) driven
-//! through the reference loop, with a custom provider that rewrites one call and cancels
-//! another, a tracer that prints what every hook saw, and the built-in `LoggingHook`.
+//! Quickstart: a realistic session through the reference loop with all five built-in
+//! providers at their default priorities — guardrails (an e-mail redacted, a tool blocked),
+//! logging, telemetry (OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, spans on stdout
+//! otherwise), retry (a flaky model) and steering (the judge at `HOOKS_JUDGE_BASE_URL`, or a
+//! labelled rule judge) — plus two custom providers: a sandbox that rewrites one call and
+//! cancels another, and a tracer that prints what every hook saw. Real tools: a calculator
+//! and a file lister.
 //!
 //! Run it with `cargo run --example quickstart`.
 
@@ -329,13 +333,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     let stats = retry.stats();
-    println!(
-        "\nRetries: {} (empty replies {}, rate limits {})",
-        stats.retries_total, stats.empty, stats.rate_limited
-    );
     telemetry.force_flush()?;
-    println!("Spans exported: {}", telemetry.spans_exported());
+    let execs = &out.state.tool_executions;
+    let cancelled = execs.iter().filter(|t| t.cancelled.is_some()).count();
+    let failed = execs.iter().filter(|t| t.error.is_some()).count();
     println!("\nAnswer: {}", out.answer);
+    println!(
+        "\nSummary: 1 run, {} tool calls ({} cancelled, {} failed), {} retries ({} empty, {} rate limited), {} guardrail violations, {} steering decisions, {} spans exported",
+        execs.len(),
+        cancelled,
+        failed,
+        stats.retries_total,
+        stats.empty,
+        stats.rate_limited,
+        guard.violations().len(),
+        steering.decisions().len(),
+        telemetry.spans_exported()
+    );
     Ok(())
 }
 

@@ -1,6 +1,6 @@
 //! The project's CI steps as code. `cargo xtask ci` runs, in order and failing loudly:
 //! fmt check, clippy (all targets, all features, `-D warnings`), the tests (workspace, all
-//! features), each crate alone, each umbrella feature alone, rustdoc with `-D warnings`,
+//! features), each crate alone, a check of each umbrella feature alone, rustdoc with `-D warnings`,
 //! cargo-deny (installed from crates.io when missing), and a compile of benches and examples.
 
 use std::env;

@@ -36,6 +36,7 @@ pub use hooks_otel as otel;
 #[doc(inline)]
 pub use hooks_steering as steering;
 
-#[cfg(doctest)]
+/// The README's examples, compiled and run as doctests (they use every provider).
+#[cfg(all(doctest, feature = "full", feature = "test-util"))]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
