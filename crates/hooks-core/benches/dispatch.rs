@@ -2,10 +2,8 @@
 //! `dispatch/after_tool_call/8`, and `dispatch/unsubscribed/32` (32 providers that declare no
 //! tool hooks).
 
-use std::future::Future;
+use hooks_core::test_util::ready;
 use std::hint::black_box;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use hooks_core::{
@@ -37,17 +35,6 @@ fn registry(n: usize, hooks: HookSet) -> HookRegistry {
         .expect("unique names");
     }
     r
-}
-
-/// Polls a future that never waits to completion (no runtime in the measurement).
-fn ready<F: Future>(f: F) -> F::Output {
-    let mut f = pin!(f);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
 }
 
 fn dispatch(c: &mut Criterion) {

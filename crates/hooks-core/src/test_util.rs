@@ -304,3 +304,19 @@ impl Model for ScriptedModel {
         }
     }
 }
+
+/// Polls a future that never waits (no timer, no I/O) to completion, without a runtime: for
+/// benches and tests that measure dispatch alone.
+///
+/// ```
+/// assert_eq!(hooks_core::test_util::ready(async { 2 + 2 }), 4);
+/// ```
+pub fn ready<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}

@@ -5,10 +5,7 @@
 
 #![allow(clippy::unwrap_used)] // tests fail loudly on the first unexpected error
 
-use std::future::Future;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
-
+use hooks_core::test_util::ready;
 use hooks_core::{
     AfterToolCallEvent, BeforeToolCallEvent, HookProvider, HookRegistry, HookSet, RunId,
 };
@@ -25,17 +22,6 @@ impl HookProvider for ModelOnly {
     }
     fn hooks(&self) -> HookSet {
         HookSet::MODEL_CALL
-    }
-}
-
-/// Polls a future that never waits to completion.
-fn ready<F: Future>(f: F) -> F::Output {
-    let mut f = pin!(f);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
     }
 }
 

@@ -3,10 +3,8 @@
 //! 2 KB), throughput in bytes. `guardrails/tool_call_pair`: one before+after tool call through
 //! the guard and its output hook with typical short arguments and a 200-character result.
 
-use std::future::Future;
+use hooks_core::test_util::ready;
 use std::hint::black_box;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hooks_core::{AfterToolCallEvent, BeforeToolCallEvent, HookRegistry, RunId};
@@ -62,16 +60,6 @@ fn corpus() -> String {
         }
     }
     out
-}
-
-fn ready<F: Future>(f: F) -> F::Output {
-    let mut f = pin!(f);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
 }
 
 fn scan(c: &mut Criterion) {

@@ -1,25 +1,13 @@
 //! `logging/tool_call_pair`: one before+after tool call through a `LoggingHook`, with the level
 //! disabled (no subscriber) and enabled into a sink (a `fmt` subscriber writing to `io::sink`).
 
-use std::future::Future;
+use hooks_core::test_util::ready;
 use std::hint::black_box;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use hooks_core::{AfterToolCallEvent, BeforeToolCallEvent, HookRegistry, RunId};
 use hooks_logging::LoggingHook;
 use serde_json::json;
-
-fn ready<F: Future>(f: F) -> F::Output {
-    let mut f = pin!(f);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
-}
 
 fn pair(c: &mut Criterion) {
     let registry = HookRegistry::new()

@@ -1,10 +1,8 @@
 //! `otel/tool_call_pair`: what the hook adds per tool call (before + after, span and metrics)
 //! with the batch exporter sending OTLP to a receiver on loopback.
 
-use std::future::Future;
+use hooks_core::test_util::ready;
 use std::hint::black_box;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use hooks_core::{
@@ -13,16 +11,6 @@ use hooks_core::{
 use hooks_otel::OtlpSetup;
 use hooks_otel::testing::OtlpReceiver;
 use serde_json::json;
-
-fn ready<F: Future>(f: F) -> F::Output {
-    let mut f = pin!(f);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
-}
 
 fn pair(c: &mut Criterion) {
     let receiver = OtlpReceiver::start().expect("loopback receiver");

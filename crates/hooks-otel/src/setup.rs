@@ -14,6 +14,50 @@ use crate::error::{Error, Result};
 use crate::export::{Counting, StdoutSpanExporter};
 use crate::hook::TelemetryHookBuilder;
 
+/// Builds the OTLP exporter of one signal: the same steps for spans and metrics, on builders
+/// of different types.
+macro_rules! exporter {
+    ($setup:ident, $ty:ty, $path:literal, $signal:literal) => {{
+        let err = |source| Error::Exporter {
+            signal: $signal,
+            source,
+        };
+        match $setup.protocol {
+            OtlpProtocol::HttpProtobuf => {
+                let mut b = <$ty>::builder()
+                    .with_http()
+                    .with_protocol(Protocol::HttpBinary);
+                if let Some(ep) = $setup.signal_endpoint($path) {
+                    b = b.with_endpoint(ep);
+                }
+                if let Some(t) = $setup.timeout {
+                    b = b.with_timeout(t);
+                }
+                match $setup.mode {
+                    ExportMode::Blocking => {
+                        b.with_http_client(blocking_client()).build().map_err(err)
+                    }
+                    ExportMode::Tokio => b
+                        .with_http_client(reqwest::Client::new())
+                        .build()
+                        .map_err(err),
+                }
+            }
+            #[cfg(feature = "grpc")]
+            OtlpProtocol::Grpc => {
+                let mut b = <$ty>::builder().with_tonic();
+                if let Some(ep) = $setup.signal_endpoint("") {
+                    b = b.with_endpoint(ep);
+                }
+                if let Some(t) = $setup.timeout {
+                    b = b.with_timeout(t);
+                }
+                b.build().map_err(err)
+            }
+        }
+    }};
+}
+
 /// How spans and metrics are batched and sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -199,83 +243,21 @@ impl OtlpSetup {
     }
 
     fn span_exporter(&self) -> Result<opentelemetry_otlp::SpanExporter> {
-        let err = |source| Error::Exporter {
-            signal: "traces",
-            source,
-        };
-        match self.protocol {
-            OtlpProtocol::HttpProtobuf => {
-                let mut b = opentelemetry_otlp::SpanExporter::builder()
-                    .with_http()
-                    .with_protocol(Protocol::HttpBinary);
-                if let Some(ep) = self.signal_endpoint("v1/traces") {
-                    b = b.with_endpoint(ep);
-                }
-                if let Some(t) = self.timeout {
-                    b = b.with_timeout(t);
-                }
-                match self.mode {
-                    ExportMode::Blocking => {
-                        b.with_http_client(blocking_client()).build().map_err(err)
-                    }
-                    ExportMode::Tokio => b
-                        .with_http_client(reqwest::Client::new())
-                        .build()
-                        .map_err(err),
-                }
-            }
-            #[cfg(feature = "grpc")]
-            OtlpProtocol::Grpc => {
-                let mut b = opentelemetry_otlp::SpanExporter::builder().with_tonic();
-                if let Some(ep) = self.signal_endpoint("") {
-                    b = b.with_endpoint(ep);
-                }
-                if let Some(t) = self.timeout {
-                    b = b.with_timeout(t);
-                }
-                b.build().map_err(err)
-            }
-        }
+        exporter!(
+            self,
+            opentelemetry_otlp::SpanExporter,
+            "v1/traces",
+            "traces"
+        )
     }
 
     fn metric_exporter(&self) -> Result<opentelemetry_otlp::MetricExporter> {
-        let err = |source| Error::Exporter {
-            signal: "metrics",
-            source,
-        };
-        match self.protocol {
-            OtlpProtocol::HttpProtobuf => {
-                let mut b = opentelemetry_otlp::MetricExporter::builder()
-                    .with_http()
-                    .with_protocol(Protocol::HttpBinary);
-                if let Some(ep) = self.signal_endpoint("v1/metrics") {
-                    b = b.with_endpoint(ep);
-                }
-                if let Some(t) = self.timeout {
-                    b = b.with_timeout(t);
-                }
-                match self.mode {
-                    ExportMode::Blocking => {
-                        b.with_http_client(blocking_client()).build().map_err(err)
-                    }
-                    ExportMode::Tokio => b
-                        .with_http_client(reqwest::Client::new())
-                        .build()
-                        .map_err(err),
-                }
-            }
-            #[cfg(feature = "grpc")]
-            OtlpProtocol::Grpc => {
-                let mut b = opentelemetry_otlp::MetricExporter::builder().with_tonic();
-                if let Some(ep) = self.signal_endpoint("") {
-                    b = b.with_endpoint(ep);
-                }
-                if let Some(t) = self.timeout {
-                    b = b.with_timeout(t);
-                }
-                b.build().map_err(err)
-            }
-        }
+        exporter!(
+            self,
+            opentelemetry_otlp::MetricExporter,
+            "v1/metrics",
+            "metrics"
+        )
     }
 }
 

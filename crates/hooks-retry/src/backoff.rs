@@ -115,6 +115,63 @@ fn unit_random() -> f64 {
     (x >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// The builder methods both retry hooks share (their builders hold `hook` with the same
+/// fields).
+macro_rules! shared_setters {
+    () => {
+        /// Retries per call (default 3).
+        #[must_use]
+        pub fn with_max_retries(mut self, n: u32) -> Self {
+            self.hook.max_retries = n;
+            self
+        }
+
+        /// The first delay (default 1 s).
+        #[must_use]
+        pub fn with_initial_delay(mut self, d: std::time::Duration) -> Self {
+            self.hook.backoff.initial_delay = d;
+            self
+        }
+
+        /// The cap on one delay (default 30 s).
+        #[must_use]
+        pub fn with_max_delay(mut self, d: std::time::Duration) -> Self {
+            self.hook.backoff.max_delay = d;
+            self
+        }
+
+        /// The growth factor (default 2).
+        #[must_use]
+        pub fn with_backoff_factor(mut self, f: f64) -> Self {
+            self.hook.backoff.factor = f;
+            self
+        }
+
+        /// Jitter (default none: the exact schedule).
+        #[must_use]
+        pub fn with_jitter(mut self, j: crate::Jitter) -> Self {
+            self.hook.backoff.jitter = j;
+            self
+        }
+
+        /// The most time one call may take, retries and waits included (default 5 min);
+        /// `None` for no limit.
+        #[must_use]
+        pub fn with_total_budget(mut self, budget: impl Into<Option<std::time::Duration>>) -> Self {
+            self.hook.budget = budget.into();
+            self
+        }
+
+        /// The priority (default DEFAULT, 300).
+        #[must_use]
+        pub fn with_priority(mut self, p: hooks_core::HookPriority) -> Self {
+            self.hook.priority = p;
+            self
+        }
+    };
+}
+pub(crate) use shared_setters;
+
 /// When each call that is being retried started; bounded so cancelled runs cannot grow it.
 #[derive(Debug)]
 pub(crate) struct Clocks<K> {

@@ -9,7 +9,7 @@ use hooks_core::{
     ModelErrorKind, RunId, async_trait,
 };
 
-use crate::backoff::{Backoff, Clocks, ForgetOnDrop, Jitter};
+use crate::backoff::{Backoff, Clocks, ForgetOnDrop};
 use crate::error::Result;
 
 /// Why a model call was retried.
@@ -302,40 +302,7 @@ pub struct ModelRetryHookBuilder {
 }
 
 impl ModelRetryHookBuilder {
-    /// Retries per call (default 3).
-    #[must_use]
-    pub fn with_max_retries(mut self, n: u32) -> Self {
-        self.hook.max_retries = n;
-        self
-    }
-
-    /// The first delay (default 1 s).
-    #[must_use]
-    pub fn with_initial_delay(mut self, d: Duration) -> Self {
-        self.hook.backoff.initial_delay = d;
-        self
-    }
-
-    /// The cap on one delay (default 30 s).
-    #[must_use]
-    pub fn with_max_delay(mut self, d: Duration) -> Self {
-        self.hook.backoff.max_delay = d;
-        self
-    }
-
-    /// The growth factor (default 2).
-    #[must_use]
-    pub fn with_backoff_factor(mut self, f: f64) -> Self {
-        self.hook.backoff.factor = f;
-        self
-    }
-
-    /// Jitter (default none: the exact schedule).
-    #[must_use]
-    pub fn with_jitter(mut self, j: Jitter) -> Self {
-        self.hook.backoff.jitter = j;
-        self
-    }
+    crate::backoff::shared_setters!();
 
     /// Retry replies with no content and no tool calls (default on).
     #[must_use]
@@ -351,25 +318,10 @@ impl ModelRetryHookBuilder {
         self
     }
 
-    /// The most time one call may take, retries and waits included (default 5 min); `None`
-    /// for no limit.
-    #[must_use]
-    pub fn with_total_budget(mut self, budget: impl Into<Option<Duration>>) -> Self {
-        self.hook.budget = budget.into();
-        self
-    }
-
     /// What happens when an empty reply exhausts the retries (default [`OnExhausted::Fail`]).
     #[must_use]
     pub fn with_on_exhausted(mut self, o: OnExhausted) -> Self {
         self.hook.on_exhausted = o;
-        self
-    }
-
-    /// The priority (default DEFAULT, 300).
-    #[must_use]
-    pub fn with_priority(mut self, p: HookPriority) -> Self {
-        self.hook.priority = p;
         self
     }
 

@@ -9,7 +9,7 @@ use hooks_core::{
     RunId, async_trait,
 };
 
-use crate::backoff::{Backoff, Clocks, ForgetOnDrop, Jitter};
+use crate::backoff::{Backoff, Clocks, ForgetOnDrop};
 use crate::error::Result;
 
 type Transient = dyn Fn(&str, &str) -> bool + Send + Sync;
@@ -158,54 +158,7 @@ pub struct ToolRetryHookBuilder {
 }
 
 impl ToolRetryHookBuilder {
-    /// Retries per call (default 3).
-    #[must_use]
-    pub fn with_max_retries(mut self, n: u32) -> Self {
-        self.hook.max_retries = n;
-        self
-    }
-
-    /// The first delay (default 1 s).
-    #[must_use]
-    pub fn with_initial_delay(mut self, d: Duration) -> Self {
-        self.hook.backoff.initial_delay = d;
-        self
-    }
-
-    /// The cap on one delay (default 30 s).
-    #[must_use]
-    pub fn with_max_delay(mut self, d: Duration) -> Self {
-        self.hook.backoff.max_delay = d;
-        self
-    }
-
-    /// The growth factor (default 2).
-    #[must_use]
-    pub fn with_backoff_factor(mut self, f: f64) -> Self {
-        self.hook.backoff.factor = f;
-        self
-    }
-
-    /// Jitter (default none).
-    #[must_use]
-    pub fn with_jitter(mut self, j: Jitter) -> Self {
-        self.hook.backoff.jitter = j;
-        self
-    }
-
-    /// The most time one call may take, retries included (default 5 min); `None` for no limit.
-    #[must_use]
-    pub fn with_total_budget(mut self, budget: impl Into<Option<Duration>>) -> Self {
-        self.hook.budget = budget.into();
-        self
-    }
-
-    /// The priority (default DEFAULT, 300).
-    #[must_use]
-    pub fn with_priority(mut self, p: HookPriority) -> Self {
-        self.hook.priority = p;
-        self
-    }
+    crate::backoff::shared_setters!();
 
     /// Builds the hook.
     ///

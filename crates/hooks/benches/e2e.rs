@@ -13,11 +13,9 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use std::future::Future;
+use hooks_core::test_util::ready;
 use std::hint::black_box;
-use std::pin::pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
 
 use common::{LoadModel, agent, prompt, stack_discarding};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
@@ -65,16 +63,6 @@ fn runs(c: &mut Criterion) {
         });
     }
     g.finish();
-}
-
-fn ready<F: Future>(f: F) -> F::Output {
-    let mut f = pin!(f);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
 }
 
 fn tool_call_pair(c: &mut Criterion) {
