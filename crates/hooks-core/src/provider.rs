@@ -148,6 +148,11 @@ pub trait HookProvider: Send + Sync + 'static {
         Ok(())
     }
 
+    /// The run's future was dropped before the run ended (its caller gave up, a timeout
+    /// fired): after-invocation hooks will not run, so let go of the run's state here —
+    /// end its spans, forget its budgets. Synchronous, because it is called from a `Drop`.
+    fn on_run_abandoned(&self, _run_id: &RunId) {}
+
     /// An application-defined event; a non-empty reply is handed back to the dispatcher (the
     /// last one wins).
     async fn on_custom_event(&self, _event: &CustomEvent<'_>) -> Result<Option<Value>, HookError> {

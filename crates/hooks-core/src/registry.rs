@@ -20,6 +20,7 @@ use crate::event::{
 };
 use crate::priority::HookPriority;
 use crate::provider::{CustomEvent, HookProvider};
+use crate::state::RunId;
 
 struct Entry {
     provider: Arc<dyn HookProvider>,
@@ -502,6 +503,23 @@ impl HookRegistry {
             }
         }
         errors
+    }
+
+    /// Tells every provider that handles `on_run_abandoned` that `run_id` was dropped before it
+    /// ended, in reverse priority order. Synchronous (it runs in a `Drop`); a panicking
+    /// provider is logged and the others still run.
+    pub fn run_abandoned(&self, run_id: &RunId) {
+        let kind = HookEvent::RunAbandoned;
+        for &i in self.subscribers(kind).rev_iter() {
+            let entry = &self.entries[i as usize];
+            let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                entry.provider.on_run_abandoned(run_id)
+            }));
+            if let Err(payload) = r {
+                let e = DispatchError::new(&entry.name, kind, panicked(payload));
+                tracing::warn!(target: "hooks::registry", provider = &*entry.name, run_id = run_id.as_str(), "{e}");
+            }
+        }
     }
 
     /// Dispatches a custom event in priority order and returns the last non-empty reply.

@@ -431,6 +431,20 @@ impl AgentBuilder {
     }
 }
 
+/// Calls `on_run_abandoned` if the run's future is dropped before after-invocation ran.
+struct Abandon<'a> {
+    registry: &'a HookRegistry,
+    run_id: Option<RunId>,
+}
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        if let Some(run_id) = self.run_id.take() {
+            self.registry.run_abandoned(&run_id);
+        }
+    }
+}
+
 /// Collects what a run reports besides its answer.
 #[derive(Default)]
 struct Report {
@@ -535,6 +549,11 @@ impl Agent {
     /// A [`RunFailure`] holding the [`RunError`] and the state when the run ended.
     pub async fn run_state(&self, state: AgentState) -> Result<RunOutput, RunFailure> {
         let started = Instant::now();
+        // Dropped before the run ends (the future was dropped)? Then tell the providers.
+        let mut abandon = Abandon {
+            registry: &self.registry,
+            run_id: Some(state.run_id.clone()),
+        };
         let mut report = Report::default();
         let mut event = BeforeInvocationEvent::new(state);
         let before = self.registry.before_invocation(&mut event).await;
@@ -550,6 +569,7 @@ impl Agent {
 
         let after = AfterInvocationEvent::new(&state, result.as_ref().err(), started.elapsed());
         let after = self.registry.after_invocation(&after).await;
+        abandon.run_id = None;
         let result = match (result, after) {
             (Ok(_), Err(e)) => Err(RunError::Hook(e)),
             (Err(run_error), Err(e)) => {

@@ -210,6 +210,10 @@ impl HookProvider for RecordingProvider {
         Ok(())
     }
 
+    fn on_run_abandoned(&self, run_id: &RunId) {
+        self.push(HookEvent::RunAbandoned, run_id, String::new(), None);
+    }
+
     async fn on_custom_event(&self, e: &CustomEvent<'_>) -> Result<Option<Value>, HookError> {
         self.push(
             HookEvent::Custom,

@@ -68,6 +68,17 @@ struct Verdict {
 }
 
 impl Inner {
+    /// Drops the run's flagged calls (a call flagged in a reply that never ran).
+    fn forget_run(&self, run_id: &RunId) {
+        let mut calls = self
+            .blocked_calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !calls.is_empty() {
+            calls.retain(|(r, _), _| r != run_id);
+        }
+    }
+
     fn action(&self, rule: &str) -> GuardrailAction {
         self.actions
             .get(rule)
@@ -650,7 +661,22 @@ impl HookProvider for GuardrailsHook {
     }
 
     fn hooks(&self) -> HookSet {
-        HookSet::BEFORE_INVOCATION | HookSet::BEFORE_TOOL_CALL
+        HookSet::BEFORE_INVOCATION
+            | HookSet::BEFORE_TOOL_CALL
+            | HookSet::AFTER_INVOCATION
+            | HookSet::RUN_ABANDONED
+    }
+
+    async fn on_after_invocation(
+        &self,
+        e: &hooks_core::AfterInvocationEvent<'_>,
+    ) -> Result<(), HookError> {
+        self.inner.forget_run(e.run_id());
+        Ok(())
+    }
+
+    fn on_run_abandoned(&self, run_id: &RunId) {
+        self.inner.forget_run(run_id);
     }
 
     async fn on_before_invocation(&self, e: &mut BeforeInvocationEvent) -> Result<(), HookError> {

@@ -245,7 +245,23 @@ impl HookProvider for TelemetryHook {
     }
 
     fn hooks(&self) -> HookSet {
-        HookSet::INVOCATION | HookSet::ITERATION | HookSet::MODEL_CALL | HookSet::TOOL_CALL
+        HookSet::INVOCATION
+            | HookSet::ITERATION
+            | HookSet::MODEL_CALL
+            | HookSet::TOOL_CALL
+            | HookSet::RUN_ABANDONED
+    }
+
+    fn on_run_abandoned(&self, run_id: &RunId) {
+        if let Some(run) = self.shard(run_id).remove(run_id) {
+            run.invocation
+                .span()
+                .set_status(Status::error("the run was dropped before it ended"));
+            run.invocation
+                .span()
+                .set_attribute(KeyValue::new(ERROR_TYPE, "abandoned"));
+            end_run(run, "run_dropped");
+        }
     }
 
     async fn on_before_invocation(&self, e: &mut BeforeInvocationEvent) -> Result<(), HookError> {

@@ -525,3 +525,57 @@ async fn exported_spans_are_counted_and_stdout_mode_works_without_a_collector() 
         "the simple exporter exports as spans end"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_dropped_midway_still_ends_every_span() {
+    let (receiver, guard, hook) = setup(ExportMode::Blocking, false);
+    let mut registry = HookRegistry::new();
+    registry.add_arc(hook.clone()).unwrap();
+    let hang = FnTool::new(ToolSpec::new("hang", "blocks", json!({})), |_| {
+        Ok(String::new())
+    });
+    // The model never answers its second call: the run hangs there until it is dropped.
+    struct Stall;
+    #[async_trait]
+    impl hooks_core::Model for Stall {
+        fn name(&self) -> &str {
+            "stall"
+        }
+        async fn complete(
+            &self,
+            r: hooks_core::ModelRequest<'_>,
+        ) -> Result<ModelResponse, ModelError> {
+            if r.messages.iter().any(|m| m.role == hooks_core::Role::Tool) {
+                std::future::pending::<()>().await;
+            }
+            Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+                "c1",
+                "hang",
+                json!({}),
+            )]))
+        }
+    }
+    let agent = Agent::builder("dropped", Stall)
+        .tool(hang)
+        .registry(Arc::new(registry))
+        .build()
+        .unwrap();
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), agent.run("go"))
+            .await
+            .is_err()
+    );
+    assert_eq!(hook.open_runs(), 0, "the dropped run's spans were ended");
+    tokio::task::spawn_blocking(move || guard.shutdown().unwrap())
+        .await
+        .unwrap();
+    let spans = receiver.wait_for_spans(6, Duration::from_secs(10));
+    let root = by_name(&spans, "invoke_agent")[0];
+    assert_eq!(root.status_code, 2);
+    assert_eq!(root.str_attr(semconv::ERROR_TYPE), Some("abandoned"));
+    let chat = by_name(&spans, "chat")
+        .into_iter()
+        .find(|s| s.str_attr(semconv::HOOKS_CLOSED_BY).is_some())
+        .unwrap();
+    assert_eq!(chat.str_attr(semconv::HOOKS_CLOSED_BY), Some("run_dropped"));
+}

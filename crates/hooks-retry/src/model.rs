@@ -232,7 +232,13 @@ impl HookProvider for ModelRetryHook {
     }
 
     fn hooks(&self) -> HookSet {
-        HookSet::AFTER_MODEL_CALL | HookSet::AFTER_INVOCATION
+        HookSet::AFTER_MODEL_CALL | HookSet::AFTER_INVOCATION | HookSet::RUN_ABANDONED
+    }
+
+    fn on_run_abandoned(&self, run_id: &RunId) {
+        if self.clocks.len() > 0 {
+            self.clocks.forget_where(|(r, _)| r == run_id);
+        }
     }
 
     async fn on_after_model_call(&self, e: &mut AfterModelCallEvent<'_>) -> Result<(), HookError> {

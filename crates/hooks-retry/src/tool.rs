@@ -86,7 +86,13 @@ impl HookProvider for ToolRetryHook {
     }
 
     fn hooks(&self) -> HookSet {
-        HookSet::AFTER_TOOL_CALL | HookSet::AFTER_INVOCATION
+        HookSet::AFTER_TOOL_CALL | HookSet::AFTER_INVOCATION | HookSet::RUN_ABANDONED
+    }
+
+    fn on_run_abandoned(&self, run_id: &RunId) {
+        if self.clocks.len() > 0 {
+            self.clocks.forget_where(|(r, _)| r == run_id);
+        }
     }
 
     async fn on_after_tool_call(&self, e: &mut AfterToolCallEvent<'_>) -> Result<(), HookError> {

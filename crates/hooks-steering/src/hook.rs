@@ -322,7 +322,14 @@ impl HookProvider for SteeringHook {
     }
 
     fn hooks(&self) -> HookSet {
-        HookSet::BEFORE_TOOL_CALL | HookSet::AFTER_MODEL_CALL | HookSet::AFTER_INVOCATION
+        HookSet::BEFORE_TOOL_CALL
+            | HookSet::AFTER_MODEL_CALL
+            | HookSet::AFTER_INVOCATION
+            | HookSet::RUN_ABANDONED
+    }
+
+    fn on_run_abandoned(&self, run_id: &RunId) {
+        lock(&self.runs).remove(run_id);
     }
 
     async fn on_before_tool_call(&self, e: &mut BeforeToolCallEvent<'_>) -> Result<(), HookError> {

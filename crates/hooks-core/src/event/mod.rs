@@ -57,11 +57,13 @@ pub enum HookEvent {
     AfterToolCall,
     /// `on_custom_event`.
     Custom,
+    /// `on_run_abandoned`: the run's future was dropped before the run ended.
+    RunAbandoned,
 }
 
 impl HookEvent {
     /// Every event, in lifecycle order.
-    pub const ALL: [HookEvent; 9] = [
+    pub const ALL: [HookEvent; 10] = [
         HookEvent::BeforeInvocation,
         HookEvent::IterationStart,
         HookEvent::BeforeModelCall,
@@ -71,6 +73,7 @@ impl HookEvent {
         HookEvent::IterationEnd,
         HookEvent::AfterInvocation,
         HookEvent::Custom,
+        HookEvent::RunAbandoned,
     ];
 
     /// The hook method's name, e.g. `on_after_invocation`.
@@ -85,6 +88,7 @@ impl HookEvent {
             HookEvent::BeforeToolCall => "on_before_tool_call",
             HookEvent::AfterToolCall => "on_after_tool_call",
             HookEvent::Custom => "on_custom_event",
+            HookEvent::RunAbandoned => "on_run_abandoned",
         }
     }
 
@@ -139,6 +143,8 @@ impl HookSet {
     pub const AFTER_TOOL_CALL: Self = HookEvent::AfterToolCall.as_set();
     /// `on_custom_event`.
     pub const CUSTOM: Self = HookEvent::Custom.as_set();
+    /// `on_run_abandoned`.
+    pub const RUN_ABANDONED: Self = HookEvent::RunAbandoned.as_set();
     /// Both invocation events.
     pub const INVOCATION: Self = Self(Self::BEFORE_INVOCATION.0 | Self::AFTER_INVOCATION.0);
     /// Both iteration events.
