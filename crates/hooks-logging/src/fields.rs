@@ -28,10 +28,11 @@ pub(crate) enum Kind {
     ModelEnd,
     ToolStart,
     ToolEnd,
+    InvocationAbandoned,
 }
 
 impl Kind {
-    pub(crate) const ALL: [Kind; 8] = [
+    pub(crate) const ALL: [Kind; 9] = [
         Kind::InvocationStart,
         Kind::InvocationEnd,
         Kind::IterationStart,
@@ -40,6 +41,7 @@ impl Kind {
         Kind::ModelEnd,
         Kind::ToolStart,
         Kind::ToolEnd,
+        Kind::InvocationAbandoned,
     ];
 
     pub(crate) fn message(self) -> &'static str {
@@ -52,6 +54,7 @@ impl Kind {
             Kind::ModelEnd => "Model call completed",
             Kind::ToolStart => "Tool call starting",
             Kind::ToolEnd => "Tool call completed",
+            Kind::InvocationAbandoned => "Agent invocation abandoned",
         }
     }
 
@@ -66,6 +69,7 @@ impl Kind {
             Kind::ModelEnd => "model_call_completed",
             Kind::ToolStart => "tool_call_starting",
             Kind::ToolEnd => "tool_call_completed",
+            Kind::InvocationAbandoned => "agent_invocation_abandoned",
         }
     }
 
@@ -76,6 +80,7 @@ impl Kind {
     /// Every field the event may carry, in order.
     pub(crate) fn fields(self) -> &'static [&'static str] {
         match self {
+            Kind::InvocationAbandoned => &["run_id"],
             Kind::InvocationStart => &["run_id", "agent_id", "prompt_preview", "prompt_length"],
             Kind::InvocationEnd => &[
                 "run_id",
@@ -219,6 +224,10 @@ pub(crate) fn invocation_start(e: &BeforeInvocationEvent) -> Vec<Option<Val>> {
         s(preview(prompt, PROMPT_PREVIEW_CHARS)),
         u(char_len(prompt)),
     ]
+}
+
+pub(crate) fn invocation_abandoned(run_id: &hooks_core::RunId) -> Vec<Option<Val>> {
+    vec![s(run_id.as_str())]
 }
 
 pub(crate) fn invocation_end(e: &AfterInvocationEvent<'_>) -> Vec<Option<Val>> {

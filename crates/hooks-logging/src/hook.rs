@@ -145,7 +145,17 @@ macro_rules! forward_hooks {
 
             fn hooks(&self) -> hooks_core::HookSet {
                 use hooks_core::HookSet;
-                HookSet::INVOCATION | HookSet::ITERATION | HookSet::MODEL_CALL | HookSet::TOOL_CALL
+                HookSet::INVOCATION
+                    | HookSet::ITERATION
+                    | HookSet::MODEL_CALL
+                    | HookSet::TOOL_CALL
+                    | HookSet::RUN_ABANDONED
+            }
+
+            fn on_run_abandoned(&self, run_id: &hooks_core::RunId) {
+                self.log(Kind::InvocationAbandoned, || {
+                    fields::invocation_abandoned(run_id)
+                });
             }
 
             async fn on_before_invocation(
@@ -231,6 +241,7 @@ pub(crate) use forward_hooks;
 /// | after model call (DEBUG) | `Model call completed` | run_id, iteration, attempt, model, success, finish_reason, tool_calls, input_tokens, output_tokens, error_kind, duration_ms |
 /// | before tool call | `Tool call starting` | run_id, tool_name, tool_call_id, argument_keys — or arguments with `log_arguments` |
 /// | after tool call | `Tool call completed` | run_id, tool_name, tool_call_id, success, duration_ms, error, cancelled, and with `log_results` result_preview (200 chars), result_length |
+/// | run dropped midway | `Agent invocation abandoned` | run_id |
 ///
 /// Truncation counts characters and never splits a UTF-8 sequence. Events at a disabled level
 /// cost a level check, nothing more.
@@ -247,7 +258,7 @@ pub(crate) use forward_hooks;
 #[derive(Debug)]
 pub struct LoggingHook {
     options: Options,
-    sites: [&'static Site; 8],
+    sites: [&'static Site; 9],
 }
 
 impl Default for LoggingHook {

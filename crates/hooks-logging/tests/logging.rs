@@ -325,3 +325,42 @@ fn builder_errors_say_what_is_wrong() {
     ));
     assert_eq!(LoggingHook::new().name(), "LoggingHook");
 }
+
+#[test]
+fn a_run_dropped_midway_is_logged_as_abandoned() {
+    let capture = Capture::default();
+    let _guard = tracing::subscriber::set_default(capture.subscriber(Level::INFO));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let hang = FnTool::new(ToolSpec::new("search", "s", json!({})), |_| Ok("x".into()));
+    struct Stall;
+    #[hooks_core::async_trait]
+    impl hooks_core::Model for Stall {
+        fn name(&self) -> &str {
+            "stall"
+        }
+        async fn complete(
+            &self,
+            _: hooks_core::ModelRequest<'_>,
+        ) -> Result<ModelResponse, hooks_core::ModelError> {
+            std::future::pending::<()>().await;
+            unreachable!()
+        }
+    }
+    let a = Agent::builder("a", Stall)
+        .tool(hang)
+        .registry(Arc::new(
+            HookRegistry::new().with(LoggingHook::new()).unwrap(),
+        ))
+        .build()
+        .unwrap();
+    let r = rt.block_on(async {
+        tokio::time::timeout(std::time::Duration::from_millis(20), a.run("go")).await
+    });
+    assert!(r.is_err());
+    let abandoned = capture.with_message("Agent invocation abandoned");
+    assert_eq!(abandoned.len(), 1);
+    assert!(abandoned[0].get("run_id").unwrap().starts_with("run-"));
+}
