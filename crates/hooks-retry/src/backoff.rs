@@ -209,23 +209,40 @@ impl<K: Eq + Hash + Clone> Clocks<K> {
         self.lock().remove(key);
     }
 
-    pub(crate) fn forget_where(&self, pred: impl Fn(&K) -> bool) {
-        self.lock().retain(|k, _| !pred(k));
-    }
-
     pub(crate) fn len(&self) -> usize {
         self.lock().len()
+    }
+
+    /// Sleeps `delay` before a retry of the call `key`. The call's clock keeps running for its
+    /// next attempt; if the run is dropped during the sleep, the clock is forgotten.
+    pub(crate) async fn wait(&self, key: K, delay: Duration) {
+        let guard = ForgetOnDrop {
+            clocks: self,
+            key: Some(key),
+        };
+        tokio::time::sleep(delay).await;
+        guard.disarm();
+    }
+}
+
+impl<T> Clocks<(hooks_core::RunId, T)> {
+    /// Forgets every call of `run` (it ended, or was abandoned).
+    pub(crate) fn forget_run(&self, run: &hooks_core::RunId) {
+        let mut map = self.started.lock().unwrap_or_else(PoisonError::into_inner);
+        if !map.is_empty() {
+            map.retain(|(r, _), _| r != run);
+        }
     }
 }
 
 /// Forgets a call's clock when dropped: a run cancelled during a backoff sleep leaves nothing.
-pub(crate) struct ForgetOnDrop<'a, K: Eq + Hash + Clone> {
-    pub(crate) clocks: &'a Clocks<K>,
-    pub(crate) key: Option<K>,
+struct ForgetOnDrop<'a, K: Eq + Hash + Clone> {
+    clocks: &'a Clocks<K>,
+    key: Option<K>,
 }
 
 impl<K: Eq + Hash + Clone> ForgetOnDrop<'_, K> {
-    pub(crate) fn disarm(mut self) {
+    fn disarm(mut self) {
         self.key = None;
     }
 }

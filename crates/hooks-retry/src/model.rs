@@ -9,7 +9,7 @@ use hooks_core::{
     ModelErrorKind, RunId, async_trait,
 };
 
-use crate::backoff::{Backoff, Clocks, ForgetOnDrop};
+use crate::backoff::{Backoff, Clocks};
 use crate::error::Result;
 
 /// Why a model call was retried.
@@ -236,9 +236,7 @@ impl HookProvider for ModelRetryHook {
     }
 
     fn on_run_abandoned(&self, run_id: &RunId) {
-        if self.clocks.len() > 0 {
-            self.clocks.forget_where(|(r, _)| r == run_id);
-        }
+        self.clocks.forget_run(run_id);
     }
 
     async fn on_after_model_call(&self, e: &mut AfterModelCallEvent<'_>) -> Result<(), HookError> {
@@ -282,21 +280,13 @@ impl HookProvider for ModelRetryHook {
             reason = reason.as_str(),
             "Retrying model call"
         );
-        let guard = ForgetOnDrop {
-            clocks: &self.clocks,
-            key: Some(key),
-        };
-        tokio::time::sleep(delay).await;
-        guard.disarm();
+        self.clocks.wait(key, delay).await;
         e.request_retry();
         Ok(())
     }
 
     async fn on_after_invocation(&self, e: &AfterInvocationEvent<'_>) -> Result<(), HookError> {
-        if self.clocks.len() > 0 {
-            let run = e.run_id();
-            self.clocks.forget_where(|(r, _)| r == run);
-        }
+        self.clocks.forget_run(e.run_id());
         Ok(())
     }
 }

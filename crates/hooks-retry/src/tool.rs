@@ -9,7 +9,7 @@ use hooks_core::{
     RunId, async_trait,
 };
 
-use crate::backoff::{Backoff, Clocks, ForgetOnDrop};
+use crate::backoff::{Backoff, Clocks};
 use crate::error::Result;
 
 type Transient = dyn Fn(&str, &str) -> bool + Send + Sync;
@@ -90,9 +90,7 @@ impl HookProvider for ToolRetryHook {
     }
 
     fn on_run_abandoned(&self, run_id: &RunId) {
-        if self.clocks.len() > 0 {
-            self.clocks.forget_where(|(r, _)| r == run_id);
-        }
+        self.clocks.forget_run(run_id);
     }
 
     async fn on_after_tool_call(&self, e: &mut AfterToolCallEvent<'_>) -> Result<(), HookError> {
@@ -138,21 +136,13 @@ impl HookProvider for ToolRetryHook {
             reason = "transient_error",
             "Retrying tool call"
         );
-        let guard = ForgetOnDrop {
-            clocks: &self.clocks,
-            key: Some(key),
-        };
-        tokio::time::sleep(delay).await;
-        guard.disarm();
+        self.clocks.wait(key, delay).await;
         e.request_retry();
         Ok(())
     }
 
     async fn on_after_invocation(&self, e: &AfterInvocationEvent<'_>) -> Result<(), HookError> {
-        if self.clocks.len() > 0 {
-            let run = e.run_id();
-            self.clocks.forget_where(|(r, _)| r == run);
-        }
+        self.clocks.forget_run(e.run_id());
         Ok(())
     }
 }
