@@ -7,7 +7,7 @@ use std::time::Duration;
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
-use opentelemetry_sdk::trace::SdkTracerProvider;
+use opentelemetry_sdk::trace::{SdkTracerProvider, TracerProviderBuilder};
 
 use crate::TelemetryHook;
 use crate::error::{Error, Result};
@@ -293,30 +293,26 @@ impl TelemetryGuard {
     pub fn with_simple_exporter<E: opentelemetry_sdk::trace::SpanExporter + 'static>(
         exporter: E,
     ) -> Self {
-        let exported = Arc::new(AtomicU64::new(0));
-        let failures = Arc::new(AtomicU64::new(0));
-        let tracer_provider = SdkTracerProvider::builder()
-            .with_simple_exporter(Counting::new(exporter, exported.clone(), failures.clone()))
-            .with_resource(Resource::builder().build())
-            .build();
-        Self {
-            tracer_provider,
-            meter_provider: SdkMeterProvider::builder().build(),
-            mode: ExportMode::Blocking,
-            exported,
-            failures,
-            done: false,
-        }
+        Self::in_process(|b, spans| b.with_simple_exporter(spans), exporter)
     }
 
     /// Spans batched to `exporter` on the SDK's batch thread, metrics kept in process.
     pub fn with_batch_exporter<E: opentelemetry_sdk::trace::SpanExporter + 'static>(
         exporter: E,
     ) -> Self {
+        Self::in_process(|b, spans| b.with_batch_exporter(spans), exporter)
+    }
+
+    /// A guard whose spans go to `exporter` (counted) through the processor `attach` adds,
+    /// and whose metrics stay in process.
+    fn in_process<E: opentelemetry_sdk::trace::SpanExporter + 'static>(
+        attach: impl FnOnce(TracerProviderBuilder, Counting<E>) -> TracerProviderBuilder,
+        exporter: E,
+    ) -> Self {
         let exported = Arc::new(AtomicU64::new(0));
         let failures = Arc::new(AtomicU64::new(0));
-        let tracer_provider = SdkTracerProvider::builder()
-            .with_batch_exporter(Counting::new(exporter, exported.clone(), failures.clone()))
+        let spans = Counting::new(exporter, exported.clone(), failures.clone());
+        let tracer_provider = attach(SdkTracerProvider::builder(), spans)
             .with_resource(Resource::builder().build())
             .build();
         Self {
