@@ -189,7 +189,7 @@ impl Inner {
     /// `"<key>: <text>"` (so `{"ssn": "123456789"}` counts as an SSN), spans stay relative to
     /// the string.
     fn judge_keyed(&self, key: Option<&str>, text: &str, content: bool) -> Verdict {
-        let Some(key) = key else {
+        let Some(key) = key.filter(|k| crate::pii::key_gives_context(k)) else {
             return self.judge(text, content);
         };
         let mut verdict = self.judge(text, content);

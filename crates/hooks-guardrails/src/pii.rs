@@ -649,6 +649,18 @@ fn validate_aws_border(text: &str, s: usize, e: usize) -> Option<(usize, usize)>
     validate_aws_secret(text, start, end)
 }
 
+/// The names that give a value the context some detectors need: a bare nine-digit SSN after
+/// `ssn` or `social security`, an AWS secret access key after a `secret…` key name.
+const CONTEXT_WORDS: [&str; 3] = ["ssn", "social", "secret"];
+
+/// True when a JSON key like `key` can make a value detectable that is not on its own (see
+/// [`CONTEXT_WORDS`]); other keys add nothing, so their values are judged bare.
+pub(crate) fn key_gives_context(key: &str) -> bool {
+    CONTEXT_WORDS
+        .iter()
+        .any(|w| contains_ignore_ascii_case(key, w))
+}
+
 fn validate_aws_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     let key_char =
         |b: Option<u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'/' || b == b'+');
