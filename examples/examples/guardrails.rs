@@ -19,7 +19,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         config = config.with_action(format!("pii_{}", e.detector()), GuardrailAction::Redact);
     }
     let mut registry = HookRegistry::new();
-    let guard = GuardrailsHook::new(config)?.register(&mut registry)?;
+    let guard = std::sync::Arc::new(GuardrailsHook::new(config)?);
+    registry.add(guard.clone())?;
 
     let model = ScriptedModel::new(vec![
         Ok(ModelResponse::tool_calls(vec![

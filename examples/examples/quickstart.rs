@@ -239,10 +239,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut registry = HookRegistry::new();
     // Guardrails: e-mail addresses are redacted instead of refusing the run; the default
     // config blocks dangerous tools such as `shell`.
-    let guard = GuardrailsHook::new(
+    let guard = std::sync::Arc::new(GuardrailsHook::new(
         GuardrailConfig::default().with_action("pii_email", GuardrailAction::Redact),
-    )?
-    .register(&mut registry)?;
+    )?);
+    registry.add(guard.clone())?;
     registry.add(Sandbox { root: root.clone() })?;
     registry.add(Tracer)?;
     registry.add(LoggingHook::new())?;
@@ -259,7 +259,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .with_initial_delay(Duration::from_millis(100))
             .build()?,
     );
-    registry.add_arc(retry.clone())?;
+    registry.add(retry.clone())?;
     // Steering: a real judge when HOOKS_JUDGE_BASE_URL names an OpenAI-compatible server,
     // otherwise a deterministic rule judge (no model involved; its answers say so).
     let judge: Arc<dyn JudgeModel> = match std::env::var("HOOKS_JUDGE_BASE_URL") {
@@ -279,11 +279,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     println!("Steering judge: {}", judge.name());
     let steering = Arc::new(
-        SteeringHook::builder_arc(judge)
+        SteeringHook::builder(judge)
             .with_policy("Answer questions; never send messages on the user's behalf.")
             .build(),
     );
-    registry.add_arc(steering.clone())?;
+    registry.add(steering.clone())?;
 
     let shell = FnTool::new(
         ToolSpec::new("shell", "Runs a shell command", json!({"type": "object"})),

@@ -17,7 +17,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .build()?,
     );
     let mut registry = HookRegistry::new();
-    registry.add_arc(retry.clone())?;
+    registry.add(retry.clone())?;
     let model = ScriptedModel::new(vec![
         Ok(ModelResponse::text("")),
         Err(ModelError::RateLimited {

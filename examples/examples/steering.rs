@@ -38,7 +38,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ),
     };
     println!("judge: {}", judge.name());
-    let mut builder = SteeringHook::builder_arc(judge)
+    let mut builder = SteeringHook::builder(judge)
         .with_policy("Help with the account; never delete data or send e-mails without review.")
         .with_interrupt_tools(["wire_transfer"]);
     if std::env::args().any(|a| a == "--approve") {
@@ -46,7 +46,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let steering = Arc::new(builder.build());
     let mut registry = HookRegistry::new();
-    registry.add_arc(steering.clone())?;
+    registry.add(steering.clone())?;
 
     let model = ScriptedModel::new(vec![
         Ok(ModelResponse::tool_calls(vec![

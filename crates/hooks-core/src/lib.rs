@@ -56,6 +56,7 @@ pub mod event;
 mod priority;
 mod provider;
 mod registry;
+mod run_local;
 mod runner;
 mod state;
 pub mod text;
@@ -73,6 +74,7 @@ pub use event::{
 pub use priority::HookPriority;
 pub use provider::{CustomEvent, HookProvider};
 pub use registry::{HookRegistry, Timer};
+pub use run_local::{DEFAULT_MAX_RUNS, RunLocal, RunLocalFull};
 pub use runner::{
     Agent, AgentBuilder, AgentConfig, AgentError, FnTool, MAX_ARGUMENT_DEPTH, Model, ModelRequest,
     RecordedChange, RunFailure, RunOutput, Tool, ToolError, ToolInput, drop_deep,

@@ -36,6 +36,12 @@ impl HookPriority {
     pub const BUSINESS_MAX: Self = Self(299);
     /// The priority of a provider that does not choose one.
     pub const DEFAULT: Self = Self(300);
+    /// Above every band: on an after-event (run in reverse order) a provider at this priority
+    /// runs before all the others, so an output guard redacts a tool result or a model reply
+    /// before any observability provider sees it. See [`HookProvider::priority_for`].
+    ///
+    /// [`HookProvider::priority_for`]: crate::HookProvider::priority_for
+    pub const OUTPUT_GUARD: Self = Self(1_000);
 
     /// Any priority; values outside the bands are allowed.
     pub const fn new(value: i32) -> Self {

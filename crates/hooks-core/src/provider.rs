@@ -1,12 +1,16 @@
 //! The `HookProvider` trait: one object that hooks into any of the lifecycle events.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::error::HookError;
 use crate::event::{
     AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
-    BeforeModelCallEvent, BeforeToolCallEvent, HookSet, IterationEvent,
+    BeforeModelCallEvent, BeforeToolCallEvent, HookEvent, HookSet, IterationEvent,
 };
 use crate::priority::HookPriority;
 use crate::state::RunId;
@@ -80,8 +84,34 @@ pub trait HookProvider: Send + Sync + 'static {
     }
 
     /// When it runs relative to other providers; defaults to [`HookPriority::DEFAULT`].
+    ///
+    /// Lower runs earlier on "before" events and later on "after" events, so providers nest
+    /// like layers around the model and the tools.
     fn priority(&self) -> HookPriority {
         HookPriority::DEFAULT
+    }
+
+    /// Its priority on one event; defaults to [`priority`](Self::priority) on every event.
+    ///
+    /// Override it when a provider must hold a place the single priority cannot give it: a
+    /// guard that runs *first* on the way in (a low priority on the before-events) and also
+    /// *first* on the way out (after-events run in reverse order, so a high priority there,
+    /// e.g. [`HookPriority::OUTPUT_GUARD`]), so that nobody sees what it redacts on either side.
+    ///
+    /// ```
+    /// use hooks_core::{HookEvent, HookPriority, HookProvider};
+    /// struct Guard;
+    /// impl HookProvider for Guard {
+    ///     fn priority(&self) -> HookPriority { HookPriority::SECURITY_DEFAULT }
+    ///     fn priority_for(&self, event: HookEvent) -> HookPriority {
+    ///         if event.is_after() { HookPriority::OUTPUT_GUARD } else { self.priority() }
+    ///     }
+    /// }
+    /// assert_eq!(Guard.priority_for(HookEvent::AfterToolCall), HookPriority::OUTPUT_GUARD);
+    /// ```
+    fn priority_for(&self, event: HookEvent) -> HookPriority {
+        let _ = event;
+        self.priority()
     }
 
     /// The events this provider handles; defaults to all of them. Declaring fewer makes the
@@ -95,6 +125,7 @@ pub trait HookProvider: Send + Sync + 'static {
         &self,
         _event: &mut BeforeInvocationEvent,
     ) -> Result<(), HookError> {
+        reached_default();
         Ok(())
     }
 
@@ -103,16 +134,19 @@ pub trait HookProvider: Send + Sync + 'static {
         &self,
         _event: &AfterInvocationEvent<'_>,
     ) -> Result<(), HookError> {
+        reached_default();
         Ok(())
     }
 
     /// An iteration starts. Runs concurrently with other providers; errors are logged only.
     async fn on_iteration_start(&self, _event: &IterationEvent<'_>) -> Result<(), HookError> {
+        reached_default();
         Ok(())
     }
 
     /// An iteration ended. Runs concurrently with other providers; errors are logged only.
     async fn on_iteration_end(&self, _event: &IterationEvent<'_>) -> Result<(), HookError> {
+        reached_default();
         Ok(())
     }
 
@@ -121,6 +155,7 @@ pub trait HookProvider: Send + Sync + 'static {
         &self,
         _event: &mut BeforeModelCallEvent<'_>,
     ) -> Result<(), HookError> {
+        reached_default();
         Ok(())
     }
 
@@ -129,6 +164,7 @@ pub trait HookProvider: Send + Sync + 'static {
         &self,
         _event: &mut AfterModelCallEvent<'_>,
     ) -> Result<(), HookError> {
+        reached_default();
         Ok(())
     }
 
@@ -137,6 +173,7 @@ pub trait HookProvider: Send + Sync + 'static {
         &self,
         _event: &mut BeforeToolCallEvent<'_>,
     ) -> Result<(), HookError> {
+        reached_default();
         Ok(())
     }
 
@@ -145,20 +182,223 @@ pub trait HookProvider: Send + Sync + 'static {
         &self,
         _event: &mut AfterToolCallEvent<'_>,
     ) -> Result<(), HookError> {
+        reached_default();
         Ok(())
     }
 
     /// The run's future was dropped before the run ended (its caller gave up, a timeout
     /// fired): after-invocation hooks will not run, so let go of the run's state here —
     /// end its spans, forget its budgets. Synchronous, because it is called from a `Drop`.
-    fn on_run_abandoned(&self, _run_id: &RunId) {}
+    fn on_run_abandoned(&self, _run_id: &RunId) {
+        reached_default();
+    }
 
     /// An application-defined event; a non-empty reply is handed back to the dispatcher (the
     /// last one wins).
     async fn on_custom_event(&self, _event: &CustomEvent<'_>) -> Result<Option<Value>, HookError> {
+        reached_default();
         Ok(None)
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Declared but not implemented: a debug-build check.
+//
+// Every default method body calls `reached_default`, which (in debug builds) raises a
+// thread-local flag. The registry wraps each hook call in a `Probe` that lowers the flag before
+// each poll and reads it after: a call that completes in a poll that raised it returned through
+// the default body. Nested dispatches save and restore the flag, so they cannot be mistaken for
+// the outer call. Release builds compile all of this away.
+
+#[cfg(debug_assertions)]
+thread_local! {
+    static DEFAULT_BODY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Called by every default method body.
+#[inline(always)]
+pub(crate) fn reached_default() {
+    #[cfg(debug_assertions)]
+    DEFAULT_BODY.with(|c| c.set(true));
+}
+
+/// Runs `f` and says whether it returned through a default method body.
+#[cfg(debug_assertions)]
+pub(crate) fn through_default<T>(f: impl FnOnce() -> T) -> (T, bool) {
+    let saved = DEFAULT_BODY.with(|c| c.replace(false));
+    let out = f();
+    let hit = DEFAULT_BODY.with(|c| c.replace(saved));
+    (out, hit)
+}
+
+/// Wraps one hook call's future; `on_default` runs when it completed through a default body.
+#[cfg(debug_assertions)]
+pub(crate) struct Probe<F, G: FnOnce()> {
+    fut: F,
+    on_default: Option<G>,
+}
+
+#[cfg(debug_assertions)]
+impl<F, G: FnOnce()> Probe<F, G> {
+    pub(crate) fn new(fut: F, on_default: G) -> Self {
+        Self {
+            fut,
+            on_default: Some(on_default),
+        }
+    }
+}
+
+#[cfg(debug_assertions)]
+impl<F: std::future::Future + Unpin, G: FnOnce() + Unpin> std::future::Future for Probe<F, G> {
+    type Output = F::Output;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let this = &mut *self;
+        let (poll, hit) = through_default(|| std::pin::Pin::new(&mut this.fut).poll(cx));
+        if poll.is_ready()
+            && hit
+            && let Some(g) = this.on_default.take()
+        {
+            g();
+        }
+        poll
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared and boxed providers are providers: `registry.add(Arc::clone(&guard))` keeps a handle.
+//
+// Written out (not with `#[async_trait]`) so a call through the pointer hands back the inner
+// provider's boxed future as it is, instead of boxing it a second time.
+
+macro_rules! forward_provider {
+    ($ptr:ident) => {
+        impl<T: HookProvider + ?Sized> HookProvider for $ptr<T> {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
+            fn priority(&self) -> HookPriority {
+                (**self).priority()
+            }
+            fn priority_for(&self, event: HookEvent) -> HookPriority {
+                (**self).priority_for(event)
+            }
+            fn hooks(&self) -> HookSet {
+                (**self).hooks()
+            }
+            fn on_before_invocation<'s, 'e, 'f>(
+                &'s self,
+                event: &'e mut BeforeInvocationEvent,
+            ) -> HookFuture<'f, ()>
+            where
+                's: 'f,
+                'e: 'f,
+            {
+                (**self).on_before_invocation(event)
+            }
+            fn on_after_invocation<'s, 'e, 'a, 'f>(
+                &'s self,
+                event: &'e AfterInvocationEvent<'a>,
+            ) -> HookFuture<'f, ()>
+            where
+                's: 'f,
+                'e: 'f,
+                'a: 'f,
+            {
+                (**self).on_after_invocation(event)
+            }
+            fn on_iteration_start<'s, 'e, 'a, 'f>(
+                &'s self,
+                event: &'e IterationEvent<'a>,
+            ) -> HookFuture<'f, ()>
+            where
+                's: 'f,
+                'e: 'f,
+                'a: 'f,
+            {
+                (**self).on_iteration_start(event)
+            }
+            fn on_iteration_end<'s, 'e, 'a, 'f>(
+                &'s self,
+                event: &'e IterationEvent<'a>,
+            ) -> HookFuture<'f, ()>
+            where
+                's: 'f,
+                'e: 'f,
+                'a: 'f,
+            {
+                (**self).on_iteration_end(event)
+            }
+            fn on_before_model_call<'s, 'e, 'a, 'f>(
+                &'s self,
+                event: &'e mut BeforeModelCallEvent<'a>,
+            ) -> HookFuture<'f, ()>
+            where
+                's: 'f,
+                'e: 'f,
+                'a: 'f,
+            {
+                (**self).on_before_model_call(event)
+            }
+            fn on_after_model_call<'s, 'e, 'a, 'f>(
+                &'s self,
+                event: &'e mut AfterModelCallEvent<'a>,
+            ) -> HookFuture<'f, ()>
+            where
+                's: 'f,
+                'e: 'f,
+                'a: 'f,
+            {
+                (**self).on_after_model_call(event)
+            }
+            fn on_before_tool_call<'s, 'e, 'a, 'f>(
+                &'s self,
+                event: &'e mut BeforeToolCallEvent<'a>,
+            ) -> HookFuture<'f, ()>
+            where
+                's: 'f,
+                'e: 'f,
+                'a: 'f,
+            {
+                (**self).on_before_tool_call(event)
+            }
+            fn on_after_tool_call<'s, 'e, 'a, 'f>(
+                &'s self,
+                event: &'e mut AfterToolCallEvent<'a>,
+            ) -> HookFuture<'f, ()>
+            where
+                's: 'f,
+                'e: 'f,
+                'a: 'f,
+            {
+                (**self).on_after_tool_call(event)
+            }
+            fn on_run_abandoned(&self, run_id: &RunId) {
+                (**self).on_run_abandoned(run_id)
+            }
+            fn on_custom_event<'s, 'e, 'a, 'f>(
+                &'s self,
+                event: &'e CustomEvent<'a>,
+            ) -> HookFuture<'f, Option<Value>>
+            where
+                's: 'f,
+                'e: 'f,
+                'a: 'f,
+            {
+                (**self).on_custom_event(event)
+            }
+        }
+    };
+}
+
+/// The future a hook method returns (what `#[async_trait]` makes of it).
+type HookFuture<'f, T> = Pin<Box<dyn Future<Output = Result<T, HookError>> + Send + 'f>>;
+
+forward_provider!(Arc);
+forward_provider!(Box);
 
 /// `a::b::Type<c::D>` → `Type`.
 pub(crate) fn short_type_name(full: &str) -> &str {

@@ -26,7 +26,51 @@ struct Entry {
     provider: Arc<dyn HookProvider>,
     name: Arc<str>,
     priority: HookPriority,
+    /// Its priority on each event ([`HookProvider::priority_for`]), by [`HookEvent::index`].
+    priorities: [HookPriority; HookEvent::ALL.len()],
     hooks: HookSet,
+    /// Events on which it was caught returning through a default body (warned once each).
+    #[cfg(debug_assertions)]
+    warned: std::sync::atomic::AtomicU16,
+}
+
+impl Entry {
+    /// Debug builds: called when a hook call of `kind` returned through the trait's default
+    /// body. A provider that declared its events (anything but [`HookSet::ALL`]) and left one
+    /// of them unimplemented does nothing there, which is almost always a mistake: say so,
+    /// once per provider and event.
+    #[cfg(debug_assertions)]
+    fn returned_through_default(&self, kind: HookEvent) {
+        if self.hooks == HookSet::ALL {
+            return;
+        }
+        let bit = 1u16 << kind.index();
+        if self.warned.fetch_or(bit, Ordering::Relaxed) & bit == 0 {
+            tracing::warn!(
+                target: "hooks::registry",
+                provider = &*self.name,
+                event = kind.method_name(),
+                "hook provider '{}' declares {} in hooks() but does not implement it, so it did nothing; implement the method or remove the event from hooks()",
+                self.name,
+                kind.method_name()
+            );
+        }
+    }
+}
+
+/// Wraps a hook call's future so that, in debug builds, a call that returned through the
+/// trait's default body is reported ([`Entry::returned_through_default`]).
+macro_rules! probed {
+    ($entry:expr, $kind:expr, $fut:expr) => {{
+        let fut = $fut;
+        #[cfg(debug_assertions)]
+        let fut = {
+            let entry: &Entry = $entry;
+            let kind: HookEvent = $kind;
+            crate::provider::Probe::new(fut, move || entry.returned_through_default(kind))
+        };
+        fut
+    }};
 }
 
 /// Holds providers in priority order and dispatches events to them.
@@ -125,7 +169,7 @@ macro_rules! stop_at_first {
             for &i in subs.$order() {
                 at.store(i as usize, Ordering::Relaxed);
                 let entry = &$self.entries[i as usize];
-                let fut = entry.provider.$method(&mut *$event);
+                let fut = probed!(entry, kind, entry.provider.$method(&mut *$event));
                 // Two arms so the common path (no deadline) awaits the hook directly.
                 let r = match &$self.deadline {
                     None => fut.await,
@@ -172,20 +216,26 @@ impl HookRegistry {
         Ok(r)
     }
 
-    /// Adds a provider.
+    /// Adds a provider. To keep a handle on it (to read its records, say), add a clone of an
+    /// [`Arc`]: `Arc<T>` and `Box<T>` are providers too.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use hooks_core::{HookProvider, HookRegistry};
+    /// struct Counter;
+    /// impl HookProvider for Counter {}
+    ///
+    /// let counter = Arc::new(Counter);
+    /// let mut registry = HookRegistry::new();
+    /// registry.add(Arc::clone(&counter))?;
+    /// assert!(registry.contains("Counter"));
+    /// # Ok::<(), hooks_core::RegistryError>(())
+    /// ```
     ///
     /// # Errors
     /// [`RegistryError::AlreadyRegistered`] when its name is taken.
     pub fn add(&mut self, provider: impl HookProvider) -> Result<(), RegistryError> {
-        self.add_arc(Arc::new(provider))
-    }
-
-    /// Adds a shared provider (one you also keep a handle to, e.g. to read its records).
-    ///
-    /// # Errors
-    /// [`RegistryError::AlreadyRegistered`] when its name is taken.
-    pub fn add_arc(&mut self, provider: Arc<dyn HookProvider>) -> Result<(), RegistryError> {
-        self.push(provider)?;
+        self.push(Arc::new(provider))?;
         self.reindex();
         Ok(())
     }
@@ -205,30 +255,32 @@ impl HookRegistry {
             return Err(RegistryError::AlreadyRegistered(name.to_string()));
         }
         let priority = provider.priority();
-        let hooks = provider.hooks();
-        // Stable: after every entry of lower or equal priority.
-        let at = self.entries.partition_point(|e| e.priority <= priority);
-        self.entries.insert(
-            at,
-            Entry {
-                provider,
-                name,
-                priority,
-                hooks,
-            },
-        );
+        let priorities = HookEvent::ALL.map(|_| priority);
+        let mut entry = Entry {
+            priority,
+            priorities,
+            hooks: provider.hooks(),
+            provider,
+            name,
+            #[cfg(debug_assertions)]
+            warned: Default::default(),
+        };
+        for event in HookEvent::ALL {
+            entry.priorities[event.index()] = entry.provider.priority_for(event);
+        }
+        self.entries.push(entry);
         Ok(())
     }
 
+    /// Rebuilds each event's list of subscribers, in its priority order (stable: equal
+    /// priorities keep registration order). "After" events walk their list backwards.
     fn reindex(&mut self) {
         for event in HookEvent::ALL {
-            self.by_event[event.index()] = self
-                .entries
-                .iter()
-                .enumerate()
-                .filter(|(_, e)| e.hooks.contains(event))
-                .map(|(i, _)| i as u32)
+            let mut subs: Vec<u32> = (0..self.entries.len() as u32)
+                .filter(|&i| self.entries[i as usize].hooks.contains(event))
                 .collect();
+            subs.sort_by_key(|&i| self.entries[i as usize].priorities[event.index()]);
+            self.by_event[event.index()] = subs.into();
         }
     }
 
@@ -308,9 +360,13 @@ impl HookRegistry {
         self.entries.is_empty()
     }
 
-    /// The providers' names in the order they run on "before" events.
+    /// The providers' names in [`priority`](HookProvider::priority) order (equal priorities
+    /// in registration order): the order they run on "before" events unless a provider gives
+    /// an event a priority of its own.
     pub fn names(&self) -> impl Iterator<Item = &str> + '_ {
-        self.entries.iter().map(|e| &*e.name)
+        let mut order: Vec<&Entry> = self.entries.iter().collect();
+        order.sort_by_key(|e| e.priority);
+        order.into_iter().map(|e| &*e.name)
     }
 
     /// True when at least one provider handles `event`.
@@ -410,7 +466,7 @@ impl HookRegistry {
                 for (n, &i) in subs.iter().rev().enumerate().skip(start) {
                     at.store(n, Ordering::Relaxed);
                     let entry = &self.entries[i as usize];
-                    let fut = entry.provider.on_after_tool_call(&mut *event);
+                    let fut = probed!(entry, kind, entry.provider.on_after_tool_call(&mut *event));
                     let r = match &self.deadline {
                         None => fut.await,
                         Some(_) => self.bounded(fut).await,
@@ -451,7 +507,8 @@ impl HookRegistry {
         let mut first = None;
         for &i in self.subscribers(kind).rev_iter() {
             let entry = &self.entries[i as usize];
-            if let Err(e) = guarded(self.bounded(entry.provider.on_after_invocation(event))).await {
+            let fut = probed!(entry, kind, entry.provider.on_after_invocation(event));
+            if let Err(e) = guarded(self.bounded(fut)).await {
                 first.get_or_insert_with(|| DispatchError::new(&entry.name, kind, e));
             }
         }
@@ -485,6 +542,7 @@ impl HookRegistry {
                 HookEvent::IterationStart => entry.provider.on_iteration_start(event),
                 _ => entry.provider.on_iteration_end(event),
             };
+            let fut = probed!(entry, kind, fut);
             async move { (entry, guarded(self.bounded(fut)).await) }
         }))
         .await;
@@ -512,9 +570,15 @@ impl HookRegistry {
         let kind = HookEvent::RunAbandoned;
         for &i in self.subscribers(kind).rev_iter() {
             let entry = &self.entries[i as usize];
-            let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                entry.provider.on_run_abandoned(run_id)
-            }));
+            let call = || entry.provider.on_run_abandoned(run_id);
+            #[cfg(debug_assertions)]
+            let call = || {
+                let ((), hit) = crate::provider::through_default(call);
+                if hit {
+                    entry.returned_through_default(kind);
+                }
+            };
+            let r = std::panic::catch_unwind(AssertUnwindSafe(call));
             if let Err(payload) = r {
                 let e = DispatchError::new(&entry.name, kind, panicked(payload));
                 tracing::warn!(target: "hooks::registry", provider = &*entry.name, run_id = run_id.as_str(), "{e}");
@@ -531,7 +595,8 @@ impl HookRegistry {
         let mut reply = None;
         for &i in self.subscribers(kind) {
             let entry = &self.entries[i as usize];
-            match guarded(self.bounded(entry.provider.on_custom_event(event))).await {
+            let fut = probed!(entry, kind, entry.provider.on_custom_event(event));
+            match guarded(self.bounded(fut)).await {
                 Ok(Some(v)) => reply = Some(v),
                 Ok(None) => {}
                 Err(e) => return Err(DispatchError::new(&entry.name, kind, e)),

@@ -103,6 +103,48 @@ pub trait Model: Send + Sync {
     async fn complete(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError>;
 }
 
+/// The future a model call returns (what `#[async_trait]` makes of it).
+type ModelFuture<'f> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<ModelResponse, ModelError>> + Send + 'f>,
+>;
+
+/// The future a tool call returns (what `#[async_trait]` makes of it).
+type ToolFuture<'f> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<String, ToolError>> + Send + 'f>>;
+
+// Shared and boxed models and tools are models and tools, so one can be handed to several
+// agents. Written out so the inner future is not boxed a second time.
+macro_rules! forward_model_and_tool {
+    ($ptr:ident) => {
+        impl<T: Model + ?Sized> Model for $ptr<T> {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
+            fn complete<'s, 'a, 'f>(&'s self, request: ModelRequest<'a>) -> ModelFuture<'f>
+            where
+                's: 'f,
+                'a: 'f,
+            {
+                (**self).complete(request)
+            }
+        }
+        impl<T: Tool + ?Sized> Tool for $ptr<T> {
+            fn spec(&self) -> &ToolSpec {
+                (**self).spec()
+            }
+            fn call<'s, 'a, 'f>(&'s self, input: ToolInput<'a>) -> ToolFuture<'f>
+            where
+                's: 'f,
+                'a: 'f,
+            {
+                (**self).call(input)
+            }
+        }
+    };
+}
+forward_model_and_tool!(Arc);
+forward_model_and_tool!(Box);
+
 /// A tool failed; the model sees `Error: <message>`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
@@ -353,17 +395,10 @@ impl fmt::Debug for AgentBuilder {
 }
 
 impl AgentBuilder {
-    /// Adds a tool.
+    /// Adds a tool (an `Arc<T>` of a tool is a tool too, to share one among agents).
     #[must_use]
     pub fn tool(mut self, tool: impl Tool + 'static) -> Self {
         self.tools.push(Arc::new(tool));
-        self
-    }
-
-    /// Adds a shared tool.
-    #[must_use]
-    pub fn tool_arc(mut self, tool: Arc<dyn Tool>) -> Self {
-        self.tools.push(tool);
         self
     }
 
@@ -491,16 +526,12 @@ struct ToolOutcome {
 }
 
 impl Agent {
-    /// Starts building an agent named `name` around `model`.
+    /// Starts building an agent named `name` around `model` (an `Arc<T>` of a model is a
+    /// model too, to share one among agents).
     pub fn builder(name: impl Into<String>, model: impl Model + 'static) -> AgentBuilder {
-        Self::builder_arc(name, Arc::new(model))
-    }
-
-    /// Like [`Agent::builder`], with a shared model.
-    pub fn builder_arc(name: impl Into<String>, model: Arc<dyn Model>) -> AgentBuilder {
         AgentBuilder {
             name: name.into(),
-            model,
+            model: Arc::new(model),
             tools: Vec::new(),
             registry: None,
             config: AgentConfig::default(),

@@ -141,10 +141,10 @@ fn agent(
     tools: Vec<Arc<dyn Tool>>,
     hooks: Vec<Arc<dyn HookProvider>>,
 ) -> Agent {
-    let mut b = Agent::builder_arc("test-agent", model)
+    let mut b = Agent::builder("test-agent", model)
         .registry(Arc::new(HookRegistry::from_providers(hooks).unwrap()));
     for t in tools {
-        b = b.tool_arc(t);
+        b = b.tool(t);
     }
     b.build().unwrap()
 }
@@ -371,7 +371,7 @@ async fn model_retries_are_bounded_and_their_exhaustion_is_an_error() {
         })),
         ..Default::default()
     });
-    let a = Agent::builder_arc("a", model.clone())
+    let a = Agent::builder("a", model.clone())
         .registry(Arc::new(HookRegistry::from_providers(vec![hook]).unwrap()))
         .max_retries(2)
         .build()
@@ -706,7 +706,7 @@ async fn the_iteration_limit_ends_a_run_that_keeps_calling_tools() {
             })
             .collect(),
     ));
-    let a = Agent::builder_arc("a", model)
+    let a = Agent::builder("a", model)
         .tool(Echo::new())
         .max_iterations(2)
         .build()
@@ -884,7 +884,7 @@ async fn arguments_nested_100_000_levels_deep_are_refused_without_overflowing_th
     let echo = Arc::new(Echo::new());
     let rec = Arc::new(RecordingProvider::new("rec"));
     let a = Agent::builder("deep", DeepModel(Mutex::new(Some(deep_args))))
-        .tool_arc(echo.clone())
+        .tool(echo.clone())
         .registry(Arc::new(
             HookRegistry::from_providers(vec![rec.clone() as Arc<dyn HookProvider>]).unwrap(),
         ))

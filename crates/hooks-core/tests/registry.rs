@@ -542,7 +542,7 @@ async fn dispatch_records_which_provider_changed_which_field() {
 async fn one_registry_is_shared_by_concurrent_runs_without_crosstalk() {
     let rec = Arc::new(RecordingProvider::new("rec"));
     let mut r = HookRegistry::new();
-    r.add_arc(rec.clone()).unwrap();
+    r.add(rec.clone()).unwrap();
     let r = Arc::new(r);
     let mut tasks = Vec::new();
     for i in 0..16 {
@@ -669,4 +669,83 @@ async fn a_hook_that_never_returns_becomes_an_error_naming_it_at_the_deadline() 
     let err = r.after_tool_call(&mut ev).await.unwrap_err();
     assert_eq!(err.provider(), "Stuck");
     assert_eq!(names(&taken(&log)), ["after"]);
+}
+
+/// A provider with one priority on the way in and another on the way out.
+struct TwoFaced(Log);
+
+#[async_trait]
+impl HookProvider for TwoFaced {
+    fn priority(&self) -> HookPriority {
+        HookPriority::SECURITY_MIN
+    }
+    fn priority_for(&self, event: HookEvent) -> HookPriority {
+        if event.is_after() {
+            HookPriority::OUTPUT_GUARD
+        } else {
+            self.priority()
+        }
+    }
+    fn hooks(&self) -> HookSet {
+        HookSet::TOOL_CALL
+    }
+    async fn on_before_tool_call(&self, _: &mut BeforeToolCallEvent<'_>) -> Result<(), HookError> {
+        self.0
+            .lock()
+            .unwrap()
+            .push("guard:on_before_tool_call".into());
+        Ok(())
+    }
+    async fn on_after_tool_call(&self, _: &mut AfterToolCallEvent<'_>) -> Result<(), HookError> {
+        self.0
+            .lock()
+            .unwrap()
+            .push("guard:on_after_tool_call".into());
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_provider_can_run_first_on_both_sides_with_a_priority_per_event() {
+    let log = Log::default();
+    let mut r = three(&log, |p| p);
+    r.add(TwoFaced(log.clone())).unwrap();
+    let id = run_id();
+    let mut ev = BeforeToolCallEvent::new(&id, 1, 0, "t", "c1", json!({}));
+    r.before_tool_call(&mut ev).await.unwrap();
+    assert_eq!(names(&taken(&log)), ["guard", "a", "b", "b2", "c"]);
+    let args = json!({});
+    let mut ev = AfterToolCallEvent::new(
+        &id,
+        1,
+        0,
+        "t",
+        "c1",
+        &args,
+        "r".into(),
+        None,
+        None,
+        Default::default(),
+    );
+    r.after_tool_call(&mut ev).await.unwrap();
+    assert_eq!(names(&taken(&log)), ["guard", "c", "b2", "b", "a"]);
+    // `names()` reports the provider's own priority.
+    assert_eq!(r.names().next(), Some("TwoFaced"));
+}
+
+#[tokio::test]
+async fn shared_and_boxed_providers_are_providers() {
+    let log = Log::default();
+    let shared = Arc::new(Probe::new("shared", 10, &log));
+    let boxed: Box<dyn HookProvider> = Box::new(Probe::new("boxed", 20, &log));
+    let mut r = HookRegistry::new();
+    r.add(Arc::clone(&shared)).unwrap();
+    r.add(boxed).unwrap();
+    assert_eq!(r.names().collect::<Vec<_>>(), ["shared", "boxed"]);
+    let id = run_id();
+    let mut ev = BeforeToolCallEvent::new(&id, 1, 0, "t", "c1", json!({}));
+    r.before_tool_call(&mut ev).await.unwrap();
+    assert_eq!(names(&taken(&log)), ["shared", "boxed"]);
+    // The handle still reaches the provider the registry calls.
+    assert_eq!(Arc::strong_count(&shared), 2);
 }

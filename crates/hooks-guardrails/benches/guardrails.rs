@@ -76,9 +76,8 @@ fn scan(c: &mut Criterion) {
 
 fn tool_call_pair(c: &mut Criterion) {
     let mut registry = HookRegistry::new();
-    GuardrailsHook::new(GuardrailConfig::default())
-        .expect("default config is valid")
-        .register(&mut registry)
+    registry
+        .add(GuardrailsHook::new(GuardrailConfig::default()).expect("default config is valid"))
         .expect("fresh registry");
     let run_id = RunId::new("run-bench");
     let args = json!({"query": "weather in Paris", "limit": 5});

@@ -3,9 +3,9 @@
 //! deterministic tool gate.
 //!
 //! [`GuardrailsHook`] guards the input (prompt, tool names, tool arguments) at security
-//! priority; its [`GuardrailsOutputHook`] sanitizes tool results and model replies at
-//! [`OUTPUT_PRIORITY`], so no observability hook ever sees what they redact.
-//! [`GuardrailsHook::register`] adds both.
+//! priority and sanitizes tool results and model replies at
+//! [`HookPriority::OUTPUT_GUARD`](hooks_core::HookPriority::OUTPUT_GUARD) — first on both
+//! sides, so no observability hook ever sees what it redacts. One `registry.add` adds it.
 //!
 //! Detection is linear-time (the `regex` crate): one fast pass finds candidates, validators
 //! confirm them (Luhn and brand for cards, mod-97 and length for IBANs, octet ranges and every
@@ -22,8 +22,9 @@
 //! let config = GuardrailConfig::default()
 //!     .with_action("pii_email", GuardrailAction::Redact)
 //!     .with_tool_gate(ToolGate::new().deny("wire_money", "wire transfers need a human"));
+//! let guard = Arc::new(GuardrailsHook::new(config)?);
 //! let mut registry = HookRegistry::new();
-//! let guard = GuardrailsHook::new(config)?.register(&mut registry)?;
+//! registry.add(Arc::clone(&guard))?; // keep `guard` to read its violations
 //! let registry = Arc::new(registry);
 //! # let _ = (guard, registry);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -35,6 +36,7 @@
 //! behind its `guardrails` feature.
 
 mod config;
+mod engine;
 mod error;
 mod gate;
 mod hook;
@@ -46,9 +48,10 @@ pub use config::{
     COMMAND_INJECTION, DEFAULT_BLOCKED_TOOLS, GuardrailAction, GuardrailConfig, PATH_TRAVERSAL,
     SQL_INJECTION,
 };
+pub use engine::REDACTED_CONTENT;
 pub use error::{Error, Result};
 pub use gate::ToolGate;
-pub use hook::{GuardrailsHook, GuardrailsOutputHook, OUTPUT_PRIORITY, REDACTED_CONTENT};
+pub use hook::GuardrailsHook;
 pub use pii::{Detection, Entity, MAX_REDACTION_PASSES, PiiDetector};
 pub use regex;
 pub use violation::{GuardrailViolation, ViolationLocation};

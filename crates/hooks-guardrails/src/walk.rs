@@ -3,46 +3,19 @@
 
 use serde_json::Value;
 
-/// Calls `f` with every string value (not keys) of `v`, depth first.
-#[cfg(test)]
-pub(crate) fn strings(v: &Value, mut f: impl FnMut(&str)) {
-    let mut stack = vec![v];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::String(s) => f(s),
-            Value::Array(items) => stack.extend(items.iter().rev()),
-            Value::Object(map) => stack.extend(map.values().rev()),
-            _ => {}
-        }
-    }
-}
-
-/// Like [`strings`], with the key of the object entry each string sits under (the nearest
-/// key for strings inside arrays), so a value like `{"ssn": "123456789"}` is judged in
-/// context.
-pub(crate) fn keyed_strings<'v>(v: &'v Value, mut f: impl FnMut(Option<&'v str>, &'v str)) {
-    let mut stack: Vec<(Option<&str>, &Value)> = vec![(None, v)];
+/// Calls `f` with every string value (not keys) of `v`, writable, depth first, together with
+/// the key of the object entry it sits under (the nearest key for strings inside arrays), so a
+/// value like `{"ssn": "123456789"}` is judged in context and rewritten in the same visit:
+/// judging and writing never pair two walks by visiting order.
+pub(crate) fn keyed_strings_mut(v: &mut Value, mut f: impl FnMut(Option<&str>, &mut String)) {
+    let mut stack: Vec<(Option<&str>, &mut Value)> = vec![(None, v)];
     while let Some((key, v)) = stack.pop() {
         match v {
             Value::String(s) => f(key, s),
-            Value::Array(items) => stack.extend(items.iter().rev().map(|i| (key, i))),
+            Value::Array(items) => stack.extend(items.iter_mut().rev().map(|i| (key, i))),
             Value::Object(map) => {
-                stack.extend(map.iter().rev().map(|(k, i)| (Some(k.as_str()), i)))
+                stack.extend(map.iter_mut().rev().map(|(k, i)| (Some(k.as_str()), i)))
             }
-            _ => {}
-        }
-    }
-}
-
-/// Calls `f` with every string value (not keys) of `v`, writable, in the same order as
-/// [`strings`].
-pub(crate) fn strings_mut(v: &mut Value, mut f: impl FnMut(&mut String)) {
-    let mut stack = vec![v];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::String(s) => f(s),
-            Value::Array(items) => stack.extend(items.iter_mut().rev()),
-            Value::Object(map) => stack.extend(map.values_mut().rev()),
             _ => {}
         }
     }
@@ -54,12 +27,21 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn walks_every_string_in_order_at_any_depth() {
+    fn walks_every_string_in_order_with_its_key_at_any_depth() {
         let mut v = json!({"a": ["x", {"b": "y"}], "c": 1, "d": "z"});
         let mut seen = Vec::new();
-        strings(&v, |s| seen.push(s.to_owned()));
-        assert_eq!(seen, ["x", "y", "z"]);
-        strings_mut(&mut v, |s| s.make_ascii_uppercase());
+        keyed_strings_mut(&mut v, |k, s| {
+            seen.push((k.map(str::to_owned), s.clone()));
+            s.make_ascii_uppercase();
+        });
+        assert_eq!(
+            seen,
+            [
+                (Some("a".to_owned()), "x".to_owned()),
+                (Some("b".to_owned()), "y".to_owned()),
+                (Some("d".to_owned()), "z".to_owned())
+            ]
+        );
         assert_eq!(v, json!({"a": ["X", {"b": "Y"}], "c": 1, "d": "Z"}));
 
         let mut deep = Value::String("leaf".into());
@@ -67,7 +49,8 @@ mod tests {
             deep = Value::Array(vec![deep]);
         }
         let mut n = 0;
-        strings_mut(&mut deep, |s| {
+        keyed_strings_mut(&mut deep, |k, s| {
+            assert_eq!(k, None);
             n += 1;
             s.push('!');
         });

@@ -34,17 +34,15 @@ fn setup(
 ) -> Setup {
     let model = Arc::new(ScriptedModel::new(script));
     let mut registry = HookRegistry::new();
-    let guard = GuardrailsHook::new(config)
-        .unwrap()
-        .register(&mut registry)
-        .unwrap();
+    let guard = std::sync::Arc::new(GuardrailsHook::new(config).unwrap());
+    registry.add(guard.clone()).unwrap();
     let observer = Arc::new(
         RecordingProvider::new("observer").with_priority(HookPriority::OBSERVABILITY_DEFAULT),
     );
-    registry.add_arc(observer.clone()).unwrap();
+    registry.add(observer.clone()).unwrap();
     let tool_seen = Arc::new(Mutex::new(Vec::new()));
     let seen = tool_seen.clone();
-    let mut builder = Agent::builder_arc("guarded", model.clone()).registry(Arc::new(registry));
+    let mut builder = Agent::builder("guarded", model.clone()).registry(Arc::new(registry));
     for name in ["lookup", "shell", "other", "transfer"] {
         let seen = seen.clone();
         builder = builder.tool(FnTool::new(
@@ -459,21 +457,50 @@ fn only_the_configured_detectors_run() {
 }
 
 #[test]
-fn output_hook_runs_before_observability_on_after_events() {
+fn one_add_guards_both_ways_first_on_each_side() {
+    // The one-line registration a user writes: no handle, no second provider.
+    let model = Arc::new(ScriptedModel::new(vec![
+        call("lookup", json!({"q": "x"})),
+        text(&format!("Reply to {EMAIL}")),
+    ]));
+    let observer =
+        Arc::new(RecordingProvider::new("obs").with_priority(HookPriority::SECURITY_MIN));
     let mut registry = HookRegistry::new();
-    GuardrailsHook::new(GuardrailConfig::default())
-        .unwrap()
-        .register(&mut registry)
-        .unwrap();
+    // The observer is added first and sits at the lowest priority there is: on the before-
+    // events it would run first, on the after-events last; the guard still runs first there.
+    registry.add(observer.clone()).unwrap();
     registry
-        .add(RecordingProvider::new("obs").with_priority(HookPriority::OBSERVABILITY_MAX))
+        .add(
+            GuardrailsHook::new(
+                GuardrailConfig::default().with_action("pii_email", GuardrailAction::Redact),
+            )
+            .unwrap(),
+        )
         .unwrap();
-    let names: Vec<&str> = registry.names().collect();
-    // "before" order; after-events run it reversed: the output hook first.
-    assert_eq!(names, ["GuardrailsHook", "obs", "GuardrailsOutputHook"]);
-    assert!(
-        registry.get("GuardrailsOutputHook").unwrap().priority() > HookPriority::OBSERVABILITY_MAX
+    assert_eq!(registry.len(), 2);
+    let agent = Agent::builder("guarded", model)
+        .registry(Arc::new(registry))
+        .tool(FnTool::new(
+            ToolSpec::new("lookup", "Looks up", json!({})),
+            |_| Ok(format!("owner: {EMAIL}")),
+        ))
+        .build()
+        .unwrap();
+    let out = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(agent.run("look it up"))
+        .unwrap();
+    // The tool result and the reply are redacted for the model and the state …
+    assert_eq!(
+        out.state.tool_executions[0].result,
+        "owner: [REDACTED_EMAIL]"
     );
+    assert_eq!(out.answer, "Reply to [REDACTED_EMAIL]");
+    // … and for the observer, which the guard ran before on the way out.
+    let seen = format!("{:?}", observer.records());
+    assert!(!seen.contains(EMAIL), "observer saw {seen}");
+    assert!(seen.contains("[REDACTED_EMAIL]"));
 }
 
 #[test]

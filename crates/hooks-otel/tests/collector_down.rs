@@ -15,7 +15,7 @@ use serde_json::json;
 
 fn agent(hook: Arc<hooks_otel::TelemetryHook>) -> Agent {
     let mut registry = HookRegistry::new();
-    registry.add_arc(hook).unwrap();
+    registry.add(hook).unwrap();
     Agent::builder(
         "down",
         ScriptedModel::new(vec![

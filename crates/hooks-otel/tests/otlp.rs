@@ -52,7 +52,7 @@ impl HookProvider for CancelSecret {
 
 fn agent(hook: Arc<TelemetryHook>, script: Vec<Result<ModelResponse, ModelError>>) -> Agent {
     let mut registry = HookRegistry::new();
-    registry.add_arc(hook).unwrap();
+    registry.add(hook).unwrap();
     registry.add(CancelSecret).unwrap();
     let search = FnTool::new(ToolSpec::new("search", "searches", json!({})), |args| {
         if args.get("fail").is_some() {
@@ -530,7 +530,7 @@ async fn exported_spans_are_counted_and_stdout_mode_works_without_a_collector() 
 async fn a_run_dropped_midway_still_ends_every_span() {
     let (receiver, guard, hook) = setup(ExportMode::Blocking, false);
     let mut registry = HookRegistry::new();
-    registry.add_arc(hook.clone()).unwrap();
+    registry.add(hook.clone()).unwrap();
     let hang = FnTool::new(ToolSpec::new("hang", "blocks", json!({})), |_| {
         Ok(String::new())
     });

@@ -12,7 +12,7 @@
 //!
 //! let retry = Arc::new(ModelRetryHook::new());
 //! let mut registry = HookRegistry::new();
-//! registry.add_arc(retry.clone()).unwrap();
+//! registry.add(retry.clone()).unwrap();
 //! // … run agents …
 //! println!("retried {} time(s)", retry.stats().retries_total);
 //! ```

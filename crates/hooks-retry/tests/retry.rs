@@ -84,7 +84,7 @@ fn limited(after: Option<f64>) -> Step {
 }
 
 fn agent(model: Arc<TimedModel>, hooks: Vec<Arc<dyn HookProvider>>, loop_retries: u32) -> Agent {
-    Agent::builder_arc("retry-test", model)
+    Agent::builder("retry-test", model)
         .registry(Arc::new(HookRegistry::from_providers(hooks).unwrap()))
         .max_retries(loop_retries)
         .build()
@@ -382,7 +382,7 @@ async fn tool_retry_retries_transient_errors_with_backoff() {
             .build()
             .unwrap(),
     );
-    let a = Agent::builder_arc("t", model)
+    let a = Agent::builder("t", model)
         .tool(flaky)
         .registry(Arc::new(
             HookRegistry::from_providers(vec![hook.clone() as Arc<dyn HookProvider>]).unwrap(),
@@ -419,7 +419,7 @@ async fn tool_retry_ignores_permanent_errors_and_reports_exhaustion() {
             .build()
             .unwrap(),
     );
-    let a = Agent::builder_arc("t", model)
+    let a = Agent::builder("t", model)
         .tool(always)
         .tool(permanent)
         .registry(Arc::new(

@@ -179,16 +179,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl SteeringHook {
-    /// A builder around `judge`.
+    /// A builder around `judge` (an `Arc<T>` of a judge is a judge too, to keep a handle).
     pub fn builder(judge: impl JudgeModel + 'static) -> SteeringHookBuilder {
-        Self::builder_arc(Arc::new(judge))
-    }
-
-    /// A builder around a shared judge.
-    pub fn builder_arc(judge: Arc<dyn JudgeModel>) -> SteeringHookBuilder {
         SteeringHookBuilder {
             hook: SteeringHook {
-                judge,
+                judge: Arc::new(judge),
                 policy: "Tool calls must serve the user's request and must not cause harm, leak data or take irreversible actions without approval.".to_owned(),
                 evaluate_tools: true,
                 evaluate_responses: false,

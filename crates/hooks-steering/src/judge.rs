@@ -2,6 +2,7 @@
 //! judge.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use hooks_core::async_trait;
@@ -69,6 +70,32 @@ pub trait JudgeModel: Send + Sync {
     /// Answers the request.
     async fn judge(&self, request: &JudgeRequest) -> Result<JudgeReply, JudgeError>;
 }
+
+/// The future a judge call returns (what `#[async_trait]` makes of it).
+type JudgeFuture<'f> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<JudgeReply, JudgeError>> + Send + 'f>,
+>;
+
+// A shared or boxed judge is a judge, so one can serve several hooks. Written out so the
+// inner future is not boxed a second time.
+macro_rules! forward_judge {
+    ($ptr:ident) => {
+        impl<T: JudgeModel + ?Sized> JudgeModel for $ptr<T> {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
+            fn judge<'s, 'r, 'f>(&'s self, request: &'r JudgeRequest) -> JudgeFuture<'f>
+            where
+                's: 'f,
+                'r: 'f,
+            {
+                (**self).judge(request)
+            }
+        }
+    };
+}
+forward_judge!(Arc);
+forward_judge!(Box);
 
 /// The JSON schema of a structured decision.
 pub fn decision_schema() -> Value {

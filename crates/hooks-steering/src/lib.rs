@@ -23,7 +23,7 @@
 //!         .build(),
 //! );
 //! let mut registry = HookRegistry::new();
-//! registry.add_arc(steering.clone())?;
+//! registry.add(steering.clone())?;
 //! # Ok(()) }
 //! ```
 //!

@@ -216,8 +216,8 @@ async fn steered(
         Ok(ModelResponse::text("done")),
     ]));
     let mut registry = HookRegistry::new();
-    registry.add_arc(hook.clone()).unwrap();
-    let agent = Agent::builder_arc("a", model.clone())
+    registry.add(hook.clone()).unwrap();
+    let agent = Agent::builder("a", model.clone())
         .tool(FnTool::new(ToolSpec::new("search", "s", json!({})), |_| {
             Ok("ran".into())
         }))

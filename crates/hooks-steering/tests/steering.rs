@@ -65,8 +65,8 @@ fn agent(
     script.extend(answers.into_iter().map(|a| Ok(ModelResponse::text(a))));
     let model = Arc::new(ScriptedModel::new(script));
     let mut registry = HookRegistry::new();
-    registry.add_arc(hook).unwrap();
-    let mut b = Agent::builder_arc("steered", model.clone()).registry(Arc::new(registry));
+    registry.add(hook).unwrap();
+    let mut b = Agent::builder("steered", model.clone()).registry(Arc::new(registry));
     for name in ["search", "wire_money", "delete_user"] {
         b = b.tool(FnTool::new(
             ToolSpec::new(name, "t", json!({})),
@@ -88,7 +88,7 @@ fn results(model: &ScriptedModel, out: &RunOutput) -> Vec<String> {
 async fn interrupt_tools_never_reach_the_judge() {
     let judge = Recording::new("PROCEED");
     let hook = Arc::new(
-        SteeringHook::builder_arc(judge.clone())
+        SteeringHook::builder(judge.clone())
             .with_interrupt_tools(["wire_money"])
             .build(),
     );
@@ -126,7 +126,7 @@ async fn an_approver_decides_interrupts() {
     ] {
         let judge = Recording::new("INTERRUPT: Deleting Needs HR");
         let hook = Arc::new(
-            SteeringHook::builder_arc(judge)
+            SteeringHook::builder(judge)
                 .with_approver(Yes(approve))
                 .build(),
         );
@@ -141,7 +141,7 @@ async fn an_approver_decides_interrupts() {
     }
     // Structural interrupts can be approved too.
     let hook = Arc::new(
-        SteeringHook::builder_arc(Recording::new("PROCEED"))
+        SteeringHook::builder(Recording::new("PROCEED"))
             .with_interrupt_tools(["wire_money"])
             .with_approver(Yes(true))
             .build(),
@@ -158,7 +158,7 @@ async fn an_approver_decides_interrupts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_judges_context_is_per_run() {
     let judge = Recording::new("PROCEED");
-    let hook = Arc::new(SteeringHook::builder_arc(judge.clone()).build());
+    let hook = Arc::new(SteeringHook::builder(judge.clone()).build());
     let mut handles = Vec::new();
     for i in 0..16 {
         let hook = hook.clone();
@@ -182,8 +182,8 @@ async fn the_judges_context_is_per_run() {
                 Ok(ModelResponse::text("done")),
             ]));
             let mut registry = HookRegistry::new();
-            registry.add_arc(hook).unwrap();
-            let a = Agent::builder_arc("x", model)
+            registry.add(hook).unwrap();
+            let a = Agent::builder("x", model)
                 .tool(FnTool::new(ToolSpec::new("search", "s", json!({})), |_| {
                     Ok("ok".into())
                 }))
@@ -226,7 +226,7 @@ async fn the_judges_context_is_per_run() {
 #[tokio::test]
 async fn recent_calls_are_the_last_five_of_the_run() {
     let judge = Recording::new("PROCEED");
-    let hook = Arc::new(SteeringHook::builder_arc(judge.clone()).build());
+    let hook = Arc::new(SteeringHook::builder(judge.clone()).build());
     let calls = (0..7)
         .map(|j| ToolCall::new(format!("c{j}"), "search", json!({"n": j})))
         .collect();
@@ -235,10 +235,10 @@ async fn recent_calls_are_the_last_five_of_the_run() {
         Ok(ModelResponse::text("done")),
     ]));
     let mut registry = HookRegistry::new();
-    registry.add_arc(hook).unwrap();
+    registry.add(hook).unwrap();
     // One after another: parallel calls of one response are judged side by side and cannot
     // see each other.
-    let a = Agent::builder_arc("y", model)
+    let a = Agent::builder("y", model)
         .tool(FnTool::new(ToolSpec::new("search", "s", json!({})), |_| {
             Ok("ok".into())
         }))
@@ -263,7 +263,7 @@ async fn recent_calls_are_the_last_five_of_the_run() {
 async fn judged_answers_are_retried_with_guidance_and_bounded() {
     let judge = Recording::new("GUIDE: Cite A Source");
     let hook = Arc::new(
-        SteeringHook::builder_arc(judge)
+        SteeringHook::builder(judge)
             .with_evaluate_tools(false)
             .with_evaluate_responses(true)
             .build(),
@@ -274,8 +274,8 @@ async fn judged_answers_are_retried_with_guidance_and_bounded() {
             .collect(),
     ));
     let mut registry = HookRegistry::new();
-    registry.add_arc(hook).unwrap();
-    let a = Agent::builder_arc("z", model.clone())
+    registry.add(hook).unwrap();
+    let a = Agent::builder("z", model.clone())
         .registry(Arc::new(registry))
         .max_retries(2)
         .build()

@@ -68,9 +68,8 @@ fn runs(c: &mut Criterion) {
 fn tool_call_pair(c: &mut Criterion) {
     let mut registry = HookRegistry::new();
     registry.add(LoggingHook::new()).expect("fresh registry");
-    GuardrailsHook::new(GuardrailConfig::default())
-        .expect("default config")
-        .register(&mut registry)
+    registry
+        .add(GuardrailsHook::new(GuardrailConfig::default()).expect("default config"))
         .expect("fresh names");
     registry.add(ModelRetryHook::new()).expect("fresh name");
     registry.add(NoOpTelemetryHook::new()).expect("fresh name");

@@ -23,11 +23,12 @@ fn registry(extra: Vec<Arc<dyn HookProvider>>) -> (HookRegistry, SpanCollector, 
     let spans = SpanCollector::new();
     let telemetry = TelemetryGuard::with_simple_exporter(spans.clone());
     let mut r = HookRegistry::new();
-    GuardrailsHook::new(
-        GuardrailConfig::default().with_action("pii_email", GuardrailAction::Redact),
+    r.add(
+        GuardrailsHook::new(
+            GuardrailConfig::default().with_action("pii_email", GuardrailAction::Redact),
+        )
+        .unwrap(),
     )
-    .unwrap()
-    .register(&mut r)
     .unwrap();
     r.add(
         LoggingHook::builder()
@@ -51,7 +52,7 @@ fn registry(extra: Vec<Arc<dyn HookProvider>>) -> (HookRegistry, SpanCollector, 
     r.add(SteeringHook::builder(RuleJudge::new(SteeringAction::Proceed)).build())
         .unwrap();
     for p in extra {
-        r.add_arc(p).unwrap();
+        r.add(p).unwrap();
     }
     (r, spans, telemetry)
 }

@@ -105,10 +105,8 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
         config = config.with_action(format!("pii_{}", e.detector()), GuardrailAction::Redact);
     }
     let mut registry = HookRegistry::new();
-    let guard = GuardrailsHook::new(config)
-        .unwrap()
-        .register(&mut registry)
-        .unwrap();
+    let guard = std::sync::Arc::new(GuardrailsHook::new(config).unwrap());
+    registry.add(guard.clone()).unwrap();
     registry
         .add(
             LoggingHook::builder()
@@ -168,7 +166,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
                 Ok(result.clone())
             },
         );
-        let agent = Agent::builder_arc("leak-check", model.clone())
+        let agent = Agent::builder("leak-check", model.clone())
             .tool(lookup)
             .registry(registry.clone())
             .build()

@@ -97,6 +97,18 @@ impl HookEvent {
         HookSet(1 << self as u16)
     }
 
+    /// True for the events that run in reverse priority order: after model call, after tool
+    /// call, after invocation and run abandoned.
+    pub const fn is_after(self) -> bool {
+        matches!(
+            self,
+            HookEvent::AfterModelCall
+                | HookEvent::AfterToolCall
+                | HookEvent::AfterInvocation
+                | HookEvent::RunAbandoned
+        )
+    }
+
     pub(crate) const fn index(self) -> usize {
         self as usize
     }

@@ -177,6 +177,17 @@ impl<'a> AfterModelCallEvent<'a> {
         self.response.as_mut()
     }
 
+    /// Lets `edit` change the response in place (when there is one); marks
+    /// [`Field::Response`] only when it returns `true` (it changed something). Returns what
+    /// `edit` returned, or `false` without a response.
+    pub fn edit_response(&mut self, edit: impl FnOnce(&mut ModelResponse) -> bool) -> bool {
+        let changed = self.response.as_mut().is_some_and(edit);
+        if changed {
+            self.tracker.mark(Field::Response);
+        }
+        changed
+    }
+
     /// Replaces the response (recovering a failed call); marks [`Field::Response`].
     pub fn set_response(&mut self, response: ModelResponse) {
         self.tracker.mark(Field::Response);

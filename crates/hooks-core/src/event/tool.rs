@@ -163,6 +163,25 @@ impl<'a> BeforeToolCallEvent<'a> {
         &mut self.arguments
     }
 
+    /// Lets `edit` change the arguments in place; marks [`Field::Arguments`] only when it
+    /// returns `true` (it changed something), so a hook that inspects and rarely writes is not
+    /// reported as a writer. Returns what `edit` returned.
+    ///
+    /// ```
+    /// # use hooks_core::{BeforeToolCallEvent, RunId};
+    /// # let run = RunId::new("r");
+    /// let mut e = BeforeToolCallEvent::new(&run, 1, 0, "t", "c1", serde_json::json!({"n": 1}));
+    /// assert!(!e.edit_arguments(|args| args.get("x").is_some()));
+    /// assert!(e.changes().is_empty());
+    /// ```
+    pub fn edit_arguments(&mut self, edit: impl FnOnce(&mut Value) -> bool) -> bool {
+        let changed = edit(&mut self.arguments);
+        if changed {
+            self.tracker.mark(Field::Arguments);
+        }
+        changed
+    }
+
     /// Replaces the arguments; marks [`Field::Arguments`].
     pub fn set_arguments(&mut self, arguments: Value) {
         self.tracker.mark(Field::Arguments);

@@ -144,12 +144,13 @@ impl hooks::otel::opentelemetry_sdk::trace::SpanExporter for Discard {
 
 fn stack_with(spans: SpanCollector, telemetry: TelemetryGuard) -> Stack {
     let mut registry = HookRegistry::new();
-    let guard = GuardrailsHook::new(
-        GuardrailConfig::default().with_action("pii_email", GuardrailAction::Redact),
-    )
-    .unwrap()
-    .register(&mut registry)
-    .unwrap();
+    let guard = std::sync::Arc::new(
+        GuardrailsHook::new(
+            GuardrailConfig::default().with_action("pii_email", GuardrailAction::Redact),
+        )
+        .unwrap(),
+    );
+    registry.add(guard.clone()).unwrap();
     registry.add(LoggingHook::new()).unwrap();
     registry.add(telemetry.hook().build()).unwrap();
     let retry = Arc::new(
@@ -158,7 +159,7 @@ fn stack_with(spans: SpanCollector, telemetry: TelemetryGuard) -> Stack {
             .build()
             .unwrap(),
     );
-    registry.add_arc(retry.clone()).unwrap();
+    registry.add(retry.clone()).unwrap();
     let steering = Arc::new(
         SteeringHook::builder(RuleJudge::new(SteeringAction::Proceed).rule(
             "send_",
@@ -169,7 +170,7 @@ fn stack_with(spans: SpanCollector, telemetry: TelemetryGuard) -> Stack {
         .with_max_decisions(100_000)
         .build(),
     );
-    registry.add_arc(steering.clone()).unwrap();
+    registry.add(steering.clone()).unwrap();
     Stack {
         registry: Arc::new(registry),
         retry,
@@ -199,7 +200,7 @@ pub fn agent(stack: &Stack, model: Arc<LoadModel>) -> Agent {
         ToolSpec::new("send_note", "sends a note", json!({})),
         |_| Ok("sent".into()),
     );
-    Agent::builder_arc("load", model)
+    Agent::builder("load", model)
         .tool(add)
         .tool(lookup)
         .tool(note)

@@ -1,0 +1,465 @@
+//! The judging engine: a compiled configuration that finds what a text or a JSON value holds
+//! (blocked content, PII, over-long text), decides what each rule's action does with it, and
+//! applies the redactions. The hook ([`crate::GuardrailsHook`]) only says *where* to look.
+
+use std::collections::{HashMap, HashSet};
+
+use hooks_core::RunId;
+use hooks_core::text::{char_len, preview};
+use regex::Regex;
+use serde_json::Value;
+
+use crate::config::{GuardrailAction, GuardrailConfig};
+use crate::error::{Error, Result, closest};
+use crate::gate::ToolGate;
+use crate::pii::{Entity, PiiDetector};
+use crate::violation::{GuardrailViolation, Store, ViolationLocation};
+use crate::walk;
+
+/// What replaces blocked content under REDACT.
+pub const REDACTED_CONTENT: &str = "[REDACTED]";
+
+pub(crate) struct Engine {
+    pub(crate) detector: PiiDetector,
+    pub(crate) patterns: Vec<(String, Regex)>,
+    pub(crate) blocked_tools: HashSet<String>,
+    pub(crate) allowed_tools: Option<HashSet<String>>,
+    pub(crate) max_prompt: usize,
+    pub(crate) max_result: usize,
+    pub(crate) actions: HashMap<String, GuardrailAction>,
+    pub(crate) default_action: GuardrailAction,
+    pub(crate) gate: ToolGate,
+    pub(crate) store: Store,
+    pub(crate) config: GuardrailConfig,
+}
+
+/// A finding in one string, before any decision.
+pub(crate) struct Finding {
+    pub(crate) rule: String,
+    pub(crate) description: String,
+    pub(crate) entity: Option<Entity>,
+    pub(crate) span: (usize, usize),
+}
+
+/// What to do with one string.
+#[derive(Default)]
+pub(crate) struct Verdict {
+    /// The first BLOCK, as a description.
+    pub(crate) blocked: Option<String>,
+    /// Spans to replace, with their replacement, in order.
+    pub(crate) replace: Vec<(usize, usize, &'static str)>,
+    /// Everything that fired (except ALLOW).
+    pub(crate) violations: Vec<(Finding, GuardrailAction)>,
+}
+
+/// What [`Engine::scrub_json`] found in a JSON value.
+#[derive(Debug, Default)]
+pub(crate) struct Scrubbed {
+    /// The first BLOCK, as a description.
+    pub(crate) blocked: Option<String>,
+    /// True when a string was rewritten.
+    pub(crate) changed: bool,
+}
+
+impl Engine {
+    /// Compiles the configuration: every pattern, every override.
+    pub(crate) fn new(config: GuardrailConfig) -> Result<Self> {
+        let mut patterns = Vec::new();
+        for (name, pattern) in &config.patterns {
+            if name.is_empty()
+                || !name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+            {
+                return Err(Error::BadName(name.clone()));
+            }
+            let rule = format!("blocked_{name}");
+            if patterns.iter().any(|(r, _)| *r == rule) {
+                return Err(Error::DuplicateRule(rule));
+            }
+            let re = Regex::new(pattern).map_err(|source| Error::BadPattern {
+                rule: rule.clone(),
+                source,
+            })?;
+            patterns.push((rule, re));
+        }
+        let mut valid: Vec<String> = [
+            "blocked_tool",
+            "tool_not_allowed",
+            "max_prompt_length",
+            "max_tool_result_length",
+        ]
+        .map(String::from)
+        .to_vec();
+        valid.extend(patterns.iter().map(|(r, _)| r.clone()));
+        valid.extend(Entity::ALL.iter().map(|e| pii_rule(*e).to_owned()));
+        let mut actions = HashMap::new();
+        for (rule, action) in &config.overrides {
+            if !valid.contains(rule) {
+                return Err(Error::UnknownRule {
+                    rule: rule.clone(),
+                    suggestion: closest(rule, &valid).map(str::to_owned),
+                    valid,
+                });
+            }
+            actions.insert(rule.clone(), *action);
+        }
+        Ok(Engine {
+            detector: PiiDetector::for_entities(&config.pii),
+            patterns,
+            blocked_tools: config.blocked_tools.iter().cloned().collect(),
+            allowed_tools: config
+                .allowed_tools
+                .as_ref()
+                .map(|t| t.iter().cloned().collect()),
+            max_prompt: config.max_prompt_length,
+            max_result: config.max_tool_result_length,
+            actions,
+            default_action: config.default_action,
+            gate: config.gate.clone(),
+            store: Store::new(config.max_violations),
+            config,
+        })
+    }
+
+    /// Judges every string of `v` with its key as context and, in the same visit, replaces
+    /// what fired under BLOCK or REDACT with its placeholder (so a blocked value does not
+    /// linger in the conversation or the record either), reporting every finding.
+    pub(crate) fn scrub_json(
+        &self,
+        run_id: &RunId,
+        loc: ViolationLocation,
+        tool: Option<&str>,
+        v: &mut Value,
+        content: bool,
+    ) -> Scrubbed {
+        let mut out = Scrubbed::default();
+        walk::keyed_strings_mut(v, |key, s| {
+            let verdict = self.judge_keyed(key, s, content);
+            if verdict.violations.is_empty() {
+                return;
+            }
+            if out.blocked.is_none() {
+                out.blocked = verdict.blocked;
+            }
+            let mut spans = Vec::new();
+            for (finding, action) in verdict.violations {
+                if matches!(action, GuardrailAction::Block | GuardrailAction::Redact) {
+                    let with = finding.entity.map_or(REDACTED_CONTENT, Entity::placeholder);
+                    spans.push((finding.span.0, finding.span.1, with));
+                }
+                self.report(run_id, loc, tool, finding, action);
+            }
+            if !spans.is_empty() {
+                *s = self.settle(run_id, loc, tool, apply(s, spans));
+                out.changed = true;
+            }
+        });
+        out
+    }
+    pub(crate) fn action(&self, rule: &str) -> GuardrailAction {
+        self.actions
+            .get(rule)
+            .copied()
+            .unwrap_or(self.default_action)
+    }
+
+    pub(crate) fn report(
+        &self,
+        run_id: &RunId,
+        location: ViolationLocation,
+        tool: Option<&str>,
+        finding: Finding,
+        action: GuardrailAction,
+    ) -> GuardrailViolation {
+        let v = GuardrailViolation {
+            rule: finding.rule,
+            description: finding.description,
+            action,
+            location,
+            entity: finding.entity,
+            span: Some(finding.span),
+            tool_name: tool.map(|t| preview(t, 64).into_owned()),
+            run_id: run_id.clone(),
+        };
+        tracing::warn!(
+            target: "hooks::guardrails",
+            run_id = run_id.as_str(),
+            rule = v.rule.as_str(),
+            location = location.as_str(),
+            action = action.as_str(),
+            "Guardrail violation: {}",
+            v.description
+        );
+        if let Some(cb) = &self.config.on_violation {
+            cb(&v);
+        }
+        self.store.push(v.clone());
+        v
+    }
+
+    /// Blocked content (when `content`) and PII in `text`.
+    pub(crate) fn judge(&self, text: &str, content: bool) -> Verdict {
+        let mut verdict = Verdict::default();
+        if content {
+            for (rule, re) in &self.patterns {
+                let action = self.action(rule);
+                if action == GuardrailAction::Allow {
+                    continue;
+                }
+                for m in re.find_iter(text) {
+                    let finding = Finding {
+                        rule: rule.clone(),
+                        description: format!("blocked content: {}", &rule["blocked_".len()..]),
+                        entity: None,
+                        span: (m.start(), m.end()),
+                    };
+                    self.decide(&mut verdict, finding, action, REDACTED_CONTENT);
+                    if action != GuardrailAction::Redact {
+                        break;
+                    }
+                }
+            }
+        }
+        for d in self.detector.detect(text) {
+            let rule = pii_rule(d.entity);
+            let action = self.action(rule);
+            if action == GuardrailAction::Allow {
+                continue;
+            }
+            let finding = Finding {
+                rule: rule.to_owned(),
+                description: format!("{} detected", d.entity.description()),
+                entity: Some(d.entity),
+                span: (d.start, d.end),
+            };
+            self.decide(&mut verdict, finding, action, d.entity.placeholder());
+        }
+        verdict
+    }
+
+    /// After a redaction: redacts what it uncovered (an entity its neighbour hid), up to
+    /// [`MAX_REDACTION_PASSES`](crate::MAX_REDACTION_PASSES) in all, reporting each find.
+    pub(crate) fn settle(
+        &self,
+        run_id: &RunId,
+        loc: ViolationLocation,
+        tool: Option<&str>,
+        mut text: String,
+    ) -> String {
+        for _ in 1..crate::MAX_REDACTION_PASSES {
+            let v = self.judge(&text, false);
+            let redacts = v.replace.clone();
+            for (finding, action) in v.violations {
+                if action == GuardrailAction::Redact {
+                    self.report(run_id, loc, tool, finding, action);
+                }
+            }
+            if redacts.is_empty() {
+                break;
+            }
+            text = apply(&text, redacts);
+        }
+        text
+    }
+
+    /// [`judge`](Self::judge) for a string under a JSON key: PII is looked for in
+    /// `"<key>: <text>"` (so `{"ssn": "123456789"}` counts as an SSN), spans stay relative to
+    /// the string.
+    pub(crate) fn judge_keyed(&self, key: Option<&str>, text: &str, content: bool) -> Verdict {
+        let Some(key) = key.filter(|k| crate::pii::key_gives_context(k)) else {
+            return self.judge(text, content);
+        };
+        let mut verdict = self.judge(text, content);
+        let prefixed = format!("{}: {text}", preview(key, 64));
+        let offset = prefixed.len() - text.len();
+        let mut keyed = self.judge(&prefixed, false);
+        // Keep what the key's context found beyond what the bare text found.
+        keyed.violations.retain(|(f, _)| f.span.0 >= offset);
+        keyed.replace.retain(|r| r.0 >= offset);
+        for (mut finding, action) in keyed.violations {
+            finding.span = (finding.span.0 - offset, finding.span.1 - offset);
+            if verdict
+                .violations
+                .iter()
+                .any(|(f, _)| f.span == finding.span && f.rule == finding.rule)
+            {
+                continue;
+            }
+            if action == GuardrailAction::Block {
+                verdict
+                    .blocked
+                    .get_or_insert_with(|| finding.description.clone());
+            }
+            verdict.violations.push((finding, action));
+        }
+        for (s, e, with) in keyed.replace {
+            let r = (s - offset, e - offset, with);
+            if !verdict.replace.contains(&r) {
+                verdict.replace.push(r);
+            }
+        }
+        verdict
+    }
+
+    pub(crate) fn decide(
+        &self,
+        verdict: &mut Verdict,
+        finding: Finding,
+        action: GuardrailAction,
+        placeholder: &'static str,
+    ) {
+        match action {
+            GuardrailAction::Block => {
+                verdict
+                    .blocked
+                    .get_or_insert_with(|| finding.description.clone());
+            }
+            GuardrailAction::Redact => {
+                verdict
+                    .replace
+                    .push((finding.span.0, finding.span.1, placeholder))
+            }
+            GuardrailAction::Warn | GuardrailAction::Allow => {}
+        }
+        verdict.violations.push((finding, action));
+    }
+
+    pub(crate) fn length(
+        &self,
+        text: &str,
+        max: usize,
+        rule: &'static str,
+        what: &str,
+    ) -> Option<(Finding, GuardrailAction)> {
+        if text.len() <= max {
+            return None;
+        }
+        let n = char_len(text);
+        if n <= max {
+            return None;
+        }
+        let action = self.action(rule);
+        (action != GuardrailAction::Allow).then(|| {
+            (
+                Finding {
+                    rule: rule.to_owned(),
+                    description: format!("{what} is {n} characters, over the limit of {max}"),
+                    entity: None,
+                    span: (0, text.len()),
+                },
+                action,
+            )
+        })
+    }
+}
+
+pub(crate) fn pii_rule(e: Entity) -> &'static str {
+    match e {
+        Entity::Email => "pii_email",
+        Entity::Phone => "pii_phone",
+        Entity::Ssn => "pii_ssn",
+        Entity::CreditCard => "pii_credit_card",
+        Entity::IpAddress => "pii_ip_address",
+        Entity::Iban => "pii_iban",
+        Entity::Secret => "pii_secret",
+    }
+}
+
+/// Applies the replacements (sorted, non-overlapping after filtering) to `text`.
+pub(crate) fn apply(text: &str, mut replace: Vec<(usize, usize, &'static str)>) -> String {
+    replace.sort_by_key(|r| (r.0, std::cmp::Reverse(r.1)));
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (s, e, with) in replace {
+        if s < last {
+            // Overlaps an earlier replacement (e.g. blocked content containing PII).
+            if e > last {
+                last = e;
+            }
+            continue;
+        }
+        out.push_str(&text[last..s]);
+        out.push_str(with);
+        last = e;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn engine(overrides: &[(&str, GuardrailAction)]) -> Engine {
+        let mut config = GuardrailConfig::default();
+        for (rule, action) in overrides {
+            config = config.with_action(*rule, *action);
+        }
+        Engine::new(config).unwrap()
+    }
+
+    #[test]
+    fn judge_decides_by_each_rules_action() {
+        let e = engine(&[
+            ("pii_email", GuardrailAction::Redact),
+            ("pii_ssn", GuardrailAction::Block),
+        ]);
+        let v = e.judge("mail a@example.com", false);
+        assert_eq!(v.blocked, None);
+        assert_eq!(v.replace, [(5, 18, "[REDACTED_EMAIL]")]);
+        let v = e.judge("ssn 123-45-6789", false);
+        assert_eq!(
+            v.blocked.as_deref(),
+            Some("US social security number detected")
+        );
+        assert!(v.replace.is_empty());
+    }
+
+    #[test]
+    fn a_key_gives_a_bare_value_its_context_with_spans_relative_to_the_value() {
+        let e = engine(&[("pii_ssn", GuardrailAction::Redact)]);
+        assert!(
+            e.judge_keyed(Some("invoice"), "123456789", false)
+                .replace
+                .is_empty()
+        );
+        let v = e.judge_keyed(Some("ssn"), "123456789", false);
+        assert_eq!(v.replace, [(0, 9, "[REDACTED_SSN]")]);
+    }
+
+    #[test]
+    fn apply_skips_overlaps_and_keeps_the_rest() {
+        let text = "abcdefgh";
+        assert_eq!(
+            apply(text, vec![(1, 3, "X"), (2, 5, "Y"), (6, 7, "Z")]),
+            "aXfZh"
+        );
+    }
+
+    #[test]
+    fn scrub_json_rewrites_block_and_redact_in_one_visit_and_reports_the_block() {
+        let e = engine(&[
+            ("pii_email", GuardrailAction::Redact),
+            ("pii_ssn", GuardrailAction::Block),
+        ]);
+        let run = RunId::new("r");
+        let mut v = json!({"to": ["a@example.com"], "ssn": "123-45-6789", "n": 3});
+        let r = e.scrub_json(&run, ViolationLocation::ToolArgs, Some("t"), &mut v, true);
+        assert!(r.changed);
+        assert_eq!(
+            r.blocked.as_deref(),
+            Some("US social security number detected")
+        );
+        assert_eq!(
+            v,
+            json!({"to": ["[REDACTED_EMAIL]"], "ssn": "[REDACTED_SSN]", "n": 3})
+        );
+        assert_eq!(e.store.for_run(&run).len(), 2);
+        let mut clean = json!({"q": "weather"});
+        let r = e.scrub_json(&run, ViolationLocation::ToolArgs, None, &mut clean, true);
+        assert!(!r.changed && r.blocked.is_none());
+    }
+}
