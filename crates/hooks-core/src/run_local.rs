@@ -141,6 +141,32 @@ impl<T> RunLocal<T> {
         }
     }
 
+    /// Puts `value` in as the run's value; hands back the one it replaces.
+    ///
+    /// # Errors
+    /// When the run holds no state yet and the bound is reached: the refusal, with `value`
+    /// handed back so the caller can let go of it properly.
+    pub fn insert(&self, run: &RunId, value: T) -> Result<Option<T>, (RunLocalFull, T)> {
+        let mut shard = self.shard(run);
+        match shard.entry(run.clone()) {
+            Entry::Occupied(mut e) => Ok(Some(std::mem::replace(e.get_mut(), value))),
+            Entry::Vacant(e) => {
+                let taken = self.len.fetch_add(1, Ordering::Relaxed);
+                if taken >= self.max_runs {
+                    self.len.fetch_sub(1, Ordering::Relaxed);
+                    return Err((
+                        RunLocalFull {
+                            max_runs: self.max_runs,
+                        },
+                        value,
+                    ));
+                }
+                e.insert(value);
+                Ok(None)
+            }
+        }
+    }
+
     /// Calls `f` with the run's value, creating a default one on first use.
     ///
     /// # Errors
@@ -158,6 +184,17 @@ impl<T> RunLocal<T> {
             return None;
         }
         self.shard(run).get_mut(run).map(f)
+    }
+
+    /// Calls `f` with every run's value, one shard locked at a time (for diagnostics and
+    /// sweeps; a run that starts or ends meanwhile may or may not be seen).
+    pub fn for_each(&self, mut f: impl FnMut(&RunId, &mut T)) {
+        for shard in &self.shards {
+            let mut shard = shard.lock().unwrap_or_else(PoisonError::into_inner);
+            for (run, value) in shard.iter_mut() {
+                f(run, value);
+            }
+        }
     }
 
     /// Ends the run: drops and returns its value. Call it at after-invocation and at
@@ -202,6 +239,10 @@ mod tests {
         let err = m.with(&runs[2], |n| *n = 9).unwrap_err();
         assert_eq!(err, RunLocalFull { max_runs: 2 });
         assert!(err.to_string().contains("raise the bound"));
+        let (_, back) = m.insert(&runs[2], 9).unwrap_err();
+        assert_eq!(back, 9);
+        assert_eq!(m.insert(&runs[1], 10).unwrap(), Some(8));
+        m.insert(&runs[1], 8).unwrap();
         // The runs that held state keep it, and may still use it.
         assert_eq!(m.with(&runs[0], |n| *n).unwrap(), 7);
         assert_eq!(m.get(&runs[1], |n| *n), Some(8));

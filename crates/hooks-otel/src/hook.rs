@@ -1,17 +1,14 @@
 //! `TelemetryHook`: one span tree per run, GenAI semantic conventions, and metrics.
 
 use std::collections::HashMap;
-use std::collections::hash_map::DefaultHasher;
 use std::fmt;
-use std::hash::{Hash, Hasher};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use hooks_core::text::{json_preview, preview};
 use hooks_core::{
     AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
     BeforeModelCallEvent, BeforeToolCallEvent, HookError, HookPriority, HookProvider, HookSet,
-    IterationEvent, RunId, async_trait,
+    IterationEvent, RunId, RunLocal, async_trait,
 };
 use opentelemetry::global::{BoxedSpan, BoxedTracer};
 use opentelemetry::metrics::{Counter, Histogram, Meter, MeterProvider};
@@ -22,8 +19,6 @@ use crate::semconv::*;
 
 /// The instrumentation scope's name.
 pub const SCOPE: &str = "hooks";
-
-const SHARDS: usize = 16;
 
 /// A run's spans that are still open.
 struct RunSpans {
@@ -114,7 +109,9 @@ impl Instruments {
 pub struct TelemetryHook {
     tracer: BoxedTracer,
     instruments: Instruments,
-    runs: Box<[Mutex<HashMap<RunId, RunSpans>>]>,
+    runs: RunLocal<RunSpans>,
+    /// Set once the first run found no room, so the warning is logged once.
+    full_warned: std::sync::atomic::AtomicBool,
     options: Options,
 }
 
@@ -124,6 +121,7 @@ struct Options {
     capture_content: bool,
     max_content_chars: usize,
     priority: HookPriority,
+    max_runs: usize,
 }
 
 impl Default for Options {
@@ -133,6 +131,7 @@ impl Default for Options {
             capture_content: false,
             max_content_chars: 1_000,
             priority: HookPriority::OBSERVABILITY_DEFAULT,
+            max_runs: hooks_core::DEFAULT_MAX_RUNS,
         }
     }
 }
@@ -175,21 +174,13 @@ impl TelemetryHook {
 
     /// How many runs have spans open (for diagnostics and tests: 0 when every run has ended).
     pub fn open_runs(&self) -> usize {
-        self.runs.iter().map(|s| lock(s).len()).sum()
+        self.runs.len()
     }
 
-    fn shard(&self, run: &RunId) -> MutexGuard<'_, HashMap<RunId, RunSpans>> {
-        let mut h = DefaultHasher::new();
-        run.hash(&mut h);
-        lock(&self.runs[(h.finish() as usize) % self.runs.len()])
-    }
-
-    /// The parent for a new span of `run`: its iteration, else its invocation, else none.
-    fn parent_of(&self, run: &RunId) -> Context {
-        self.shard(run)
-            .get(run)
-            .map(|r| r.parent().clone())
-            .unwrap_or_default()
+    /// The parent for a new span of `run`: its iteration, else its invocation; `None` when
+    /// the run is not traced (it never started here, or found no room).
+    fn parent_of(&self, run: &RunId) -> Option<Context> {
+        self.runs.get(run, |r| r.parent().clone())
     }
 
     /// Opens a run's root span.
@@ -216,20 +207,30 @@ impl TelemetryHook {
             model: None,
             tools: HashMap::new(),
         };
-        let old = self.shard(&state.run_id).insert(state.run_id.clone(), run);
-        if let Some(old) = old {
+        match self.runs.insert(&state.run_id, run) {
+            Ok(None) => {}
             // A run id reused while its first run is open: end the old tree rather than leak it.
-            end_run(old, "run_id_reused");
+            Ok(Some(old)) => end_run(old, "run_id_reused"),
+            // No room: this run is not traced (its root span ends at once, marked), and that is
+            // said once rather than per run.
+            Err((full, run)) => {
+                if !self
+                    .full_warned
+                    .swap(true, std::sync::atomic::Ordering::Relaxed)
+                {
+                    tracing::warn!(target: "hooks::otel", "{full}; runs past the bound are not traced");
+                }
+                run.invocation
+                    .span()
+                    .set_attribute(KeyValue::new(HOOKS_CLOSED_BY, "no_room"));
+                end_run(run, "no_room");
+            }
         }
     }
 
     fn content(&self, text: &str) -> String {
         preview(text, self.options.max_content_chars).into_owned()
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Ends a span the hook found still open when its run (or call) ended.
@@ -253,7 +254,7 @@ impl HookProvider for TelemetryHook {
     }
 
     fn on_run_abandoned(&self, run_id: &RunId) {
-        if let Some(run) = self.shard(run_id).remove(run_id) {
+        if let Some(run) = self.runs.end(run_id) {
             run.invocation
                 .span()
                 .set_status(Status::error("the run was dropped before it ended"));
@@ -270,34 +271,29 @@ impl HookProvider for TelemetryHook {
     }
 
     async fn on_iteration_start(&self, e: &IterationEvent<'_>) -> Result<(), HookError> {
-        let run_id = e.run_id();
-        let mut shard = self.shard(run_id);
-        let Some(run) = shard.get_mut(run_id) else {
-            return Ok(());
-        };
-        if let Some(old) = run.iteration.take() {
-            old.span()
-                .set_attribute(KeyValue::new(HOOKS_CLOSED_BY, "next_iteration"));
-            old.span().end();
+        let started = self.runs.get(e.run_id(), |run| {
+            if let Some(old) = run.iteration.take() {
+                old.span()
+                    .set_attribute(KeyValue::new(HOOKS_CLOSED_BY, "next_iteration"));
+                old.span().end();
+            }
+            let span = self
+                .tracer
+                .span_builder(format!("iteration {}", e.iteration()))
+                .with_kind(SpanKind::Internal)
+                .with_attributes([KeyValue::new(HOOKS_ITERATION, i64::from(e.iteration()))])
+                .start_with_context(&self.tracer, &run.invocation);
+            run.iteration = Some(run.invocation.with_span(span));
+        });
+        if started.is_some() {
+            self.instruments.iterations.add(1, &[]);
         }
-        let span = self
-            .tracer
-            .span_builder(format!("iteration {}", e.iteration()))
-            .with_kind(SpanKind::Internal)
-            .with_attributes([KeyValue::new(HOOKS_ITERATION, i64::from(e.iteration()))])
-            .start_with_context(&self.tracer, &run.invocation);
-        run.iteration = Some(run.invocation.with_span(span));
-        drop(shard);
-        self.instruments.iterations.add(1, &[]);
         Ok(())
     }
 
     async fn on_iteration_end(&self, e: &IterationEvent<'_>) -> Result<(), HookError> {
         let run_id = e.run_id();
-        let iteration = self
-            .shard(run_id)
-            .get_mut(run_id)
-            .and_then(|r| r.iteration.take());
+        let iteration = self.runs.get(run_id, |r| r.iteration.take()).flatten();
         if let Some(cx) = iteration {
             let span = cx.span();
             span.set_attribute(KeyValue::new(HOOKS_CONFIDENCE, e.state().confidence));
@@ -310,7 +306,9 @@ impl HookProvider for TelemetryHook {
         &self,
         e: &mut BeforeModelCallEvent<'_>,
     ) -> Result<(), HookError> {
-        let parent = self.parent_of(e.run_id());
+        let Some(parent) = self.parent_of(e.run_id()) else {
+            return Ok(());
+        };
         let model = e.model().to_owned();
         let span = self
             .tracer
@@ -322,23 +320,22 @@ impl HookProvider for TelemetryHook {
                 KeyValue::new(HOOKS_ATTEMPT, i64::from(e.attempt())),
             ])
             .start_with_context(&self.tracer, &parent);
-        let mut shard = self.shard(e.run_id());
-        match shard.get_mut(e.run_id()) {
-            Some(run) => {
-                if let Some((old, ..)) = run.model.replace((span, Instant::now(), model)) {
-                    close_dangling(old, "next_model_call");
-                }
+        let mut span = Some(span);
+        self.runs.get(e.run_id(), |run| {
+            if let Some(span) = span.take()
+                && let Some((old, ..)) = run.model.replace((span, Instant::now(), model))
+            {
+                close_dangling(old, "next_model_call");
             }
-            None => close_dangling(span, "no_open_run"),
+        });
+        if let Some(span) = span {
+            close_dangling(span, "no_open_run");
         }
         Ok(())
     }
 
     async fn on_after_model_call(&self, e: &mut AfterModelCallEvent<'_>) -> Result<(), HookError> {
-        let taken = self
-            .shard(e.run_id())
-            .get_mut(e.run_id())
-            .and_then(|r| r.model.take());
+        let taken = self.runs.get(e.run_id(), |r| r.model.take()).flatten();
         let Some((mut span, started, model)) = taken else {
             return Ok(());
         };
@@ -387,7 +384,9 @@ impl HookProvider for TelemetryHook {
     }
 
     async fn on_before_tool_call(&self, e: &mut BeforeToolCallEvent<'_>) -> Result<(), HookError> {
-        let parent = self.parent_of(e.run_id());
+        let Some(parent) = self.parent_of(e.run_id()) else {
+            return Ok(());
+        };
         let tool = preview(e.tool_name(), 256).into_owned();
         let mut attrs = vec![
             KeyValue::new(GEN_AI_OPERATION_NAME, OP_EXECUTE_TOOL),
@@ -411,26 +410,27 @@ impl HookProvider for TelemetryHook {
             .with_kind(SpanKind::Internal)
             .with_attributes(attrs)
             .start_with_context(&self.tracer, &parent);
-        let mut shard = self.shard(e.run_id());
-        match shard.get_mut(e.run_id()) {
-            Some(run) => {
-                let old = run
+        let mut span = Some(span);
+        self.runs.get(e.run_id(), |run| {
+            if let Some(span) = span.take()
+                && let Some((old, _)) = run
                     .tools
-                    .insert(e.tool_call_id().to_owned(), (span, Instant::now()));
-                if let Some((old, _)) = old {
-                    close_dangling(old, "call_id_reused");
-                }
+                    .insert(e.tool_call_id().to_owned(), (span, Instant::now()))
+            {
+                close_dangling(old, "call_id_reused");
             }
-            None => close_dangling(span, "no_open_run"),
+        });
+        if let Some(span) = span {
+            close_dangling(span, "no_open_run");
         }
         Ok(())
     }
 
     async fn on_after_tool_call(&self, e: &mut AfterToolCallEvent<'_>) -> Result<(), HookError> {
         let taken = self
-            .shard(e.run_id())
-            .get_mut(e.run_id())
-            .and_then(|r| r.tools.remove(e.tool_call_id()));
+            .runs
+            .get(e.run_id(), |r| r.tools.remove(e.tool_call_id()))
+            .flatten();
         let Some((mut span, started)) = taken else {
             return Ok(());
         };
@@ -473,14 +473,16 @@ impl HookProvider for TelemetryHook {
 
     async fn on_after_invocation(&self, e: &AfterInvocationEvent<'_>) -> Result<(), HookError> {
         let state = e.state();
-        let removed = self.shard(&state.run_id).remove(&state.run_id);
+        let removed = self.runs.end(&state.run_id);
         // A run refused before this hook saw it start (an earlier hook failed in before
         // invocation) still gets its span, so refusals show up in traces.
         let run = match removed {
             Some(run) => run,
+            // (Unless there is no room: then it got its marked root span when it started.)
+            None if self.runs.len() >= self.runs.max_runs() => return Ok(()),
             None => {
                 self.start_run(state);
-                match self.shard(&state.run_id).remove(&state.run_id) {
+                match self.runs.end(&state.run_id) {
                     Some(run) => run,
                     None => return Ok(()),
                 }
@@ -597,6 +599,15 @@ impl TelemetryHookBuilder {
         self
     }
 
+    /// How many runs may have spans open at once (default
+    /// [`hooks_core::DEFAULT_MAX_RUNS`]). A run that starts past it is not traced (its root
+    /// span ends at once with `hooks.closed_by = no_room`), and a warning says so once.
+    #[must_use]
+    pub fn with_max_runs(mut self, n: usize) -> Self {
+        self.options.max_runs = n;
+        self
+    }
+
     /// Builds the hook.
     pub fn build(self) -> TelemetryHook {
         let tracer = self
@@ -608,7 +619,8 @@ impl TelemetryHookBuilder {
         TelemetryHook {
             tracer,
             instruments: Instruments::new(&meter),
-            runs: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            runs: RunLocal::with_max_runs(self.options.max_runs),
+            full_warned: Default::default(),
             options: self.options,
         }
     }
@@ -617,9 +629,16 @@ impl TelemetryHookBuilder {
 /// A telemetry hook that does nothing, with [`TelemetryHook`]'s constructor surface: swap it in
 /// to turn telemetry off without touching the rest of the setup. It subscribes to no event, so
 /// the registry never calls it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct NoOpTelemetryHook {
     priority: HookPriority,
+}
+
+impl Default for NoOpTelemetryHook {
+    /// The same as [`NoOpTelemetryHook::new`].
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl NoOpTelemetryHook {
@@ -668,6 +687,12 @@ impl NoOpTelemetryHookBuilder {
     /// Ignored.
     #[must_use]
     pub fn with_max_content_chars(self, _n: usize) -> Self {
+        self
+    }
+
+    /// Ignored.
+    #[must_use]
+    pub fn with_max_runs(self, _n: usize) -> Self {
         self
     }
 

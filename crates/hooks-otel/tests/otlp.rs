@@ -503,6 +503,15 @@ fn the_noop_hook_has_the_same_surface_and_subscribes_to_nothing() {
         .with_max_content_chars(5)
         .build();
     assert_eq!(noop.hooks(), HookSet::NONE);
+    let (new, default) = (
+        hooks_otel::NoOpTelemetryHook::new(),
+        hooks_otel::NoOpTelemetryHook::default(),
+    );
+    assert_eq!(new.priority(), default.priority());
+    assert_eq!(
+        new.priority(),
+        hooks_core::HookPriority::OBSERVABILITY_DEFAULT
+    );
     let mut r = HookRegistry::new();
     r.add(noop).unwrap();
     assert!(!r.has_subscribers(hooks_core::HookEvent::BeforeToolCall));
@@ -578,4 +587,54 @@ async fn a_run_dropped_midway_still_ends_every_span() {
         .find(|s| s.str_attr(semconv::HOOKS_CLOSED_BY).is_some())
         .unwrap();
     assert_eq!(chat.str_attr(semconv::HOOKS_CLOSED_BY), Some("run_dropped"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_past_the_bound_are_not_traced_and_the_traced_ones_are_whole() {
+    let receiver = OtlpReceiver::start().unwrap();
+    let guard = OtlpSetup::new()
+        .with_endpoint(receiver.endpoint())
+        .with_export_mode(ExportMode::Blocking)
+        .install()
+        .unwrap();
+    let hook = Arc::new(guard.hook().with_max_runs(1).build());
+    // One run holds the only place (driven by hand, still open) …
+    let mut before = hooks_core::BeforeInvocationEvent::new(hooks_core::AgentState::new("held"));
+    hook.on_before_invocation(&mut before).await.unwrap();
+    assert_eq!(hook.open_runs(), 1);
+    // … so a whole agent run finds no room: it runs, untraced, and leaves nothing open.
+    agent(hook.clone(), two_step())
+        .run("weather?")
+        .await
+        .unwrap();
+    assert_eq!(hook.open_runs(), 1);
+    let state = before.into_state();
+    hook.on_after_invocation(&hooks_core::AfterInvocationEvent::new(
+        &state,
+        None,
+        Duration::ZERO,
+    ))
+    .await
+    .unwrap();
+    assert_eq!(hook.open_runs(), 0);
+    // With room again, the next run is traced whole.
+    agent(hook.clone(), two_step())
+        .run("weather?")
+        .await
+        .unwrap();
+    tokio::task::spawn_blocking(move || guard.shutdown().unwrap())
+        .await
+        .unwrap();
+    let spans = receiver.wait_for_spans(8, Duration::from_secs(10));
+    let roots = by_name(&spans, "invoke_agent");
+    let no_room: Vec<_> = roots
+        .iter()
+        .filter(|s| s.str_attr(semconv::HOOKS_CLOSED_BY) == Some("no_room"))
+        .collect();
+    assert_eq!(no_room.len(), 1, "the refused run's root is marked");
+    assert_eq!(
+        by_name(&spans, "chat").len(),
+        2,
+        "only the traced run has chat spans"
+    );
 }

@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use hooks_core::{RunId, RunLocal, RunLocalFull};
 use tokio::time::Instant;
 
 use crate::error::{Error, Result};
@@ -172,50 +172,59 @@ macro_rules! shared_setters {
 }
 pub(crate) use shared_setters;
 
-/// When each call that is being retried started; bounded so cancelled runs cannot grow it.
+/// When each call that is being retried started, per run (the core's [`RunLocal`]: bounded,
+/// and let go of when the run ends or is abandoned).
 #[derive(Debug)]
-pub(crate) struct Clocks<K> {
-    started: Mutex<HashMap<K, Instant>>,
+pub(crate) struct Clocks<T> {
+    runs: RunLocal<HashMap<T, Instant>>,
 }
 
-/// The most calls tracked at once; past it, entries older than an hour are dropped.
-const MAX_TRACKED: usize = 100_000;
-
-impl<K: Eq + Hash + Clone> Clocks<K> {
+impl<T: Eq + Hash + Clone> Clocks<T> {
     pub(crate) fn new() -> Self {
         Self {
-            started: Mutex::new(HashMap::new()),
+            runs: RunLocal::new(),
         }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, HashMap<K, Instant>> {
-        self.started.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// How long ago the call started; starts its clock `since` ago on first sight.
-    pub(crate) fn elapsed(&self, key: &K, since: Duration) -> Duration {
+    ///
+    /// # Errors
+    /// [`RunLocalFull`] when the run holds no clock yet and the bound on runs is reached: the
+    /// hook then does not retry (it could not keep the call within its budget).
+    pub(crate) fn elapsed(
+        &self,
+        key: &(RunId, T),
+        since: Duration,
+    ) -> Result<Duration, RunLocalFull> {
         let now = Instant::now();
-        let mut map = self.lock();
-        if map.len() >= MAX_TRACKED {
-            map.retain(|_, t| now.duration_since(*t) < Duration::from_secs(3600));
-        }
-        let start = *map
-            .entry(key.clone())
-            .or_insert_with(|| now.checked_sub(since).unwrap_or(now));
-        now.duration_since(start)
+        self.runs.with(&key.0, |calls| {
+            let start = *calls
+                .entry(key.1.clone())
+                .or_insert_with(|| now.checked_sub(since).unwrap_or(now));
+            now.duration_since(start)
+        })
     }
 
-    pub(crate) fn forget(&self, key: &K) {
-        self.lock().remove(key);
+    pub(crate) fn forget(&self, key: &(RunId, T)) {
+        self.runs.get(&key.0, |calls| calls.remove(&key.1));
     }
 
+    /// How many calls are being timed, over every run.
     pub(crate) fn len(&self) -> usize {
-        self.lock().len()
+        let mut n = 0;
+        // Only tests and diagnostics ask; walking the runs is fine there.
+        self.runs.for_each(|_, calls| n += calls.len());
+        n
+    }
+
+    /// Forgets every call of `run` (it ended, or was abandoned).
+    pub(crate) fn forget_run(&self, run: &RunId) {
+        self.runs.end(run);
     }
 
     /// Sleeps `delay` before a retry of the call `key`. The call's clock keeps running for its
     /// next attempt; if the run is dropped during the sleep, the clock is forgotten.
-    pub(crate) async fn wait(&self, key: K, delay: Duration) {
+    pub(crate) async fn wait(&self, key: (RunId, T), delay: Duration) {
         let guard = ForgetOnDrop {
             clocks: self,
             key: Some(key),
@@ -225,29 +234,19 @@ impl<K: Eq + Hash + Clone> Clocks<K> {
     }
 }
 
-impl<T> Clocks<(hooks_core::RunId, T)> {
-    /// Forgets every call of `run` (it ended, or was abandoned).
-    pub(crate) fn forget_run(&self, run: &hooks_core::RunId) {
-        let mut map = self.started.lock().unwrap_or_else(PoisonError::into_inner);
-        if !map.is_empty() {
-            map.retain(|(r, _), _| r != run);
-        }
-    }
-}
-
 /// Forgets a call's clock when dropped: a run cancelled during a backoff sleep leaves nothing.
-struct ForgetOnDrop<'a, K: Eq + Hash + Clone> {
-    clocks: &'a Clocks<K>,
-    key: Option<K>,
+struct ForgetOnDrop<'a, T: Eq + Hash + Clone> {
+    clocks: &'a Clocks<T>,
+    key: Option<(RunId, T)>,
 }
 
-impl<K: Eq + Hash + Clone> ForgetOnDrop<'_, K> {
+impl<T: Eq + Hash + Clone> ForgetOnDrop<'_, T> {
     fn disarm(mut self) {
         self.key = None;
     }
 }
 
-impl<K: Eq + Hash + Clone> Drop for ForgetOnDrop<'_, K> {
+impl<T: Eq + Hash + Clone> Drop for ForgetOnDrop<'_, T> {
     fn drop(&mut self) {
         if let Some(k) = self.key.take() {
             self.clocks.forget(&k);

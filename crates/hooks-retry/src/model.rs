@@ -137,7 +137,7 @@ pub struct ModelRetryHook {
     budget: Option<Duration>,
     on_exhausted: OnExhausted,
     priority: HookPriority,
-    clocks: Clocks<(RunId, u32)>,
+    clocks: Clocks<u32>,
     counters: Counters,
 }
 
@@ -256,7 +256,10 @@ impl HookProvider for ModelRetryHook {
             .error()
             .and_then(|err| err.retry_after())
             .unwrap_or_else(|| self.backoff.jittered(n));
-        let elapsed = self.clocks.elapsed(&key, e.duration());
+        let elapsed = match self.clocks.elapsed(&key, e.duration()) {
+            Ok(elapsed) => elapsed,
+            Err(full) => return self.exhausted(e, reason, &full.to_string()),
+        };
         if let Some(budget) = self.budget
             && elapsed + delay > budget
         {

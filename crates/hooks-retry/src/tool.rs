@@ -33,7 +33,7 @@ pub struct ToolRetryHook {
     backoff: Backoff,
     budget: Option<Duration>,
     priority: HookPriority,
-    clocks: Clocks<(RunId, String)>,
+    clocks: Clocks<String>,
     retries: AtomicU64,
     exhausted: AtomicU64,
 }
@@ -107,8 +107,12 @@ impl HookProvider for ToolRetryHook {
         }
         let n = e.attempt();
         let delay = self.backoff.jittered(n);
-        let elapsed = self.clocks.elapsed(&key, e.duration());
-        let over_budget = self.budget.is_some_and(|b| elapsed + delay > b);
+        // A run whose clock cannot be kept (run-scoped state is full) is not retried: its
+        // budget could not be enforced.
+        let over_budget = match self.clocks.elapsed(&key, e.duration()) {
+            Ok(elapsed) => self.budget.is_some_and(|b| elapsed + delay > b),
+            Err(_) => true,
+        };
         if n >= self.max_retries || over_budget {
             self.clocks.forget(&key);
             self.exhausted.fetch_add(1, Ordering::Relaxed);

@@ -40,6 +40,10 @@ pub enum JudgeError {
     /// The judge is misconfigured.
     #[error("judge misconfigured: {0}")]
     Config(String),
+    /// The run's context (recent calls, model-call count) could not be held, so the judge
+    /// could not see the whole picture.
+    #[error("no room for this run's context: {0}")]
+    ContextFull(#[from] hooks_core::RunLocalFull),
 }
 
 fn humane(d: Duration) -> String {

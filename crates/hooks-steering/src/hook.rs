@@ -1,13 +1,13 @@
 //! `SteeringHook`: asks a judge about each tool call (and optionally each final answer).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use hooks_core::text::{json_preview, preview};
 use hooks_core::{
     AfterInvocationEvent, AfterModelCallEvent, BeforeToolCallEvent, HookError, HookPriority,
-    HookProvider, HookSet, RunId, async_trait,
+    HookProvider, HookSet, RunId, RunLocal, async_trait,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -157,7 +157,8 @@ pub struct SteeringHook {
     failure: FailurePolicy,
     approver: Option<Arc<dyn Approver>>,
     max_tokens: u32,
-    runs: Mutex<HashMap<RunId, RunContext>>,
+    runs: RunLocal<RunContext>,
+    name: String,
     decisions: Mutex<VecDeque<Decision>>,
     max_decisions: usize,
 }
@@ -192,7 +193,8 @@ impl SteeringHook {
                 failure: FailurePolicy::FailClosed,
                 approver: None,
                 max_tokens: 100,
-                runs: Mutex::new(HashMap::new()),
+                runs: RunLocal::new(),
+                name: "SteeringHook".to_owned(),
                 decisions: Mutex::new(VecDeque::new()),
                 max_decisions: 10_000,
             },
@@ -215,13 +217,12 @@ impl SteeringHook {
 
     /// The prompt the judge gets for a proposed tool call in `run`.
     pub fn tool_prompt(&self, run: &RunId, tool: &str, arguments: &Value) -> String {
-        let (recent, calls) = {
-            let runs = lock(&self.runs);
-            match runs.get(run) {
-                Some(c) => (c.recent.iter().cloned().collect::<Vec<_>>(), c.model_calls),
-                None => (Vec::new(), 0),
-            }
-        };
+        let (recent, calls) = self
+            .runs
+            .get(run, |c| {
+                (c.recent.iter().cloned().collect::<Vec<_>>(), c.model_calls)
+            })
+            .unwrap_or_default();
         let recent = if recent.is_empty() {
             "None".to_owned()
         } else {
@@ -300,18 +301,23 @@ impl SteeringHook {
     }
 
     fn remember_call(&self, run: &RunId, tool: &str, args: &Value) {
-        let mut runs = lock(&self.runs);
-        let ctx = runs.entry(run.clone()).or_default();
-        ctx.recent
-            .push_back((preview(tool, 128).into_owned(), json_preview(args, 300)));
-        while ctx.recent.len() > RECENT_CALLS {
-            ctx.recent.pop_front();
-        }
+        // A run with no room for its context was refused when its call was judged.
+        let _ = self.runs.with(run, |ctx| {
+            ctx.recent
+                .push_back((preview(tool, 128).into_owned(), json_preview(args, 300)));
+            while ctx.recent.len() > RECENT_CALLS {
+                ctx.recent.pop_front();
+            }
+        });
     }
 }
 
 #[async_trait]
 impl HookProvider for SteeringHook {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
     fn priority(&self) -> HookPriority {
         self.priority
     }
@@ -324,7 +330,7 @@ impl HookProvider for SteeringHook {
     }
 
     fn on_run_abandoned(&self, run_id: &RunId) {
-        lock(&self.runs).remove(run_id);
+        self.runs.end(run_id);
     }
 
     async fn on_before_tool_call(&self, e: &mut BeforeToolCallEvent<'_>) -> Result<(), HookError> {
@@ -361,8 +367,16 @@ impl HookProvider for SteeringHook {
             self.remember_call(&run_id, &tool, &args);
             return Ok(());
         }
-        let prompt = self.tool_prompt(&run_id, &tool, &args);
-        match self.ask(prompt, Some(&tool)).await {
+        // Room for the run's context first: without it the judge would decide half-blind, so
+        // the call follows the failure policy instead.
+        let verdict = match self.runs.with(&run_id, |_| ()) {
+            Ok(()) => {
+                self.ask(self.tool_prompt(&run_id, &tool, &args), Some(&tool))
+                    .await
+            }
+            Err(full) => Err(JudgeError::from(full)),
+        };
+        match verdict {
             Ok(v) => match v.action {
                 SteeringAction::Proceed => {
                     self.record(decision(v.action, v.reason, DecisionSource::Judge, None));
@@ -413,10 +427,8 @@ impl HookProvider for SteeringHook {
 
     async fn on_after_model_call(&self, e: &mut AfterModelCallEvent<'_>) -> Result<(), HookError> {
         let run_id = e.run_id().clone();
-        lock(&self.runs)
-            .entry(run_id.clone())
-            .or_default()
-            .model_calls += 1;
+        // Counted where there is room; a run without room is refused when a call is judged.
+        let _ = self.runs.with(&run_id, |c| c.model_calls += 1);
         if !self.evaluate_responses {
             return Ok(());
         }
@@ -483,7 +495,7 @@ impl HookProvider for SteeringHook {
     }
 
     async fn on_after_invocation(&self, e: &AfterInvocationEvent<'_>) -> Result<(), HookError> {
-        lock(&self.runs).remove(e.run_id());
+        self.runs.end(e.run_id());
         Ok(())
     }
 }
@@ -565,6 +577,23 @@ impl SteeringHookBuilder {
     #[must_use]
     pub fn with_priority(mut self, p: HookPriority) -> Self {
         self.hook.priority = p;
+        self
+    }
+
+    /// How many runs' judge context (recent calls, model-call count) is held at once (default
+    /// [`hooks_core::DEFAULT_MAX_RUNS`]). Past it a new run's calls follow the failure policy
+    /// (closed by default) rather than being judged without their context.
+    #[must_use]
+    pub fn with_max_runs(mut self, n: usize) -> Self {
+        self.hook.runs = RunLocal::with_max_runs(n);
+        self
+    }
+
+    /// The provider's name in a registry (default `SteeringHook`): give two hooks with
+    /// different policies different names to add both.
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.hook.name = name.into();
         self
     }
 

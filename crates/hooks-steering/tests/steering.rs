@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use hooks_core::test_util::ScriptedModel;
 use hooks_core::{
-    Agent, FnTool, HookRegistry, ModelResponse, Role, RunOutput, ToolCall, ToolSpec, async_trait,
+    Agent, FnTool, HookProvider, HookRegistry, ModelResponse, Role, RunOutput, ToolCall, ToolSpec,
+    async_trait,
 };
 use hooks_steering::{
     ApprovalRequest, Approver, DecisionSource, JudgeError, JudgeModel, JudgeReply, JudgeRequest,
@@ -326,4 +327,61 @@ proptest! {
             prop_assert_ne!(v.action, SteeringAction::Proceed, "{}", glued);
         }
     }
+}
+
+#[tokio::test]
+async fn a_run_without_room_for_its_context_fails_closed_and_runs_that_end_make_room() {
+    let judge = Recording::new("PROCEED");
+    let hook = Arc::new(
+        SteeringHook::builder(judge.clone())
+            .with_max_runs(1)
+            .build(),
+    );
+    // One run holds its context (it is still going: we drive the hook by hand).
+    let busy: hooks_core::RunId = "busy".into();
+    let mut e = hooks_core::BeforeToolCallEvent::new(&busy, 1, 0, "search", "c0", json!({}));
+    hook.on_before_tool_call(&mut e).await.unwrap();
+    assert_eq!(e.cancelled(), None);
+    // A second run finds no room: its call is not judged half-blind, it is cancelled.
+    let (a, _) = agent(
+        hook.clone(),
+        vec![ToolCall::new("c1", "search", json!({}))],
+        vec!["done"],
+    );
+    let out = a.run("go").await.unwrap();
+    let cancelled = out.state.tool_executions[0].cancelled.clone().unwrap();
+    assert!(
+        cancelled.starts_with("Steering judge unavailable: no room for this run's context"),
+        "{cancelled}"
+    );
+    assert_eq!(judge.prompts.lock().unwrap().len(), 1);
+    // The busy run ends; the next run is judged again.
+    hook.on_run_abandoned(&busy);
+    let (a, _) = agent(
+        hook.clone(),
+        vec![ToolCall::new("c2", "search", json!({}))],
+        vec!["done"],
+    );
+    let out = a.run("go").await.unwrap();
+    assert_eq!(out.state.tool_executions[0].cancelled, None);
+    assert_eq!(judge.prompts.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn two_steering_hooks_with_different_names_share_a_registry() {
+    let mut registry = HookRegistry::new();
+    registry
+        .add(SteeringHook::builder(hooks_steering::RuleJudge::new(SteeringAction::Proceed)).build())
+        .unwrap();
+    registry
+        .add(
+            SteeringHook::builder(hooks_steering::RuleJudge::new(SteeringAction::Guide))
+                .with_name("strict-steering")
+                .build(),
+        )
+        .unwrap();
+    assert_eq!(
+        registry.names().collect::<Vec<_>>(),
+        ["SteeringHook", "strict-steering"]
+    );
 }
