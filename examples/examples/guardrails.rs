@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
+use hooks::agent::{Agent, FnTool};
 use hooks::guardrails::{Entity, GuardrailAction, GuardrailConfig, GuardrailsHook, ToolGate};
 use hooks::test_util::ScriptedModel;
-use hooks::{Agent, FnTool, HookRegistry, ModelResponse, ToolCall, ToolSpec};
+use hooks::{HookRegistry, ModelResponse, ToolCall, ToolSpec};
 use serde_json::json;
 
 #[tokio::main]

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use hooks::agent::{Agent, FnTool, ToolError};
 use hooks::guardrails::{GuardrailAction, GuardrailConfig, GuardrailsHook};
 use hooks::logging::LoggingHook;
 use hooks::otel::{OtlpSetup, TelemetryGuard};
@@ -19,9 +20,9 @@ use hooks::retry::ModelRetryHook;
 use hooks::steering::{JudgeModel, OpenAiJudge, RuleJudge, SteeringAction, SteeringHook};
 use hooks::test_util::ScriptedModel;
 use hooks::{
-    AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, Agent, BeforeInvocationEvent,
-    BeforeToolCallEvent, FnTool, HookError, HookPriority, HookProvider, HookRegistry, HookSet,
-    IterationEvent, ModelError, ModelResponse, ToolCall, ToolError, ToolSpec, async_trait, text,
+    AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
+    BeforeToolCallEvent, HookError, HookPriority, HookProvider, HookRegistry, HookSet,
+    IterationEvent, ModelError, ModelResponse, ToolCall, ToolSpec, async_trait, text,
 };
 use serde_json::{Map, Value, json};
 

@@ -4,9 +4,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use hooks::agent::Agent;
 use hooks::retry::{Jitter, ModelRetryHook};
 use hooks::test_util::ScriptedModel;
-use hooks::{Agent, HookRegistry, ModelError, ModelResponse};
+use hooks::{HookRegistry, ModelError, ModelResponse};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

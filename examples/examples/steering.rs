@@ -5,11 +5,12 @@
 
 use std::sync::Arc;
 
+use hooks::agent::{Agent, FnTool};
 use hooks::steering::{
     JudgeModel, OpenAiJudge, RuleJudge, StdinApprover, SteeringAction, SteeringHook,
 };
 use hooks::test_util::ScriptedModel;
-use hooks::{Agent, FnTool, HookRegistry, ModelResponse, ToolCall, ToolSpec};
+use hooks::{HookRegistry, ModelResponse, ToolCall, ToolSpec};
 use serde_json::json;
 
 #[tokio::main]

@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
+use hooks::agent::{Agent, FnTool};
 use hooks::otel::{OtlpSetup, TelemetryGuard};
 use hooks::test_util::ScriptedModel;
-use hooks::{Agent, FnTool, HookRegistry, ModelResponse, TokenUsage, ToolCall, ToolSpec};
+use hooks::{HookRegistry, ModelResponse, TokenUsage, ToolCall, ToolSpec};
 use serde_json::json;
 
 #[tokio::main]

@@ -43,29 +43,44 @@ fn dispatch(c: &mut Criterion) {
     let mut g = c.benchmark_group("dispatch");
     for n in [0usize, 1, 8, 32] {
         let r = registry(n, HookSet::TOOL_CALL);
-        let mut ev = BeforeToolCallEvent::new(&run_id, 1, 0, "search", "c1", args.clone());
+        let ev_ext = hooks_core::Extensions::new();
+        let ev_call = hooks_core::ToolCall::new("c1", "search", args.clone());
+        let mut ev = BeforeToolCallEvent::new(
+            hooks_core::EventContext::new(&run_id, &ev_ext)
+                .with_iteration(1)
+                .with_attempt(0),
+            &ev_call,
+        );
         g.bench_with_input(BenchmarkId::new("before_tool_call", n), &n, |b, _| {
             b.iter(|| ready(r.before_tool_call(black_box(&mut ev))))
         });
     }
     let r = registry(8, HookSet::TOOL_CALL);
+    let ev_ext = hooks_core::Extensions::new();
+    let ev_call = hooks_core::ToolCall::new("c1", "search", serde_json::Value::Null);
+    let ev_outcome = hooks_core::ToolOutcome::Ran;
     let mut ev = AfterToolCallEvent::new(
-        &run_id,
-        1,
-        0,
-        "search",
-        "c1",
+        hooks_core::EventContext::new(&run_id, &ev_ext)
+            .with_iteration(1)
+            .with_attempt(0),
+        &ev_call,
         &args,
+        &ev_outcome,
         "sunny".to_owned(),
-        None,
-        None,
-        Default::default(),
-    );
+    )
+    .with_duration(Default::default());
     g.bench_with_input(BenchmarkId::new("after_tool_call", 8), &8, |b, _| {
         b.iter(|| ready(r.after_tool_call(black_box(&mut ev))))
     });
     let r = registry(32, HookSet::MODEL_CALL);
-    let mut ev = BeforeToolCallEvent::new(&run_id, 1, 0, "search", "c1", args.clone());
+    let ev_ext = hooks_core::Extensions::new();
+    let ev_call = hooks_core::ToolCall::new("c1", "search", args.clone());
+    let mut ev = BeforeToolCallEvent::new(
+        hooks_core::EventContext::new(&run_id, &ev_ext)
+            .with_iteration(1)
+            .with_attempt(0),
+        &ev_call,
+    );
     g.bench_with_input(BenchmarkId::new("unsubscribed", 32), &32, |b, _| {
         b.iter(|| ready(r.before_tool_call(black_box(&mut ev))))
     });

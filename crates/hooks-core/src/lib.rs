@@ -4,15 +4,21 @@
 //! after the run, each iteration, each model call and each tool call — plus custom events.
 //! A [`HookRegistry`] holds providers in [`HookPriority`] order and dispatches events to the
 //! providers that declared them. Events hand out `&mut` only to the fields a hook may change,
-//! and record which provider changed what. [`Agent`] is a small reference loop that drives a
-//! [`Model`] and [`Tool`]s through the registry.
+//! and record which provider changed what.
+//!
+//! - [`driver`] gives any agent loop the hooks' semantics: [`HookRegistry::run`] around a
+//!   run, [`driver::Run::model_call`] and [`driver::Run::tool_call`] around each call.
+//! - [`agent`] is a small reference loop built on that driver: an [`agent::Agent`] that drives
+//!   an [`agent::Model`] and [`agent::Tool`]s.
+//! - [`RunLocal`] keeps a provider's per-run state; [`Extensions`] carries typed values
+//!   between the hooks and tools of one run.
+//! - [`prelude`] has the common names in one `use`.
 //!
 //! # Example
 //!
 //! ```
 //! use std::sync::Arc;
-//! use hooks_core::{async_trait, Agent, BeforeToolCallEvent, FnTool, HookError, HookProvider,
-//!     HookRegistry, HookSet, ModelResponse, ToolCall, ToolSpec};
+//! use hooks_core::prelude::*;
 //! use hooks_core::test_util::ScriptedModel;
 //! use serde_json::json;
 //!
@@ -47,41 +53,65 @@
 //!
 //! | feature | what it adds |
 //! |---|---|
-//! | `test-util` | [`test_util::RecordingProvider`] and [`test_util::ScriptedModel`] for tests |
+//! | `test-util` | `test_util::RecordingProvider` and `test_util::ScriptedModel` for tests |
+//! | `rt-tokio` | `TokioTimer`, the per-hook deadline's timer on tokio |
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod agent;
+pub mod driver;
 mod error;
 pub mod event;
+mod extensions;
+pub mod json;
 mod priority;
 mod provider;
 mod registry;
 mod run_local;
-mod runner;
 mod state;
 pub mod text;
 
 #[cfg(feature = "test-util")]
 pub mod test_util;
 
+#[cfg(feature = "rt-tokio")]
+mod timer;
+
 pub use async_trait::async_trait;
 pub use error::{BoxError, DispatchError, HookError, RegistryError, RetryTarget, RunError};
 pub use event::{
     AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
-    BeforeModelCallEvent, BeforeToolCallEvent, Change, Field, HookEvent, HookSet, IterationEvent,
-    SecretArguments,
+    BeforeModelCallEvent, BeforeToolCallEvent, Change, EventContext, Field, HookEvent, HookSet,
+    IterationEvent, SecretArguments, ToolOutcome,
 };
+pub use extensions::Extensions;
 pub use priority::HookPriority;
 pub use provider::{CustomEvent, HookProvider};
 pub use registry::{HookRegistry, Timer};
 pub use run_local::{DEFAULT_MAX_RUNS, RunLocal, RunLocalFull};
-pub use runner::{
-    Agent, AgentBuilder, AgentConfig, AgentError, FnTool, MAX_ARGUMENT_DEPTH, Model, ModelRequest,
-    RecordedChange, RunFailure, RunOutput, Tool, ToolError, ToolInput, drop_deep,
-    nests_deeper_than, tool_output_from_bytes,
-};
 pub use serde_json;
 pub use state::{
-    AgentState, FinishReason, Message, ModelError, ModelErrorKind, ModelResponse, Role, RunId,
-    TokenUsage, ToolCall, ToolExecution, ToolSpec,
+    AgentState, FinishReason, Message, ModelError, ModelErrorKind, ModelOptions, ModelResponse,
+    Role, RunId, TokenUsage, ToolCall, ToolChoice, ToolExecution, ToolSpec,
 };
+#[cfg(feature = "rt-tokio")]
+pub use timer::TokioTimer;
+
+/// The names most code needs: the contract, the events, the vocabulary and the reference loop.
+///
+/// ```
+/// use hooks_core::prelude::*;
+/// struct Quiet;
+/// impl HookProvider for Quiet {
+///     fn hooks(&self) -> HookSet { HookSet::NONE }
+/// }
+/// ```
+pub mod prelude {
+    pub use crate::agent::{Agent, FnTool, Model, Tool, ToolError};
+    pub use crate::{
+        AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, AgentState,
+        BeforeInvocationEvent, BeforeModelCallEvent, BeforeToolCallEvent, HookError, HookEvent,
+        HookPriority, HookProvider, HookRegistry, HookSet, IterationEvent, Message, ModelError,
+        ModelResponse, RunId, ToolCall, ToolSpec, async_trait,
+    };
+}

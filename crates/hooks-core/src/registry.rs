@@ -110,7 +110,7 @@ pub struct HookRegistry {
 }
 
 /// A source of sleeps, so the runtime-agnostic core can bound hook calls in time. The
-/// runtime-aware crates provide one (e.g. `hooks_retry::TokioTimer`).
+/// feature `rt-tokio` provides one for tokio (`TokioTimer`).
 pub trait Timer: Send + Sync + 'static {
     /// A future that completes after `duration`.
     fn sleep(&self, duration: Duration) -> Pin<Box<dyn Future<Output = ()> + Send>>;

@@ -268,6 +268,77 @@ impl TokenUsage {
     }
 }
 
+/// Which tool the model must (or may) call.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolChoice {
+    /// The model decides (the default).
+    #[default]
+    Auto,
+    /// No tool calls.
+    None,
+    /// At least one tool call.
+    Required,
+    /// This tool.
+    Tool(String),
+}
+
+/// How a model call is made beyond its messages and tools: tool choice and sampling. `None`
+/// leaves a setting to the model's default. A before-model-call hook may change any of them
+/// for one call.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ModelOptions {
+    /// Which tool the model must or may call.
+    pub tool_choice: Option<ToolChoice>,
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// Nucleus sampling.
+    pub top_p: Option<f32>,
+    /// The most tokens to generate.
+    pub max_tokens: Option<u32>,
+    /// Sequences that stop generation.
+    pub stop: Vec<String>,
+}
+
+impl ModelOptions {
+    /// Sets the tool choice.
+    #[must_use]
+    pub fn with_tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.tool_choice = Some(choice);
+        self
+    }
+
+    /// Sets the temperature.
+    #[must_use]
+    pub fn with_temperature(mut self, t: f32) -> Self {
+        self.temperature = Some(t);
+        self
+    }
+
+    /// Sets top-p.
+    #[must_use]
+    pub fn with_top_p(mut self, p: f32) -> Self {
+        self.top_p = Some(p);
+        self
+    }
+
+    /// Sets the token limit.
+    #[must_use]
+    pub fn with_max_tokens(mut self, n: u32) -> Self {
+        self.max_tokens = Some(n);
+        self
+    }
+
+    /// Adds a stop sequence.
+    #[must_use]
+    pub fn with_stop(mut self, stop: impl Into<String>) -> Self {
+        self.stop.push(stop.into());
+        self
+    }
+}
+
 /// A model's reply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]

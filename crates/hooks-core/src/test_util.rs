@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use async_trait::async_trait;
 use serde_json::Value;
 
+use crate::agent::{Model, ModelRequest};
 use crate::error::HookError;
 use crate::event::{
     AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
@@ -15,7 +16,6 @@ use crate::event::{
 };
 use crate::priority::HookPriority;
 use crate::provider::{CustomEvent, HookProvider};
-use crate::runner::{Model, ModelRequest};
 use crate::state::{Message, ModelError, ModelResponse, RunId};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -6,12 +6,13 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use hooks_core::agent::{Agent, FnTool, Tool, ToolError, ToolInput};
 use hooks_core::test_util::{RecordingProvider, ScriptedModel};
 use hooks_core::{
-    AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, Agent, BeforeInvocationEvent,
-    BeforeModelCallEvent, BeforeToolCallEvent, Field, FnTool, HookError, HookEvent, HookProvider,
-    HookRegistry, HookSet, Message, ModelError, ModelResponse, RetryTarget, Role, RunError, Tool,
-    ToolCall, ToolError, ToolInput, ToolSpec, async_trait,
+    AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
+    BeforeModelCallEvent, BeforeToolCallEvent, Field, HookError, HookEvent, HookProvider,
+    HookRegistry, HookSet, Message, ModelError, ModelResponse, RetryTarget, Role, RunError,
+    ToolCall, ToolSpec, async_trait,
 };
 use serde_json::{Value, json};
 
@@ -867,13 +868,13 @@ async fn arguments_nested_100_000_levels_deep_are_refused_without_overflowing_th
     let deep_args = Value::Object(map);
     struct DeepModel(Mutex<Option<Value>>);
     #[async_trait]
-    impl hooks_core::Model for DeepModel {
+    impl hooks_core::agent::Model for DeepModel {
         fn name(&self) -> &str {
             "deep"
         }
         async fn complete(
             &self,
-            _: hooks_core::ModelRequest<'_>,
+            _: hooks_core::agent::ModelRequest<'_>,
         ) -> Result<ModelResponse, ModelError> {
             Ok(match self.0.lock().unwrap().take() {
                 Some(args) => ModelResponse::tool_calls(vec![ToolCall::new("c1", "echo", args)]),
@@ -901,14 +902,14 @@ async fn arguments_nested_100_000_levels_deep_are_refused_without_overflowing_th
         serde_json::to_string(&out.state).is_ok(),
         "the state serialises"
     );
-    assert!(hooks_core::nests_deeper_than(&json!([[[1]]]), 2));
-    assert!(!hooks_core::nests_deeper_than(&json!([[[1]]]), 3));
+    assert!(hooks_core::json::nests_deeper_than(&json!([[[1]]]), 2));
+    assert!(!hooks_core::json::nests_deeper_than(&json!([[[1]]]), 3));
 }
 
 #[tokio::test]
 async fn invalid_utf8_from_a_tool_becomes_a_clear_error_result() {
     let raw = FnTool::new(ToolSpec::new("raw", "returns bytes", json!({})), |_| {
-        hooks_core::tool_output_from_bytes(vec![b'o', b'k', 0xC3, 0x28])
+        hooks_core::agent::tool_output_from_bytes(vec![b'o', b'k', 0xC3, 0x28])
     });
     let model = two_step(vec![call("c1", "raw", json!({}))]);
     let out = agent(model, vec![Arc::new(raw)], vec![])

@@ -34,19 +34,27 @@ fn dispatch_to_32_unsubscribed_providers_makes_no_heap_allocation() {
     }
     let run_id = RunId::new("run");
     let args = json!({"query": "weather in Paris", "limit": 5});
-    let mut before = BeforeToolCallEvent::new(&run_id, 1, 0, "search", "c1", args.clone());
-    let mut after = AfterToolCallEvent::new(
-        &run_id,
-        1,
-        0,
-        "search",
-        "c1",
-        &args,
-        String::from("sunny"),
-        None,
-        None,
-        Default::default(),
+    let before_ext = hooks_core::Extensions::new();
+    let before_call = hooks_core::ToolCall::new("c1", "search", args.clone());
+    let mut before = BeforeToolCallEvent::new(
+        hooks_core::EventContext::new(&run_id, &before_ext)
+            .with_iteration(1)
+            .with_attempt(0),
+        &before_call,
     );
+    let after_ext = hooks_core::Extensions::new();
+    let after_call = hooks_core::ToolCall::new("c1", "search", serde_json::Value::Null);
+    let after_outcome = hooks_core::ToolOutcome::Ran;
+    let mut after = AfterToolCallEvent::new(
+        hooks_core::EventContext::new(&run_id, &after_ext)
+            .with_iteration(1)
+            .with_attempt(0),
+        &after_call,
+        &args,
+        &after_outcome,
+        String::from("sunny"),
+    )
+    .with_duration(Default::default());
 
     let start = dhat::HeapStats::get();
     for _ in 0..1000 {

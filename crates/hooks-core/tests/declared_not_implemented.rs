@@ -37,7 +37,14 @@ impl HookProvider for Right {
     }
     async fn on_before_tool_call(&self, e: &mut BeforeToolCallEvent<'_>) -> Result<(), HookError> {
         // A nested default body (another provider's) must not be blamed on this one.
-        let mut inner = BeforeToolCallEvent::new(e.run_id(), 1, 0, "t", "n", json!({}));
+        let inner_ext = hooks_core::Extensions::new();
+        let inner_call = hooks_core::ToolCall::new("n", "t", json!({}));
+        let mut inner = BeforeToolCallEvent::new(
+            hooks_core::EventContext::new(e.run_id(), &inner_ext)
+                .with_iteration(1)
+                .with_attempt(0),
+            &inner_call,
+        );
         NESTED.before_tool_call(&mut inner).await.unwrap();
         Ok(())
     }
@@ -76,7 +83,14 @@ fn a_declared_but_unimplemented_handler_is_warned_about_once() {
         let run = RunId::new("r");
         for i in 0..3 {
             let id = format!("c{i}");
-            let mut e = BeforeToolCallEvent::new(&run, 1, 0, "t", &id, json!({}));
+            let e_ext = hooks_core::Extensions::new();
+            let e_call = hooks_core::ToolCall::new(&id, "t", json!({}));
+            let mut e = BeforeToolCallEvent::new(
+                hooks_core::EventContext::new(&run, &e_ext)
+                    .with_iteration(1)
+                    .with_attempt(0),
+                &e_call,
+            );
             rt.block_on(registry.before_tool_call(&mut e)).unwrap();
         }
         registry.run_abandoned(&run);

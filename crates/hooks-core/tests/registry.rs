@@ -143,11 +143,25 @@ async fn before_events_run_in_priority_order_with_ties_in_registration_order() {
     assert_eq!(names(&taken(&log)), ["a", "b", "b2", "c"]);
 
     let id = run_id();
-    let mut ev = BeforeModelCallEvent::new(&id, 1, 0, "m", &[], vec![]);
+    let ev_ext = hooks_core::Extensions::new();
+    let mut ev = BeforeModelCallEvent::new(
+        hooks_core::EventContext::new(&id, &ev_ext)
+            .with_iteration(1)
+            .with_attempt(0),
+        "m",
+        vec![],
+    );
     r.before_model_call(&mut ev).await.unwrap();
     assert_eq!(names(&taken(&log)), ["a", "b", "b2", "c"]);
 
-    let mut ev = BeforeToolCallEvent::new(&id, 1, 0, "t", "c1", json!({}));
+    let ev_ext = hooks_core::Extensions::new();
+    let ev_call = hooks_core::ToolCall::new("c1", "t", json!({}));
+    let mut ev = BeforeToolCallEvent::new(
+        hooks_core::EventContext::new(&id, &ev_ext)
+            .with_iteration(1)
+            .with_attempt(0),
+        &ev_call,
+    );
     r.before_tool_call(&mut ev).await.unwrap();
     assert_eq!(names(&taken(&log)), ["a", "b", "b2", "c"]);
 }
@@ -157,31 +171,33 @@ async fn after_events_run_in_reverse_priority_order() {
     let log = Log::default();
     let r = three(&log, |p| p);
     let id = run_id();
+    let ev_ext = hooks_core::Extensions::new();
     let mut ev = AfterModelCallEvent::new(
-        &id,
-        1,
-        0,
+        hooks_core::EventContext::new(&id, &ev_ext)
+            .with_iteration(1)
+            .with_attempt(0),
         "m",
         &[],
         Ok(ModelResponse::text("x")),
-        Default::default(),
-    );
+    )
+    .with_duration(Default::default());
     r.after_model_call(&mut ev).await.unwrap();
     assert_eq!(names(&taken(&log)), ["c", "b2", "b", "a"]);
 
     let args = json!({});
+    let ev_ext = hooks_core::Extensions::new();
+    let ev_call = hooks_core::ToolCall::new("c1", "t", serde_json::Value::Null);
+    let ev_outcome = hooks_core::ToolOutcome::Ran;
     let mut ev = AfterToolCallEvent::new(
-        &id,
-        1,
-        0,
-        "t",
-        "c1",
+        hooks_core::EventContext::new(&id, &ev_ext)
+            .with_iteration(1)
+            .with_attempt(0),
+        &ev_call,
         &args,
+        &ev_outcome,
         "r".into(),
-        None,
-        None,
-        Default::default(),
-    );
+    )
+    .with_duration(Default::default());
     r.after_tool_call(&mut ev).await.unwrap();
     assert_eq!(names(&taken(&log)), ["c", "b2", "b", "a"]);
 
@@ -209,30 +225,36 @@ async fn stop_at_once_events_stop_at_the_first_error_and_return_it() {
                     .await
             }
             HookEvent::BeforeModelCall => {
-                r.before_model_call(&mut BeforeModelCallEvent::new(&id, 1, 0, "m", &[], vec![]))
-                    .await
+                r.before_model_call(&mut BeforeModelCallEvent::new(
+                    hooks_core::EventContext::new(&id, &hooks_core::Extensions::new())
+                        .with_iteration(1)
+                        .with_attempt(0),
+                    "m",
+                    vec![],
+                ))
+                .await
             }
             HookEvent::BeforeToolCall => {
                 r.before_tool_call(&mut BeforeToolCallEvent::new(
-                    &id,
-                    1,
-                    0,
-                    "t",
-                    "c",
-                    json!({}),
+                    hooks_core::EventContext::new(&id, &hooks_core::Extensions::new())
+                        .with_iteration(1)
+                        .with_attempt(0),
+                    &hooks_core::ToolCall::new("c", "t", json!({})),
                 ))
                 .await
             }
             _ => {
-                r.after_model_call(&mut AfterModelCallEvent::new(
-                    &id,
-                    1,
-                    0,
-                    "m",
-                    &[],
-                    Ok(ModelResponse::text("")),
-                    Default::default(),
-                ))
+                r.after_model_call(
+                    &mut AfterModelCallEvent::new(
+                        hooks_core::EventContext::new(&id, &hooks_core::Extensions::new())
+                            .with_iteration(1)
+                            .with_attempt(0),
+                        "m",
+                        &[],
+                        Ok(ModelResponse::text("")),
+                    )
+                    .with_duration(Default::default()),
+                )
                 .await
             }
         }
@@ -267,18 +289,19 @@ async fn after_tool_call_runs_every_provider_and_returns_the_first_error() {
     });
     let id = run_id();
     let args = json!({});
+    let ev_ext = hooks_core::Extensions::new();
+    let ev_call = hooks_core::ToolCall::new("c1", "t", serde_json::Value::Null);
+    let ev_outcome = hooks_core::ToolOutcome::Ran;
     let mut ev = AfterToolCallEvent::new(
-        &id,
-        1,
-        0,
-        "t",
-        "c1",
+        hooks_core::EventContext::new(&id, &ev_ext)
+            .with_iteration(1)
+            .with_attempt(0),
+        &ev_call,
         &args,
+        &ev_outcome,
         "r".into(),
-        None,
-        None,
-        Default::default(),
-    );
+    )
+    .with_duration(Default::default());
     let err = r.after_tool_call(&mut ev).await.unwrap_err();
     assert_eq!(names(&taken(&log)), ["c", "b2", "b", "a"]);
     assert_eq!(
@@ -422,12 +445,10 @@ async fn a_panicking_provider_becomes_an_error_naming_it_and_the_event() {
     let id = run_id();
     let err = r
         .before_tool_call(&mut BeforeToolCallEvent::new(
-            &id,
-            1,
-            0,
-            "t",
-            "c",
-            json!({}),
+            hooks_core::EventContext::new(&id, &hooks_core::Extensions::new())
+                .with_iteration(1)
+                .with_attempt(0),
+            &hooks_core::ToolCall::new("c", "t", json!({})),
         ))
         .await
         .unwrap_err();
@@ -436,9 +457,15 @@ async fn a_panicking_provider_becomes_an_error_naming_it_and_the_event() {
         "Hook provider 'b2' failed in on_before_tool_call: panicked: b2 exploded"
     );
     // The registry is still usable afterwards.
-    r.before_model_call(&mut BeforeModelCallEvent::new(&id, 1, 0, "m", &[], vec![]))
-        .await
-        .unwrap();
+    r.before_model_call(&mut BeforeModelCallEvent::new(
+        hooks_core::EventContext::new(&id, &hooks_core::Extensions::new())
+            .with_iteration(1)
+            .with_attempt(0),
+        "m",
+        vec![],
+    ))
+    .await
+    .unwrap();
 }
 
 #[tokio::test]
@@ -459,12 +486,10 @@ async fn providers_that_do_not_declare_an_event_are_skipped() {
     .unwrap();
     let id = run_id();
     r.before_tool_call(&mut BeforeToolCallEvent::new(
-        &id,
-        1,
-        0,
-        "t",
-        "c",
-        json!({}),
+        hooks_core::EventContext::new(&id, &hooks_core::Extensions::new())
+            .with_iteration(1)
+            .with_attempt(0),
+        &hooks_core::ToolCall::new("c", "t", json!({})),
     ))
     .await
     .unwrap();
@@ -524,7 +549,14 @@ async fn dispatch_records_which_provider_changed_which_field() {
     let mut r = three(&log, |p| p);
     r.add(Probe::new("writer", 60, &log)).unwrap();
     let id = run_id();
-    let mut ev = BeforeToolCallEvent::new(&id, 1, 0, "t", "c", json!({"q": 1}));
+    let ev_ext = hooks_core::Extensions::new();
+    let ev_call = hooks_core::ToolCall::new("c", "t", json!({"q": 1}));
+    let mut ev = BeforeToolCallEvent::new(
+        hooks_core::EventContext::new(&id, &ev_ext)
+            .with_iteration(1)
+            .with_attempt(0),
+        &ev_call,
+    );
     r.before_tool_call(&mut ev).await.unwrap();
     assert_eq!(ev.arguments(), &json!({"q": 1, "rewritten": true}));
     let changes = ev.changes();
@@ -533,7 +565,14 @@ async fn dispatch_records_which_provider_changed_which_field() {
     assert_eq!(changes[0].field, Field::Arguments);
 
     // Nobody writes: nothing is recorded.
-    let mut ev = BeforeModelCallEvent::new(&id, 1, 0, "m", &[], vec![Message::user("hi")]);
+    let ev_ext = hooks_core::Extensions::new();
+    let mut ev = BeforeModelCallEvent::new(
+        hooks_core::EventContext::new(&id, &ev_ext)
+            .with_iteration(1)
+            .with_attempt(0),
+        "m",
+        vec![Message::user("hi")],
+    );
     r.before_model_call(&mut ev).await.unwrap();
     assert!(ev.changes().is_empty());
 }
@@ -551,7 +590,14 @@ async fn one_registry_is_shared_by_concurrent_runs_without_crosstalk() {
             let id = RunId::new(format!("run-{i}"));
             for j in 0..8 {
                 let call = format!("call-{i}-{j}");
-                let mut ev = BeforeToolCallEvent::new(&id, 1, 0, "t", &call, json!({"run": i}));
+                let ev_ext = hooks_core::Extensions::new();
+                let ev_call = hooks_core::ToolCall::new(&call, "t", json!({"run": i}));
+                let mut ev = BeforeToolCallEvent::new(
+                    hooks_core::EventContext::new(&id, &ev_ext)
+                        .with_iteration(1)
+                        .with_attempt(0),
+                    &ev_call,
+                );
                 r.before_tool_call(&mut ev).await.unwrap();
                 tokio::task::yield_now().await;
             }
@@ -579,18 +625,19 @@ async fn a_panic_in_after_tool_call_does_not_stop_the_providers_after_it() {
     });
     let id = run_id();
     let args = json!({});
+    let ev_ext = hooks_core::Extensions::new();
+    let ev_call = hooks_core::ToolCall::new("c1", "t", serde_json::Value::Null);
+    let ev_outcome = hooks_core::ToolOutcome::Ran;
     let mut ev = AfterToolCallEvent::new(
-        &id,
-        1,
-        0,
-        "t",
-        "c1",
+        hooks_core::EventContext::new(&id, &ev_ext)
+            .with_iteration(1)
+            .with_attempt(0),
+        &ev_call,
         &args,
+        &ev_outcome,
         "r".into(),
-        None,
-        None,
-        Default::default(),
-    );
+    )
+    .with_duration(Default::default());
     let err = r.after_tool_call(&mut ev).await.unwrap_err();
     assert_eq!(names(&taken(&log)), ["c", "b2", "b", "a"]);
     assert_eq!(
@@ -639,12 +686,10 @@ async fn a_hook_that_never_returns_becomes_an_error_naming_it_at_the_deadline() 
     let id = run_id();
     let err = r
         .before_tool_call(&mut BeforeToolCallEvent::new(
-            &id,
-            1,
-            0,
-            "t",
-            "c",
-            json!({}),
+            hooks_core::EventContext::new(&id, &hooks_core::Extensions::new())
+                .with_iteration(1)
+                .with_attempt(0),
+            &hooks_core::ToolCall::new("c", "t", json!({})),
         ))
         .await
         .unwrap_err();
@@ -654,18 +699,19 @@ async fn a_hook_that_never_returns_becomes_an_error_naming_it_at_the_deadline() 
     );
     // Collect-all events still run the others.
     let args = json!({});
+    let ev_ext = hooks_core::Extensions::new();
+    let ev_call = hooks_core::ToolCall::new("c", "t", serde_json::Value::Null);
+    let ev_outcome = hooks_core::ToolOutcome::Ran;
     let mut ev = AfterToolCallEvent::new(
-        &id,
-        1,
-        0,
-        "t",
-        "c",
+        hooks_core::EventContext::new(&id, &ev_ext)
+            .with_iteration(1)
+            .with_attempt(0),
+        &ev_call,
         &args,
+        &ev_outcome,
         "r".into(),
-        None,
-        None,
-        Default::default(),
-    );
+    )
+    .with_duration(Default::default());
     let err = r.after_tool_call(&mut ev).await.unwrap_err();
     assert_eq!(err.provider(), "Stuck");
     assert_eq!(names(&taken(&log)), ["after"]);
@@ -711,22 +757,30 @@ async fn a_provider_can_run_first_on_both_sides_with_a_priority_per_event() {
     let mut r = three(&log, |p| p);
     r.add(TwoFaced(log.clone())).unwrap();
     let id = run_id();
-    let mut ev = BeforeToolCallEvent::new(&id, 1, 0, "t", "c1", json!({}));
+    let ev_ext = hooks_core::Extensions::new();
+    let ev_call = hooks_core::ToolCall::new("c1", "t", json!({}));
+    let mut ev = BeforeToolCallEvent::new(
+        hooks_core::EventContext::new(&id, &ev_ext)
+            .with_iteration(1)
+            .with_attempt(0),
+        &ev_call,
+    );
     r.before_tool_call(&mut ev).await.unwrap();
     assert_eq!(names(&taken(&log)), ["guard", "a", "b", "b2", "c"]);
     let args = json!({});
+    let ev_ext = hooks_core::Extensions::new();
+    let ev_call = hooks_core::ToolCall::new("c1", "t", serde_json::Value::Null);
+    let ev_outcome = hooks_core::ToolOutcome::Ran;
     let mut ev = AfterToolCallEvent::new(
-        &id,
-        1,
-        0,
-        "t",
-        "c1",
+        hooks_core::EventContext::new(&id, &ev_ext)
+            .with_iteration(1)
+            .with_attempt(0),
+        &ev_call,
         &args,
+        &ev_outcome,
         "r".into(),
-        None,
-        None,
-        Default::default(),
-    );
+    )
+    .with_duration(Default::default());
     r.after_tool_call(&mut ev).await.unwrap();
     assert_eq!(names(&taken(&log)), ["guard", "c", "b2", "b", "a"]);
     // `names()` reports the provider's own priority.
@@ -743,7 +797,14 @@ async fn shared_and_boxed_providers_are_providers() {
     r.add(boxed).unwrap();
     assert_eq!(r.names().collect::<Vec<_>>(), ["shared", "boxed"]);
     let id = run_id();
-    let mut ev = BeforeToolCallEvent::new(&id, 1, 0, "t", "c1", json!({}));
+    let ev_ext = hooks_core::Extensions::new();
+    let ev_call = hooks_core::ToolCall::new("c1", "t", json!({}));
+    let mut ev = BeforeToolCallEvent::new(
+        hooks_core::EventContext::new(&id, &ev_ext)
+            .with_iteration(1)
+            .with_attempt(0),
+        &ev_call,
+    );
     r.before_tool_call(&mut ev).await.unwrap();
     assert_eq!(names(&taken(&log)), ["shared", "boxed"]);
     // The handle still reaches the provider the registry calls.

@@ -85,20 +85,28 @@ fn tool_call_pair(c: &mut Criterion) {
                   and lows near 12. Rain is unlikely before the weekend; humidity stays moderate all week long.";
     c.bench_function("guardrails/tool_call_pair", |b| {
         b.iter(|| {
-            let mut before = BeforeToolCallEvent::new(&run_id, 1, 0, "search", "c1", args.clone());
-            ready(registry.before_tool_call(&mut before)).expect("no error");
-            let mut after = AfterToolCallEvent::new(
-                &run_id,
-                1,
-                0,
-                "search",
-                "c1",
-                &args,
-                result.to_owned(),
-                None,
-                None,
-                Default::default(),
+            let before_ext = hooks_core::Extensions::new();
+            let before_call = hooks_core::ToolCall::new("c1", "search", args.clone());
+            let mut before = BeforeToolCallEvent::new(
+                hooks_core::EventContext::new(&run_id, &before_ext)
+                    .with_iteration(1)
+                    .with_attempt(0),
+                &before_call,
             );
+            ready(registry.before_tool_call(&mut before)).expect("no error");
+            let after_ext = hooks_core::Extensions::new();
+            let after_call = hooks_core::ToolCall::new("c1", "search", serde_json::Value::Null);
+            let after_outcome = hooks_core::ToolOutcome::Ran;
+            let mut after = AfterToolCallEvent::new(
+                hooks_core::EventContext::new(&run_id, &after_ext)
+                    .with_iteration(1)
+                    .with_attempt(0),
+                &after_call,
+                &args,
+                &after_outcome,
+                result.to_owned(),
+            )
+            .with_duration(Default::default());
             ready(registry.after_tool_call(&mut after)).expect("no error");
             black_box(after.result().len())
         })

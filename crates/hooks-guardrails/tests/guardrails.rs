@@ -5,11 +5,9 @@
 
 use std::sync::{Arc, Mutex};
 
+use hooks_core::agent::{Agent, FnTool, RunFailure, RunOutput};
 use hooks_core::test_util::{RecordingProvider, ScriptedModel};
-use hooks_core::{
-    Agent, FnTool, HookPriority, HookRegistry, Message, ModelResponse, Role, RunFailure, RunOutput,
-    ToolCall, ToolSpec,
-};
+use hooks_core::{HookPriority, HookRegistry, Message, ModelResponse, Role, ToolCall, ToolSpec};
 use hooks_guardrails::{
     Entity, Error, GuardrailAction, GuardrailConfig, GuardrailsHook, ToolGate, ViolationLocation,
 };

@@ -9,10 +9,9 @@ mod common;
 use std::sync::Arc;
 
 use common::Capture;
+use hooks_core::agent::{Agent, FnTool};
 use hooks_core::test_util::ScriptedModel;
-use hooks_core::{
-    Agent, FnTool, HookProvider, HookRegistry, ModelResponse, TokenUsage, ToolCall, ToolSpec,
-};
+use hooks_core::{HookProvider, HookRegistry, ModelResponse, TokenUsage, ToolCall, ToolSpec};
 use hooks_logging::LoggingHook;
 use serde_json::json;
 use tracing::Level;
@@ -337,13 +336,13 @@ fn a_run_dropped_midway_is_logged_as_abandoned() {
     let hang = FnTool::new(ToolSpec::new("search", "s", json!({})), |_| Ok("x".into()));
     struct Stall;
     #[hooks_core::async_trait]
-    impl hooks_core::Model for Stall {
+    impl hooks_core::agent::Model for Stall {
         fn name(&self) -> &str {
             "stall"
         }
         async fn complete(
             &self,
-            _: hooks_core::ModelRequest<'_>,
+            _: hooks_core::agent::ModelRequest<'_>,
         ) -> Result<ModelResponse, hooks_core::ModelError> {
             std::future::pending::<()>().await;
             unreachable!()

@@ -8,8 +8,9 @@ mod common;
 use std::sync::Arc;
 
 use common::{Buffer, Capture};
+use hooks_core::agent::{Agent, FnTool};
 use hooks_core::test_util::ScriptedModel;
-use hooks_core::{Agent, FnTool, HookProvider, HookRegistry, ModelResponse, ToolCall, ToolSpec};
+use hooks_core::{HookProvider, HookRegistry, ModelResponse, ToolCall, ToolSpec};
 use hooks_logging::{LoggingHook, StructuredLoggingHook, json_subscriber};
 use serde_json::{Value, json};
 use tracing::Level;

@@ -8,8 +8,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use hooks_core::agent::{Agent, FnTool};
 use hooks_core::test_util::ScriptedModel;
-use hooks_core::{Agent, FnTool, HookRegistry, ModelResponse, ToolCall, ToolSpec};
+use hooks_core::{HookRegistry, ModelResponse, ToolCall, ToolSpec};
 use hooks_otel::OtlpSetup;
 use serde_json::json;
 

@@ -8,10 +8,11 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use hooks_core::agent::{Agent, FnTool, ToolError};
 use hooks_core::test_util::ScriptedModel;
 use hooks_core::{
-    Agent, BeforeToolCallEvent, FnTool, HookError, HookProvider, HookRegistry, HookSet, ModelError,
-    ModelResponse, TokenUsage, ToolCall, ToolError, ToolSpec, async_trait,
+    BeforeToolCallEvent, HookError, HookProvider, HookRegistry, HookSet, ModelError, ModelResponse,
+    TokenUsage, ToolCall, ToolSpec, async_trait,
 };
 use hooks_otel::testing::{AttrValue, OtlpReceiver, ReceivedSpan};
 use hooks_otel::{ExportMode, OtlpSetup, TelemetryGuard, TelemetryHook, semconv};
@@ -546,13 +547,13 @@ async fn a_run_dropped_midway_still_ends_every_span() {
     // The model never answers its second call: the run hangs there until it is dropped.
     struct Stall;
     #[async_trait]
-    impl hooks_core::Model for Stall {
+    impl hooks_core::agent::Model for Stall {
         fn name(&self) -> &str {
             "stall"
         }
         async fn complete(
             &self,
-            r: hooks_core::ModelRequest<'_>,
+            r: hooks_core::agent::ModelRequest<'_>,
         ) -> Result<ModelResponse, ModelError> {
             if r.messages.iter().any(|m| m.role == hooks_core::Role::Tool) {
                 std::future::pending::<()>().await;

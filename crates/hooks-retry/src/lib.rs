@@ -20,17 +20,14 @@
 //! # Features
 //!
 //! This crate has no features; the umbrella crate `hooks` exposes it as `hooks::retry` behind
-//! its `retry` feature. It needs a `tokio` runtime (for its timer); [`TokioTimer`] also
-//! serves the registry's per-hook deadline.
+//! its `retry` feature. It needs a `tokio` runtime (for its backoff sleeps).
 
 mod backoff;
 mod error;
 mod model;
-mod timer;
 mod tool;
 
 pub use backoff::{Backoff, Jitter};
 pub use error::{Error, Result};
 pub use model::{ModelRetryHook, ModelRetryHookBuilder, OnExhausted, RetryReason, RetryStats};
-pub use timer::TokioTimer;
 pub use tool::{ToolRetryHook, ToolRetryHookBuilder};

@@ -8,9 +8,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hooks_core::agent::{Agent, FnTool, Model, ModelRequest, ToolError};
 use hooks_core::{
-    Agent, FnTool, HookProvider, HookRegistry, Model, ModelError, ModelRequest, ModelResponse,
-    RetryTarget, RunError, RunId, ToolCall, ToolError, ToolSpec, async_trait,
+    HookProvider, HookRegistry, ModelError, ModelResponse, RetryTarget, RunError, RunId, ToolCall,
+    ToolSpec, async_trait,
 };
 use hooks_retry::{Jitter, ModelRetryHook, OnExhausted, ToolRetryHook};
 use serde_json::json;

@@ -7,8 +7,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hooks_core::agent::{Agent, FnTool};
 use hooks_core::test_util::ScriptedModel;
-use hooks_core::{Agent, FnTool, HookRegistry, ModelResponse, Role, ToolCall, ToolSpec};
+use hooks_core::{HookRegistry, ModelResponse, Role, ToolCall, ToolSpec};
 use hooks_steering::{
     DecisionSource, FailurePolicy, JudgeError, JudgeModel, JudgeRequest, OpenAiJudge,
     SteeringAction, SteeringHook,

@@ -17,8 +17,9 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use hooks_core::agent::{Agent, FnTool};
 use hooks_core::test_util::ScriptedModel;
-use hooks_core::{Agent, FnTool, HookRegistry, ModelResponse, Role, ToolCall, ToolSpec};
+use hooks_core::{HookRegistry, ModelResponse, Role, ToolCall, ToolSpec};
 use hooks_steering::{DecisionSource, OpenAiJudge, SteeringAction, SteeringHook};
 use serde_json::{Value, json};
 

@@ -6,10 +6,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use hooks_core::agent::{Agent, FnTool, RunOutput};
 use hooks_core::test_util::ScriptedModel;
 use hooks_core::{
-    Agent, FnTool, HookProvider, HookRegistry, ModelResponse, Role, RunOutput, ToolCall, ToolSpec,
-    async_trait,
+    HookProvider, HookRegistry, ModelResponse, Role, ToolCall, ToolSpec, async_trait,
 };
 use hooks_steering::{
     ApprovalRequest, Approver, DecisionSource, JudgeError, JudgeModel, JudgeReply, JudgeRequest,
@@ -339,7 +339,14 @@ async fn a_run_without_room_for_its_context_fails_closed_and_runs_that_end_make_
     );
     // One run holds its context (it is still going: we drive the hook by hand).
     let busy: hooks_core::RunId = "busy".into();
-    let mut e = hooks_core::BeforeToolCallEvent::new(&busy, 1, 0, "search", "c0", json!({}));
+    let e_ext = hooks_core::Extensions::new();
+    let e_call = hooks_core::ToolCall::new("c0", "search", json!({}));
+    let mut e = hooks_core::BeforeToolCallEvent::new(
+        hooks_core::EventContext::new(&busy, &e_ext)
+            .with_iteration(1)
+            .with_attempt(0),
+        &e_call,
+    );
     hook.on_before_tool_call(&mut e).await.unwrap();
     assert_eq!(e.cancelled(), None);
     // A second run finds no room: its call is not judged half-blind, it is cancelled.

@@ -34,7 +34,7 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("a tokio runtime")
 }
 
-async fn run_many(a: &Arc<hooks::Agent>, n: u64) {
+async fn run_many(a: &Arc<hooks::agent::Agent>, n: u64) {
     let handles: Vec<_> = (0..n)
         .map(|i| {
             let a = a.clone();
@@ -84,20 +84,28 @@ fn tool_call_pair(c: &mut Criterion) {
     let result = result.as_str();
     c.bench_function("e2e/tool_call_pair", |b| {
         b.iter(|| {
-            let mut before = BeforeToolCallEvent::new(&run_id, 1, 0, "search", "c1", args.clone());
-            ready(registry.before_tool_call(&mut before)).expect("no error");
-            let mut after = AfterToolCallEvent::new(
-                &run_id,
-                1,
-                0,
-                "search",
-                "c1",
-                &args,
-                result.to_owned(),
-                None,
-                None,
-                Default::default(),
+            let before_ext = hooks_core::Extensions::new();
+            let before_call = hooks_core::ToolCall::new("c1", "search", args.clone());
+            let mut before = BeforeToolCallEvent::new(
+                hooks_core::EventContext::new(&run_id, &before_ext)
+                    .with_iteration(1)
+                    .with_attempt(0),
+                &before_call,
             );
+            ready(registry.before_tool_call(&mut before)).expect("no error");
+            let after_ext = hooks_core::Extensions::new();
+            let after_call = hooks_core::ToolCall::new("c1", "search", serde_json::Value::Null);
+            let after_outcome = hooks_core::ToolOutcome::Ran;
+            let mut after = AfterToolCallEvent::new(
+                hooks_core::EventContext::new(&run_id, &after_ext)
+                    .with_iteration(1)
+                    .with_attempt(0),
+                &after_call,
+                &args,
+                &after_outcome,
+                result.to_owned(),
+            )
+            .with_duration(Default::default());
             ready(registry.after_tool_call(&mut after)).expect("no error");
             black_box(after.result().len())
         })

@@ -7,14 +7,16 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hooks::TokioTimer;
+use hooks::agent::{Agent, FnTool, Model, ModelRequest};
 use hooks::guardrails::{GuardrailAction, GuardrailConfig, GuardrailsHook};
 use hooks::logging::{LoggingHook, StructuredLoggingHook};
 use hooks::otel::{SpanCollector, TelemetryGuard};
-use hooks::retry::{ModelRetryHook, TokioTimer};
+use hooks::retry::ModelRetryHook;
 use hooks::steering::{RuleJudge, SteeringAction, SteeringHook};
 use hooks::{
-    Agent, BeforeToolCallEvent, FnTool, HookError, HookProvider, HookRegistry, HookSet, Model,
-    ModelError, ModelRequest, ModelResponse, Role, RunError, ToolCall, ToolSpec, async_trait,
+    BeforeToolCallEvent, HookError, HookProvider, HookRegistry, HookSet, ModelError, ModelResponse,
+    Role, RunError, ToolCall, ToolSpec, async_trait,
 };
 use serde_json::{Map, Value, json};
 
@@ -78,7 +80,7 @@ fn agent(calls: Vec<ToolCall>, r: HookRegistry) -> Agent {
         Ok(Value::Object(a.clone()).to_string())
     });
     let raw = FnTool::new(ToolSpec::new("raw", "raw bytes", json!({})), |_| {
-        hooks::tool_output_from_bytes(vec![0x66, 0x6f, 0xff, 0xfe])
+        hooks::agent::tool_output_from_bytes(vec![0x66, 0x6f, 0xff, 0xfe])
     });
     Agent::builder("hostile", OneShot(Mutex::new(Some(calls))))
         .tool(echo)

@@ -59,7 +59,7 @@ fn ten_thousand_concurrent_runs_share_one_registry_without_crosstalk() {
     let s = stack();
     let model = Arc::new(LoadModel::new(2_000));
     let agent = Arc::new(agent(&s, model.clone()));
-    let outs: Vec<(u64, hooks::RunOutput)> = rt.block_on(async {
+    let outs: Vec<(u64, hooks::agent::RunOutput)> = rt.block_on(async {
         let handles: Vec<_> = (0..RUNS)
             .map(|i| {
                 let a = agent.clone();

@@ -15,10 +15,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tracing_subscriber::Layer as _;
 
+use hooks::agent::{Agent, FnTool};
 use hooks::guardrails::{Entity, GuardrailAction, GuardrailConfig, GuardrailsHook};
 use hooks::logging::{LoggingHook, StructuredLoggingHook};
 use hooks::otel::OtlpSetup;
-use hooks::{Agent, FnTool, HookRegistry, ModelResponse, ToolCall, ToolSpec};
+use hooks::{HookRegistry, ModelResponse, ToolCall, ToolSpec};
 use hooks_core::test_util::ScriptedModel;
 use hooks_otel::testing::OtlpReceiver;
 use serde_json::{Value, json};

@@ -32,8 +32,110 @@ use std::ops::{BitOr, BitOrAssign};
 use std::sync::Arc;
 
 pub use invocation::{AfterInvocationEvent, BeforeInvocationEvent, IterationEvent};
-pub use model::{AfterModelCallEvent, BeforeModelCallEvent};
-pub use tool::{AfterToolCallEvent, BeforeToolCallEvent, DEFAULT_CANCEL_REASON, SecretArguments};
+pub use model::{AfterModelCallEvent, BeforeModelCallEvent, ModelCallOutcome, ModelCallParts};
+pub use tool::{
+    AfterToolCallEvent, BeforeToolCallEvent, DEFAULT_CANCEL_REASON, SecretArguments, ToolCallParts,
+    ToolOutcome,
+};
+
+use crate::extensions::Extensions;
+use crate::state::RunId;
+
+/// Where a model or tool event happens: the run (its id and [`Extensions`]), the iteration
+/// and the attempt. Every such event carries one.
+///
+/// ```
+/// use hooks_core::{EventContext, Extensions, RunId};
+/// let (run, ext) = (RunId::new("r1"), Extensions::new());
+/// let cx = EventContext::new(&run, &ext).with_iteration(2).with_attempt(1);
+/// assert_eq!((cx.iteration(), cx.attempt()), (2, 1));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct EventContext<'a> {
+    run_id: &'a RunId,
+    extensions: &'a Extensions,
+    iteration: u32,
+    attempt: u32,
+}
+
+impl<'a> EventContext<'a> {
+    /// The context of a run, at iteration 1, attempt 0.
+    pub fn new(run_id: &'a RunId, extensions: &'a Extensions) -> Self {
+        Self {
+            run_id,
+            extensions,
+            iteration: 1,
+            attempt: 0,
+        }
+    }
+
+    /// At iteration `n` (1-based).
+    #[must_use]
+    pub fn with_iteration(mut self, n: u32) -> Self {
+        self.iteration = n;
+        self
+    }
+
+    /// At attempt `n` (0 for the first try).
+    #[must_use]
+    pub fn with_attempt(mut self, n: u32) -> Self {
+        self.attempt = n;
+        self
+    }
+
+    /// The run's id.
+    pub fn run_id(&self) -> &'a RunId {
+        self.run_id
+    }
+
+    /// The run's extensions.
+    pub fn extensions(&self) -> &'a Extensions {
+        self.extensions
+    }
+
+    /// The iteration, 1-based.
+    pub fn iteration(&self) -> u32 {
+        self.iteration
+    }
+
+    /// 0 for the first try, n for the n-th retry.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+}
+
+/// The getters every model and tool event shares, read from its [`EventContext`].
+macro_rules! context_getters {
+    ($($ty:ty),*) => {$(
+        impl<'a> $ty {
+            /// The run's id.
+            pub fn run_id(&self) -> &'a crate::state::RunId {
+                self.cx.run_id()
+            }
+
+            /// The run's extensions: what earlier hooks of this run stored.
+            pub fn extensions(&self) -> &'a crate::extensions::Extensions {
+                self.cx.extensions()
+            }
+
+            /// The iteration, 1-based.
+            pub fn iteration(&self) -> u32 {
+                self.cx.iteration()
+            }
+
+            /// 0 for the first try, n for the n-th retry.
+            pub fn attempt(&self) -> u32 {
+                self.cx.attempt()
+            }
+
+            /// Where the event happens.
+            pub fn context(&self) -> crate::event::EventContext<'a> {
+                self.cx
+            }
+        }
+    )*};
+}
+pub(crate) use context_getters;
 
 /// The hook methods, by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -239,10 +341,14 @@ pub enum Field {
     Cancel,
     /// The tool result.
     Result,
+    /// The tools offered to the model.
+    Tools,
+    /// The model call's options (tool choice, sampling).
+    Options,
 }
 
 impl Field {
-    const ALL: [Field; 9] = [
+    const ALL: [Field; 11] = [
         Field::State,
         Field::Messages,
         Field::Response,
@@ -252,6 +358,8 @@ impl Field {
         Field::SecretArguments,
         Field::Cancel,
         Field::Result,
+        Field::Tools,
+        Field::Options,
     ];
 
     /// The field's name.
@@ -266,6 +374,8 @@ impl Field {
             Field::SecretArguments => "secret_arguments",
             Field::Cancel => "cancel",
             Field::Result => "result",
+            Field::Tools => "tools",
+            Field::Options => "options",
         }
     }
 }

@@ -2,66 +2,77 @@
 
 use std::time::Duration;
 
-use super::{ChangeTracker, Field, tracked};
-use crate::state::{Message, ModelError, ModelResponse, RunId, ToolSpec};
+use super::{ChangeTracker, EventContext, Field, context_getters, tracked};
+use crate::state::{Message, ModelError, ModelOptions, ModelResponse, ToolSpec};
 
 /// Before the model is called: hooks may rewrite the messages (the rewrite stays in the
-/// conversation). The tools are read-only.
+/// conversation), change the tools offered and the call's options (tool choice, sampling) for
+/// this call, or answer in the model's place (a cache hit): then the model is not called, and
+/// the after-model-call hooks see that answer like any other.
 #[derive(Debug)]
 pub struct BeforeModelCallEvent<'a> {
-    run_id: &'a RunId,
-    iteration: u32,
-    attempt: u32,
+    cx: EventContext<'a>,
     model: &'a str,
-    tools: &'a [ToolSpec],
     messages: Vec<Message>,
+    tools: Vec<ToolSpec>,
+    options: ModelOptions,
+    response: Option<ModelResponse>,
     tracker: ChangeTracker,
 }
 
+/// What the before-model-call hooks decided: the request to send, or an answer in its place.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ModelCallParts {
+    /// The (possibly rewritten) messages.
+    pub messages: Vec<Message>,
+    /// The tools to offer.
+    pub tools: Vec<ToolSpec>,
+    /// Tool choice and sampling.
+    pub options: ModelOptions,
+    /// An answer a hook gave in the model's place.
+    pub response: Option<ModelResponse>,
+}
+
 impl<'a> BeforeModelCallEvent<'a> {
-    /// An event for attempt `attempt` (0-based) of the model call of `iteration`.
-    pub fn new(
-        run_id: &'a RunId,
-        iteration: u32,
-        attempt: u32,
-        model: &'a str,
-        tools: &'a [ToolSpec],
-        messages: Vec<Message>,
-    ) -> Self {
+    /// An event for a call of `model` with `messages`, no tools and default options.
+    ///
+    /// ```
+    /// use hooks_core::{BeforeModelCallEvent, EventContext, Extensions, Message, ModelOptions, RunId};
+    /// let (run, ext) = (RunId::new("r1"), Extensions::new());
+    /// let e = BeforeModelCallEvent::new(EventContext::new(&run, &ext), "gpt", vec![Message::user("hi")])
+    ///     .with_options(ModelOptions::default().with_temperature(0.0));
+    /// assert_eq!(e.options().temperature, Some(0.0));
+    /// ```
+    pub fn new(cx: EventContext<'a>, model: &'a str, messages: Vec<Message>) -> Self {
         Self {
-            run_id,
-            iteration,
-            attempt,
+            cx,
             model,
-            tools,
             messages,
+            tools: Vec::new(),
+            options: ModelOptions::default(),
+            response: None,
             tracker: ChangeTracker::default(),
         }
     }
 
-    /// The run's id.
-    pub fn run_id(&self) -> &'a RunId {
-        self.run_id
+    /// With the tools offered to the model.
+    #[must_use]
+    pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
+        self.tools = tools;
+        self
     }
 
-    /// The iteration, 1-based.
-    pub fn iteration(&self) -> u32 {
-        self.iteration
-    }
-
-    /// 0 for the first try, n for the n-th retry.
-    pub fn attempt(&self) -> u32 {
-        self.attempt
+    /// With the call's options.
+    #[must_use]
+    pub fn with_options(mut self, options: ModelOptions) -> Self {
+        self.options = options;
+        self
     }
 
     /// The model's name.
     pub fn model(&self) -> &'a str {
         self.model
-    }
-
-    /// The tools offered to the model.
-    pub fn tools(&self) -> &'a [ToolSpec] {
-        self.tools
     }
 
     /// The messages the model will receive.
@@ -75,21 +86,59 @@ impl<'a> BeforeModelCallEvent<'a> {
         &mut self.messages
     }
 
-    /// The (possibly rewritten) messages.
-    pub fn into_messages(self) -> Vec<Message> {
-        self.messages
+    /// The tools offered to the model.
+    pub fn tools(&self) -> &[ToolSpec] {
+        &self.tools
+    }
+
+    /// The tools, writable (for this call); marks [`Field::Tools`].
+    pub fn tools_mut(&mut self) -> &mut Vec<ToolSpec> {
+        self.tracker.mark(Field::Tools);
+        &mut self.tools
+    }
+
+    /// Tool choice and sampling for this call.
+    pub fn options(&self) -> &ModelOptions {
+        &self.options
+    }
+
+    /// The options, writable (for this call); marks [`Field::Options`].
+    pub fn options_mut(&mut self) -> &mut ModelOptions {
+        self.tracker.mark(Field::Options);
+        &mut self.options
+    }
+
+    /// Answers in the model's place (a cache hit): the model is not called; the
+    /// after-model-call hooks see this response. Marks [`Field::Response`].
+    pub fn respond_with(&mut self, response: ModelResponse) {
+        self.tracker.mark(Field::Response);
+        self.response = Some(response);
+    }
+
+    /// The answer a hook gave in the model's place, if any.
+    pub fn response(&self) -> Option<&ModelResponse> {
+        self.response.as_ref()
+    }
+
+    /// What the hooks decided.
+    pub fn into_parts(self) -> ModelCallParts {
+        ModelCallParts {
+            messages: self.messages,
+            tools: self.tools,
+            options: self.options,
+            response: self.response,
+        }
     }
 }
 
 tracked!(BeforeModelCallEvent<'_>);
+context_getters!(BeforeModelCallEvent<'a>, AfterModelCallEvent<'a>);
 
 /// After the model answered or failed: hooks may replace the response (also to recover a failed
 /// call), ask for a retry, and give feedback that is added to the conversation before the retry.
 #[derive(Debug)]
 pub struct AfterModelCallEvent<'a> {
-    run_id: &'a RunId,
-    iteration: u32,
-    attempt: u32,
+    cx: EventContext<'a>,
     model: &'a str,
     messages: &'a [Message],
     error: Option<ModelError>,
@@ -100,30 +149,45 @@ pub struct AfterModelCallEvent<'a> {
     tracker: ChangeTracker,
 }
 
+/// What the after-model-call hooks left: the response (or the error), and whether to retry.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ModelCallOutcome {
+    /// The response, if the call succeeded or a hook supplied one.
+    pub response: Option<ModelResponse>,
+    /// Why the call failed, when it did.
+    pub error: Option<ModelError>,
+    /// True when a hook asked for a retry.
+    pub retry: bool,
+    /// Feedback to add to the conversation before the retry.
+    pub retry_feedback: Option<String>,
+}
+
 impl<'a> AfterModelCallEvent<'a> {
-    /// An event for the outcome of attempt `attempt` (0-based) of the model call of `iteration`.
-    #[allow(clippy::too_many_arguments)]
+    /// An event for how a call of `model` with `messages` ended.
+    ///
+    /// ```
+    /// use hooks_core::{AfterModelCallEvent, EventContext, Extensions, ModelResponse, RunId};
+    /// let (run, ext) = (RunId::new("r1"), Extensions::new());
+    /// let e = AfterModelCallEvent::new(EventContext::new(&run, &ext), "gpt", &[], Ok(ModelResponse::text("hi")));
+    /// assert_eq!(e.response().unwrap().message.content, "hi");
+    /// ```
     pub fn new(
-        run_id: &'a RunId,
-        iteration: u32,
-        attempt: u32,
+        cx: EventContext<'a>,
         model: &'a str,
         messages: &'a [Message],
         outcome: Result<ModelResponse, ModelError>,
-        duration: Duration,
     ) -> Self {
         let (response, error) = match outcome {
             Ok(r) => (Some(r), None),
             Err(e) => (None, Some(e)),
         };
         Self {
-            run_id,
-            iteration,
-            attempt,
+            cx,
             model,
             messages,
             error,
-            duration,
+            duration: Duration::ZERO,
             response,
             retry: false,
             retry_feedback: None,
@@ -131,19 +195,11 @@ impl<'a> AfterModelCallEvent<'a> {
         }
     }
 
-    /// The run's id.
-    pub fn run_id(&self) -> &'a RunId {
-        self.run_id
-    }
-
-    /// The iteration, 1-based.
-    pub fn iteration(&self) -> u32 {
-        self.iteration
-    }
-
-    /// 0 for the first try, n for the n-th retry.
-    pub fn attempt(&self) -> u32 {
-        self.attempt
+    /// How long the call took.
+    #[must_use]
+    pub fn with_duration(mut self, duration: Duration) -> Self {
+        self.duration = duration;
+        self
     }
 
     /// The model's name.
@@ -224,16 +280,14 @@ impl<'a> AfterModelCallEvent<'a> {
         self.retry_feedback.as_deref()
     }
 
-    /// Splits the event into (response, error, retry, feedback).
-    pub fn into_outcome(
-        self,
-    ) -> (
-        Option<ModelResponse>,
-        Option<ModelError>,
-        bool,
-        Option<String>,
-    ) {
-        (self.response, self.error, self.retry, self.retry_feedback)
+    /// What the hooks left.
+    pub fn into_outcome(self) -> ModelCallOutcome {
+        ModelCallOutcome {
+            response: self.response,
+            error: self.error,
+            retry: self.retry,
+            retry_feedback: self.retry_feedback,
+        }
     }
 }
 

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::{ChangeTracker, Field, tracked};
-use crate::state::RunId;
+use super::{ChangeTracker, EventContext, Field, context_getters, tracked};
+use crate::state::ToolCall;
 
 /// The text the model sees for a cancel without a reason.
 pub const DEFAULT_CANCEL_REASON: &str = "Cancelled by hook";
@@ -89,13 +89,66 @@ impl fmt::Debug for SecretArguments {
     }
 }
 
+/// How a tool call ended, as the after-tool-call hooks see it: the result the model sees is
+/// kept beside it (and may be replaced by a hook).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolOutcome {
+    /// The tool ran and returned its result.
+    Ran,
+    /// The tool ran and failed; the model sees `Error: <error>`.
+    Failed {
+        /// What went wrong.
+        error: String,
+    },
+    /// A hook cancelled the call; the tool did not run and the model sees the reason.
+    Cancelled {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl ToolOutcome {
+    /// The error, when the tool failed.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            ToolOutcome::Failed { error } => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The reason, when a hook cancelled the call.
+    pub fn cancelled(&self) -> Option<&str> {
+        match self {
+            ToolOutcome::Cancelled { reason } => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// True when the tool ran and did not fail.
+    pub fn success(&self) -> bool {
+        matches!(self, ToolOutcome::Ran)
+    }
+}
+
+/// What the before-tool-call hooks decided: the arguments to run with, the secret ones, and
+/// the cancel reason if a hook cancelled.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ToolCallParts {
+    /// The (possibly rewritten) arguments, without the secret ones.
+    pub arguments: Value,
+    /// Arguments merged over them for the execution only.
+    pub secret_arguments: SecretArguments,
+    /// Why the call was cancelled, if it was.
+    pub cancelled: Option<String>,
+}
+
 /// Before a tool runs: hooks may rewrite the arguments, add secret arguments, or cancel the call
 /// with a reason the model sees. The tool name and call id are read-only.
 #[derive(Debug)]
 pub struct BeforeToolCallEvent<'a> {
-    run_id: &'a RunId,
-    iteration: u32,
-    attempt: u32,
+    cx: EventContext<'a>,
     tool_name: &'a str,
     tool_call_id: &'a str,
     arguments: Value,
@@ -105,41 +158,25 @@ pub struct BeforeToolCallEvent<'a> {
 }
 
 impl<'a> BeforeToolCallEvent<'a> {
-    /// An event for attempt `attempt` (0-based) of a tool call.
-    pub fn new(
-        run_id: &'a RunId,
-        iteration: u32,
-        attempt: u32,
-        tool_name: &'a str,
-        tool_call_id: &'a str,
-        arguments: Value,
-    ) -> Self {
+    /// An event for `call` (its arguments are the starting point) in `cx`.
+    ///
+    /// ```
+    /// use hooks_core::{BeforeToolCallEvent, EventContext, Extensions, RunId, ToolCall};
+    /// let (run, ext) = (RunId::new("r1"), Extensions::new());
+    /// let call = ToolCall::new("c1", "search", serde_json::json!({"q": "x"}));
+    /// let e = BeforeToolCallEvent::new(EventContext::new(&run, &ext), &call);
+    /// assert_eq!(e.tool_name(), "search");
+    /// ```
+    pub fn new(cx: EventContext<'a>, call: &'a ToolCall) -> Self {
         Self {
-            run_id,
-            iteration,
-            attempt,
-            tool_name,
-            tool_call_id,
-            arguments,
+            cx,
+            tool_name: &call.name,
+            tool_call_id: &call.id,
+            arguments: call.arguments.clone(),
             secret_arguments: SecretArguments::default(),
             cancel: None,
             tracker: ChangeTracker::default(),
         }
-    }
-
-    /// The run's id.
-    pub fn run_id(&self) -> &'a RunId {
-        self.run_id
-    }
-
-    /// The iteration, 1-based.
-    pub fn iteration(&self) -> u32 {
-        self.iteration
-    }
-
-    /// 0 for the first try, n for the n-th retry.
-    pub fn attempt(&self) -> u32 {
-        self.attempt
     }
 
     /// The tool's name.
@@ -151,7 +188,6 @@ impl<'a> BeforeToolCallEvent<'a> {
     pub fn tool_call_id(&self) -> &'a str {
         self.tool_call_id
     }
-
     /// The arguments the tool will run with (without the secret ones).
     pub fn arguments(&self) -> &Value {
         &self.arguments
@@ -168,9 +204,10 @@ impl<'a> BeforeToolCallEvent<'a> {
     /// reported as a writer. Returns what `edit` returned.
     ///
     /// ```
-    /// # use hooks_core::{BeforeToolCallEvent, RunId};
-    /// # let run = RunId::new("r");
-    /// let mut e = BeforeToolCallEvent::new(&run, 1, 0, "t", "c1", serde_json::json!({"n": 1}));
+    /// # use hooks_core::{BeforeToolCallEvent, EventContext, Extensions, RunId, ToolCall};
+    /// # let (run, ext) = (RunId::new("r"), Extensions::new());
+    /// let call = ToolCall::new("c1", "t", serde_json::json!({"n": 1}));
+    /// let mut e = BeforeToolCallEvent::new(EventContext::new(&run, &ext), &call);
     /// assert!(!e.edit_arguments(|args| args.get("x").is_some()));
     /// assert!(e.changes().is_empty());
     /// ```
@@ -222,26 +259,28 @@ impl<'a> BeforeToolCallEvent<'a> {
         self.cancel.as_deref()
     }
 
-    /// Splits the event into (arguments, secret arguments, cancel reason).
-    pub fn into_parts(self) -> (Value, SecretArguments, Option<String>) {
-        (self.arguments, self.secret_arguments, self.cancel)
+    /// What the hooks decided.
+    pub fn into_parts(self) -> ToolCallParts {
+        ToolCallParts {
+            arguments: self.arguments,
+            secret_arguments: self.secret_arguments,
+            cancelled: self.cancel,
+        }
     }
 }
 
 tracked!(BeforeToolCallEvent<'_>);
+context_getters!(BeforeToolCallEvent<'a>, AfterToolCallEvent<'a>);
 
 /// After a tool ran (or was cancelled): hooks may replace the result the model sees, or ask for
 /// a retry (ignored for a cancelled call). Everything else is read-only.
 #[derive(Debug)]
 pub struct AfterToolCallEvent<'a> {
-    run_id: &'a RunId,
-    iteration: u32,
-    attempt: u32,
+    cx: EventContext<'a>,
     tool_name: &'a str,
     tool_call_id: &'a str,
     arguments: &'a Value,
-    error: Option<&'a str>,
-    cancelled: Option<&'a str>,
+    outcome: &'a ToolOutcome,
     duration: Duration,
     result: String,
     retry: bool,
@@ -249,51 +288,43 @@ pub struct AfterToolCallEvent<'a> {
 }
 
 impl<'a> AfterToolCallEvent<'a> {
-    /// An event for the outcome of a tool call. `arguments` are those it ran with (never the
-    /// secret ones); `error` is set when it failed; `cancelled` holds the reason when a hook
-    /// cancelled it.
-    #[allow(clippy::too_many_arguments)]
+    /// An event for how `call` ended: `arguments` are those it ran with (never the secret
+    /// ones), `result` is what the model will see unless a hook replaces it.
+    ///
+    /// ```
+    /// use hooks_core::{AfterToolCallEvent, EventContext, Extensions, RunId, ToolCall, ToolOutcome};
+    /// let (run, ext) = (RunId::new("r1"), Extensions::new());
+    /// let call = ToolCall::new("c1", "search", serde_json::json!({}));
+    /// let failed = ToolOutcome::Failed { error: "backend down".into() };
+    /// let e = AfterToolCallEvent::new(EventContext::new(&run, &ext), &call, &call.arguments, &failed, "Error: backend down".into());
+    /// assert_eq!(e.error(), Some("backend down"));
+    /// assert!(!e.success());
+    /// ```
     pub fn new(
-        run_id: &'a RunId,
-        iteration: u32,
-        attempt: u32,
-        tool_name: &'a str,
-        tool_call_id: &'a str,
+        cx: EventContext<'a>,
+        call: &'a ToolCall,
         arguments: &'a Value,
+        outcome: &'a ToolOutcome,
         result: String,
-        error: Option<&'a str>,
-        cancelled: Option<&'a str>,
-        duration: Duration,
     ) -> Self {
         Self {
-            run_id,
-            iteration,
-            attempt,
-            tool_name,
-            tool_call_id,
+            cx,
+            tool_name: &call.name,
+            tool_call_id: &call.id,
             arguments,
-            error,
-            cancelled,
-            duration,
+            outcome,
+            duration: Duration::ZERO,
             result,
             retry: false,
             tracker: ChangeTracker::default(),
         }
     }
 
-    /// The run's id.
-    pub fn run_id(&self) -> &'a RunId {
-        self.run_id
-    }
-
-    /// The iteration, 1-based.
-    pub fn iteration(&self) -> u32 {
-        self.iteration
-    }
-
-    /// 0 for the first try, n for the n-th retry.
-    pub fn attempt(&self) -> u32 {
-        self.attempt
+    /// How long the tool ran.
+    #[must_use]
+    pub fn with_duration(mut self, duration: Duration) -> Self {
+        self.duration = duration;
+        self
     }
 
     /// The tool's name.
@@ -311,19 +342,24 @@ impl<'a> AfterToolCallEvent<'a> {
         self.arguments
     }
 
+    /// How the call ended.
+    pub fn outcome(&self) -> &'a ToolOutcome {
+        self.outcome
+    }
+
     /// The tool's error, when it failed.
     pub fn error(&self) -> Option<&'a str> {
-        self.error
+        self.outcome.error()
     }
 
     /// The cancel reason, when a hook cancelled the call (the tool did not run).
     pub fn cancelled(&self) -> Option<&'a str> {
-        self.cancelled
+        self.outcome.cancelled()
     }
 
     /// True when the tool ran and did not fail.
     pub fn success(&self) -> bool {
-        self.error.is_none() && self.cancelled.is_none()
+        self.outcome.success()
     }
 
     /// How long the tool ran (zero when cancelled).

@@ -8,15 +8,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hooks::agent::{Agent, FnTool, Model, ModelRequest, ToolError};
 use hooks::guardrails::{GuardrailAction, GuardrailConfig, GuardrailsHook};
 use hooks::logging::LoggingHook;
 use hooks::otel::{SpanCollector, TelemetryGuard};
 use hooks::retry::ModelRetryHook;
 use hooks::steering::{RuleJudge, SteeringAction, SteeringHook};
-use hooks::{
-    Agent, FnTool, HookRegistry, Model, ModelError, ModelRequest, ModelResponse, RunId, ToolCall,
-    ToolError, ToolSpec, async_trait,
-};
+use hooks::{HookRegistry, ModelError, ModelResponse, RunId, ToolCall, ToolSpec, async_trait};
 use serde_json::{Value, json};
 
 /// Per run: an empty reply (the retry hook retries), three parallel tool calls, an answer.

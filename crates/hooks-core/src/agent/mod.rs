@@ -1,0 +1,262 @@
+//! The reference agent loop: drives a [`Model`] and [`Tool`]s through a [`HookRegistry`], as a
+//! thin user of the [`driver`](crate::driver) any loop can use.
+
+mod model;
+mod output;
+mod tool;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+pub use model::{Model, ModelRequest};
+pub use output::{AgentConfig, AgentError, RecordedChange, RunFailure, RunOutput};
+pub use tool::{FnTool, Tool, ToolError, ToolInput, tool_output_from_bytes};
+
+use crate::driver::{Run, RunOptions, ToolInvocation};
+use crate::error::RunError;
+use crate::registry::HookRegistry;
+use crate::state::{AgentState, Message, ToolSpec};
+use crate::text::preview;
+
+/// The reference agent loop.
+///
+/// ```
+/// # tokio_test_shim::block_on(async {
+/// use std::sync::Arc;
+/// use hooks_core::HookRegistry;
+/// use hooks_core::agent::Agent;
+/// use hooks_core::test_util::ScriptedModel;
+/// use hooks_core::ModelResponse;
+///
+/// let model = ScriptedModel::new(vec![Ok(ModelResponse::text("4"))]);
+/// let agent = Agent::builder("calc", model).registry(Arc::new(HookRegistry::new())).build().unwrap();
+/// let out = agent.run("2 + 2?").await.unwrap();
+/// assert_eq!(out.answer, "4");
+/// # });
+/// # mod tokio_test_shim { pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+/// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f) } }
+/// ```
+pub struct Agent {
+    name: String,
+    model: Arc<dyn Model>,
+    tools: HashMap<String, Arc<dyn Tool>>,
+    specs: Vec<ToolSpec>,
+    registry: Arc<HookRegistry>,
+    config: AgentConfig,
+}
+
+impl fmt::Debug for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent")
+            .field("name", &self.name)
+            .field("model", &self.model.name())
+            .field(
+                "tools",
+                &self.specs.iter().map(|s| &s.name).collect::<Vec<_>>(),
+            )
+            .field("registry", &self.registry)
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+/// Builds an [`Agent`].
+pub struct AgentBuilder {
+    name: String,
+    model: Arc<dyn Model>,
+    tools: Vec<Arc<dyn Tool>>,
+    registry: Option<Arc<HookRegistry>>,
+    config: AgentConfig,
+}
+
+impl fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentBuilder")
+            .field("name", &self.name)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentBuilder {
+    /// Adds a tool (an `Arc<T>` of a tool is a tool too, to share one among agents).
+    #[must_use]
+    pub fn tool(mut self, tool: impl Tool + 'static) -> Self {
+        self.tools.push(Arc::new(tool));
+        self
+    }
+
+    /// The hooks (default: none).
+    #[must_use]
+    pub fn registry(mut self, registry: Arc<HookRegistry>) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+
+    /// See [`AgentConfig::max_iterations`].
+    #[must_use]
+    pub fn max_iterations(mut self, n: u32) -> Self {
+        self.config.max_iterations = n;
+        self
+    }
+
+    /// See [`AgentConfig::max_retries`].
+    #[must_use]
+    pub fn max_retries(mut self, n: u32) -> Self {
+        self.config.max_retries = n;
+        self
+    }
+
+    /// See [`AgentConfig::parallel_tool_calls`].
+    #[must_use]
+    pub fn parallel_tool_calls(mut self, on: bool) -> Self {
+        self.config.parallel_tool_calls = on;
+        self
+    }
+
+    /// See [`AgentConfig::system_prompt`].
+    #[must_use]
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.config.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// Builds the agent.
+    ///
+    /// # Errors
+    /// [`AgentError::DuplicateTool`] when two tools share a name; [`AgentError::ZeroIterations`]
+    /// when `max_iterations` is 0.
+    pub fn build(self) -> Result<Agent, AgentError> {
+        if self.config.max_iterations == 0 {
+            return Err(AgentError::ZeroIterations);
+        }
+        let mut tools = HashMap::with_capacity(self.tools.len());
+        let mut specs = Vec::with_capacity(self.tools.len());
+        for tool in self.tools {
+            let spec = tool.spec().clone();
+            if tools.insert(spec.name.clone(), tool).is_some() {
+                return Err(AgentError::DuplicateTool(spec.name));
+            }
+            specs.push(spec);
+        }
+        Ok(Agent {
+            name: self.name,
+            model: self.model,
+            tools,
+            specs,
+            registry: self.registry.unwrap_or_default(),
+            config: self.config,
+        })
+    }
+}
+
+impl Agent {
+    /// Starts building an agent named `name` around `model` (an `Arc<T>` of a model is a
+    /// model too, to share one among agents).
+    pub fn builder(name: impl Into<String>, model: impl Model + 'static) -> AgentBuilder {
+        AgentBuilder {
+            name: name.into(),
+            model: Arc::new(model),
+            tools: Vec::new(),
+            registry: None,
+            config: AgentConfig::default(),
+        }
+    }
+
+    /// The agent's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Arc<HookRegistry> {
+        &self.registry
+    }
+
+    /// A fresh state for a run of this agent on `prompt`.
+    pub fn new_state(&self, prompt: impl Into<String>) -> AgentState {
+        let mut state =
+            AgentState::new(self.name.clone()).with_max_iterations(self.config.max_iterations);
+        if let Some(system) = &self.config.system_prompt {
+            state.messages.push(Message::system(system.clone()));
+        }
+        state.messages.push(Message::user(prompt));
+        state
+    }
+
+    /// Runs the agent on `prompt` with a fresh state.
+    ///
+    /// # Errors
+    /// A [`RunFailure`] holding the [`RunError`] and the state when the run ended.
+    pub async fn run(&self, prompt: impl Into<String>) -> Result<RunOutput, RunFailure> {
+        self.run_state(self.new_state(prompt)).await
+    }
+
+    /// Runs the agent from `state` (its messages must hold the prompt). The agent's
+    /// configured `max_iterations` applies (it is written into the state), whatever the state
+    /// held.
+    ///
+    /// Dropping the returned future stops the run at its next await point.
+    ///
+    /// # Errors
+    /// A [`RunFailure`] holding the [`RunError`] and the state when the run ended.
+    pub async fn run_state(&self, mut state: AgentState) -> Result<RunOutput, RunFailure> {
+        state.max_iterations = self.config.max_iterations;
+        let options = RunOptions::new(self.model.name())
+            .with_tools(self.specs.clone())
+            .with_max_retries(self.config.max_retries)
+            .with_parallel_tool_calls(self.config.parallel_tool_calls);
+        self.registry
+            .run(state, options, |run| async move {
+                loop {
+                    run.start_iteration().await?;
+                    let step = self.step(&run).await;
+                    run.end_iteration().await;
+                    if let Some(answer) = step? {
+                        return Ok(answer);
+                    }
+                }
+            })
+            .await
+    }
+
+    /// One iteration: the model call, then its tool calls. `Some(answer)` ends the run.
+    async fn step(&self, run: &Run<'_>) -> Result<Option<String>, RunError> {
+        let response = run
+            .model_call(|call| {
+                let model = Arc::clone(&self.model);
+                async move { model.complete(call.request()).await }
+            })
+            .await?;
+        if response.message.tool_calls.is_empty() {
+            return Ok(Some(response.message.content));
+        }
+        run.tool_calls(&response.message.tool_calls, |tool| self.execute(tool))
+            .await?;
+        Ok(None)
+    }
+
+    /// Runs the named tool, or says which tools there are.
+    async fn execute(&self, invocation: ToolInvocation) -> Result<String, ToolError> {
+        let Some(tool) = self.tools.get(&invocation.name) else {
+            let mut known: Vec<&str> = self.tools.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            return Err(ToolError::new(format!(
+                "unknown tool '{}'; available tools: {}",
+                preview(&invocation.name, 64),
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            )));
+        };
+        tool.call(invocation.input()).await
+    }
+}

@@ -1,0 +1,898 @@
+//! The hooks' semantics for any agent loop: one run, one model call, one tool call.
+//!
+//! [`HookRegistry::run`] wraps a loop body with before/after invocation (and
+//! `on_run_abandoned` when the run's future is dropped); inside it, [`Run::model_call`] and
+//! [`Run::tool_call`] / [`Run::tool_calls`] give each call its hooks: rewritten messages and
+//! arguments, secret arguments, cancel, bounded retry with feedback, over-deep arguments
+//! refused, panics caught, and every tool record and message written into the state. The
+//! reference [`Agent`](crate::agent::Agent) is a thin user of this module, so its semantics and
+//! an integrator's cannot drift.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt as _;
+use futures_util::future::join_all;
+use serde_json::{Map, Value};
+
+use crate::agent::{ModelRequest, RecordedChange, RunFailure, RunOutput, ToolError, ToolInput};
+use crate::error::{DispatchError, RetryTarget, RunError};
+use crate::event::{
+    AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
+    BeforeModelCallEvent, BeforeToolCallEvent, Change, EventContext, Field, HookEvent,
+    IterationEvent, ToolOutcome,
+};
+use crate::extensions::Extensions;
+use crate::json::{MAX_ARGUMENT_DEPTH, drop_deep, nests_deeper_than};
+use crate::registry::HookRegistry;
+use crate::state::{
+    AgentState, Message, ModelError, ModelOptions, ModelResponse, RunId, ToolCall, ToolExecution,
+    ToolSpec,
+};
+use crate::text::preview;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// How a driven run calls its model and tools.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RunOptions {
+    /// The model's name, for events (spans, logs).
+    pub model: String,
+    /// The tools offered to the model.
+    pub tools: Vec<ToolSpec>,
+    /// Tool choice and sampling for every model call (a hook may change them per call).
+    pub model_options: ModelOptions,
+    /// The most retries hooks may ask for, per model call and per tool call. Default 3.
+    pub max_retries: u32,
+    /// Run the tool calls of one model response concurrently ([`Run::tool_calls`]).
+    /// Default true.
+    pub parallel_tool_calls: bool,
+}
+
+impl RunOptions {
+    /// Options for a model named `model`: no tools, default sampling, 3 retries, parallel
+    /// tool calls.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            tools: Vec::new(),
+            model_options: ModelOptions::default(),
+            max_retries: 3,
+            parallel_tool_calls: true,
+        }
+    }
+
+    /// With the tools offered to the model.
+    #[must_use]
+    pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// With tool choice and sampling for every call.
+    #[must_use]
+    pub fn with_model_options(mut self, options: ModelOptions) -> Self {
+        self.model_options = options;
+        self
+    }
+
+    /// With the retry bound.
+    #[must_use]
+    pub fn with_max_retries(mut self, n: u32) -> Self {
+        self.max_retries = n;
+        self
+    }
+
+    /// Concurrent or sequential tool calls in [`Run::tool_calls`].
+    #[must_use]
+    pub fn with_parallel_tool_calls(mut self, on: bool) -> Self {
+        self.parallel_tool_calls = on;
+        self
+    }
+}
+
+/// One model call as the driver hands it to the caller's closure: what the hooks left of the
+/// request, owned. [`request`](Self::request) borrows it as a [`ModelRequest`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ModelCall {
+    /// The run's id.
+    pub run_id: RunId,
+    /// The conversation to send.
+    pub messages: Vec<Message>,
+    /// The tools to offer.
+    pub tools: Vec<ToolSpec>,
+    /// Tool choice and sampling.
+    pub options: ModelOptions,
+}
+
+impl ModelCall {
+    /// The call as a [`ModelRequest`] for a [`Model`](crate::agent::Model).
+    pub fn request(&self) -> ModelRequest<'_> {
+        ModelRequest::new(&self.run_id, &self.messages)
+            .with_tools(&self.tools)
+            .with_options(&self.options)
+    }
+}
+
+/// One tool execution as the driver hands it to the caller's closure, owned: the arguments
+/// the hooks left, secret arguments merged in (and never seen anywhere else).
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ToolInvocation {
+    /// The run's id.
+    pub run_id: RunId,
+    /// The call's id.
+    pub call_id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments, secret ones merged in.
+    pub arguments: Map<String, Value>,
+    extensions: Arc<Extensions>,
+}
+
+impl std::fmt::Debug for ToolInvocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The arguments hold the secret ones: never printed.
+        f.debug_struct("ToolInvocation")
+            .field("run_id", &self.run_id)
+            .field("call_id", &self.call_id)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolInvocation {
+    /// The invocation as a [`ToolInput`] for a [`Tool`](crate::agent::Tool).
+    pub fn input(&self) -> ToolInput<'_> {
+        ToolInput::new(&self.run_id, &self.call_id, &self.arguments)
+            .with_extensions(&self.extensions)
+    }
+
+    /// The run's extensions.
+    pub fn extensions(&self) -> &Extensions {
+        &self.extensions
+    }
+}
+
+/// How one tool call ended, with every attempt's hooks run: what was recorded in the state.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ToolCallRecord {
+    /// The record (also pushed to the state's tool executions).
+    pub execution: ToolExecution,
+    /// How it ended.
+    pub outcome: ToolOutcome,
+    /// True when hooks still asked for a retry after the last allowed attempt (the last
+    /// result went to the model; the run's `retries_exhausted` names the call).
+    pub retries_exhausted: bool,
+}
+
+impl ToolCallRecord {
+    /// The result the model sees.
+    pub fn result(&self) -> &str {
+        &self.execution.result
+    }
+}
+
+/// What the driver gathers for the run's output besides the state.
+#[derive(Default)]
+struct Report {
+    changes: Vec<RecordedChange>,
+    exhausted: Vec<RetryTarget>,
+}
+
+struct Shared {
+    run_id: RunId,
+    options: RunOptions,
+    state: Mutex<AgentState>,
+    report: Mutex<Report>,
+    extensions: Arc<Extensions>,
+    /// Calls whose arguments were nested too deeply and were refused (their arguments were
+    /// replaced by `{}` in the conversation).
+    refused: Mutex<HashSet<String>>,
+}
+
+/// A run in progress, handed to the body of [`HookRegistry::run`]. Cheap to clone (share it
+/// among the concurrent parts of one run); every clone is the same run.
+#[derive(Clone)]
+pub struct Run<'r> {
+    registry: &'r HookRegistry,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Run<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Run")
+            .field("run_id", &self.shared.run_id)
+            .field("iteration", &self.iteration())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Calls `on_run_abandoned` if the run's future is dropped before after-invocation ran.
+struct Abandon<'a> {
+    registry: &'a HookRegistry,
+    run_id: Option<RunId>,
+}
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        if let Some(run_id) = self.run_id.take() {
+            self.registry.run_abandoned(&run_id);
+        }
+    }
+}
+
+fn record_changes(
+    report: &mut Report,
+    run_id: &RunId,
+    event: HookEvent,
+    tool_call_id: Option<&str>,
+    changes: Vec<Change>,
+) {
+    for change in changes {
+        tracing::debug!(
+            target: "hooks::changes",
+            run_id = run_id.as_str(),
+            event = event.method_name(),
+            provider = &*change.provider,
+            field = change.field.as_str(),
+            tool_call_id,
+            "hook provider '{}' changed {} in {}",
+            change.provider,
+            change.field,
+            event
+        );
+        report.changes.push(RecordedChange {
+            event,
+            tool_call_id: tool_call_id.map(str::to_owned),
+            change,
+        });
+    }
+}
+
+impl HookRegistry {
+    /// Runs `body` as one agent run with the hooks' semantics: before-invocation (which may
+    /// replace the state; an error refuses the run), then `body`, then after-invocation with
+    /// the outcome, however it ended. Dropping the returned future calls `on_run_abandoned`.
+    ///
+    /// `body` gets a [`Run`]: drive iterations, model calls and tool calls through it, and
+    /// return the final answer. The state it leaves (messages, tool records, errors) is what
+    /// after-invocation hooks and the output see.
+    ///
+    /// A custom loop in 30 lines, with every hook semantic the reference agent has:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use hooks_core::prelude::*;
+    /// use hooks_core::driver::RunOptions;
+    /// use hooks_core::test_util::ScriptedModel;
+    /// use serde_json::json;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let model = Arc::new(ScriptedModel::new(vec![
+    ///     Ok(ModelResponse::tool_calls(vec![ToolCall::new("c1", "add", json!({"a": 2, "b": 2}))])),
+    ///     Ok(ModelResponse::text("4")),
+    /// ]));
+    /// let registry = HookRegistry::new();
+    /// let state = AgentState::new("calc").with_message(Message::user("2 + 2?"));
+    /// let options = RunOptions::new(model.name())
+    ///     .with_tools(vec![ToolSpec::new("add", "Adds", json!({"type": "object"}))]);
+    /// let out = registry.run(state, options, |run| async move {
+    ///     loop {
+    ///         run.start_iteration().await?;
+    ///         let reply = run.model_call(|call| {
+    ///             let model = model.clone();
+    ///             async move { model.complete(call.request()).await }
+    ///         }).await;
+    ///         let reply = match reply {
+    ///             Ok(reply) => reply,
+    ///             Err(e) => { run.end_iteration().await; return Err(e); }
+    ///         };
+    ///         if reply.message.tool_calls.is_empty() {
+    ///             run.end_iteration().await;
+    ///             return Ok(reply.message.content);
+    ///         }
+    ///         let done = run.tool_calls(&reply.message.tool_calls, |tool| async move {
+    ///             let n = |k: &str| tool.arguments.get(k).and_then(|v| v.as_i64()).unwrap_or(0);
+    ///             Ok((n("a") + n("b")).to_string())
+    ///         }).await;
+    ///         run.end_iteration().await;
+    ///         done?;
+    ///     }
+    /// }).await.unwrap();
+    /// assert_eq!(out.answer, "4");
+    /// assert_eq!(out.state.tool_executions[0].result, "4");
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    /// A [`RunFailure`] holding the [`RunError`] (a hook's, the body's, or the model's) and
+    /// the state when the run ended.
+    pub async fn run<'r, F, Fut>(
+        &'r self,
+        state: AgentState,
+        options: RunOptions,
+        body: F,
+    ) -> Result<RunOutput, RunFailure>
+    where
+        F: FnOnce(Run<'r>) -> Fut,
+        Fut: Future<Output = Result<String, RunError>>,
+    {
+        let started = Instant::now();
+        // Dropped before the run ends (the future was dropped)? Then tell the providers.
+        let mut abandon = Abandon {
+            registry: self,
+            run_id: Some(state.run_id.clone()),
+        };
+        let mut report = Report::default();
+        let mut event = BeforeInvocationEvent::new(state);
+        let before = self.before_invocation(&mut event).await;
+        let changes = event.take_changes();
+        let state = event.into_state();
+        record_changes(
+            &mut report,
+            &state.run_id,
+            HookEvent::BeforeInvocation,
+            None,
+            changes,
+        );
+        let shared = Arc::new(Shared {
+            run_id: state.run_id.clone(),
+            options,
+            state: Mutex::new(state),
+            report: Mutex::new(report),
+            extensions: Arc::new(Extensions::new()),
+            refused: Mutex::default(),
+        });
+        let result = match before {
+            Err(e) => Err(RunError::Hook(e)),
+            Ok(()) => {
+                body(Run {
+                    registry: self,
+                    shared: Arc::clone(&shared),
+                })
+                .await
+            }
+        };
+        // The body is done: its clones of the run are gone (or the caller kept one; then the
+        // state is copied out rather than taken).
+        let (mut state, report) = match Arc::try_unwrap(shared) {
+            Ok(shared) => (
+                shared
+                    .state
+                    .into_inner()
+                    .unwrap_or_else(PoisonError::into_inner),
+                shared
+                    .report
+                    .into_inner()
+                    .unwrap_or_else(PoisonError::into_inner),
+            ),
+            Err(shared) => (
+                lock(&shared.state).clone(),
+                std::mem::take(&mut *lock(&shared.report)),
+            ),
+        };
+        state.touch();
+
+        let after = AfterInvocationEvent::new(&state, result.as_ref().err(), started.elapsed());
+        let after = self.after_invocation(&after).await;
+        abandon.run_id = None;
+        let result = match (result, after) {
+            (Ok(_), Err(e)) => Err(RunError::Hook(e)),
+            (Err(run_error), Err(e)) => {
+                tracing::warn!(target: "hooks::agent", run_id = state.run_id.as_str(), "{e}");
+                Err(run_error)
+            }
+            (r, Ok(())) => r,
+        };
+        match result {
+            Ok(answer) => Ok(RunOutput {
+                answer,
+                state,
+                changes: report.changes,
+                retries_exhausted: report.exhausted,
+            }),
+            Err(error) => Err(RunFailure {
+                error,
+                state: Box::new(state),
+                changes: report.changes,
+            }),
+        }
+    }
+}
+
+impl<'r> Run<'r> {
+    /// The run's id.
+    pub fn run_id(&self) -> &RunId {
+        &self.shared.run_id
+    }
+
+    /// The current iteration (0 before the first).
+    pub fn iteration(&self) -> u32 {
+        lock(&self.shared.state).iteration
+    }
+
+    /// The run's extensions: what its hooks and tools stored.
+    pub fn extensions(&self) -> &Extensions {
+        &self.shared.extensions
+    }
+
+    /// The options the run was started with.
+    pub fn options(&self) -> &RunOptions {
+        &self.shared.options
+    }
+
+    /// Calls `f` with the run's state (under a short lock; never await inside).
+    pub fn with_state<R>(&self, f: impl FnOnce(&mut AgentState) -> R) -> R {
+        f(&mut lock(&self.shared.state))
+    }
+
+    /// A copy of the run's state.
+    pub fn state(&self) -> AgentState {
+        lock(&self.shared.state).clone()
+    }
+
+    fn record(&self, event: HookEvent, tool_call_id: Option<&str>, changes: Vec<Change>) {
+        if !changes.is_empty() {
+            record_changes(
+                &mut lock(&self.shared.report),
+                &self.shared.run_id,
+                event,
+                tool_call_id,
+                changes,
+            );
+        }
+    }
+
+    /// Starts the next iteration: counts it and dispatches iteration-start (concurrently;
+    /// errors are logged, never returned).
+    ///
+    /// # Errors
+    /// [`RunError::IterationLimit`] when the state's `max_iterations` are used up.
+    pub async fn start_iteration(&self) -> Result<u32, RunError> {
+        let state = {
+            let mut state = lock(&self.shared.state);
+            if state.iteration >= state.max_iterations {
+                return Err(RunError::IterationLimit {
+                    max_iterations: state.max_iterations,
+                });
+            }
+            state.iteration += 1;
+            state.touch();
+            state.clone()
+        };
+        if self.registry.has_subscribers(HookEvent::IterationStart) {
+            self.registry
+                .iteration_start(&IterationEvent::new(&state))
+                .await;
+        }
+        Ok(state.iteration)
+    }
+
+    /// Ends the current iteration: dispatches iteration-end (concurrently; errors are logged,
+    /// never returned).
+    pub async fn end_iteration(&self) {
+        if !self.registry.has_subscribers(HookEvent::IterationEnd) {
+            lock(&self.shared.state).touch();
+            return;
+        }
+        let state = {
+            let mut state = lock(&self.shared.state);
+            state.touch();
+            state.clone()
+        };
+        self.registry
+            .iteration_end(&IterationEvent::new(&state))
+            .await;
+    }
+
+    /// One model call with its hooks: before-model-call (which may rewrite the messages, the
+    /// tools and the options, or answer in the model's place), `call` (unless a hook
+    /// answered), after-model-call (which may replace the response, or ask for a retry with
+    /// feedback, bounded by `max_retries`). Over-deep tool-call arguments in the reply are
+    /// refused before any hook sees them. The response's message is appended to the state and
+    /// the response returned.
+    ///
+    /// # Errors
+    /// A hook's error; [`RunError::Model`] when the call failed and no hook recovered it;
+    /// [`RunError::RetriesExhausted`] when hooks kept asking for retries.
+    pub async fn model_call<F, Fut>(&self, mut call: F) -> Result<ModelResponse, RunError>
+    where
+        F: FnMut(ModelCall) -> Fut,
+        Fut: Future<Output = Result<ModelResponse, ModelError>>,
+    {
+        let shared = &*self.shared;
+        let max = shared.options.max_retries;
+        let model = shared.options.model.as_str();
+        let mut attempt = 0;
+        loop {
+            let (iteration, messages) = {
+                let mut state = lock(&shared.state);
+                (state.iteration, std::mem::take(&mut state.messages))
+            };
+            let cx = EventContext::new(&shared.run_id, &shared.extensions)
+                .with_iteration(iteration)
+                .with_attempt(attempt);
+            let mut event = BeforeModelCallEvent::new(cx, model, messages)
+                .with_tools(shared.options.tools.clone())
+                .with_options(shared.options.model_options.clone());
+            let before = self.registry.before_model_call(&mut event).await;
+            let changes = event.take_changes();
+            let parts = event.into_parts();
+            lock(&shared.state).messages = parts.messages;
+            self.record(HookEvent::BeforeModelCall, None, changes);
+            before?;
+
+            let t0 = Instant::now();
+            let messages = lock(&shared.state).messages.clone();
+            let mut outcome = match parts.response {
+                Some(answer) => Ok(answer),
+                None => {
+                    let request = ModelCall {
+                        run_id: shared.run_id.clone(),
+                        messages: messages.clone(),
+                        tools: parts.tools,
+                        options: parts.options,
+                    };
+                    match AssertUnwindSafe(call(request)).catch_unwind().await {
+                        Ok(r) => r,
+                        Err(payload) => Err(ModelError::Other(format!(
+                            "the model call panicked: {}",
+                            crate::registry::panic_message(payload.as_ref())
+                        ))),
+                    }
+                }
+            };
+            if let Ok(response) = &mut outcome {
+                self.refuse_deep_arguments(response);
+            }
+            let mut event =
+                AfterModelCallEvent::new(cx, model, &messages, outcome).with_duration(t0.elapsed());
+            let after = self.registry.after_model_call(&mut event).await;
+            let changes = event.take_changes();
+            let out = event.into_outcome();
+            self.record(HookEvent::AfterModelCall, None, changes);
+            after?;
+
+            let attempts = attempt + 1;
+            if out.retry {
+                if attempt < max {
+                    if let Some(feedback) = out.retry_feedback {
+                        lock(&shared.state)
+                            .messages
+                            .push(Message::user(feedback).automated());
+                    }
+                    attempt += 1;
+                    continue;
+                }
+                tracing::warn!(target: "hooks::agent", run_id = shared.run_id.as_str(), iteration, attempts, "model call retries exhausted");
+                return Err(match (out.response, out.error) {
+                    (None, Some(source)) => RunError::Model { source, attempts },
+                    _ => RunError::RetriesExhausted {
+                        target: RetryTarget::Model { iteration },
+                        attempts,
+                    },
+                });
+            }
+            return match (out.response, out.error) {
+                (Some(response), _) => {
+                    lock(&shared.state).messages.push(response.message.clone());
+                    Ok(response)
+                }
+                (None, Some(source)) => Err(RunError::Model { source, attempts }),
+                (None, None) => Err(RunError::Model {
+                    source: ModelError::Other(
+                        "the model returned neither a response nor an error".into(),
+                    ),
+                    attempts,
+                }),
+            };
+        }
+    }
+
+    /// Takes over-deep arguments out of a response (they become `{}`), remembering the calls.
+    fn refuse_deep_arguments(&self, response: &mut ModelResponse) {
+        for call in &mut response.message.tool_calls {
+            if nests_deeper_than(&call.arguments, MAX_ARGUMENT_DEPTH) {
+                let deep = std::mem::replace(&mut call.arguments, Value::Object(Map::new()));
+                drop_deep(deep);
+                tracing::warn!(target: "hooks::agent", run_id = self.shared.run_id.as_str(), tool_call_id = call.id.as_str(), "tool-call arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels were refused");
+                lock(&self.shared.refused).insert(call.id.clone());
+            }
+        }
+    }
+
+    /// One tool call with its hooks, recorded in the state (its execution, and the result
+    /// message the model sees) as soon as it is done. For the calls of one model response use
+    /// [`tool_calls`](Self::tool_calls), which keeps their order.
+    ///
+    /// `execute` runs the tool with the arguments the hooks left, secret ones merged in; it
+    /// is not called for a cancelled call, nor for arguments that are not an object or were
+    /// refused for their depth (those get an error result the model can act on). A panic in
+    /// it becomes an error result. Hooks may ask for retries, bounded by `max_retries`.
+    ///
+    /// # Errors
+    /// A hook's error (the call is still recorded, with that error).
+    pub async fn tool_call<F, Fut>(
+        &self,
+        call: &ToolCall,
+        execute: F,
+    ) -> Result<ToolCallRecord, RunError>
+    where
+        F: FnMut(ToolInvocation) -> Fut,
+        Fut: Future<Output = Result<String, ToolError>>,
+    {
+        let (record, changes, error) = self.drive_tool(call, execute).await;
+        self.record_tool(&record, changes);
+        match error {
+            Some(e) => Err(RunError::Hook(e)),
+            None => Ok(record),
+        }
+    }
+
+    /// The tool calls of one model response, each through [`tool_call`](Self::tool_call)'s
+    /// semantics: concurrently when the run's options say so (a hook error then stops none of
+    /// the others), else one after the other (a hook error stops the rest). Results reach the
+    /// state — and so the model — in the order of `calls`.
+    ///
+    /// # Errors
+    /// The first hook error, after every started call was recorded.
+    pub async fn tool_calls<F, Fut>(
+        &self,
+        calls: &[ToolCall],
+        execute: F,
+    ) -> Result<Vec<ToolCallRecord>, RunError>
+    where
+        F: Fn(ToolInvocation) -> Fut,
+        Fut: Future<Output = Result<String, ToolError>>,
+    {
+        let done = if self.shared.options.parallel_tool_calls && calls.len() > 1 {
+            join_all(calls.iter().map(|c| self.drive_tool(c, &execute))).await
+        } else {
+            let mut done = Vec::with_capacity(calls.len());
+            for c in calls {
+                let d = self.drive_tool(c, &execute).await;
+                let stop = d.2.is_some();
+                done.push(d);
+                if stop {
+                    break;
+                }
+            }
+            done
+        };
+        let mut first_error = None;
+        let mut records = Vec::with_capacity(done.len());
+        for (record, changes, error) in done {
+            self.record_tool(&record, changes);
+            if let Some(e) = error {
+                first_error.get_or_insert(e);
+            }
+            records.push(record);
+        }
+        match first_error {
+            Some(e) => Err(RunError::Hook(e)),
+            None => Ok(records),
+        }
+    }
+
+    /// Writes a finished call into the report and the state.
+    fn record_tool(&self, record: &ToolCallRecord, changes: Vec<(HookEvent, Vec<Change>)>) {
+        let exec = &record.execution;
+        for (event, changes) in changes {
+            self.record(event, Some(&exec.tool_call_id), changes);
+        }
+        let mut state = lock(&self.shared.state);
+        if record.retries_exhausted {
+            let target = RetryTarget::Tool {
+                name: exec.tool_name.clone(),
+                call_id: exec.tool_call_id.clone(),
+            };
+            state.errors.push(format!(
+                "retries exhausted for the {target} after {} attempt(s)",
+                exec.attempts
+            ));
+            tracing::warn!(target: "hooks::agent", run_id = self.shared.run_id.as_str(), tool_call_id = exec.tool_call_id.as_str(), attempts = exec.attempts, "tool call retries exhausted");
+            lock(&self.shared.report).exhausted.push(target);
+        }
+        if let Some(err) = &exec.error {
+            state.errors.push(format!(
+                "tool '{}' failed: {err}",
+                preview(&exec.tool_name, 64)
+            ));
+        }
+        state.messages.push(Message::tool(
+            exec.tool_call_id.clone(),
+            exec.result.clone(),
+        ));
+        state.tool_executions.push(exec.clone());
+    }
+
+    /// Every attempt of one tool call; records nothing (the caller does, in order).
+    async fn drive_tool<F, Fut>(
+        &self,
+        call: &ToolCall,
+        mut execute: F,
+    ) -> (
+        ToolCallRecord,
+        Vec<(HookEvent, Vec<Change>)>,
+        Option<DispatchError>,
+    )
+    where
+        F: FnMut(ToolInvocation) -> Fut,
+        Fut: Future<Output = Result<String, ToolError>>,
+    {
+        let shared = &*self.shared;
+        let max = shared.options.max_retries;
+        let iteration = self.iteration();
+        let refused = lock(&shared.refused).contains(&call.id);
+        let mut changes = Vec::new();
+        let mut attempt = 0;
+        loop {
+            let cx = EventContext::new(&shared.run_id, &shared.extensions)
+                .with_iteration(iteration)
+                .with_attempt(attempt);
+            let mut before = BeforeToolCallEvent::new(cx, call);
+            let r = self.registry.before_tool_call(&mut before).await;
+            push_changes(
+                &mut changes,
+                HookEvent::BeforeToolCall,
+                before.take_changes(),
+            );
+            let parts = before.into_parts();
+            if let Err(e) = r {
+                let outcome = ToolOutcome::Failed {
+                    error: e.to_string(),
+                };
+                let execution = execution(
+                    call,
+                    parts.arguments,
+                    String::new(),
+                    &outcome,
+                    attempt + 1,
+                    Duration::ZERO,
+                );
+                let record = ToolCallRecord {
+                    execution,
+                    outcome,
+                    retries_exhausted: false,
+                };
+                return (record, changes, Some(e));
+            }
+
+            let t0 = Instant::now();
+            let (outcome, result) = match parts.cancelled {
+                Some(reason) => (
+                    ToolOutcome::Cancelled {
+                        reason: reason.clone(),
+                    },
+                    reason,
+                ),
+                None => {
+                    let ran = if refused {
+                        Err(ToolError::new(format!(
+                            "arguments for tool '{}' were nested deeper than {MAX_ARGUMENT_DEPTH} levels and were refused; send flatter arguments",
+                            preview(&call.name, 64)
+                        )))
+                    } else {
+                        self.execute(call, &parts, &mut execute).await
+                    };
+                    let secrets = &parts.secret_arguments;
+                    match ran {
+                        Ok(text) => (ToolOutcome::Ran, secrets.scrub(text)),
+                        Err(e) => {
+                            let error = secrets.scrub(e.message().to_owned());
+                            let result = format!("Error: {error}");
+                            (ToolOutcome::Failed { error }, result)
+                        }
+                    }
+                }
+            };
+            let duration = t0.elapsed();
+
+            let mut after = AfterToolCallEvent::new(cx, call, &parts.arguments, &outcome, result)
+                .with_duration(duration);
+            let r = self.registry.after_tool_call(&mut after).await;
+            let after_changes = after.take_changes();
+            let (result, retry) = after.into_parts();
+            let cancelled = matches!(outcome, ToolOutcome::Cancelled { .. });
+            let retry = retry && !cancelled;
+            if cancelled && after_changes.iter().any(|c| c.field == Field::Retry) {
+                tracing::debug!(target: "hooks::agent", tool_call_id = call.id.as_str(), "retry asked for a cancelled tool call is ignored");
+            }
+            push_changes(&mut changes, HookEvent::AfterToolCall, after_changes);
+            let attempts = attempt + 1;
+            if r.is_ok() && retry && attempt < max {
+                attempt += 1;
+                continue;
+            }
+            let record = ToolCallRecord {
+                execution: execution(call, parts.arguments, result, &outcome, attempts, duration),
+                outcome,
+                retries_exhausted: r.is_ok() && retry,
+            };
+            return (record, changes, r.err());
+        }
+    }
+
+    /// Runs the caller's tool with the merged arguments; non-object arguments and panics
+    /// become errors.
+    async fn execute<F, Fut>(
+        &self,
+        call: &ToolCall,
+        parts: &crate::event::ToolCallParts,
+        execute: &mut F,
+    ) -> Result<String, ToolError>
+    where
+        F: FnMut(ToolInvocation) -> Fut,
+        Fut: Future<Output = Result<String, ToolError>>,
+    {
+        let merged = parts.secret_arguments.merged_over(&parts.arguments);
+        let Value::Object(arguments) = merged else {
+            return Err(ToolError::new(format!(
+                "arguments for tool '{}' must be a JSON object, got {}",
+                preview(&call.name, 64),
+                json_kind(&merged)
+            )));
+        };
+        let invocation = ToolInvocation {
+            run_id: self.shared.run_id.clone(),
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments,
+            extensions: Arc::clone(&self.shared.extensions),
+        };
+        match AssertUnwindSafe(execute(invocation)).catch_unwind().await {
+            Ok(r) => r,
+            Err(payload) => Err(ToolError::new(format!(
+                "tool '{}' panicked: {}",
+                preview(&call.name, 64),
+                crate::registry::panic_message(payload.as_ref())
+            ))),
+        }
+    }
+}
+
+fn push_changes(into: &mut Vec<(HookEvent, Vec<Change>)>, event: HookEvent, changes: Vec<Change>) {
+    if !changes.is_empty() {
+        into.push((event, changes));
+    }
+}
+
+fn execution(
+    call: &ToolCall,
+    arguments: Value,
+    result: String,
+    outcome: &ToolOutcome,
+    attempts: u32,
+    duration: Duration,
+) -> ToolExecution {
+    ToolExecution {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        arguments,
+        result,
+        error: outcome.error().map(str::to_owned),
+        cancelled: outcome.cancelled().map(str::to_owned),
+        attempts,
+        duration,
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

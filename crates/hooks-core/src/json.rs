@@ -1,0 +1,61 @@
+//! The JSON depth guard: arguments nested too deeply are refused before any hook, log or span
+//! meets them, and taken apart without recursion.
+
+use serde_json::Value;
+
+/// Tool-call arguments nested deeper than this are refused: the call gets an error result and
+/// the value is taken apart without recursion, so no hook, log or span meets it (a value
+/// nested 100 000 levels deep would otherwise overflow the stack when cloned or dropped).
+pub const MAX_ARGUMENT_DEPTH: usize = 128;
+
+/// True when `v` nests arrays and objects more than `max` levels deep (checked without
+/// recursion; `[[1]]` is 2 levels).
+pub fn nests_deeper_than(v: &Value, max: usize) -> bool {
+    let container = |v: &Value| matches!(v, Value::Array(_) | Value::Object(_));
+    let mut stack: Vec<(&Value, usize)> = if container(v) {
+        vec![(v, 1)]
+    } else {
+        Vec::new()
+    };
+    while let Some((v, depth)) = stack.pop() {
+        if depth > max {
+            return true;
+        }
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => Box::new(std::iter::empty()),
+        };
+        stack.extend(children.filter(|c| container(c)).map(|c| (c, depth + 1)));
+    }
+    false
+}
+
+/// Drops `v` without recursion (the default drop of a deeply nested value recurses).
+pub fn drop_deep(v: Value) {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_is_measured_without_recursion() {
+        assert!(!nests_deeper_than(&serde_json::json!([[1]]), 2));
+        assert!(nests_deeper_than(&serde_json::json!([[[1]]]), 2));
+        let mut deep = Value::Null;
+        for _ in 0..200_000 {
+            deep = Value::Array(vec![deep]);
+        }
+        assert!(nests_deeper_than(&deep, MAX_ARGUMENT_DEPTH));
+        drop_deep(deep);
+    }
+}
