@@ -575,7 +575,10 @@ impl<'r> Run<'r> {
                 }
                 tracing::warn!(target: "hooks::agent", run_id = shared.run_id.as_str(), iteration, attempts, "model call retries exhausted");
                 return Err(match (out.response, out.error) {
-                    (None, Some(source)) => RunError::Model { source, attempts },
+                    (None, Some(source)) => RunError::Model {
+                        error: source,
+                        attempts,
+                    },
                     _ => RunError::RetriesExhausted {
                         target: RetryTarget::Model { iteration },
                         attempts,
@@ -587,9 +590,12 @@ impl<'r> Run<'r> {
                     lock(&shared.state).messages.push(response.message.clone());
                     Ok(response)
                 }
-                (None, Some(source)) => Err(RunError::Model { source, attempts }),
+                (None, Some(source)) => Err(RunError::Model {
+                    error: source,
+                    attempts,
+                }),
                 (None, None) => Err(RunError::Model {
-                    source: ModelError::Other(
+                    error: ModelError::Other(
                         "the model returned neither a response nor an error".into(),
                     ),
                     attempts,

@@ -49,23 +49,39 @@ impl HookError {
 
 /// A hook provider failed while an event was dispatched.
 ///
-/// Its message reads `Hook provider 'NAME' failed in EVENT: CAUSE`; the cause is its
-/// [`source`](std::error::Error::source).
-#[derive(Debug, thiserror::Error)]
-#[error("Hook provider '{provider}' failed in {event}: {source}")]
+/// Its message reads `Hook provider 'NAME' failed in EVENT: MESSAGE`, with the hook's own
+/// message ([`cause`](Self::cause)); its [`source`](std::error::Error::source) is what the hook
+/// gave as *its* source, so an error reporter prints every cause once.
+#[derive(Debug)]
 pub struct DispatchError {
     provider: String,
     event: HookEvent,
-    #[source]
-    source: HookError,
+    cause: HookError,
+}
+
+impl fmt::Display for DispatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Hook provider '{}' failed in {}: {}",
+            self.provider, self.event, self.cause
+        )
+    }
+}
+
+impl std::error::Error for DispatchError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        // The hook's message is part of this one: skip to what lies beneath it.
+        self.cause.source()
+    }
 }
 
 impl DispatchError {
-    pub(crate) fn new(provider: &str, event: HookEvent, source: HookError) -> Self {
+    pub(crate) fn new(provider: &str, event: HookEvent, cause: HookError) -> Self {
         Self {
             provider: provider.to_owned(),
             event,
-            source,
+            cause,
         }
     }
 
@@ -81,7 +97,7 @@ impl DispatchError {
 
     /// What the provider returned (or the panic it raised).
     pub fn cause(&self) -> &HookError {
-        &self.source
+        &self.cause
     }
 }
 
@@ -129,11 +145,10 @@ pub enum RunError {
     #[error(transparent)]
     Hook(#[from] DispatchError),
     /// The model call failed and no hook recovered it.
-    #[error("{source} (after {attempts} attempt(s))")]
+    #[error("{error} (after {attempts} attempt(s))")]
     Model {
-        /// The last error.
-        #[source]
-        source: ModelError,
+        /// The last error (its message is part of this one).
+        error: ModelError,
         /// How many times the call was tried.
         attempts: u32,
     },
@@ -181,8 +196,23 @@ mod tests {
             e.to_string(),
             "Hook provider 'b' failed in on_after_invocation: disk full"
         );
+        // The hook's message is in the text once; no source repeats it.
+        assert_eq!(e.cause().to_string(), "disk full");
+        assert!(e.source().is_none());
+        let deeper = DispatchError::new(
+            "b",
+            HookEvent::AfterInvocation,
+            HookError::with_source(
+                "cannot write the audit log",
+                std::io::Error::other("disk full"),
+            ),
+        );
         assert_eq!(
-            e.source().map(|s| s.to_string()).as_deref(),
+            deeper.to_string(),
+            "Hook provider 'b' failed in on_after_invocation: cannot write the audit log"
+        );
+        assert_eq!(
+            deeper.source().map(|s| s.to_string()).as_deref(),
             Some("disk full")
         );
     }

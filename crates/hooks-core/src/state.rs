@@ -217,6 +217,7 @@ impl ToolSpec {
 /// Why the model stopped.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum FinishReason {
     /// A natural end.
     Stop,
@@ -450,6 +451,7 @@ impl ModelError {
 /// The kind of a [`ModelError`], for configuration and metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ModelErrorKind {
     /// [`ModelError::RateLimited`].
     RateLimited,
@@ -527,8 +529,6 @@ pub struct AgentState {
     pub iteration: u32,
     /// The most iterations the run may take.
     pub max_iterations: u32,
-    /// The agent's confidence in its answer, 0 to 1.
-    pub confidence: f64,
     /// The conversation.
     pub messages: Vec<Message>,
     /// Every tool call of the run, in order.
@@ -552,7 +552,6 @@ impl AgentState {
             agent_id: agent_id.into(),
             iteration: 0,
             max_iterations: 10,
-            confidence: 0.0,
             messages: Vec::new(),
             tool_executions: Vec::new(),
             errors: Vec::new(),

@@ -425,7 +425,7 @@ async fn a_failed_model_call_reaches_after_hooks_which_can_retry_or_recover_it()
     assert!(matches!(
         err.error,
         RunError::Model {
-            source: ModelError::Timeout(_),
+            error: ModelError::Timeout(_),
             attempts: 1
         }
     ));

@@ -3,7 +3,6 @@
 
 #![allow(clippy::unwrap_used)] // tests fail loudly on the first unexpected error
 
-use std::error::Error as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -308,7 +307,7 @@ async fn after_tool_call_runs_every_provider_and_returns_the_first_error() {
         err.to_string(),
         "Hook provider 'b' failed in on_after_tool_call: b refuses"
     );
-    assert_eq!(err.source().unwrap().to_string(), "b refuses");
+    assert_eq!(err.cause().to_string(), "b refuses");
 }
 
 #[tokio::test]
@@ -331,7 +330,7 @@ async fn after_invocation_runs_every_provider_and_returns_the_first_error() {
         err.to_string(),
         "Hook provider 'b' failed in on_after_invocation: b refuses"
     );
-    assert_eq!(err.source().unwrap().to_string(), "b refuses");
+    assert_eq!(err.cause().to_string(), "b refuses");
 }
 
 /// Two providers that each wait for the other: only concurrent dispatch completes.

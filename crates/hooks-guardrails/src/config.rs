@@ -82,6 +82,7 @@ pub struct GuardrailConfig {
     pub(crate) max_violations: usize,
     pub(crate) on_violation: Option<Arc<ViolationCallback>>,
     pub(crate) priority: HookPriority,
+    pub(crate) name: Option<String>,
 }
 
 impl fmt::Debug for GuardrailConfig {
@@ -126,6 +127,7 @@ impl Default for GuardrailConfig {
             max_violations: 10_000,
             on_violation: None,
             priority: HookPriority::SECURITY_DEFAULT,
+            name: None,
         }
     }
 }
@@ -233,10 +235,29 @@ impl GuardrailConfig {
         self
     }
 
-    /// The input guard's priority (default SECURITY_DEFAULT, 50).
+    /// The guard's priority on the way in (default SECURITY_DEFAULT, 50); on the way out it
+    /// always runs first.
     #[must_use]
     pub fn with_priority(mut self, p: HookPriority) -> Self {
         self.priority = p;
         self
+    }
+
+    /// The name in a registry (default `GuardrailsHook`); two guards with different rules
+    /// need different names.
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Builds the guard from this configuration: the same as
+    /// [`GuardrailsHook::new`](crate::GuardrailsHook::new), so the guard reads like every other
+    /// provider's builder: `GuardrailsHook::builder().with_…().build()?`.
+    ///
+    /// # Errors
+    /// As [`GuardrailsHook::new`](crate::GuardrailsHook::new).
+    pub fn build(self) -> crate::Result<crate::GuardrailsHook> {
+        crate::GuardrailsHook::new(self)
     }
 }

@@ -15,7 +15,7 @@ pub enum Error {
         valid: Vec<String>,
     },
     /// A user pattern does not compile.
-    #[error("rule '{rule}': the pattern does not compile; fix the regular expression: {source}")]
+    #[error("rule '{rule}': the pattern does not compile; fix the regular expression")]
     BadPattern {
         /// The rule's name.
         rule: String,

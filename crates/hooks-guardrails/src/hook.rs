@@ -65,6 +65,21 @@ impl fmt::Debug for GuardrailsHook {
 }
 
 impl GuardrailsHook {
+    /// The default configuration, to be changed with its `with_*` methods and built with
+    /// [`GuardrailConfig::build`].
+    ///
+    /// ```
+    /// use hooks_guardrails::{GuardrailAction, GuardrailsHook};
+    /// let guard = GuardrailsHook::builder()
+    ///     .with_action("pii_email", GuardrailAction::Redact)
+    ///     .with_name("mail-guard")
+    ///     .build()?;
+    /// # Ok::<(), hooks_guardrails::Error>(())
+    /// ```
+    pub fn builder() -> GuardrailConfig {
+        GuardrailConfig::default()
+    }
+
     /// Builds the guard: compiles every pattern and checks every override.
     ///
     /// # Errors
@@ -267,6 +282,14 @@ impl GuardrailsHook {
 
 #[async_trait]
 impl HookProvider for GuardrailsHook {
+    fn name(&self) -> &str {
+        self.inner
+            .config
+            .name
+            .as_deref()
+            .unwrap_or("GuardrailsHook")
+    }
+
     fn priority(&self) -> HookPriority {
         self.inner.config.priority
     }

@@ -87,14 +87,13 @@ impl Kind {
                 "agent_id",
                 "success",
                 "iterations",
-                "confidence",
                 "tool_calls",
                 "errors",
                 "duration_ms",
                 "error",
             ],
-            Kind::IterationStart => &["run_id", "iteration", "max_iterations", "confidence"],
-            Kind::IterationEnd => &["run_id", "iteration", "confidence", "messages"],
+            Kind::IterationStart => &["run_id", "iteration", "max_iterations"],
+            Kind::IterationEnd => &["run_id", "iteration", "messages"],
             Kind::ModelStart => &[
                 "run_id",
                 "iteration",
@@ -237,7 +236,6 @@ pub(crate) fn invocation_end(e: &AfterInvocationEvent<'_>) -> Vec<Option<Val>> {
         s(state.agent_id.as_str()),
         Some(Val::Bool(e.success())),
         u(state.iteration),
-        Some(Val::F64(state.confidence)),
         u(state.tool_executions.len()),
         u(state.errors.len()),
         ms(e.duration()),
@@ -252,7 +250,6 @@ pub(crate) fn iteration_start(e: &IterationEvent<'_>) -> Vec<Option<Val>> {
         s(state.run_id.as_str()),
         u(state.iteration),
         u(state.max_iterations),
-        Some(Val::F64(state.confidence)),
     ]
 }
 
@@ -261,7 +258,6 @@ pub(crate) fn iteration_end(e: &IterationEvent<'_>) -> Vec<Option<Val>> {
     vec![
         s(state.run_id.as_str()),
         u(state.iteration),
-        Some(Val::F64(state.confidence)),
         u(state.messages.len()),
     ]
 }

@@ -21,6 +21,8 @@ pub(crate) struct Options {
     pub(crate) extras: Vec<(String, Val)>,
     pub(crate) content: Content,
     pub(crate) priority: HookPriority,
+    /// The name in a registry; `None` for the type's name.
+    pub(crate) name: Option<String>,
 }
 
 impl Default for Options {
@@ -35,6 +37,7 @@ impl Default for Options {
                 results: false,
             },
             priority: HookPriority::OBSERVABILITY_DEFAULT,
+            name: None,
         }
     }
 }
@@ -126,6 +129,14 @@ macro_rules! option_setters {
             self.options.priority = priority;
             self
         }
+
+        /// The name in a registry (default: the type's name); two hooks of this type with
+        /// different settings need different names.
+        #[must_use]
+        pub fn with_name(mut self, name: impl Into<String>) -> Self {
+            self.options.name = Some(name.into());
+            self
+        }
     };
 }
 pub(crate) use option_setters;
@@ -136,7 +147,7 @@ macro_rules! forward_hooks {
         #[hooks_core::async_trait]
         impl hooks_core::HookProvider for $ty {
             fn name(&self) -> &str {
-                stringify!($ty)
+                self.options.name.as_deref().unwrap_or(stringify!($ty))
             }
 
             fn priority(&self) -> hooks_core::HookPriority {
@@ -234,9 +245,9 @@ pub(crate) use forward_hooks;
 /// | event | message | fields |
 /// |---|---|---|
 /// | before invocation | `Agent invocation starting` | run_id, agent_id, prompt_preview (100 chars), prompt_length |
-/// | after invocation | `Agent invocation completed` | run_id, agent_id, success, iterations, confidence, tool_calls, errors, duration_ms, error |
-/// | iteration start | `Iteration starting` | run_id, iteration, max_iterations, confidence |
-/// | iteration end | `Iteration completed` | run_id, iteration, confidence, messages |
+/// | after invocation | `Agent invocation completed` | run_id, agent_id, success, iterations, tool_calls, errors, duration_ms, error |
+/// | iteration start | `Iteration starting` | run_id, iteration, max_iterations |
+/// | iteration end | `Iteration completed` | run_id, iteration, messages |
 /// | before model call (DEBUG) | `Model call starting` | run_id, iteration, attempt, model, message_count, tool_count |
 /// | after model call (DEBUG) | `Model call completed` | run_id, iteration, attempt, model, success, finish_reason, tool_calls, input_tokens, output_tokens, error_kind, duration_ms |
 /// | before tool call | `Tool call starting` | run_id, tool_name, tool_call_id, argument_keys — or arguments with `log_arguments` |

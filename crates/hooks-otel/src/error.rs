@@ -5,7 +5,7 @@
 #[non_exhaustive]
 pub enum Error {
     /// The OTLP exporter could not be built (a bad endpoint, a missing feature).
-    #[error("cannot build the OTLP {signal} exporter; check the endpoint and protocol: {source}")]
+    #[error("cannot build the OTLP {signal} exporter; check the endpoint and protocol")]
     Exporter {
         /// `traces` or `metrics`.
         signal: &'static str,
@@ -24,7 +24,7 @@ pub enum Error {
     )]
     WouldBlock,
     /// Flushing or shutting down failed.
-    #[error("telemetry {what} failed: {source}")]
+    #[error("telemetry {what} failed")]
     Sdk {
         /// `flush` or `shutdown`.
         what: &'static str,

@@ -10,80 +10,17 @@ use hooks_core::{
     BeforeModelCallEvent, BeforeToolCallEvent, HookError, HookPriority, HookProvider, HookSet,
     IterationEvent, RunId, RunLocal, async_trait,
 };
-use opentelemetry::global::{BoxedSpan, BoxedTracer};
-use opentelemetry::metrics::{Counter, Histogram, Meter, MeterProvider};
-use opentelemetry::trace::{Span, SpanKind, Status, TraceContextExt, Tracer, TracerProvider};
+use opentelemetry::global::BoxedTracer;
+use opentelemetry::trace::{Span, SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Array, Context, InstrumentationScope, KeyValue, StringValue, Value};
 
+use crate::builder::TelemetryHookBuilder;
+use crate::metrics::Instruments;
 use crate::semconv::*;
+use crate::spans::{RunSpans, close_dangling, end_run};
 
 /// The instrumentation scope's name.
 pub const SCOPE: &str = "hooks";
-
-/// A run's spans that are still open.
-struct RunSpans {
-    invocation: Context,
-    iteration: Option<Context>,
-    model: Option<(BoxedSpan, Instant, String)>,
-    tools: HashMap<String, (BoxedSpan, Instant)>,
-}
-
-impl RunSpans {
-    fn parent(&self) -> &Context {
-        self.iteration.as_ref().unwrap_or(&self.invocation)
-    }
-}
-
-struct Instruments {
-    operation_duration: Histogram<f64>,
-    token_usage: Histogram<u64>,
-    invocations: Counter<u64>,
-    iterations: Counter<u64>,
-    tool_calls: Counter<u64>,
-    tool_errors: Counter<u64>,
-    tool_duration: Histogram<f64>,
-}
-
-impl Instruments {
-    fn new(meter: &Meter) -> Self {
-        Self {
-            operation_duration: meter
-                .f64_histogram(METRIC_OPERATION_DURATION)
-                .with_unit("s")
-                .with_description("GenAI operation duration")
-                .with_boundaries(DURATION_BUCKETS.to_vec())
-                .build(),
-            token_usage: meter
-                .u64_histogram(METRIC_TOKEN_USAGE)
-                .with_unit("{token}")
-                .with_description("Number of input and output tokens used")
-                .with_boundaries(TOKEN_BUCKETS.to_vec())
-                .build(),
-            invocations: meter
-                .u64_counter(METRIC_INVOCATIONS)
-                .with_description("Agent runs that ended")
-                .build(),
-            iterations: meter
-                .u64_counter(METRIC_ITERATIONS)
-                .with_description("Agent loop iterations started")
-                .build(),
-            tool_calls: meter
-                .u64_counter(METRIC_TOOL_CALLS)
-                .with_description("Tool calls that ended")
-                .build(),
-            tool_errors: meter
-                .u64_counter(METRIC_TOOL_ERRORS)
-                .with_description("Tool calls that failed")
-                .build(),
-            tool_duration: meter
-                .f64_histogram(METRIC_TOOL_DURATION)
-                .with_unit("s")
-                .with_description("Tool call duration")
-                .with_boundaries(DURATION_BUCKETS.to_vec())
-                .build(),
-        }
-    }
-}
 
 /// Traces and measures agent runs with OpenTelemetry.
 ///
@@ -107,21 +44,22 @@ impl Instruments {
 /// # let _ = hook;
 /// ```
 pub struct TelemetryHook {
-    tracer: BoxedTracer,
-    instruments: Instruments,
-    runs: RunLocal<RunSpans>,
+    pub(crate) tracer: BoxedTracer,
+    pub(crate) instruments: Instruments,
+    pub(crate) runs: RunLocal<RunSpans>,
     /// Set once the first run found no room, so the warning is logged once.
-    full_warned: std::sync::atomic::AtomicBool,
-    options: Options,
+    pub(crate) full_warned: std::sync::atomic::AtomicBool,
+    pub(crate) options: Options,
 }
 
 #[derive(Debug, Clone)]
-struct Options {
-    agent_name: Option<String>,
-    capture_content: bool,
-    max_content_chars: usize,
-    priority: HookPriority,
-    max_runs: usize,
+pub(crate) struct Options {
+    pub(crate) agent_name: Option<String>,
+    pub(crate) capture_content: bool,
+    pub(crate) max_content_chars: usize,
+    pub(crate) priority: HookPriority,
+    pub(crate) max_runs: usize,
+    pub(crate) name: Option<String>,
 }
 
 impl Default for Options {
@@ -132,6 +70,7 @@ impl Default for Options {
             max_content_chars: 1_000,
             priority: HookPriority::OBSERVABILITY_DEFAULT,
             max_runs: hooks_core::DEFAULT_MAX_RUNS,
+            name: None,
         }
     }
 }
@@ -145,7 +84,7 @@ impl fmt::Debug for TelemetryHook {
     }
 }
 
-fn scope() -> InstrumentationScope {
+pub(crate) fn scope() -> InstrumentationScope {
     InstrumentationScope::builder(SCOPE)
         .with_version(env!("CARGO_PKG_VERSION"))
         .build()
@@ -233,14 +172,12 @@ impl TelemetryHook {
     }
 }
 
-/// Ends a span the hook found still open when its run (or call) ended.
-fn close_dangling(mut span: BoxedSpan, why: &'static str) {
-    span.set_attribute(KeyValue::new(HOOKS_CLOSED_BY, why));
-    span.end();
-}
-
 #[async_trait]
 impl HookProvider for TelemetryHook {
+    fn name(&self) -> &str {
+        self.options.name.as_deref().unwrap_or("TelemetryHook")
+    }
+
     fn priority(&self) -> HookPriority {
         self.options.priority
     }
@@ -296,7 +233,6 @@ impl HookProvider for TelemetryHook {
         let iteration = self.runs.get(run_id, |r| r.iteration.take()).flatten();
         if let Some(cx) = iteration {
             let span = cx.span();
-            span.set_attribute(KeyValue::new(HOOKS_CONFIDENCE, e.state().confidence));
             span.end();
         }
         Ok(())
@@ -491,7 +427,6 @@ impl HookProvider for TelemetryHook {
         let span = run.invocation.span();
         span.set_attribute(KeyValue::new(HOOKS_SUCCESS, e.success()));
         span.set_attribute(KeyValue::new(HOOKS_ITERATIONS, i64::from(state.iteration)));
-        span.set_attribute(KeyValue::new(HOOKS_CONFIDENCE, state.confidence));
         span.set_attribute(KeyValue::new(
             HOOKS_TOOL_CALLS,
             state.tool_executions.len() as i64,
@@ -515,198 +450,5 @@ impl HookProvider for TelemetryHook {
             .add(1, &[KeyValue::new(HOOKS_SUCCESS, e.success())]);
         end_run(run, "run_end");
         Ok(())
-    }
-}
-
-/// Ends every span of a run: open calls and iteration first, the invocation last.
-fn end_run(run: RunSpans, why: &'static str) {
-    for (_, (span, _)) in run.tools {
-        close_dangling(span, why);
-    }
-    if let Some((span, ..)) = run.model {
-        close_dangling(span, why);
-    }
-    if let Some(cx) = run.iteration {
-        cx.span().set_attribute(KeyValue::new(HOOKS_CLOSED_BY, why));
-        cx.span().end();
-    }
-    run.invocation.span().end();
-}
-
-/// Builds a [`TelemetryHook`].
-pub struct TelemetryHookBuilder {
-    tracer: Option<BoxedTracer>,
-    meter: Option<Meter>,
-    options: Options,
-}
-
-impl fmt::Debug for TelemetryHookBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TelemetryHookBuilder")
-            .field("options", &self.options)
-            .finish_non_exhaustive()
-    }
-}
-
-impl TelemetryHookBuilder {
-    /// Traces through `provider` (default: the global one).
-    #[must_use]
-    pub fn with_tracer_provider<P>(mut self, provider: &P) -> Self
-    where
-        P: TracerProvider,
-        P::Tracer: Tracer + Send + Sync + 'static,
-        <P::Tracer as Tracer>::Span: Send + Sync + 'static,
-    {
-        self.tracer = Some(BoxedTracer::new(Box::new(
-            provider.tracer_with_scope(scope()),
-        )));
-        self
-    }
-
-    /// Measures through `provider` (default: the global one).
-    #[must_use]
-    pub fn with_meter_provider(mut self, provider: &impl MeterProvider) -> Self {
-        self.meter = Some(provider.meter_with_scope(scope()));
-        self
-    }
-
-    /// The agent name in span names and `gen_ai.agent.name` (default: the state's agent id).
-    #[must_use]
-    pub fn with_agent_name(mut self, name: impl Into<String>) -> Self {
-        self.options.agent_name = Some(name.into());
-        self
-    }
-
-    /// Records tool arguments and results (and tool error texts) on spans. Off by default:
-    /// they may hold personal data.
-    #[must_use]
-    pub fn with_content_capture(mut self, on: bool) -> Self {
-        self.options.capture_content = on;
-        self
-    }
-
-    /// The most characters of captured content per attribute (default 1 000).
-    #[must_use]
-    pub fn with_max_content_chars(mut self, n: usize) -> Self {
-        self.options.max_content_chars = n;
-        self
-    }
-
-    /// The priority (default OBSERVABILITY_DEFAULT).
-    #[must_use]
-    pub fn with_priority(mut self, p: HookPriority) -> Self {
-        self.options.priority = p;
-        self
-    }
-
-    /// How many runs may have spans open at once (default
-    /// [`hooks_core::DEFAULT_MAX_RUNS`]). A run that starts past it is not traced (its root
-    /// span ends at once with `hooks.closed_by = no_room`), and a warning says so once.
-    #[must_use]
-    pub fn with_max_runs(mut self, n: usize) -> Self {
-        self.options.max_runs = n;
-        self
-    }
-
-    /// Builds the hook.
-    pub fn build(self) -> TelemetryHook {
-        let tracer = self
-            .tracer
-            .unwrap_or_else(|| opentelemetry::global::tracer_provider().tracer_with_scope(scope()));
-        let meter = self
-            .meter
-            .unwrap_or_else(|| opentelemetry::global::meter_provider().meter_with_scope(scope()));
-        TelemetryHook {
-            tracer,
-            instruments: Instruments::new(&meter),
-            runs: RunLocal::with_max_runs(self.options.max_runs),
-            full_warned: Default::default(),
-            options: self.options,
-        }
-    }
-}
-
-/// A telemetry hook that does nothing, with [`TelemetryHook`]'s constructor surface: swap it in
-/// to turn telemetry off without touching the rest of the setup. It subscribes to no event, so
-/// the registry never calls it.
-#[derive(Debug, Clone)]
-pub struct NoOpTelemetryHook {
-    priority: HookPriority,
-}
-
-impl Default for NoOpTelemetryHook {
-    /// The same as [`NoOpTelemetryHook::new`].
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl NoOpTelemetryHook {
-    /// The no-op hook.
-    pub fn new() -> Self {
-        Self::builder().build()
-    }
-
-    /// A builder mirroring [`TelemetryHookBuilder`].
-    pub fn builder() -> NoOpTelemetryHookBuilder {
-        NoOpTelemetryHookBuilder {
-            priority: HookPriority::OBSERVABILITY_DEFAULT,
-        }
-    }
-}
-
-impl HookProvider for NoOpTelemetryHook {
-    fn priority(&self) -> HookPriority {
-        self.priority
-    }
-
-    fn hooks(&self) -> HookSet {
-        HookSet::NONE
-    }
-}
-
-/// Builds a [`NoOpTelemetryHook`]; every option is accepted and ignored.
-#[derive(Debug, Clone)]
-pub struct NoOpTelemetryHookBuilder {
-    priority: HookPriority,
-}
-
-impl NoOpTelemetryHookBuilder {
-    /// Ignored.
-    #[must_use]
-    pub fn with_agent_name(self, _name: impl Into<String>) -> Self {
-        self
-    }
-
-    /// Ignored.
-    #[must_use]
-    pub fn with_content_capture(self, _on: bool) -> Self {
-        self
-    }
-
-    /// Ignored.
-    #[must_use]
-    pub fn with_max_content_chars(self, _n: usize) -> Self {
-        self
-    }
-
-    /// Ignored.
-    #[must_use]
-    pub fn with_max_runs(self, _n: usize) -> Self {
-        self
-    }
-
-    /// The priority (it never runs, but keeps its place in the registry's order).
-    #[must_use]
-    pub fn with_priority(mut self, p: HookPriority) -> Self {
-        self.priority = p;
-        self
-    }
-
-    /// Builds the hook.
-    pub fn build(self) -> NoOpTelemetryHook {
-        NoOpTelemetryHook {
-            priority: self.priority,
-        }
     }
 }

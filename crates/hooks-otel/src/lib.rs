@@ -30,19 +30,23 @@
 //!
 //! The umbrella crate `hooks` exposes this crate as `hooks::otel` behind its `otel` feature.
 
+mod builder;
 mod error;
 mod export;
 mod hook;
+mod metrics;
+mod noop;
 pub mod semconv;
 mod setup;
+mod spans;
 #[cfg(feature = "test-util")]
 pub mod testing;
 
+pub use builder::TelemetryHookBuilder;
 pub use error::{Error, Result};
 pub use export::{SpanCollector, StdoutSpanExporter, format_span};
-pub use hook::{
-    NoOpTelemetryHook, NoOpTelemetryHookBuilder, SCOPE, TelemetryHook, TelemetryHookBuilder,
-};
+pub use hook::{SCOPE, TelemetryHook};
+pub use noop::{NoOpTelemetryHook, NoOpTelemetryHookBuilder};
 pub use opentelemetry;
 pub use opentelemetry_sdk;
 pub use setup::{ExportMode, OtlpProtocol, OtlpSetup, TelemetryGuard};

@@ -48,8 +48,6 @@ pub const HOOKS_SUCCESS: &str = "hooks.success";
 pub const HOOKS_ITERATIONS: &str = "hooks.iterations";
 /// `hooks.iteration`.
 pub const HOOKS_ITERATION: &str = "hooks.iteration";
-/// `hooks.confidence`.
-pub const HOOKS_CONFIDENCE: &str = "hooks.confidence";
 /// `hooks.tool_calls`.
 pub const HOOKS_TOOL_CALLS: &str = "hooks.tool_calls";
 /// `hooks.errors`.

@@ -10,9 +10,9 @@ use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::{SdkTracerProvider, TracerProviderBuilder};
 
 use crate::TelemetryHook;
+use crate::builder::TelemetryHookBuilder;
 use crate::error::{Error, Result};
 use crate::export::{Counting, StdoutSpanExporter};
-use crate::hook::TelemetryHookBuilder;
 
 /// Builds the OTLP exporter of one signal: the same steps for spans and metrics, on builders
 /// of different types.

@@ -168,6 +168,14 @@ macro_rules! shared_setters {
             self.hook.priority = p;
             self
         }
+
+        /// The name in a registry (default: the type's name); two hooks of this type with
+        /// different settings need different names.
+        #[must_use]
+        pub fn with_name(mut self, name: impl Into<String>) -> Self {
+            self.hook.name = Some(name.into());
+            self
+        }
     };
 }
 pub(crate) use shared_setters;

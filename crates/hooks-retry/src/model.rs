@@ -137,6 +137,7 @@ pub struct ModelRetryHook {
     budget: Option<Duration>,
     on_exhausted: OnExhausted,
     priority: HookPriority,
+    name: Option<String>,
     clocks: Clocks<u32>,
     counters: Counters,
 }
@@ -164,6 +165,7 @@ impl ModelRetryHook {
             budget: Some(Duration::from_secs(300)),
             on_exhausted: OnExhausted::Fail,
             priority: HookPriority::DEFAULT,
+            name: None,
             clocks: Clocks::new(),
             counters: Counters::default(),
         }
@@ -227,6 +229,10 @@ impl ModelRetryHook {
 
 #[async_trait]
 impl HookProvider for ModelRetryHook {
+    fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or("ModelRetryHook")
+    }
+
     fn priority(&self) -> HookPriority {
         self.priority
     }

@@ -33,6 +33,7 @@ pub struct ToolRetryHook {
     backoff: Backoff,
     budget: Option<Duration>,
     priority: HookPriority,
+    name: Option<String>,
     clocks: Clocks<String>,
     retries: AtomicU64,
     exhausted: AtomicU64,
@@ -61,6 +62,7 @@ impl ToolRetryHook {
                 backoff: Backoff::default(),
                 budget: Some(Duration::from_secs(300)),
                 priority: HookPriority::DEFAULT,
+                name: None,
                 clocks: Clocks::new(),
                 retries: AtomicU64::new(0),
                 exhausted: AtomicU64::new(0),
@@ -81,6 +83,10 @@ impl ToolRetryHook {
 
 #[async_trait]
 impl HookProvider for ToolRetryHook {
+    fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or("ToolRetryHook")
+    }
+
     fn priority(&self) -> HookPriority {
         self.priority
     }

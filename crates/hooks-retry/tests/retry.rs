@@ -178,7 +178,7 @@ async fn non_retryable_errors_and_whitespace_replies_are_not_retried() {
     assert!(matches!(
         err.error,
         RunError::Model {
-            source: ModelError::Other(_),
+            error: ModelError::Other(_),
             attempts: 1
         }
     ));
@@ -251,7 +251,7 @@ async fn exhaustion_on_errors_ends_the_run_with_the_model_error() {
         matches!(
             err.error,
             RunError::Model {
-                source: ModelError::RateLimited { .. },
+                error: ModelError::RateLimited { .. },
                 attempts: 4
             }
         ),

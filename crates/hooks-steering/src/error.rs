@@ -2,6 +2,26 @@
 
 use std::time::Duration;
 
+/// A steering component could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The judge's base URL is not an http(s) URL.
+    #[error(
+        "the judge's base URL must start with http:// or https://, got {url:?}; give the server's URL, e.g. http://127.0.0.1:8080/v1"
+    )]
+    BadBaseUrl {
+        /// The URL given (its start).
+        url: String,
+    },
+    /// The HTTP client could not be built (its cause is the source).
+    #[error("cannot build the judge's HTTP client; check the TLS and proxy settings")]
+    HttpClient(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// A steering result.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
 /// The judge failed to give a usable answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -37,9 +57,6 @@ pub enum JudgeError {
     /// The answer did not start with a decision.
     #[error("unparseable answer: {0}")]
     Unparseable(String),
-    /// The judge is misconfigured.
-    #[error("judge misconfigured: {0}")]
-    Config(String),
     /// The run's context (recent calls, model-call count) could not be held, so the judge
     /// could not see the whole picture.
     #[error("no room for this run's context: {0}")]
@@ -57,6 +74,25 @@ fn humane(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn build_errors_say_what_to_do_and_do_not_repeat_their_source() {
+        let e = Error::BadBaseUrl {
+            url: "localhost:8080".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "the judge's base URL must start with http:// or https://, got \"localhost:8080\"; give the server's URL, e.g. http://127.0.0.1:8080/v1"
+        );
+        let e = Error::HttpClient("no TLS backend".into());
+        assert!(!e.to_string().contains("no TLS backend"));
+        assert_eq!(
+            std::error::Error::source(&e)
+                .map(|s| s.to_string())
+                .as_deref(),
+            Some("no TLS backend")
+        );
+    }
 
     #[test]
     fn messages_name_the_failure() {

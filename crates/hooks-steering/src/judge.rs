@@ -339,21 +339,20 @@ impl OpenAiJudgeBuilder {
     /// Builds the judge.
     ///
     /// # Errors
-    /// [`JudgeError::Config`] for a base URL that is not http(s) or a client that cannot be
-    /// built.
-    pub fn build(self) -> Result<OpenAiJudge, JudgeError> {
+    /// [`Error::BadBaseUrl`](crate::Error::BadBaseUrl) for a base URL that is not http(s);
+    /// [`Error::HttpClient`](crate::Error::HttpClient) for a client that cannot be built.
+    pub fn build(self) -> crate::Result<OpenAiJudge> {
         let base = self
             .base_url
             .unwrap_or_else(|| "https://api.openai.com/v1".to_owned());
         if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(JudgeError::Config(format!(
-                "the base URL must start with http:// or https://, got {:?}",
-                hooks_core::text::preview(&base, 80)
-            )));
+            return Err(crate::Error::BadBaseUrl {
+                url: hooks_core::text::preview(&base, 80).into_owned(),
+            });
         }
         let client = reqwest::Client::builder()
             .build()
-            .map_err(|e| JudgeError::Config(format!("cannot build the HTTP client: {e}")))?;
+            .map_err(|e| crate::Error::HttpClient(Box::new(e)))?;
         Ok(OpenAiJudge {
             client,
             endpoint: format!("{}/chat/completions", base.trim_end_matches('/')),

@@ -37,7 +37,7 @@ mod hook;
 mod judge;
 mod verdict;
 
-pub use error::JudgeError;
+pub use error::{Error, JudgeError, Result};
 pub use hook::{
     ApprovalRequest, Approver, Decision, DecisionSource, FailurePolicy, RECENT_CALLS,
     SYSTEM_PROMPT, StdinApprover, SteeringHook, SteeringHookBuilder,
@@ -46,5 +46,4 @@ pub use judge::{
     JudgeModel, JudgeReply, JudgeRequest, OpenAiJudge, OpenAiJudgeBuilder, RuleJudge,
     decision_schema,
 };
-pub use reqwest;
 pub use verdict::{MAX_REASON_CHARS, ParseError, SteeringAction, Verdict, parse_verdict};

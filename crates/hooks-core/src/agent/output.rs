@@ -67,15 +67,26 @@ pub struct RunOutput {
     pub retries_exhausted: Vec<RetryTarget>,
 }
 
-/// A run that ended with an error; the state is kept.
-#[derive(Debug, thiserror::Error)]
-#[error("{error}")]
+/// A run that ended with an error; the state is kept. It displays as its [`RunError`] and
+/// reports that error's source as its own, so no cause is printed twice.
+#[derive(Debug)]
 pub struct RunFailure {
     /// Why it ended.
-    #[source]
     pub error: RunError,
     /// The state when it ended.
     pub state: Box<AgentState>,
     /// Every field a hook changed, in order.
     pub changes: Vec<RecordedChange>,
+}
+
+impl std::fmt::Display for RunFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl std::error::Error for RunFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.error)
+    }
 }

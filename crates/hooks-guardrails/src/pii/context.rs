@@ -1,0 +1,80 @@
+//! Context for bare numbers: the words before a number (or a JSON key) that make it an SSN or
+//! an ID.
+
+/// The names that give a value the context some detectors need: a bare nine-digit SSN after
+/// `ssn` or `social security`, an AWS secret access key after a `secret…` key name.
+pub(super) const CONTEXT_WORDS: [&str; 3] = ["ssn", "social", "secret"];
+
+/// True when a JSON key like `key` can make a value detectable that is not on its own (see
+/// [`CONTEXT_WORDS`]); other keys add nothing, so their values are judged bare.
+pub(crate) fn key_gives_context(key: &str) -> bool {
+    CONTEXT_WORDS
+        .iter()
+        .any(|w| contains_ignore_ascii_case(key, w))
+}
+
+/// A bare nine-digit number is an SSN only next to a name for one: `ssn`, `SSN`, `social
+/// security` shortly before it on its line, or an `ssn` column in a CSV header above.
+pub(super) fn ssn_context(text: &str, s: usize) -> bool {
+    // Look back at most this far: a CSV header or a key name further away does not count.
+    const LOOK_BACK: usize = 4096;
+    let floor = floor_char_boundary(text, s.saturating_sub(LOOK_BACK));
+    let line_start = text[floor..s].rfind('\n').map_or(floor, |i| floor + i + 1);
+    let from = floor_char_boundary(text, s.saturating_sub(48).max(line_start));
+    if contains_ignore_ascii_case(&text[from..s], "ssn")
+        || contains_ignore_ascii_case(&text[from..s], "social security")
+    {
+        return true;
+    }
+    let col = text[line_start..s].bytes().filter(|&b| b == b',').count();
+    if col == 0 {
+        return false;
+    }
+    let mut end = line_start;
+    for _ in 0..64 {
+        if end <= floor {
+            break;
+        }
+        let prev_end = end - 1;
+        let start = text[floor..prev_end]
+            .rfind('\n')
+            .map_or(floor, |i| floor + i + 1);
+        if let Some(field) = text[start..prev_end].split(',').nth(col) {
+            let f = field.trim().trim_matches('"');
+            if f.eq_ignore_ascii_case("ssn") || f.eq_ignore_ascii_case("social_security_number") {
+                return true;
+            }
+        }
+        end = start;
+    }
+    false
+}
+
+pub(super) fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
+    hay.as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
+pub(super) fn floor_char_boundary(text: &str, i: usize) -> usize {
+    let mut i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+pub(super) fn id_context(text: &str, s: usize) -> bool {
+    let from = floor_char_boundary(text, s.saturating_sub(24));
+    let before = text[from..s]
+        .trim_end_matches([' ', ':', '#', '='])
+        .as_bytes();
+    [
+        "run", "order", "invoice", "ticket", "job", "build", "id", "number", "no.", "ref", "pr",
+    ]
+    .iter()
+    .any(|w| {
+        before.len() >= w.len()
+            && before[before.len() - w.len()..].eq_ignore_ascii_case(w.as_bytes())
+    })
+}
