@@ -26,8 +26,6 @@ struct Entry {
     provider: Arc<dyn HookProvider>,
     name: Arc<str>,
     priority: HookPriority,
-    /// Its priority on each event ([`HookProvider::priority_for`]), by [`HookEvent::index`].
-    priorities: [HookPriority; HookEvent::ALL.len()],
     hooks: HookSet,
     /// Events on which it was caught returning through a default body (warned once each).
     #[cfg(debug_assertions)]
@@ -104,7 +102,12 @@ macro_rules! probed {
 /// ```
 #[derive(Default)]
 pub struct HookRegistry {
+    /// In registration order.
     entries: Vec<Entry>,
+    /// Each entry's priority on each event ([`HookProvider::priority_for`]), by
+    /// [`HookEvent::index`]; only read when the lists are rebuilt, so kept out of the entries
+    /// the hot path walks.
+    priorities: Vec<[HookPriority; HookEvent::ALL.len()]>,
     by_event: [Box<[u32]>; HookEvent::ALL.len()],
     deadline: Option<(Duration, Arc<dyn Timer>)>,
 }
@@ -254,21 +257,16 @@ impl HookRegistry {
         if self.contains(&name) {
             return Err(RegistryError::AlreadyRegistered(name.to_string()));
         }
-        let priority = provider.priority();
-        let priorities = HookEvent::ALL.map(|_| priority);
-        let mut entry = Entry {
-            priority,
-            priorities,
+        self.priorities
+            .push(HookEvent::ALL.map(|event| provider.priority_for(event)));
+        self.entries.push(Entry {
+            priority: provider.priority(),
             hooks: provider.hooks(),
             provider,
             name,
             #[cfg(debug_assertions)]
             warned: Default::default(),
-        };
-        for event in HookEvent::ALL {
-            entry.priorities[event.index()] = entry.provider.priority_for(event);
-        }
-        self.entries.push(entry);
+        });
         Ok(())
     }
 
@@ -279,7 +277,7 @@ impl HookRegistry {
             let mut subs: Vec<u32> = (0..self.entries.len() as u32)
                 .filter(|&i| self.entries[i as usize].hooks.contains(event))
                 .collect();
-            subs.sort_by_key(|&i| self.entries[i as usize].priorities[event.index()]);
+            subs.sort_by_key(|&i| self.priorities[i as usize][event.index()]);
             self.by_event[event.index()] = subs.into();
         }
     }
@@ -333,6 +331,7 @@ impl HookRegistry {
     pub fn remove(&mut self, name: &str) -> Option<Arc<dyn HookProvider>> {
         let at = self.entries.iter().position(|e| &*e.name == name)?;
         let entry = self.entries.remove(at);
+        self.priorities.remove(at);
         self.reindex();
         Some(entry.provider)
     }
