@@ -44,8 +44,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct RunOptions {
     /// The model's name, for events (spans, logs).
     pub model: String,
-    /// The tools offered to the model.
-    pub tools: Vec<ToolSpec>,
+    /// The tools offered to the model (shared by every call; a hook that changes them for one
+    /// call gets its own copy).
+    pub tools: Arc<Vec<ToolSpec>>,
     /// Tool choice and sampling for every model call (a hook may change them per call).
     pub model_options: ModelOptions,
     /// The most retries hooks may ask for, per model call and per tool call. Default 3.
@@ -61,17 +62,18 @@ impl RunOptions {
     pub fn new(model: impl Into<String>) -> Self {
         Self {
             model: model.into(),
-            tools: Vec::new(),
+            tools: Arc::default(),
             model_options: ModelOptions::default(),
             max_retries: 3,
             parallel_tool_calls: true,
         }
     }
 
-    /// With the tools offered to the model.
+    /// With the tools offered to the model (a `Vec`, or an `Arc` to share one list among
+    /// runs without copying it).
     #[must_use]
-    pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
-        self.tools = tools;
+    pub fn with_tools(mut self, tools: impl Into<Arc<Vec<ToolSpec>>>) -> Self {
+        self.tools = tools.into();
         self
     }
 
@@ -104,10 +106,11 @@ impl RunOptions {
 pub struct ModelCall {
     /// The run's id.
     pub run_id: RunId,
-    /// The conversation to send.
-    pub messages: Vec<Message>,
+    /// The conversation to send (shared with the driver, which keeps it for the
+    /// after-model-call hooks: no copy is made).
+    pub messages: Arc<Vec<Message>>,
     /// The tools to offer.
-    pub tools: Vec<ToolSpec>,
+    pub tools: Arc<Vec<ToolSpec>>,
     /// Tool choice and sampling.
     pub options: ModelOptions,
 }
@@ -213,6 +216,27 @@ impl std::fmt::Debug for Run<'_> {
             .field("run_id", &self.shared.run_id)
             .field("iteration", &self.iteration())
             .finish_non_exhaustive()
+    }
+}
+
+/// The run's state lent out of its slot; put back when dropped.
+struct Lent<'a> {
+    slot: &'a Mutex<AgentState>,
+    state: Option<AgentState>,
+}
+
+impl Lent<'_> {
+    fn get(&self) -> &AgentState {
+        // Always `Some` until dropped.
+        self.state.as_ref().unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        if let Some(state) = self.state.take() {
+            *lock(self.slot) = state;
+        }
     }
 }
 
@@ -458,7 +482,7 @@ impl<'r> Run<'r> {
     /// # Errors
     /// [`RunError::IterationLimit`] when the state's `max_iterations` are used up.
     pub async fn start_iteration(&self) -> Result<u32, RunError> {
-        let state = {
+        let iteration = {
             let mut state = lock(&self.shared.state);
             if state.iteration >= state.max_iterations {
                 return Err(RunError::IterationLimit {
@@ -467,31 +491,41 @@ impl<'r> Run<'r> {
             }
             state.iteration += 1;
             state.touch();
-            state.clone()
+            state.iteration
         };
-        if self.registry.has_subscribers(HookEvent::IterationStart) {
-            self.registry
-                .iteration_start(&IterationEvent::new(&state))
-                .await;
-        }
-        Ok(state.iteration)
+        self.iteration_event(HookEvent::IterationStart).await;
+        Ok(iteration)
     }
 
     /// Ends the current iteration: dispatches iteration-end (concurrently; errors are logged,
     /// never returned).
     pub async fn end_iteration(&self) {
-        if !self.registry.has_subscribers(HookEvent::IterationEnd) {
-            lock(&self.shared.state).touch();
+        lock(&self.shared.state).touch();
+        self.iteration_event(HookEvent::IterationEnd).await;
+    }
+
+    /// Dispatches an iteration event with the run's state. The state is lent to the hooks
+    /// (taken out and put back, not copied): iteration boundaries are where the loop waits
+    /// for them, so nothing else of the run reads it meanwhile.
+    async fn iteration_event(&self, kind: HookEvent) {
+        if !self.registry.has_subscribers(kind) {
             return;
         }
-        let state = {
-            let mut state = lock(&self.shared.state);
-            state.touch();
-            state.clone()
+        let state = std::mem::replace(
+            &mut *lock(&self.shared.state),
+            AgentState::hollow(self.shared.run_id.clone()),
+        );
+        // Put back even if this future is dropped midway.
+        let lent = Lent {
+            slot: &self.shared.state,
+            state: Some(state),
         };
-        self.registry
-            .iteration_end(&IterationEvent::new(&state))
-            .await;
+        let event = IterationEvent::new(lent.get());
+        if kind == HookEvent::IterationStart {
+            self.registry.iteration_start(&event).await;
+        } else {
+            self.registry.iteration_end(&event).await;
+        }
     }
 
     /// One model call with its hooks: before-model-call (which may rewrite the messages, the
@@ -527,18 +561,22 @@ impl<'r> Run<'r> {
             let before = self.registry.before_model_call(&mut event).await;
             let changes = event.take_changes();
             let parts = event.into_parts();
-            lock(&shared.state).messages = parts.messages;
             self.record(HookEvent::BeforeModelCall, None, changes);
-            before?;
+            if let Err(e) = before {
+                lock(&shared.state).messages = parts.messages;
+                return Err(e.into());
+            }
 
             let t0 = Instant::now();
-            let messages = lock(&shared.state).messages.clone();
+            // The conversation is shared with the call, not copied; it goes back into the
+            // state once the after-hooks are done with it.
+            let messages = Arc::new(parts.messages);
             let mut outcome = match parts.response {
                 Some(answer) => Ok(answer),
                 None => {
                     let request = ModelCall {
                         run_id: shared.run_id.clone(),
-                        messages: messages.clone(),
+                        messages: Arc::clone(&messages),
                         tools: parts.tools,
                         options: parts.options,
                     };
@@ -559,6 +597,8 @@ impl<'r> Run<'r> {
             let after = self.registry.after_model_call(&mut event).await;
             let changes = event.take_changes();
             let out = event.into_outcome();
+            lock(&shared.state).messages =
+                Arc::try_unwrap(messages).unwrap_or_else(|shared| (*shared).clone());
             self.record(HookEvent::AfterModelCall, None, changes);
             after?;
 

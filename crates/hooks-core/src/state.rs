@@ -561,6 +561,23 @@ impl AgentState {
         }
     }
 
+    /// A placeholder holding only the run id, for while the state is lent out.
+    pub(crate) fn hollow(run_id: RunId) -> Self {
+        let now = SystemTime::UNIX_EPOCH;
+        Self {
+            run_id,
+            agent_id: String::new(),
+            iteration: 0,
+            max_iterations: 0,
+            messages: Vec::new(),
+            tool_executions: Vec::new(),
+            errors: Vec::new(),
+            started_at: now,
+            updated_at: now,
+            metadata: Map::new(),
+        }
+    }
+
     /// Sets the run id.
     #[must_use]
     pub fn with_run_id(mut self, run_id: impl Into<RunId>) -> Self {

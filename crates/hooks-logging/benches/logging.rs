@@ -16,26 +16,25 @@ fn pair(c: &mut Criterion) {
     let run_id = RunId::new("run-bench");
     let args = json!({"query": "weather in Paris", "limit": 5});
     let result = "x".repeat(200);
+    // Built once, like the run and the arguments: the loop measures dispatch, not setup.
+    let ext = hooks_core::Extensions::new();
+    let call = hooks_core::ToolCall::new("c1", "search", args.clone());
+    let ran = hooks_core::ToolOutcome::Ran;
     let mut once = || {
-        let before_ext = hooks_core::Extensions::new();
-        let before_call = hooks_core::ToolCall::new("c1", "search", args.clone());
         let mut before = BeforeToolCallEvent::new(
-            hooks_core::EventContext::new(&run_id, &before_ext)
+            hooks_core::EventContext::new(&run_id, &ext)
                 .with_iteration(1)
                 .with_attempt(0),
-            &before_call,
+            &call,
         );
         ready(registry.before_tool_call(&mut before)).expect("no error");
-        let after_ext = hooks_core::Extensions::new();
-        let after_call = hooks_core::ToolCall::new("c1", "search", serde_json::Value::Null);
-        let after_outcome = hooks_core::ToolOutcome::Ran;
         let mut after = AfterToolCallEvent::new(
-            hooks_core::EventContext::new(&run_id, &after_ext)
+            hooks_core::EventContext::new(&run_id, &ext)
                 .with_iteration(1)
                 .with_attempt(0),
-            &after_call,
+            &call,
             &args,
-            &after_outcome,
+            &ran,
             result.clone(),
         )
         .with_duration(Default::default());

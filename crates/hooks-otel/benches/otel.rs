@@ -27,29 +27,27 @@ fn pair(c: &mut Criterion) {
     let args = json!({"query": "weather in Paris", "limit": 5});
     let result = "x".repeat(200);
     let mut n = 0u64;
+    let ext = hooks_core::Extensions::new();
+    let ran = hooks_core::ToolOutcome::Ran;
     c.bench_function("otel/tool_call_pair", |b| {
         b.iter(|| {
             n += 1;
-            let id = format!("call-{n}");
-            let before_ext = hooks_core::Extensions::new();
-            let before_call = hooks_core::ToolCall::new(&id, "search", args.clone());
+            // A fresh call id each time, as spans are keyed by it.
+            let call = hooks_core::ToolCall::new(format!("call-{n}"), "search", args.clone());
             let mut before = BeforeToolCallEvent::new(
-                hooks_core::EventContext::new(&run_id, &before_ext)
+                hooks_core::EventContext::new(&run_id, &ext)
                     .with_iteration(1)
                     .with_attempt(0),
-                &before_call,
+                &call,
             );
             ready(registry.before_tool_call(&mut before)).expect("no error");
-            let after_ext = hooks_core::Extensions::new();
-            let after_call = hooks_core::ToolCall::new(&id, "search", serde_json::Value::Null);
-            let after_outcome = hooks_core::ToolOutcome::Ran;
             let mut after = AfterToolCallEvent::new(
-                hooks_core::EventContext::new(&run_id, &after_ext)
+                hooks_core::EventContext::new(&run_id, &ext)
                     .with_iteration(1)
                     .with_attempt(0),
-                &after_call,
+                &call,
                 &args,
-                &after_outcome,
+                &ran,
                 result.clone(),
             )
             .with_duration(Default::default());

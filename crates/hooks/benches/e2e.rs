@@ -82,27 +82,26 @@ fn tool_call_pair(c: &mut Criterion) {
         .take(200)
         .collect();
     let result = result.as_str();
+    // Built once, like the run and the arguments: the loop measures dispatch, not setup.
+    let ext = hooks_core::Extensions::new();
+    let call = hooks_core::ToolCall::new("c1", "search", args.clone());
+    let ran = hooks_core::ToolOutcome::Ran;
     c.bench_function("e2e/tool_call_pair", |b| {
         b.iter(|| {
-            let before_ext = hooks_core::Extensions::new();
-            let before_call = hooks_core::ToolCall::new("c1", "search", args.clone());
             let mut before = BeforeToolCallEvent::new(
-                hooks_core::EventContext::new(&run_id, &before_ext)
+                hooks_core::EventContext::new(&run_id, &ext)
                     .with_iteration(1)
                     .with_attempt(0),
-                &before_call,
+                &call,
             );
             ready(registry.before_tool_call(&mut before)).expect("no error");
-            let after_ext = hooks_core::Extensions::new();
-            let after_call = hooks_core::ToolCall::new("c1", "search", serde_json::Value::Null);
-            let after_outcome = hooks_core::ToolOutcome::Ran;
             let mut after = AfterToolCallEvent::new(
-                hooks_core::EventContext::new(&run_id, &after_ext)
+                hooks_core::EventContext::new(&run_id, &ext)
                     .with_iteration(1)
                     .with_attempt(0),
-                &after_call,
+                &call,
                 &args,
-                &after_outcome,
+                &ran,
                 result.to_owned(),
             )
             .with_duration(Default::default());

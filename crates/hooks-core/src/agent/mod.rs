@@ -41,7 +41,7 @@ pub struct Agent {
     name: String,
     model: Arc<dyn Model>,
     tools: HashMap<String, Arc<dyn Tool>>,
-    specs: Vec<ToolSpec>,
+    specs: Arc<Vec<ToolSpec>>,
     registry: Arc<HookRegistry>,
     config: AgentConfig,
 }
@@ -144,7 +144,7 @@ impl AgentBuilder {
             name: self.name,
             model: self.model,
             tools,
-            specs,
+            specs: Arc::new(specs),
             registry: self.registry.unwrap_or_default(),
             config: self.config,
         })
@@ -209,7 +209,7 @@ impl Agent {
     pub async fn run_state(&self, mut state: AgentState) -> Result<RunOutput, RunFailure> {
         state.max_iterations = self.config.max_iterations;
         let options = RunOptions::new(self.model.name())
-            .with_tools(self.specs.clone())
+            .with_tools(Arc::clone(&self.specs))
             .with_max_retries(self.config.max_retries)
             .with_parallel_tool_calls(self.config.parallel_tool_calls);
         self.registry

@@ -1,5 +1,6 @@
 //! Model-call events.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::{ChangeTracker, EventContext, Field, context_getters, tracked};
@@ -14,7 +15,8 @@ pub struct BeforeModelCallEvent<'a> {
     cx: EventContext<'a>,
     model: &'a str,
     messages: Vec<Message>,
-    tools: Vec<ToolSpec>,
+    /// Shared with the run until a hook writes (then copied for this call).
+    tools: Arc<Vec<ToolSpec>>,
     options: ModelOptions,
     response: Option<ModelResponse>,
     tracker: ChangeTracker,
@@ -27,7 +29,7 @@ pub struct ModelCallParts {
     /// The (possibly rewritten) messages.
     pub messages: Vec<Message>,
     /// The tools to offer.
-    pub tools: Vec<ToolSpec>,
+    pub tools: Arc<Vec<ToolSpec>>,
     /// Tool choice and sampling.
     pub options: ModelOptions,
     /// An answer a hook gave in the model's place.
@@ -49,17 +51,18 @@ impl<'a> BeforeModelCallEvent<'a> {
             cx,
             model,
             messages,
-            tools: Vec::new(),
+            tools: Arc::default(),
             options: ModelOptions::default(),
             response: None,
             tracker: ChangeTracker::default(),
         }
     }
 
-    /// With the tools offered to the model.
+    /// With the tools offered to the model (a `Vec`, or an `Arc` shared with the run: it is
+    /// copied only if a hook writes).
     #[must_use]
-    pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
-        self.tools = tools;
+    pub fn with_tools(mut self, tools: impl Into<Arc<Vec<ToolSpec>>>) -> Self {
+        self.tools = tools.into();
         self
     }
 
@@ -94,7 +97,7 @@ impl<'a> BeforeModelCallEvent<'a> {
     /// The tools, writable (for this call); marks [`Field::Tools`].
     pub fn tools_mut(&mut self) -> &mut Vec<ToolSpec> {
         self.tracker.mark(Field::Tools);
-        &mut self.tools
+        Arc::make_mut(&mut self.tools)
     }
 
     /// Tool choice and sampling for this call.
