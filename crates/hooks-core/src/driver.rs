@@ -54,6 +54,9 @@ pub struct RunOptions {
     /// Run the tool calls of one model response concurrently ([`Run::tool_calls`]).
     /// Default true.
     pub parallel_tool_calls: bool,
+    /// The run's iteration limit, written into the state after before-invocation (so no
+    /// hook can raise it); `None` keeps the state's own `max_iterations`.
+    pub max_iterations: Option<u32>,
 }
 
 impl RunOptions {
@@ -66,6 +69,7 @@ impl RunOptions {
             model_options: ModelOptions::default(),
             max_retries: 3,
             parallel_tool_calls: true,
+            max_iterations: None,
         }
     }
 
@@ -88,6 +92,13 @@ impl RunOptions {
     #[must_use]
     pub fn with_max_retries(mut self, n: u32) -> Self {
         self.max_retries = n;
+        self
+    }
+
+    /// The run's iteration limit (see [`RunOptions::max_iterations`]).
+    #[must_use]
+    pub fn with_max_iterations(mut self, n: u32) -> Self {
+        self.max_iterations = Some(n);
         self
     }
 
@@ -193,6 +204,8 @@ struct Report {
 
 struct Shared {
     run_id: RunId,
+    /// The current iteration, readable without the state's lock.
+    iteration: std::sync::atomic::AtomicU32,
     options: RunOptions,
     state: Mutex<AgentState>,
     report: Mutex<Report>,
@@ -360,7 +373,19 @@ impl HookRegistry {
         let mut event = BeforeInvocationEvent::new(state);
         let before = self.before_invocation(&mut event).await;
         let changes = event.take_changes();
-        let state = event.into_state();
+        let mut state = event.into_state();
+        if state.run_id != *abandon.run_id.as_ref().unwrap_or(&state.run_id) {
+            // Every provider keys its per-run state by the id it saw at the start: a run whose
+            // id changed midway could never be ended for them. Identity is not writable.
+            tracing::warn!(target: "hooks::agent", run_id = state.run_id.as_str(), "a before-invocation hook changed the run id; the original id is kept");
+            if let Some(original) = &abandon.run_id {
+                state.run_id = original.clone();
+            }
+        }
+        if let Some(max) = options.max_iterations {
+            // After the hooks, so none of them can raise the run's limit.
+            state.max_iterations = max;
+        }
         record_changes(
             &mut report,
             &state.run_id,
@@ -370,6 +395,7 @@ impl HookRegistry {
         );
         let shared = Arc::new(Shared {
             run_id: state.run_id.clone(),
+            iteration: std::sync::atomic::AtomicU32::new(state.iteration),
             options,
             state: Mutex::new(state),
             report: Mutex::new(report),
@@ -441,7 +467,9 @@ impl<'r> Run<'r> {
 
     /// The current iteration (0 before the first).
     pub fn iteration(&self) -> u32 {
-        lock(&self.shared.state).iteration
+        self.shared
+            .iteration
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The run's extensions: what its hooks and tools stored.
@@ -454,12 +482,16 @@ impl<'r> Run<'r> {
         &self.shared.options
     }
 
-    /// Calls `f` with the run's state (under a short lock; never await inside).
+    /// Calls `f` with the run's state (under a short lock: inside `f`, call no method of this
+    /// run other than [`run_id`](Self::run_id), [`iteration`](Self::iteration),
+    /// [`options`](Self::options) and [`extensions`](Self::extensions): the others take the
+    /// same lock).
     pub fn with_state<R>(&self, f: impl FnOnce(&mut AgentState) -> R) -> R {
         f(&mut lock(&self.shared.state))
     }
 
-    /// A copy of the run's state.
+    /// A copy of the run's state (during an iteration event it is lent to the hooks and this
+    /// copy is a placeholder holding only the run id).
     pub fn state(&self) -> AgentState {
         lock(&self.shared.state).clone()
     }
@@ -491,6 +523,9 @@ impl<'r> Run<'r> {
             }
             state.iteration += 1;
             state.touch();
+            self.shared
+                .iteration
+                .store(state.iteration, std::sync::atomic::Ordering::Relaxed);
             state.iteration
         };
         self.iteration_event(HookEvent::IterationStart).await;
@@ -548,9 +583,17 @@ impl<'r> Run<'r> {
         let model = shared.options.model.as_str();
         let mut attempt = 0;
         loop {
-            let (iteration, messages) = {
-                let mut state = lock(&shared.state);
-                (state.iteration, std::mem::take(&mut state.messages))
+            // The hooks get a copy of the conversation; the state keeps it meanwhile, so a call
+            // dropped midway (a timeout around it) or a concurrent part of the run that adds a
+            // message loses nothing.
+            let (iteration, messages, base_len) = {
+                let state = lock(&shared.state);
+                if attempt == 0 {
+                    // Refusals are per response: a new call starts afresh.
+                    lock(&shared.refused).clear();
+                }
+                let n = state.messages.len();
+                (state.iteration, state.messages.clone(), n)
             };
             let cx = EventContext::new(&shared.run_id, &shared.extensions)
                 .with_iteration(iteration)
@@ -560,16 +603,21 @@ impl<'r> Run<'r> {
                 .with_options(shared.options.model_options.clone());
             let before = self.registry.before_model_call(&mut event).await;
             let changes = event.take_changes();
+            let rewritten = changes.iter().any(|c| c.field == Field::Messages);
             let parts = event.into_parts();
             self.record(HookEvent::BeforeModelCall, None, changes);
-            if let Err(e) = before {
-                lock(&shared.state).messages = parts.messages;
-                return Err(e.into());
+            if rewritten {
+                // The rewrite stays in the conversation; what was added meanwhile follows it.
+                let mut state = lock(&shared.state);
+                let keep = base_len.min(state.messages.len());
+                let tail = state.messages.split_off(keep);
+                state.messages.clone_from(&parts.messages);
+                state.messages.extend(tail);
             }
+            before?;
 
             let t0 = Instant::now();
-            // The conversation is shared with the call, not copied; it goes back into the
-            // state once the after-hooks are done with it.
+            // Shared with the call and the after-hooks, not copied again.
             let messages = Arc::new(parts.messages);
             let mut outcome = match parts.response {
                 Some(answer) => Ok(answer),
@@ -580,7 +628,13 @@ impl<'r> Run<'r> {
                         tools: parts.tools,
                         options: parts.options,
                     };
-                    match AssertUnwindSafe(call(request)).catch_unwind().await {
+                    // A panic while making the future, or while polling it, is an error.
+                    let made = std::panic::catch_unwind(AssertUnwindSafe(|| call(request)));
+                    let polled = match made {
+                        Ok(fut) => AssertUnwindSafe(fut).catch_unwind().await,
+                        Err(payload) => Err(payload),
+                    };
+                    match polled {
                         Ok(r) => r,
                         Err(payload) => Err(ModelError::Other(format!(
                             "the model call panicked: {}",
@@ -597,8 +651,7 @@ impl<'r> Run<'r> {
             let after = self.registry.after_model_call(&mut event).await;
             let changes = event.take_changes();
             let out = event.into_outcome();
-            lock(&shared.state).messages =
-                Arc::try_unwrap(messages).unwrap_or_else(|shared| (*shared).clone());
+            drop(messages);
             self.record(HookEvent::AfterModelCall, None, changes);
             after?;
 
@@ -778,14 +831,21 @@ impl<'r> Run<'r> {
         let shared = &*self.shared;
         let max = shared.options.max_retries;
         let iteration = self.iteration();
-        let refused = lock(&shared.refused).contains(&call.id);
+        // Refused when its response was read (and its arguments replaced by `{}`), or handed
+        // in directly with arguments too deep to copy safely.
+        let refused = lock(&shared.refused).remove(&call.id)
+            || nests_deeper_than(&call.arguments, MAX_ARGUMENT_DEPTH);
         let mut changes = Vec::new();
         let mut attempt = 0;
         loop {
             let cx = EventContext::new(&shared.run_id, &shared.extensions)
                 .with_iteration(iteration)
                 .with_attempt(attempt);
-            let mut before = BeforeToolCallEvent::new(cx, call);
+            let mut before = if refused {
+                BeforeToolCallEvent::with_arguments(cx, call, Value::Object(Map::new()))
+            } else {
+                BeforeToolCallEvent::new(cx, call)
+            };
             let r = self.registry.before_tool_call(&mut before).await;
             push_changes(
                 &mut changes,
@@ -895,7 +955,13 @@ impl<'r> Run<'r> {
             arguments,
             extensions: Arc::clone(&self.shared.extensions),
         };
-        match AssertUnwindSafe(execute(invocation)).catch_unwind().await {
+        // A panic while making the future, or while polling it, is an error result.
+        let made = std::panic::catch_unwind(AssertUnwindSafe(|| execute(invocation)));
+        let polled = match made {
+            Ok(fut) => AssertUnwindSafe(fut).catch_unwind().await,
+            Err(payload) => Err(payload),
+        };
+        match polled {
             Ok(r) => r,
             Err(payload) => Err(ToolError::new(format!(
                 "tool '{}' panicked: {}",

@@ -12,21 +12,37 @@ pub const MAX_ARGUMENT_DEPTH: usize = 128;
 /// recursion; `[[1]]` is 2 levels).
 pub fn nests_deeper_than(v: &Value, max: usize) -> bool {
     let container = |v: &Value| matches!(v, Value::Array(_) | Value::Object(_));
-    let mut stack: Vec<(&Value, usize)> = if container(v) {
-        vec![(v, 1)]
-    } else {
-        Vec::new()
+    if !container(v) {
+        return false;
+    }
+    // A flat object (the usual arguments) needs no stack at all.
+    let flat = |v: &Value| match v {
+        Value::Array(items) => !items.iter().any(container),
+        Value::Object(map) => !map.values().any(container),
+        _ => true,
     };
+    if max >= 1 && flat(v) {
+        return false;
+    }
+    let mut stack: Vec<(&Value, usize)> = vec![(v, 1)];
     while let Some((v, depth)) = stack.pop() {
         if depth > max {
             return true;
         }
-        let children: Box<dyn Iterator<Item = &Value>> = match v {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
-            _ => Box::new(std::iter::empty()),
-        };
-        stack.extend(children.filter(|c| container(c)).map(|c| (c, depth + 1)));
+        match v {
+            Value::Array(items) => stack.extend(
+                items
+                    .iter()
+                    .filter(|c| container(c))
+                    .map(|c| (c, depth + 1)),
+            ),
+            Value::Object(map) => stack.extend(
+                map.values()
+                    .filter(|c| container(c))
+                    .map(|c| (c, depth + 1)),
+            ),
+            _ => {}
+        }
     }
     false
 }

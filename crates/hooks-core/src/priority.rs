@@ -41,7 +41,7 @@ impl HookPriority {
     /// before any observability provider sees it. See [`HookProvider::priority_for`].
     ///
     /// [`HookProvider::priority_for`]: crate::HookProvider::priority_for
-    pub const OUTPUT_GUARD: Self = Self(1_000);
+    pub const OUTPUT_GUARD: Self = Self(i32::MAX);
 
     /// Any priority; values outside the bands are allowed.
     pub const fn new(value: i32) -> Self {

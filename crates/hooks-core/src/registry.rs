@@ -257,16 +257,19 @@ impl HookRegistry {
         if self.contains(&name) {
             return Err(RegistryError::AlreadyRegistered(name.to_string()));
         }
-        self.priorities
-            .push(HookEvent::ALL.map(|event| provider.priority_for(event)));
-        self.entries.push(Entry {
+        // Ask the provider everything first: if one of its methods panics, nothing is half
+        // added.
+        let priorities = HookEvent::ALL.map(|event| provider.priority_for(event));
+        let entry = Entry {
             priority: provider.priority(),
             hooks: provider.hooks(),
             provider,
             name,
             #[cfg(debug_assertions)]
             warned: Default::default(),
-        });
+        };
+        self.priorities.push(priorities);
+        self.entries.push(entry);
         Ok(())
     }
 

@@ -645,16 +645,7 @@ async fn a_panic_in_after_tool_call_does_not_stop_the_providers_after_it() {
     );
 }
 
-struct TokioTimer;
-
-impl hooks_core::Timer for TokioTimer {
-    fn sleep(
-        &self,
-        d: std::time::Duration,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
-        Box::pin(tokio::time::sleep(d))
-    }
-}
+use hooks_core::TokioTimer;
 
 /// A provider that never returns from `on_before_tool_call`.
 struct Stuck;

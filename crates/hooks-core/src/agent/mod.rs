@@ -199,16 +199,16 @@ impl Agent {
     }
 
     /// Runs the agent from `state` (its messages must hold the prompt). The agent's
-    /// configured `max_iterations` applies (it is written into the state), whatever the state
-    /// held.
+    /// configured `max_iterations` applies (it is written into the state after the
+    /// before-invocation hooks), whatever the state or a hook held.
     ///
     /// Dropping the returned future stops the run at its next await point.
     ///
     /// # Errors
     /// A [`RunFailure`] holding the [`RunError`] and the state when the run ended.
-    pub async fn run_state(&self, mut state: AgentState) -> Result<RunOutput, RunFailure> {
-        state.max_iterations = self.config.max_iterations;
+    pub async fn run_state(&self, state: AgentState) -> Result<RunOutput, RunFailure> {
         let options = RunOptions::new(self.model.name())
+            .with_max_iterations(self.config.max_iterations)
             .with_tools(Arc::clone(&self.specs))
             .with_max_retries(self.config.max_retries)
             .with_parallel_tool_calls(self.config.parallel_tool_calls);

@@ -88,7 +88,7 @@ pub fn tool_output_from_bytes(bytes: Vec<u8>) -> Result<String, ToolError> {
 /// let input = ToolInput::new(&run, "c1", &args).with_extensions(&ext);
 /// assert_eq!(input.call_id, "c1");
 /// ```
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 #[non_exhaustive]
 pub struct ToolInput<'a> {
     /// The run's id.
@@ -101,10 +101,24 @@ pub struct ToolInput<'a> {
     pub extensions: &'a Extensions,
 }
 
+impl fmt::Debug for ToolInput<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The arguments hold the secret ones: their values are never printed.
+        f.debug_struct("ToolInput")
+            .field("run_id", &self.run_id)
+            .field("call_id", &self.call_id)
+            .field("arguments", &self.arguments.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`ToolInput::new`] hands a tool under test: an empty map shared by every such input.
 static NO_EXTENSIONS: Extensions = Extensions::new();
 
 impl<'a> ToolInput<'a> {
-    /// The input of call `call_id` with `arguments` (to test a [`Tool`]); no extensions.
+    /// The input of call `call_id` with `arguments` (to test a [`Tool`]), with an empty,
+    /// process-wide extensions map: give a tool under test a map of its own with
+    /// [`with_extensions`](Self::with_extensions) if it stores anything there.
     pub fn new(run_id: &'a RunId, call_id: &'a str, arguments: &'a Map<String, Value>) -> Self {
         Self {
             run_id,

@@ -60,23 +60,55 @@ impl SecretArguments {
     /// would garble ordinary text.
     pub const MIN_SCRUB_LEN: usize = 4;
 
-    /// Replaces every secret string value (of at least [`MIN_SCRUB_LEN`](Self::MIN_SCRUB_LEN)
-    /// characters) found in `text` with `***`, so a tool that echoes its input cannot leak a
-    /// secret into its result.
+    /// Replaces every secret value found in `text` with `***`, so a tool that echoes its
+    /// input (or fails naming it) cannot leak a secret into its result or error.
+    ///
+    /// Every leaf of every secret counts, at any depth: strings, and numbers as they print.
+    /// Each string is also looked for in its JSON-escaped form (a tool that echoes its
+    /// arguments as JSON). Longer values go first, so one secret that contains another leaves
+    /// no tail behind. Values shorter than [`MIN_SCRUB_LEN`](Self::MIN_SCRUB_LEN) characters
+    /// are left alone: they would garble ordinary text.
     ///
     /// ```
     /// let mut s = hooks_core::SecretArguments::default();
     /// s.insert("token", "hunter22");
+    /// s.insert("auth", serde_json::json!({"pin": 98765432, "key": "sk-\"q\""}));
     /// assert_eq!(s.scrub("used hunter22".to_owned()), "used ***");
+    /// assert_eq!(s.scrub("pin 98765432".to_owned()), "pin ***");
+    /// assert_eq!(s.scrub(r#"{"key":"sk-\"q\""}"#.to_owned()), r#"{"key":"***"}"#);
     /// ```
     pub fn scrub(&self, text: String) -> String {
+        if self.0.is_empty() {
+            return text;
+        }
+        let mut needles: Vec<String> = Vec::new();
+        let mut stack: Vec<&Value> = self.0.values().collect();
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::String(secret) => {
+                    let escaped = serde_json::to_string(secret).unwrap_or_default();
+                    let escaped = escaped
+                        .strip_prefix('"')
+                        .and_then(|e| e.strip_suffix('"'))
+                        .unwrap_or("");
+                    if escaped != secret {
+                        needles.push(escaped.to_owned());
+                    }
+                    needles.push(secret.clone());
+                }
+                Value::Number(n) => needles.push(n.to_string()),
+                Value::Array(items) => stack.extend(items),
+                Value::Object(map) => stack.extend(map.values()),
+                Value::Bool(_) | Value::Null => {}
+            }
+        }
+        needles.retain(|n| n.chars().count() >= Self::MIN_SCRUB_LEN);
+        needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        needles.dedup();
         let mut text = text;
-        for v in self.0.values() {
-            if let Value::String(secret) = v
-                && secret.chars().count() >= Self::MIN_SCRUB_LEN
-                && text.contains(secret.as_str())
-            {
-                text = text.replace(secret.as_str(), "***");
+        for needle in &needles {
+            if text.contains(needle.as_str()) {
+                text = text.replace(needle.as_str(), "***");
             }
         }
         text
@@ -168,11 +200,17 @@ impl<'a> BeforeToolCallEvent<'a> {
     /// assert_eq!(e.tool_name(), "search");
     /// ```
     pub fn new(cx: EventContext<'a>, call: &'a ToolCall) -> Self {
+        Self::with_arguments(cx, call, call.arguments.clone())
+    }
+
+    /// An event for `call` whose starting arguments are `arguments` rather than the call's own
+    /// (the loop refused those, say).
+    pub fn with_arguments(cx: EventContext<'a>, call: &'a ToolCall, arguments: Value) -> Self {
         Self {
             cx,
             tool_name: &call.name,
             tool_call_id: &call.id,
-            arguments: call.arguments.clone(),
+            arguments,
             secret_arguments: SecretArguments::default(),
             cancel: None,
             tracker: ChangeTracker::default(),
