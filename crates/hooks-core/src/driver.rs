@@ -644,6 +644,8 @@ impl<'r> Run<'r> {
                 }
             };
             if let Ok(response) = &mut outcome {
+                // Ids first: a refusal is remembered by the call's final id.
+                self.rekey_duplicate_ids(response);
                 self.refuse_deep_arguments(response);
             }
             let mut event =
@@ -694,6 +696,35 @@ impl<'r> Run<'r> {
                     attempts,
                 }),
             };
+        }
+    }
+
+    /// Gives every tool call of a response its own id: local models often send empty or
+    /// repeated ids, and a hook's decision about one call (a guard's BLOCK, say) must never
+    /// land on another. A repeated id gets `#2`, `#3`, …; an empty one `call_<n>`.
+    fn rekey_duplicate_ids(&self, response: &mut ModelResponse) {
+        let calls = &mut response.message.tool_calls;
+        if calls.len() < 2 && calls.iter().all(|c| !c.id.is_empty()) {
+            return;
+        }
+        let mut seen: HashSet<String> = HashSet::with_capacity(calls.len());
+        for (i, call) in calls.iter_mut().enumerate() {
+            let base = if call.id.is_empty() {
+                format!("call_{i}")
+            } else {
+                call.id.clone()
+            };
+            let mut id = base.clone();
+            let mut n = 1;
+            while seen.contains(&id) {
+                n += 1;
+                id = format!("{base}#{n}");
+            }
+            if id != call.id {
+                tracing::warn!(target: "hooks::agent", run_id = self.shared.run_id.as_str(), "tool call id {:?} was empty or repeated in one response; it is now {id:?}", preview(&call.id, 64));
+                call.id = id.clone();
+            }
+            seen.insert(id);
         }
     }
 
@@ -907,7 +938,10 @@ impl<'r> Run<'r> {
                 .with_duration(duration);
             let r = self.registry.after_tool_call(&mut after).await;
             let after_changes = after.take_changes();
-            let (result, retry) = after.into_parts();
+            let after = after.into_parts();
+            let (result, retry) = (after.result, after.retry);
+            // A hook may have redacted the error text: that is what is recorded.
+            let outcome = after.redacted.unwrap_or(outcome);
             let cancelled = matches!(outcome, ToolOutcome::Cancelled { .. });
             let retry = retry && !cancelled;
             if cancelled && after_changes.iter().any(|c| c.field == Field::Retry) {

@@ -429,6 +429,16 @@ pub enum ModelError {
 }
 
 impl ModelError {
+    /// The error's free text (what the provider said), writable: for a guard that takes
+    /// personal data out of it. `None` for the kinds that carry none.
+    pub fn message_mut(&mut self) -> Option<&mut String> {
+        match self {
+            ModelError::Server { message, .. } => Some(message),
+            ModelError::Other(message) => Some(message),
+            ModelError::RateLimited { .. } | ModelError::Timeout(_) => None,
+        }
+    }
+
     /// A short, stable name of the kind: `rate_limited`, `server`, `timeout` or `other`.
     pub fn kind(&self) -> ModelErrorKind {
         match self {

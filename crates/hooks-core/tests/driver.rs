@@ -253,3 +253,37 @@ async fn the_agents_configured_limit_applies_to_a_state_it_is_given() {
         RunError::IterationLimit { max_iterations: 1 }
     ));
 }
+
+#[tokio::test]
+async fn repeated_and_empty_tool_call_ids_in_one_response_are_made_unique() {
+    let model = ScriptedModel::new(vec![
+        Ok(ModelResponse::tool_calls(vec![
+            ToolCall::new("c", "echo", json!({"n": 1})),
+            ToolCall::new("c", "echo", json!({"n": 2})),
+            ToolCall::new("", "echo", json!({"n": 3})),
+        ])),
+        Ok(ModelResponse::text("done")),
+    ]);
+    let agent = hooks_core::agent::Agent::builder("a", model)
+        .tool(hooks_core::agent::FnTool::new(
+            ToolSpec::new("echo", "e", json!({})),
+            |a| Ok(a["n"].to_string()),
+        ))
+        .build()
+        .unwrap();
+    let out = agent.run("go").await.unwrap();
+    let ids: Vec<&str> = out
+        .state
+        .tool_executions
+        .iter()
+        .map(|e| e.tool_call_id.as_str())
+        .collect();
+    assert_eq!(ids, ["c", "c#2", "call_2"]);
+    // The conversation the model sees again carries the same ids as its results.
+    let asked: Vec<&str> = out.state.messages[1]
+        .tool_calls
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(asked, ids);
+}

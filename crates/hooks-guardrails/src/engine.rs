@@ -14,7 +14,6 @@ use crate::error::{Error, Result, closest};
 use crate::gate::ToolGate;
 use crate::pii::{Entity, PiiDetector};
 use crate::violation::{GuardrailViolation, Store, ViolationLocation};
-use crate::walk;
 
 /// What replaces blocked content under REDACT.
 pub const REDACTED_CONTENT: &str = "[REDACTED]";
@@ -59,6 +58,8 @@ pub(crate) struct Scrubbed {
     pub(crate) blocked: Option<String>,
     /// True when a string was rewritten.
     pub(crate) changed: bool,
+    /// Every violation reported, in order.
+    pub(crate) violations: Vec<GuardrailViolation>,
 }
 
 impl Engine {
@@ -105,7 +106,7 @@ impl Engine {
             actions.insert(rule.clone(), *action);
         }
         Ok(Engine {
-            detector: PiiDetector::for_entities(&config.pii),
+            detector: PiiDetector::for_entities(&config.pii)?,
             patterns,
             blocked_tools: config.blocked_tools.iter().cloned().collect(),
             allowed_tools: config
@@ -122,9 +123,46 @@ impl Engine {
         })
     }
 
-    /// Judges every string of `v` with its key as context and, in the same visit, replaces
-    /// what fired under BLOCK or REDACT with its placeholder (so a blocked value does not
-    /// linger in the conversation or the record either), reporting every finding.
+    /// Judges one string (with its JSON key as context, if any) and returns what it becomes
+    /// when something in it fired under BLOCK or REDACT: each finding is replaced by its
+    /// placeholder (so a blocked value does not linger in the conversation or the record
+    /// either), and the result settled. Every finding is reported; the first BLOCK is kept.
+    pub(crate) fn scrub_text(
+        &self,
+        (run_id, loc, tool): (&RunId, ViolationLocation, Option<&str>),
+        key: Option<&str>,
+        text: &str,
+        content: bool,
+        out: &mut Scrubbed,
+    ) -> Option<String> {
+        let verdict = self.judge_keyed(key, text, content);
+        if verdict.violations.is_empty() {
+            return None;
+        }
+        if out.blocked.is_none() {
+            out.blocked = verdict.blocked;
+        }
+        let mut spans = Vec::new();
+        for (finding, action) in verdict.violations {
+            if matches!(action, GuardrailAction::Block | GuardrailAction::Redact) {
+                let with = finding.entity.map_or(REDACTED_CONTENT, Entity::placeholder);
+                spans.push((finding.span.0, finding.span.1, with));
+            }
+            out.violations
+                .push(self.report(run_id, loc, tool, finding, action));
+        }
+        if spans.is_empty() {
+            return None;
+        }
+        out.changed = true;
+        Some(self.settle(run_id, loc, tool, apply(text, spans)))
+    }
+
+    /// Judges every string, number and object key of `v` (a value with the key it sits
+    /// under as context) and, in the same visit, rewrites what fired under BLOCK or REDACT:
+    /// a string gets placeholders, a number that holds an entity becomes its placeholder
+    /// string, a key that holds one is renamed to its placeholder (made unique in its object,
+    /// so no value is lost).
     pub(crate) fn scrub_json(
         &self,
         run_id: &RunId,
@@ -134,29 +172,52 @@ impl Engine {
         content: bool,
     ) -> Scrubbed {
         let mut out = Scrubbed::default();
-        walk::keyed_strings_mut(v, |key, s| {
-            let verdict = self.judge_keyed(key, s, content);
-            if verdict.violations.is_empty() {
-                return;
-            }
-            if out.blocked.is_none() {
-                out.blocked = verdict.blocked;
-            }
-            let mut spans = Vec::new();
-            for (finding, action) in verdict.violations {
-                if matches!(action, GuardrailAction::Block | GuardrailAction::Redact) {
-                    let with = finding.entity.map_or(REDACTED_CONTENT, Entity::placeholder);
-                    spans.push((finding.span.0, finding.span.1, with));
+        let mut stack: Vec<(Option<&str>, &mut Value)> = vec![(None, v)];
+        while let Some((key, v)) = stack.pop() {
+            match v {
+                Value::String(s) => {
+                    if let Some(new) =
+                        self.scrub_text((run_id, loc, tool), key, s, content, &mut out)
+                    {
+                        *s = new;
+                    }
                 }
-                self.report(run_id, loc, tool, finding, action);
+                Value::Number(n) => {
+                    let text = n.to_string();
+                    if let Some(new) =
+                        self.scrub_text((run_id, loc, tool), key, &text, content, &mut out)
+                    {
+                        *v = Value::String(new);
+                    }
+                }
+                Value::Array(items) => stack.extend(items.iter_mut().rev().map(|i| (key, i))),
+                Value::Object(map) => {
+                    let renames: Vec<(String, String)> = map
+                        .keys()
+                        .filter_map(|k| {
+                            self.scrub_text((run_id, loc, tool), None, k, content, &mut out)
+                                .map(|new| (k.clone(), new))
+                        })
+                        .collect();
+                    for (old, new) in renames {
+                        if let Some(value) = map.remove(&old) {
+                            let mut name = new.clone();
+                            let mut n = 1;
+                            while map.contains_key(&name) {
+                                n += 1;
+                                name = format!("{new} #{n}");
+                            }
+                            map.insert(name, value);
+                        }
+                    }
+                    stack.extend(map.iter_mut().rev().map(|(k, i)| (Some(k.as_str()), i)));
+                }
+                Value::Bool(_) | Value::Null => {}
             }
-            if !spans.is_empty() {
-                *s = self.settle(run_id, loc, tool, apply(s, spans));
-                out.changed = true;
-            }
-        });
+        }
         out
     }
+
     pub(crate) fn action(&self, rule: &str) -> GuardrailAction {
         self.actions
             .get(rule)

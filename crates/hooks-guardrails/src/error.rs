@@ -26,6 +26,17 @@ pub enum Error {
     /// Two patterns share a rule name.
     #[error("rule '{0}' is defined twice; give each pattern its own name")]
     DuplicateRule(String),
+    /// A detector could not be built (a guard never runs with a detector that finds nothing).
+    #[error(
+        "the {entity} detector could not be built; remove it from the PII list or report this as a bug"
+    )]
+    Detector {
+        /// What it detects.
+        entity: crate::Entity,
+        /// Why it could not be built.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// A pattern name that cannot form a rule name.
     #[error("pattern name '{0}' must be non-empty lowercase letters, digits and underscores")]
     BadName(String),

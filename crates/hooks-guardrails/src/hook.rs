@@ -10,15 +10,19 @@ use hooks_core::text::{preview, truncate_chars};
 use hooks_core::{
     AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
     BeforeToolCallEvent, HookError, HookEvent, HookPriority, HookProvider, HookSet, Role, RunId,
-    RunLocal, async_trait,
+    RunLocal, ToolCall, async_trait,
 };
 use serde_json::Value;
 
 use crate::config::{GuardrailAction, GuardrailConfig};
-use crate::engine::{Engine, Finding, apply};
+use crate::engine::{Engine, Finding, REDACTED_CONTENT, Scrubbed, apply};
 use crate::error::Result;
 use crate::pii::PiiDetector;
 use crate::violation::{GuardrailViolation, ViolationLocation};
+
+/// The most flagged tool calls one run may have pending; past it the reply is refused (fail
+/// closed) rather than a flag dropped.
+const MAX_FLAGGED_PER_RUN: usize = 1_024;
 
 /// The guard: checks the prompt, tool names, the tool gate and tool arguments on the way in,
 /// and tool results and model replies on the way out.
@@ -117,65 +121,89 @@ impl GuardrailsHook {
     fn check_input(&self, e: &mut BeforeInvocationEvent) -> std::result::Result<(), HookError> {
         let inner = &*self.inner;
         let run_id = e.run_id().clone();
+        let loc = ViolationLocation::Input;
         let mut recorded = Vec::new();
         let mut rewrites: Vec<(usize, String)> = Vec::new();
+        let mut calls: Vec<(usize, Vec<ToolCall>)> = Vec::new();
+        let blocked = |desc: &str| HookError::new(format!("Input blocked by guardrails: {desc}"));
+        // Every message of every role: a run may start from a history (earlier replies, tool
+        // calls and results) as well as from a prompt. A BLOCK refuses the run, but what it
+        // found is taken out of the state too: after-invocation hooks and the run's failure
+        // see the state.
+        let mut first_block: Option<String> = None;
         for (i, m) in e.state().messages.iter().enumerate() {
-            if !matches!(m.role, Role::User | Role::System) {
-                continue;
+            let prompt = matches!(m.role, Role::User | Role::System);
+            if prompt && inner.action("max_prompt_length") == GuardrailAction::Block {
+                // Refused for its length: no need to read it, only to keep it from everyone.
+                if let Some((finding, action)) =
+                    inner.length(&m.content, inner.max_prompt, "max_prompt_length", "prompt")
+                {
+                    let v = inner.report(&run_id, loc, None, finding, action);
+                    first_block.get_or_insert_with(|| v.description.clone());
+                    recorded.push(v);
+                    rewrites.push((i, REDACTED_CONTENT.to_owned()));
+                    continue;
+                }
             }
-            let mut text: Cow<'_, str> = Cow::Borrowed(&m.content);
-            if let Some((finding, action)) =
-                inner.length(&text, inner.max_prompt, "max_prompt_length", "prompt")
+            let mut out = Scrubbed::default();
+            // Scan first, then cut: a cut could hide half an entity from the scan.
+            let clean = inner.scrub_text((&run_id, loc, None), None, &m.content, prompt, &mut out);
+            let mut text: Cow<'_, str> = match clean {
+                Some(t) => Cow::Owned(t),
+                None => Cow::Borrowed(&m.content),
+            };
+            if prompt
+                && let Some((finding, action)) =
+                    inner.length(&text, inner.max_prompt, "max_prompt_length", "prompt")
             {
-                let v = inner.report(&run_id, ViolationLocation::Input, None, finding, action);
+                let v = inner.report(&run_id, loc, None, finding, action);
                 match action {
                     GuardrailAction::Block => {
-                        return Err(HookError::new(format!(
-                            "Input blocked by guardrails: {}",
-                            v.description
-                        )));
+                        first_block.get_or_insert_with(|| v.description.clone());
                     }
                     GuardrailAction::Redact => {
-                        text = Cow::Owned(truncate_chars(&text, inner.max_prompt).0.to_owned());
+                        text = Cow::Owned(
+                            cut_outside_placeholders(&text, inner.max_prompt).to_owned(),
+                        );
                     }
                     _ => {}
                 }
                 recorded.push(v);
             }
-            let verdict = inner.judge(&text, true);
-            let blocked = verdict.blocked.clone();
-            for (finding, action) in verdict.violations {
-                recorded.push(inner.report(
-                    &run_id,
-                    ViolationLocation::Input,
-                    None,
-                    finding,
-                    action,
-                ));
+            if let Some(desc) = out.blocked.take() {
+                first_block.get_or_insert(desc);
             }
-            if let Some(desc) = blocked {
-                return Err(HookError::new(format!(
-                    "Input blocked by guardrails: {desc}"
-                )));
-            }
-            if !verdict.replace.is_empty() {
-                text = Cow::Owned(inner.settle(
-                    &run_id,
-                    ViolationLocation::Input,
-                    None,
-                    apply(&text, verdict.replace),
-                ));
-            }
+            recorded.append(&mut out.violations);
             if let Cow::Owned(t) = text {
                 rewrites.push((i, t));
             }
+            if !m.tool_calls.is_empty() {
+                let mut scrubbed = m.tool_calls.clone();
+                let mut out = Scrubbed::default();
+                for call in &mut scrubbed {
+                    self.scrub_call(&run_id, loc, call, &mut out);
+                }
+                if let Some(desc) = out.blocked.take() {
+                    first_block.get_or_insert(desc);
+                }
+                recorded.append(&mut out.violations);
+                if out.changed {
+                    calls.push((i, scrubbed));
+                }
+            }
         }
-        if recorded.is_empty() && rewrites.is_empty() {
-            return Ok(());
+        if recorded.is_empty() && rewrites.is_empty() && calls.is_empty() {
+            return match first_block {
+                Some(desc) => Err(blocked(&desc)),
+                None => Ok(()),
+            };
         }
         let state = e.state_mut();
         for (i, t) in rewrites {
             state.messages[i].content = t;
+        }
+        for (i, c) in calls {
+            state.messages[i].tool_calls = c;
         }
         if !recorded.is_empty() {
             let list = state
@@ -186,7 +214,31 @@ impl GuardrailsHook {
                 items.extend(recorded.iter().filter_map(|v| serde_json::to_value(v).ok()));
             }
         }
-        Ok(())
+        match first_block {
+            Some(desc) => Err(blocked(&desc)),
+            None => Ok(()),
+        }
+    }
+
+    /// Scrubs one tool call a model asked for (in a reply or in the history): its name, and
+    /// its arguments' strings, numbers and keys.
+    fn scrub_call(
+        &self,
+        run_id: &RunId,
+        loc: ViolationLocation,
+        call: &mut ToolCall,
+        out: &mut Scrubbed,
+    ) {
+        let inner = &*self.inner;
+        if let Some(name) = inner.scrub_text((run_id, loc, None), None, &call.name, false, out) {
+            call.name = name;
+        }
+        let mut r = inner.scrub_json(run_id, loc, Some(&call.name), &mut call.arguments, false);
+        out.changed |= r.changed;
+        out.violations.append(&mut r.violations);
+        if out.blocked.is_none() {
+            out.blocked = r.blocked;
+        }
     }
 
     fn check_tool(&self, e: &mut BeforeToolCallEvent<'_>) {
@@ -338,8 +390,55 @@ impl HookProvider for GuardrailsHook {
         let run_id = e.run_id().clone();
         let tool = e.tool_name().to_owned();
         let loc = ViolationLocation::ToolResult;
-        let mut text: Cow<'_, str> = Cow::Borrowed(e.result());
-        let mut changed = false;
+        // The error text reaches the run's records, logs and spans, not only the model.
+        let mut out = Scrubbed::default();
+        e.redact_error(|error| {
+            match inner.scrub_text((&run_id, loc, Some(&tool)), None, error, false, &mut out) {
+                Some(clean) => {
+                    *error = clean;
+                    true
+                }
+                None => false,
+            }
+        });
+        if inner.action("max_tool_result_length") == GuardrailAction::Block
+            && let Some((finding, action)) = inner.length(
+                e.result(),
+                inner.max_result,
+                "max_tool_result_length",
+                "tool result",
+            )
+        {
+            // Replaced whole for its length: no need to read it.
+            let v = inner.report(&run_id, loc, Some(&tool), finding, action);
+            e.set_result(format!(
+                "Tool result blocked by guardrails: {}",
+                v.description
+            ));
+            return Ok(());
+        }
+        // Scan first, then cut: a cut could hide half an entity from the scan.
+        let verdict = inner.judge(e.result(), false);
+        let blocked = verdict.blocked.clone();
+        for (finding, action) in verdict.violations {
+            inner.report(&run_id, loc, Some(&tool), finding, action);
+        }
+        if let Some(desc) = blocked {
+            e.set_result(format!(
+                "Tool result blocked by guardrails: contains {desc}"
+            ));
+            return Ok(());
+        }
+        let mut text: Cow<'_, str> = if verdict.replace.is_empty() {
+            Cow::Borrowed(e.result())
+        } else {
+            Cow::Owned(inner.settle(
+                &run_id,
+                loc,
+                Some(&tool),
+                apply(e.result(), verdict.replace),
+            ))
+        };
         if let Some((finding, action)) = inner.length(
             &text,
             inner.max_result,
@@ -354,30 +453,12 @@ impl HookProvider for GuardrailsHook {
                     return Ok(());
                 }
                 GuardrailAction::Redact => {
-                    text = Cow::Owned(truncate_chars(&text, inner.max_result).0.to_owned());
-                    changed = true;
+                    text = Cow::Owned(cut_outside_placeholders(&text, inner.max_result).to_owned());
                 }
                 _ => {}
             }
         }
-        let verdict = inner.judge(&text, false);
-        let blocked = verdict.blocked.clone();
-        for (finding, action) in verdict.violations {
-            inner.report(&run_id, loc, Some(&tool), finding, action);
-        }
-        if let Some(desc) = blocked {
-            e.set_result(format!(
-                "Tool result blocked by guardrails: contains {desc}"
-            ));
-            return Ok(());
-        }
-        if !verdict.replace.is_empty() {
-            text =
-                Cow::Owned(inner.settle(&run_id, loc, Some(&tool), apply(&text, verdict.replace)));
-            changed = true;
-        }
-        if changed {
-            let t = text.into_owned();
+        if let Cow::Owned(t) = text {
             e.set_result(t);
         }
         Ok(())
@@ -390,6 +471,17 @@ impl HookProvider for GuardrailsHook {
         let inner = &*self.inner;
         let run_id = e.run_id().clone();
         let loc = ViolationLocation::ModelOutput;
+        // A provider's error may echo the request (a 400 quoting the prompt).
+        let mut err_out = Scrubbed::default();
+        e.redact_error(|error| {
+            match inner.scrub_text((&run_id, loc, None), None, error, false, &mut err_out) {
+                Some(clean) => {
+                    *error = clean;
+                    true
+                }
+                None => false,
+            }
+        });
         let mut flagged: Vec<(String, String)> = Vec::new();
         e.edit_response(|response| {
             let mut changed = false;
@@ -410,24 +502,37 @@ impl HookProvider for GuardrailsHook {
             // Tool-call arguments: whatever fired is taken out of the conversation (BLOCK and
             // REDACT alike); a BLOCK also flags the call, which is then cancelled.
             for call in &mut response.message.tool_calls {
-                let r =
-                    inner.scrub_json(&run_id, loc, Some(&call.name), &mut call.arguments, false);
-                if let Some(desc) = r.blocked {
+                let mut out = Scrubbed::default();
+                self.scrub_call(&run_id, loc, call, &mut out);
+                if let Some(desc) = out.blocked {
                     flagged.push((call.id.clone(), desc));
                 }
-                changed |= r.changed;
+                changed |= out.changed;
             }
             changed
         });
         if !flagged.is_empty() {
-            // Fail closed: a flag that cannot be kept would let the call run.
-            self.flagged
-                .with(&run_id, |calls| calls.extend(flagged))
+            // Fail closed: a flag that cannot be kept would let the call run. Bounded per run,
+            // and never dropped to make room.
+            let held = self
+                .flagged
+                .with(&run_id, |calls| {
+                    if calls.len() + flagged.len() > MAX_FLAGGED_PER_RUN {
+                        return false;
+                    }
+                    calls.extend(flagged);
+                    true
+                })
                 .map_err(|full| {
                     HookError::new(format!(
                         "Response blocked by guardrails: a tool call was flagged but could not be held ({full})"
                     ))
                 })?;
+            if !held {
+                return Err(HookError::new(format!(
+                    "Response blocked by guardrails: more than {MAX_FLAGGED_PER_RUN} flagged tool calls are pending in this run"
+                )));
+            }
         }
         Ok(())
     }
@@ -442,5 +547,31 @@ impl HookProvider for GuardrailsHook {
 
     fn on_run_abandoned(&self, run_id: &RunId) {
         self.flagged.end(run_id);
+    }
+}
+
+/// The first `max` characters of `text`, cut before any placeholder the cut would split
+/// (`[REDACTED_…]` stays whole or goes whole).
+fn cut_outside_placeholders(text: &str, max: usize) -> &str {
+    let (kept, _) = truncate_chars(text, max);
+    match kept.rfind('[') {
+        Some(open) if !kept[open..].contains(']') && text[open..].starts_with("[REDACTED") => {
+            &kept[..open]
+        }
+        _ => kept,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut_outside_placeholders;
+
+    #[test]
+    fn a_cut_never_splits_a_placeholder() {
+        let t = "mail [REDACTED_EMAIL] now";
+        assert_eq!(cut_outside_placeholders(t, 9), "mail ");
+        assert_eq!(cut_outside_placeholders(t, 21), "mail [REDACTED_EMAIL]");
+        assert_eq!(cut_outside_placeholders(t, 3), "mai");
+        assert_eq!(cut_outside_placeholders("a [b c", 4), "a [b");
     }
 }

@@ -42,7 +42,6 @@ mod gate;
 mod hook;
 mod pii;
 mod violation;
-mod walk;
 
 pub use config::{
     COMMAND_INJECTION, DEFAULT_BLOCKED_TOOLS, GuardrailAction, GuardrailConfig, PATH_TRAVERSAL,

@@ -520,3 +520,32 @@ fn json_keys_give_bare_values_their_context() {
         json!({"ssn": "[REDACTED_SSN]", "invoice": "123456789"})
     );
 }
+
+#[test]
+fn a_block_lands_on_the_call_that_carried_it_even_when_ids_repeat() {
+    // Local models often repeat ids: the flag for the first call must not cancel the second,
+    // nor miss the first.
+    let s = setup(
+        GuardrailConfig::default(),
+        vec![
+            Ok(ModelResponse::tool_calls(vec![
+                ToolCall::new("dup", "lookup", json!({"to": EMAIL})),
+                ToolCall::new("dup", "lookup", json!({"q": "weather"})),
+            ])),
+            text("done"),
+        ],
+        "ok",
+    );
+    let out = run(&s, "go").unwrap();
+    let ex = &out.state.tool_executions;
+    assert!(
+        ex[0]
+            .cancelled
+            .as_deref()
+            .unwrap()
+            .starts_with("Tool call blocked by guardrails")
+    );
+    assert_eq!(ex[1].cancelled, None);
+    assert_eq!(*s.tool_seen.lock().unwrap(), vec![json!({"q": "weather"})]);
+    assert!(!format!("{:?}", out.state).contains(EMAIL));
+}

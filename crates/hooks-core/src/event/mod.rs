@@ -345,10 +345,12 @@ pub enum Field {
     Tools,
     /// The model call's options (tool choice, sampling).
     Options,
+    /// The error text (redacted by a hook).
+    Error,
 }
 
 impl Field {
-    const ALL: [Field; 11] = [
+    const ALL: [Field; 12] = [
         Field::State,
         Field::Messages,
         Field::Response,
@@ -360,6 +362,7 @@ impl Field {
         Field::Result,
         Field::Tools,
         Field::Options,
+        Field::Error,
     ];
 
     /// The field's name.
@@ -376,6 +379,7 @@ impl Field {
             Field::Result => "result",
             Field::Tools => "tools",
             Field::Options => "options",
+            Field::Error => "error",
         }
     }
 }

@@ -9,8 +9,9 @@ use crate::state::{Message, ModelError, ModelOptions, ModelResponse, ToolSpec};
 /// Before the model is called: hooks may rewrite the messages (the rewrite stays in the
 /// conversation), change the tools offered and the call's options (tool choice, sampling) for
 /// this call, or answer in the model's place (a cache hit): then the model is not called, and
-/// the after-model-call hooks see that answer like any other.
-#[derive(Debug)]
+/// the after-model-call hooks see that answer like any other — after the output guard. Later
+/// before-model-call hooks learn only *that* an answer was given ([`answered`](Self::answered)),
+/// not what it says: it has not been guarded yet.
 pub struct BeforeModelCallEvent<'a> {
     cx: EventContext<'a>,
     model: &'a str,
@@ -118,9 +119,9 @@ impl<'a> BeforeModelCallEvent<'a> {
         self.response = Some(response);
     }
 
-    /// The answer a hook gave in the model's place, if any.
-    pub fn response(&self) -> Option<&ModelResponse> {
-        self.response.as_ref()
+    /// True when a hook answered in the model's place.
+    pub fn answered(&self) -> bool {
+        self.response.is_some()
     }
 
     /// What the hooks decided.
@@ -131,6 +132,20 @@ impl<'a> BeforeModelCallEvent<'a> {
             options: self.options,
             response: self.response,
         }
+    }
+}
+
+impl std::fmt::Debug for BeforeModelCallEvent<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BeforeModelCallEvent")
+            .field("cx", &self.cx)
+            .field("model", &self.model)
+            .field("messages", &self.messages)
+            .field("tools", &self.tools)
+            .field("options", &self.options)
+            // Not guarded yet: its content is for the after-model-call hooks.
+            .field("answered", &self.response.is_some())
+            .finish_non_exhaustive()
     }
 }
 
@@ -218,6 +233,22 @@ impl<'a> AfterModelCallEvent<'a> {
     /// Why the call failed, when it did (read-only; a hook recovers by setting a response).
     pub fn error(&self) -> Option<&ModelError> {
         self.error.as_ref()
+    }
+
+    /// Lets `redact` rewrite the failed call's error text (see [`ModelError::message_mut`]):
+    /// a guard taking personal data out of what the provider echoed. The error stays an error
+    /// of its kind. Marks [`Field::Error`] only when it returns `true`. Returns what `redact`
+    /// returned, or `false` when the call did not fail or its error carries no text.
+    pub fn redact_error(&mut self, redact: impl FnOnce(&mut String) -> bool) -> bool {
+        let changed = self
+            .error
+            .as_mut()
+            .and_then(ModelError::message_mut)
+            .is_some_and(redact);
+        if changed {
+            self.tracker.mark(Field::Error);
+        }
+        changed
     }
 
     /// How long the call took.

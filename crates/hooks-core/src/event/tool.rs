@@ -1,5 +1,6 @@
 //! Tool-call events.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
@@ -176,6 +177,18 @@ pub struct ToolCallParts {
     pub cancelled: Option<String>,
 }
 
+/// What the after-tool-call hooks left.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct AfterToolCallParts {
+    /// The result the model sees.
+    pub result: String,
+    /// True when a hook asked for a retry.
+    pub retry: bool,
+    /// The outcome with its error text redacted, when a hook did that.
+    pub redacted: Option<ToolOutcome>,
+}
+
 /// Before a tool runs: hooks may rewrite the arguments, add secret arguments, or cancel the call
 /// with a reason the model sees. The tool name and call id are read-only.
 #[derive(Debug)]
@@ -318,7 +331,8 @@ pub struct AfterToolCallEvent<'a> {
     tool_name: &'a str,
     tool_call_id: &'a str,
     arguments: &'a Value,
-    outcome: &'a ToolOutcome,
+    /// Borrowed until a hook redacts the error text.
+    outcome: Cow<'a, ToolOutcome>,
     duration: Duration,
     result: String,
     retry: bool,
@@ -350,7 +364,7 @@ impl<'a> AfterToolCallEvent<'a> {
             tool_name: &call.name,
             tool_call_id: &call.id,
             arguments,
-            outcome,
+            outcome: Cow::Borrowed(outcome),
             duration: Duration::ZERO,
             result,
             retry: false,
@@ -381,17 +395,35 @@ impl<'a> AfterToolCallEvent<'a> {
     }
 
     /// How the call ended.
-    pub fn outcome(&self) -> &'a ToolOutcome {
-        self.outcome
+    pub fn outcome(&self) -> &ToolOutcome {
+        &self.outcome
     }
 
-    /// The tool's error, when it failed.
-    pub fn error(&self) -> Option<&'a str> {
+    /// The tool's error, when it failed (as redacted so far).
+    pub fn error(&self) -> Option<&str> {
         self.outcome.error()
     }
 
+    /// Lets `redact` rewrite the error text of a failed call (a guard taking personal data
+    /// out of it): the call stays failed, and what `redact` leaves is what every later hook,
+    /// the run's records and the model see. Marks [`Field::Error`] only when it returns `true`
+    /// (it changed something). Returns what `redact` returned, or `false` when the call did
+    /// not fail.
+    pub fn redact_error(&mut self, redact: impl FnOnce(&mut String) -> bool) -> bool {
+        if self.outcome.error().is_none() {
+            return false;
+        }
+        let mut text = self.outcome.error().unwrap_or_default().to_owned();
+        if !redact(&mut text) {
+            return false;
+        }
+        self.tracker.mark(Field::Error);
+        *self.outcome.to_mut() = ToolOutcome::Failed { error: text };
+        true
+    }
+
     /// The cancel reason, when a hook cancelled the call (the tool did not run).
-    pub fn cancelled(&self) -> Option<&'a str> {
+    pub fn cancelled(&self) -> Option<&str> {
         self.outcome.cancelled()
     }
 
@@ -434,9 +466,16 @@ impl<'a> AfterToolCallEvent<'a> {
         self.retry
     }
 
-    /// Splits the event into (result, retry).
-    pub fn into_parts(self) -> (String, bool) {
-        (self.result, self.retry)
+    /// What the hooks left.
+    pub fn into_parts(self) -> AfterToolCallParts {
+        AfterToolCallParts {
+            result: self.result,
+            retry: self.retry,
+            redacted: match self.outcome {
+                Cow::Owned(outcome) => Some(outcome),
+                Cow::Borrowed(_) => None,
+            },
+        }
     }
 }
 

@@ -187,46 +187,49 @@ impl Default for PiiDetector {
 
 impl PiiDetector {
     /// A detector for every [`Entity`].
+    ///
+    /// # Panics
+    /// Only if a built-in pattern does not compile — a bug the unit tests rule out (they
+    /// build every one); [`for_entities`](Self::for_entities) reports it as an error instead.
     pub fn new() -> Self {
-        Self::for_entities(&Entity::ALL)
+        match Self::for_entities(&Entity::ALL) {
+            Ok(d) => d,
+            Err(e) => panic!("the built-in PII detectors must compile: {e}"),
+        }
     }
 
     /// A detector for `entities` only.
-    pub fn for_entities(entities: &[Entity]) -> Self {
+    ///
+    /// # Errors
+    /// [`Error::Detector`](crate::Error::Detector) naming the entity whose detector could not
+    /// be built: never a detector that quietly finds nothing.
+    pub fn for_entities(entities: &[Entity]) -> crate::Result<Self> {
         let specs: Vec<Spec> = specs()
             .into_iter()
             .filter(|sp| entities.contains(&sp.entity))
             .collect();
-        // The patterns are constants of this module; the unit tests compile them all, so a
-        // failure here cannot happen at run time. Should it, the detector finds nothing rather
-        // than panicking.
-        let kinds: Vec<Kind> = specs
-            .iter()
-            .filter_map(|sp| {
-                let re = MetaRegex::new(&sp.exact).ok()?;
-                Some(Kind {
-                    entity: sp.entity,
-                    re,
-                    window: sp.window,
-                    anchored: sp.anchored,
-                    validate: sp.validate,
-                })
-            })
-            .collect();
-        if kinds.len() != specs.len() {
-            return Self {
-                passes: Vec::new(),
-                kinds: Vec::new(),
-            };
+        let bad = |entity: Entity, e: Box<dyn std::error::Error + Send + Sync>| {
+            crate::Error::Detector { entity, source: e }
+        };
+        let mut kinds: Vec<Kind> = Vec::with_capacity(specs.len());
+        for sp in &specs {
+            let re = MetaRegex::new(&sp.exact).map_err(|e| bad(sp.entity, Box::new(e)))?;
+            kinds.push(Kind {
+                entity: sp.entity,
+                re,
+                window: sp.window,
+                anchored: sp.anchored,
+                validate: sp.validate,
+            });
         }
         let mut passes = Vec::new();
         for pass in 0..PASSES {
             let members: Vec<usize> = (0..specs.len())
                 .filter(|&i| specs[i].pass == pass)
                 .collect();
-            if members.is_empty() {
+            let Some(&first) = members.first() else {
                 continue;
-            }
+            };
             let triggers: Vec<&str> = members.iter().map(|&i| specs[i].trigger.as_str()).collect();
             let build = |kind: MatchKind| {
                 MetaRegex::builder()
@@ -238,8 +241,9 @@ impl PiiDetector {
                     )
                     .syntax(syntax::Config::new())
                     .build_many(&triggers)
-                    .ok()
+                    .map_err(|e| bad(specs[first].entity, Box::new(e)))
             };
+            // The fully built DFA is a speed-up only: without it the lazy one answers.
             let dense = (pass == DENSE_PASS)
                 .then(|| {
                     regex_automata::dfa::regex::Regex::builder()
@@ -248,22 +252,14 @@ impl PiiDetector {
                         .ok()
                 })
                 .flatten();
-            match (build(MatchKind::LeftmostFirst), build(MatchKind::All)) {
-                (Some(re), Some(all)) => passes.push(Pass {
-                    re,
-                    dense,
-                    all,
-                    kinds: members,
-                }),
-                _ => {
-                    return Self {
-                        passes: Vec::new(),
-                        kinds: Vec::new(),
-                    };
-                }
-            }
+            passes.push(Pass {
+                re: build(MatchKind::LeftmostFirst)?,
+                dense,
+                all: build(MatchKind::All)?,
+                kinds: members,
+            });
         }
-        Self { passes, kinds }
+        Ok(Self { passes, kinds })
     }
 
     /// Every entity in `text`, in order, without overlaps.
@@ -436,6 +432,20 @@ mod tests {
             .into_iter()
             .map(|d| (d.entity, &text[d.start..d.end]))
             .collect()
+    }
+
+    #[test]
+    fn every_entity_alone_builds_a_detector_that_finds_it() {
+        for (entity, sample) in [
+            (Entity::Email, "mail jane.doe@example.com now"),
+            (Entity::CreditCard, "card 4111 1111 1111 1111 now"),
+        ] {
+            let d = PiiDetector::for_entities(&[entity]).unwrap();
+            assert_eq!(d.detect(sample).len(), 1, "{entity}");
+        }
+        for entity in Entity::ALL {
+            assert!(PiiDetector::for_entities(&[entity]).is_ok(), "{entity}");
+        }
     }
 
     #[test]

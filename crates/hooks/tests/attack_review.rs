@@ -1,0 +1,469 @@
+//! Paths a hostile review found open through the guard, whole stack: a PII marker sent
+//! through each must reach no model request, state record, run error, observer, log line,
+//! span or judge prompt.
+
+#![allow(clippy::unwrap_used, missing_docs)] // tests fail loudly on the first unexpected error
+
+use std::io;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hooks::agent::{Agent, FnTool, ToolError};
+use hooks::guardrails::{GuardrailAction, GuardrailConfig, GuardrailsHook};
+use hooks::logging::LoggingHook;
+use hooks::otel::{SpanCollector, TelemetryGuard, TelemetryHook};
+use hooks::retry::{ModelRetryHook, ToolRetryHook};
+use hooks::steering::{JudgeError, JudgeModel, JudgeReply, JudgeRequest, SteeringHook};
+use hooks::{
+    AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, AgentState,
+    BeforeInvocationEvent, BeforeModelCallEvent, BeforeToolCallEvent, HookError, HookPriority,
+    HookProvider, HookRegistry, HookSet, Message, ModelError, ModelResponse, RunId, ToolCall,
+    ToolSpec, async_trait,
+};
+use hooks_core::test_util::ScriptedModel;
+use serde_json::{Value, json};
+
+const EMAIL: &str = "leak.marker@example.com";
+
+#[derive(Clone, Default)]
+struct Buf(Arc<Mutex<Vec<u8>>>);
+impl io::Write for Buf {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Buf {
+    type Writer = Buf;
+    fn make_writer(&'a self) -> Buf {
+        self.clone()
+    }
+}
+
+/// Debug-prints every event it sees.
+struct Spy {
+    name: String,
+    prio: HookPriority,
+    sink: Arc<Mutex<Vec<String>>>,
+}
+impl Spy {
+    fn new(name: &str, prio: HookPriority) -> (Self, Arc<Mutex<Vec<String>>>) {
+        let sink = Arc::default();
+        (
+            Self {
+                name: name.into(),
+                prio,
+                sink: Arc::clone(&sink),
+            },
+            sink,
+        )
+    }
+    fn push(&self, s: String) {
+        self.sink.lock().unwrap().push(s);
+    }
+}
+#[async_trait]
+impl HookProvider for Spy {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn priority(&self) -> HookPriority {
+        self.prio
+    }
+    fn hooks(&self) -> HookSet {
+        HookSet::INVOCATION | HookSet::MODEL_CALL | HookSet::TOOL_CALL
+    }
+    async fn on_before_invocation(&self, e: &mut BeforeInvocationEvent) -> Result<(), HookError> {
+        self.push(format!("{e:?}"));
+        Ok(())
+    }
+    async fn on_after_invocation(&self, e: &AfterInvocationEvent<'_>) -> Result<(), HookError> {
+        self.push(format!("{e:?}"));
+        Ok(())
+    }
+    async fn on_before_model_call(
+        &self,
+        e: &mut BeforeModelCallEvent<'_>,
+    ) -> Result<(), HookError> {
+        self.push(format!("{e:?}"));
+        Ok(())
+    }
+    async fn on_after_model_call(&self, e: &mut AfterModelCallEvent<'_>) -> Result<(), HookError> {
+        self.push(format!("{e:?}"));
+        Ok(())
+    }
+    async fn on_before_tool_call(&self, e: &mut BeforeToolCallEvent<'_>) -> Result<(), HookError> {
+        self.push(format!("{e:?}"));
+        Ok(())
+    }
+    async fn on_after_tool_call(&self, e: &mut AfterToolCallEvent<'_>) -> Result<(), HookError> {
+        self.push(format!("{e:?}"));
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+struct Judge(Mutex<Vec<String>>);
+#[async_trait]
+impl JudgeModel for Judge {
+    fn name(&self) -> &str {
+        "judge"
+    }
+    async fn judge(&self, r: &JudgeRequest) -> Result<JudgeReply, JudgeError> {
+        self.0.lock().unwrap().push(r.prompt.clone());
+        Ok(JudgeReply::new("PROCEED", None))
+    }
+}
+
+struct Stack {
+    registry: HookRegistry,
+    spy_default: Arc<Mutex<Vec<String>>>,
+    telemetry: Arc<TelemetryHook>,
+    judge: Arc<Judge>,
+    spans: SpanCollector,
+    _guard: TelemetryGuard,
+}
+
+fn stack(config: GuardrailConfig, extra: Vec<Arc<dyn HookProvider>>) -> Stack {
+    let spans = SpanCollector::new();
+    let tg = TelemetryGuard::with_simple_exporter(spans.clone());
+    let telemetry = Arc::new(tg.hook().with_content_capture(true).build());
+    let judge = Arc::new(Judge::default());
+    let mut r = HookRegistry::new();
+    r.add(GuardrailsHook::new(config).unwrap()).unwrap();
+    let (spy_default, spy_d) = Spy::new("spy_default", HookPriority::DEFAULT);
+    r.add(spy_default).unwrap();
+    r.add(LoggingHook::new()).unwrap();
+    r.add(Arc::clone(&telemetry)).unwrap();
+    r.add(SteeringHook::builder(Arc::clone(&judge)).build())
+        .unwrap();
+    for p in extra {
+        r.add(p).unwrap();
+    }
+    Stack {
+        registry: r,
+        spy_default: spy_d,
+        telemetry,
+        judge,
+        spans,
+        _guard: tg,
+    }
+}
+
+fn tools() -> Vec<FnTool> {
+    vec![
+        FnTool::new(ToolSpec::new("echo", "echo", json!({})), |a| {
+            Ok(Value::Object(a.clone()).to_string())
+        }),
+        FnTool::new(ToolSpec::new("crm", "crm", json!({})), |_| {
+            Ok(format!("customer mail: {EMAIL}"))
+        }),
+        FnTool::new(ToolSpec::new("lookup", "lookup", json!({})), |a| {
+            Err(ToolError::new(format!(
+                "no account for {}",
+                a.get("who").and_then(Value::as_str).unwrap_or(EMAIL)
+            )))
+        }),
+    ]
+}
+
+/// Runs one scenario and reports every place `marker` reached.
+fn scenario(
+    title: &str,
+    marker: &str,
+    config: GuardrailConfig,
+    extra: Vec<Arc<dyn HookProvider>>,
+    script: Vec<Result<ModelResponse, ModelError>>,
+    state: Option<AgentState>,
+) -> Vec<&'static str> {
+    let buf = Buf::default();
+    let sub = tracing_subscriber::fmt()
+        .with_writer(buf.clone())
+        .with_max_level(tracing::Level::TRACE)
+        .finish();
+    let _sg = tracing::subscriber::set_default(sub);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let s = stack(config, extra);
+    let model = Arc::new(ScriptedModel::new(script));
+    let mut b = Agent::builder("a", Arc::clone(&model)).registry(Arc::new(s.registry));
+    for t in tools() {
+        b = b.tool(t);
+    }
+    let agent = b.build().unwrap();
+    let state = state.unwrap_or_else(|| agent.new_state("please help"));
+    let run_id = state.run_id.clone();
+    let res = rt.block_on(agent.run_state(state));
+    let (st, failure) = match &res {
+        Ok(o) => (o.state.clone(), String::new()),
+        Err(f) => ((*f.state).clone(), f.to_string()),
+    };
+    let has = |s: &str| s.contains(marker);
+    let mut leaks = Vec::new();
+    let recv = model.received(&run_id);
+    if has(&format!("{recv:?}")) {
+        leaks.push("model");
+    }
+    if has(&format!("{:?}", st.messages)) {
+        leaks.push("state.messages");
+    }
+    if has(&format!("{:?}", st.tool_executions)) {
+        leaks.push("state.tool_executions");
+    }
+    if has(&format!("{:?}", st.errors)) {
+        leaks.push("state.errors");
+    }
+    if has(&failure) {
+        leaks.push("RunFailure");
+    }
+    if has(&format!("{:?}", s.spy_default.lock().unwrap())) {
+        leaks.push("spy@300");
+    }
+    if has(&String::from_utf8_lossy(&buf.0.lock().unwrap())) {
+        leaks.push("log lines");
+    }
+    if has(&format!("{:?}", s.spans.spans())) {
+        leaks.push("otel spans");
+    }
+    if has(&format!("{:?}", s.judge.0.lock().unwrap())) {
+        leaks.push("steering judge (an LLM)");
+    }
+    assert_eq!(s.telemetry.open_runs(), 0, "telemetry left a run open");
+    assert!(leaks.is_empty(), "{title}: {marker} reached {leaks:?}");
+    leaks
+}
+
+fn redact_email() -> GuardrailConfig {
+    GuardrailConfig::default().with_action("pii_email", GuardrailAction::Redact)
+}
+
+fn calls(c: Vec<ToolCall>) -> Vec<Result<ModelResponse, ModelError>> {
+    vec![
+        Ok(ModelResponse::tool_calls(c)),
+        Ok(ModelResponse::text("done")),
+    ]
+}
+
+#[test]
+fn pii_in_a_json_object_key_is_judged_and_renamed() {
+    for (label, cfg) in [
+        ("REDACT", redact_email()),
+        ("BLOCK", GuardrailConfig::default()),
+    ] {
+        let leaks = scenario(
+            &format!("email as argument key, {label}"),
+            EMAIL,
+            cfg,
+            vec![],
+            calls(vec![ToolCall::new("c1", "echo", json!({ EMAIL: "hi" }))]),
+            None,
+        );
+        assert!(leaks.is_empty());
+    }
+}
+
+#[test]
+fn pii_as_a_json_number_is_judged_and_replaced() {
+    let leaks = scenario(
+        "credit card as a JSON number, BLOCK",
+        "4111111111111111",
+        GuardrailConfig::default(),
+        vec![],
+        calls(vec![ToolCall::new(
+            "c1",
+            "echo",
+            json!({"card_number": 4111111111111111u64}),
+        )]),
+        None,
+    );
+    assert!(leaks.is_empty());
+    // the same as a string is caught too
+    let control = scenario(
+        "credit card as a JSON string, BLOCK (control)",
+        "4111111111111111",
+        GuardrailConfig::default(),
+        vec![],
+        calls(vec![ToolCall::new(
+            "c1",
+            "echo",
+            json!({"card_number": "4111111111111111"}),
+        )]),
+        None,
+    );
+    assert!(control.is_empty());
+}
+
+#[test]
+fn pii_in_a_tool_error_is_redacted_everywhere() {
+    for (label, cfg) in [
+        ("REDACT", redact_email()),
+        ("BLOCK", GuardrailConfig::default()),
+    ] {
+        let leaks = scenario(
+            &format!("email in tool error text, {label}"),
+            EMAIL,
+            cfg,
+            vec![],
+            calls(vec![ToolCall::new("c1", "lookup", json!({}))]),
+            None,
+        );
+        assert!(leaks.is_empty());
+    }
+}
+
+#[test]
+fn pii_in_a_model_error_is_redacted() {
+    let leaks = scenario(
+        "email in a model error, REDACT",
+        EMAIL,
+        redact_email(),
+        vec![],
+        vec![Err(ModelError::Other(format!(
+            "content filter: refused to process {EMAIL}"
+        )))],
+        None,
+    );
+    assert!(leaks.is_empty());
+}
+
+#[test]
+fn pii_in_prior_assistant_or_tool_history_is_judged() {
+    let state = AgentState::new("a")
+        .with_message(Message::assistant(format!(
+            "I have noted your mail {EMAIL}"
+        )))
+        .with_message(Message::tool("old", format!("crm: {EMAIL}")))
+        .with_message(Message::user("and now?"));
+    let leaks = scenario(
+        "email in prior assistant/tool history, BLOCK",
+        EMAIL,
+        GuardrailConfig::default(),
+        vec![],
+        vec![Ok(ModelResponse::text("ok"))],
+        Some(state),
+    );
+    assert!(leaks.is_empty());
+}
+
+#[test]
+fn cached_answers_and_tool_call_names_are_judged() {
+    struct Cache;
+    #[async_trait]
+    impl HookProvider for Cache {
+        fn priority(&self) -> HookPriority {
+            HookPriority::BUSINESS_DEFAULT
+        }
+        fn hooks(&self) -> HookSet {
+            HookSet::BEFORE_MODEL_CALL
+        }
+        async fn on_before_model_call(
+            &self,
+            e: &mut BeforeModelCallEvent<'_>,
+        ) -> Result<(), HookError> {
+            if e.iteration() == 1 {
+                e.respond_with(ModelResponse::tool_calls(vec![ToolCall::new(
+                    "c1",
+                    "echo",
+                    json!({"to": [[EMAIL]]}),
+                )]));
+            } else {
+                e.respond_with(ModelResponse::text(format!("cached: {EMAIL}")));
+            }
+            Ok(())
+        }
+    }
+    let leaks = scenario(
+        "respond_with cache answers carrying an email, REDACT",
+        EMAIL,
+        redact_email(),
+        vec![Arc::new(Cache)],
+        vec![],
+        None,
+    );
+    assert!(leaks.is_empty());
+    let leaks = scenario(
+        "email as a tool NAME in a model reply, BLOCK",
+        EMAIL,
+        GuardrailConfig::default(),
+        vec![],
+        calls(vec![ToolCall::new("c1", EMAIL, json!({}))]),
+        None,
+    );
+    assert!(leaks.is_empty());
+}
+
+#[test]
+fn run_local_state_is_gone_after_refused_abandoned_and_renamed_runs() {
+    struct Renamer;
+    #[async_trait]
+    impl HookProvider for Renamer {
+        fn hooks(&self) -> HookSet {
+            HookSet::BEFORE_INVOCATION
+        }
+        async fn on_before_invocation(
+            &self,
+            e: &mut BeforeInvocationEvent,
+        ) -> Result<(), HookError> {
+            if e.state().metadata.contains_key("rename") {
+                e.state_mut().run_id = RunId::new("renamed");
+            }
+            Ok(())
+        }
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let retry = Arc::new(
+        ModelRetryHook::builder()
+            .with_initial_delay(Duration::from_millis(1))
+            .with_max_delay(Duration::from_millis(1))
+            .build()
+            .unwrap(),
+    );
+    let tretry = Arc::new(
+        ToolRetryHook::builder(|_: &str, _: &str| false)
+            .build()
+            .unwrap(),
+    );
+    let s = stack(
+        GuardrailConfig::default(),
+        vec![Arc::new(Renamer), retry.clone(), tretry.clone()],
+    );
+    let model = Arc::new(ScriptedModel::new(vec![
+        Ok(ModelResponse::text("")),
+        Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+            "c1",
+            "echo",
+            json!({}),
+        )])),
+        Ok(ModelResponse::text("done")),
+    ]));
+    let mut b = Agent::builder("a", Arc::clone(&model)).registry(Arc::new(s.registry));
+    for t in tools() {
+        b = b.tool(t);
+    }
+    let agent = b.build().unwrap();
+    rt.block_on(async {
+        agent.run("normal").await.unwrap();
+        // refused by the guard (BLOCK on e-mail in the prompt)
+        assert!(agent.run(format!("mail {EMAIL}")).await.is_err());
+        // abandoned mid-run
+        struct Slow;
+        let _ = Slow;
+        let st = agent.new_state("x");
+        let _ = tokio::time::timeout(Duration::from_micros(1), agent.run_state(st)).await;
+        // renamed by a later before-invocation hook
+        let st = agent.new_state("y");
+        let mut st = st;
+        st.metadata.insert("rename".into(), json!(true));
+        let _ = agent.run_state(st).await;
+    });
+    assert_eq!(s.telemetry.open_runs(), 0, "a run left its span tree open");
+    assert_eq!(retry.calls_in_flight(), 0);
+}
