@@ -28,6 +28,11 @@ mod model;
 mod tool;
 
 pub use backoff::{Backoff, Jitter};
+
+/// The longest wait a server's retry-after hint can ask for (an hour): longer hints are cut
+/// to it, and then to the call's time budget, which ends the retries when the wait would
+/// pass it.
+pub const MAX_SERVER_HINT: std::time::Duration = std::time::Duration::from_secs(3600);
 pub use error::{Error, Result};
 pub use model::{ModelRetryHook, ModelRetryHookBuilder, OnExhausted, RetryReason, RetryStats};
 pub use tool::{ToolRetryHook, ToolRetryHookBuilder};

@@ -258,16 +258,19 @@ impl HookProvider for ModelRetryHook {
             self.clocks.forget(&key);
             return self.exhausted(e, reason, &format!("{} retries allowed", self.max_retries));
         }
+        // A server's hint is honoured but never trusted: clamped, and checked against the
+        // budget with saturating arithmetic (a hint of `Duration::MAX` ends the retries).
         let delay = e
             .error()
             .and_then(|err| err.retry_after())
+            .map(|hint| hint.min(crate::MAX_SERVER_HINT))
             .unwrap_or_else(|| self.backoff.jittered(n));
         let elapsed = match self.clocks.elapsed(&key, e.duration()) {
             Ok(elapsed) => elapsed,
             Err(full) => return self.exhausted(e, reason, &full.to_string()),
         };
         if let Some(budget) = self.budget
-            && elapsed + delay > budget
+            && elapsed.saturating_add(delay) > budget
         {
             self.clocks.forget(&key);
             return self.exhausted(

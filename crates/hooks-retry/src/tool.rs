@@ -116,7 +116,9 @@ impl HookProvider for ToolRetryHook {
         // A run whose clock cannot be kept (run-scoped state is full) is not retried: its
         // budget could not be enforced.
         let over_budget = match self.clocks.elapsed(&key, e.duration()) {
-            Ok(elapsed) => self.budget.is_some_and(|b| elapsed + delay > b),
+            Ok(elapsed) => self
+                .budget
+                .is_some_and(|b| elapsed.saturating_add(delay) > b),
             Err(_) => true,
         };
         if n >= self.max_retries || over_budget {

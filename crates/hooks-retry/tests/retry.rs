@@ -456,3 +456,57 @@ fn bad_configs_are_errors_at_construction() {
             .is_err()
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn hostile_retry_after_hints_are_clamped_never_overflow_and_never_outwait_the_budget() {
+    // Duration::MAX and a hint longer than the budget: exhaustion at once, no sleep, no panic.
+    for hint in [Duration::MAX, Duration::from_secs(301)] {
+        let model = Arc::new(TimedModel::new(vec![
+            Err(ModelError::RateLimited {
+                retry_after: Some(hint),
+            }),
+            ok("never"),
+        ]));
+        let hook = Arc::new(ModelRetryHook::new());
+        let started = Instant::now();
+        let err = agent(model.clone(), vec![hook.clone()], 10)
+            .run("q")
+            .await
+            .unwrap_err();
+        assert_eq!(model.count(&err.state.run_id), 1, "{hint:?}");
+        assert_eq!(hook.stats().exhausted, 1, "{hint:?}");
+        assert!(started.elapsed() < Duration::from_secs(1), "{hint:?}");
+        assert!(err.to_string().contains("rate limited"), "{err}");
+    }
+    // Zero: retried at once.
+    let model = Arc::new(TimedModel::new(vec![
+        Err(ModelError::RateLimited {
+            retry_after: Some(Duration::ZERO),
+        }),
+        ok("ok"),
+    ]));
+    let out = agent(model.clone(), vec![Arc::new(ModelRetryHook::new())], 10)
+        .run("q")
+        .await
+        .unwrap();
+    assert_eq!(model.gaps(&out.state.run_id), [0.0]);
+    // Without a budget, a huge hint is cut to MAX_SERVER_HINT rather than slept for ever.
+    let model = Arc::new(TimedModel::new(vec![
+        Err(ModelError::RateLimited {
+            retry_after: Some(Duration::MAX),
+        }),
+        ok("ok"),
+    ]));
+    let hook = ModelRetryHook::builder()
+        .with_total_budget(None)
+        .build()
+        .unwrap();
+    let out = agent(model.clone(), vec![Arc::new(hook)], 10)
+        .run("q")
+        .await
+        .unwrap();
+    assert_eq!(
+        model.gaps(&out.state.run_id),
+        [hooks_retry::MAX_SERVER_HINT.as_secs_f64()]
+    );
+}
