@@ -52,12 +52,18 @@ pub struct ParseError(String);
 /// The longest reason kept, in characters.
 pub const MAX_REASON_CHARS: usize = 500;
 
-/// Reads a judge's answer: JSON `{"decision": "...", "reason": "..."}` (also inside a
-/// markdown code fence), or plain text whose first word is the decision, e.g.
-/// `GUIDE: search the docs first`.
+/// Reads a judge's answer, one way only, and refuses anything else.
 ///
-/// Strict: the decision must be a whole word at the very start (`GUIDELINES OK` is not
-/// GUIDE); anything else is an error, never a guess. The reason keeps its case.
+/// - JSON `{"decision": "...", "reason": "..."}` (structured output; also inside a markdown code
+///   fence): the decision is the `decision` field, one of the three values, and nothing else
+///   is read from it.
+/// - Text: the first line is exactly `PROCEED`, or `GUIDE: <reason>` / `INTERRUPT: <reason>`
+///   (the keyword in any case, then `:` or the end of the line; a reason may continue on the
+///   next lines), and no *other* verdict keyword appears anywhere in the reply.
+///
+/// So `PROCEED? No. This deletes the database, so INTERRUPT.`, `Proceed only after a human
+/// approves: INTERRUPT`, `PROCEED-NOT: …`, `Proceed with caution - GUIDE: …` and `proceed: no`
+/// are all errors, which the hook's failure policy turns into a cancel (closed by default).
 ///
 /// ```
 /// use hooks_steering::{parse_verdict, SteeringAction};
@@ -65,36 +71,48 @@ pub const MAX_REASON_CHARS: usize = 500;
 /// assert_eq!(v.action, SteeringAction::Guide);
 /// assert_eq!(v.reason, "Use the read-only replica");
 /// assert!(parse_verdict("GUIDELINES OK").is_err());
+/// assert!(parse_verdict("PROCEED? No. This deletes the database, so INTERRUPT.").is_err());
 /// assert!(parse_verdict(r#"{"decision": "PROCEED", "reason": "fine"}"#).is_ok());
 /// ```
 ///
 /// # Errors
-/// [`ParseError`] when the answer does not start with a decision.
+/// [`ParseError`] when the answer is not exactly one clear verdict.
 pub fn parse_verdict(text: &str) -> Result<Verdict, ParseError> {
     let t = strip_fence(text.trim());
     if t.starts_with('{') {
         return parse_json(t);
     }
-    let word_end = t
+    let err = || ParseError(describe(text));
+    let (first, more) = match t.split_once('\n') {
+        Some((first, more)) => (first.trim(), more.trim()),
+        None => (t.trim(), ""),
+    };
+    let word_end = first
         .find(|c: char| !c.is_ascii_alphabetic())
-        .unwrap_or(t.len());
-    let word = &t[..word_end];
-    let action = action_of(word).ok_or_else(|| ParseError(describe(text)))?;
-    // A letter or digit glued on (e.g. `GUIDE2`) is not a whole word either.
-    let rest = &t[word_end..];
-    if rest
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_alphanumeric() || c == '_')
-    {
-        return Err(ParseError(describe(text)));
+        .unwrap_or(first.len());
+    let action = action_of(&first[..word_end]).ok_or_else(err)?;
+    let after = first[word_end..].trim_end();
+    let reason = match action {
+        // Exactly the word: anything after it could qualify or negate it.
+        SteeringAction::Proceed if after.is_empty() => more,
+        SteeringAction::Guide | SteeringAction::Interrupt if after.is_empty() => more,
+        SteeringAction::Guide | SteeringAction::Interrupt => {
+            let r = after.strip_prefix(':').ok_or_else(err)?.trim();
+            if r.is_empty() { more } else { r }
+        }
+        _ => return Err(err()),
+    };
+    // One reading only: a reply that also names another verdict is not a verdict.
+    let others = t
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .filter_map(action_of)
+        .any(|a| a != action);
+    if others {
+        return Err(err());
     }
-    let reason = rest.trim_start_matches(|c: char| {
-        c.is_whitespace() || matches!(c, ':' | '-' | '–' | '—' | ',' | '.' | '*')
-    });
     Ok(Verdict {
         action,
-        reason: clip(reason.trim()),
+        reason: clip(reason),
     })
 }
 
@@ -147,18 +165,14 @@ mod tests {
     fn decisions_are_whole_words_at_the_start() {
         for (text, action, reason) in [
             ("PROCEED", SteeringAction::Proceed, ""),
-            (
-                "proceed - looks fine",
-                SteeringAction::Proceed,
-                "looks fine",
-            ),
+            ("proceed\nlooks fine", SteeringAction::Proceed, "looks fine"),
             (
                 "GUIDE: Ask the user first",
                 SteeringAction::Guide,
                 "Ask the user first",
             ),
             (
-                "**INTERRUPT** — Needs Sign-Off",
+                "interrupt:\nNeeds Sign-Off",
                 SteeringAction::Interrupt,
                 "Needs Sign-Off",
             ),
@@ -168,8 +182,7 @@ mod tests {
                 "Use staging",
             ),
         ] {
-            let t = text.trim_start_matches('*');
-            let v = parse_verdict(t).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let v = parse_verdict(text).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!((v.action, v.reason.as_str()), (action, reason), "{text}");
         }
         for bad in [
@@ -180,6 +193,16 @@ mod tests {
             "{\"decision\":\"MAYBE\"}",
             "{broken",
             "GUIDE2 x",
+            "proceed - looks fine",
+            "**INTERRUPT** — Needs Sign-Off",
+            "PROCEED? No. This deletes the database, so INTERRUPT.",
+            "Proceed only after a human approves: INTERRUPT",
+            "PROCEED-NOT: it deletes data",
+            "Proceed with caution - GUIDE: use the replica",
+            "proceed: no",
+            "GUIDE: do not proceed",
+            "PROCEED\nbut a human should INTERRUPT this",
+            "PROCEED.",
         ] {
             assert!(parse_verdict(bad).is_err(), "{bad}");
         }

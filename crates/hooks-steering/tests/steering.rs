@@ -292,7 +292,58 @@ async fn judged_answers_are_retried_with_guidance_and_bounded() {
     assert_eq!(feedback.content, "Steering guidance: Cite A Source");
 }
 
+/// Words a hedged, negated or mixed reply is made of.
+const HEDGES: [&str; 12] = [
+    "?",
+    "!",
+    ".",
+    ": no",
+    "-NOT",
+    " only if a human agrees",
+    " with caution",
+    ", but",
+    " (not really)",
+    "... no",
+    " - GUIDE: use the replica",
+    " unless INTERRUPT",
+];
+const PREFIXES: [&str; 8] = [
+    "I think ",
+    "Maybe ",
+    "Not ",
+    "Don't ",
+    "Decision? ",
+    "> ",
+    "Answer: ",
+    "- ",
+];
+const OTHERS: [&str; 4] = ["INTERRUPT", "GUIDE", "interrupt", "Guide"];
+
 proptest! {
+    #[test]
+    fn hedged_negated_and_mixed_replies_never_yield_proceed(
+        case in 0usize..4,
+        hedge in 0..HEDGES.len(),
+        prefix in 0..PREFIXES.len(),
+        other in 0..OTHERS.len(),
+        case_proceed in prop::sample::select(vec!["PROCEED", "proceed", "Proceed", "PrOcEeD"]),
+        filler in "[a-z ,.]{0,30}",
+    ) {
+        let reply = match case {
+            // Qualified on its own line.
+            0 => format!("{case_proceed}{}{filler}", HEDGES[hedge]),
+            // Not at the start.
+            1 => format!("{}{case_proceed} {filler}", PREFIXES[prefix]),
+            // Another verdict further down.
+            2 => format!("{case_proceed}\n{filler} {} {filler}", OTHERS[other]),
+            // Another verdict first, proceed later.
+            _ => format!("{}: {filler} {case_proceed}", OTHERS[other]),
+        };
+        if let Ok(v) = parse_verdict(&reply) {
+            prop_assert_ne!(v.action, SteeringAction::Proceed, "PROCEED from {:?}", reply);
+        }
+    }
+
     #[test]
     fn the_verdict_parser_never_panics(s in "\\PC{0,200}") {
         let _ = parse_verdict(&s);
