@@ -57,6 +57,16 @@ pub enum JudgeError {
     /// The answer did not start with a decision.
     #[error("unparseable answer: {0}")]
     Unparseable(String),
+    /// The call's arguments are over the judge's budget: it is not judged on a prefix.
+    #[error(
+        "the arguments are too large to judge ({chars} characters, over the {limit}-character budget); raise it with with_max_argument_chars or send smaller arguments"
+    )]
+    TooLarge {
+        /// Their size, after whitespace runs were collapsed.
+        chars: usize,
+        /// The budget.
+        limit: usize,
+    },
     /// The run's context (recent calls, model-call count) could not be held, so the judge
     /// could not see the whole picture.
     #[error("no room for this run's context: {0}")]

@@ -9,6 +9,7 @@ use hooks_core::async_trait;
 use serde_json::{Value, json};
 
 use crate::error::JudgeError;
+use crate::verdict::SteeringAction;
 
 /// What a judge is asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -417,9 +418,11 @@ impl JudgeModel for RuleJudge {
             .find(|(p, ..)| tool.starts_with(p.as_str()))
             .map(|(_, a, r)| (*a, r.as_str()))
             .unwrap_or((self.default, "no rule matched"));
-        Ok(JudgeReply::new(
-            format!("{action}: {reason} [rule judge]"),
-            Some("stop".to_owned()),
-        ))
+        // The strict verdict format: PROCEED alone on its line, the others with a colon.
+        let text = match action {
+            SteeringAction::Proceed => format!("{action}\n{reason} [rule judge]"),
+            _ => format!("{action}: {reason} [rule judge]"),
+        };
+        Ok(JudgeReply::new(text, Some("stop".to_owned())))
     }
 }

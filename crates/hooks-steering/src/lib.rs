@@ -39,8 +39,8 @@ mod verdict;
 
 pub use error::{Error, JudgeError, Result};
 pub use hook::{
-    ApprovalRequest, Approver, Decision, DecisionSource, FailurePolicy, RECENT_CALLS,
-    SYSTEM_PROMPT, StdinApprover, SteeringHook, SteeringHookBuilder,
+    ApprovalRequest, Approver, DEFAULT_MAX_ARGUMENT_CHARS, Decision, DecisionSource, FailurePolicy,
+    RECENT_CALLS, SYSTEM_PROMPT, StdinApprover, SteeringHook, SteeringHookBuilder, escape_data,
 };
 pub use judge::{
     JudgeModel, JudgeReply, JudgeRequest, OpenAiJudge, OpenAiJudgeBuilder, RuleJudge,

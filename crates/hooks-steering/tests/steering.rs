@@ -201,7 +201,7 @@ async fn the_judges_context_is_per_run() {
     let prompts = judge.prompts.lock().unwrap().clone();
     assert_eq!(prompts.len(), 16 * 4);
     for p in &prompts {
-        let proposed = p.split("## Proposed Tool Call").nth(1).unwrap();
+        let proposed = p.split("proposed tool: ").nth(1).unwrap();
         let run = proposed
             .split("RUN")
             .nth(1)
@@ -250,13 +250,17 @@ async fn recent_calls_are_the_last_five_of_the_run() {
     a.run("go").await.unwrap();
     let last = judge.prompts.lock().unwrap().last().unwrap().clone();
     let recent = last
-        .split("## Recent Tool Calls")
+        .split("<<<DATA")
         .nth(1)
         .unwrap()
-        .split("## Stats")
+        .split("proposed tool: ")
         .next()
         .unwrap();
-    assert_eq!(recent.matches("- search(").count(), 5, "{recent}");
+    assert_eq!(
+        recent.matches("recent call: search(").count(),
+        5,
+        "{recent}"
+    );
     assert!(recent.contains(r#"{"n":1}"#) && !recent.contains(r#"{"n":0}"#));
 }
 
