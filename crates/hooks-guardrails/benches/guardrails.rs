@@ -74,6 +74,40 @@ fn scan(c: &mut Criterion) {
     g.finish();
 }
 
+/// 1 MB of each hostile family: inputs built to make a detector search the same text again
+/// and again. Compare each with `guardrails/scan` on normal text.
+fn scan_adversarial(c: &mut Criterion) {
+    const MB: usize = 1 << 20;
+    let fill = |unit: &str, tail: &str| {
+        let mut s = unit.repeat((MB - tail.len()) / unit.len());
+        s.push_str(tail);
+        s
+    };
+    let families = [
+        ("local_part_run", fill("a", "@example.com")),
+        ("dotted_run", fill("a.", "@b.co")),
+        ("jwt_like_run", fill("eyJa-", "")),
+        ("digit_runs_with_separators", fill("1 2-3 ", "")),
+        ("ipv6_like_run", fill("a:", "")),
+        ("bare_ssn_csv", fill("123456789,", "")),
+        (
+            "pem_headers_without_bodies",
+            fill("-----BEGIN PRIVATE KEY-----\n", ""),
+        ),
+        ("plus_runs", fill("+1 ", "")),
+    ];
+    let detector = PiiDetector::new();
+    let mut g = c.benchmark_group("guardrails/scan_adversarial");
+    g.sample_size(10);
+    for (name, text) in &families {
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function(*name, |b| {
+            b.iter(|| black_box(detector.detect(black_box(text))).len())
+        });
+    }
+    g.finish();
+}
+
 fn tool_call_pair(c: &mut Criterion) {
     let mut registry = HookRegistry::new();
     registry
@@ -112,5 +146,5 @@ fn tool_call_pair(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, scan, tool_call_pair);
+criterion_group!(benches, scan, scan_adversarial, tool_call_pair);
 criterion_main!(benches);

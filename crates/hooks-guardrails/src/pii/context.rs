@@ -19,12 +19,19 @@ pub(super) fn ssn_context(text: &str, s: usize) -> bool {
     // Look back at most this far: a CSV header or a key name further away does not count.
     const LOOK_BACK: usize = 4096;
     let floor = floor_char_boundary(text, s.saturating_sub(LOOK_BACK));
-    let line_start = text[floor..s].rfind('\n').map_or(floor, |i| floor + i + 1);
+    let newline = text[floor..s].rfind('\n');
+    let line_start = newline.map_or(floor, |i| floor + i + 1);
     let from = floor_char_boundary(text, s.saturating_sub(48).max(line_start));
     if contains_ignore_ascii_case(&text[from..s], "ssn")
         || contains_ignore_ascii_case(&text[from..s], "social security")
     {
         return true;
+    }
+    if newline.is_none() {
+        // No line break within reach: no header line above it is within reach either, so
+        // there is no column to look up (and no need to count this line's commas — on one
+        // long line of numbers that would be most of the scan's work).
+        return false;
     }
     let col = text[line_start..s].bytes().filter(|&b| b == b',').count();
     if col == 0 {

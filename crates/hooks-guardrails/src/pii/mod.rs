@@ -219,6 +219,7 @@ impl PiiDetector {
                 re,
                 window: sp.window,
                 anchored: sp.anchored,
+                back_window: sp.back_window,
                 validate: sp.validate,
             });
         }
@@ -286,7 +287,28 @@ impl PiiDetector {
     }
 
     /// Calls `found` for each detection in order until it returns false.
-    fn scan(&self, text: &str, mut found: impl FnMut(Detection) -> bool) {
+    ///
+    /// Linear in the text: each pass resumes on its own, and after a candidate fails, past
+    /// everything that candidate proved cannot start an entity of its kind (for an e-mail,
+    /// every start more than 64 characters before its `@`), so no run of text is searched
+    /// again from each of its characters.
+    fn scan(&self, text: &str, found: impl FnMut(Detection) -> bool) {
+        self.scan_counted(text, found, &mut 0);
+    }
+
+    /// The scan's work on `text`: bytes the passes search for candidates, plus each
+    /// candidate's trigger and any detection (a validation reads a bounded, anchored window,
+    /// so its cost per candidate is bounded; what can go quadratic is searching the same text
+    /// again and again, and that is what this counts). Linear scanning means doubling a text
+    /// at most about doubles it (tested with hostile inputs); it counts steps, not time.
+    #[doc(hidden)]
+    pub fn scan_work(&self, text: &str) -> u64 {
+        let mut work = 0;
+        self.scan_counted(text, |_| true, &mut work);
+        work
+    }
+
+    fn scan_counted(&self, text: &str, mut found: impl FnMut(Detection) -> bool, work: &mut u64) {
         #[derive(Clone, Copy)]
         enum Slot {
             Unknown,
@@ -294,20 +316,34 @@ impl PiiDetector {
             At(regex_automata::Match),
         }
         let mut slots = [Slot::Unknown; PASSES];
+        // Where each pass searches from next: past the last detection, and past its own
+        // failed candidates.
+        let mut resume = [0usize; PASSES];
         let mut set: Option<PatternSet> = None;
         let mut at = 0;
         while at <= text.len() {
             let mut min = usize::MAX;
-            for (slot, pass) in slots.iter_mut().zip(&self.passes) {
+            for ((slot, pass), from) in slots.iter_mut().zip(&self.passes).zip(&mut resume) {
+                *from = (*from).max(at);
                 let stale = match slot {
                     Slot::Unknown => true,
-                    Slot::At(m) => m.start() < at,
+                    Slot::At(m) => m.start() < *from,
                     Slot::Done => false,
                 };
                 if stale {
-                    *slot = match pass.search(text, at) {
-                        Some(m) => Slot::At(m),
-                        None => Slot::Done,
+                    *slot = if *from > text.len() {
+                        Slot::Done
+                    } else {
+                        match pass.search(text, *from) {
+                            Some(m) => {
+                                *work += (m.end() - *from) as u64 + 1;
+                                Slot::At(m)
+                            }
+                            None => {
+                                *work += (text.len() - *from) as u64 + 1;
+                                Slot::Done
+                            }
+                        }
                     };
                 }
                 if let Slot::At(m) = slot {
@@ -317,15 +353,20 @@ impl PiiDetector {
             if min == usize::MAX {
                 return;
             }
-            let hit = slots
-                .iter()
-                .zip(&self.passes)
-                .find_map(|(slot, pass)| match slot {
-                    Slot::At(m) if m.start() == min => {
-                        self.validate_at(text, pass, m.start(), m.pattern(), &mut set)
-                    }
-                    _ => None,
-                });
+            let mut hit = None;
+            for ((slot, pass), from) in slots.iter().zip(&self.passes).zip(&mut resume) {
+                let Slot::At(m) = slot else { continue };
+                if m.start() != min {
+                    continue;
+                }
+                *work += (m.end() - m.start()) as u64;
+                hit = self.validate_at(text, pass, m.start(), m.pattern(), &mut set, work);
+                if hit.is_some() {
+                    break;
+                }
+                // This pass's candidate failed: resume past what it ruled out.
+                *from = self.skip_after_failure(text, pass, *m);
+            }
             match hit {
                 Some(d) => {
                     at = d.end.max(min + 1);
@@ -335,6 +376,27 @@ impl PiiDetector {
                 }
                 None => at = next_char(text, min),
             }
+        }
+    }
+
+    /// Where a pass resumes after its candidate `m` failed: the next character, or — for a
+    /// kind whose entity can only start a bounded distance before an anchor its trigger
+    /// reached (an e-mail: 64 characters before its `@`) — that point, if it is further.
+    fn skip_after_failure(&self, text: &str, pass: &Pass, m: regex_automata::Match) -> usize {
+        let next = next_char(text, m.start());
+        let kind = &self.kinds[pass.kinds[m.pattern().as_usize()]];
+        let Some((anchor, before)) = kind.back_window else {
+            return next;
+        };
+        match text.as_bytes()[m.start()..m.end()]
+            .iter()
+            .position(|&b| b == anchor)
+        {
+            Some(i) => next.max(ceil_char_boundary(
+                text,
+                (m.start() + i).saturating_sub(before),
+            )),
+            None => next,
         }
     }
 
@@ -348,8 +410,9 @@ impl PiiDetector {
         s: usize,
         fired: PatternID,
         set: &mut Option<PatternSet>,
+        work: &mut u64,
     ) -> Option<Detection> {
-        if let Some(d) = self.validate_kind(text, pass.kinds[fired.as_usize()], s) {
+        if let Some(d) = self.validate_kind(text, pass.kinds[fired.as_usize()], s, work) {
             return Some(d);
         }
         if pass.kinds.len() == 1 {
@@ -361,10 +424,16 @@ impl PiiDetector {
             .which_overlapping_matches(&Input::new(text).range(s..).anchored(Anchored::Yes), set);
         set.iter()
             .filter(|&p| p != fired)
-            .find_map(|p| self.validate_kind(text, pass.kinds[p.as_usize()], s))
+            .find_map(|p| self.validate_kind(text, pass.kinds[p.as_usize()], s, work))
     }
 
-    fn validate_kind(&self, text: &str, kind: usize, s: usize) -> Option<Detection> {
+    fn validate_kind(
+        &self,
+        text: &str,
+        kind: usize,
+        s: usize,
+        work: &mut u64,
+    ) -> Option<Detection> {
         let kind = &self.kinds[kind];
         let cut = ceil_char_boundary(text, s.saturating_add(kind.window));
         let anchored = if kind.anchored {
@@ -375,6 +444,7 @@ impl PiiDetector {
         let m = kind
             .re
             .search(&Input::new(text).range(s..cut).anchored(anchored))?;
+        *work += (m.end() - s) as u64;
         let (start, end) = (kind.validate)(text, m.start(), m.end())?;
         Some(Detection {
             start,

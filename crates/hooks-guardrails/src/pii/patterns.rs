@@ -22,6 +22,9 @@ pub(super) struct Kind {
     pub(super) window: usize,
     /// The exact match must start where the trigger did (otherwise: anywhere in the window).
     pub(super) anchored: bool,
+    /// An entity of this kind starts at most this many bytes before this byte of its
+    /// trigger: after a failed candidate the scan resumes there (see `skip_after_failure`).
+    pub(super) back_window: Option<(u8, usize)>,
     pub(super) validate: Validate,
 }
 
@@ -33,6 +36,7 @@ pub(super) struct Spec {
     pub(super) exact: String,
     pub(super) window: usize,
     pub(super) anchored: bool,
+    pub(super) back_window: Option<(u8, usize)>,
     pub(super) validate: Validate,
 }
 
@@ -56,6 +60,7 @@ pub(super) fn spec(
         exact,
         window,
         anchored: true,
+        back_window: None,
         validate,
     }
 }
@@ -142,9 +147,15 @@ pub(super) fn specs() -> Vec<Spec> {
             exact: aws_secret,
             window: 96,
             anchored: false,
+            back_window: None,
             validate: validate_aws_border,
         },
-        spec(Entity::Email, 1, email_trigger, email, 400, validate_email),
+        Spec {
+            // The local part is at most 64 characters: no start further before the `@` can
+            // be an address.
+            back_window: Some((b'@', 64)),
+            ..spec(Entity::Email, 1, email_trigger, email, 400, validate_email)
+        },
         spec(Entity::Iban, 2, iban_trigger, iban, 80, validate_iban),
         spec(Entity::CreditCard, 2, card.clone(), card, 40, validate_card),
         spec(Entity::IpAddress, 2, ipv6_trigger, ipv6, 64, validate_ipv6),

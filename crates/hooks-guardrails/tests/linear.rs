@@ -1,0 +1,94 @@
+//! Scans are linear: no input makes a detector search a run of text again from each of its
+//! characters. Work is counted in steps (bytes searched and validated), not time, so these
+//! tests hold on any machine.
+
+#![allow(clippy::unwrap_used)] // tests fail loudly on the first unexpected error
+
+use std::sync::OnceLock;
+
+use hooks_guardrails::PiiDetector;
+use proptest::prelude::*;
+
+fn detector() -> &'static PiiDetector {
+    static D: OnceLock<PiiDetector> = OnceLock::new();
+    D.get_or_init(PiiDetector::new)
+}
+
+/// The hostile families: each a unit repeated `n` times (with a tail where it matters).
+fn family(name: &str, n: usize) -> String {
+    match name {
+        "local_part_run" => format!("{}@example.com", "a".repeat(n)),
+        "dotted_run" => format!("{}@b.co", "a.".repeat(n)),
+        "jwt_like_run" => "eyJa-".repeat(n),
+        "digit_runs" => "1 2-3 ".repeat(n),
+        "ipv6_like_run" => "a:".repeat(n),
+        "bare_ssn_csv" => "123456789,".repeat(n),
+        "pem_headers_without_bodies" => "-----BEGIN PRIVATE KEY-----\n".repeat(n),
+        "plus_runs" => "+1 ".repeat(n),
+        _ => unreachable!(),
+    }
+}
+
+const FAMILIES: [&str; 8] = [
+    "local_part_run",
+    "dotted_run",
+    "jwt_like_run",
+    "digit_runs",
+    "ipv6_like_run",
+    "bare_ssn_csv",
+    "pem_headers_without_bodies",
+    "plus_runs",
+];
+
+#[test]
+fn doubling_a_hostile_input_at_most_about_doubles_the_work() {
+    for name in FAMILIES {
+        let small = detector().scan_work(&family(name, 4_000));
+        let large = detector().scan_work(&family(name, 8_000));
+        assert!(
+            large <= small * 2 + small / 4 + 10_000,
+            "{name}: {small} steps for n, {large} for 2n"
+        );
+    }
+}
+
+#[test]
+fn a_dotted_local_part_run_costs_steps_in_proportion_to_its_length() {
+    // Was quadratic: 40 KB of `a.` before `@b.co` took seconds, every start searched again.
+    let text = family("dotted_run", 20_000);
+    let work = detector().scan_work(&text);
+    assert!(
+        work < 200 * text.len() as u64,
+        "{work} steps for {} bytes",
+        text.len()
+    );
+    // A valid address after a long run is still found, where it starts.
+    let text = format!("{} bob@example.com", "a.".repeat(5_000));
+    let found = detector().detect(&text);
+    assert_eq!(found.len(), 1);
+    assert_eq!(&text[found[0].start..found[0].end], "bob@example.com");
+    let text = format!("{}@example.com", "a".repeat(10_000));
+    let found = detector().detect(&text);
+    assert_eq!(found.len(), 1, "the last 64 characters form an address");
+    assert_eq!(found[0].end - found[0].start, 64 + "@example.com".len());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn doubling_any_input_at_most_about_doubles_the_work(
+        unit in prop::collection::vec(
+            prop::sample::select(vec!["a", ".", "@", "b.co", "1", " ", "-", ":", "eyJ", "+", ",", "\n", "x@y.", "4111"]),
+            1..12,
+        ),
+        n in 50usize..400,
+    ) {
+        let unit: String = unit.concat();
+        let once = unit.repeat(n);
+        let twice = unit.repeat(2 * n);
+        let a = detector().scan_work(&once);
+        let b = detector().scan_work(&twice);
+        prop_assert!(b <= a * 2 + a / 4 + 20_000, "{unit:?} x{n}: {a} then {b}");
+    }
+}
