@@ -29,6 +29,8 @@ pub(crate) struct Engine {
     pub(crate) default_action: GuardrailAction,
     pub(crate) gate: ToolGate,
     pub(crate) store: Store,
+    /// True when only the built-in blocked-content patterns are in use (see `scrub_json`).
+    pub(crate) plain_keys_are_clean: bool,
     pub(crate) config: GuardrailConfig,
 }
 
@@ -119,6 +121,14 @@ impl Engine {
             default_action: config.default_action,
             gate: config.gate.clone(),
             store: Store::new(config.max_violations),
+            plain_keys_are_clean: config.patterns.iter().all(|(name, pattern)| {
+                matches!(
+                    (name.as_str(), pattern.as_str()),
+                    ("sql_injection", crate::config::SQL_INJECTION)
+                        | ("path_traversal", crate::config::PATH_TRAVERSAL)
+                        | ("command_injection", crate::config::COMMAND_INJECTION)
+                )
+            }),
             config,
         })
     }
@@ -182,6 +192,9 @@ impl Engine {
                         *s = new;
                     }
                 }
+                // No entity is written with fewer than 7 digits (SSNs have 9, phones 7 and
+                // more, cards 13 and more): smaller numbers need no look.
+                Value::Number(n) if n.as_i64().is_some_and(|i| i.unsigned_abs() < 1_000_000) => {}
                 Value::Number(n) => {
                     let text = n.to_string();
                     if let Some(new) =
@@ -194,6 +207,15 @@ impl Engine {
                 Value::Object(map) => {
                     let renames: Vec<(String, String)> = map
                         .keys()
+                        // A short key of letters and underscores (`query`, `api_key`) holds no
+                        // entity and no built-in blocked pattern: every detector and pattern
+                        // needs a digit, an `@`, punctuation, a space or 16 characters.
+                        // (With patterns of the user's own, every key is judged.)
+                        .filter(|k| {
+                            !self.plain_keys_are_clean
+                                || k.len() > 15
+                                || !k.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_')
+                        })
                         .filter_map(|k| {
                             self.scrub_text((run_id, loc, tool), None, k, content, &mut out)
                                 .map(|new| (k.clone(), new))
@@ -489,6 +511,26 @@ mod tests {
         );
         let v = e.judge_keyed(Some("ssn"), "123456789", false);
         assert_eq!(v.replace, [(0, 9, "[REDACTED_SSN]")]);
+    }
+
+    #[test]
+    fn keys_and_numbers_are_judged_and_a_users_pattern_sees_every_key() {
+        let run = RunId::new("r");
+        let e = engine(&[("pii_email", GuardrailAction::Redact)]);
+        let mut v = json!({"a@example.com": 1, "card": 4111111111111111u64, "n": 12});
+        let r = e.scrub_json(&run, ViolationLocation::ToolArgs, None, &mut v, true);
+        assert!(r.changed);
+        assert_eq!(
+            v,
+            json!({"[REDACTED_EMAIL]": 1, "card": "[REDACTED_CREDIT_CARD]", "n": 12})
+        );
+        // A pattern of the user's own is looked for in plain keys too.
+        let config = GuardrailConfig::default().with_blocked_pattern("codename", "(?i)bluebird");
+        let e = Engine::new(config).unwrap();
+        assert!(!e.plain_keys_are_clean);
+        let mut v = json!({"bluebird": "x"});
+        let r = e.scrub_json(&run, ViolationLocation::ToolArgs, None, &mut v, true);
+        assert_eq!(r.blocked.as_deref(), Some("blocked content: codename"));
     }
 
     #[test]
