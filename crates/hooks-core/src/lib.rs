@@ -64,6 +64,7 @@ mod error;
 pub mod event;
 mod extensions;
 pub mod json;
+mod offload;
 mod priority;
 mod provider;
 mod registry;
@@ -85,6 +86,7 @@ pub use event::{
     IterationEvent, SecretArguments, ToolOutcome,
 };
 pub use extensions::Extensions;
+pub use offload::offload;
 pub use priority::HookPriority;
 pub use provider::{CustomEvent, HookProvider};
 pub use registry::{HookRegistry, Timer};

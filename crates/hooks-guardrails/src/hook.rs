@@ -9,8 +9,8 @@ use std::sync::Arc;
 use hooks_core::text::{preview, truncate_chars};
 use hooks_core::{
     AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
-    BeforeToolCallEvent, HookError, HookEvent, HookPriority, HookProvider, HookSet, Role, RunId,
-    RunLocal, ToolCall, async_trait,
+    BeforeToolCallEvent, HookError, HookEvent, HookPriority, HookProvider, HookSet, Message, Role,
+    RunId, RunLocal, ToolCall, async_trait,
 };
 use serde_json::Value;
 
@@ -19,6 +19,11 @@ use crate::engine::{Engine, Finding, REDACTED_CONTENT, Scrubbed, apply};
 use crate::error::Result;
 use crate::pii::PiiDetector;
 use crate::violation::{GuardrailViolation, ViolationLocation};
+
+/// Inputs larger than this (in bytes) are scanned off the executor with
+/// [`hooks_core::offload`], so a long scan neither stalls the thread's other tasks nor escapes
+/// the registry's per-hook deadline.
+pub const OFFLOAD_BYTES: usize = 64 * 1024;
 
 /// The most flagged tool calls one run may have pending; past it the reply is refused (fail
 /// closed) rather than a flag dropped.
@@ -118,80 +123,43 @@ impl GuardrailsHook {
         &self.inner.detector
     }
 
-    fn check_input(&self, e: &mut BeforeInvocationEvent) -> std::result::Result<(), HookError> {
-        let inner = &*self.inner;
+    async fn check_input(
+        &self,
+        e: &mut BeforeInvocationEvent,
+    ) -> std::result::Result<(), HookError> {
         let run_id = e.run_id().clone();
-        let loc = ViolationLocation::Input;
-        let mut recorded = Vec::new();
-        let mut rewrites: Vec<(usize, String)> = Vec::new();
-        let mut calls: Vec<(usize, Vec<ToolCall>)> = Vec::new();
         let blocked = |desc: &str| HookError::new(format!("Input blocked by guardrails: {desc}"));
-        // Every message of every role: a run may start from a history (earlier replies, tool
-        // calls and results) as well as from a prompt. A BLOCK refuses the run, but what it
-        // found is taken out of the state too: after-invocation hooks and the run's failure
-        // see the state.
-        let mut first_block: Option<String> = None;
-        for (i, m) in e.state().messages.iter().enumerate() {
-            let prompt = matches!(m.role, Role::User | Role::System);
-            if prompt && inner.action("max_prompt_length") == GuardrailAction::Block {
-                // Refused for its length: no need to read it, only to keep it from everyone.
-                if let Some((finding, action)) =
-                    inner.length(&m.content, inner.max_prompt, "max_prompt_length", "prompt")
-                {
-                    let v = inner.report(&run_id, loc, None, finding, action);
-                    first_block.get_or_insert_with(|| v.description.clone());
-                    recorded.push(v);
-                    rewrites.push((i, REDACTED_CONTENT.to_owned()));
-                    continue;
-                }
-            }
-            let mut out = Scrubbed::default();
-            // Scan first, then cut: a cut could hide half an entity from the scan.
-            let clean = inner.scrub_text((&run_id, loc, None), None, &m.content, prompt, &mut out);
-            let mut text: Cow<'_, str> = match clean {
-                Some(t) => Cow::Owned(t),
-                None => Cow::Borrowed(&m.content),
-            };
-            if prompt
-                && let Some((finding, action)) =
-                    inner.length(&text, inner.max_prompt, "max_prompt_length", "prompt")
-            {
-                let v = inner.report(&run_id, loc, None, finding, action);
-                match action {
-                    GuardrailAction::Block => {
-                        first_block.get_or_insert_with(|| v.description.clone());
-                    }
-                    GuardrailAction::Redact => {
-                        text = Cow::Owned(
-                            cut_outside_placeholders(&text, inner.max_prompt).to_owned(),
-                        );
-                    }
-                    _ => {}
-                }
-                recorded.push(v);
-            }
-            if let Some(desc) = out.blocked.take() {
-                first_block.get_or_insert(desc);
-            }
-            recorded.append(&mut out.violations);
-            if let Cow::Owned(t) = text {
-                rewrites.push((i, t));
-            }
-            if !m.tool_calls.is_empty() {
-                let mut scrubbed = m.tool_calls.clone();
-                let mut out = Scrubbed::default();
-                for call in &mut scrubbed {
-                    self.scrub_call(&run_id, loc, call, &mut out);
-                }
-                if let Some(desc) = out.blocked.take() {
-                    first_block.get_or_insert(desc);
-                }
-                recorded.append(&mut out.violations);
-                if out.changed {
-                    calls.push((i, scrubbed));
-                }
-            }
-        }
+        let size: usize = e
+            .state()
+            .messages
+            .iter()
+            .map(|m| {
+                m.content.len()
+                    + m.tool_calls
+                        .iter()
+                        .map(|c| {
+                            if larger_than(&c.arguments, OFFLOAD_BYTES) {
+                                OFFLOAD_BYTES + 1
+                            } else {
+                                0
+                            }
+                        })
+                        .sum::<usize>()
+            })
+            .sum();
+        let InputChecks {
+            recorded,
+            rewrites,
+            calls,
+            first_block,
+        } = if size > OFFLOAD_BYTES {
+            // Large: scanned off the executor, so the deadline and other runs keep moving.
+            let engine = Arc::clone(&self.inner);
+            let messages = e.state().messages.clone();
+            hooks_core::offload(move || judge_messages(&engine, &run_id, &messages)).await
+        } else {
+            judge_messages(&self.inner, &run_id, &e.state().messages)
+        };
         if recorded.is_empty() && rewrites.is_empty() && calls.is_empty() {
             return match first_block {
                 Some(desc) => Err(blocked(&desc)),
@@ -220,28 +188,7 @@ impl GuardrailsHook {
         }
     }
 
-    /// Scrubs one tool call a model asked for (in a reply or in the history): its name, and
-    /// its arguments' strings, numbers and keys.
-    fn scrub_call(
-        &self,
-        run_id: &RunId,
-        loc: ViolationLocation,
-        call: &mut ToolCall,
-        out: &mut Scrubbed,
-    ) {
-        let inner = &*self.inner;
-        if let Some(name) = inner.scrub_text((run_id, loc, None), None, &call.name, false, out) {
-            call.name = name;
-        }
-        let mut r = inner.scrub_json(run_id, loc, Some(&call.name), &mut call.arguments, false);
-        out.changed |= r.changed;
-        out.violations.append(&mut r.violations);
-        if out.blocked.is_none() {
-            out.blocked = r.blocked;
-        }
-    }
-
-    fn check_tool(&self, e: &mut BeforeToolCallEvent<'_>) {
+    async fn check_tool(&self, e: &mut BeforeToolCallEvent<'_>) {
         let inner = &*self.inner;
         let run_id = e.run_id().clone();
         let tool = e.tool_name();
@@ -315,17 +262,38 @@ impl GuardrailsHook {
         // changed only when something was replaced.
         let tool = tool.to_owned();
         let mut blocked = None;
-        e.edit_arguments(|args| {
-            let r = inner.scrub_json(
-                &run_id,
-                ViolationLocation::ToolArgs,
-                Some(&tool),
-                args,
-                true,
-            );
+        if larger_than(e.arguments(), OFFLOAD_BYTES) {
+            // Large: scanned off the executor, on a copy put back when something changed.
+            let engine = Arc::clone(&self.inner);
+            let mut args = e.arguments().clone();
+            let (r, args) = hooks_core::offload(move || {
+                let r = engine.scrub_json(
+                    &run_id,
+                    ViolationLocation::ToolArgs,
+                    Some(&tool),
+                    &mut args,
+                    true,
+                );
+                (r, args)
+            })
+            .await;
+            if r.changed {
+                e.set_arguments(args);
+            }
             blocked = r.blocked;
-            r.changed
-        });
+        } else {
+            e.edit_arguments(|args| {
+                let r = inner.scrub_json(
+                    &run_id,
+                    ViolationLocation::ToolArgs,
+                    Some(&tool),
+                    args,
+                    true,
+                );
+                blocked = r.blocked;
+                r.changed
+            });
+        }
         if let Some(desc) = blocked {
             e.cancel(format!("Tool call blocked by guardrails: {desc}"));
         }
@@ -368,14 +336,14 @@ impl HookProvider for GuardrailsHook {
         &self,
         e: &mut BeforeInvocationEvent,
     ) -> std::result::Result<(), HookError> {
-        self.check_input(e)
+        self.check_input(e).await
     }
 
     async fn on_before_tool_call(
         &self,
         e: &mut BeforeToolCallEvent<'_>,
     ) -> std::result::Result<(), HookError> {
-        self.check_tool(e);
+        self.check_tool(e).await;
         Ok(())
     }
 
@@ -417,8 +385,15 @@ impl HookProvider for GuardrailsHook {
             ));
             return Ok(());
         }
-        // Scan first, then cut: a cut could hide half an entity from the scan.
-        let verdict = inner.judge(e.result(), false);
+        // Scan first, then cut: a cut could hide half an entity from the scan. A large result
+        // is scanned off the executor.
+        let verdict = if e.result().len() > OFFLOAD_BYTES {
+            let engine = Arc::clone(&self.inner);
+            let text = e.result().to_owned();
+            hooks_core::offload(move || engine.judge(&text, false)).await
+        } else {
+            inner.judge(e.result(), false)
+        };
         let blocked = verdict.blocked.clone();
         for (finding, action) in verdict.violations {
             inner.report(&run_id, loc, Some(&tool), finding, action);
@@ -503,7 +478,7 @@ impl HookProvider for GuardrailsHook {
             // REDACT alike); a BLOCK also flags the call, which is then cancelled.
             for call in &mut response.message.tool_calls {
                 let mut out = Scrubbed::default();
-                self.scrub_call(&run_id, loc, call, &mut out);
+                scrub_call(inner, &run_id, loc, call, &mut out);
                 if let Some(desc) = out.blocked {
                     flagged.push((call.id.clone(), desc));
                 }
@@ -548,6 +523,140 @@ impl HookProvider for GuardrailsHook {
     fn on_run_abandoned(&self, run_id: &RunId) {
         self.flagged.end(run_id);
     }
+}
+
+/// What the input check found in a conversation, to be applied to the state.
+struct InputChecks {
+    recorded: Vec<GuardrailViolation>,
+    rewrites: Vec<(usize, String)>,
+    calls: Vec<(usize, Vec<ToolCall>)>,
+    first_block: Option<String>,
+}
+
+/// Judges every message of a conversation (see [`GuardrailsHook::check_input`]).
+fn judge_messages(inner: &Engine, run_id: &RunId, messages: &[Message]) -> InputChecks {
+    let run_id = run_id.clone();
+    let loc = ViolationLocation::Input;
+    let mut recorded = Vec::new();
+    let mut rewrites: Vec<(usize, String)> = Vec::new();
+    let mut calls: Vec<(usize, Vec<ToolCall>)> = Vec::new();
+    // Every message of every role: a run may start from a history (earlier replies, tool
+    // calls and results) as well as from a prompt. A BLOCK refuses the run, but what it
+    // found is taken out of the state too: after-invocation hooks and the run's failure
+    // see the state.
+    let mut first_block: Option<String> = None;
+    for (i, m) in messages.iter().enumerate() {
+        let prompt = matches!(m.role, Role::User | Role::System);
+        if prompt && inner.action("max_prompt_length") == GuardrailAction::Block {
+            // Refused for its length: no need to read it, only to keep it from everyone.
+            if let Some((finding, action)) =
+                inner.length(&m.content, inner.max_prompt, "max_prompt_length", "prompt")
+            {
+                let v = inner.report(&run_id, loc, None, finding, action);
+                first_block.get_or_insert_with(|| v.description.clone());
+                recorded.push(v);
+                rewrites.push((i, REDACTED_CONTENT.to_owned()));
+                continue;
+            }
+        }
+        let mut out = Scrubbed::default();
+        // Scan first, then cut: a cut could hide half an entity from the scan.
+        let clean = inner.scrub_text((&run_id, loc, None), None, &m.content, prompt, &mut out);
+        let mut text: Cow<'_, str> = match clean {
+            Some(t) => Cow::Owned(t),
+            None => Cow::Borrowed(&m.content),
+        };
+        if prompt
+            && let Some((finding, action)) =
+                inner.length(&text, inner.max_prompt, "max_prompt_length", "prompt")
+        {
+            let v = inner.report(&run_id, loc, None, finding, action);
+            match action {
+                GuardrailAction::Block => {
+                    first_block.get_or_insert_with(|| v.description.clone());
+                }
+                GuardrailAction::Redact => {
+                    text = Cow::Owned(cut_outside_placeholders(&text, inner.max_prompt).to_owned());
+                }
+                _ => {}
+            }
+            recorded.push(v);
+        }
+        if let Some(desc) = out.blocked.take() {
+            first_block.get_or_insert(desc);
+        }
+        recorded.append(&mut out.violations);
+        if let Cow::Owned(t) = text {
+            rewrites.push((i, t));
+        }
+        if !m.tool_calls.is_empty() {
+            let mut scrubbed = m.tool_calls.clone();
+            let mut out = Scrubbed::default();
+            for call in &mut scrubbed {
+                scrub_call(inner, &run_id, loc, call, &mut out);
+            }
+            if let Some(desc) = out.blocked.take() {
+                first_block.get_or_insert(desc);
+            }
+            recorded.append(&mut out.violations);
+            if out.changed {
+                calls.push((i, scrubbed));
+            }
+        }
+    }
+    InputChecks {
+        recorded,
+        rewrites,
+        calls,
+        first_block,
+    }
+}
+
+/// Scrubs one tool call a model asked for (in a reply or in the history): its name, and its
+/// arguments' strings, numbers and keys.
+fn scrub_call(
+    inner: &Engine,
+    run_id: &RunId,
+    loc: ViolationLocation,
+    call: &mut ToolCall,
+    out: &mut Scrubbed,
+) {
+    if let Some(name) = inner.scrub_text((run_id, loc, None), None, &call.name, false, out) {
+        call.name = name;
+    }
+    let mut r = inner.scrub_json(run_id, loc, Some(&call.name), &mut call.arguments, false);
+    out.changed |= r.changed;
+    out.violations.append(&mut r.violations);
+    if out.blocked.is_none() {
+        out.blocked = r.blocked;
+    }
+}
+
+/// True when the strings and keys of `v` add up to more than `limit` bytes (stops counting
+/// there: cheap on the usual small arguments, bounded on huge ones).
+fn larger_than(v: &Value, limit: usize) -> bool {
+    let mut n = 0usize;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => n += s.len(),
+            Value::Array(items) => {
+                n += items.len();
+                stack.extend(items);
+            }
+            Value::Object(map) => {
+                for (k, v) in map {
+                    n += k.len() + 1;
+                    stack.push(v);
+                }
+            }
+            _ => n += 8,
+        }
+        if n > limit {
+            return true;
+        }
+    }
+    false
 }
 
 /// The first `max` characters of `text`, cut before any placeholder the cut would split

@@ -50,7 +50,7 @@ pub use config::{
 pub use engine::REDACTED_CONTENT;
 pub use error::{Error, Result};
 pub use gate::ToolGate;
-pub use hook::GuardrailsHook;
+pub use hook::{GuardrailsHook, OFFLOAD_BYTES};
 pub use pii::{Detection, Entity, MAX_REDACTION_PASSES, PiiDetector};
 pub use regex;
 pub use violation::{GuardrailViolation, ViolationLocation};
