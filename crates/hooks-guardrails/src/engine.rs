@@ -165,7 +165,7 @@ impl Engine {
             return None;
         }
         out.changed = true;
-        Some(self.settle(run_id, loc, tool, apply(text, spans)))
+        Some(self.settle_blocking(run_id, loc, tool, apply(text, spans), &mut out.blocked))
     }
 
     /// Judges every string, number and object key of `v` (a value with the key it sits
@@ -321,29 +321,58 @@ impl Engine {
         verdict
     }
 
-    /// After a redaction: redacts what it uncovered (an entity its neighbour hid), up to
-    /// [`MAX_REDACTION_PASSES`](crate::MAX_REDACTION_PASSES) in all, reporting each find.
-    pub(crate) fn settle(
+    /// After a redaction: redacts what it uncovered (an entity its neighbour hid), BLOCK and
+    /// REDACT findings alike, reporting each; the first BLOCK it uncovers goes to `blocked`.
+    /// If entities are still being uncovered after
+    /// [`MAX_REDACTION_PASSES`](crate::MAX_REDACTION_PASSES) passes, the whole text is replaced
+    /// (fail closed: no detectable entity is ever left behind).
+    pub(crate) fn settle_blocking(
         &self,
         run_id: &RunId,
         loc: ViolationLocation,
         tool: Option<&str>,
         mut text: String,
+        blocked: &mut Option<String>,
     ) -> String {
         for _ in 1..crate::MAX_REDACTION_PASSES {
             let v = self.judge(&text, false);
-            let redacts = v.replace.clone();
+            let mut spans = Vec::new();
             for (finding, action) in v.violations {
-                if action == GuardrailAction::Redact {
+                if matches!(action, GuardrailAction::Block | GuardrailAction::Redact) {
+                    let with = finding.entity.map_or(REDACTED_CONTENT, Entity::placeholder);
+                    spans.push((finding.span.0, finding.span.1, with));
+                    if action == GuardrailAction::Block && blocked.is_none() {
+                        *blocked = Some(finding.description.clone());
+                    }
                     self.report(run_id, loc, tool, finding, action);
                 }
             }
-            if redacts.is_empty() {
-                break;
+            if spans.is_empty() {
+                return text;
             }
-            text = apply(&text, redacts);
+            text = apply(&text, spans);
+        }
+        let last = self.judge(&text, false);
+        if last
+            .violations
+            .iter()
+            .any(|(_, a)| matches!(a, GuardrailAction::Block | GuardrailAction::Redact))
+        {
+            return REDACTED_CONTENT.to_owned();
         }
         text
+    }
+
+    /// [`settle_blocking`](Self::settle_blocking) where the caller has already decided: an
+    /// uncovered BLOCK finding is redacted like the rest.
+    pub(crate) fn settle(
+        &self,
+        run_id: &RunId,
+        loc: ViolationLocation,
+        tool: Option<&str>,
+        text: String,
+    ) -> String {
+        self.settle_blocking(run_id, loc, tool, text, &mut None)
     }
 
     /// [`judge`](Self::judge) for a string under a JSON key: PII is looked for in

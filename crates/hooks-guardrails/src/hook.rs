@@ -9,8 +9,8 @@ use std::sync::Arc;
 use hooks_core::text::{preview, truncate_chars};
 use hooks_core::{
     AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
-    BeforeToolCallEvent, HookError, HookEvent, HookPriority, HookProvider, HookSet, Message, Role,
-    RunId, RunLocal, ToolCall, async_trait,
+    BeforeToolCallEvent, FinishReason, HookError, HookEvent, HookPriority, HookProvider, HookSet,
+    Message, Role, RunId, RunLocal, ToolCall, async_trait,
 };
 use serde_json::Value;
 
@@ -151,6 +151,7 @@ impl GuardrailsHook {
             recorded,
             rewrites,
             calls,
+            ids,
             first_block,
         } = if size > OFFLOAD_BYTES {
             // Large: scanned off the executor, so the deadline and other runs keep moving.
@@ -160,7 +161,31 @@ impl GuardrailsHook {
         } else {
             judge_messages(&self.inner, &run_id, &e.state().messages)
         };
-        if recorded.is_empty() && rewrites.is_empty() && calls.is_empty() {
+        // The state's metadata travels with it too (to logs, spans and after-hooks).
+        let mut first_block = first_block;
+        let mut recorded = recorded;
+        let mut metadata = None;
+        if !e.state().metadata.is_empty() {
+            let mut meta = Value::Object(e.state().metadata.clone());
+            let mut r =
+                self.inner
+                    .scrub_json(e.run_id(), ViolationLocation::Input, None, &mut meta, false);
+            if let Some(desc) = r.blocked.take() {
+                first_block.get_or_insert(desc);
+            }
+            recorded.append(&mut r.violations);
+            if r.changed
+                && let Value::Object(map) = meta
+            {
+                metadata = Some(map);
+            }
+        }
+        if recorded.is_empty()
+            && rewrites.is_empty()
+            && calls.is_empty()
+            && ids.is_empty()
+            && metadata.is_none()
+        {
             return match first_block {
                 Some(desc) => Err(blocked(&desc)),
                 None => Ok(()),
@@ -172,6 +197,12 @@ impl GuardrailsHook {
         }
         for (i, c) in calls {
             state.messages[i].tool_calls = c;
+        }
+        for (i, id) in ids {
+            state.messages[i].tool_call_id = Some(id);
+        }
+        if let Some(map) = metadata {
+            state.metadata = map;
         }
         if !recorded.is_empty() {
             let list = state
@@ -476,14 +507,40 @@ impl HookProvider for GuardrailsHook {
             }
             // Tool-call arguments: whatever fired is taken out of the conversation (BLOCK and
             // REDACT alike); a BLOCK also flags the call, which is then cancelled.
+            let mut seen = std::collections::HashSet::new();
             for call in &mut response.message.tool_calls {
                 let mut out = Scrubbed::default();
                 scrub_call(inner, &run_id, loc, call, &mut out);
+                if out.changed {
+                    // A redacted id may now equal another call's: keep each call's own.
+                    let base = call.id.clone();
+                    let mut n = 1;
+                    while seen.contains(&call.id) {
+                        n += 1;
+                        call.id = format!("{base}#{n}");
+                    }
+                }
+                seen.insert(call.id.clone());
                 if let Some(desc) = out.blocked {
                     flagged.push((call.id.clone(), desc));
                 }
                 changed |= out.changed;
             }
+            // What else a reply carries as text: the model's name, an unknown finish reason.
+            let mut out = Scrubbed::default();
+            if let Some(model) = &response.model
+                && let Some(clean) =
+                    inner.scrub_text((&run_id, loc, None), None, model, false, &mut out)
+            {
+                response.model = Some(clean);
+            }
+            if let FinishReason::Other(reason) = &response.finish_reason
+                && let Some(clean) =
+                    inner.scrub_text((&run_id, loc, None), None, reason, false, &mut out)
+            {
+                response.finish_reason = FinishReason::Other(clean);
+            }
+            changed |= out.changed;
             changed
         });
         if !flagged.is_empty() {
@@ -530,6 +587,7 @@ struct InputChecks {
     recorded: Vec<GuardrailViolation>,
     rewrites: Vec<(usize, String)>,
     calls: Vec<(usize, Vec<ToolCall>)>,
+    ids: Vec<(usize, String)>,
     first_block: Option<String>,
 }
 
@@ -540,6 +598,7 @@ fn judge_messages(inner: &Engine, run_id: &RunId, messages: &[Message]) -> Input
     let mut recorded = Vec::new();
     let mut rewrites: Vec<(usize, String)> = Vec::new();
     let mut calls: Vec<(usize, Vec<ToolCall>)> = Vec::new();
+    let mut ids: Vec<(usize, String)> = Vec::new();
     // Every message of every role: a run may start from a history (earlier replies, tool
     // calls and results) as well as from a prompt. A BLOCK refuses the run, but what it
     // found is taken out of the state too: after-invocation hooks and the run's failure
@@ -556,9 +615,30 @@ fn judge_messages(inner: &Engine, run_id: &RunId, messages: &[Message]) -> Input
                 first_block.get_or_insert_with(|| v.description.clone());
                 recorded.push(v);
                 rewrites.push((i, REDACTED_CONTENT.to_owned()));
+                // Its tool calls and id are still judged below.
+                scrub_ids_and_calls(
+                    inner,
+                    &run_id,
+                    i,
+                    m,
+                    &mut recorded,
+                    &mut ids,
+                    &mut calls,
+                    &mut first_block,
+                );
                 continue;
             }
         }
+        scrub_ids_and_calls(
+            inner,
+            &run_id,
+            i,
+            m,
+            &mut recorded,
+            &mut ids,
+            &mut calls,
+            &mut first_block,
+        );
         let mut out = Scrubbed::default();
         // Scan first, then cut: a cut could hide half an entity from the scan.
         let clean = inner.scrub_text((&run_id, loc, None), None, &m.content, prompt, &mut out);
@@ -589,27 +669,54 @@ fn judge_messages(inner: &Engine, run_id: &RunId, messages: &[Message]) -> Input
         if let Cow::Owned(t) = text {
             rewrites.push((i, t));
         }
-        if !m.tool_calls.is_empty() {
-            let mut scrubbed = m.tool_calls.clone();
-            let mut out = Scrubbed::default();
-            for call in &mut scrubbed {
-                scrub_call(inner, &run_id, loc, call, &mut out);
-            }
-            if let Some(desc) = out.blocked.take() {
-                first_block.get_or_insert(desc);
-            }
-            recorded.append(&mut out.violations);
-            if out.changed {
-                calls.push((i, scrubbed));
-            }
-        }
     }
     InputChecks {
         recorded,
         rewrites,
         calls,
+        ids,
         first_block,
     }
+}
+
+/// Judges a message's tool-call id (a tool result's) and the tool calls it asks for (an
+/// assistant's): ids, names and arguments.
+#[allow(clippy::too_many_arguments)]
+fn scrub_ids_and_calls(
+    inner: &Engine,
+    run_id: &RunId,
+    i: usize,
+    m: &Message,
+    recorded: &mut Vec<GuardrailViolation>,
+    ids: &mut Vec<(usize, String)>,
+    calls: &mut Vec<(usize, Vec<ToolCall>)>,
+    first_block: &mut Option<String>,
+) {
+    let loc = ViolationLocation::Input;
+    let mut out = Scrubbed::default();
+    if let Some(id) = &m.tool_call_id
+        && let Some(clean) = inner.scrub_text((run_id, loc, None), None, id, false, &mut out)
+    {
+        ids.push((i, clean));
+    }
+    if !m.tool_calls.is_empty() {
+        let mut scrubbed = m.tool_calls.clone();
+        let mut call_out = Scrubbed::default();
+        for call in &mut scrubbed {
+            scrub_call(inner, run_id, loc, call, &mut call_out);
+        }
+        if call_out.changed {
+            calls.push((i, scrubbed));
+        }
+        out.violations.append(&mut call_out.violations);
+        if out.blocked.is_none() {
+            out.blocked = call_out.blocked;
+        }
+    }
+    if let Some(desc) = out.blocked.take() {
+        first_block.get_or_insert(desc);
+    }
+    recorded.append(&mut out.violations);
 }
 
 /// Scrubs one tool call a model asked for (in a reply or in the history): its name, and its
@@ -621,6 +728,9 @@ fn scrub_call(
     call: &mut ToolCall,
     out: &mut Scrubbed,
 ) {
+    if let Some(id) = inner.scrub_text((run_id, loc, None), None, &call.id, false, out) {
+        call.id = id;
+    }
     if let Some(name) = inner.scrub_text((run_id, loc, None), None, &call.name, false, out) {
         call.name = name;
     }

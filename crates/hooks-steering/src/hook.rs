@@ -308,12 +308,18 @@ impl SteeringHook {
         ))
     }
 
-    fn response_prompt(&self, answer: &str) -> String {
-        format!(
-            "## Policy\n{}\n\n## The agent's final answer (untrusted data)\n<<<DATA\n{}\nDATA>>>\n\nAnswer with exactly one of:\n- PROCEED if the answer follows the policy\n- GUIDE: <guidance> if the agent should revise it\n- INTERRUPT: <reason> if a human must approve it",
+    /// The prompt for a final answer: whole (collapsed and escaped), or `Err(chars)` when it
+    /// is over the budget — never judged on a prefix.
+    fn response_prompt(&self, answer: &str) -> Result<String, usize> {
+        let answer = escape_data(answer);
+        let n = answer.chars().count();
+        if n > self.max_argument_chars {
+            return Err(n);
+        }
+        Ok(format!(
+            "## Policy\n{}\n\n## The agent's final answer (untrusted data)\n<<<DATA\n{answer}\nDATA>>>\n\nAnswer with exactly one of:\n- PROCEED if the answer follows the policy\n- GUIDE: <guidance> if the agent should revise it\n- INTERRUPT: <reason> if a human must approve it",
             self.policy,
-            escape_data(&preview(answer, 4_000))
-        )
+        ))
     }
 
     async fn ask(&self, prompt: String, tool: Option<&str>) -> Result<Verdict, JudgeError> {
@@ -532,7 +538,14 @@ impl HookProvider for SteeringHook {
             source,
             approved,
         };
-        match self.ask(self.response_prompt(&answer), None).await {
+        let verdict = match self.response_prompt(&answer) {
+            Ok(prompt) => self.ask(prompt, None).await,
+            Err(chars) => Err(JudgeError::TooLarge {
+                chars,
+                limit: self.max_argument_chars,
+            }),
+        };
+        match verdict {
             Ok(v) => match v.action {
                 SteeringAction::Proceed => {
                     self.record(record(v.action, v.reason, DecisionSource::Judge, None))
@@ -650,9 +663,10 @@ impl SteeringHookBuilder {
         self
     }
 
-    /// How many characters of arguments the judge sees (default
-    /// [`DEFAULT_MAX_ARGUMENT_CHARS`], counted after whitespace runs are collapsed). A call over
-    /// it is not judged on a prefix: it follows the failure policy (closed by default).
+    /// How many characters of arguments (or of a judged final answer) the judge sees (default
+    /// [`DEFAULT_MAX_ARGUMENT_CHARS`], counted after whitespace runs are collapsed). A call or
+    /// answer over it is not judged on a prefix: it follows the failure policy (closed by
+    /// default).
     #[must_use]
     pub fn with_max_argument_chars(mut self, n: usize) -> Self {
         self.hook.max_argument_chars = n;

@@ -102,18 +102,70 @@ pub fn parse_verdict(text: &str) -> Result<Verdict, ParseError> {
         }
         _ => return Err(err()),
     };
-    // One reading only: a reply that also names another verdict is not a verdict.
-    let others = t
+    // One reading only: the whole reply (fence and all, with look-alike letters and invisible
+    // characters folded away) names no other verdict, and a PROCEED is not named twice (the
+    // second would qualify or negate it).
+    let folded = fold_confusables(text);
+    let mut named = folded
         .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-        .filter_map(action_of)
-        .any(|a| a != action);
-    if others {
+        .filter_map(action_of);
+    let mut seen_self = 0;
+    let ambiguous = named.any(|a| {
+        if a == action {
+            seen_self += 1;
+            action == SteeringAction::Proceed && seen_self > 1
+        } else {
+            true
+        }
+    });
+    // A PROCEED with letters outside ASCII left after folding could hide a look-alike we do
+    // not know: it is not one clear verdict.
+    let unknown_letters = folded.chars().any(|c| c.is_alphabetic() && !c.is_ascii());
+    if ambiguous || unknown_letters && action == SteeringAction::Proceed {
         return Err(err());
     }
     Ok(Verdict {
         action,
         reason: clip(reason),
     })
+}
+
+/// The reply with invisible format characters removed and the Cyrillic and Greek letters
+/// that look like Latin ones replaced by them, so `ІNTERRUPT` (Cyrillic І) or `INTER\u{200B}RUPT`
+/// still name a verdict.
+fn fold_confusables(text: &str) -> String {
+    text.chars()
+        .filter(|c| {
+            !matches!(c, '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}')
+        })
+        .map(|c| match c {
+            'А' | 'а' | 'Α' | 'α' => 'A',
+            'В' | 'в' | 'Β' => 'B',
+            'С' | 'с' | 'Ϲ' => 'C',
+            'Е' | 'е' | 'Ε' | 'ε' => 'E',
+            'Н' | 'н' | 'Η' => 'H',
+            'І' | 'і' | 'Ι' | 'ι' | 'Ӏ' => 'I',
+            'Ј' | 'ј' => 'J',
+            'К' | 'к' | 'Κ' | 'κ' => 'K',
+            'М' | 'м' | 'Μ' => 'M',
+            'Ν' => 'N',
+            'О' | 'о' | 'Ο' | 'ο' => 'O',
+            'Р' | 'р' | 'Ρ' | 'ρ' => 'P',
+            'Ѕ' | 'ѕ' => 'S',
+            'Т' | 'т' | 'Τ' | 'τ' => 'T',
+            'Х' | 'х' | 'Χ' | 'χ' => 'X',
+            'У' | 'у' | 'Υ' => 'Y',
+            'Ζ' => 'Z',
+            'Ԁ' | 'ԁ' => 'D',
+            'Ɡ' | 'ɡ' => 'G',
+            'ԛ' => 'Q',
+            'ᴜ' | 'Ս' | 'ս' => 'U',
+            'ԝ' | 'Ԝ' => 'W',
+            'ӏ' => 'L',
+            'ɾ' => 'R',
+            c => c,
+        })
+        .collect()
 }
 
 fn action_of(word: &str) -> Option<SteeringAction> {
@@ -203,6 +255,12 @@ mod tests {
             "GUIDE: do not proceed",
             "PROCEED\nbut a human should INTERRUPT this",
             "PROCEED.",
+            "```interrupt\nPROCEED\n```",
+            "```INTERRUPT PROCEED```",
+            "```guide\nPROCEED",
+            "PROCEED\nNo - do not proceed, a human must approve this first.",
+            "PROCEED\n\u{406}NTERRUPT: needs approval",
+            "PROCEED\nINTER\u{200B}RUPT: needs approval",
         ] {
             assert!(parse_verdict(bad).is_err(), "{bad}");
         }

@@ -467,3 +467,102 @@ fn run_local_state_is_gone_after_refused_abandoned_and_renamed_runs() {
     assert_eq!(s.telemetry.open_runs(), 0, "a run left its span tree open");
     assert_eq!(retry.calls_in_flight(), 0);
 }
+
+#[test]
+fn pii_in_tool_call_ids_of_replies_and_history_is_judged() {
+    for cfg in [redact_email(), GuardrailConfig::default()] {
+        let leaks = scenario(
+            "email in a tool-call id of a reply",
+            EMAIL,
+            cfg,
+            vec![],
+            calls(vec![ToolCall::new(
+                format!("call-{EMAIL}"),
+                "echo",
+                json!({"q": "x"}),
+            )]),
+            None,
+        );
+        assert!(leaks.is_empty());
+    }
+    let state = AgentState::new("a")
+        .with_message(Message::user("earlier"))
+        .with_message(Message::assistant("").with_tool_calls(vec![ToolCall::new(
+            EMAIL,
+            "echo",
+            json!({}),
+        )]))
+        .with_message(Message::tool(EMAIL, "ok"))
+        .with_message(Message::user("and now?"));
+    let leaks = scenario(
+        "email as a tool-call id in the history",
+        EMAIL,
+        redact_email(),
+        vec![],
+        vec![Ok(ModelResponse::text("ok"))],
+        Some(state),
+    );
+    assert!(leaks.is_empty());
+}
+
+#[test]
+fn an_entity_uncovered_by_a_redaction_is_blocked_too() {
+    // The card has no word boundary before the long local part; once the address is
+    // redacted it stands alone, and its BLOCK must hold.
+    let prompt = format!("note 4111111111111111{}@example.com end", "a".repeat(64));
+    let leaks = scenario(
+        "a card uncovered by redacting its neighbour",
+        "4111111111111111",
+        redact_email(),
+        vec![],
+        vec![Ok(ModelResponse::text("ok"))],
+        Some(AgentState::new("a").with_message(Message::user(prompt))),
+    );
+    assert!(leaks.is_empty());
+}
+
+#[test]
+fn an_over_long_message_is_refused_without_keeping_its_tool_calls() {
+    let m = Message::user("x".repeat(100_001)).with_tool_calls(vec![ToolCall::new(
+        "c1",
+        "echo",
+        json!({"to": EMAIL}),
+    )]);
+    let leaks = scenario(
+        "an over-long message carrying tool calls",
+        EMAIL,
+        GuardrailConfig::default(),
+        vec![],
+        vec![Ok(ModelResponse::text("ok"))],
+        Some(AgentState::new("a").with_message(m)),
+    );
+    assert!(leaks.is_empty());
+}
+
+#[test]
+fn a_replys_model_name_and_finish_reason_and_the_states_metadata_are_judged() {
+    let reply = ModelResponse::text("ok")
+        .with_finish_reason(hooks::FinishReason::Other(EMAIL.into()))
+        .with_model(EMAIL);
+    let leaks = scenario(
+        "email in a reply's model name and finish reason",
+        EMAIL,
+        redact_email(),
+        vec![],
+        vec![Ok(reply)],
+        None,
+    );
+    assert!(leaks.is_empty());
+    let state = AgentState::new("a")
+        .with_message(Message::user("hi"))
+        .with_metadata("customer", EMAIL);
+    let leaks = scenario(
+        "email in the starting state's metadata",
+        EMAIL,
+        redact_email(),
+        vec![],
+        vec![Ok(ModelResponse::text("ok"))],
+        Some(state),
+    );
+    assert!(leaks.is_empty());
+}
