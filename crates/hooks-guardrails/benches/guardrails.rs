@@ -1,7 +1,7 @@
 //! `guardrails/scan`: PII detection over ≥ 4 MiB of text built from the dev set (its texts with
 //! the labelled values cut out — hard negatives included — and one value put back about every
 //! 2 KB), throughput in bytes. `guardrails/tool_call_pair`: one before+after tool call through
-//! the guard and its output hook with typical short arguments and a 200-character result.
+//! the guard (both sides) with typical short arguments and a 200-character result.
 
 use hooks_core::test_util::ready;
 use std::hint::black_box;
