@@ -714,12 +714,7 @@ impl<'r> Run<'r> {
             } else {
                 call.id.clone()
             };
-            let mut id = base.clone();
-            let mut n = 1;
-            while seen.contains(&id) {
-                n += 1;
-                id = format!("{base}#{n}");
-            }
+            let id = crate::text::unique(&base, |id| seen.contains(id));
             if id != call.id {
                 tracing::warn!(target: "hooks::agent", run_id = self.shared.run_id.as_str(), "tool call id {:?} was empty or repeated in one response; it is now {id:?}", preview(&call.id, 64));
                 call.id = id.clone();

@@ -114,6 +114,19 @@ impl<T> RunLocal<T> {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Takes a place for a new run, or refuses at the bound. Reserved before the value is
+    /// made, so concurrent first uses cannot overshoot.
+    fn reserve(&self) -> Result<(), RunLocalFull> {
+        let taken = self.len.fetch_add(1, Ordering::Relaxed);
+        if taken >= self.max_runs {
+            self.len.fetch_sub(1, Ordering::Relaxed);
+            return Err(RunLocalFull {
+                max_runs: self.max_runs,
+            });
+        }
+        Ok(())
+    }
+
     /// Calls `f` with the run's value, creating it with `init` on first use.
     ///
     /// # Errors
@@ -128,14 +141,7 @@ impl<T> RunLocal<T> {
         match shard.entry(run.clone()) {
             Entry::Occupied(mut e) => Ok(f(e.get_mut())),
             Entry::Vacant(e) => {
-                // Reserve a place first, so concurrent first uses cannot overshoot the bound.
-                let taken = self.len.fetch_add(1, Ordering::Relaxed);
-                if taken >= self.max_runs {
-                    self.len.fetch_sub(1, Ordering::Relaxed);
-                    return Err(RunLocalFull {
-                        max_runs: self.max_runs,
-                    });
-                }
+                self.reserve()?;
                 Ok(f(e.insert(init())))
             }
         }
@@ -150,20 +156,13 @@ impl<T> RunLocal<T> {
         let mut shard = self.shard(run);
         match shard.entry(run.clone()) {
             Entry::Occupied(mut e) => Ok(Some(std::mem::replace(e.get_mut(), value))),
-            Entry::Vacant(e) => {
-                let taken = self.len.fetch_add(1, Ordering::Relaxed);
-                if taken >= self.max_runs {
-                    self.len.fetch_sub(1, Ordering::Relaxed);
-                    return Err((
-                        RunLocalFull {
-                            max_runs: self.max_runs,
-                        },
-                        value,
-                    ));
+            Entry::Vacant(e) => match self.reserve() {
+                Ok(()) => {
+                    e.insert(value);
+                    Ok(None)
                 }
-                e.insert(value);
-                Ok(None)
-            }
+                Err(full) => Err((full, value)),
+            },
         }
     }
 

@@ -558,16 +558,11 @@ impl AgentState {
     pub fn new(agent_id: impl Into<String>) -> Self {
         let now = SystemTime::now();
         Self {
-            run_id: RunId::generate(),
             agent_id: agent_id.into(),
-            iteration: 0,
             max_iterations: 10,
-            messages: Vec::new(),
-            tool_executions: Vec::new(),
-            errors: Vec::new(),
             started_at: now,
             updated_at: now,
-            metadata: Map::new(),
+            ..Self::hollow(RunId::generate())
         }
     }
 

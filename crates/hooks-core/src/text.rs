@@ -135,6 +135,24 @@ impl Preview {
     }
 }
 
+/// `base` if `taken` says it is free, else the first free `base#2`, `base#3`, …: a name kept
+/// unique among its neighbours (tool-call ids of one response, keys of one object).
+///
+/// ```
+/// let taken = ["c", "c#2"];
+/// assert_eq!(hooks_core::text::unique("c", |n| taken.contains(&n)), "c#3");
+/// assert_eq!(hooks_core::text::unique("d", |n| taken.contains(&n)), "d");
+/// ```
+pub fn unique(base: &str, taken: impl Fn(&str) -> bool) -> String {
+    let mut name = base.to_owned();
+    let mut n = 1;
+    while taken(&name) {
+        n += 1;
+        name = format!("{base}#{n}");
+    }
+    name
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -168,6 +168,22 @@ impl Engine {
         Some(self.settle_blocking(run_id, loc, tool, apply(text, spans), &mut out.blocked))
     }
 
+    /// [`scrub_text`](Self::scrub_text) that rewrites `text` in place; true when it changed.
+    pub(crate) fn scrub_in_place(
+        &self,
+        site: (&RunId, ViolationLocation, Option<&str>),
+        text: &mut String,
+        out: &mut Scrubbed,
+    ) -> bool {
+        match self.scrub_text(site, None, text, false, out) {
+            Some(clean) => {
+                *text = clean;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Judges every string, number and object key of `v` (a value with the key it sits
     /// under as context) and, in the same visit, rewrites what fired under BLOCK or REDACT:
     /// a string gets placeholders, a number that holds an entity becomes its placeholder
@@ -223,12 +239,7 @@ impl Engine {
                         .collect();
                     for (old, new) in renames {
                         if let Some(value) = map.remove(&old) {
-                            let mut name = new.clone();
-                            let mut n = 1;
-                            while map.contains_key(&name) {
-                                n += 1;
-                                name = format!("{new} #{n}");
-                            }
+                            let name = hooks_core::text::unique(&new, |k| map.contains_key(k));
                             map.insert(name, value);
                         }
                     }

@@ -391,15 +391,7 @@ impl HookProvider for GuardrailsHook {
         let loc = ViolationLocation::ToolResult;
         // The error text reaches the run's records, logs and spans, not only the model.
         let mut out = Scrubbed::default();
-        e.redact_error(|error| {
-            match inner.scrub_text((&run_id, loc, Some(&tool)), None, error, false, &mut out) {
-                Some(clean) => {
-                    *error = clean;
-                    true
-                }
-                None => false,
-            }
-        });
+        e.redact_error(|error| inner.scrub_in_place((&run_id, loc, Some(&tool)), error, &mut out));
         if inner.action("max_tool_result_length") == GuardrailAction::Block
             && let Some((finding, action)) = inner.length(
                 e.result(),
@@ -479,15 +471,7 @@ impl HookProvider for GuardrailsHook {
         let loc = ViolationLocation::ModelOutput;
         // A provider's error may echo the request (a 400 quoting the prompt).
         let mut err_out = Scrubbed::default();
-        e.redact_error(|error| {
-            match inner.scrub_text((&run_id, loc, None), None, error, false, &mut err_out) {
-                Some(clean) => {
-                    *error = clean;
-                    true
-                }
-                None => false,
-            }
-        });
+        e.redact_error(|error| inner.scrub_in_place((&run_id, loc, None), error, &mut err_out));
         let mut flagged: Vec<(String, String)> = Vec::new();
         e.edit_response(|response| {
             let mut changed = false;
@@ -513,12 +497,7 @@ impl HookProvider for GuardrailsHook {
                 scrub_call(inner, &run_id, loc, call, &mut out);
                 if out.changed {
                     // A redacted id may now equal another call's: keep each call's own.
-                    let base = call.id.clone();
-                    let mut n = 1;
-                    while seen.contains(&call.id) {
-                        n += 1;
-                        call.id = format!("{base}#{n}");
-                    }
+                    call.id = hooks_core::text::unique(&call.id, |id| seen.contains(id));
                 }
                 seen.insert(call.id.clone());
                 if let Some(desc) = out.blocked {
