@@ -95,6 +95,14 @@ fn scan_adversarial(c: &mut Criterion) {
             fill("-----BEGIN PRIVATE KEY-----\n", ""),
         ),
         ("plus_runs", fill("+1 ", "")),
+        ("pct40_local_part_run", fill("a", "%40example.com")),
+        ("unicode_local_part_run", fill("é", "@例子.广告")),
+        ("paren_groups", fill("(12)", "")),
+        ("phone_groups_without_end", fill("06 12 ", "")),
+        ("zero_width_digits", fill("4\u{200B}", "")),
+        ("fullwidth_digits", fill("４１", "")),
+        ("glued_card_words", fill("x4111111111111111y ", "")),
+        ("lowercase_iban_runs", fill("de89 3704 ", "")),
     ];
     let detector = PiiDetector::new();
     let mut g = c.benchmark_group("guardrails/scan_adversarial");

@@ -1,56 +1,129 @@
-//! The detector scored on the labelled dev set (tests/data/pii-dev.jsonl, a copy of
-//! shared/data/pii-dev.jsonl): exact-span micro-F1 must reach 0.97.
+//! The detector scored on the two labelled dev sets (copies of `shared/data`):
+//! - `pii-dev.jsonl`: generic agent traffic (500 records);
+//! - `pii-field-dev.jsonl`: the formats people write every day (800 records: E.164 and
+//!   national phones, dotted SSNs, IDN, `%40` and fullwidth e-mails, NBSP and zero-width
+//!   cards, lowercase and dashed IBANs, PEM and PGP variants, GitLab/Slack/npm/SendGrid
+//!   tokens), with labelled negatives (timestamps, UUIDs, ISBNs, tracking numbers, IMEIs,
+//!   placeholders, checksum failures).
+//!
+//! Offsets are UTF-8 byte offsets; a detection counts only with the exact span and entity.
+//! The detectors were tuned on these sets, so this pins a regression floor, not a figure for
+//! unseen text: the README's "F1 1.000 on the dev sets" is exactly what is asserted here.
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used)] // tests fail loudly on the first unexpected error
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use hooks_guardrails::PiiDetector;
 use serde_json::Value;
 
-#[test]
-fn exact_span_micro_f1_on_the_dev_set_is_at_least_0_97() {
-    let data = include_str!("data/pii-dev.jsonl");
+type Span = (usize, usize, String);
+
+struct Score {
+    records: usize,
+    tp: usize,
+    fp: Vec<String>,
+    missed: Vec<String>,
+}
+
+fn score(data: &str) -> Score {
     let detector = PiiDetector::new();
-    let (mut tp, mut fp, mut fn_) = (0usize, 0usize, 0usize);
-    let mut records = 0;
+    let mut out = Score {
+        records: 0,
+        tp: 0,
+        fp: Vec::new(),
+        missed: Vec::new(),
+    };
     for line in data.lines().filter(|l| !l.trim().is_empty()) {
         let rec: Value = serde_json::from_str(line).unwrap();
         let text = rec["text"].as_str().unwrap();
-        let gold: HashSet<(u64, u64, String)> = rec["spans"]
+        let mut kinds: BTreeMap<Span, String> = BTreeMap::new();
+        let gold: HashSet<Span> = rec["spans"]
             .as_array()
             .unwrap()
             .iter()
             .map(|s| {
-                (
-                    s["start"].as_u64().unwrap(),
-                    s["end"].as_u64().unwrap(),
+                let span = (
+                    s["start"].as_u64().unwrap() as usize,
+                    s["end"].as_u64().unwrap() as usize,
                     s["entity"].as_str().unwrap().to_owned(),
-                )
+                );
+                let subtype = s.get("subtype").and_then(Value::as_str);
+                kinds.insert(span.clone(), subtype.unwrap_or(&span.2).to_owned());
+                span
             })
             .collect();
-        let found: HashSet<(u64, u64, String)> = detector
+        let found: HashSet<Span> = detector
             .detect(text)
             .iter()
-            .map(|d| (d.start as u64, d.end as u64, d.entity.label().to_owned()))
+            .map(|d| (d.start, d.end, d.entity.label().to_owned()))
             .collect();
         for d in &found {
-            assert!(text.is_char_boundary(d.0 as usize) && text.is_char_boundary(d.1 as usize));
+            assert!(text.is_char_boundary(d.0) && text.is_char_boundary(d.1));
         }
-        tp += gold.intersection(&found).count();
-        fp += found.difference(&gold).count();
-        fn_ += gold.difference(&found).count();
-        records += 1;
+        out.tp += gold.intersection(&found).count();
+        for g in gold.difference(&found) {
+            out.missed.push(format!(
+                "{} {:?} ({})",
+                kinds[g],
+                &text[g.0..g.1],
+                rec["id"]
+            ));
+        }
+        for f in found.difference(&gold) {
+            out.fp
+                .push(format!("{} {:?} ({})", f.2, &text[f.0..f.1], rec["id"]));
+        }
+        out.records += 1;
     }
-    assert_eq!(records, 500);
-    let precision = tp as f64 / (tp + fp) as f64;
-    let recall = tp as f64 / (tp + fn_) as f64;
-    let f1 = 2.0 * precision * recall / (precision + recall);
+    out
+}
+
+fn f1(s: &Score) -> f64 {
+    let (tp, fp, fn_) = (s.tp as f64, s.fp.len() as f64, s.missed.len() as f64);
+    2.0 * tp / (2.0 * tp + fp + fn_)
+}
+
+fn check(name: &str, data: &str, records: usize, min_tp: usize) {
+    let s = score(data);
     println!(
-        "dev set: tp={tp} fp={fp} fn={fn_} precision={precision:.4} recall={recall:.4} f1={f1:.4}"
+        "{name}: tp={} fp={} fn={} f1={:.4}",
+        s.tp,
+        s.fp.len(),
+        s.missed.len(),
+        f1(&s)
     );
+    assert_eq!(s.records, records);
     assert!(
-        f1 >= 0.97,
-        "micro-F1 {f1:.4} is below 0.97 (tp={tp} fp={fp} fn={fn_})"
+        s.fp.is_empty() && s.missed.is_empty(),
+        "{name}: F1 {:.4}\nmissed: {:#?}\nfalse positives: {:#?}",
+        f1(&s),
+        s.missed,
+        s.fp
     );
+    assert!(s.tp >= min_tp, "{name}: only {} true positives", s.tp);
+}
+
+#[test]
+fn every_entity_of_the_agent_traffic_dev_set_is_found_exactly_and_nothing_else() {
+    check("pii-dev", include_str!("data/pii-dev.jsonl"), 500, 1164);
+}
+
+#[test]
+fn every_entity_of_the_field_formats_dev_set_is_found_exactly_and_nothing_else() {
+    check(
+        "pii-field-dev",
+        include_str!("data/pii-field-dev.jsonl"),
+        800,
+        1110,
+    );
+}
+
+#[test]
+fn the_scorer_counts_a_miss_and_a_false_positive() {
+    // The check above can fail: a record with a wrong span scores a miss and a false positive.
+    let rec = r#"{"id":"x","text":"mail a.b@c.io now","spans":[{"start":5,"end":12,"entity":"EMAIL_ADDRESS"}]}"#;
+    let s = score(rec);
+    assert_eq!((s.tp, s.missed.len(), s.fp.len()), (0, 1, 1));
+    assert!(f1(&s) < 0.01);
 }

@@ -25,11 +25,20 @@ fn family(name: &str, n: usize) -> String {
         "bare_ssn_csv" => "123456789,".repeat(n),
         "pem_headers_without_bodies" => "-----BEGIN PRIVATE KEY-----\n".repeat(n),
         "plus_runs" => "+1 ".repeat(n),
+        "pct40_local_part_run" => format!("{}%40example.com", "a".repeat(n)),
+        "unicode_local_part_run" => format!("{}@例子.广告", "é".repeat(n)),
+        "paren_groups" => "(12)".repeat(n),
+        "phone_groups_without_end" => "06 12 ".repeat(n),
+        "pem_body_without_end" => format!("-----BEGIN PRIVATE KEY-----\n{}", "QUFB\n".repeat(n)),
+        "zero_width_digits" => "4\u{200B}".repeat(n),
+        "fullwidth_digits" => "４１".repeat(n),
+        "glued_card_words" => "x4111111111111111y ".repeat(n),
+        "lowercase_iban_runs" => "de89 3704 ".repeat(n),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 8] = [
+const FAMILIES: [&str; 17] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -38,6 +47,15 @@ const FAMILIES: [&str; 8] = [
     "bare_ssn_csv",
     "pem_headers_without_bodies",
     "plus_runs",
+    "pct40_local_part_run",
+    "unicode_local_part_run",
+    "paren_groups",
+    "phone_groups_without_end",
+    "pem_body_without_end",
+    "zero_width_digits",
+    "fullwidth_digits",
+    "glued_card_words",
+    "lowercase_iban_runs",
 ];
 
 #[test]
@@ -79,7 +97,7 @@ proptest! {
     #[test]
     fn doubling_any_input_at_most_about_doubles_the_work(
         unit in prop::collection::vec(
-            prop::sample::select(vec!["a", ".", "@", "b.co", "1", " ", "-", ":", "eyJ", "+", ",", "\n", "x@y.", "4111"]),
+            prop::sample::select(vec!["a", ".", "@", "b.co", "1", " ", "-", ":", "eyJ", "+", ",", "\n", "x@y.", "4111", "%40", "(", ")", "é", "\u{200B}", "０", "-----BEGIN PRIVATE KEY-----\n", "00"]),
             1..12,
         ),
         n in 50usize..400,

@@ -21,9 +21,15 @@ pub(super) fn ssn_context(text: &str, s: usize) -> bool {
     let floor = floor_char_boundary(text, s.saturating_sub(LOOK_BACK));
     let newline = text[floor..s].rfind('\n');
     let line_start = newline.map_or(floor, |i| floor + i + 1);
-    let from = floor_char_boundary(text, s.saturating_sub(48).max(line_start));
-    if contains_ignore_ascii_case(&text[from..s], "ssn")
-        || contains_ignore_ascii_case(&text[from..s], "social security")
+    // The label may stand on the lines above (`SSN:\n\n123456789`), but not before another
+    // number: `SSN\n145-57-7441\nInvoice 933343019` labels only the first.
+    let from = floor_char_boundary(text, s.saturating_sub(48));
+    let label = &text[from..s];
+    let label = label
+        .rfind(|c: char| c.is_ascii_digit())
+        .map_or(label, |i| &label[i + 1..]);
+    if contains_ignore_ascii_case(label, "ssn")
+        || contains_ignore_ascii_case(label, "social security")
     {
         return true;
     }

@@ -121,12 +121,14 @@ pub struct Detection {
 }
 
 mod context;
+mod fold;
 mod patterns;
+mod phone;
 mod validate;
 
 pub(crate) use context::key_gives_context;
 
-use patterns::{DENSE_PASS, DFA_CACHE_BYTES, Kind, PASSES, Spec, specs};
+use patterns::{DENSE_PASSES, DFA_CACHE_BYTES, Kind, PASSES, Spec, specs};
 use validate::{ceil_char_boundary, next_char};
 
 /// Finds PII and secrets in text.
@@ -167,6 +169,9 @@ struct Pass {
     all: MetaRegex,
     /// The kind (index into `kinds`) of each pattern.
     kinds: Vec<usize>,
+    /// A literal every candidate of this pass contains: where the rest of the text lacks it,
+    /// the pass is not searched at all.
+    required: Option<&'static str>,
 }
 
 impl fmt::Debug for PiiDetector {
@@ -213,7 +218,11 @@ impl PiiDetector {
         };
         let mut kinds: Vec<Kind> = Vec::with_capacity(specs.len());
         for sp in &specs {
-            let re = MetaRegex::new(&sp.exact).map_err(|e| bad(sp.entity, Box::new(e)))?;
+            let re = if sp.exact.is_empty() {
+                None
+            } else {
+                Some(MetaRegex::new(&sp.exact).map_err(|e| bad(sp.entity, Box::new(e)))?)
+            };
             kinds.push(Kind {
                 entity: sp.entity,
                 re,
@@ -245,7 +254,8 @@ impl PiiDetector {
                     .map_err(|e| bad(specs[first].entity, Box::new(e)))
             };
             // The fully built DFA is a speed-up only: without it the lazy one answers.
-            let dense = (pass == DENSE_PASS)
+            let dense = DENSE_PASSES
+                .contains(&pass)
                 .then(|| {
                     regex_automata::dfa::regex::Regex::builder()
                         .dense(regex_automata::dfa::dense::Config::new().minimize(false))
@@ -257,6 +267,7 @@ impl PiiDetector {
                 re: build(MatchKind::LeftmostFirst)?,
                 dense,
                 all: build(MatchKind::All)?,
+                required: patterns::required_literal(pass),
                 kinds: members,
             });
         }
@@ -292,8 +303,32 @@ impl PiiDetector {
     /// everything that candidate proved cannot start an entity of its kind (for an e-mail,
     /// every start more than 64 characters before its `@`), so no run of text is searched
     /// again from each of its characters.
+    ///
+    /// The text is folded first (see `fold`): fullwidth forms, exotic spaces and invisible
+    /// characters cannot hide an entity, and each detection covers its whole original span.
     fn scan(&self, text: &str, found: impl FnMut(Detection) -> bool) {
-        self.scan_counted(text, found, &mut 0);
+        self.scan_folded(text, found, &mut 0);
+    }
+
+    fn scan_folded(&self, text: &str, mut found: impl FnMut(Detection) -> bool, work: &mut u64) {
+        match fold::fold(text) {
+            None => self.scan_counted(text, found, work),
+            Some(folded) => {
+                *work += text.len() as u64;
+                self.scan_counted(
+                    &folded.text,
+                    |d| {
+                        let (start, end) = folded.original(d.start, d.end);
+                        found(Detection {
+                            start,
+                            end,
+                            entity: d.entity,
+                        })
+                    },
+                    work,
+                );
+            }
+        }
     }
 
     /// The scan's work on `text`: bytes the passes search for candidates, plus each
@@ -304,7 +339,7 @@ impl PiiDetector {
     #[doc(hidden)]
     pub fn scan_work(&self, text: &str) -> u64 {
         let mut work = 0;
-        self.scan_counted(text, |_| true, &mut work);
+        self.scan_folded(text, |_| true, &mut work);
         work
     }
 
@@ -331,7 +366,11 @@ impl PiiDetector {
                     Slot::Done => false,
                 };
                 if stale {
-                    *slot = if *from > text.len() {
+                    *slot = if *from > text.len()
+                        || pass
+                            .required
+                            .is_some_and(|lit| !text[*from..].contains(lit))
+                    {
                         Slot::Done
                     } else {
                         match pass.search(text, *from) {
@@ -390,7 +429,7 @@ impl PiiDetector {
         };
         match text.as_bytes()[m.start()..m.end()]
             .iter()
-            .position(|&b| b == anchor)
+            .position(|b| anchor.contains(b))
         {
             Some(i) => next.max(ceil_char_boundary(
                 text,
@@ -441,9 +480,16 @@ impl PiiDetector {
         } else {
             Anchored::No
         };
-        let m = kind
-            .re
-            .search(&Input::new(text).range(s..cut).anchored(anchored))?;
+        let Some(re) = &kind.re else {
+            *work += (cut - s) as u64;
+            let (start, end) = (kind.validate)(text, s, cut)?;
+            return Some(Detection {
+                start,
+                end,
+                entity: kind.entity,
+            });
+        };
+        let m = re.search(&Input::new(text).range(s..cut).anchored(anchored))?;
         *work += (m.end() - s) as u64;
         let (start, end) = (kind.validate)(text, m.start(), m.end())?;
         Some(Detection {
@@ -522,7 +568,7 @@ mod tests {
     fn every_pattern_compiles() {
         for sp in specs() {
             assert!(
-                MetaRegex::new(&sp.exact).is_ok(),
+                sp.exact.is_empty() || MetaRegex::new(&sp.exact).is_ok(),
                 "{}: {}",
                 sp.entity,
                 sp.exact
@@ -534,8 +580,8 @@ mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().kinds.len(), 9);
-        assert_eq!(PiiDetector::new().passes.len(), 3);
+        assert_eq!(PiiDetector::new().kinds.len(), 10);
+        assert_eq!(PiiDetector::new().passes.len(), 5);
     }
 
     #[test]
@@ -689,6 +735,121 @@ mod tests {
         assert!(found(&format!("commit {aws}")).is_empty());
         assert!(found("7e8f8417eaf627a5a173bb95c87d81d033c0383f").is_empty());
         assert!(found("token: sk-...1RQZ").is_empty());
+    }
+
+    #[test]
+    fn the_formats_people_write_every_day() {
+        let pem_long = format!(
+            "-----BEGIN EC PRIVATE KEY-----\n{}\n-----END EC PRIVATE KEY-----",
+            "MHcCAQEEIMPTwRx/szOFrYo29CtKxcTe".repeat(8)
+        );
+        let pem_no_end = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAtdbG2Pll16y89PL1FMnMxmoimsM6\nptZbANLH9oRPp8ofd4yuTYrJsiMY";
+        let pem_flat = "-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAABG5vbm HJUW3loK12ASJ7h2CmbZ -----END OPENSSH PRIVATE KEY-----";
+        let pgp = "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlFgEoIAaRxYJKwYBBAHaRw8BvjMRq1McKV0oLRzu\n=ETM5\n-----END PGP PRIVATE KEY BLOCK-----";
+        let cases: [(&str, &str, Entity); 24] = [
+            ("call +44 7911 123456 now", "+44 7911 123456", Entity::Phone),
+            (
+                "call +33 6 12 34 56 78 now",
+                "+33 6 12 34 56 78",
+                Entity::Phone,
+            ),
+            ("call +91-98765-43210 now", "+91-98765-43210", Entity::Phone),
+            (
+                "call 0044 7911 123456 now",
+                "0044 7911 123456",
+                Entity::Phone,
+            ),
+            (
+                "call +44 (0) 20 7981 2838 now",
+                "+44 (0) 20 7981 2838",
+                Entity::Phone,
+            ),
+            ("call 1 615 507 6170 now", "1 615 507 6170", Entity::Phone),
+            ("call +4915061574115 now", "+4915061574115", Entity::Phone),
+            (
+                "card 4111.1111.1111.1111 ok",
+                "4111.1111.1111.1111",
+                Entity::CreditCard,
+            ),
+            (
+                "card 4111\u{A0}1111\u{A0}1111\u{A0}1111 ok",
+                "4111\u{A0}1111\u{A0}1111\u{A0}1111",
+                Entity::CreditCard,
+            ),
+            (
+                "card4111111111111111 ok",
+                "4111111111111111",
+                Entity::CreditCard,
+            ),
+            ("ssn 123.45.6789 ok", "123.45.6789", Entity::Ssn),
+            (
+                "iban de89370400440532013000 ok",
+                "de89370400440532013000",
+                Entity::Iban,
+            ),
+            (
+                "iban DE89-3704-0044-0532-0130-00 ok",
+                "DE89-3704-0044-0532-0130-00",
+                Entity::Iban,
+            ),
+            ("mail josé@bücher.de ok", "josé@bücher.de", Entity::Email),
+            (
+                "mail jane%40example.com ok",
+                "jane%40example.com",
+                Entity::Email,
+            ),
+            (
+                "mail jane＠example.com ok",
+                "jane＠example.com",
+                Entity::Email,
+            ),
+            (
+                "mail ja\u{200B}ne@exam\u{AD}ple.com ok",
+                "ja\u{200B}ne@exam\u{AD}ple.com",
+                Entity::Email,
+            ),
+            ("mail a@b.com_ ok", "a@b.com", Entity::Email),
+            (&pem_long, &pem_long, Entity::Secret),
+            (pem_no_end, pem_no_end, Entity::Secret),
+            (pem_flat, pem_flat, Entity::Secret),
+            (pgp, pgp, Entity::Secret),
+            (
+                "token glpat-h9dcuyTMztfjqcmbauP0 ok",
+                "glpat-h9dcuyTMztfjqcmbauP0",
+                Entity::Secret,
+            ),
+            (
+                "hook https://hooks.slack.com/services/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 ok",
+                "https://hooks.slack.com/services/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",
+                Entity::Secret,
+            ),
+        ];
+        for (text, want, entity) in cases {
+            assert_eq!(found(text), [(entity, want)], "{text}");
+        }
+        for token in [
+            "npm_681yPtuxTHs6Nn6TyaKBQvpKg84jdDtbt5xi",
+            "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",
+        ] {
+            assert_eq!(found(&format!("key {token} ok")), [(Entity::Secret, token)]);
+        }
+        // Placeholders, checksum failures and look-alikes stay.
+        for not in [
+            "npm_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+            "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+            "phone '+33 6 51 57 79 552'",
+            "(199) 805-3511",
+            "isbn 0-306-40615-2",
+            "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmDMEYmgeVhYJKwYBBAHaRw8BCCv6n0QOZWsIlNmR19",
+            "ssn 000.17.3279",
+            "iban de49793376892366276030",
+        ] {
+            assert!(found(not).is_empty(), "{not}: {:?}", found(not));
+        }
+        // Redaction replaces the whole original span, invisible characters included.
+        let (out, _) = PiiDetector::new()
+            .redact("mail ja\u{200B}ne@example.com, card ４１１１ １１１１ １１１１ １１１１.");
+        assert_eq!(out, "mail [REDACTED_EMAIL], card [REDACTED_CREDIT_CARD].");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use regex_automata::meta::Regex as MetaRegex;
 
 use super::Entity;
+use super::phone::validate_phone;
 use super::validate::*;
 
 pub(super) const B: &str = r"(?-u:\b)";
@@ -18,13 +19,14 @@ pub(super) type Validate = fn(&str, usize, usize) -> Option<(usize, usize)>;
 /// how far past the trigger the exact match may reach, and the validator.
 pub(super) struct Kind {
     pub(super) entity: Entity,
-    pub(super) re: MetaRegex,
+    /// The exact pattern; `None` when the validator reads the candidate itself.
+    pub(super) re: Option<MetaRegex>,
     pub(super) window: usize,
     /// The exact match must start where the trigger did (otherwise: anywhere in the window).
     pub(super) anchored: bool,
     /// An entity of this kind starts at most this many bytes before this byte of its
     /// trigger: after a failed candidate the scan resumes there (see `skip_after_failure`).
-    pub(super) back_window: Option<(u8, usize)>,
+    pub(super) back_window: Option<(&'static [u8], usize)>,
     pub(super) validate: Validate,
 }
 
@@ -33,17 +35,27 @@ pub(super) struct Spec {
     /// Which scan pass the trigger joins (see [`PiiDetector`]).
     pub(super) pass: usize,
     pub(super) trigger: String,
+    /// Empty when the validator parses the window itself (see [`Kind::re`]).
     pub(super) exact: String,
     pub(super) window: usize,
     pub(super) anchored: bool,
-    pub(super) back_window: Option<(u8, usize)>,
+    pub(super) back_window: Option<(&'static [u8], usize)>,
     pub(super) validate: Validate,
 }
 
 /// Pass 0: triggers that start with literals (a prefilter skips most text); pass 1: e-mail
-/// (found from its `@`); pass 2: the digit-led formats, one lazy DFA.
-pub(super) const PASSES: usize = 3;
-pub(super) const DENSE_PASS: usize = 2;
+/// (found from its `@`); pass 2: the digit-led formats; pass 3: phone numbers (on their own,
+/// since their broad trigger fires on most numbers and a failed candidate should not make the
+/// other digit-led kinds look again); pass 4: URL-encoded e-mail (`jane%40example.com`, found
+/// from its `%40`: its own pass keeps pass 1's search for a lone `@`). Passes 2 and 3 are
+/// fully built DFAs.
+pub(super) const PASSES: usize = 5;
+pub(super) const DENSE_PASSES: [usize; 2] = [2, 3];
+
+/// The literal every candidate of `pass` contains, if there is one (see `Pass::required`).
+pub(super) fn required_literal(pass: usize) -> Option<&'static str> {
+    (pass == 4).then_some("%40")
+}
 
 pub(super) fn spec(
     entity: Entity,
@@ -66,9 +78,12 @@ pub(super) fn spec(
 }
 
 pub(super) fn specs() -> Vec<Spec> {
-    let nl = r"(?:\r?\n|\\r\\n|\\n)";
+    // Line breaks as written, JSON-escaped once or twice, or flattened to spaces.
+    let nl = r"(?:\r?\n|(?:\\){1,3}r(?:\\){1,3}n|(?:\\){1,3}n|[ \t])";
+    // A private key block: the BEGIN line, then header lines and base64 lines of any length,
+    // then the END line — or, when it was cut off, the body as far as it goes.
     let pem = format!(
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----{nl}(?:(?:[A-Za-z0-9+/=]{{1,100}}|[A-Za-z-]{{1,40}}: [A-Za-z0-9,-]{{1,100}}){nl})*-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:{nl}(?:[A-Za-z-]{{1,40}}: [A-Za-z0-9,-]{{1,100}}|[A-Za-z0-9+/=]+)?)+(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?"
     );
     let secret = [
         pem,
@@ -82,39 +97,42 @@ pub(super) fn specs() -> Vec<Spec> {
         format!(r"{B}xox[abposre]-[A-Za-z0-9-]{{10,255}}"),
         format!(r"{B}AIza[0-9A-Za-z_-]{{35}}"),
         format!(r"{B}hf_[A-Za-z0-9]{{30,64}}{B}"),
+        format!(r"{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{20,64}}"),
+        format!(r"{B}npm_[A-Za-z0-9]{{36}}{B}"),
+        format!(r"{B}SG\.[A-Za-z0-9_-]{{16,32}}\.[A-Za-z0-9_-]{{30,64}}"),
+        r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,200}"
+            .to_owned(),
         format!(
             r"{B}eyJ[A-Za-z0-9_-]{{5,4096}}\.eyJ[A-Za-z0-9_-]{{5,8192}}\.[A-Za-z0-9_-]{{10,1024}}"
         ),
     ]
     .join("|");
+    // Local parts and internationalised domains in any script; `@` or `%40`. (Where a
+    // Latin-script address is glued to CJK text, the validator cuts the CJK off.)
+    // A percent-encoded character other than `@` (`%2B` for `+`) belongs to the local part;
+    // `%40` is the `@` itself.
+    let local = r"(?:[A-Za-z0-9._+\-\p{L}\p{M}\p{N}]|%(?:[0-35-9A-Fa-f][0-9A-Fa-f]|4[1-9A-Fa-f]))";
+    let label = r"[A-Za-z0-9\-\p{L}\p{M}\p{N}]";
+    // Lengths (64-character local part, 63-character labels, 2–24-letter TLD) are checked by
+    // the validator: counted Unicode classes would make the automaton huge.
     let email = format!(
-        r"[A-Za-z0-9._%+-]{{1,64}}@[A-Za-z0-9-]{{1,63}}(?:\.[A-Za-z0-9-]{{1,63}}){{0,8}}\.[A-Za-z]{{2,24}}{B}"
+        r"{local}+(?:@|%40){label}+(?:\.{label}+)*\.(?:[A-Za-z]+|[\p{{L}}\p{{M}}&&[^\x00-\x7F]]+)"
     );
-    let iban = format!(r"{B}[A-Z]{{2}}[0-9]{{2}}(?: ?[A-Z0-9]){{11,30}}");
+    let iban = format!(r"{B}[A-Za-z]{{2}}[ -]{{0,2}}[0-9]{{2}}(?:[ -]{{0,2}}[A-Za-z0-9]){{11,30}}");
+    // Cards: digits in groups of four (or Amex 4-6-5) split by spaces, dashes or dots, or
+    // glued to the word before them (`VISA4111…`): the letter is skipped by the validator.
     let card = format!(
-        r"{B}(?:[0-9]{{13,19}}|[0-9]{{4}}(?:[ -][0-9]{{4}}){{2,3}}(?:[ -][0-9]{{1,3}})?|[0-9]{{4}}[ -][0-9]{{6}}[ -][0-9]{{4,5}}){B}"
+        r"(?:{B}|[A-Za-z])(?:[0-9]{{13,19}}|[0-9]{{4}}(?:[ .-][0-9]{{4}}){{2,3}}(?:[ .-][0-9]{{1,3}})?|[0-9]{{4}}[ .-][0-9]{{6}}[ .-][0-9]{{4,5}})(?:{B}|[A-Za-z])"
     );
-    let ipv6 = r"(?:^|[^0-9A-Za-z_:./])(?:(?:[0-9A-Fa-f]{0,4}:){3,8}[0-9A-Fa-f]{0,4}(?:\.[0-9]{1,3}){0,3}|[0-9A-Fa-f]{1,4}::[0-9A-Fa-f]{1,4})".to_owned();
+    let ipv6 = r"(?:(?m:^)|[^0-9A-Za-z_:./])(?:(?:[0-9A-Fa-f]{0,4}:){3,8}[0-9A-Fa-f]{0,4}(?:\.[0-9]{1,3}){0,3}|[0-9A-Fa-f]{1,4}::[0-9A-Fa-f]{1,4}|::[0-9A-Fa-f]{1,4})".to_owned();
     let ipv4 = format!(r"{B}[0-9]{{1,3}}(?:\.[0-9]{{1,3}}){{3}}{B}");
     let ssn = format!(
-        r"{B}(?:[0-9]{{3}}-[0-9]{{2}}-[0-9]{{4}}|[0-9]{{3}} [0-9]{{2}} [0-9]{{4}}|[0-9]{{9}}){B}"
+        r"(?:\\[nrt]|{B})(?:[0-9]{{3}}-[0-9]{{2}}-[0-9]{{4}}|[0-9]{{3}} [0-9]{{2}} [0-9]{{4}}|[0-9]{{3}}\.[0-9]{{2}}\.[0-9]{{4}}|[0-9]{{9}}){B}"
     );
-    let nanp_digits = r"(?:[2-9][0-9]{2}-[2-9][0-9]{2}-[0-9]{4}|[2-9][0-9]{2}\.[2-9][0-9]{2}\.[0-9]{4}|[2-9][0-9]{2}[2-9][0-9]{6})";
-    let nanp_paren = r"\([2-9][0-9]{2}\) ?[2-9][0-9]{2}-[0-9]{4}";
-    // Phones may follow an escaped newline (`\\n`) inside JSON strings: the escape is consumed
-    // here and skipped by the validator.
+    // Phones: a run of digit groups; the grammar is read by `phone::validate_phone`.
     let esc = format!(r"(?:\\[nrt]|{B})");
-    let phone = [
-        format!(r"\+1[ -]?(?:{nanp_digits}|{nanp_paren}){B}"),
-        format!(r"\+1 [2-9][0-9]{{2}} [2-9][0-9]{{2}} [0-9]{{4}}{B}"),
-        format!(r"{esc}1-{nanp_digits}{B}"),
-        format!(r"{esc}{nanp_digits}{B}"),
-        format!(r"{nanp_paren}{B}"),
-        format!(r"\+[2-9][0-9]{{0,2}}(?:[ -][0-9]{{1,8}}){{1,6}}{B}"),
-        format!(r"{esc}0[1-9](?: [0-9]{{2}}){{4}}{B}"),
-        format!(r"{esc}0[1-9][0-9]{{1,3}} [0-9]{{3,8}}(?: [0-9]{{3,4}})?{B}"),
-    ]
-    .join("|");
+    // Read by the validator itself: no exact pattern.
+    let phone = String::new();
     // AWS secret access keys: 40 characters between non-key borders, only after a key name:
     // the name is the trigger, the key is searched for right after it.
     let aws_secret = r"(?:^|[^A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?:[^A-Za-z0-9/+=]|$)".to_owned();
@@ -122,14 +140,15 @@ pub(super) fn specs() -> Vec<Spec> {
         r"(?i-u:secret_?access_?key|secret-access-key|aws_secret|secret_key)".to_owned();
     // Triggers: short prefixes of the exact patterns, so the combined pass stays a small DFA.
     let secret_trigger = format!(
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}sk-[A-Za-z0-9_-]{{8}}|{B}[srp]k_(?:live|test)_|{B}xox[abposre]-|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]+\.eyJ"
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}sk-[A-Za-z0-9_-]{{8}}|{B}[srp]k_(?:live|test)_|{B}xox[abposre]-|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]+\.eyJ|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://hooks\.slack\.com/"
     );
-    let email_trigger = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+\.".to_owned();
-    let iban_trigger = format!(r"{B}[A-Z]{{2}}[0-9]{{2}} ?[A-Z0-9]{{4}}");
-    let ipv6_trigger = r"(?:^|[^0-9A-Za-z_:./])(?:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:|[0-9A-Fa-f]{1,4}::[0-9A-Fa-f])".to_owned();
+    let email_trigger = format!(r"{local}+@{label}+\.");
+    let email_pct_trigger = format!(r"{local}+%40{label}+\.");
+    let iban_trigger = format!(r"{B}[A-Za-z]{{2}}[ -]{{0,2}}[0-9]{{2}}[ -]{{0,2}}[A-Za-z0-9]{{4}}");
+    let ipv6_trigger = r"(?:(?m:^)|[^0-9A-Za-z_:./])(?:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:|[0-9A-Fa-f]{1,4}::[0-9A-Fa-f]|::[0-9A-Fa-f])".to_owned();
     let ipv4_trigger = format!(r"{B}[0-9]{{1,3}}\.[0-9]{{1,3}}\.[0-9]{{1,3}}\.[0-9]");
     let phone_trigger = format!(
-        r"\+[1-9][0-9]{{0,2}}[ -]?[0-9(]|\([2-9][0-9]{{2}}\) ?[2-9]|{esc}1-[2-9]|{esc}[2-9][0-9]{{2}}[-.][2-9][0-9]{{2}}[-.][0-9]{{4}}|{esc}[2-9][0-9]{{2}}[2-9][0-9]{{6}}{B}|{esc}0[1-9][0-9]{{0,3}} [0-9]{{2}}"
+        r"\+[1-9]|{esc}00[1-9]|\([0-9]{{2,3}}\)|{esc}1[ .-]?\(|{esc}[0-9]{{1,8}}[ .\-/(][0-9 .\-/()]{{6}}|{esc}[0-9]{{8,13}}{B}"
     );
     vec![
         spec(
@@ -151,16 +170,34 @@ pub(super) fn specs() -> Vec<Spec> {
             validate: validate_aws_border,
         },
         Spec {
-            // The local part is at most 64 characters: no start further before the `@` can
-            // be an address.
-            back_window: Some((b'@', 64)),
-            ..spec(Entity::Email, 1, email_trigger, email, 400, validate_email)
+            // The local part is at most 64 characters (at most 256 bytes): no start further
+            // before the `@` (or the `%` of `%40`) can be an address.
+            back_window: Some((b"@", 256)),
+            ..spec(
+                Entity::Email,
+                1,
+                email_trigger,
+                email.clone(),
+                400,
+                validate_email,
+            )
+        },
+        Spec {
+            back_window: Some((b"%", 256)),
+            ..spec(
+                Entity::Email,
+                4,
+                email_pct_trigger,
+                email,
+                400,
+                validate_email,
+            )
         },
         spec(Entity::Iban, 2, iban_trigger, iban, 80, validate_iban),
         spec(Entity::CreditCard, 2, card.clone(), card, 40, validate_card),
         spec(Entity::IpAddress, 2, ipv6_trigger, ipv6, 64, validate_ipv6),
         spec(Entity::IpAddress, 2, ipv4_trigger, ipv4, 24, validate_ipv4),
         spec(Entity::Ssn, 2, ssn.clone(), ssn, 24, validate_ssn),
-        spec(Entity::Phone, 2, phone_trigger, phone, 40, validate_phone),
+        spec(Entity::Phone, 3, phone_trigger, phone, 64, validate_phone),
     ]
 }

@@ -60,8 +60,62 @@ pub(super) fn digits(s: &str) -> Vec<u8> {
 
 // ---- validators ---------------------------------------------------------------------------
 
+/// Skips a JSON escape (`\n`, `\r`, `\t`) that a digit-led pattern consumed in place of a
+/// word border.
+pub(super) fn skip_escape(text: &str, s: usize) -> usize {
+    if text.as_bytes().get(s) == Some(&b'\\') {
+        s + 2
+    } else {
+        s
+    }
+}
+
+/// Line breaks and blanks at the end of a private key's body (as written or JSON-escaped):
+/// not part of the key.
+fn trim_key_end(m: &str) -> &str {
+    let mut m = m;
+    loop {
+        let t = m.trim_end_matches([' ', '\t', '\r', '\n']);
+        let t = t
+            .strip_suffix("\\n")
+            .or_else(|| t.strip_suffix("\\r"))
+            .map(|t| t.trim_end_matches('\\'))
+            .unwrap_or(t);
+        if t.len() == m.len() {
+            return t;
+        }
+        m = t;
+    }
+}
+
 pub(super) fn validate_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     let m = &text[s..e];
+    if m.starts_with("-----BEGIN") {
+        // A key block: at least a line's worth of key material after the BEGIN line (a
+        // header alone holds no secret).
+        let m = trim_key_end(m);
+        let head = m.find("KEY-----").or_else(|| m.find("BLOCK-----"))?;
+        let body = &m[head..];
+        let material = body
+            .bytes()
+            .filter(|b| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/')
+            .count();
+        return (material >= 24).then_some((s, s + m.len()));
+    }
+    // A placeholder (`npm_XXXX…`, `…/services/T00000000/B00000000/XXXX…`): its longest run of
+    // letters and digits repeats a handful of characters.
+    let longest = m
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .max_by_key(|run| run.len())
+        .unwrap_or("");
+    let mut seen = [false; 128];
+    let distinct = longest
+        .bytes()
+        .filter(|&b| !std::mem::replace(&mut seen[usize::from(b)], true))
+        .count();
+    if distinct <= 4 {
+        return None;
+    }
     if m.starts_with("sk-") || m.starts_with("xox") {
         // Trailing dashes belong to the text, not the key.
         let trimmed = m.trim_end_matches('-');
@@ -120,11 +174,57 @@ pub(super) fn validate_aws_secret(text: &str, s: usize, e: usize) -> Option<(usi
 
 pub(super) fn validate_email(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     let m = &text[s..e];
-    let at = m.find('@')?;
-    let lead = m[..at].len() - m[..at].trim_start_matches('.').len();
+    let (at, at_len) = match (m.find('@'), m.find("%40")) {
+        (Some(a), Some(p)) if p < a => (p, 3),
+        (Some(a), _) => (a, 1),
+        (None, Some(p)) => (p, 3),
+        (None, None) => return None,
+    };
+    let mut lead = m[..at].len() - m[..at].trim_start_matches('.').len();
+    // `\u003cjane@…` in JSON: the escape is not part of the address.
+    if byte_before(text, s + lead) == Some(b'\\')
+        && m[lead..at].len() > 5
+        && m[lead..].starts_with("u00")
+        && m.as_bytes()[lead + 3..lead + 5]
+            .iter()
+            .all(u8::is_ascii_hexdigit)
+    {
+        lead += 5;
+    }
+    // An address in Latin (or Greek, Cyrillic) script glued to text in another script: the
+    // address starts after that text (`请联系zoe@…` → `zoe@…`).
+    let latinish = |c: char| (c as u32) < 0x0530 || (0x1E00..0x2000).contains(&(c as u32));
+    let local_part = &m[lead..at];
+    if local_part
+        .chars()
+        .any(|c| c.is_alphanumeric() && latinish(c))
+        && let Some((i, c)) = local_part.char_indices().rev().find(|&(_, c)| !latinish(c))
+    {
+        lead += i + c.len_utf8();
+    }
+    // At most 64 characters: a longer run keeps its last 64.
+    if let Some((i, _)) = m[lead..at].char_indices().rev().nth(63) {
+        lead += i;
+        while lead < at && m.as_bytes()[lead] == b'.' {
+            lead += 1;
+        }
+    }
+    if lead >= at {
+        return None;
+    }
     let (s, local) = (s + lead, &m[lead..at]);
-    let domain = &m[at + 1..];
-    if local.is_empty() || local.ends_with('.') || local.contains("..") || domain.len() > 253 {
+    let domain = &m[at + at_len..];
+    if local.is_empty()
+        || local.starts_with('.')
+        || local.ends_with('.')
+        || local.contains("..")
+        || domain.len() > 253
+    {
+        return None;
+    }
+    // The domain ends here: a letter or digit right after it means the text goes on as a
+    // word, not that an address ends (`a@b.com_` is an address followed by `_`).
+    if byte_at(text, e).is_some_and(|b| b.is_ascii_alphanumeric()) && domain.is_ascii() {
         return None;
     }
     let labels: Vec<&str> = domain.split('.').collect();
@@ -134,7 +234,13 @@ pub(super) fn validate_email(text: &str, s: usize, e: usize) -> Option<(usize, u
     {
         return None;
     }
+    if labels.len() > 10 || labels.iter().any(|l| l.chars().count() > 63) {
+        return None;
+    }
     let tld = labels.last()?.to_ascii_lowercase();
+    if !(2..=24).contains(&tld.chars().count()) {
+        return None;
+    }
     const FILE_EXTENSIONS: [&str; 14] = [
         "png", "jpg", "jpeg", "gif", "webp", "svg", "ico", "bmp", "tiff", "avif", "css", "js",
         "pdf", "heic",
@@ -201,19 +307,32 @@ pub(crate) fn iban_checksum_ok(chars: &[u8]) -> bool {
 
 pub(super) fn validate_iban(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     let m = &text.as_bytes()[s..e];
-    let want = iban_length(std::str::from_utf8(&m[..2]).ok()?)?;
+    let cc = [m[0].to_ascii_uppercase(), m[1].to_ascii_uppercase()];
+    let want = iban_length(std::str::from_utf8(&cc).ok()?)?;
     let mut chars = Vec::with_capacity(want);
     let mut end = s;
     for (i, &b) in m.iter().enumerate() {
         if chars.len() == want {
             break;
         }
-        if b != b' ' {
-            chars.push(b);
+        if b != b' ' && b != b'-' {
+            chars.push(b.to_ascii_uppercase());
             end = s + i + 1;
         }
     }
-    if chars.len() != want || is_alnum(byte_at(text, end)) || !iban_checksum_ok(&chars) {
+    // One case throughout: `de89…` or `DE89…`, not a word that happens to fit.
+    let letters = m[..end - s].iter().filter(|b| b.is_ascii_alphabetic());
+    let (lower, upper) = letters.fold((0, 0), |(l, u), b| {
+        (
+            l + usize::from(b.is_ascii_lowercase()),
+            u + usize::from(b.is_ascii_uppercase()),
+        )
+    });
+    if chars.len() != want
+        || (lower > 0 && upper > 0)
+        || is_alnum(byte_at(text, end))
+        || !iban_checksum_ok(&chars)
+    {
         return None;
     }
     Some((s, end))
@@ -264,7 +383,35 @@ pub(super) fn card_brand_ok(d: &[u8]) -> bool {
 }
 
 pub(super) fn validate_card(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
-    if continues_after(text, e, b" -") || continues_before(text, s, b" -") {
+    // Glued to the words around it (`VISA4111…`, `…1111exp`): the letters are not part of
+    // the number, and the word they make must not be a hex string (a hash or an id).
+    let glued_before = text.as_bytes()[s].is_ascii_alphabetic();
+    let glued_after = text.as_bytes()[e - 1].is_ascii_alphabetic();
+    let s = s + usize::from(glued_before);
+    let e = e - usize::from(glued_after);
+    if glued_before || glued_after {
+        let bytes = text.as_bytes();
+        let mut a = s;
+        while a > 0 && bytes[a - 1].is_ascii_alphanumeric() {
+            a -= 1;
+        }
+        let mut b = e;
+        while b < bytes.len() && bytes[b].is_ascii_alphanumeric() {
+            b += 1;
+        }
+        let hex = !bytes[a..b]
+            .iter()
+            .any(|c| c.is_ascii_alphabetic() && !c.is_ascii_hexdigit());
+        if hex && (b - a) - (e - s) > 4 {
+            return None;
+        }
+    }
+    if continues_after(text, e, b" -.") || continues_before(text, s, b" -.") {
+        return None;
+    }
+    // One separator throughout.
+    let seps: Vec<u8> = text[s..e].bytes().filter(|b| !b.is_ascii_digit()).collect();
+    if seps.windows(2).any(|w| w[0] != w[1]) {
         return None;
     }
     let mut buf = [0u8; 24];
@@ -311,7 +458,7 @@ pub(super) fn validate_ipv6(text: &str, s: usize, e: usize) -> Option<(usize, us
         return None;
     }
     let m = &text[s..e];
-    if m.bytes().filter(|b| b.is_ascii_hexdigit()).count() < 2 {
+    if m != "::1" && m.bytes().filter(|b| b.is_ascii_hexdigit()).count() < 2 {
         return None;
     }
     if m.parse::<Ipv6Addr>().is_ok() {
@@ -332,6 +479,7 @@ pub(super) fn ssn_rules_ok(d: &[u8]) -> bool {
 }
 
 pub(super) fn validate_ssn(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+    let s = skip_escape(text, s);
     let m = &text[s..e];
     if continues_after(text, e, b" -.") || continues_before(text, s, b" -.") {
         return None;
@@ -341,83 +489,6 @@ pub(super) fn validate_ssn(text: &str, s: usize, e: usize) -> Option<(usize, usi
         return None;
     }
     if m.len() == 9 && !ssn_context(text, s) {
-        return None;
-    }
-    Some((s, e))
-}
-
-/// National significant number lengths (min, max) for common country codes.
-pub(super) fn national_len(cc: &str) -> (usize, usize) {
-    match cc {
-        "33" | "34" | "61" | "32" | "41" | "46" | "47" | "45" => (8, 9),
-        "31" => (9, 9),
-        "44" => (9, 10),
-        "49" => (7, 11),
-        "39" => (6, 11),
-        "81" | "82" => (9, 10),
-        "86" => (10, 11),
-        "91" => (10, 10),
-        "55" => (10, 11),
-        "52" => (10, 10),
-        _ => (6, 12),
-    }
-}
-
-pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
-    let escaped = text.as_bytes()[s] == b'\\';
-    let s = if escaped { s + 2 } else { s };
-    let prev = byte_before(text, s);
-    let after_escape =
-        s >= 2 && text.as_bytes()[s - 2] == b'\\' && matches!(prev, Some(b'n' | b'r' | b't'));
-    let prev_ok = escaped
-        || after_escape
-        || !prev.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'_');
-    if !prev_ok || continues_before(text, s, b"-. ") {
-        return None;
-    }
-    let m = &text[s..e];
-    if let Some(rest) = m.strip_prefix('+')
-        && !rest.starts_with('1')
-    {
-        // International: trim trailing groups until the national number fits the country.
-        let groups: Vec<&str> = rest.split([' ', '-']).collect();
-        let cc = groups[0];
-        let (min, max) = national_len(cc);
-        let mut n = groups.len();
-        while n > 1 {
-            let national: usize = groups[1..n].iter().map(|g| g.len()).sum();
-            if national <= max {
-                if national < min {
-                    return None;
-                }
-                let len = 1 + groups[..n].iter().map(|g| g.len()).sum::<usize>() + (n - 1);
-                let end = s + len;
-                if continues_after(text, end, b".") {
-                    return None;
-                }
-                return Some((s, end));
-            }
-            n -= 1;
-        }
-        return None;
-    }
-    if continues_after(text, e, b"-. ") || is_alnum(byte_at(text, e)) {
-        return None;
-    }
-    let d = digits(m);
-    if m.starts_with('0') {
-        return (10..=12).contains(&d.len()).then_some((s, e));
-    }
-    let nanp = if d.len() == 11 && d[0] == 1 {
-        &d[1..]
-    } else {
-        &d[..]
-    };
-    if nanp.len() != 10 || nanp[0] < 2 || nanp[3] < 2 {
-        return None;
-    }
-    // A bare ten-digit number right after an identifier's name is that identifier.
-    if m.len() == 10 && id_context(text, s) {
         return None;
     }
     Some((s, e))

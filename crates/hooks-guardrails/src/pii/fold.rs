@@ -1,0 +1,207 @@
+//! Normalisation before detection: what people (and attackers) write instead of ASCII.
+//!
+//! Every character whose compatibility decomposition (NFKC's first step) is plain ASCII becomes
+//! that ASCII: fullwidth digits and `＠`, no-break, thin and ideographic spaces, mathematical
+//! digits. Zero-width characters and soft hyphens are dropped, so one inside an address cannot
+//! split it. Every other character stays as it is. An offset map leads each byte of the folded
+//! text back to the character it came from, so a detection replaces the whole original span.
+
+use unicode_normalization::char::decompose_compatible;
+
+/// The folded text and where it differs from the original: one entry per changed
+/// character (a sparse map, so long texts with few changes stay cheap).
+pub(super) struct Folded {
+    pub(super) text: String,
+    /// Per changed character, in order: (its start in the folded text, its length there —
+    /// 0 when dropped —, its span in the original).
+    changes: Vec<(usize, usize, usize, usize)>,
+}
+
+impl Folded {
+    /// The original offset of folded offset `x`, reading a position inside a changed
+    /// character as that character's start (`end: false`) or end (`end: true`).
+    fn map(&self, x: usize, end: bool) -> usize {
+        let i = self.changes.partition_point(|c| c.0 <= x);
+        let Some(&(fs, flen, os, oe)) = i.checked_sub(1).and_then(|i| self.changes.get(i)) else {
+            return x;
+        };
+        if x < fs + flen {
+            if end { oe } else { os }
+        } else {
+            oe + (x - fs - flen)
+        }
+    }
+
+    /// The original span of the folded span `start..end` (a non-empty span on character
+    /// boundaries of the folded text).
+    pub(super) fn original(&self, start: usize, end: usize) -> (usize, usize) {
+        let s = self.map(start, false);
+        let e = match end.checked_sub(1) {
+            Some(last) => {
+                let i = self.changes.partition_point(|c| c.0 <= last);
+                match i.checked_sub(1).and_then(|i| self.changes.get(i)) {
+                    Some(&(fs, flen, _, oe)) if last < fs + flen => oe,
+                    _ => self.map(last, false) + 1,
+                }
+            }
+            None => s,
+        };
+        (s, e.max(s))
+    }
+}
+
+/// Characters that hide inside a word without showing: dropped before detection.
+fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}' | '\u{180E}' | '\u{200B}'..='\u{200D}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}'
+    )
+}
+
+/// The blocks that hold every character whose compatibility decomposition is ASCII (checked
+/// over all of Unicode by a test): elsewhere, no table lookup is needed.
+fn may_fold(c: char) -> bool {
+    matches!(c as u32,
+        0xA0..=0xBF
+        | 0x132..=0x149
+        | 0x17F
+        | 0x1C4..=0x1F3
+        | 0x2B0..=0x2FF
+        | 0x37E
+        | 0x1D2C..=0x1DBF
+        | 0x1E9A..=0x1E9B
+        | 0x1FBD..=0x20AF
+        | 0x2100..=0x24FF
+        | 0x2A0C..=0x2A76
+        | 0x2C7C..=0x2C7D
+        | 0x2D6F
+        | 0x2E9F..=0x2FDF
+        | 0x3000..=0x33FF
+        | 0xA69C..=0xA69D
+        | 0xA770..=0xA7FF
+        | 0xAB5C..=0xAB69
+        | 0xFB00..=0xFB4F
+        | 0xFE10..=0xFE6F
+        | 0xFF00..=0xFFEF
+        | 0x10780..=0x107BA
+        | 0x1CCD6..=0x1CCF9
+        | 0x1D400..=0x1D7FF
+        | 0x1E030..=0x1E08F
+        | 0x1F100..=0x1F2FF
+        | 0x1FBF0..=0x1FBF9)
+}
+
+/// The ASCII a character stands for, if its compatibility decomposition is all ASCII.
+fn ascii_of(c: char, out: &mut [u8; 8]) -> Option<usize> {
+    if !may_fold(c) {
+        return None;
+    }
+    let mut n = 0;
+    let mut ok = true;
+    decompose_compatible(c, |d| {
+        if d.is_ascii() && n < out.len() {
+            out[n] = d as u8;
+            n += 1;
+        } else {
+            ok = false;
+        }
+    });
+    (ok && n > 0 && !(n == 1 && out[0] as char == c)).then_some(n)
+}
+
+fn needs_folding(c: char) -> bool {
+    invisible(c) || ascii_of(c, &mut [0; 8]).is_some()
+}
+
+/// The folded form of `text`, or `None` when folding changes nothing (all ASCII, or no
+/// character that folds): then the text is scanned as it is.
+pub(super) fn fold(text: &str) -> Option<Folded> {
+    let first_non_ascii = text.bytes().position(|b| !b.is_ascii())?;
+    let first = text[first_non_ascii..]
+        .char_indices()
+        .find(|&(_, c)| !c.is_ascii() && needs_folding(c))
+        .map(|(i, _)| first_non_ascii + i)?;
+    let mut out = String::with_capacity(text.len());
+    let mut changes = Vec::new();
+    out.push_str(&text[..first]);
+    let mut buf = [0u8; 8];
+    // Unchanged text is copied in runs.
+    let mut copied = first;
+    for (i, c) in text[first..].char_indices() {
+        if c.is_ascii() {
+            continue;
+        }
+        let (a, b) = (first + i, first + i + c.len_utf8());
+        let folded = if invisible(c) {
+            Some(0)
+        } else {
+            ascii_of(c, &mut buf)
+        };
+        let Some(n) = folded else { continue };
+        out.push_str(&text[copied..a]);
+        copied = b;
+        changes.push((out.len(), n, a, b));
+        for &byte in &buf[..n] {
+            out.push(byte as char);
+        }
+    }
+    out.push_str(&text[copied..]);
+    Some(Folded { text: out, changes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prefilter_admits_every_character_that_folds_to_ascii() {
+        let mut buf = [0u8; 8];
+        let mut missing = Vec::new();
+        for c in (0x80..=0x10FFFFu32).filter_map(char::from_u32) {
+            let mut n = 0;
+            let mut ascii = true;
+            decompose_compatible(c, |d| {
+                ascii &= d.is_ascii();
+                n += 1;
+            });
+            if ascii && n > 0 {
+                if !may_fold(c) {
+                    missing.push(format!("U+{:04X}", c as u32));
+                    continue;
+                }
+                assert!(
+                    ascii_of(c, &mut buf).is_some() || n > 8,
+                    "U+{:04X}",
+                    c as u32
+                );
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "fold to ASCII but are not admitted: {missing:?}"
+        );
+    }
+
+    #[test]
+    fn fullwidth_spaces_and_invisibles_fold_and_map_back() {
+        let t = "card ４１１１\u{00A0}1111\u{200B}x ＠ é";
+        let f = fold(t).unwrap();
+        assert_eq!(f.text, "card 4111 1111x @ é");
+        let s = f.text.find("4111").unwrap();
+        let (a, b) = f.original(s, s + "4111 1111x".len());
+        assert_eq!(&t[a..b], "４１１１\u{00A0}1111\u{200B}x");
+        let e = f.text.find('é').unwrap();
+        assert_eq!(f.original(e, e + 2), (t.find('é').unwrap(), t.len()));
+        assert!(fold("plain ascii").is_none());
+        let t = "a\u{200B}\u{200B}b ＠x";
+        let f = fold(t).unwrap();
+        assert_eq!(f.text, "ab @x");
+        assert_eq!(f.original(0, 2), (0, t.find(' ').unwrap()));
+        let at = f.text.find('@').unwrap();
+        assert_eq!(
+            &t[f.original(at, at + 2).0..f.original(at, at + 2).1],
+            "＠x"
+        );
+        assert!(fold("déjà vu, 東京").is_none());
+    }
+}

@@ -1,0 +1,439 @@
+//! Phone numbers: one grammar for the ways people write them, read by hand.
+//!
+//! A candidate is a run of digit groups split by single separators (space, `-`, `.`, `/`) or
+//! written in parentheses, optionally after `+`. It is a phone number when it is
+//! - international (`+44 20 7981 2838`, `+4915061574115`, `0044 7885 608048`,
+//!   `+49 (0) 40 81389095`): a real country calling code and a national number of that
+//!   country's length (`+33 6 51 57 79 552` is one digit too long: rejected, not cut);
+//! - North American (`(210) 547-2964`, `1 615 507 6170`, `1.402.532.6259`, bare ten digits):
+//!   NANP rules (area code and exchange start with 2–9);
+//! - national with a trunk `0` (`020 7883 5224`, `06 25 28 32 61`, `(07) 3946 8914`,
+//!   `07362258309`): 10 to 12 digits;
+//! - Brazilian area code in parentheses (`(21) 99737-8290`);
+//! - any other grouping of 8 to 13 digits right after a word for a phone (`Teléfono: 739 89
+//!   48 95`, `电话：13059228677`, `"phone": "726224374"`), never a date.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::context::{contains_ignore_ascii_case, floor_char_boundary, id_context};
+use super::validate::{byte_at, byte_before, skip_escape};
+
+/// Words that make the number after them a phone number (lower case; matched
+/// case-insensitively in the label before the number).
+const PHONE_WORDS: [&str; 47] = [
+    "phone",
+    "tel",
+    "mobil",
+    "cell",
+    "call",
+    "fax",
+    "whatsapp",
+    "reach",
+    "ring",
+    "contact",
+    "dial",
+    "sms",
+    "número",
+    "numero",
+    "teléfono",
+    "telefono",
+    "telefone",
+    "téléphone",
+    "portable",
+    "handy",
+    "rufnummer",
+    "bellen",
+    "bereiken",
+    "llám",
+    "llama",
+    "ligar",
+    "liga",
+    "電話",
+    "电话",
+    "手机",
+    "拨打",
+    "號碼",
+    "号码",
+    "番号",
+    "携帯",
+    "連絡",
+    "연락",
+    "전화",
+    "☎",
+    "📞",
+    "mera number",
+    "tlf",
+    "telf",
+    "nummer",
+    "office line",
+    "hotline",
+    "direct line",
+];
+
+/// True when a word for a phone labels the number at `s`: it stands within 48 bytes before
+/// it, with no other number in between.
+fn phone_context(text: &str, s: usize) -> bool {
+    static WORDS: OnceLock<Option<Regex>> = OnceLock::new();
+    let from = floor_char_boundary(text, s.saturating_sub(48));
+    let label = &text[from..s];
+    let label = label
+        .rfind(|c: char| c.is_ascii_digit())
+        .map_or(label, |i| &label[i + 1..]);
+    let words = WORDS.get_or_init(|| {
+        let alternation: Vec<String> = PHONE_WORDS.iter().map(|w| regex::escape(w)).collect();
+        Regex::new(&format!("(?i){}", alternation.join("|"))).ok()
+    });
+    match words {
+        Some(re) => re.is_match(label),
+        // The alternation of fixed words always compiles; were it ever not to, the slow
+        // comparison gives the same answer.
+        None => PHONE_WORDS
+            .iter()
+            .any(|w| contains_ignore_ascii_case(label, w)),
+    }
+}
+
+/// Country calling codes that are one or two digits long; every other code has three.
+const TWO_DIGIT_CODES: [u16; 44] = [
+    20, 27, 30, 31, 32, 33, 34, 36, 39, 40, 41, 43, 44, 45, 46, 47, 48, 49, 51, 52, 53, 54, 55, 56,
+    57, 58, 60, 61, 62, 63, 64, 65, 66, 81, 82, 84, 86, 90, 91, 92, 93, 94, 95, 98,
+];
+
+/// The country code at the start of `d` (digits), if `d` starts with a real one.
+fn country_code(d: &[u8]) -> Option<usize> {
+    let n = |k: usize| d.iter().take(k).fold(0u16, |a, &x| a * 10 + u16::from(x));
+    match d.first()? {
+        0 => None,
+        1 | 7 => Some(1),
+        _ if d.len() >= 2 && TWO_DIGIT_CODES.contains(&n(2)) => Some(2),
+        // Unassigned: 28x, 80x (international freephone aside), 83x, 89x, 99x is assigned.
+        2 if n(2) == 28 => None,
+        8 if matches!(n(2), 80 | 83 | 89) => None,
+        _ if d.len() >= 3 => Some(3),
+        _ => None,
+    }
+}
+
+/// The national significant number's length range for a country code.
+fn national_len(cc: u16) -> (usize, usize) {
+    match cc {
+        1 | 7 | 52 | 54 | 57 | 58 | 63 | 90 | 91 | 92 | 98 => (10, 10),
+        27 | 31 | 33 | 34 | 40 | 41 | 48 | 56 | 61 | 93 | 94 | 351 | 380 | 420 | 966 => (9, 9),
+        45 | 47 | 65 => (8, 8),
+        20 | 81 | 84 => (9, 10),
+        30 => (10, 10),
+        32 | 36 | 51 | 66 | 971 | 972 => (8, 9),
+        44 => (9, 10),
+        46 => (7, 9),
+        49 => (6, 11),
+        39 => (6, 11),
+        43 => (4, 13),
+        55 | 86 => (10, 11),
+        60 | 64 | 82 | 95 => (8, 10),
+        62 => (8, 12),
+        234 => (8, 10),
+        353 => (7, 9),
+        358 => (5, 12),
+        _ => (6, 12),
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Group {
+    start: usize,
+    end: usize,
+    paren: bool,
+    /// The separator before it (0 for the first group, `)` after a parenthesised group).
+    sep: u8,
+}
+
+const MAX_GROUPS: usize = 10;
+
+/// At most [`MAX_GROUPS`] groups, on the stack.
+struct Groups {
+    g: [Group; MAX_GROUPS],
+    n: usize,
+}
+
+impl Groups {
+    fn push(&mut self, g: Group) {
+        self.g[self.n] = g;
+        self.n += 1;
+    }
+    fn len(&self) -> usize {
+        self.n
+    }
+}
+
+impl std::ops::Deref for Groups {
+    type Target = [Group];
+    fn deref(&self) -> &[Group] {
+        &self.g[..self.n]
+    }
+}
+
+/// The digit groups of the run at `s` (after an optional `+`), as far as the grammar holds.
+fn groups(text: &str, s: usize, limit: usize) -> Groups {
+    let b = text.as_bytes();
+    let empty = Group {
+        start: 0,
+        end: 0,
+        paren: false,
+        sep: 0,
+    };
+    let mut out = Groups {
+        g: [empty; MAX_GROUPS],
+        n: 0,
+    };
+    let mut i = s;
+    let mut sep = 0u8;
+    while out.len() < MAX_GROUPS && i < limit {
+        let paren = b[i] == b'(';
+        let start = i + usize::from(paren);
+        let mut j = start;
+        while j < limit && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        if j == start || j - start > 15 || (paren && b.get(j) != Some(&b')')) {
+            break;
+        }
+        out.push(Group {
+            start,
+            end: j,
+            paren,
+            sep,
+        });
+        i = j + usize::from(paren);
+        // One separator, then a digit or `(`; after `)`, a space or nothing.
+        let next = |k: usize| b.get(k).is_some_and(|&c| c.is_ascii_digit() || c == b'(');
+        if paren && next(i) {
+            sep = b')';
+        } else if !paren && b.get(i) == Some(&b'(') && i < limit {
+            // `070(4566)3786`: a parenthesised group right after a digit.
+            sep = b'(';
+        } else if i < limit
+            && matches!(b[i], b' ' | b'-' | b'.' | b'/')
+            && next(i + 1)
+            && i + 1 < limit
+        {
+            sep = b[i];
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    out
+}
+
+/// The digits of the groups (at most 15 per group, so at most 150), on the stack.
+fn digits_of(text: &str, groups: &[Group], out: &mut [u8; 16 * MAX_GROUPS]) -> usize {
+    let b = text.as_bytes();
+    let mut n = 0;
+    for g in groups {
+        for d in &b[g.start..g.end] {
+            out[n] = d - b'0';
+            n += 1;
+        }
+    }
+    n
+}
+
+fn nanp_ok(d: &[u8]) -> bool {
+    d.len() == 10 && d[0] >= 2 && d[3] >= 2 && !(d[1] == 1 && d[2] == 1)
+}
+
+fn len(g: &Group) -> usize {
+    g.end - g.start
+}
+
+pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let s = skip_escape(text, s);
+    if s >= e {
+        return None;
+    }
+    let plus = b[s] == b'+';
+    let prev = byte_before(text, s);
+    let escaped = s >= 2 && b[s - 2] == b'\\' && matches!(prev, Some(b'n' | b'r' | b't'));
+    if !escaped && prev.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'+') {
+        return None;
+    }
+    // A number that goes on before it (`12.345 678`) is not a phone number's start.
+    if !escaped && s >= 2 {
+        let before = b[s - 2];
+        let glued = match prev {
+            Some(b'-' | b'.' | b'/') => before.is_ascii_alphanumeric(),
+            Some(b',') => before.is_ascii_digit(),
+            _ => false,
+        };
+        if glued {
+            return None;
+        }
+    }
+    let gs = groups(text, s + usize::from(plus), e);
+    let (&first, &last) = (gs.first()?, gs.last()?);
+    let (first, last) = (&first, &last);
+    let end = last.end + usize::from(last.paren);
+    // It must end here: not inside a word, and not where the number goes on in another shape
+    // (`2024-01-02T10:…` ends in a letter; `1.5.2024.` is fine).
+    if byte_at(text, end).is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+        || (matches!(byte_at(text, end), Some(b'-' | b'/' | b':'))
+            && byte_at(text, end + 1).is_some_and(|c| c.is_ascii_digit()))
+    {
+        return None;
+    }
+    let mut buf = [0u8; 16 * MAX_GROUPS];
+    let n = digits_of(text, &gs, &mut buf);
+    let d = &buf[..n];
+    let ok = |ok: bool| ok.then_some((s, end));
+    let leading_00 = !plus && !first.paren && len(first) >= 3 && d[0] == 0 && d[1] == 0;
+    if plus || leading_00 {
+        // International: a real country code, then exactly a national number of its length.
+        if leading_00 && gs.len() < 2 {
+            return None;
+        }
+        let rest = if plus { d } else { &d[2..] };
+        let cc_len = country_code(rest)?;
+        let first_len = len(first) - if plus { 0 } else { 2 };
+        if first_len != cc_len && (gs.len() > 1 || first_len < cc_len) {
+            // The code must be a group of its own, unless the whole number is one group.
+            if gs.len() > 1 {
+                return None;
+            }
+        }
+        let cc = rest[..cc_len]
+            .iter()
+            .fold(0u16, |a, &x| a * 10 + u16::from(x));
+        let mut national = &rest[cc_len..];
+        // `+44 (0) 20…`: the trunk zero in parentheses is not part of the number.
+        if gs.len() > 2 && gs[1].paren && len(&gs[1]) == 1 && national.first() == Some(&0) {
+            national = &national[1..];
+        }
+        if national.is_empty() {
+            return None;
+        }
+        if cc == 1 {
+            return ok(nanp_ok(national));
+        }
+        // Italy keeps the leading zero of its area codes.
+        let zero_ok = cc == 39;
+        return ok(national_ok(cc, national) && (national[0] != 0 || zero_ok));
+    }
+    let same_seps = gs.iter().skip(1).all(|g| g.sep == gs[1].sep);
+    let mut shape_buf = [0usize; MAX_GROUPS];
+    for (slot, g) in shape_buf.iter_mut().zip(gs.iter()) {
+        *slot = len(g);
+    }
+    let shape = &shape_buf[..gs.len()];
+    // North American: 3-3-4 (area code in parentheses or not), with or without a leading 1.
+    let nanp_groups = match shape {
+        [3, 3, 4] => Some(d),
+        [1, 3, 3, 4] if d[0] == 1 => Some(&d[1..]),
+        _ => None,
+    };
+    if let Some(nanp) = nanp_groups {
+        let body = if shape.len() == 4 { &gs[1..] } else { &gs[..] };
+        let seps_ok = if body[0].paren {
+            body[2].sep == b'-' || body[2].sep == b' '
+        } else {
+            same_seps
+        };
+        if seps_ok && nanp_ok(nanp) {
+            return ok(true);
+        }
+        // Written the North American way (`(123) 456-7890`, `012-345-6789`) but breaking its
+        // rules: a placeholder or an id, not a number from elsewhere.
+        if body[0].paren || matches!(body[1].sep, b'-' | b'.') {
+            return None;
+        }
+    }
+    if gs.len() == 1 && (n == 10 || (n == 11 && d[0] == 1)) && d[0] != 0 {
+        let nanp = if n == 11 { &d[1..] } else { d };
+        if nanp_ok(nanp) && !id_context(text, s) {
+            return ok(true);
+        }
+    }
+    let date = looks_like_date(shape, gs.get(1).map_or(0, |g| g.sep));
+    // National with a trunk zero: `020 7883 5224`, `(07) 3946 8914`, `07362258309`.
+    if d[0] == 0 && d.get(1).is_some_and(|&x| x != 0) && !date {
+        if gs.len() == 1 {
+            return ok((10..=11).contains(&n) && (!id_context(text, s) || phone_context(text, s)));
+        }
+        // Four-digit blocks throughout are a card or an account, not a phone.
+        let blocks = gs.len() >= 3 && shape.iter().all(|&l| l == 4);
+        let groups_ok = len(first) >= 2 && len(last) >= 2 && same_seps_or_paren(&gs) && !blocks;
+        return ok(groups_ok && (10..=12).contains(&n) && !after_code_group(text, s));
+    }
+    // Brazil: `(21) 99737-8290`, `(62) 2306-1605`.
+    if first.paren && len(first) == 2 && gs.len() == 3 && (8..=9).contains(&(n - 2)) {
+        return ok(true);
+    }
+    // Anything else only where a word says it is a phone number.
+    ok(!after_code_group(text, s)
+        && !date
+        && shape.iter().all(|&l| l >= 2)
+        && (8..=13).contains(&n)
+        && same_seps_or_paren(&gs)
+        && phone_context(text, s))
+}
+
+/// True when a four-character code group (`NL93 TRIO 0589…`, `DE08-2067-…`) stands right
+/// before `s`: the digits continue an account number, not a phone number.
+fn after_code_group(text: &str, s: usize) -> bool {
+    let b = text.as_bytes();
+    if s < 5 || !matches!(b[s - 1], b' ' | b'-') {
+        return false;
+    }
+    let group = &b[s - 5..s - 1];
+    let code = group
+        .iter()
+        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+    // Part of a word in lower case (`Tele 0123…`) is prose, not a code.
+    let in_word = s >= 6 && b[s - 6].is_ascii_lowercase();
+    code && !in_word
+}
+
+/// The national number fits the country: its length, and for the countries whose mobile
+/// numbers are longer than their landlines, the length that goes with its first digits.
+fn national_ok(cc: u16, n: &[u8]) -> bool {
+    let (min, max) = national_len(cc);
+    if !(min..=max).contains(&n.len()) {
+        return false;
+    }
+    let len = n.len();
+    match (cc, n) {
+        // Japan: 70/80/90 mobiles have ten digits.
+        (81, [7..=9, 0, ..]) => len == 10,
+        // China: mobiles 1[3-9]… have eleven digits.
+        (86, [1, 3..=9, ..]) => len == 11,
+        // Nigeria: mobiles 7xx, 8xx, 9xx have ten digits.
+        (234, [7..=9, ..]) => len == 10,
+        // UK: mobiles 7xxx have ten digits.
+        (44, [7, ..]) => len == 10,
+        // Brazil: a mobile (9 after the area code) has eleven digits, a landline ten.
+        (55, [_, _, 9, ..]) => len == 11,
+        (55, _) => len == 10,
+        _ => true,
+    }
+}
+
+fn same_seps_or_paren(gs: &[Group]) -> bool {
+    let mut seps = gs
+        .iter()
+        .skip(1)
+        .map(|g| g.sep)
+        .filter(|&c| c != b')' && c != b'(' && c != b' ');
+    let first = seps.next();
+    seps.all(|c| Some(c) == first) && gs.iter().filter(|g| g.sep == b'/').count() <= 1
+}
+
+/// `2024-12-25`, `25.12.2024`, `12/25/2024`, `2024.03.16`.
+fn looks_like_date(shape: &[usize], sep: u8) -> bool {
+    sep != b' '
+        && matches!(
+            shape,
+            [4, 2, 2] | [2, 2, 4] | [1 | 2, 1 | 2, 4] | [4, 1 | 2, 1 | 2]
+        )
+}
