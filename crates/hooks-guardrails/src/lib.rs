@@ -10,7 +10,9 @@
 //! Detection is linear-time (the `regex` crate): one fast pass finds candidates, validators
 //! confirm them (Luhn and brand for cards, mod-97 and length for IBANs, octet ranges and every
 //! IPv6 form, SSA rules for SSNs, NANP and country lengths for phones, context for bare
-//! numbers). On the bundled dev set: exact-span micro-F1 1.000.
+//! numbers). Input is folded first (fullwidth forms, exotic spaces and zero-width characters
+//! cannot hide an entity). On the two bundled dev sets (agent traffic, and the formats people
+//! write every day), which the detectors were tuned on: exact-span micro-F1 1.000.
 //!
 //! # Example
 //!
