@@ -49,12 +49,15 @@ pub const DEFAULT_BLOCKED_TOOLS: [&str; 8] = [
     "eval", "exec", "system", "shell", "rm", "delete", "drop", "truncate",
 ];
 
-/// SQL injection: destructive statements, `UNION SELECT`, tautologies, stacked queries.
-pub const SQL_INJECTION: &str = r"(?i)\b(?:drop|truncate|alter)\s+(?:table|database|schema)\b|\bunion\s+(?:all\s+)?select\b|'\s*or\s+'?[0-9]+'?\s*=\s*'?[0-9]+|\bor\s+1\s*=\s*1\b|;\s*(?:drop|delete|insert|update|shutdown)\b|\bdelete\s+from\s+\w+\s*(?:;|$|--)|\bexec(?:ute)?\s+xp_\w+|\bwaitfor\s+delay\b|\bsleep\s*\(\s*[0-9]+\s*\)\s*(?:--|#|;)";
-/// Path traversal: `../`, `..\`, their URL encodings, and the classic targets.
-pub const PATH_TRAVERSAL: &str = r"(?i)\.\.[/\\]|%2e%2e(?:%2f|%5c|/|\\)|\.\.%2f|\.\.%5c|(?:^|[\s'=:])/etc/(?:passwd|shadow|sudoers)\b";
-/// Command injection: a shell separator or substitution followed by a dangerous command.
-pub const COMMAND_INJECTION: &str = r"(?:;|&&|\|\||\||`|\$\()\s*(?:sudo\s+)?(?:rm|curl|wget|bash|sh|zsh|nc|ncat|netcat|chmod|chown|python[0-9.]*|perl|ruby|php|mkfifo|dd|mkfs(?:\.\w+)?|shutdown|reboot|kill|killall|cat\s+/etc/\w+)\b";
+/// SQL injection: destructive statements, `UNION SELECT`, tautologies (numeric and
+/// `' OR 'a'='a`), stacked queries; `/**/` comments count as blanks (`DROP/**/TABLE`).
+pub const SQL_INJECTION: &str = r"(?i)\b(?:drop|truncate|alter)(?:\s|/\*[^*]{0,64}\*/)+(?:table|database|schema)\b|\bunion(?:\s|/\*[^*]{0,64}\*/)+(?:all(?:\s|/\*[^*]{0,64}\*/)+)?select\b|'\s*or\s+'?[0-9]+'?\s*=\s*'?[0-9]+|'\s*or\s+'[a-z0-9_]{0,32}'\s*=\s*'[a-z0-9_]{0,32}|\bor\s+1\s*=\s*1\b|;\s*(?:drop|delete|insert|update|shutdown)\b|\bdelete\s+from\s+\w+\s*(?:;|$|--)|\bexec(?:ute)?\s+xp_\w+|\bwaitfor\s+delay\b|\bsleep\s*\(\s*[0-9]+\s*\)\s*(?:--|#|;)";
+/// Path traversal: `../`, `..\`, their URL encodings (once or twice: `..%252f`), `file://`
+/// URLs, and the classic targets.
+pub const PATH_TRAVERSAL: &str = r"(?i)(?:\.|%2e|%252e){2}(?:[/\\]|%2f|%5c|%252f|%255c)|\bfile://|(?:^|[\s'=:])/etc/(?:passwd|shadow|sudoers)\b";
+/// Command injection: a shell separator (`;`, `&`, `&&`, `|`, `||`, a line break) or
+/// substitution (`` ` ``, `$(`) followed by a dangerous command.
+pub const COMMAND_INJECTION: &str = r"(?:;|&&?|\|\|?|`|\$\(|\r?\n)[ \t]*(?:sudo\s+)?(?:rm|curl|wget|bash|sh|zsh|nc|ncat|netcat|chmod|chown|python[0-9.]*|perl|ruby|php|mkfifo|dd|mkfs(?:\.\w+)?|shutdown|reboot|kill|killall|cat\s+/etc/\w+)\b";
 
 type ViolationCallback = dyn Fn(&GuardrailViolation) + Send + Sync;
 
