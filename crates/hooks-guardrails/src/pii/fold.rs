@@ -18,17 +18,17 @@ pub(super) struct Folded {
 }
 
 impl Folded {
-    /// The original offset of folded offset `x`, reading a position inside a changed
-    /// character as that character's start (`end: false`) or end (`end: true`).
-    fn map(&self, x: usize, end: bool) -> usize {
+    /// The original offset of folded byte `x`: where its character starts (`after: false`)
+    /// or just past it (`after: true`).
+    fn map(&self, x: usize, after: bool) -> usize {
         let i = self.changes.partition_point(|c| c.0 <= x);
         let Some(&(fs, flen, os, oe)) = i.checked_sub(1).and_then(|i| self.changes.get(i)) else {
-            return x;
+            return x + usize::from(after);
         };
-        if x < fs + flen {
-            if end { oe } else { os }
-        } else {
-            oe + (x - fs - flen)
+        match (x < fs + flen, after) {
+            (true, false) => os,
+            (true, true) => oe,
+            (false, _) => oe + (x - fs - flen) + usize::from(after),
         }
     }
 
@@ -36,16 +36,7 @@ impl Folded {
     /// boundaries of the folded text).
     pub(super) fn original(&self, start: usize, end: usize) -> (usize, usize) {
         let s = self.map(start, false);
-        let e = match end.checked_sub(1) {
-            Some(last) => {
-                let i = self.changes.partition_point(|c| c.0 <= last);
-                match i.checked_sub(1).and_then(|i| self.changes.get(i)) {
-                    Some(&(fs, flen, _, oe)) if last < fs + flen => oe,
-                    _ => self.map(last, false) + 1,
-                }
-            }
-            None => s,
-        };
+        let e = end.checked_sub(1).map_or(s, |last| self.map(last, true));
         (s, e.max(s))
     }
 }

@@ -273,8 +273,7 @@ pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, u
         }
     }
     let gs = groups(text, s + usize::from(plus), e);
-    let (&first, &last) = (gs.first()?, gs.last()?);
-    let (first, last) = (&first, &last);
+    let (first, last) = (gs.first()?, gs.last()?);
     let end = last.end + usize::from(last.paren);
     // It must end here: not inside a word, and not where the number goes on in another shape
     // (`2024-01-02T10:…` ends in a letter; `1.5.2024.` is fine).
@@ -297,11 +296,9 @@ pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, u
         let rest = if plus { d } else { &d[2..] };
         let cc_len = country_code(rest)?;
         let first_len = len(first) - if plus { 0 } else { 2 };
-        if first_len != cc_len && (gs.len() > 1 || first_len < cc_len) {
-            // The code must be a group of its own, unless the whole number is one group.
-            if gs.len() > 1 {
-                return None;
-            }
+        // The code must be a group of its own, unless the whole number is one group.
+        if gs.len() > 1 && first_len != cc_len {
+            return None;
         }
         let cc = rest[..cc_len]
             .iter()

@@ -410,8 +410,10 @@ pub(super) fn validate_card(text: &str, s: usize, e: usize) -> Option<(usize, us
         return None;
     }
     // One separator throughout.
-    let seps: Vec<u8> = text[s..e].bytes().filter(|b| !b.is_ascii_digit()).collect();
-    if seps.windows(2).any(|w| w[0] != w[1]) {
+    let mut seps = text[s..e].bytes().filter(|b| !b.is_ascii_digit());
+    if let Some(first) = seps.next()
+        && seps.any(|b| b != first)
+    {
         return None;
     }
     let mut buf = [0u8; 24];
