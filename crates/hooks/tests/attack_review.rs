@@ -11,7 +11,7 @@ use std::time::Duration;
 use hooks::agent::{Agent, FnTool, ToolError};
 use hooks::guardrails::{GuardrailAction, GuardrailConfig, GuardrailsHook};
 use hooks::logging::LoggingHook;
-use hooks::otel::{SpanCollector, TelemetryGuard, TelemetryHook};
+use hooks::otel::{OtlpSetup, TelemetryGuard, TelemetryHook};
 use hooks::retry::{ModelRetryHook, ToolRetryHook};
 use hooks::steering::{JudgeError, JudgeModel, JudgeReply, JudgeRequest, SteeringHook};
 use hooks::{
@@ -21,9 +21,14 @@ use hooks::{
     ToolSpec, async_trait,
 };
 use hooks_core::test_util::ScriptedModel;
+use hooks_otel::testing::OtlpReceiver;
 use serde_json::{Value, json};
 
 const EMAIL: &str = "leak.marker@example.com";
+/// The first body line of a private key the `vault` tool returns.
+const KEY_MARKER: &str = "MIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8w";
+/// Six phone numbers glued together (`phones` tool): every one shares this run of digits.
+const GLUED_MARKER: &str = "201567049";
 
 #[derive(Clone, Default)]
 struct Buf(Arc<Mutex<Vec<u8>>>);
@@ -123,13 +128,17 @@ struct Stack {
     spy_default: Arc<Mutex<Vec<String>>>,
     telemetry: Arc<TelemetryHook>,
     judge: Arc<Judge>,
-    spans: SpanCollector,
-    _guard: TelemetryGuard,
+    /// A real OTLP/HTTP collector on loopback: every span and metric the run exports.
+    receiver: OtlpReceiver,
+    otel: TelemetryGuard,
 }
 
 fn stack(config: GuardrailConfig, extra: Vec<Arc<dyn HookProvider>>) -> Stack {
-    let spans = SpanCollector::new();
-    let tg = TelemetryGuard::with_simple_exporter(spans.clone());
+    let receiver = OtlpReceiver::start().unwrap();
+    let tg = OtlpSetup::new()
+        .with_endpoint(receiver.endpoint())
+        .install()
+        .unwrap();
     let telemetry = Arc::new(tg.hook().with_content_capture(true).build());
     let judge = Arc::new(Judge::default());
     let mut r = HookRegistry::new();
@@ -148,8 +157,8 @@ fn stack(config: GuardrailConfig, extra: Vec<Arc<dyn HookProvider>>) -> Stack {
         spy_default: spy_d,
         telemetry,
         judge,
-        spans,
-        _guard: tg,
+        receiver,
+        otel: tg,
     }
 }
 
@@ -161,6 +170,16 @@ fn tools() -> Vec<FnTool> {
         FnTool::new(ToolSpec::new("crm", "crm", json!({})), |_| {
             Ok(format!("customer mail: {EMAIL}"))
         }),
+        FnTool::new(ToolSpec::new("vault", "vault", json!({})), |_| {
+            Ok(format!(
+                "key: -----BEGIN PRIVATE KEY-----\n{KEY_MARKER}ggE7AgEAAkEAq7BFUpkGp3+LQmlQ\nYxPb3a7L2xL9Vd3PGqvY2gAqK0tDwKbR+qnm1Oq5oA8H0a2n\n-----END PRIVATE KEY-----"
+            ))
+        }),
+        FnTool::new(ToolSpec::new("phones", "phones", json!({})), |_| {
+            Ok((1..=6)
+                .map(|i| format!("+1{GLUED_MARKER}{i}"))
+                .collect::<String>())
+        }),
         FnTool::new(ToolSpec::new("lookup", "lookup", json!({})), |a| {
             Err(ToolError::new(format!(
                 "no account for {}",
@@ -170,9 +189,22 @@ fn tools() -> Vec<FnTool> {
     ]
 }
 
-/// Runs one scenario and reports every place `marker` reached.
+/// Runs one scenario and asserts `marker` reached no place.
 fn scenario(
     title: &str,
+    marker: &str,
+    config: GuardrailConfig,
+    extra: Vec<Arc<dyn HookProvider>>,
+    script: Vec<Result<ModelResponse, ModelError>>,
+    state: Option<AgentState>,
+) -> Vec<&'static str> {
+    let leaks = places_reached(marker, config, extra, script, state);
+    assert!(leaks.is_empty(), "{title}: {marker} reached {leaks:?}");
+    leaks
+}
+
+/// Runs one scenario and reports every place `marker` reached.
+fn places_reached(
     marker: &str,
     config: GuardrailConfig,
     extra: Vec<Arc<dyn HookProvider>>,
@@ -227,14 +259,21 @@ fn scenario(
     if has(&String::from_utf8_lossy(&buf.0.lock().unwrap())) {
         leaks.push("log lines");
     }
-    if has(&format!("{:?}", s.spans.spans())) {
-        leaks.push("otel spans");
+    assert_eq!(s.telemetry.open_runs(), 0, "telemetry left a run open");
+    s.otel.shutdown().unwrap();
+    assert!(
+        !s.receiver
+            .wait_for_spans(1, Duration::from_secs(10))
+            .is_empty(),
+        "the run exported no span: this check could not fail"
+    );
+    let exported = String::from_utf8_lossy(&s.receiver.raw_bodies().concat()).into_owned();
+    if has(&exported) {
+        leaks.push("OTLP export (spans, metrics)");
     }
     if has(&format!("{:?}", s.judge.0.lock().unwrap())) {
         leaks.push("steering judge (an LLM)");
     }
-    assert_eq!(s.telemetry.open_runs(), 0, "telemetry left a run open");
-    assert!(leaks.is_empty(), "{title}: {marker} reached {leaks:?}");
     leaks
 }
 
@@ -565,4 +604,140 @@ fn a_replys_model_name_and_finish_reason_and_the_states_metadata_are_judged() {
         Some(state),
     );
     assert!(leaks.is_empty());
+}
+
+#[test]
+fn the_check_sees_a_marker_that_nothing_redacts_in_every_place() {
+    // The control: a value no rule matches travels everywhere, the OTLP export included, so
+    // the absence checks of the other scenarios can fail.
+    let leaks = places_reached(
+        "plain-control-marker-7f3e",
+        GuardrailConfig::default(),
+        vec![],
+        calls(vec![ToolCall::new(
+            "c1",
+            "echo",
+            json!({"note": "plain-control-marker-7f3e"}),
+        )]),
+        None,
+    );
+    // (`LoggingHook::new()` logs no arguments or results; no_leaks.rs turns them on.)
+    for place in [
+        "model",
+        "state.messages",
+        "OTLP export (spans, metrics)",
+        "steering judge (an LLM)",
+    ] {
+        assert!(leaks.contains(&place), "{place} missing from {leaks:?}");
+    }
+}
+
+#[test]
+fn a_private_key_cut_by_the_result_limit_is_redacted_before_the_cut() {
+    let cfg = GuardrailConfig::default()
+        .with_action("pii_secret", GuardrailAction::Redact)
+        .with_max_tool_result_length(60);
+    scenario(
+        "private key longer than the result limit, REDACT",
+        KEY_MARKER,
+        cfg,
+        vec![],
+        calls(vec![ToolCall::new("c1", "vault", json!({}))]),
+        None,
+    );
+}
+
+#[test]
+fn glued_phone_numbers_leave_no_number_behind() {
+    let cfg = GuardrailConfig::default().with_action("pii_phone", GuardrailAction::Redact);
+    scenario(
+        "six phone numbers glued together, REDACT",
+        GLUED_MARKER,
+        cfg,
+        vec![],
+        calls(vec![ToolCall::new("c1", "phones", json!({}))]),
+        None,
+    );
+}
+
+#[test]
+fn a_blocked_call_sharing_its_id_with_a_clean_one_leaks_through_neither() {
+    scenario(
+        "duplicate tool-call ids, one carrying PII, BLOCK",
+        EMAIL,
+        GuardrailConfig::default(),
+        vec![],
+        calls(vec![
+            ToolCall::new("dup", "echo", json!({ "who": EMAIL })),
+            ToolCall::new("dup", "echo", json!({ "who": "nobody" })),
+        ]),
+        None,
+    );
+}
+
+/// Adds secret arguments (nested, and a numeric PIN) to every tool call.
+struct AddSecrets;
+#[async_trait]
+impl HookProvider for AddSecrets {
+    fn name(&self) -> &str {
+        "add_secrets"
+    }
+    fn hooks(&self) -> HookSet {
+        HookSet::BEFORE_TOOL_CALL
+    }
+    async fn on_before_tool_call(&self, e: &mut BeforeToolCallEvent<'_>) -> Result<(), HookError> {
+        e.secret_arguments_mut()
+            .insert("auth", json!({"token": "tok-secret-marker-51c9"}));
+        e.secret_arguments_mut().insert("pin", json!(90817263));
+        Ok(())
+    }
+}
+
+#[test]
+fn secret_arguments_nested_or_numeric_reach_only_the_tool() {
+    for marker in ["tok-secret-marker-51c9", "90817263"] {
+        scenario(
+            "secret arguments echoed back by the tool",
+            marker,
+            GuardrailConfig::default(),
+            vec![Arc::new(AddSecrets)],
+            calls(vec![ToolCall::new("c1", "echo", json!({"q": "x"}))]),
+            None,
+        );
+    }
+}
+
+#[test]
+fn field_formats_in_errors_and_history_are_redacted() {
+    let cfg = GuardrailConfig::default()
+        .with_action("pii_email", GuardrailAction::Redact)
+        .with_action("pii_credit_card", GuardrailAction::Redact);
+    // A fullwidth at sign in a model error.
+    scenario(
+        "fullwidth e-mail in a model error, REDACT",
+        "fw.marker＠example.com",
+        cfg.clone(),
+        vec![],
+        vec![Err(ModelError::Other(
+            "refused: fw.marker＠example.com".into(),
+        ))],
+        None,
+    );
+    // A card with zero-width separators, and a %40 e-mail, in earlier history.
+    let state = AgentState::new("a")
+        .with_message(Message::assistant(
+            "card 4111\u{200B}1111\u{200B}1111\u{200B}1111 noted",
+        ))
+        .with_message(Message::tool("old", "mailto:pct.marker%40example.com"))
+        .with_message(Message::user("and now?"));
+    for marker in ["1111\u{200B}1111", "pct.marker%40example.com"] {
+        scenario(
+            "zero-width card and %40 e-mail in history, REDACT",
+            marker,
+            cfg.clone(),
+            vec![],
+            vec![Ok(ModelResponse::text("ok"))],
+            Some(state.clone()),
+        );
+    }
 }

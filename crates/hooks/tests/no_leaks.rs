@@ -1,4 +1,4 @@
-//! No leaks: every PII value of the dev set goes through prompts, nested tool arguments, tool
+//! No leaks: every PII value of both dev sets goes through prompts, nested tool arguments, tool
 //! results and model replies, with guardrails redacting every detector, logging with arguments
 //! and results on, structured logging, and telemetry capturing content over a real OTLP
 //! connection. Not one value may reach a log line, an exported span, a recorded violation or
@@ -44,9 +44,15 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Buffer {
     }
 }
 
-/// Every labelled value of the dev set, with a label that gives it its usual context.
+/// Every labelled value of both dev sets (agent traffic, and the formats people write every
+/// day: fullwidth, NBSP and zero-width separators, IDN and `%40` e-mails, E.164 and national
+/// phones, PEM variants, …), with a label that gives it its usual context.
 fn values() -> Vec<(String, String)> {
-    let data = include_str!("../../hooks-guardrails/tests/data/pii-dev.jsonl");
+    let data = [
+        include_str!("../../hooks-guardrails/tests/data/pii-dev.jsonl"),
+        include_str!("../../hooks-guardrails/tests/data/pii-field-dev.jsonl"),
+    ]
+    .concat();
     let mut out = Vec::new();
     for line in data.lines().filter(|l| !l.trim().is_empty()) {
         let rec: Value = serde_json::from_str(line).unwrap();
@@ -132,7 +138,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164);
+    assert_eq!(values.len(), 1164 + 1110);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
