@@ -40,6 +40,11 @@ impl HookPriority {
     /// runs before all the others, so an output guard redacts a tool result or a model reply
     /// before any observability provider sees it. See [`HookProvider::priority_for`].
     ///
+    /// Equal priorities run in registration order on before-events and in reverse on
+    /// after-events, so two providers at this priority on one after-event run the
+    /// later-registered first: it would see what the other redacts. The registry logs a
+    /// warning (target `hooks::registry`) when that happens.
+    ///
     /// [`HookProvider::priority_for`]: crate::HookProvider::priority_for
     pub const OUTPUT_GUARD: Self = Self(i32::MAX);
 

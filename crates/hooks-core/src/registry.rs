@@ -260,9 +260,30 @@ impl HookRegistry {
         // Ask the provider everything first: if one of its methods panics, nothing is half
         // added.
         let priorities = HookEvent::ALL.map(|event| provider.priority_for(event));
+        let hooks = provider.hooks();
+        // A tie at OUTPUT_GUARD decides who sees a result first by registration order alone
+        // (the later-registered runs first on after-events): say so where it happens.
+        for event in HookEvent::ALL.into_iter().filter(|e| e.is_after()) {
+            let at = event.index();
+            if priorities[at] != HookPriority::OUTPUT_GUARD || !hooks.contains(event) {
+                continue;
+            }
+            for (other, p) in self.entries.iter().zip(&self.priorities) {
+                if p[at] == HookPriority::OUTPUT_GUARD && other.hooks.contains(event) {
+                    tracing::warn!(
+                        target: "hooks::registry",
+                        provider = %name,
+                        other = %other.name,
+                        event = ?event,
+                        "two providers take HookPriority::OUTPUT_GUARD on one after-event: `{name}`, registered later, runs first there and sees what `{}` would redact; give one of them a lower priority",
+                        other.name
+                    );
+                }
+            }
+        }
         let entry = Entry {
             priority: provider.priority(),
-            hooks: provider.hooks(),
+            hooks,
             provider,
             name,
             #[cfg(debug_assertions)]

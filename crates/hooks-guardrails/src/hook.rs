@@ -38,6 +38,11 @@ const MAX_FLAGGED_PER_RUN: usize = 1_024;
 /// provider — observability included — sees what it redacts. Add an `Arc` of it
 /// (`registry.add(Arc::clone(&guard))`) to keep a handle for reading the violations.
 ///
+/// "First" holds against every provider at a different priority. Against a tie, order
+/// decides: register the guard before any provider at its own before-priority, and give no
+/// other provider `OUTPUT_GUARD` on an after-event (the registry warns if one does: of two
+/// there, the later-registered runs first).
+///
 /// | rule | checks | BLOCK means |
 /// |---|---|---|
 /// | `max_prompt_length` | each prompt message, in characters | the run is refused |

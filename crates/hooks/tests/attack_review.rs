@@ -741,3 +741,48 @@ fn field_formats_in_errors_and_history_are_redacted() {
         );
     }
 }
+
+#[test]
+fn ties_with_the_guard_see_nothing_raw_when_registered_as_documented_and_are_warned_of() {
+    let buf = Buf::default();
+    let sub = tracing_subscriber::fmt()
+        .with_writer(buf.clone())
+        .with_max_level(tracing::Level::WARN)
+        .finish();
+    let _sg = tracing::subscriber::set_default(sub);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let run = |registry: HookRegistry, prompt: &str| {
+        let model = Arc::new(ScriptedModel::new(calls(vec![ToolCall::new(
+            "c1",
+            "crm",
+            json!({}),
+        )])));
+        let mut b = Agent::builder("a", model).registry(Arc::new(registry));
+        for t in tools() {
+            b = b.tool(t);
+        }
+        rt.block_on(b.build().unwrap().run(prompt.to_owned()))
+            .unwrap();
+    };
+    // An output spy registered before the guard, and a spy at the guard's own before-priority
+    // registered after it: the guard runs first on both sides.
+    let (early_out, early_out_seen) = Spy::new("early_out", HookPriority::OUTPUT_GUARD);
+    let (same_in, same_in_seen) = Spy::new("same_in", HookPriority::SECURITY_DEFAULT);
+    let mut r = HookRegistry::new();
+    r.add(early_out).unwrap();
+    r.add(GuardrailsHook::new(redact_email()).unwrap()).unwrap();
+    r.add(same_in).unwrap();
+    run(r, &format!("my mail is {EMAIL}"));
+    for (who, seen) in [("early_out", early_out_seen), ("same_in", same_in_seen)] {
+        let seen = format!("{:?}", seen.lock().unwrap());
+        assert!(seen.contains("REDACTED_EMAIL"), "{who} saw no event");
+        assert!(!seen.contains(EMAIL), "{who} saw the raw value");
+    }
+    assert!(
+        String::from_utf8_lossy(&buf.0.lock().unwrap()).contains("OUTPUT_GUARD"),
+        "the registry warns of a tie at OUTPUT_GUARD"
+    );
+}
