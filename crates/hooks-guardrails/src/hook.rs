@@ -10,7 +10,7 @@ use hooks_core::text::{preview, truncate_chars};
 use hooks_core::{
     AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
     BeforeToolCallEvent, FinishReason, HookError, HookEvent, HookPriority, HookProvider, HookSet,
-    Message, Role, RunId, RunLocal, ToolCall, async_trait,
+    Message, ModelResponse, Role, RunId, RunLocal, ToolCall, async_trait,
 };
 use serde_json::Value;
 
@@ -20,7 +20,8 @@ use crate::error::Result;
 use crate::pii::PiiDetector;
 use crate::violation::{GuardrailViolation, ViolationLocation};
 
-/// Inputs larger than this (in bytes) are scanned off the executor with
+/// Prompts, tool arguments, tool results and model replies larger than this (in bytes) are
+/// scanned off the executor with
 /// [`hooks_core::offload`], so a long scan neither stalls the thread's other tasks nor escapes
 /// the registry's per-hook deadline.
 pub const OFFLOAD_BYTES: usize = 64 * 1024;
@@ -477,56 +478,38 @@ impl HookProvider for GuardrailsHook {
         // A provider's error may echo the request (a 400 quoting the prompt).
         let mut err_out = Scrubbed::default();
         e.redact_error(|error| inner.scrub_in_place((&run_id, loc, None), error, &mut err_out));
-        let mut flagged: Vec<(String, String)> = Vec::new();
-        e.edit_response(|response| {
-            let mut changed = false;
-            let verdict = inner.judge(&response.message.content, false);
-            let blocked = verdict.blocked.clone();
-            for (finding, action) in verdict.violations {
-                inner.report(&run_id, loc, None, finding, action);
-            }
-            if let Some(desc) = blocked {
-                response.message.content =
-                    format!("Response blocked by guardrails: contains {desc}");
-                changed = true;
-            } else if !verdict.replace.is_empty() {
-                let redacted = apply(&response.message.content, verdict.replace);
-                response.message.content = inner.settle(&run_id, loc, None, redacted);
-                changed = true;
-            }
-            // Tool-call arguments: whatever fired is taken out of the conversation (BLOCK and
-            // REDACT alike); a BLOCK also flags the call, which is then cancelled.
-            let mut seen = std::collections::HashSet::new();
-            for call in &mut response.message.tool_calls {
-                let mut out = Scrubbed::default();
-                scrub_call(inner, &run_id, loc, call, &mut out);
-                if out.changed {
-                    // A redacted id may now equal another call's: keep each call's own.
-                    call.id = hooks_core::text::unique(&call.id, |id| seen.contains(id));
-                }
-                seen.insert(call.id.clone());
-                if let Some(desc) = out.blocked {
-                    flagged.push((call.id.clone(), desc));
-                }
-                changed |= out.changed;
-            }
-            // What else a reply carries as text: the model's name, an unknown finish reason.
-            let mut out = Scrubbed::default();
-            if let Some(model) = &response.model
-                && let Some(clean) =
-                    inner.scrub_text((&run_id, loc, None), None, model, false, &mut out)
-            {
-                response.model = Some(clean);
-            }
-            if let FinishReason::Other(reason) = &response.finish_reason
-                && let Some(clean) =
-                    inner.scrub_text((&run_id, loc, None), None, reason, false, &mut out)
-            {
-                response.finish_reason = FinishReason::Other(clean);
-            }
-            changed |= out.changed;
-            changed
+        // A large reply (text or tool-call arguments) is judged off the executor, like a large
+        // prompt or result.
+        let large = e.response().is_some_and(|r| {
+            r.message.content.len() > OFFLOAD_BYTES
+                || r.message
+                    .tool_calls
+                    .iter()
+                    .any(|c| larger_than(&c.arguments, OFFLOAD_BYTES))
         });
+        let mut flagged: Vec<(String, String)> = Vec::new();
+        if large {
+            let Some(mut response) = e.response().cloned() else {
+                return Ok(());
+            };
+            let engine = Arc::clone(&self.inner);
+            let id = run_id.clone();
+            let (response, changed, calls) = hooks_core::offload(move || {
+                let mut flagged = Vec::new();
+                let changed = guard_reply(&engine, &id, &mut response, &mut flagged);
+                (response, changed, flagged)
+            })
+            .await;
+            flagged = calls;
+            e.edit_response(|r| {
+                if changed {
+                    *r = response;
+                }
+                changed
+            });
+        } else {
+            e.edit_response(|response| guard_reply(inner, &run_id, response, &mut flagged));
+        }
         if !flagged.is_empty() {
             // Fail closed: a flag that cannot be kept would let the call run. Bounded per run,
             // and never dropped to make room.
@@ -701,6 +684,62 @@ fn scrub_ids_and_calls(
         first_block.get_or_insert(desc);
     }
     recorded.append(&mut out.violations);
+}
+
+/// Judges a model reply in place: its text, every tool call (name, id, arguments), the model's
+/// name and an unknown finish reason. Calls to cancel (a BLOCK in their arguments) are added
+/// to `flagged` as `(call id, what was found)`. True when anything changed.
+fn guard_reply(
+    engine: &Engine,
+    run_id: &RunId,
+    response: &mut ModelResponse,
+    flagged: &mut Vec<(String, String)>,
+) -> bool {
+    let loc = ViolationLocation::ModelOutput;
+    let mut changed = false;
+    let verdict = engine.judge(&response.message.content, false);
+    let blocked = verdict.blocked.clone();
+    for (finding, action) in verdict.violations {
+        engine.report(run_id, loc, None, finding, action);
+    }
+    if let Some(desc) = blocked {
+        response.message.content = format!("Response blocked by guardrails: contains {desc}");
+        changed = true;
+    } else if !verdict.replace.is_empty() {
+        let redacted = apply(&response.message.content, verdict.replace);
+        response.message.content = engine.settle(run_id, loc, None, redacted);
+        changed = true;
+    }
+    // Tool-call arguments: whatever fired is taken out of the conversation (BLOCK and
+    // REDACT alike); a BLOCK also flags the call, which is then cancelled.
+    let mut seen = std::collections::HashSet::new();
+    for call in &mut response.message.tool_calls {
+        let mut out = Scrubbed::default();
+        scrub_call(engine, run_id, loc, call, &mut out);
+        if out.changed {
+            // A redacted id may now equal another call's: keep each call's own.
+            call.id = hooks_core::text::unique(&call.id, |id| seen.contains(id));
+        }
+        seen.insert(call.id.clone());
+        if let Some(desc) = out.blocked {
+            flagged.push((call.id.clone(), desc));
+        }
+        changed |= out.changed;
+    }
+    // What else a reply carries as text: the model's name, an unknown finish reason.
+    let mut out = Scrubbed::default();
+    if let Some(model) = &response.model
+        && let Some(clean) = engine.scrub_text((run_id, loc, None), None, model, false, &mut out)
+    {
+        response.model = Some(clean);
+    }
+    if let FinishReason::Other(reason) = &response.finish_reason
+        && let Some(clean) = engine.scrub_text((run_id, loc, None), None, reason, false, &mut out)
+    {
+        response.finish_reason = FinishReason::Other(clean);
+    }
+    changed |= out.changed;
+    changed
 }
 
 /// Scrubs one tool call a model asked for (in a reply or in the history): its name, and its

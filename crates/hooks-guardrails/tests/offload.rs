@@ -10,9 +10,10 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use hooks_core::{
-    BeforeToolCallEvent, EventContext, Extensions, HookRegistry, RunId, TokioTimer, ToolCall,
+    AfterModelCallEvent, BeforeToolCallEvent, EventContext, Extensions, HookRegistry,
+    ModelResponse, RunId, TokioTimer, ToolCall,
 };
-use hooks_guardrails::{GuardrailConfig, GuardrailsHook, OFFLOAD_BYTES};
+use hooks_guardrails::{GuardrailAction, GuardrailConfig, GuardrailsHook, OFFLOAD_BYTES};
 use serde_json::json;
 
 /// 1 MB of the slowest hostile family: bare nine-digit numbers, comma-separated.
@@ -67,4 +68,39 @@ async fn the_per_hook_deadline_bounds_a_large_scan_and_the_call_fails_closed() {
         "{err}"
     );
     assert_eq!(err.provider(), "GuardrailsHook");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_large_model_reply_is_judged_off_the_executor_and_still_redacted() {
+    let mut registry = HookRegistry::new();
+    let config = GuardrailConfig::default().with_action("pii_email", GuardrailAction::Redact);
+    registry.add(GuardrailsHook::new(config).unwrap()).unwrap();
+    let (run, ext) = (RunId::new("r"), Extensions::new());
+    let reply = format!(
+        "{} mail reply.marker@example.com",
+        "123456789,".repeat(100_000)
+    );
+    for response in [
+        ModelResponse::text(reply.clone()),
+        ModelResponse::tool_calls(vec![ToolCall::new("c1", "send", json!({ "body": reply }))]),
+    ] {
+        let mut e = AfterModelCallEvent::new(EventContext::new(&run, &ext), "m", &[], Ok(response));
+        {
+            let mut fut = pin!(registry.after_model_call(&mut e));
+            let first = fut.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+            assert!(
+                first.is_pending(),
+                "the reply was judged on the executor's thread"
+            );
+            let other = tokio::spawn(async { 41 + 1 });
+            assert_eq!(other.await.unwrap(), 42);
+            fut.await.unwrap();
+        }
+        let out = format!("{:?}", e.response().unwrap());
+        assert!(
+            !out.contains("reply.marker@example.com"),
+            "the large reply kept the address"
+        );
+        assert!(out.contains("[REDACTED_EMAIL]"));
+    }
 }
