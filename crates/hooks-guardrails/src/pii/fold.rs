@@ -104,25 +104,49 @@ fn needs_folding(c: char) -> bool {
     invisible(c) || ascii_of(c, &mut [0; 8]).is_some()
 }
 
+/// Where the next character at or after `from` (a character boundary) that folds starts.
+/// ASCII is skipped 32 bytes at a time (`is_ascii` on a block is a few word compares).
+fn next_folding(text: &str, from: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = from;
+    while i < bytes.len() {
+        if bytes[i].is_ascii() {
+            let end = (i + 32).min(bytes.len());
+            if bytes[i..end].is_ascii() {
+                i = end;
+                continue;
+            }
+            i += bytes[i..end]
+                .iter()
+                .position(|b| !b.is_ascii())
+                .unwrap_or(0);
+        }
+        let c = text[i..].chars().next()?;
+        if needs_folding(c) {
+            return Some(i);
+        }
+        i += c.len_utf8();
+    }
+    None
+}
+
 /// The folded form of `text`, or `None` when folding changes nothing (all ASCII, or no
 /// character that folds): then the text is scanned as it is.
 pub(super) fn fold(text: &str) -> Option<Folded> {
-    let first_non_ascii = text.bytes().position(|b| !b.is_ascii())?;
-    let first = text[first_non_ascii..]
-        .char_indices()
-        .find(|&(_, c)| !c.is_ascii() && needs_folding(c))
-        .map(|(i, _)| first_non_ascii + i)?;
+    let first = next_folding(text, 0)?;
     let mut out = String::with_capacity(text.len());
     let mut changes = Vec::new();
     out.push_str(&text[..first]);
     let mut buf = [0u8; 8];
     // Unchanged text is copied in runs.
     let mut copied = first;
-    for (i, c) in text[first..].char_indices() {
-        if c.is_ascii() {
-            continue;
-        }
-        let (a, b) = (first + i, first + i + c.len_utf8());
+    let mut at = first;
+    while let Some(a) = next_folding(text, at) {
+        let Some(c) = text[a..].chars().next() else {
+            break;
+        };
+        let b = a + c.len_utf8();
+        at = b;
         let folded = if invisible(c) {
             Some(0)
         } else {

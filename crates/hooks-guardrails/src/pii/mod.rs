@@ -367,10 +367,10 @@ impl PiiDetector {
                 };
                 if stale {
                     *slot = if *from > text.len()
-                        || pass
-                            .required
-                            .is_some_and(|lit| !text[*from..].contains(lit))
-                    {
+                        || pass.required.is_some_and(|lit| {
+                            memchr::memmem::find(&text.as_bytes()[*from..], lit.as_bytes())
+                                .is_none()
+                        }) {
                         Slot::Done
                     } else {
                         match pass.search(text, *from) {
@@ -454,7 +454,9 @@ impl PiiDetector {
         if let Some(d) = self.validate_kind(text, pass.kinds[fired.as_usize()], s, work) {
             return Some(d);
         }
-        if pass.kinds.len() == 1 {
+        // Leftmost-first reports the first pattern (in the pass's order) that matches at the
+        // leftmost start: only later patterns can match here too. None after the last.
+        if fired.as_usize() + 1 >= pass.kinds.len() {
             return None;
         }
         let set = set.get_or_insert_with(|| PatternSet::new(self.kinds.len()));
@@ -462,7 +464,7 @@ impl PiiDetector {
         pass.all
             .which_overlapping_matches(&Input::new(text).range(s..).anchored(Anchored::Yes), set);
         set.iter()
-            .filter(|&p| p != fired)
+            .filter(|&p| p > fired)
             .find_map(|p| self.validate_kind(text, pass.kinds[p.as_usize()], s, work))
     }
 
@@ -581,7 +583,7 @@ mod tests {
             );
         }
         assert_eq!(PiiDetector::new().kinds.len(), 10);
-        assert_eq!(PiiDetector::new().passes.len(), 5);
+        assert_eq!(PiiDetector::new().passes.len(), 4);
     }
 
     #[test]

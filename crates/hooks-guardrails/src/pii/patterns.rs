@@ -44,17 +44,17 @@ pub(super) struct Spec {
 }
 
 /// Pass 0: triggers that start with literals (a prefilter skips most text); pass 1: e-mail
-/// (found from its `@`); pass 2: the digit-led formats; pass 3: phone numbers (on their own,
-/// since their broad trigger fires on most numbers and a failed candidate should not make the
-/// other digit-led kinds look again); pass 4: URL-encoded e-mail (`jane%40example.com`, found
-/// from its `%40`: its own pass keeps pass 1's search for a lone `@`). Passes 2 and 3 are
-/// fully built DFAs.
-pub(super) const PASSES: usize = 5;
-pub(super) const DENSE_PASSES: [usize; 2] = [2, 3];
+/// (found from its `@`); pass 2: the digit-led formats, one fully built DFA, phone numbers
+/// last (their broad trigger fires on most numbers; as the last pattern, a failed phone
+/// candidate makes no other kind look again); pass 3: URL-encoded e-mail
+/// (`jane%40example.com`, found from its `%40`: its own pass keeps pass 1's search for a lone
+/// `@`, and it is skipped where the text has no `%40`).
+pub(super) const PASSES: usize = 4;
+pub(super) const DENSE_PASSES: [usize; 1] = [2];
 
 /// The literal every candidate of `pass` contains, if there is one (see `Pass::required`).
 pub(super) fn required_literal(pass: usize) -> Option<&'static str> {
-    (pass == 4).then_some("%40")
+    (pass == 3).then_some("%40")
 }
 
 pub(super) fn spec(
@@ -186,7 +186,7 @@ pub(super) fn specs() -> Vec<Spec> {
             back_window: Some((b"%", 256)),
             ..spec(
                 Entity::Email,
-                4,
+                3,
                 email_pct_trigger,
                 email,
                 400,
@@ -198,6 +198,6 @@ pub(super) fn specs() -> Vec<Spec> {
         spec(Entity::IpAddress, 2, ipv6_trigger, ipv6, 64, validate_ipv6),
         spec(Entity::IpAddress, 2, ipv4_trigger, ipv4, 24, validate_ipv4),
         spec(Entity::Ssn, 2, ssn.clone(), ssn, 24, validate_ssn),
-        spec(Entity::Phone, 3, phone_trigger, phone, 64, validate_phone),
+        spec(Entity::Phone, 2, phone_trigger, phone, 64, validate_phone),
     ]
 }
