@@ -16,11 +16,11 @@ pub(crate) fn key_gives_context(key: &str) -> bool {
 /// A bare nine-digit number is an SSN only next to a name for one: `ssn`, `SSN`, `social
 /// security` shortly before it on its line, or an `ssn` column in a CSV header above.
 pub(super) fn ssn_context(text: &str, s: usize) -> bool {
-    // Look back at most this far: a CSV header or a key name further away does not count.
+    // Look back at most this far: a CSV header further away does not count, nor a number
+    // more than `ROW` bytes into its row (a one-line run of numbers is not searched again
+    // for a line break from each of them).
     const LOOK_BACK: usize = 4096;
-    let floor = floor_char_boundary(text, s.saturating_sub(LOOK_BACK));
-    let newline = text[floor..s].rfind('\n');
-    let line_start = newline.map_or(floor, |i| floor + i + 1);
+    const ROW: usize = 1024;
     // The label may stand on the lines above (`SSN:\n\n123456789`), but not before another
     // number: `SSN\n145-57-7441\nInvoice 933343019` labels only the first.
     let from = floor_char_boundary(text, s.saturating_sub(48));
@@ -33,6 +33,10 @@ pub(super) fn ssn_context(text: &str, s: usize) -> bool {
     {
         return true;
     }
+    let floor = floor_char_boundary(text, s.saturating_sub(LOOK_BACK));
+    let near = floor_char_boundary(text, s.saturating_sub(ROW));
+    let newline = memchr::memrchr(b'\n', &text.as_bytes()[near..s]).map(|i| near + i);
+    let line_start = newline.map_or(near, |i| i + 1);
     if newline.is_none() {
         // No line break within reach: no header line above it is within reach either, so
         // there is no column to look up (and no need to count this line's commas — on one

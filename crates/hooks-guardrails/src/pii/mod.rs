@@ -456,8 +456,12 @@ impl PiiDetector {
         }
         // Leftmost-first reports the first pattern (in the pass's order) that matches at the
         // leftmost start: only later patterns can match here too. None after the last.
-        if fired.as_usize() + 1 >= pass.kinds.len() {
-            return None;
+        let later = &pass.kinds[fired.as_usize() + 1..];
+        if later.len() <= 2 {
+            // A kind or two: asking each is cheaper than one overlapping search.
+            return later
+                .iter()
+                .find_map(|&k| self.validate_kind(text, k, s, work));
         }
         let set = set.get_or_insert_with(|| PatternSet::new(self.kinds.len()));
         set.clear();

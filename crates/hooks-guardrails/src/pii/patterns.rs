@@ -118,7 +118,6 @@ pub(super) fn specs() -> Vec<Spec> {
     let email = format!(
         r"{local}+(?:@|%40){label}+(?:\.{label}+)*\.(?:[A-Za-z]+|[\p{{L}}\p{{M}}&&[^\x00-\x7F]]+)"
     );
-    let iban = format!(r"{B}[A-Za-z]{{2}}[ -]{{0,2}}[0-9]{{2}}(?:[ -]{{0,2}}[A-Za-z0-9]){{11,30}}");
     // Cards: digits in groups of four (or Amex 4-6-5) split by spaces, dashes or dots, or
     // glued to the word before them (`VISA4111…`): the letter is skipped by the validator.
     let card = format!(
@@ -140,15 +139,22 @@ pub(super) fn specs() -> Vec<Spec> {
         r"(?i-u:secret_?access_?key|secret-access-key|aws_secret|secret_key)".to_owned();
     // Triggers: short prefixes of the exact patterns, so the combined pass stays a small DFA.
     let secret_trigger = format!(
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}sk-[A-Za-z0-9_-]{{8}}|{B}[srp]k_(?:live|test)_|{B}xox[abposre]-|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]+\.eyJ|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://hooks\.slack\.com/"
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t]){{1,6}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}sk-[A-Za-z0-9_-]{{8}}|{B}[srp]k_(?:live|test)_|{B}xox[abposre]-|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]+\.eyJ|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://hooks\.slack\.com/"
     );
     let email_trigger = format!(r"{local}+@{label}+\.");
     let email_pct_trigger = format!(r"{local}+%40{label}+\.");
     let iban_trigger = format!(r"{B}[A-Za-z]{{2}}[ -]{{0,2}}[0-9]{{2}}[ -]{{0,2}}[A-Za-z0-9]{{4}}");
     let ipv6_trigger = r"(?:(?m:^)|[^0-9A-Za-z_:./])(?:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:|[0-9A-Fa-f]{1,4}::[0-9A-Fa-f]|::[0-9A-Fa-f])".to_owned();
     let ipv4_trigger = format!(r"{B}[0-9]{{1,3}}\.[0-9]{{1,3}}\.[0-9]{{1,3}}\.[0-9]");
+    // Six characters of digits and separators with two adjacent digits among them: every
+    // grouped phone number has them after its first group, and runs of one-digit groups
+    // (`1 2-3 …`) are not candidates at every digit.
+    let c = r"[0-9 .\-/()]";
+    let six_with_a_pair = format!(
+        r"(?:[0-9]{{2}}{c}{{4}}|{c}[0-9]{{2}}{c}{{3}}|{c}{{2}}[0-9]{{2}}{c}{{2}}|{c}{{3}}[0-9]{{2}}{c}|{c}{{4}}[0-9]{{2}})"
+    );
     let phone_trigger = format!(
-        r"\+[1-9]|{esc}00[1-9]|\([0-9]{{2,3}}\)|{esc}1[ .-]?\(|{esc}[0-9]{{1,8}}[ .\-/(][0-9 .\-/()]{{6}}|{esc}[0-9]{{8,13}}{B}"
+        r"\+[1-9]|{esc}00[1-9]|\([0-9]{{2,3}}\)|{esc}1[ .-]?\(|{esc}[0-9]{{1,8}}[ .\-/(]{six_with_a_pair}|{esc}[0-9]{{8,13}}{B}"
     );
     vec![
         spec(
@@ -193,11 +199,21 @@ pub(super) fn specs() -> Vec<Spec> {
                 validate_email,
             )
         },
-        spec(Entity::Iban, 2, iban_trigger, iban, 80, validate_iban),
         spec(Entity::CreditCard, 2, card.clone(), card, 40, validate_card),
         spec(Entity::IpAddress, 2, ipv6_trigger, ipv6, 64, validate_ipv6),
         spec(Entity::IpAddress, 2, ipv4_trigger, ipv4, 24, validate_ipv4),
-        spec(Entity::Ssn, 2, ssn.clone(), ssn, 24, validate_ssn),
+        // Read by its validator: no exact pattern.
+        spec(Entity::Ssn, 2, ssn, String::new(), 24, validate_ssn),
+        // Read by its validator (no exact pattern); after the digit-led kinds, so a failed
+        // candidate makes only the phone number look again.
+        spec(
+            Entity::Iban,
+            2,
+            iban_trigger,
+            String::new(),
+            100,
+            validate_iban,
+        ),
         spec(Entity::Phone, 2, phone_trigger, phone, 64, validate_phone),
     ]
 }

@@ -150,6 +150,9 @@ struct Group {
 }
 
 const MAX_GROUPS: usize = 10;
+/// More digits than any phone number has (E.164 allows 15, a `00` prefix and a trunk `(0)`
+/// add three).
+const MAX_DIGITS: usize = 18;
 
 /// At most [`MAX_GROUPS`] groups, on the stack.
 struct Groups {
@@ -189,6 +192,7 @@ fn groups(text: &str, s: usize, limit: usize) -> Groups {
     };
     let mut i = s;
     let mut sep = 0u8;
+    let mut digits = 0;
     while out.len() < MAX_GROUPS && i < limit {
         let paren = b[i] == b'(';
         let start = i + usize::from(paren);
@@ -205,10 +209,16 @@ fn groups(text: &str, s: usize, limit: usize) -> Groups {
             paren,
             sep,
         });
+        digits += j - start;
+        if digits > MAX_DIGITS {
+            // Longer than any phone number: no need to read on.
+            break;
+        }
         i = j + usize::from(paren);
         // One separator, then a digit or `(`; after `)`, a space or nothing.
         let next = |k: usize| b.get(k).is_some_and(|&c| c.is_ascii_digit() || c == b'(');
-        if paren && next(i) {
+        if paren && b.get(i).is_some_and(u8::is_ascii_digit) {
+            // `(313)541-5567`: digits right after the parentheses (not another `(`).
             sep = b')';
         } else if !paren && b.get(i) == Some(&b'(') && i < limit {
             // `070(4566)3786`: a parenthesised group right after a digit.
@@ -265,7 +275,8 @@ pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, u
         let before = b[s - 2];
         let glued = match prev {
             Some(b'-' | b'.' | b'/') => before.is_ascii_alphanumeric(),
-            Some(b',') => before.is_ascii_digit(),
+            // After a number and one space: that number's next group, not a phone's start.
+            Some(b',' | b' ') => before.is_ascii_digit(),
             _ => false,
         };
         if glued {

@@ -51,13 +51,6 @@ pub(super) fn continues_before(text: &str, s: usize, seps: &[u8]) -> bool {
         && is_digit(byte_at(text, s - 2))
 }
 
-pub(super) fn digits(s: &str) -> Vec<u8> {
-    s.bytes()
-        .filter(u8::is_ascii_digit)
-        .map(|b| b - b'0')
-        .collect()
-}
-
 // ---- validators ---------------------------------------------------------------------------
 
 /// Skips a JSON escape (`\n`, `\r`, `\t`) that a digit-led pattern consumed in place of a
@@ -305,31 +298,48 @@ pub(crate) fn iban_checksum_ok(chars: &[u8]) -> bool {
     rem == 1
 }
 
+/// Reads an IBAN from `s` (no exact pattern: the window `s..e` is read here): country
+/// letters, check digits, then letters and digits up to the country's length, with at most
+/// two spaces or dashes between any two characters, in one letter case throughout.
 pub(super) fn validate_iban(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     let m = &text.as_bytes()[s..e];
+    if m.len() < 4 || !m[0].is_ascii_alphabetic() || !m[1].is_ascii_alphabetic() {
+        return None;
+    }
     let cc = [m[0].to_ascii_uppercase(), m[1].to_ascii_uppercase()];
     let want = iban_length(std::str::from_utf8(&cc).ok()?)?;
     let mut chars = Vec::with_capacity(want);
-    let mut end = s;
+    let (mut lower, mut upper) = (false, false);
+    let mut end = 0;
+    let mut gap = 0;
     for (i, &b) in m.iter().enumerate() {
         if chars.len() == want {
             break;
         }
-        if b != b' ' && b != b'-' {
-            chars.push(b.to_ascii_uppercase());
-            end = s + i + 1;
+        if b == b' ' || b == b'-' {
+            gap += 1;
+            if gap > 2 || i < 2 {
+                return None;
+            }
+            continue;
         }
+        let ok = if (2..4).contains(&chars.len()) {
+            b.is_ascii_digit()
+        } else {
+            b.is_ascii_alphanumeric()
+        };
+        if !ok {
+            return None;
+        }
+        lower |= b.is_ascii_lowercase();
+        upper |= b.is_ascii_uppercase();
+        chars.push(b.to_ascii_uppercase());
+        end = i + 1;
+        gap = 0;
     }
-    // One case throughout: `de89…` or `DE89…`, not a word that happens to fit.
-    let letters = m[..end - s].iter().filter(|b| b.is_ascii_alphabetic());
-    let (lower, upper) = letters.fold((0, 0), |(l, u), b| {
-        (
-            l + usize::from(b.is_ascii_lowercase()),
-            u + usize::from(b.is_ascii_uppercase()),
-        )
-    });
+    let end = s + end;
     if chars.len() != want
-        || (lower > 0 && upper > 0)
+        || (lower && upper)
         || is_alnum(byte_at(text, end))
         || !iban_checksum_ok(&chars)
     {
@@ -480,18 +490,48 @@ pub(super) fn ssn_rules_ok(d: &[u8]) -> bool {
     area != 0 && area != 666 && area < 900 && group != 0 && serial != 0
 }
 
+/// Reads an SSN from `s` (no exact pattern: the window `s..e` is read here): `123-45-6789`,
+/// `123 45 6789`, `123.45.6789` (one separator throughout), or nine bare digits next to a
+/// name for one (see `ssn_context`).
 pub(super) fn validate_ssn(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     let s = skip_escape(text, s);
-    let m = &text[s..e];
-    if continues_after(text, e, b" -.") || continues_before(text, s, b" -.") {
+    let b = &text.as_bytes()[s..e];
+    let run = |from: usize, n: usize| {
+        b.get(from..from + n)
+            .is_some_and(|r| r.iter().all(u8::is_ascii_digit))
+    };
+    let len = if run(0, 9) {
+        9
+    } else if run(0, 3)
+        && matches!(b.get(3), Some(b'-' | b' ' | b'.'))
+        && run(4, 2)
+        && b.get(6) == b.get(3)
+        && run(7, 4)
+    {
+        11
+    } else {
+        return None;
+    };
+    let end = s + len;
+    let word = |c: Option<u8>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_');
+    if word(byte_at(text, end))
+        || continues_after(text, end, b" -.")
+        || continues_before(text, s, b" -.")
+    {
         return None;
     }
-    let d = digits(m);
-    if d.len() != 9 || !ssn_rules_ok(&d) {
+    let mut d = [0u8; 9];
+    for (slot, c) in d
+        .iter_mut()
+        .zip(text[s..end].bytes().filter(u8::is_ascii_digit))
+    {
+        *slot = c - b'0';
+    }
+    if !ssn_rules_ok(&d) {
         return None;
     }
-    if m.len() == 9 && !ssn_context(text, s) {
+    if len == 9 && !ssn_context(text, s) {
         return None;
     }
-    Some((s, e))
+    Some((s, end))
 }
