@@ -315,18 +315,38 @@ impl PiiDetector {
             None => self.scan_counted(text, found, work),
             Some(folded) => {
                 *work += text.len() as u64;
+                // Two detections can share one original character that folded to several
+                // (`℅` → `c/o` ends one address and starts the next): mapped back, their
+                // spans would overlap, so they are merged into one.
+                let mut pending: Option<Detection> = None;
+                let mut go_on = true;
                 self.scan_counted(
                     &folded.text,
                     |d| {
                         let (start, end) = folded.original(d.start, d.end);
-                        found(Detection {
+                        let d = Detection {
                             start,
                             end,
                             entity: d.entity,
-                        })
+                        };
+                        match &mut pending {
+                            Some(p) if d.start < p.end => {
+                                p.end = p.end.max(d.end);
+                                true
+                            }
+                            _ => {
+                                if let Some(p) = pending.replace(d) {
+                                    go_on = found(p);
+                                }
+                                go_on
+                            }
+                        }
                     },
                     work,
                 );
+                if go_on && let Some(p) = pending {
+                    found(p);
+                }
             }
         }
     }

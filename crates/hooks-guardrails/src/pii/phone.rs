@@ -271,12 +271,14 @@ pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, u
         return None;
     }
     // A number that goes on before it (`12.345 678`) is not a phone number's start.
-    if !escaped && s >= 2 {
+    // A `+` or `(` starts a number on its own; a bare digit right after another number's
+    // separator continues that number (`ORD-2023…`, `1.2.3`, a group after `12 `). A comma
+    // separates numbers in a list.
+    if !escaped && !plus && b[s] != b'(' && s >= 2 {
         let before = b[s - 2];
         let glued = match prev {
             Some(b'-' | b'.' | b'/') => before.is_ascii_alphanumeric(),
-            // After a number and one space: that number's next group, not a phone's start.
-            Some(b',' | b' ') => before.is_ascii_digit(),
+            Some(b' ') => before.is_ascii_digit(),
             _ => false,
         };
         if glued {
