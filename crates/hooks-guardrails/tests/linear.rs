@@ -34,11 +34,15 @@ fn family(name: &str, n: usize) -> String {
         "fullwidth_digits" => "４１".repeat(n),
         "glued_card_words" => "x4111111111111111y ".repeat(n),
         "lowercase_iban_runs" => "de89 3704 ".repeat(n),
+        // Found by an attack review: quadratic before.
+        "pct_encoded_local_part_run" => format!("{}%40b.png", "%2B".repeat(n)),
+        "jwt_run_before_one_anchor" => format!("{}.eyJ", "eyJa-".repeat(n)),
+        "jwt_run_with_a_placeholder_tail" => format!("{}.eyJaaaaa.aaaaaaaaaa", "eyJa-".repeat(n)),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 17] = [
+const FAMILIES: [&str; 20] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -56,6 +60,9 @@ const FAMILIES: [&str; 17] = [
     "fullwidth_digits",
     "glued_card_words",
     "lowercase_iban_runs",
+    "pct_encoded_local_part_run",
+    "jwt_run_before_one_anchor",
+    "jwt_run_with_a_placeholder_tail",
 ];
 
 #[test]
@@ -97,7 +104,7 @@ proptest! {
     #[test]
     fn doubling_any_input_at_most_about_doubles_the_work(
         unit in prop::collection::vec(
-            prop::sample::select(vec!["a", ".", "@", "b.co", "1", " ", "-", ":", "eyJ", "+", ",", "\n", "x@y.", "4111", "%40", "(", ")", "é", "\u{200B}", "０", "-----BEGIN PRIVATE KEY-----\n", "00"]),
+            prop::sample::select(vec!["a", ".", "@", "b.co", "1", " ", "-", ":", "eyJ", "+", ",", "\n", "x@y.", "4111", "%40", "(", ")", "é", "\u{200B}", "０", "-----BEGIN PRIVATE KEY-----\n", "00", "%2B", "eyJ", ".eyJ", "℅"]),
             1..12,
         ),
         n in 50usize..400,

@@ -21,15 +21,16 @@ pub(super) fn ssn_context(text: &str, s: usize) -> bool {
     // for a line break from each of them).
     const LOOK_BACK: usize = 4096;
     const ROW: usize = 1024;
-    // The label may stand on the lines above (`SSN:\n\n123456789`), but not before another
-    // number: `SSN\n145-57-7441\nInvoice 933343019` labels only the first.
-    let from = floor_char_boundary(text, s.saturating_sub(48));
-    let label = &text[from..s];
-    let label = label
-        .rfind(|c: char| c.is_ascii_digit())
-        .map_or(label, |i| &label[i + 1..]);
+    let label = label_before(text, s);
     if contains_ignore_ascii_case(label, "ssn")
-        || contains_ignore_ascii_case(label, "social security")
+        || [
+            "social security",
+            "social_security",
+            "socialsecurity",
+            "social-security",
+        ]
+        .iter()
+        .any(|w| contains_ignore_ascii_case(label, w))
     {
         return true;
     }
@@ -45,6 +46,21 @@ pub(super) fn ssn_context(text: &str, s: usize) -> bool {
     }
     let col = text[line_start..s].bytes().filter(|&b| b == b',').count();
     if col == 0 {
+        return false;
+    }
+    // No header above names the column (in its usual spellings): nothing to look up. One
+    // vectorised search each, instead of splitting up to 64 rows for every number.
+    let above = &text.as_bytes()[floor..line_start];
+    if ![
+        "ssn",
+        "SSN",
+        "Ssn",
+        "ocial_security_number",
+        "OCIAL_SECURITY_NUMBER",
+    ]
+    .iter()
+    .any(|name| memchr::memmem::find(above, name.as_bytes()).is_some())
+    {
         return false;
     }
     let mut end = line_start;
@@ -65,6 +81,24 @@ pub(super) fn ssn_context(text: &str, s: usize) -> bool {
         end = start;
     }
     false
+}
+
+/// The label of the number at `s`: the text just before it (at most 48 bytes) after the
+/// last digit (a label stands before its own number, not before another one: in
+/// `SSN\n145-57-7441\nInvoice 933343019` it labels only the first) and after the last
+/// redaction placeholder (`[REDACTED_PHONE]` names what was there, not what follows).
+pub(super) fn label_before(text: &str, s: usize) -> &str {
+    let from = floor_char_boundary(text, s.saturating_sub(48));
+    let mut label = &text[from..s];
+    if let Some(i) = label.rfind(|c: char| c.is_ascii_digit()) {
+        label = &label[i + 1..];
+    }
+    if let Some(i) = label.rfind("[REDACTED_")
+        && let Some(j) = label[i..].find(']')
+    {
+        label = &label[i + j + 1..];
+    }
+    label
 }
 
 pub(super) fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {

@@ -447,10 +447,7 @@ impl PiiDetector {
         let Some((anchor, before)) = kind.back_window else {
             return next;
         };
-        match text.as_bytes()[m.start()..m.end()]
-            .iter()
-            .position(|b| anchor.contains(b))
-        {
+        match memchr::memmem::find(&text.as_bytes()[m.start()..m.end()], anchor) {
             Some(i) => next.max(ceil_char_boundary(
                 text,
                 (m.start() + i).saturating_sub(before),

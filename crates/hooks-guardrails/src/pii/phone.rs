@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::context::{contains_ignore_ascii_case, floor_char_boundary, id_context};
+use super::context::{contains_ignore_ascii_case, id_context, label_before};
 use super::validate::{byte_at, byte_before, skip_escape};
 
 /// Words that make the number after them a phone number (lower case; matched
@@ -76,11 +76,7 @@ const PHONE_WORDS: [&str; 47] = [
 /// it, with no other number in between.
 fn phone_context(text: &str, s: usize) -> bool {
     static WORDS: OnceLock<Option<Regex>> = OnceLock::new();
-    let from = floor_char_boundary(text, s.saturating_sub(48));
-    let label = &text[from..s];
-    let label = label
-        .rfind(|c: char| c.is_ascii_digit())
-        .map_or(label, |i| &label[i + 1..]);
+    let label = label_before(text, s);
     let words = WORDS.get_or_init(|| {
         let alternation: Vec<String> = PHONE_WORDS.iter().map(|w| regex::escape(w)).collect();
         Regex::new(&format!("(?i){}", alternation.join("|"))).ok()
