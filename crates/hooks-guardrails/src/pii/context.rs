@@ -116,16 +116,43 @@ pub(super) fn floor_char_boundary(text: &str, i: usize) -> usize {
 }
 
 pub(super) fn id_context(text: &str, s: usize) -> bool {
+    ends_with_word(
+        text,
+        s,
+        &[
+            "run", "order", "invoice", "ticket", "job", "build", "id", "number", "no.", "no",
+            "ref", "pr", "tracking", "account", "acct", "serial", "isbn", "sku", "part",
+        ],
+    )
+}
+
+/// True when the text right before a number at `s` names a version or a section
+/// (`version 1.2.3.4`, `Sections 1.1.1.1`): a dotted quad there is not an IP address.
+pub(super) fn version_context(text: &str, s: usize) -> bool {
+    ends_with_word(
+        text,
+        s,
+        &[
+            "version", "ver", "release", "build", "section", "sections", "firmware", "fw", "rev",
+            "revision", "§",
+        ],
+    ) && !ends_with_word(text, s, &["ip", "address", "addr", "host", "server"])
+}
+
+/// True when the text just before `s` (past blanks, `:`, `#`, `=`) ends with one of `words`
+/// as a whole word (case-insensitive).
+fn ends_with_word(text: &str, s: usize, words: &[&str]) -> bool {
     let from = floor_char_boundary(text, s.saturating_sub(24));
     let before = text[from..s]
         .trim_end_matches([' ', ':', '#', '='])
         .as_bytes();
-    [
-        "run", "order", "invoice", "ticket", "job", "build", "id", "number", "no.", "ref", "pr",
-    ]
-    .iter()
-    .any(|w| {
+    words.iter().any(|w| {
+        let w = w.as_bytes();
         before.len() >= w.len()
-            && before[before.len() - w.len()..].eq_ignore_ascii_case(w.as_bytes())
+            && before[before.len() - w.len()..].eq_ignore_ascii_case(w)
+            && !before
+                .len()
+                .checked_sub(w.len() + 1)
+                .is_some_and(|i| before[i].is_ascii_alphanumeric())
     })
 }

@@ -82,8 +82,38 @@ fn may_fold(c: char) -> bool {
         | 0x1FBF0..=0x1FBF9)
 }
 
-/// The ASCII a character stands for, if its compatibility decomposition is all ASCII.
+/// Where each script's decimal digits start (its zero; nine more follow): Arabic-Indic,
+/// Devanagari, Bengali, Thai, Myanmar, … (Unicode's `Nd` blocks whose compatibility
+/// decomposition is not already ASCII, as of Unicode 14).
+const DIGIT_ZEROS: [u32; 58] = [
+    0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66, 0xDE6,
+    0xE50, 0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50,
+    0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0x104A0,
+    0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650, 0x116C0,
+    0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x16A60, 0x16AC0, 0x16B50, 0x1E140,
+    0x1E2F0, 0x1E950,
+];
+
+/// What folds to ASCII beyond compatibility decomposition: the dashes a word processor puts
+/// between digit groups (hyphen, non-breaking hyphen, figure, en and em dash, minus), and
+/// every script's decimal digits.
+fn ascii_beyond_nfkc(c: char) -> Option<u8> {
+    let u = c as u32;
+    if matches!(u, 0x2010..=0x2015 | 0x2212) {
+        return Some(b'-');
+    }
+    let i = DIGIT_ZEROS.partition_point(|&z| z <= u).checked_sub(1)?;
+    let d = u - DIGIT_ZEROS[i];
+    (d < 10).then(|| b'0' + d as u8)
+}
+
+/// The ASCII a character stands for, if its compatibility decomposition is all ASCII (or it
+/// is a dash or a digit, see [`ascii_beyond_nfkc`]).
 fn ascii_of(c: char, out: &mut [u8; 8]) -> Option<usize> {
+    if let Some(b) = ascii_beyond_nfkc(c) {
+        out[0] = b;
+        return Some(1);
+    }
     if !may_fold(c) {
         return None;
     }
@@ -167,6 +197,21 @@ pub(super) fn fold(text: &str) -> Option<Folded> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dashes_and_every_scripts_digits_fold() {
+        let f = fold("call ٤١٥–٥٥٥‑٢٦٧١ or ४१५−५५५ ok").unwrap();
+        assert_eq!(f.text, "call 415-555-2671 or 415-555 ok");
+        for zero in DIGIT_ZEROS {
+            for d in 0..10 {
+                let c = char::from_u32(zero + d).unwrap();
+                assert!(c.is_numeric(), "U+{:04X}", zero + d);
+                assert_eq!(ascii_beyond_nfkc(c), Some(b'0' + d as u8));
+            }
+        }
+        assert_eq!(ascii_beyond_nfkc('a'), None);
+        assert_eq!(ascii_beyond_nfkc('\u{65F}'), None);
+    }
 
     #[test]
     fn the_prefilter_admits_every_character_that_folds_to_ascii() {

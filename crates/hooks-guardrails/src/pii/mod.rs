@@ -876,6 +876,59 @@ mod tests {
     }
 
     #[test]
+    fn what_an_attack_review_found_leaking_or_wrongly_redacted() {
+        // Written by word processors and in other scripts: found.
+        for (text, want, entity) in [
+            ("call 415–555–2671 now", "415–555–2671", Entity::Phone),
+            ("ssn 123–45–6789 ok", "123–45–6789", Entity::Ssn),
+            (
+                "card 4111‑1111‑1111‑1111 ok",
+                "4111‑1111‑1111‑1111",
+                Entity::CreditCard,
+            ),
+            ("call ٤١٥-٥٥٥-٢٦٧١ now", "٤١٥-٥٥٥-٢٦٧١", Entity::Phone),
+            (
+                "card ४१११ ११११ ११११ ११११ ok",
+                "४१११ ११११ ११११ ११११",
+                Entity::CreditCard,
+            ),
+            (
+                r#"{"SocialSecurityNumber": "123456789"}"#,
+                "123456789",
+                Entity::Ssn,
+            ),
+        ] {
+            assert_eq!(found(text), [(entity, want)], "{text}");
+        }
+        // Everyday text that is not personal data: left alone.
+        for text in [
+            "news/sk-hynix-q3-2024-earnings-beat-estimates",
+            "sk-learn-tutorial-for-beginners-2024",
+            "tracking 0123456789",
+            "account 0123456789",
+            "ISBN 0306406152",
+            "serial 02012345678",
+            "part no 0123 456 789",
+            "Lottery: 05 12 23 34 45 56",
+            "version 1.2.3.4",
+            "release 2.0.0.1",
+        ] {
+            assert!(found(text).is_empty(), "{text}: {:?}", found(text));
+        }
+        // A placeholder names what was there, not what follows.
+        let (out, _) = PiiDetector::new().redact("Tel 415-555-2671, order 48213377");
+        assert_eq!(out, "Tel [REDACTED_PHONE], order 48213377");
+        // An IP address after a word for one is still found.
+        assert_eq!(
+            found("server 10.0.0.1 and 10.0.0.2"),
+            [
+                (Entity::IpAddress, "10.0.0.1"),
+                (Entity::IpAddress, "10.0.0.2")
+            ]
+        );
+    }
+
+    #[test]
     fn redaction_replaces_spans_with_placeholders() {
         let d = PiiDetector::new();
         let (out, found) = d.redact("mail a.b@c.io or 4111111111111111");

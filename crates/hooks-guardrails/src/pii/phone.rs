@@ -370,7 +370,14 @@ pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, u
         // Four-digit blocks throughout are a card or an account, not a phone.
         let blocks = gs.len() >= 3 && shape.iter().all(|&l| l == 4);
         let groups_ok = len(first) >= 2 && len(last) >= 2 && same_seps_or_paren(&gs) && !blocks;
-        return ok(groups_ok && (10..=12).contains(&n) && !after_code_group(text, s));
+        // Pairs throughout are the French way: five of them (`06 25 28 32 61`), not six
+        // lottery numbers.
+        let pairs = shape.iter().all(|&l| l == 2);
+        return ok(groups_ok
+            && (10..=12).contains(&n)
+            && (!pairs || n == 10)
+            && !after_code_group(text, s)
+            && (!id_context(text, s) || phone_context(text, s)));
     }
     // Brazil: `(21) 99737-8290`, `(62) 2306-1605`.
     if first.paren && len(first) == 2 && gs.len() == 3 && (8..=9).contains(&(n - 2)) {

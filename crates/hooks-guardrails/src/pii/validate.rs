@@ -120,7 +120,18 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize) -> Option<(usize, 
         let body = &trimmed[3..];
         let mixed = body.bytes().any(|b| b.is_ascii_digit())
             || body.bytes().any(|b| b.is_ascii_uppercase());
-        if body.len() < 20 || !mixed || is_alnum(byte_at(text, s + trimmed.len())) {
+        // A key's random part has long runs of letters and digits; a slug made of words
+        // (`sk-hynix-q3-2024-earnings-beat-estimates`) does not.
+        let longest = body
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .map(str::len)
+            .max()
+            .unwrap_or(0);
+        if body.len() < 20
+            || !mixed
+            || (m.starts_with("sk-") && longest < 16)
+            || is_alnum(byte_at(text, s + trimmed.len()))
+        {
             return None;
         }
         return Some((s, s + trimmed.len()));
@@ -445,7 +456,8 @@ pub(super) fn validate_card(text: &str, s: usize, e: usize) -> Option<(usize, us
 }
 
 pub(super) fn validate_ipv4(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
-    if continues_after(text, e, b".") || continues_before(text, s, b".") {
+    if continues_after(text, e, b".") || continues_before(text, s, b".") || version_context(text, s)
+    {
         return None;
     }
     let ok = text[s..e]
