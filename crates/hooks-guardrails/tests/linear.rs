@@ -37,12 +37,14 @@ fn family(name: &str, n: usize) -> String {
         // Found by an attack review: quadratic before.
         "pct_encoded_local_part_run" => format!("{}%40b.png", "%2B".repeat(n)),
         "jwt_run_before_one_anchor" => format!("{}.eyJ", "eyJa-".repeat(n)),
+        "unterminated_html_escapes" => "&#6".repeat(n),
+        "json_escapes_between_digits" => "4\\u00a0".repeat(n),
         "jwt_run_with_a_placeholder_tail" => format!("{}.eyJaaaaa.aaaaaaaaaa", "eyJa-".repeat(n)),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 20] = [
+const FAMILIES: [&str; 22] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -63,6 +65,8 @@ const FAMILIES: [&str; 20] = [
     "pct_encoded_local_part_run",
     "jwt_run_before_one_anchor",
     "jwt_run_with_a_placeholder_tail",
+    "unterminated_html_escapes",
+    "json_escapes_between_digits",
 ];
 
 #[test]
@@ -104,7 +108,7 @@ proptest! {
     #[test]
     fn doubling_any_input_at_most_about_doubles_the_work(
         unit in prop::collection::vec(
-            prop::sample::select(vec!["a", ".", "@", "b.co", "1", " ", "-", ":", "eyJ", "+", ",", "\n", "x@y.", "4111", "%40", "(", ")", "é", "\u{200B}", "０", "-----BEGIN PRIVATE KEY-----\n", "00", "%2B", "eyJ", ".eyJ", "℅"]),
+            prop::sample::select(vec!["a", ".", "@", "b.co", "1", " ", "-", ":", "eyJ", "+", ",", "\n", "x@y.", "4111", "%40", "(", ")", "é", "\u{200B}", "０", "-----BEGIN PRIVATE KEY-----\n", "00", "%2B", "eyJ", ".eyJ", "℅", "\\u00", "&#", ";"]),
             1..12,
         ),
         n in 50usize..400,

@@ -160,35 +160,116 @@ fn next_folding(text: &str, from: usize) -> Option<usize> {
     None
 }
 
-/// The folded form of `text`, or `None` when folding changes nothing (all ASCII, or no
-/// character that folds): then the text is scanned as it is.
+/// An escape that writes a character in plain ASCII: `\u00e9` (JSON, as Python's
+/// `json.dumps` writes every non-ASCII character), `&#64;`, `&#x40;`, `&nbsp;` (HTML).
+/// Returns the escape's end and the character.
+fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
+    let b = text.as_bytes();
+    match b.get(p)? {
+        b'\\' => {
+            let hex = text.get(p + 2..p + 6)?;
+            if b.get(p + 1) != Some(&b'u') || !hex.bytes().all(|h| h.is_ascii_hexdigit()) {
+                return None;
+            }
+            let c = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
+            Some((p + 6, c))
+        }
+        b'&' => {
+            let rest = text.get(p + 1..(p + 12).min(text.len()))?;
+            let semi = rest.find(';')?;
+            let name = &rest[..semi];
+            let c = if let Some(num) = name.strip_prefix('#') {
+                let v = match num.strip_prefix(['x', 'X']) {
+                    Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+                    None => num.parse().ok()?,
+                };
+                char::from_u32(v)?
+            } else {
+                match name {
+                    "nbsp" | "ensp" | "emsp" | "thinsp" => ' ',
+                    "commat" => '@',
+                    "period" => '.',
+                    "hyphen" | "dash" | "ndash" | "mdash" | "minus" => '-',
+                    "plus" => '+',
+                    "lpar" => '(',
+                    "rpar" => ')',
+                    _ => return None,
+                }
+            };
+            Some((p + 1 + semi + 1, c))
+        }
+        _ => None,
+    }
+}
+
+/// The next escape at or after `from` (see [`escape_at`]): its start, end and character.
+fn next_escape(text: &str, from: usize) -> Option<(usize, usize, char)> {
+    let b = text.as_bytes();
+    let mut i = from;
+    while let Some(k) = memchr::memchr2(b'\\', b'&', b.get(i..)?) {
+        let p = i + k;
+        if let Some((end, c)) = escape_at(text, p) {
+            return Some((p, end, c));
+        }
+        i = p + 1;
+    }
+    None
+}
+
+/// The folded form of `text`, or `None` when folding changes nothing (all ASCII without
+/// escapes, or no character that folds): then the text is scanned as it is.
 pub(super) fn fold(text: &str) -> Option<Folded> {
-    let first = next_folding(text, 0)?;
+    // The next character to fold and the next escape, each found once and kept until the
+    // copy passes it (so the text is searched once for each).
+    let mut char_at = next_folding(text, 0);
+    let mut esc_at = next_escape(text, 0);
+    if char_at.is_none() && esc_at.is_none() {
+        return None;
+    }
     let mut out = String::with_capacity(text.len());
     let mut changes = Vec::new();
-    out.push_str(&text[..first]);
     let mut buf = [0u8; 8];
     // Unchanged text is copied in runs.
-    let mut copied = first;
-    let mut at = first;
-    while let Some(a) = next_folding(text, at) {
-        let Some(c) = text[a..].chars().next() else {
-            break;
+    let mut copied = 0;
+    loop {
+        let (a, b, c) = match (char_at, esc_at) {
+            (Some(a), Some((e, _, _))) if a < e => {
+                let c = text[a..].chars().next()?;
+                (a, a + c.len_utf8(), c)
+            }
+            (None | Some(_), Some((e, end, c))) => (e, end, c),
+            (Some(a), None) => {
+                let c = text[a..].chars().next()?;
+                (a, a + c.len_utf8(), c)
+            }
+            (None, None) => break,
         };
-        let b = a + c.len_utf8();
-        at = b;
-        let folded = if invisible(c) {
+        // What the character becomes: nothing, its ASCII, or (from an escape) itself.
+        let escaped = b - a != c.len_utf8() || !text[a..b].starts_with(c);
+        let n = if invisible(c) {
             Some(0)
+        } else if let Some(n) = ascii_of(c, &mut buf) {
+            Some(n)
+        } else if escaped {
+            Some(c.encode_utf8(&mut buf).len())
         } else {
-            ascii_of(c, &mut buf)
+            None
         };
-        let Some(n) = folded else { continue };
-        out.push_str(&text[copied..a]);
-        copied = b;
-        changes.push((out.len(), n, a, b));
-        for &byte in &buf[..n] {
-            out.push(byte as char);
+        if let Some(n) = n {
+            out.push_str(&text[copied..a]);
+            copied = b;
+            changes.push((out.len(), n, a, b));
+            out.push_str(std::str::from_utf8(&buf[..n]).unwrap_or_default());
         }
+        if char_at.is_some_and(|x| x < b) {
+            char_at = next_folding(text, b);
+        }
+        if esc_at.is_some_and(|(x, _, _)| x < b) {
+            esc_at = next_escape(text, b);
+        }
+    }
+    if changes.is_empty() {
+        return None;
     }
     out.push_str(&text[copied..]);
     Some(Folded { text: out, changes })
@@ -253,6 +334,13 @@ mod tests {
         let e = f.text.find('é').unwrap();
         assert_eq!(f.original(e, e + 2), (t.find('é').unwrap(), t.len()));
         assert!(fold("plain ascii").is_none());
+        assert!(fold("a & b \\ c &amp; \\n").is_none());
+        let t = r"card 4111\u00a01111&nbsp;1111&#160;1111, mail jos\u00e9&#64;example.com";
+        let f = fold(t).unwrap();
+        assert_eq!(f.text, "card 4111 1111 1111 1111, mail josé@example.com");
+        let at = f.text.find("josé").unwrap();
+        let (a, b) = f.original(at, f.text.len());
+        assert_eq!(&t[a..b], r"jos\u00e9&#64;example.com");
         let t = "a\u{200B}\u{200B}b ＠x";
         let f = fold(t).unwrap();
         assert_eq!(f.text, "ab @x");

@@ -897,6 +897,32 @@ mod tests {
                 "123456789",
                 Entity::Ssn,
             ),
+            // JSON escapes (Python json.dumps) and HTML entities.
+            (
+                r"mail jos\u00e9@example.com ok",
+                r"jos\u00e9@example.com",
+                Entity::Email,
+            ),
+            (
+                r"mail jane\u0040example.com ok",
+                r"jane\u0040example.com",
+                Entity::Email,
+            ),
+            (
+                "mail jane&#64;example.com ok",
+                "jane&#64;example.com",
+                Entity::Email,
+            ),
+            (
+                r"call 415\u2013555\u20132671 now",
+                r"415\u2013555\u20132671",
+                Entity::Phone,
+            ),
+            (
+                "card 4111&nbsp;1111&nbsp;1111&nbsp;1111 ok",
+                "4111&nbsp;1111&nbsp;1111&nbsp;1111",
+                Entity::CreditCard,
+            ),
         ] {
             assert_eq!(found(text), [(entity, want)], "{text}");
         }
