@@ -923,6 +923,22 @@ mod tests {
                 "4111&nbsp;1111&nbsp;1111&nbsp;1111",
                 Entity::CreditCard,
             ),
+            // Private keys with escaped slashes, no line break, or quoted line by line.
+            (
+                r"k: -----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkq\/hkiG9w0BAQEFAASCAT8w\/\n-----END PRIVATE KEY-----",
+                r"-----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkq\/hkiG9w0BAQEFAASCAT8w\/\n-----END PRIVATE KEY-----",
+                Entity::Secret,
+            ),
+            (
+                "k: -----BEGIN PRIVATE KEY-----MIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8w-----END PRIVATE KEY-----",
+                "-----BEGIN PRIVATE KEY-----MIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8w-----END PRIVATE KEY-----",
+                Entity::Secret,
+            ),
+            (
+                "> -----BEGIN PRIVATE KEY-----\n> MIIBVQIBADANBgkqhkiG9w0B\n> AQEFAASCAT8wggE7AgEAAkEA\n> -----END PRIVATE KEY-----\n",
+                "-----BEGIN PRIVATE KEY-----\n> MIIBVQIBADANBgkqhkiG9w0B\n> AQEFAASCAT8wggE7AgEAAkEA\n> -----END PRIVATE KEY-----",
+                Entity::Secret,
+            ),
         ] {
             assert_eq!(found(text), [(entity, want)], "{text}");
         }
