@@ -95,12 +95,16 @@ const DIGIT_ZEROS: [u32; 58] = [
 ];
 
 /// What folds to ASCII beyond compatibility decomposition: the dashes a word processor puts
-/// between digit groups (hyphen, non-breaking hyphen, figure, en and em dash, minus), and
-/// every script's decimal digits.
+/// between digit groups (hyphen, non-breaking hyphen, figure, en and em dash, minus),
+/// ideographic full stops, and every script's decimal digits.
 fn ascii_beyond_nfkc(c: char) -> Option<u8> {
     let u = c as u32;
     if matches!(u, 0x2010..=0x2015 | 0x2212) {
         return Some(b'-');
+    }
+    // Ideographic full stops, which IDNA reads as dots in a domain.
+    if matches!(u, 0x3002 | 0xFF61) {
+        return Some(b'.');
     }
     let i = DIGIT_ZEROS.partition_point(|&z| z <= u).checked_sub(1)?;
     let d = u - DIGIT_ZEROS[i];

@@ -923,6 +923,60 @@ mod tests {
                 "4111&nbsp;1111&nbsp;1111&nbsp;1111",
                 Entity::CreditCard,
             ),
+            ("call 98765 43210 now", "98765 43210", Entity::Phone),
+            ("Mobile: 98765-43210", "98765-43210", Entity::Phone),
+            ("Tel. 06221 12345", "06221 12345", Entity::Phone),
+            (
+                "call +54 9 11 1234-5678 now",
+                "+54 9 11 1234-5678",
+                Entity::Phone,
+            ),
+            ("call +1 415 555 2671x23", "+1 415 555 2671", Entity::Phone),
+            (
+                "call +49 030 12345678 now",
+                "+49 030 12345678",
+                Entity::Phone,
+            ),
+            (
+                "mail o'brien@example.com ok",
+                "o'brien@example.com",
+                Entity::Email,
+            ),
+            (
+                "mail 'jane@example.com' ok",
+                "jane@example.com",
+                Entity::Email,
+            ),
+            (
+                "mail jane@example。com ok",
+                "jane@example。com",
+                Entity::Email,
+            ),
+            (
+                "mail jane@example.xn--p1ai ok",
+                "jane@example.xn--p1ai",
+                Entity::Email,
+            ),
+            (
+                "card 4111  1111  1111  1111 ok",
+                "4111  1111  1111  1111",
+                Entity::CreditCard,
+            ),
+            (
+                "card 6759 6498 2643 8453 ok",
+                "6759 6498 2643 8453",
+                Entity::CreditCard,
+            ),
+            (
+                "card 5019 7170 1010 3742 ok",
+                "5019 7170 1010 3742",
+                Entity::CreditCard,
+            ),
+            (
+                "token xapp-1-A0123456789-1234567890123-abcdef0123456789 ok",
+                "xapp-1-A0123456789-1234567890123-abcdef0123456789",
+                Entity::Secret,
+            ),
             // Private keys with escaped slashes, no line break, or quoted line by line.
             (
                 r"k: -----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkq\/hkiG9w0BAQEFAASCAT8w\/\n-----END PRIVATE KEY-----",

@@ -104,6 +104,7 @@ pub(super) fn specs() -> Vec<Spec> {
         format!(r"{B}sk-[A-Za-z0-9_-]{{20,400}}"),
         format!(r"{B}(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{{16,255}}{B}"),
         format!(r"{B}xox[abposre]-[A-Za-z0-9-]{{10,255}}"),
+        format!(r"{B}xapp-[0-9]-[A-Za-z0-9-]{{10,255}}"),
         format!(r"{B}AIza[0-9A-Za-z_-]{{35}}"),
         format!(r"{B}hf_[A-Za-z0-9]{{30,64}}{B}"),
         format!(r"{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{20,64}}"),
@@ -118,17 +119,17 @@ pub(super) fn specs() -> Vec<Spec> {
     // Latin-script address is glued to CJK text, the validator cuts the CJK off.)
     // A percent-encoded character other than `@` (`%2B` for `+`) belongs to the local part;
     // `%40` is the `@` itself.
-    let local = r"(?:[A-Za-z0-9._+\-\p{L}\p{M}\p{N}]|%(?:[0-35-9A-Fa-f][0-9A-Fa-f]|4[1-9A-Fa-f]))";
+    let local = r"(?:[A-Za-z0-9._+'\-\p{L}\p{M}\p{N}]|%(?:[0-35-9A-Fa-f][0-9A-Fa-f]|4[1-9A-Fa-f]))";
     let label = r"[A-Za-z0-9\-\p{L}\p{M}\p{N}]";
     // Lengths (64-character local part, 63-character labels, 2–24-letter TLD) are checked by
     // the validator: counted Unicode classes would make the automaton huge.
     let email = format!(
-        r"{local}+(?:@|%40){label}+(?:\.{label}+)*\.(?:[A-Za-z]+|[\p{{L}}\p{{M}}&&[^\x00-\x7F]]+)"
+        r"{local}+(?:@|%40){label}+(?:\.{label}+)*\.(?:xn--[A-Za-z0-9-]+|[A-Za-z]+|[\p{{L}}\p{{M}}&&[^\x00-\x7F]]+)"
     );
     // Cards: digits in groups of four (or Amex 4-6-5) split by spaces, dashes or dots, or
     // glued to the word before them (`VISA4111…`): the letter is skipped by the validator.
     let card = format!(
-        r"(?:{B}|[A-Za-z])(?:[0-9]{{13,19}}|[0-9]{{4}}(?:[ .-][0-9]{{4}}){{2,3}}(?:[ .-][0-9]{{1,3}})?|[0-9]{{4}}[ .-][0-9]{{6}}[ .-][0-9]{{4,5}})(?:{B}|[A-Za-z])"
+        r"(?:{B}|[A-Za-z])(?:[0-9]{{13,19}}|[0-9]{{4}}(?:[ .-]{{1,2}}[0-9]{{4}}){{2,3}}(?:[ .-]{{1,2}}[0-9]{{1,3}})?|[0-9]{{4}}[ .-]{{1,2}}[0-9]{{6}}[ .-]{{1,2}}[0-9]{{4,5}})(?:{B}|[A-Za-z])"
     );
     let ipv6 = r"(?:(?m:^)|[^0-9A-Za-z_:./])(?:(?:[0-9A-Fa-f]{0,4}:){3,8}[0-9A-Fa-f]{0,4}(?:\.[0-9]{1,3}){0,3}|[0-9A-Fa-f]{1,4}::[0-9A-Fa-f]{1,4}|::[0-9A-Fa-f]{1,4})".to_owned();
     let ipv4 = format!(r"{B}[0-9]{{1,3}}(?:\.[0-9]{{1,3}}){{3}}{B}");
@@ -146,22 +147,22 @@ pub(super) fn specs() -> Vec<Spec> {
         r"(?i-u:secret_?access_?key|secret-access-key|aws_secret|secret_key)".to_owned();
     // Triggers: short prefixes of the exact patterns, so the combined pass stays a small DFA.
     let secret_trigger = format!(
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}sk-[A-Za-z0-9_-]{{8}}|{B}[srp]k_(?:live|test)_|{B}xox[abposre]-|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://hooks\.slack\.com/"
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}sk-[A-Za-z0-9_-]{{8}}|{B}[srp]k_(?:live|test)_|{B}xox[abposre]-|{B}xapp-[0-9]-|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://hooks\.slack\.com/"
     );
     let email_trigger = format!(r"{local}+@{label}+\.");
     let email_pct_trigger = format!(r"{local}+%40{label}+\.");
     let iban_trigger = format!(r"{B}[A-Za-z]{{2}}[ -]{{0,2}}[0-9]{{2}}[ -]{{0,2}}[A-Za-z0-9]{{4}}");
     let ipv6_trigger = r"(?:(?m:^)|[^0-9A-Za-z_:./])(?:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:|[0-9A-Fa-f]{1,4}::[0-9A-Fa-f]|::[0-9A-Fa-f])".to_owned();
     let ipv4_trigger = format!(r"{B}[0-9]{{1,3}}\.[0-9]{{1,3}}\.[0-9]{{1,3}}\.[0-9]");
-    // Six characters of digits and separators with two adjacent digits among them: every
-    // grouped phone number has them after its first group, and runs of one-digit groups
-    // (`1 2-3 …`) are not candidates at every digit.
+    // Five characters of digits and separators with two adjacent digits among them: every
+    // grouped phone number has them after its first group (`98765 43210`), and runs of
+    // one-digit groups (`1 2-3 …`) are not candidates at every digit.
     let c = r"[0-9 .\-/()]";
-    let six_with_a_pair = format!(
-        r"(?:[0-9]{{2}}{c}{{4}}|{c}[0-9]{{2}}{c}{{3}}|{c}{{2}}[0-9]{{2}}{c}{{2}}|{c}{{3}}[0-9]{{2}}{c}|{c}{{4}}[0-9]{{2}})"
+    let five_with_a_pair = format!(
+        r"(?:[0-9]{{2}}{c}{{3}}|{c}[0-9]{{2}}{c}{{2}}|{c}{{2}}[0-9]{{2}}{c}|{c}{{3}}[0-9]{{2}})"
     );
     let phone_trigger = format!(
-        r"\+[1-9]|{esc}00[1-9]|\([0-9]{{2,3}}\)|{esc}1[ .-]?\(|{esc}[0-9]{{1,8}}[ .\-/(]{six_with_a_pair}|{esc}[0-9]{{8,13}}{B}"
+        r"\+[1-9]|{esc}00[1-9]|\([0-9]{{2,3}}\)|{esc}1[ .-]?\(|{esc}[0-9]{{1,8}}[ .\-/(]{five_with_a_pair}|{esc}[0-9]{{8,13}}{B}"
     );
     vec![
         spec(

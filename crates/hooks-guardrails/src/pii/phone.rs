@@ -115,7 +115,9 @@ fn country_code(d: &[u8]) -> Option<usize> {
 /// The national significant number's length range for a country code.
 fn national_len(cc: u16) -> (usize, usize) {
     match cc {
-        1 | 7 | 52 | 54 | 57 | 58 | 63 | 90 | 91 | 92 | 98 => (10, 10),
+        1 | 7 | 52 | 57 | 58 | 63 | 90 | 91 | 92 | 98 => (10, 10),
+        // Argentina: a mobile adds a 9 (`+54 9 11 1234-5678`).
+        54 => (10, 11),
         27 | 31 | 33 | 34 | 40 | 41 | 48 | 56 | 61 | 93 | 94 | 351 | 380 | 420 | 966 => (9, 9),
         45 | 47 | 65 => (8, 8),
         20 | 81 | 84 => (9, 10),
@@ -286,7 +288,10 @@ pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, u
     let end = last.end + usize::from(last.paren);
     // It must end here: not inside a word, and not where the number goes on in another shape
     // (`2024-01-02T10:…` ends in a letter; `1.5.2024.` is fine).
-    if byte_at(text, end).is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+    // `+1 415 555 2671x23`: an extension follows.
+    let extension = byte_at(text, end) == Some(b'x')
+        && byte_at(text, end + 1).is_some_and(|c| c.is_ascii_digit());
+    if (!extension && byte_at(text, end).is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_'))
         || (matches!(byte_at(text, end), Some(b'-' | b'/' | b':'))
             && byte_at(text, end + 1).is_some_and(|c| c.is_ascii_digit()))
     {
@@ -323,9 +328,15 @@ pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, u
         if cc == 1 {
             return ok(nanp_ok(national));
         }
-        // Italy keeps the leading zero of its area codes.
-        let zero_ok = cc == 39;
-        return ok(national_ok(cc, national) && (national[0] != 0 || zero_ok));
+        // Italy keeps the leading zero of its area codes; elsewhere a trunk zero written
+        // after the country code (`+49 030 1234567`, wrong but common) is not counted.
+        if national[0] == 0 && cc != 39 {
+            national = &national[1..];
+            if national.is_empty() || national[0] == 0 {
+                return None;
+            }
+        }
+        return ok(national_ok(cc, national));
     }
     let same_seps = gs.iter().skip(1).all(|g| g.sep == gs[1].sep);
     let mut shape_buf = [0usize; MAX_GROUPS];

@@ -218,6 +218,11 @@ pub(super) fn validate_email(text: &str, s: usize, e: usize) -> Option<(usize, u
             lead += 1;
         }
     }
+    // A quote around an address is not part of it (`'jane@x.com'`), one inside is
+    // (`o'brien@x.com`).
+    while lead < at && m.as_bytes()[lead] == b'\'' {
+        lead += 1;
+    }
     if lead >= at {
         return None;
     }
@@ -388,7 +393,11 @@ pub(super) fn card_brand_ok(d: &[u8]) -> bool {
     let p6 = prefix(6);
     match d.first() {
         Some(4) => matches!(n, 13 | 16 | 19),
-        Some(5) => (51..=55).contains(&p2) && n == 16,
+        Some(5) => {
+            (51..=55).contains(&p2) && n == 16
+                // Maestro (50, 56–58) and Dankort (5019).
+                || (p2 == 50 || (56..=58).contains(&p2)) && (12..=19).contains(&n)
+        }
         Some(2) => (2221..=2720).contains(&p4) && n == 16,
         Some(3) => {
             (matches!(p2, 34 | 37) && n == 15)
@@ -403,6 +412,8 @@ pub(super) fn card_brand_ok(d: &[u8]) -> bool {
                 || (622_126..=622_925).contains(&p6)
                 || p2 == 62)
                 && (16..=19).contains(&n)
+                // Maestro (6304, 6759, 6761–6763).
+                || (p4 == 6304 || p4 == 6759 || (6761..=6763).contains(&p4)) && (12..=19).contains(&n)
         }
         _ => false,
     }
