@@ -165,23 +165,28 @@ fn next_folding(text: &str, from: usize) -> Option<usize> {
 }
 
 /// An escape that writes a character in plain ASCII: `\u00e9` (JSON, as Python's
-/// `json.dumps` writes every non-ASCII character), `&#64;`, `&#x40;`, `&nbsp;` (HTML).
+/// `json.dumps` writes every non-ASCII character; escaped again where JSON holds JSON),
+/// `&#64;`, `&#x40;`, `&nbsp;` (HTML), `%2B`, `%20`, `%40` (URLs).
 /// Returns the escape's end and the character.
 fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
     let b = text.as_bytes();
     match b.get(p)? {
         b'\\' => {
-            let hex = text.get(p + 2..p + 6)?;
-            if b.get(p + 1) != Some(&b'u') || !hex.bytes().all(|h| h.is_ascii_hexdigit()) {
+            // `\u00e9`, or `\\u00e9` where JSON holds JSON (up to three backslashes).
+            let slashes = b[p..].iter().take(4).take_while(|&&c| c == b'\\').count();
+            let u = p + slashes;
+            let hex = b.get(u + 1..u + 5)?;
+            if slashes > 3 || b.get(u) != Some(&b'u') || !hex.iter().all(u8::is_ascii_hexdigit) {
                 return None;
             }
-            let c = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
-            Some((p + 6, c))
+            let c = char::from_u32(u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?)?;
+            Some((u + 5, c))
         }
         b'&' => {
-            let rest = text.get(p + 1..(p + 12).min(text.len()))?;
-            let semi = rest.find(';')?;
-            let name = &rest[..semi];
+            // Bytes, not a `str` slice: a multi-byte character may follow within reach.
+            let rest = &b[p + 1..(p + 12).min(b.len())];
+            let semi = rest.iter().position(|&c| c == b';')?;
+            let name = std::str::from_utf8(&rest[..semi]).ok()?;
             let c = if let Some(num) = name.strip_prefix('#') {
                 let v = match num.strip_prefix(['x', 'X']) {
                     Some(hex) => u32::from_str_radix(hex, 16).ok()?,
@@ -202,6 +207,14 @@ fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
             };
             Some((p + 1 + semi + 1, c))
         }
+        b'%' => {
+            // URL encoding of what phone numbers and addresses are made of (`%2B1%20415…`,
+            // `jane%40example.com`); other escapes are left as written.
+            let hex = b.get(p + 1..p + 3)?;
+            let v = u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+            matches!(v, b' ' | b'+' | b'-' | b'(' | b')' | b'.' | b'@')
+                .then_some((p + 3, v as char))
+        }
         _ => None,
     }
 }
@@ -210,7 +223,7 @@ fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
 fn next_escape(text: &str, from: usize) -> Option<(usize, usize, char)> {
     let b = text.as_bytes();
     let mut i = from;
-    while let Some(k) = memchr::memchr2(b'\\', b'&', b.get(i..)?) {
+    while let Some(k) = memchr::memchr3(b'\\', b'&', b'%', b.get(i..)?) {
         let p = i + k;
         if let Some((end, c)) = escape_at(text, p) {
             return Some((p, end, c));

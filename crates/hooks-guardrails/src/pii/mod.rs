@@ -913,6 +913,19 @@ mod tests {
                 "jane&#64;example.com",
                 Entity::Email,
             ),
+            ("mail jane&#64;ex.com€", "jane&#64;ex.com", Entity::Email),
+            (
+                "電話 03&nbsp;1234&nbsp;5678です",
+                "03&nbsp;1234&nbsp;5678",
+                Entity::Phone,
+            ),
+            (
+                r"mail jos\\u00e9@example.com ok",
+                r"jos\\u00e9@example.com",
+                Entity::Email,
+            ),
+            ("From=%2B14155552671&x=1", "%2B14155552671", Entity::Phone),
+            ("phone=415%20555%202671", "415%20555%202671", Entity::Phone),
             (
                 r"call 415\u2013555\u20132671 now",
                 r"415\u2013555\u20132671",
@@ -923,6 +936,26 @@ mod tests {
                 "4111&nbsp;1111&nbsp;1111&nbsp;1111",
                 Entity::CreditCard,
             ),
+            ("SSN 123-45-6789 2024", "123-45-6789", Entity::Ssn),
+            (
+                "Visa 4111 1111 1111 1111 2025",
+                "4111 1111 1111 1111",
+                Entity::CreditCard,
+            ),
+            ("call 415-555-2671 8am-5pm", "415-555-2671", Entity::Phone),
+            ("Room 12 415-555-2671", "415-555-2671", Entity::Phone),
+            (
+                "Order 12345 4111111111111111",
+                "4111111111111111",
+                Entity::CreditCard,
+            ),
+            (
+                "John Doe 1980-01-02 123-45-6789",
+                "123-45-6789",
+                Entity::Ssn,
+            ),
+            ("CA 94103 415-555-2671", "415-555-2671", Entity::Phone),
+            ("+44 20 7981 2838 24/7", "+44 20 7981 2838", Entity::Phone),
             ("call 98765 43210 now", "98765 43210", Entity::Phone),
             ("Mobile: 98765-43210", "98765-43210", Entity::Phone),
             ("Tel. 06221 12345", "06221 12345", Entity::Phone),
@@ -996,6 +1029,18 @@ mod tests {
         ] {
             assert_eq!(found(text), [(entity, want)], "{text}");
         }
+        // Several numbers separated by spaces: each is found.
+        for (text, n) in [
+            ("123-45-6789 234-56-7890", 2),
+            ("4111111111111111 5555555555554444", 2),
+            ("Phones: 415-555-2671 415-555-2672", 2),
+            ("(415) 555-2671 (212) 555-0199", 2),
+        ] {
+            assert_eq!(found(text).len(), n, "{text}: {:?}", found(text));
+        }
+        // National numbers side by side: a redaction pass frees the next one.
+        let (out, _) = PiiDetector::new().redact("call 020 7946 0958 020 7946 0959 now");
+        assert_eq!(out, "call [REDACTED_PHONE] [REDACTED_PHONE] now");
         // Everyday text that is not personal data: left alone.
         for text in [
             "news/sk-hynix-q3-2024-earnings-beat-estimates",

@@ -272,18 +272,42 @@ pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, u
     // A `+` or `(` starts a number on its own; a bare digit right after another number's
     // separator continues that number (`ORD-2023…`, `1.2.3`, a group after `12 `). A comma
     // separates numbers in a list.
-    if !escaped && !plus && b[s] != b'(' && s >= 2 {
-        let before = b[s - 2];
-        let glued = match prev {
-            Some(b'-' | b'.' | b'/') => before.is_ascii_alphanumeric(),
-            Some(b' ') => before.is_ascii_digit(),
-            _ => false,
-        };
-        if glued {
-            return None;
-        }
+    if !escaped
+        && !plus
+        && b[s] != b'('
+        && matches!(prev, Some(b'-' | b'.' | b'/'))
+        && s >= 2
+        && b[s - 2].is_ascii_alphanumeric()
+    {
+        return None;
     }
-    let gs = groups(text, s + usize::from(plus), e);
+    // `00…` right after another number and a space is that number's next group (an account
+    // number in groups of four), not an international prefix.
+    if !escaped
+        && b.get(s..s + 2) == Some(b"00")
+        && prev == Some(b' ')
+        && s >= 2
+        && b[s - 2].is_ascii_digit()
+    {
+        return None;
+    }
+    let all = groups(text, s + usize::from(plus), e);
+    // The run may go on past the number with another one after a space (`415-555-2671 8am`,
+    // `020 7946 0958 020 7946 0959`): the longest run of groups that ends at a space (or at
+    // the run's end) and reads as a phone number is the one.
+    // A cut falls where the grouping changes (`2671 | 8am`, `0958 | 020`, `(415) … | (212)`),
+    // never between two groups of one pattern (`05 12 23 34 45 | 56` is one run).
+    (1..=all.len())
+        .rev()
+        .filter(|&k| {
+            k == all.len()
+                || (all[k].sep == b' ' && (all[k].paren || len(&all[k]) != len(&all[k - 1])))
+        })
+        .find_map(|k| classify(text, s, plus, &all[..k]))
+}
+
+/// Reads the groups `gs` of the number at `s` as a phone number (see the module's grammar).
+fn classify(text: &str, s: usize, plus: bool, gs: &[Group]) -> Option<(usize, usize)> {
     let (first, last) = (gs.first()?, gs.last()?);
     let end = last.end + usize::from(last.paren);
     // It must end here: not inside a word, and not where the number goes on in another shape
@@ -298,7 +322,7 @@ pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, u
         return None;
     }
     let mut buf = [0u8; 16 * MAX_GROUPS];
-    let n = digits_of(text, &gs, &mut buf);
+    let n = digits_of(text, gs, &mut buf);
     let d = &buf[..n];
     let ok = |ok: bool| ok.then_some((s, end));
     let leading_00 = !plus && !first.paren && len(first) >= 3 && d[0] == 0 && d[1] == 0;
@@ -373,6 +397,17 @@ pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, u
         }
     }
     let date = looks_like_date(shape, gs.get(1).map_or(0, |g| g.sep));
+    // The national forms below are ambiguous where another number stands right before them
+    // (`…3704 0044 0532 0130 01` is an account number in groups): there they are not a
+    // start. (A redaction pass frees the next number of a list: `[REDACTED_PHONE] 020 …`.)
+    let after_number = first.sep == 0
+        && !first.paren
+        && s >= 2
+        && text.as_bytes()[s - 1] == b' '
+        && text.as_bytes()[s - 2].is_ascii_digit();
+    if after_number {
+        return None;
+    }
     // National with a trunk zero: `020 7883 5224`, `(07) 3946 8914`, `07362258309`.
     if d[0] == 0 && d.get(1).is_some_and(|&x| x != 0) && !date {
         if gs.len() == 1 {
@@ -411,9 +446,12 @@ fn after_code_group(text: &str, s: usize) -> bool {
         return false;
     }
     let group = &b[s - 5..s - 1];
+    // Four digits before a space may be the end of another phone number (`020 7946 0958
+    // 020 7946 0959`): a code group has a letter, unless a dash ties it on.
     let code = group
         .iter()
-        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && (b[s - 1] == b'-' || group.iter().any(u8::is_ascii_uppercase));
     // Part of a word in lower case (`Tele 0123…`) is prose, not a code.
     let in_word = s >= 6 && b[s - 6].is_ascii_lowercase();
     code && !in_word
