@@ -375,7 +375,7 @@ fn classify(text: &str, s: usize, plus: bool, gs: &[Group]) -> Option<(usize, us
         _ => None,
     };
     if let Some(nanp) = nanp_groups {
-        let body = if shape.len() == 4 { &gs[1..] } else { &gs[..] };
+        let body = if shape.len() == 4 { &gs[1..] } else { gs };
         let seps_ok = if body[0].paren {
             body[2].sep == b'-' || body[2].sep == b' '
         } else {
