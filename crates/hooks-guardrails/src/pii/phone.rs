@@ -415,7 +415,7 @@ fn classify(text: &str, s: usize, plus: bool, gs: &[Group]) -> Option<(usize, us
         }
         // Four-digit blocks throughout are a card or an account, not a phone.
         let blocks = gs.len() >= 3 && shape.iter().all(|&l| l == 4);
-        let groups_ok = len(first) >= 2 && len(last) >= 2 && same_seps_or_paren(&gs) && !blocks;
+        let groups_ok = len(first) >= 2 && len(last) >= 2 && same_seps_or_paren(gs) && !blocks;
         // Pairs throughout are the French way: five of them (`06 25 28 32 61`), not six
         // lottery numbers.
         let pairs = shape.iter().all(|&l| l == 2);
@@ -434,7 +434,7 @@ fn classify(text: &str, s: usize, plus: bool, gs: &[Group]) -> Option<(usize, us
         && !date
         && shape.iter().all(|&l| l >= 2)
         && (8..=13).contains(&n)
-        && same_seps_or_paren(&gs)
+        && same_seps_or_paren(gs)
         && phone_context(text, s))
 }
 
