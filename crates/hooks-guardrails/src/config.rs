@@ -49,20 +49,25 @@ pub const DEFAULT_BLOCKED_TOOLS: [&str; 8] = [
     "eval", "exec", "system", "shell", "rm", "delete", "drop", "truncate",
 ];
 
-/// SQL injection: destructive statements, `UNION SELECT` with a select list, tautologies
-/// (numeric and `' OR 'a'='a`), stacked queries in SQL shape (`; DELETE FROM`, not `; delete
-/// the rest`); `/**/` comments count as blanks (`DROP/**/TABLE`).
-pub const SQL_INJECTION: &str = r"(?i)\b(?:drop|truncate|alter)(?:\s|/\*[^*]{0,64}\*/)+(?:table|database|schema|view|user)\b|\bunion(?:(?:\s|/\*[^*]{0,64}\*/)+(?:(?:all|distinct)(?:\s|/\*[^*]{0,64}\*/)+)?\(?|\s*\()select(?:\s|/\*[^*]{0,64}\*/)+(?:\*|null\b|[0-9]|@@|'|\x22|[a-z_][a-z0-9_.]*\s*(?:,|\bfrom\b))|'\s*or\s+'?[0-9]+'?\s*=\s*'?[0-9]+|'\s*or\s+'[a-z0-9_]{0,32}'\s*=\s*'[a-z0-9_]{0,32}|\x22\s*or\s+\x22[a-z0-9_]{0,32}\x22\s*=\s*\x22|'\s*or\s+true\b|\bor\s+1\s*=\s*1\b|;\s*(?:drop\s+(?:table|database)|delete\s+from|insert\s+into|update\s+\w+\s+set|shutdown\s*(?:;|--|$))\b?|\bdelete\s+from\s+\w+\s*(?:;|$|--)|\bexec(?:ute)?\s+xp_\w+|\bwaitfor\s+delay\b|\b(?:sleep|pg_sleep|benchmark)\s*\(\s*[0-9]+|'\s*--";
-/// Path traversal: two or more `../` (or `..\`), one before a system directory, their URL
-/// encodings (once or twice: `..%252f`), `file://` URLs to system directories, and the
-/// classic targets. One `../` in a relative import or link is not one.
-pub const PATH_TRAVERSAL: &str = r"(?i)(?:\.\.[/\\]){2,}|\.\.[/\\](?:etc|proc|root|boot|sys|windows|var|usr|home)\b|(?:\.|%2e|%252e){2}(?:%2f|%5c|%252f|%255c)|(?:%2e|%252e){2}[/\\]|\bfile://(?:localhost)?/+(?:etc|proc|root|boot|sys|dev|[a-z]:/windows)\b|(?:^|[\s'=:])/etc/+(?:passwd|shadow|sudoers)\b|/proc/self/environ\b";
-/// Command injection: a shell separator (`;`, `&&`, `|`, `||`) or substitution (`` ` ``,
-/// `$(`) followed by a dangerous command (with or without its path, `sudo`, `env`,
-/// quotes or a backslash); after a line break or a single `&`, only an unmistakably
-/// destructive one (`rm -rf`, `curl … | sh`, `mkfs`, `dd if=`, a fork bomb), since code
-/// blocks and tables put commands on their own lines.
-pub const COMMAND_INJECTION: &str = r"(?:;|&&|\|\||\||`|\$\()[ \t]*(?:(?:sudo|env|nohup|xargs|exec|command)(?:\s+-\S+(?:\s+[^\s-]\S*)?)*\s+(?:\S+=\S*\s+)*)?[\\'\x22]?(?:/(?:usr/)?(?:local/)?s?bin/)?(?:rm|curl|wget|bash|sh|zsh|nc|ncat|netcat|chmod|chown|python[0-9.]*|perl|ruby|php|mkfifo|dd|mkfs(?:\.\w+)?|shutdown|reboot|kill|killall|cat\s+/etc/\w+)\b|(?:\r?\n|(?:^|[^&])&[^&])[ \t]*(?:sudo\s+)?(?:/(?:usr/)?s?bin/)?(?:rm\s+-[a-zA-Z]*[rf][a-zA-Z]*\s+[/~*.]|(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|mkfs\b|dd\s+if=|:\(\)\s*\{)";
+/// SQL injection: destructive statements, `UNION SELECT` with a select list (`/**/` comments
+/// count as blanks), tautologies (`' OR 'a'='a`, `') OR ('a'='a`, `' AND 1=1`), a quote
+/// closed into a comment at the end (`admin'--`), stacked statements in SQL's shape
+/// (`; DELETE FROM t;`, not `; delete the rest`), time-based probes after a quote or a
+/// keyword (not `time.sleep(1)`).
+pub const SQL_INJECTION: &str = r#"(?i)\b(?:drop|truncate|alter)(?:\s|/\*[^*]{0,64}\*/)+(?:table|database|schema|view|user)\b|\bunion(?:(?:\s|/\*[^*]{0,64}\*/)+(?:(?:all|distinct)(?:\s|/\*[^*]{0,64}\*/)+)?\(?|\s*\()select(?:\s|/\*[^*]{0,64}\*/)+(?:\*|null\b|[0-9]|@@|'|\x22|[a-z_]+\s*\(|[a-z_][a-z0-9_.]*(?:\s|/\*[^*]{0,64}\*/)*(?:,|from\b))|'\)?\s*(?:or|and)\s+\(?'?[0-9]+'?\s*=\s*'?[0-9]+|'\)?\s*(?:or|and)\s+\(?'[a-z0-9_]{0,32}'\s*=\s*'[a-z0-9_]{0,32}|\x22\s*or\s+\x22[a-z0-9_]{0,32}\x22\s*=\s*\x22|'\s*or\s+true\b|\bor\s+1\s*=\s*1\b|'\s*order\s+by\s+[0-9]+\s*(?:--|#)|(?m:'\s*(?:--|#)\s*$)|;\s*(?:drop\s+(?:table|database)|insert\s+into|update\s+\w+\s+set|shutdown\s*(?:;|--|$))|\bdelete\s+from\s+[\w.\x60\x22\[\]]+\s*(?:;|$|--|where\b)|\bexec(?:ute)?\s+xp_\w+|\bwaitfor\s+delay\b|(?:\b(?:and|or)\s+|;\s*(?:select\s+)?|'\s*)(?:sleep|pg_sleep|benchmark)\s*\("#;
+/// Path traversal: three or more `../` (or `..\`); any number before a system directory
+/// (also `....//`, `..././`, `..;/`); URL-encoded dots or slashes (once or twice: `..%252f`,
+/// `.%2e/`); `file://` URLs to system directories; the classic targets. One or two `../`
+/// in a relative import or link are not one.
+pub const PATH_TRAVERSAL: &str = r#"(?i)(?:\.\.[/\\]){3,}|(?:\.{2,}[./\\]*[/\\]|\.\.;[/\\])+(?:etc|proc|root|boot|sys|windows|var|usr|home)\b|(?:%2e|%252e)(?:\.|%2e|%252e)(?:[/\\]|%2f|%5c|%252f|%255c)|\.(?:%2e|%252e)(?:[/\\]|%2f|%5c|%252f|%255c)|\.\.(?:%2f|%5c|%252f|%255c)|\.\.;[/\\]|\bfile://(?:localhost)?/+(?:etc|proc|root|boot|sys|dev|[a-z]:/windows)\b|(?:^|[\s\x27\x22=:(<])/etc/+(?:passwd|shadow|sudoers)\b|/proc/self/environ\b"#;
+/// Command injection: a shell separator or substitution (`;`, `&`, `&&`, `|`, `||`, a line
+/// break, `` ` ``, `$(`) followed by a destructive or revealing payload — `rm -rf /`,
+/// `curl … | sh`, `nc -e`, `mkfs`, `dd if=`, a fork bomb, `chmod 777 /`, reading
+/// `/etc/shadow` or `~/.ssh/`, `shutdown`, `whoami`/`id` — with or without its path,
+/// `sudo`/`env` prefixes, quotes or a backslash; a pipe into a shell at the end of a line;
+/// a reverse shell to `/dev/tcp`. Commands in code blocks, tables and ordinary shell lines
+/// (`pip install … && python app.py`) are not payloads.
+pub const COMMAND_INJECTION: &str = r#"(?m)(?:;|&&?|\|\|?|\x60|\$\(|\r?\n)[ \t]*(?:(?:sudo|env|nohup|xargs|exec|command)(?:\s+-\S+(?:\s+[^\s-]\S*)?)*\s+(?:\S+=\S*\s+)*)?[\\\x27\x22]?(?:/(?:usr/)?(?:local/)?s?bin/)?(?:rm[\x27\x22]?\s+(?:-[a-zA-Z]*[rRf][a-zA-Z]*\s+)+(?:--no-preserve-root\s+)?(?:/|~|\*|\.\.?(?:/|\s|$)|\$HOME)|(?:curl|wget)\b[^\n|;]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|(?:nc|ncat|netcat)\b[^\n;|]{0,100}\s-[a-z]*[ec]\b|mkfs\b|mkfifo\b|dd\s+if=|:\(\)\s*\{|chmod\s+(?:-R\s+)?[0-7]?777\s+/|cat\s+(?:/etc/(?:passwd|shadow|sudoers)|~/\.(?:ssh|aws)/|\$HOME/\.(?:ssh|aws)/)|(?:shutdown|reboot|halt|poweroff)\b|(?:whoami|id|uname\s+-a)[ \t]*(?:$|[;|&)\x60\n]))|(?m)\|[ \t]*(?:sudo\s+)?(?:ba|z|da|k)?sh[ \t]*$|\b(?:ba)?sh\s+-i\s+>&\s*/dev/tcp/|/dev/tcp/[0-9.]+/[0-9]+"#;
 
 type ViolationCallback = dyn Fn(&GuardrailViolation) + Send + Sync;
 
