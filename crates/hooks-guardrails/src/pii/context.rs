@@ -121,7 +121,7 @@ pub(super) fn id_context(text: &str, s: usize) -> bool {
         s,
         &[
             "run", "order", "invoice", "ticket", "job", "build", "id", "number", "no.", "no",
-            "ref", "pr", "tracking", "account", "acct", "serial", "isbn", "sku", "part",
+            "ref", "pr", "tracking", "account", "acct", "serial", "isbn", "sku", "part", "pid",
         ],
     )
 }
@@ -134,17 +134,17 @@ pub(super) fn version_context(text: &str, s: usize) -> bool {
         s,
         &[
             "version", "ver", "release", "build", "section", "sections", "firmware", "fw", "rev",
-            "revision", "§",
+            "revision", "§", "oid",
         ],
     ) && !ends_with_word(text, s, &["ip", "address", "addr", "host", "server"])
 }
 
-/// True when the text just before `s` (past blanks, `:`, `#`, `=`) ends with one of `words`
+/// True when the text just before `s` (past blanks, `:`, `#`, `=`, quotes) ends with one of `words`
 /// as a whole word (case-insensitive).
 fn ends_with_word(text: &str, s: usize, words: &[&str]) -> bool {
     let from = floor_char_boundary(text, s.saturating_sub(24));
     let before = text[from..s]
-        .trim_end_matches([' ', ':', '#', '='])
+        .trim_end_matches([' ', ':', '#', '=', '"', '\''])
         .as_bytes();
     words.iter().any(|w| {
         let w = w.as_bytes();

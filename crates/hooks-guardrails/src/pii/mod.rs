@@ -1052,6 +1052,11 @@ mod tests {
             "part no 0123 456 789",
             "Lottery: 05 12 23 34 45 56",
             "version 1.2.3.4",
+            "Mozilla/5.0 Chrome/120.0.0.0 Safari/537.36",
+            "SHA1 Fingerprint=AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89",
+            r#"{"id":4155552671}"#,
+            "pid=2125550123",
+            "OID 2.5.4.3",
             "release 2.0.0.1",
         ] {
             assert!(found(text).is_empty(), "{text}: {:?}", found(text));

@@ -472,7 +472,14 @@ pub(super) fn validate_card(text: &str, s: usize, e: usize) -> Option<(usize, us
 }
 
 pub(super) fn validate_ipv4(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
-    if continues_after(text, e, b".") || continues_before(text, s, b".") || version_context(text, s)
+    // `Chrome/120.0.0.0`: a product's version.
+    let product_version = byte_before(text, s) == Some(b'/')
+        && s >= 2
+        && text.as_bytes()[s - 2].is_ascii_alphabetic();
+    if continues_after(text, e, b".")
+        || continues_before(text, s, b".")
+        || version_context(text, s)
+        || product_version
     {
         return None;
     }
@@ -509,11 +516,17 @@ pub(super) fn validate_ipv6(text: &str, s: usize, e: usize) -> Option<(usize, us
     if m.parse::<Ipv6Addr>().is_ok() {
         return Some((s, e));
     }
-    // `addr:port` after a full eight-group address.
+    // `addr:port` after a full eight-group address: a decimal port, and the colon-hex run
+    // ends there (a certificate fingerprint `AB:CD:…` goes on).
     let cut = m.rfind(':')?;
-    let head = &m[..cut];
-    (head.split(':').count() == 8 && !head.contains("::") && head.parse::<Ipv6Addr>().is_ok())
-        .then_some((s, s + cut))
+    let (head, port) = (&m[..cut], &m[cut + 1..]);
+    let port_ok = !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit());
+    (port_ok
+        && after != Some(b':')
+        && head.split(':').count() == 8
+        && !head.contains("::")
+        && head.parse::<Ipv6Addr>().is_ok())
+    .then_some((s, s + cut))
 }
 
 pub(super) fn ssn_rules_ok(d: &[u8]) -> bool {
