@@ -291,6 +291,20 @@ pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, u
     {
         return None;
     }
+    // Right after another number and a space only a North American shape may start (see
+    // `classify`): a first group of any other length is rejected before parsing on.
+    if !escaped
+        && !plus
+        && b[s] != b'('
+        && prev == Some(b' ')
+        && s >= 2
+        && b[s - 2].is_ascii_digit()
+    {
+        let run = b[s..e].iter().take_while(|c| c.is_ascii_digit()).count();
+        if !(run == 3 || (run == 1 && b[s] == b'1')) {
+            return None;
+        }
+    }
     let all = groups(text, s + usize::from(plus), e);
     // The run may go on past the number with another one after a space (`415-555-2671 8am`,
     // `020 7946 0958 020 7946 0959`): the longest run of groups that ends at a space (or at
