@@ -93,7 +93,9 @@ pub(super) fn label_before(text: &str, s: usize) -> &str {
     if let Some(i) = label.rfind(|c: char| c.is_ascii_digit()) {
         label = &label[i + 1..];
     }
-    if let Some(i) = label.rfind("[REDACTED_")
+    // (A byte search for `[` first: this runs for every bare number.)
+    if let Some(i) = memchr::memrchr(b'[', label.as_bytes())
+        && label[i..].starts_with("[REDACTED_")
         && let Some(j) = label[i..].find(']')
     {
         label = &label[i + j + 1..];
