@@ -169,9 +169,6 @@ struct Pass {
     all: MetaRegex,
     /// The kind (index into `kinds`) of each pattern.
     kinds: Vec<usize>,
-    /// A literal every candidate of this pass contains: where the rest of the text lacks it,
-    /// the pass is not searched at all.
-    required: Option<&'static str>,
 }
 
 impl fmt::Debug for PiiDetector {
@@ -267,7 +264,6 @@ impl PiiDetector {
                 re: build(MatchKind::LeftmostFirst)?,
                 dense,
                 all: build(MatchKind::All)?,
-                required: patterns::required_literal(pass),
                 kinds: members,
             });
         }
@@ -386,11 +382,7 @@ impl PiiDetector {
                     Slot::Done => false,
                 };
                 if stale {
-                    *slot = if *from > text.len()
-                        || pass.required.is_some_and(|lit| {
-                            memchr::memmem::find(&text.as_bytes()[*from..], lit.as_bytes())
-                                .is_none()
-                        }) {
+                    *slot = if *from > text.len() {
                         Slot::Done
                     } else {
                         match pass.search(text, *from) {
@@ -603,8 +595,8 @@ mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().kinds.len(), 10);
-        assert_eq!(PiiDetector::new().passes.len(), 4);
+        assert_eq!(PiiDetector::new().kinds.len(), 9);
+        assert_eq!(PiiDetector::new().passes.len(), 3);
     }
 
     #[test]

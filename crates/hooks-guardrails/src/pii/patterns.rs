@@ -50,18 +50,12 @@ pub(super) struct Spec {
 }
 
 /// Pass 0: triggers that start with literals (a prefilter skips most text); pass 1: e-mail
-/// (found from its `@`); pass 2: the digit-led formats, one fully built DFA, phone numbers
-/// last (their broad trigger fires on most numbers; as the last pattern, a failed phone
-/// candidate makes no other kind look again); pass 3: URL-encoded e-mail
-/// (`jane%40example.com`, found from its `%40`: its own pass keeps pass 1's search for a lone
-/// `@`, and it is skipped where the text has no `%40`).
-pub(super) const PASSES: usize = 4;
+/// (found from its `@`; a URL-encoded `%40` is decoded to `@` by folding first); pass 2: the
+/// digit-led formats, one fully built DFA, phone numbers last (their broad trigger fires on
+/// most numbers; as the last pattern, a failed phone candidate makes no other kind look
+/// again).
+pub(super) const PASSES: usize = 3;
 pub(super) const DENSE_PASSES: [usize; 1] = [2];
-
-/// The literal every candidate of `pass` contains, if there is one (see `Pass::required`).
-pub(super) fn required_literal(pass: usize) -> Option<&'static str> {
-    (pass == 3).then_some("%40")
-}
 
 pub(super) fn spec(
     entity: Entity,
@@ -150,7 +144,6 @@ pub(super) fn specs() -> Vec<Spec> {
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}sk-[A-Za-z0-9_-]{{8}}|{B}[srp]k_(?:live|test)_|{B}xox[abposre]-|{B}xapp-[0-9]-|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://hooks\.slack\.com/"
     );
     let email_trigger = format!(r"{local}+@{label}+\.");
-    let email_pct_trigger = format!(r"{local}+%40{label}+\.");
     let iban_trigger = format!(r"{B}[A-Za-z]{{2}}[ -]{{0,2}}[0-9]{{2}}[ -]{{0,2}}[A-Za-z0-9]{{4}}");
     let ipv6_trigger = r"(?:(?m:^)|[^0-9A-Za-z_:./])(?:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:|[0-9A-Fa-f]{1,4}::[0-9A-Fa-f]|::[0-9A-Fa-f])".to_owned();
     let ipv4_trigger = format!(r"{B}[0-9]{{1,3}}\.[0-9]{{1,3}}\.[0-9]{{1,3}}\.[0-9]");
@@ -187,25 +180,7 @@ pub(super) fn specs() -> Vec<Spec> {
             // The local part is at most 64 characters (at most 256 bytes): no start further
             // before the `@` (or the `%` of `%40`) can be an address.
             back_window: Some((b"@", 256)),
-            ..spec(
-                Entity::Email,
-                1,
-                email_trigger,
-                email.clone(),
-                400,
-                validate_email,
-            )
-        },
-        Spec {
-            back_window: Some((b"%40", 256)),
-            ..spec(
-                Entity::Email,
-                3,
-                email_pct_trigger,
-                email,
-                400,
-                validate_email,
-            )
+            ..spec(Entity::Email, 1, email_trigger, email, 400, validate_email)
         },
         spec(Entity::CreditCard, 2, card.clone(), card, 40, validate_card),
         spec(Entity::IpAddress, 2, ipv6_trigger, ipv6, 64, validate_ipv6),
