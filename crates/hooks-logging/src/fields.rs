@@ -318,7 +318,8 @@ pub(crate) fn tool_start(e: &BeforeToolCallEvent<'_>, c: Content) -> Vec<Option<
 }
 
 pub(crate) fn tool_end(e: &AfterToolCallEvent<'_>, c: Content) -> Vec<Option<Val>> {
-    let (result_preview, result_length) = if c.results {
+    // A failed or cancelled call has no result to show: its error says what happened.
+    let (result_preview, result_length) = if c.results && e.success() {
         (
             s(preview(e.result(), RESULT_PREVIEW_CHARS)),
             u(char_len(e.result())),

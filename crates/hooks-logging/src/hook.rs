@@ -29,7 +29,7 @@ impl Default for Options {
     fn default() -> Self {
         Self {
             level: Level::INFO,
-            model_level: Level::DEBUG,
+            model_level: Level::INFO,
             target: DEFAULT_TARGET.to_owned(),
             extras: Vec::new(),
             content: Content {
@@ -76,7 +76,7 @@ macro_rules! option_setters {
             self
         }
 
-        /// The level of model-call events (default DEBUG).
+        /// The level of model-call events (default INFO, like tool calls).
         #[must_use]
         pub fn with_model_level(mut self, level: tracing::Level) -> Self {
             self.options.model_level = level;

@@ -9,7 +9,7 @@ mod common;
 use std::sync::Arc;
 
 use common::Capture;
-use hooks_core::agent::{Agent, FnTool};
+use hooks_core::agent::{Agent, FnTool, ToolError};
 use hooks_core::test_util::ScriptedModel;
 use hooks_core::{HookProvider, HookRegistry, ModelResponse, TokenUsage, ToolCall, ToolSpec};
 use hooks_logging::LoggingHook;
@@ -136,7 +136,11 @@ fn every_lifecycle_event_is_logged_with_the_original_messages_and_fields() {
     assert_eq!(done.get("result_preview"), None);
 
     let model = &c.with_message("Model call completed")[0];
-    assert_eq!(model.level, Level::DEBUG);
+    assert_eq!(
+        model.level,
+        Level::INFO,
+        "model calls show at the default level"
+    );
     for (k, v) in [
         ("model", "test-model"),
         ("finish_reason", "tool_calls"),
@@ -360,4 +364,42 @@ fn a_run_dropped_midway_is_logged_as_abandoned() {
     let abandoned = capture.with_message("Agent invocation abandoned");
     assert_eq!(abandoned.len(), 1);
     assert!(abandoned[0].get("run_id").unwrap().starts_with("run-"));
+}
+
+#[test]
+fn a_failed_tool_call_logs_its_error_and_no_result() {
+    let model = ScriptedModel::new(vec![
+        Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+            "call-1",
+            "search",
+            json!({}),
+        )])),
+        Ok(ModelResponse::text("done")),
+    ]);
+    let tool = FnTool::new(ToolSpec::new("search", "Searches", json!({})), |_| {
+        Err(ToolError::new("boom"))
+    });
+    let hook: Arc<dyn HookProvider> = Arc::new(
+        LoggingHook::builder()
+            .with_log_results(true)
+            .build()
+            .unwrap(),
+    );
+    let agent = Agent::builder("support-bot", model)
+        .tool(tool)
+        .registry(Arc::new(HookRegistry::from_providers(vec![hook]).unwrap()))
+        .build()
+        .unwrap();
+    let capture = Capture::default();
+    let _guard = tracing::subscriber::set_default(capture.subscriber(Level::TRACE));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(agent.run("hi")).unwrap();
+    let done = &capture.with_message("Tool call completed")[0];
+    assert_eq!(done.get("success"), Some("false"));
+    assert!(done.get("error").unwrap().contains("boom"));
+    // The original logs no result for a failed call: neither do we.
+    assert_eq!(done.get("result_preview"), None);
+    assert_eq!(done.get("result_length"), None);
 }

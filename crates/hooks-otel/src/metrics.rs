@@ -31,18 +31,22 @@ impl Instruments {
                 .build(),
             invocations: meter
                 .u64_counter(METRIC_INVOCATIONS)
+                .with_unit("{invocation}")
                 .with_description("Agent runs that ended")
                 .build(),
             iterations: meter
                 .u64_counter(METRIC_ITERATIONS)
+                .with_unit("{iteration}")
                 .with_description("Agent loop iterations started")
                 .build(),
             tool_calls: meter
                 .u64_counter(METRIC_TOOL_CALLS)
+                .with_unit("{call}")
                 .with_description("Tool calls that ended")
                 .build(),
             tool_errors: meter
                 .u64_counter(METRIC_TOOL_ERRORS)
+                .with_unit("{error}")
                 .with_description("Tool calls that failed")
                 .build(),
             tool_duration: meter

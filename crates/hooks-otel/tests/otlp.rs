@@ -231,6 +231,21 @@ async fn a_run_is_one_tree_with_genai_names_and_attributes_over_real_otlp() {
 
     // Metrics arrived over the same wire.
     let points = receiver.points();
+    // Every instrument carries its UCUM unit, as the GenAI conventions do.
+    for (metric, unit) in [
+        (semconv::METRIC_INVOCATIONS, "{invocation}"),
+        (semconv::METRIC_ITERATIONS, "{iteration}"),
+        (semconv::METRIC_TOOL_CALLS, "{call}"),
+        (semconv::METRIC_TOOL_DURATION, "s"),
+        (semconv::METRIC_TOKEN_USAGE, "{token}"),
+    ] {
+        let of: Vec<_> = points.iter().filter(|p| p.metric == metric).collect();
+        assert!(!of.is_empty(), "{metric} was not exported");
+        assert!(
+            of.iter().all(|p| p.unit == unit),
+            "{metric} has no unit {unit}"
+        );
+    }
     let duration: Vec<_> = points
         .iter()
         .filter(|p| p.metric == semconv::METRIC_OPERATION_DURATION)
