@@ -7,22 +7,31 @@
 //! and a file lister.
 //!
 //! Run it with `cargo run --example quickstart`.
+//!
+//! With `--live` the same agent, every provider on, talks to a real model through
+//! `OpenAiModel`: the server at `OPENAI_BASE_URL` (key `OPENAI_API_KEY`, model
+//! `HOOKS_LIVE_MODEL`, default `gpt-4o-mini`), which also judges for steering unless
+//! `HOOKS_JUDGE_BASE_URL` names another. `cargo xtask live-demo` starts a small local
+//! llama.cpp model and runs this for you. The conversation is printed with where each message
+//! came from: nothing in live mode is scripted.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use hooks::agent::{Agent, FnTool, ToolError};
+use hooks::agent::{Agent, FnTool, Model, ToolError};
 use hooks::guardrails::{GuardrailAction, GuardrailConfig, GuardrailsHook};
 use hooks::logging::LoggingHook;
+use hooks::openai::OpenAiModel;
 use hooks::otel::{OtlpSetup, TelemetryGuard};
 use hooks::retry::ModelRetryHook;
-use hooks::steering::{JudgeModel, OpenAiJudge, RuleJudge, SteeringAction, SteeringHook};
+use hooks::steering::{JudgeModel, ModelJudge, RuleJudge, SteeringAction, SteeringHook};
 use hooks::test_util::ScriptedModel;
 use hooks::{
     AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
     BeforeToolCallEvent, HookError, HookPriority, HookProvider, HookRegistry, HookSet,
-    IterationEvent, ModelError, ModelResponse, ToolCall, ToolSpec, async_trait, text,
+    IterationEvent, Message, ModelError, ModelResponse, Role, ToolCall, ToolSpec, async_trait,
+    text,
 };
 use serde_json::{Map, Value, json};
 
@@ -192,10 +201,9 @@ fn file_lister() -> FnTool {
     )
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let model = ScriptedModel::new(vec![
+/// The scripted session: every reply the demo's model gives, in order.
+fn scripted() -> ScriptedModel {
+    ScriptedModel::new(vec![
         // A flaky start: an empty reply, then a rate limit. The retry hook waits and retries.
         Ok(ModelResponse::text("")),
         Err(ModelError::RateLimited {
@@ -225,7 +233,33 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
              I was not allowed to look at ~/.ssh.",
         )),
     ])
-    .with_name("scripted-demo-model");
+    .with_name("scripted-demo-model")
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let live = std::env::args().any(|a| a == "--live");
+    let model: Arc<dyn Model> = if live {
+        let base = std::env::var("OPENAI_BASE_URL").unwrap_or_default();
+        let name = std::env::var("HOOKS_LIVE_MODEL").unwrap_or_else(|_| "gpt-4o-mini".into());
+        println!(
+            "Live mode: model {name} at {}",
+            if base.trim().is_empty() {
+                "https://api.openai.com/v1"
+            } else {
+                base.as_str()
+            }
+        );
+        Arc::new(
+            OpenAiModel::builder(name)
+                // Small local models on a shared CPU are slow: be generous.
+                .with_timeout(Duration::from_secs(180))
+                .build()?,
+        )
+    } else {
+        Arc::new(scripted())
+    };
 
     // The logging hook writes through whatever `tracing` subscriber the program has; this one
     // prints INFO and above to stderr.
@@ -261,17 +295,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .build()?,
     );
     registry.add(retry.clone())?;
-    // Steering: a real judge when HOOKS_JUDGE_BASE_URL names an OpenAI-compatible server,
-    // otherwise a deterministic rule judge (no model involved; its answers say so).
+    // Steering: a real judge when HOOKS_JUDGE_BASE_URL names an OpenAI-compatible server (or,
+    // in live mode, the live model itself), otherwise a deterministic rule judge (no model
+    // involved; its answers say so).
     let judge: Arc<dyn JudgeModel> = match std::env::var("HOOKS_JUDGE_BASE_URL") {
-        Ok(url) if !url.trim().is_empty() => Arc::new(
-            OpenAiJudge::builder()
-                .with_base_url(url)
-                .with_model(
-                    std::env::var("HOOKS_JUDGE_MODEL").unwrap_or_else(|_| "gpt-4o-mini".into()),
-                )
-                .build()?,
-        ),
+        Err(_) if live => {
+            Arc::new(ModelJudge::new(model.clone()).with_timeout(Duration::from_secs(180)))
+        }
+        Ok(url) if !url.trim().is_empty() => Arc::new(ModelJudge::new(
+            OpenAiModel::builder(
+                std::env::var("HOOKS_JUDGE_MODEL").unwrap_or_else(|_| "gpt-4o-mini".into()),
+            )
+            .with_base_url(url)
+            .build()?,
+        )),
         _ => Arc::new(RuleJudge::new(SteeringAction::Proceed).rule(
             "send_",
             SteeringAction::Guide,
@@ -338,6 +375,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let execs = &out.state.tool_executions;
     let cancelled = execs.iter().filter(|t| t.cancelled.is_some()).count();
     let failed = execs.iter().filter(|t| t.error.is_some()).count();
+    if live {
+        print_conversation(&out.state.messages);
+    }
     println!("\nAnswer: {}", out.answer);
     println!(
         "\nSummary: 1 run, {} tool calls ({} cancelled, {} failed), {} retries ({} empty, {} rate limited), {} guardrail violations, {} steering decisions, {} spans exported",
@@ -352,6 +392,33 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         telemetry.spans_exported()
     );
     Ok(())
+}
+
+/// Prints the conversation, saying where each message came from.
+fn print_conversation(messages: &[Message]) {
+    println!("\nThe conversation (live: every assistant message is the model's own reply):");
+    for m in messages {
+        let who = match m.role {
+            Role::System => "system prompt",
+            Role::User if m.automated => "automated feedback from a hook, not the user",
+            Role::User => "user",
+            Role::Assistant => "model reply",
+            Role::Tool => "tool result",
+        };
+        println!("  [{who}] {}", text::preview(m.content.trim(), 300));
+        for c in &m.tool_calls {
+            println!(
+                "      the model called {}({})",
+                c.name,
+                text::preview(&c.arguments.to_string(), 200)
+            );
+        }
+    }
+    if !messages.iter().any(|m| !m.tool_calls.is_empty()) {
+        println!(
+            "  The model called no tool. Small local models often do not; nothing was scripted or faked to make up for it."
+        );
+    }
 }
 
 /// A tiny arithmetic evaluator: numbers, + - * /, unary minus and parentheses.

@@ -6,8 +6,9 @@
 use std::sync::Arc;
 
 use hooks::agent::{Agent, FnTool};
+use hooks::openai::OpenAiModel;
 use hooks::steering::{
-    JudgeModel, OpenAiJudge, RuleJudge, StdinApprover, SteeringAction, SteeringHook,
+    JudgeModel, ModelJudge, RuleJudge, StdinApprover, SteeringAction, SteeringHook,
 };
 use hooks::test_util::ScriptedModel;
 use hooks::{HookRegistry, ModelResponse, ToolCall, ToolSpec};
@@ -16,14 +17,13 @@ use serde_json::json;
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let judge: Arc<dyn JudgeModel> = match std::env::var("HOOKS_JUDGE_BASE_URL") {
-        Ok(url) if !url.trim().is_empty() => Arc::new(
-            OpenAiJudge::builder()
-                .with_base_url(url)
-                .with_model(
-                    std::env::var("HOOKS_JUDGE_MODEL").unwrap_or_else(|_| "gpt-4o-mini".into()),
-                )
-                .build()?,
-        ),
+        Ok(url) if !url.trim().is_empty() => Arc::new(ModelJudge::new(
+            OpenAiModel::builder(
+                std::env::var("HOOKS_JUDGE_MODEL").unwrap_or_else(|_| "gpt-4o-mini".into()),
+            )
+            .with_base_url(url)
+            .build()?,
+        )),
         _ => Arc::new(
             RuleJudge::new(SteeringAction::Proceed)
                 .rule(

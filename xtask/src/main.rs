@@ -18,9 +18,10 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("deny") => deny(),
         Some("judge-env") => judge_env(),
+        Some("live-demo") => live_demo(),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci    run every CI step\n       cargo xtask deny  run cargo-deny only"
+                "usage: cargo xtask ci         run every CI step\n       cargo xtask deny       run cargo-deny only\n       cargo xtask judge-env  install the local model's Python environment\n       cargo xtask live-demo  run the quickstart against a real model"
             );
             return ExitCode::from(2);
         }
@@ -246,6 +247,71 @@ fn judge_env() -> Result<(), String> {
                 .into(),
         )
     }
+}
+
+/// Runs the quickstart's agent against a real model: the server at `OPENAI_BASE_URL` when
+/// set, else a small local llama.cpp model (SmolLM2-135M) started for the demo.
+fn live_demo() -> Result<(), String> {
+    let run_demo = |envs: &[(&str, &str)], remove_key: bool| {
+        println!("\n==> live-demo: cargo run --example quickstart -- --live");
+        let mut cmd = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        cmd.args(["run", "--example", "quickstart", "--", "--live"])
+            .envs(envs.iter().copied())
+            .current_dir(root());
+        if remove_key {
+            cmd.env_remove("OPENAI_API_KEY");
+        }
+        let status = cmd
+            .status()
+            .map_err(|e| format!("live-demo: could not start cargo: {e}"))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("live-demo: the demo failed ({status})"))
+        }
+    };
+    if env::var("OPENAI_BASE_URL").is_ok_and(|v| !v.trim().is_empty()) {
+        println!("==> live-demo: using the server at OPENAI_BASE_URL");
+        return run_demo(&[], false);
+    }
+    judge_env()?;
+    println!("==> live-demo: starting the local model (llama.cpp, SmolLM2-135M-Instruct)");
+    let python = root().join(".venv/bin/python");
+    let mut child = Command::new(&python)
+        .arg(root().join("scripts/judge_server.py"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        // llama.cpp logs every request to stderr; the demo's own output is what matters.
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("live-demo: cannot start {}: {e}", python.display()))?;
+    let base = child
+        .stdout
+        .take()
+        .map(|out| {
+            let mut line = String::new();
+            let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line);
+            line
+        })
+        .unwrap_or_default();
+    // The launcher prints {"base_url": "http://127.0.0.1:PORT/v1"} or {"error": "..."}.
+    let url = base
+        .split('"')
+        .find(|p| p.starts_with("http://127.0.0.1:"))
+        .map(str::to_owned);
+    let result = match url {
+        Some(url) => run_demo(
+            &[("OPENAI_BASE_URL", &url), ("HOOKS_LIVE_MODEL", "smollm2")],
+            true,
+        ),
+        None => Err(format!(
+            "live-demo: the local model server did not start: {}",
+            base.trim()
+        )),
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    result
 }
 
 fn run(step: &str, cmd: &mut Command) -> Result<(), String> {

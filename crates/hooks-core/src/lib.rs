@@ -55,6 +55,8 @@
 //! |---|---|
 //! | `test-util` | `test_util::RecordingProvider` and `test_util::ScriptedModel` for tests |
 //! | `rt-tokio` | `TokioTimer`, the per-hook deadline's timer on tokio |
+//! | `http` | [`http::HttpConfig`]: the rustls HTTP client (system and custom roots, proxies) the HTTP siblings share |
+//! | `http-blocking` | `HttpConfig::blocking_client` too |
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -63,6 +65,8 @@ pub mod driver;
 mod error;
 pub mod event;
 mod extensions;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod json;
 mod offload;
 mod priority;
@@ -94,7 +98,7 @@ pub use run_local::{DEFAULT_MAX_RUNS, RunLocal, RunLocalFull};
 pub use serde_json;
 pub use state::{
     AgentState, FinishReason, Message, ModelError, ModelErrorKind, ModelOptions, ModelResponse,
-    Role, RunId, TokenUsage, ToolCall, ToolChoice, ToolExecution, ToolSpec,
+    ResponseFormat, Role, RunId, TokenUsage, ToolCall, ToolChoice, ToolExecution, ToolSpec,
 };
 #[cfg(feature = "rt-tokio")]
 pub use timer::TokioTimer;

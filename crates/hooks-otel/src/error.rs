@@ -13,6 +13,9 @@ pub enum Error {
         #[source]
         source: opentelemetry_otlp::ExporterBuildError,
     },
+    /// The HTTP client's TLS or proxy settings are unusable.
+    #[error("cannot build the OTLP HTTP client")]
+    Http(#[source] hooks_core::http::HttpError),
     /// The async export mode needs a tokio runtime to run its batch tasks on.
     #[error(
         "ExportMode::Tokio needs a running tokio runtime; call install() inside one, or use ExportMode::Blocking"
@@ -24,10 +27,12 @@ pub enum Error {
     )]
     WouldBlock,
     /// Flushing or shutting down failed.
-    #[error("telemetry {what} failed")]
+    #[error("telemetry {what} failed{}", transport.as_deref().map(|t| format!(" (last transport error: {t})")).unwrap_or_default())]
     Sdk {
         /// `flush` or `shutdown`.
         what: &'static str,
+        /// The cause of the last failed export request, when one failed in transport.
+        transport: Option<String>,
         /// Why.
         #[source]
         source: opentelemetry_sdk::error::OTelSdkError,

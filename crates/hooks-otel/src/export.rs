@@ -73,6 +73,7 @@ pub(crate) struct Counting<E> {
     pub(crate) count: Arc<AtomicU64>,
     pub(crate) failures: Arc<AtomicU64>,
     pub(crate) failing: AtomicBool,
+    pub(crate) last_error: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl<E> Counting<E> {
@@ -82,7 +83,14 @@ impl<E> Counting<E> {
             count,
             failures,
             failing: AtomicBool::new(false),
+            last_error: Arc::default(),
         }
+    }
+
+    /// Shares the transport's last error, to name it in the warning.
+    pub(crate) fn with_last_error(mut self, last: Arc<std::sync::Mutex<Option<String>>>) -> Self {
+        self.last_error = last;
+        self
     }
 }
 
@@ -100,9 +108,16 @@ impl<E: SpanExporter> SpanExporter for Counting<E> {
             Err(e) => {
                 self.failures.fetch_add(1, Ordering::Relaxed);
                 if !self.failing.swap(true, Ordering::Relaxed) {
+                    let cause = self
+                        .last_error
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .clone()
+                        .map(|c| format!(" ({c})"))
+                        .unwrap_or_default();
                     tracing::warn!(
                         target: "hooks::otel",
-                        "span export failed: {e}; the run goes on and further failures are counted, not logged, until export recovers"
+                        "span export failed: {e}{cause}; the run goes on and further failures are counted, not logged, until export recovers"
                     );
                 }
             }
@@ -158,5 +173,34 @@ impl SpanExporter for SpanCollector {
             s.extend(batch);
         }
         Ok(())
+    }
+}
+
+/// The OTLP exporter's HTTP client, keeping the cause of the last transport failure (the
+/// exporter itself reports every one as "network error").
+#[derive(Debug)]
+pub(crate) struct Transport<C> {
+    pub(crate) inner: C,
+    pub(crate) last_error: Arc<std::sync::Mutex<Option<String>>>,
+}
+
+#[async_trait::async_trait]
+impl<C: opentelemetry_http::HttpClient> opentelemetry_http::HttpClient for Transport<C> {
+    async fn send_bytes(
+        &self,
+        request: opentelemetry_http::Request<opentelemetry_http::Bytes>,
+    ) -> Result<
+        opentelemetry_http::Response<opentelemetry_http::Bytes>,
+        opentelemetry_http::HttpError,
+    > {
+        let r = self.inner.send_bytes(request).await;
+        if let Err(e) = &r {
+            let chain = hooks_core::http::error_chain(e.as_ref());
+            *self
+                .last_error
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(chain);
+        }
+        r
     }
 }

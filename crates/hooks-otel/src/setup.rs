@@ -9,15 +9,20 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::{SdkTracerProvider, TracerProviderBuilder};
 
+use hooks_core::http::{HttpConfig, reqwest};
+
 use crate::TelemetryHook;
 use crate::builder::TelemetryHookBuilder;
 use crate::error::{Error, Result};
-use crate::export::{Counting, StdoutSpanExporter};
+use crate::export::{Counting, StdoutSpanExporter, Transport};
+
+/// The cause of the last failed export request, shared by the exporters and the guard.
+type LastError = Arc<std::sync::Mutex<Option<String>>>;
 
 /// Builds the OTLP exporter of one signal: the same steps for spans and metrics, on builders
 /// of different types.
 macro_rules! exporter {
-    ($setup:ident, $ty:ty, $path:literal, $signal:literal) => {{
+    ($setup:ident, $last_error:expr, $ty:ty, $path:literal, $signal:literal) => {{
         let err = |source| Error::Exporter {
             signal: $signal,
             source,
@@ -34,11 +39,18 @@ macro_rules! exporter {
                     b = b.with_timeout(t);
                 }
                 match $setup.mode {
-                    ExportMode::Blocking => {
-                        b.with_http_client(blocking_client()).build().map_err(err)
-                    }
+                    ExportMode::Blocking => b
+                        .with_http_client(Transport {
+                            inner: blocking_client(&$setup.http)?,
+                            last_error: $last_error.clone(),
+                        })
+                        .build()
+                        .map_err(err),
                     ExportMode::Tokio => b
-                        .with_http_client(reqwest::Client::new())
+                        .with_http_client(Transport {
+                            inner: $setup.http.client().map_err(Error::Http)?,
+                            last_error: $last_error.clone(),
+                        })
                         .build()
                         .map_err(err),
                 }
@@ -107,6 +119,7 @@ pub struct OtlpSetup {
     protocol: OtlpProtocol,
     metric_interval: Option<Duration>,
     timeout: Option<Duration>,
+    http: HttpConfig,
 }
 
 impl OtlpSetup {
@@ -157,6 +170,23 @@ impl OtlpSetup {
         self
     }
 
+    /// TLS and proxy settings of the HTTP exporter: trust a corporate CA or a collector's own
+    /// certificate, or set a proxy (default: system roots, the proxy variables).
+    ///
+    /// ```
+    /// use hooks_core::http::HttpConfig;
+    /// use hooks_otel::OtlpSetup;
+    /// let setup = OtlpSetup::new()
+    ///     .with_endpoint("https://collector.internal:4318")
+    ///     .with_http_config(HttpConfig::new().without_proxy());
+    /// # let _ = setup;
+    /// ```
+    #[must_use]
+    pub fn with_http_config(mut self, http: HttpConfig) -> Self {
+        self.http = http;
+        self
+    }
+
     fn signal_endpoint(&self, path: &str) -> Option<String> {
         let base = self.endpoint.as_ref()?;
         Some(match self.protocol {
@@ -182,8 +212,14 @@ impl OtlpSetup {
         let resource = resource.build();
         let exported = Arc::new(AtomicU64::new(0));
         let failures = Arc::new(AtomicU64::new(0));
-        let spans = Counting::new(self.span_exporter()?, exported.clone(), failures.clone());
-        let metrics = self.metric_exporter()?;
+        let last_error = LastError::default();
+        let spans = Counting::new(
+            self.span_exporter(&last_error)?,
+            exported.clone(),
+            failures.clone(),
+        )
+        .with_last_error(last_error.clone());
+        let metrics = self.metric_exporter(&last_error)?;
         let (tracer_provider, meter_provider) = match self.mode {
             ExportMode::Blocking => {
                 let mut reader = opentelemetry_sdk::metrics::PeriodicReader::builder(metrics);
@@ -227,6 +263,7 @@ impl OtlpSetup {
             mode: self.mode,
             exported,
             failures,
+            last_error,
             done: false,
         })
     }
@@ -242,18 +279,23 @@ impl OtlpSetup {
         .any(|k| std::env::var(k).is_ok_and(|v| !v.trim().is_empty()))
     }
 
-    fn span_exporter(&self) -> Result<opentelemetry_otlp::SpanExporter> {
+    fn span_exporter(&self, last_error: &LastError) -> Result<opentelemetry_otlp::SpanExporter> {
         exporter!(
             self,
+            last_error,
             opentelemetry_otlp::SpanExporter,
             "v1/traces",
             "traces"
         )
     }
 
-    fn metric_exporter(&self) -> Result<opentelemetry_otlp::MetricExporter> {
+    fn metric_exporter(
+        &self,
+        last_error: &LastError,
+    ) -> Result<opentelemetry_otlp::MetricExporter> {
         exporter!(
             self,
+            last_error,
             opentelemetry_otlp::MetricExporter,
             "v1/metrics",
             "metrics"
@@ -263,10 +305,16 @@ impl OtlpSetup {
 
 /// A blocking reqwest client, built off any async runtime's threads (reqwest refuses to build
 /// or drop its blocking client on one).
-fn blocking_client() -> reqwest::blocking::Client {
-    std::thread::spawn(reqwest::blocking::Client::new)
+fn blocking_client(http: &HttpConfig) -> Result<reqwest::blocking::Client> {
+    let http = http.clone();
+    std::thread::spawn(move || http.blocking_client())
         .join()
-        .unwrap_or_else(|_| reqwest::blocking::Client::new())
+        .map_err(|_| {
+            Error::Http(hooks_core::http::HttpError::Build(
+                "the thread building the blocking HTTP client panicked".into(),
+            ))
+        })?
+        .map_err(Error::Http)
 }
 
 /// Owns the providers; flushes and shuts them down on [`shutdown`](Self::shutdown),
@@ -278,6 +326,7 @@ pub struct TelemetryGuard {
     mode: ExportMode,
     exported: Arc<AtomicU64>,
     failures: Arc<AtomicU64>,
+    last_error: LastError,
     done: bool,
 }
 
@@ -311,7 +360,9 @@ impl TelemetryGuard {
     ) -> Self {
         let exported = Arc::new(AtomicU64::new(0));
         let failures = Arc::new(AtomicU64::new(0));
-        let spans = Counting::new(exporter, exported.clone(), failures.clone());
+        let last_error = LastError::default();
+        let spans = Counting::new(exporter, exported.clone(), failures.clone())
+            .with_last_error(last_error.clone());
         let tracer_provider = attach(SdkTracerProvider::builder(), spans)
             .with_resource(Resource::builder().build())
             .build();
@@ -321,6 +372,7 @@ impl TelemetryGuard {
             mode: ExportMode::Blocking,
             exported,
             failures,
+            last_error,
             done: false,
         }
     }
@@ -329,6 +381,15 @@ impl TelemetryGuard {
     /// logged).
     pub fn export_failures(&self) -> u64 {
         self.failures.load(Ordering::Relaxed)
+    }
+
+    /// Why the last export request failed in transport (an untrusted certificate, a refused
+    /// connection …), with its whole cause chain; `None` when none has failed.
+    pub fn last_export_error(&self) -> Option<String> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// How many spans were exported successfully so far.
@@ -369,12 +430,14 @@ impl TelemetryGuard {
             .map_err(|source| Error::Sdk {
                 what: "flush",
                 source,
+                transport: self.last_export_error(),
             })?;
         self.meter_provider
             .force_flush()
             .map_err(|source| Error::Sdk {
                 what: "flush",
                 source,
+                transport: self.last_export_error(),
             })
     }
 
@@ -388,7 +451,11 @@ impl TelemetryGuard {
             return Err(Error::WouldBlock);
         }
         self.done = true;
-        shutdown(&self.tracer_provider, &self.meter_provider)
+        shutdown(
+            &self.tracer_provider,
+            &self.meter_provider,
+            &self.last_error,
+        )
     }
 
     /// Flushes and shuts down without blocking the runtime (the work runs on a blocking
@@ -399,13 +466,15 @@ impl TelemetryGuard {
     pub async fn shutdown_async(mut self) -> Result<()> {
         self.done = true;
         let (t, m) = (self.tracer_provider.clone(), self.meter_provider.clone());
-        match tokio::task::spawn_blocking(move || shutdown(&t, &m)).await {
+        let last = self.last_error.clone();
+        match tokio::task::spawn_blocking(move || shutdown(&t, &m, &last)).await {
             Ok(r) => r,
             Err(_) => Err(Error::Sdk {
                 what: "shutdown",
                 source: opentelemetry_sdk::error::OTelSdkError::InternalFailure(
                     "the shutdown task panicked".into(),
                 ),
+                transport: None,
             }),
         }
     }
@@ -416,14 +485,21 @@ fn on_current_thread_runtime() -> bool {
         .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread)
 }
 
-fn shutdown(t: &SdkTracerProvider, m: &SdkMeterProvider) -> Result<()> {
+fn shutdown(t: &SdkTracerProvider, m: &SdkMeterProvider, last: &LastError) -> Result<()> {
+    let transport = || {
+        last.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    };
     let traces = t.shutdown().map_err(|source| Error::Sdk {
         what: "shutdown",
         source,
+        transport: transport(),
     });
     let metrics = m.shutdown().map_err(|source| Error::Sdk {
         what: "shutdown",
         source,
+        transport: transport(),
     });
     traces.and(metrics)
 }
@@ -444,7 +520,11 @@ impl Drop for TelemetryGuard {
             });
             return;
         }
-        if let Err(e) = shutdown(&self.tracer_provider, &self.meter_provider) {
+        if let Err(e) = shutdown(
+            &self.tracer_provider,
+            &self.meter_provider,
+            &self.last_error,
+        ) {
             tracing::warn!(target: "hooks::otel", "telemetry shutdown on drop: {e}");
         }
     }

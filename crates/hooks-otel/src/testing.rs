@@ -155,6 +155,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// ```
 pub struct OtlpReceiver {
     addr: SocketAddr,
+    tls: bool,
     shared: Arc<Shared>,
     stop: Arc<AtomicBool>,
     accept: Option<JoinHandle<()>>,
@@ -174,8 +175,23 @@ impl OtlpReceiver {
     /// # Errors
     /// When the socket cannot be bound.
     pub fn start() -> io::Result<Self> {
+        Self::start_with(None)
+    }
+
+    /// Like [`start`](Self::start), but serving HTTPS with `config` (a certificate for
+    /// 127.0.0.1, e.g. made with rcgen); [`endpoint`](Self::endpoint) is then `https://…`.
+    /// A handshake that fails (a client that does not trust the certificate) is dropped.
+    ///
+    /// # Errors
+    /// When the socket cannot be bound.
+    pub fn start_tls(config: Arc<rustls::ServerConfig>) -> io::Result<Self> {
+        Self::start_with(Some(config))
+    }
+
+    fn start_with(tls: Option<Arc<rustls::ServerConfig>>) -> io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
+        let tls_on = tls.is_some();
         let shared = Arc::new(Shared::default());
         let stop = Arc::new(AtomicBool::new(false));
         let (s, st) = (shared.clone(), stop.clone());
@@ -186,14 +202,26 @@ impl OtlpReceiver {
                 }
                 if let Ok(conn) = conn {
                     let s = s.clone();
+                    let tls = tls.clone();
                     std::thread::spawn(move || {
-                        let _ = serve(conn, &s);
+                        let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
+                        match tls {
+                            None => {
+                                let _ = serve(conn, &s);
+                            }
+                            Some(config) => {
+                                if let Ok(server) = rustls::ServerConnection::new(config) {
+                                    let _ = serve(rustls::StreamOwned::new(server, conn), &s);
+                                }
+                            }
+                        }
                     });
                 }
             }
         });
         Ok(Self {
             addr,
+            tls: tls_on,
             shared,
             stop,
             accept: Some(accept),
@@ -202,7 +230,8 @@ impl OtlpReceiver {
 
     /// The base URL to export to, e.g. `http://127.0.0.1:40123`.
     pub fn endpoint(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// Every span received so far.
@@ -258,9 +287,7 @@ impl Drop for OtlpReceiver {
 }
 
 /// Serves one keep-alive connection until it closes or idles for 5 s.
-fn serve(conn: TcpStream, shared: &Shared) -> io::Result<()> {
-    conn.set_read_timeout(Some(Duration::from_secs(5)))?;
-    let mut writer = conn.try_clone()?;
+fn serve(conn: impl Read + Write, shared: &Shared) -> io::Result<()> {
     let mut reader = BufReader::new(conn);
     loop {
         let mut line = String::new();
@@ -296,6 +323,7 @@ fn serve(conn: TcpStream, shared: &Shared) -> io::Result<()> {
         shared.requests.fetch_add(1, Ordering::SeqCst);
         decode(&path, &body, shared);
         lock(&shared.bodies).push(body);
+        let writer = reader.get_mut();
         writer.write_all(
             b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n",
         )?;
@@ -309,7 +337,7 @@ fn read_exact(r: &mut impl Read, n: usize) -> io::Result<Vec<u8>> {
     Ok(body)
 }
 
-fn read_chunked(r: &mut BufReader<TcpStream>) -> io::Result<Vec<u8>> {
+fn read_chunked(r: &mut impl BufRead) -> io::Result<Vec<u8>> {
     let mut body = Vec::new();
     loop {
         let mut size = String::new();

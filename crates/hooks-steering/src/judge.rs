@@ -1,11 +1,12 @@
-//! Judges: the `JudgeModel` trait, an OpenAI-compatible HTTP judge and a deterministic rule
+//! Judges: the `JudgeModel` trait, a judge over any core `Model` and a deterministic rule
 //! judge.
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hooks_core::async_trait;
+use hooks_core::agent::{Model, ModelRequest};
+use hooks_core::{Message, ModelError, ModelOptions, ResponseFormat, RunId, async_trait};
 use serde_json::{Value, json};
 
 use crate::error::JudgeError;
@@ -111,222 +112,58 @@ pub fn decision_schema() -> Value {
     })
 }
 
-/// A judge that speaks the OpenAI-compatible chat-completions API:
-/// `POST {base_url}/chat/completions`.
+/// A judge over any [`Model`]: `OpenAiModel` from `hooks-openai` for an OpenAI-compatible
+/// server (hosted or local), a local model, or anything else that implements the trait.
 ///
-/// Defaults: base URL from `OPENAI_BASE_URL` (else `https://api.openai.com/v1`), key from
-/// `OPENAI_API_KEY` (none is fine for local servers), model `gpt-4o-mini`, a 10 s timeout
-/// per call, 1 MiB read at most, temperature 0, and JSON-schema structured output (the plain
-/// text answer is parsed when a server ignores it).
+/// Each judgement is one model call with the system message and the prompt, temperature 0,
+/// the hook's token limit and — unless turned off — JSON-schema structured output
+/// ([`decision_schema`]); a plain-text answer is parsed when a server ignores the schema.
+/// A call that errs, or does not finish within the deadline (default 10 s), is a judge
+/// failure, which the hook's [`FailurePolicy`](crate::FailurePolicy) decides (closed by
+/// default).
 ///
 /// ```
 /// use std::time::Duration;
-/// use hooks_steering::OpenAiJudge;
-/// let judge = OpenAiJudge::builder()
-///     .with_base_url("http://127.0.0.1:8080/v1")
-///     .with_model("smollm2")
-///     .with_timeout(Duration::from_secs(30))
-///     .build()
-///     .unwrap();
-/// assert_eq!(judge.endpoint(), "http://127.0.0.1:8080/v1/chat/completions");
+/// use hooks_core::ModelResponse;
+/// use hooks_core::test_util::ScriptedModel;
+/// use hooks_steering::{ModelJudge, SteeringHook};
+/// let model = ScriptedModel::new(vec![Ok(ModelResponse::text("PROCEED"))]);
+/// let judge = ModelJudge::new(model).with_timeout(Duration::from_secs(30));
+/// let hook = SteeringHook::builder(judge).with_policy("read-only").build();
+/// # let _ = hook;
 /// ```
-#[derive(Clone)]
-pub struct OpenAiJudge {
-    client: reqwest::Client,
-    endpoint: String,
-    model: String,
-    api_key: Option<String>,
+pub struct ModelJudge<M> {
+    model: M,
     timeout: Duration,
-    max_body: usize,
     structured: bool,
+    run_id: RunId,
 }
 
-impl fmt::Debug for OpenAiJudge {
+impl<M: Model> fmt::Debug for ModelJudge<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpenAiJudge")
-            .field("endpoint", &self.endpoint)
-            .field("model", &self.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
+        f.debug_struct("ModelJudge")
+            .field("model", &self.model.name())
             .field("timeout", &self.timeout)
-            .field("max_body", &self.max_body)
             .field("structured", &self.structured)
             .finish()
     }
 }
 
-impl OpenAiJudge {
-    /// A builder with the defaults and the environment.
-    pub fn builder() -> OpenAiJudgeBuilder {
-        OpenAiJudgeBuilder {
-            base_url: std::env::var("OPENAI_BASE_URL")
-                .ok()
-                .filter(|s| !s.trim().is_empty()),
-            model: "gpt-4o-mini".to_owned(),
-            api_key: std::env::var("OPENAI_API_KEY")
-                .ok()
-                .filter(|s| !s.trim().is_empty()),
+impl<M: Model> ModelJudge<M> {
+    /// A judge asking `model`, with a 10 s deadline and structured output.
+    pub fn new(model: M) -> Self {
+        Self {
+            model,
             timeout: Duration::from_secs(10),
-            max_body: 1 << 20,
             structured: true,
+            run_id: RunId::new("steering-judge"),
         }
     }
 
-    /// The URL it posts to.
-    pub fn endpoint(&self) -> &str {
-        &self.endpoint
-    }
-
-    /// The per-call timeout.
-    pub fn timeout(&self) -> Duration {
-        self.timeout
-    }
-
-    fn body(&self, r: &JudgeRequest) -> Value {
-        let mut body = json!({
-            "model": self.model,
-            "messages": [
-                {"role": "system", "content": r.system},
-                {"role": "user", "content": r.prompt},
-            ],
-            "max_tokens": r.max_tokens,
-            "temperature": 0,
-        });
-        if self.structured {
-            body["response_format"] = json!({
-                "type": "json_schema",
-                "json_schema": {"name": "steering_decision", "strict": true, "schema": decision_schema()}
-            });
-        }
-        body
-    }
-
-    async fn call(&self, r: &JudgeRequest) -> Result<JudgeReply, JudgeError> {
-        let mut req = self.client.post(&self.endpoint).json(&self.body(r));
-        if let Some(key) = &self.api_key {
-            req = req.bearer_auth(key);
-        }
-        let mut resp = req
-            .send()
-            .await
-            .map_err(|e| JudgeError::Unreachable(error_chain(&e)))?;
-        let status = resp.status();
-        let mut body = Vec::new();
-        while let Some(chunk) = resp
-            .chunk()
-            .await
-            .map_err(|e| JudgeError::Unreachable(error_chain(&e)))?
-        {
-            if body.len() + chunk.len() > self.max_body {
-                return Err(JudgeError::BodyTooLarge {
-                    limit: self.max_body,
-                });
-            }
-            body.extend_from_slice(&chunk);
-        }
-        if !status.is_success() {
-            let text = String::from_utf8_lossy(&body);
-            return Err(JudgeError::Status {
-                status: status.as_u16(),
-                body: hooks_core::text::preview(text.trim(), 200).into_owned(),
-            });
-        }
-        let v: Value = serde_json::from_slice(&body)
-            .map_err(|e| JudgeError::Malformed(format!("the body is not JSON ({e})")))?;
-        let choice = v
-            .get("choices")
-            .and_then(|c| c.get(0))
-            .ok_or_else(|| JudgeError::Malformed("no choices[0] in the response".into()))?;
-        let text = choice
-            .get("message")
-            .and_then(|m| m.get("content"))
-            .and_then(Value::as_str)
-            .ok_or_else(|| {
-                JudgeError::Malformed("no choices[0].message.content string in the response".into())
-            })?;
-        let finish = choice
-            .get("finish_reason")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        Ok(JudgeReply::new(text, finish))
-    }
-}
-
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cur = c.source();
-    }
-    s
-}
-
-#[async_trait]
-impl JudgeModel for OpenAiJudge {
-    fn name(&self) -> &str {
-        &self.model
-    }
-
-    async fn judge(&self, request: &JudgeRequest) -> Result<JudgeReply, JudgeError> {
-        match tokio::time::timeout(self.timeout, self.call(request)).await {
-            Ok(r) => r,
-            Err(_) => Err(JudgeError::Timeout(self.timeout)),
-        }
-    }
-}
-
-/// Builds an [`OpenAiJudge`].
-#[derive(Debug, Clone)]
-pub struct OpenAiJudgeBuilder {
-    base_url: Option<String>,
-    model: String,
-    api_key: Option<String>,
-    timeout: Duration,
-    max_body: usize,
-    structured: bool,
-}
-
-impl OpenAiJudgeBuilder {
-    /// The API's base URL, e.g. `http://127.0.0.1:8080/v1`.
-    #[must_use]
-    pub fn with_base_url(mut self, url: impl Into<String>) -> Self {
-        self.base_url = Some(url.into());
-        self
-    }
-
-    /// The model name.
-    #[must_use]
-    pub fn with_model(mut self, model: impl Into<String>) -> Self {
-        self.model = model.into();
-        self
-    }
-
-    /// The API key (sent as a bearer token).
-    #[must_use]
-    pub fn with_api_key(mut self, key: impl Into<String>) -> Self {
-        self.api_key = Some(key.into());
-        self
-    }
-
-    /// No API key, whatever the environment says.
-    #[must_use]
-    pub fn without_api_key(mut self) -> Self {
-        self.api_key = None;
-        self
-    }
-
-    /// The per-call timeout (default 10 s).
+    /// The deadline of one judgement (default 10 s).
     #[must_use]
     pub fn with_timeout(mut self, t: Duration) -> Self {
         self.timeout = t;
-        self
-    }
-
-    /// The most response bytes read (default 1 MiB).
-    #[must_use]
-    pub fn with_max_body_bytes(mut self, n: usize) -> Self {
-        self.max_body = n;
         self
     }
 
@@ -337,32 +174,49 @@ impl OpenAiJudgeBuilder {
         self
     }
 
-    /// Builds the judge.
-    ///
-    /// # Errors
-    /// [`Error::BadBaseUrl`](crate::Error::BadBaseUrl) for a base URL that is not http(s);
-    /// [`Error::HttpClient`](crate::Error::HttpClient) for a client that cannot be built.
-    pub fn build(self) -> crate::Result<OpenAiJudge> {
-        let base = self
-            .base_url
-            .unwrap_or_else(|| "https://api.openai.com/v1".to_owned());
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(crate::Error::BadBaseUrl {
-                url: hooks_core::text::preview(&base, 80).into_owned(),
-            });
+    /// The deadline of one judgement.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The model.
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+}
+
+#[async_trait]
+impl<M: Model> JudgeModel for ModelJudge<M> {
+    fn name(&self) -> &str {
+        self.model.name()
+    }
+
+    async fn judge(&self, request: &JudgeRequest) -> Result<JudgeReply, JudgeError> {
+        let messages = [
+            Message::system(request.system.clone()),
+            Message::user(request.prompt.clone()),
+        ];
+        let mut options = ModelOptions::default()
+            .with_temperature(0.0)
+            .with_max_tokens(request.max_tokens);
+        if self.structured {
+            options = options.with_response_format(ResponseFormat::json_schema(
+                "steering_decision",
+                decision_schema(),
+            ));
         }
-        let client = reqwest::Client::builder()
-            .build()
-            .map_err(|e| crate::Error::HttpClient(Box::new(e)))?;
-        Ok(OpenAiJudge {
-            client,
-            endpoint: format!("{}/chat/completions", base.trim_end_matches('/')),
-            model: self.model,
-            api_key: self.api_key,
-            timeout: self.timeout,
-            max_body: self.max_body,
-            structured: self.structured,
-        })
+        let call = self
+            .model
+            .complete(ModelRequest::new(&self.run_id, &messages).with_options(&options));
+        match tokio::time::timeout(self.timeout, call).await {
+            Err(_) => Err(JudgeError::Timeout(self.timeout)),
+            Ok(Err(ModelError::Timeout(d))) => Err(JudgeError::Timeout(d)),
+            Ok(Err(e)) => Err(JudgeError::Model(e)),
+            Ok(Ok(r)) => Ok(JudgeReply::new(
+                r.message.content,
+                Some(r.finish_reason.as_str().to_owned()),
+            )),
+        }
     }
 }
 

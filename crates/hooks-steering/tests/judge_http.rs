@@ -1,4 +1,4 @@
-//! OpenAiJudge against a small HTTP server on 127.0.0.1 that produces the failures a real
+//! `ModelJudge` over `OpenAiModel` against a small HTTP server on 127.0.0.1 that produces the failures a real
 //! server will not produce on demand: HTTP 500, a reply past the timeout, malformed JSON, a
 //! 10 MB body, a cut-off reply, and a refused connection — and the request shape it sends.
 
@@ -8,10 +8,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hooks_core::agent::{Agent, FnTool};
+use hooks_core::http::HttpConfig;
 use hooks_core::test_util::ScriptedModel;
-use hooks_core::{HookRegistry, ModelResponse, Role, ToolCall, ToolSpec};
+use hooks_core::{HookRegistry, ModelError, ModelResponse, Role, ToolCall, ToolSpec};
+use hooks_openai::OpenAiModel;
 use hooks_steering::{
-    DecisionSource, FailurePolicy, JudgeError, JudgeModel, JudgeRequest, OpenAiJudge,
+    DecisionSource, FailurePolicy, JudgeError, JudgeModel, JudgeRequest, ModelJudge,
     SteeringAction, SteeringHook,
 };
 use serde_json::{Value, json};
@@ -95,14 +97,15 @@ async fn server(mode: Mode) -> (String, Arc<Mutex<Vec<Value>>>, Arc<Mutex<Vec<St
     (base, bodies, auth)
 }
 
-fn judge(base: &str, timeout: Duration) -> OpenAiJudge {
-    OpenAiJudge::builder()
+fn judge(base: &str, timeout: Duration) -> ModelJudge<OpenAiModel> {
+    let model = OpenAiModel::builder("test-judge")
         .with_base_url(base)
-        .with_model("test-judge")
         .with_api_key("sk-test-key-not-real")
-        .with_timeout(timeout)
+        .with_max_body_bytes(1 << 20)
+        .with_http_config(HttpConfig::new().without_proxy())
         .build()
-        .unwrap()
+        .unwrap();
+    ModelJudge::new(model).with_timeout(timeout)
 }
 
 fn request() -> JudgeRequest {
@@ -170,10 +173,10 @@ async fn fails_with(mode: Mode, timeout: Duration) -> JudgeError {
 async fn every_failure_is_a_typed_error() {
     assert_eq!(
         fails_with(Mode::Status500, Duration::from_secs(5)).await,
-        JudgeError::Status {
-            status: 500,
-            body: "{\"error\": \"model crashed\"}".into()
-        }
+        JudgeError::Model(ModelError::Server {
+            status: Some(500),
+            message: "model crashed".into()
+        })
     );
     assert_eq!(
         fails_with(Mode::Slow, Duration::from_millis(300)).await,
@@ -181,12 +184,12 @@ async fn every_failure_is_a_typed_error() {
     );
     assert!(matches!(
         fails_with(Mode::Malformed, Duration::from_secs(5)).await,
-        JudgeError::Malformed(_)
+        JudgeError::Model(ModelError::Other(m)) if m.contains("not JSON")
     ));
-    assert_eq!(
+    assert!(matches!(
         fails_with(Mode::Huge, Duration::from_secs(10)).await,
-        JudgeError::BodyTooLarge { limit: 1 << 20 }
-    );
+        JudgeError::Model(ModelError::Other(m)) if m.contains("1048576-byte cap")
+    ));
     // Refused: a port that was just free.
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}/v1", l.local_addr().unwrap());
@@ -195,7 +198,13 @@ async fn every_failure_is_a_typed_error() {
         .judge(&request())
         .await
         .unwrap_err();
-    assert!(matches!(err, JudgeError::Unreachable(_)), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            JudgeError::Model(ModelError::Server { status: None, .. })
+        ),
+        "{err:?}"
+    );
 }
 
 /// Runs one tool call through an agent steered by a judge at `base`; returns what the model saw
@@ -250,7 +259,7 @@ async fn failures_fail_closed_by_default_naming_the_failure_and_open_when_asked(
     let (base, ..) = server(Mode::Status500).await;
     let (seen, _) = steered(&base, FailurePolicy::FailClosed, Duration::from_secs(5)).await;
     assert!(
-        seen.starts_with("Steering judge unavailable: HTTP 500"),
+        seen.starts_with("Steering judge unavailable: model server error (status 500)"),
         "{seen}"
     );
 
@@ -289,18 +298,6 @@ async fn guide_and_interrupt_over_http_keep_the_reasons_case() {
     let (base, ..) = server(Mode::Answer("PROCEED", "stop")).await;
     let (seen, _) = steered(&base, FailurePolicy::FailClosed, Duration::from_secs(5)).await;
     assert_eq!(seen, "ran");
-}
-
-#[test]
-fn a_base_url_without_a_scheme_is_refused() {
-    let err = OpenAiJudge::builder()
-        .with_base_url("localhost:8080")
-        .build()
-        .unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("must start with http:// or https://")
-    );
 }
 
 #[tokio::test]

@@ -11,7 +11,8 @@
 //! | `retry` | `retry` | `hooks-retry`: `ModelRetryHook`, `ToolRetryHook` |
 //! | `guardrails` | `guardrails` | `hooks-guardrails`: `GuardrailsHook`, PII detection, tool gate |
 //! | `otel` | `otel` | `hooks-otel`: `TelemetryHook`, `NoOpTelemetryHook`, OTLP setup |
-//! | `steering` | `steering` | `hooks-steering`: `SteeringHook`, `OpenAiJudge`, `RuleJudge` |
+//! | `steering` | `steering` | `hooks-steering`: `SteeringHook`, `ModelJudge`, `RuleJudge` |
+//! | `openai` | `openai`, `http` | `hooks-openai`: `OpenAiModel` for any OpenAI-compatible server; TLS and proxy settings |
 //! | `full` | | every provider |
 
 pub use hooks_core::*;
@@ -35,6 +36,10 @@ pub use hooks_otel as otel;
 #[cfg(feature = "steering")]
 #[doc(inline)]
 pub use hooks_steering as steering;
+
+#[cfg(feature = "openai")]
+#[doc(inline)]
+pub use hooks_openai as openai;
 
 /// The README's examples, compiled and run as doctests (they use every provider).
 #[cfg(all(doctest, feature = "full", feature = "test-util"))]

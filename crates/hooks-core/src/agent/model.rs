@@ -30,13 +30,8 @@ pub struct ModelRequest<'a> {
     pub options: &'a ModelOptions,
 }
 
-static DEFAULT_OPTIONS: ModelOptions = ModelOptions {
-    tool_choice: None,
-    temperature: None,
-    top_p: None,
-    max_tokens: None,
-    stop: Vec::new(),
-};
+static DEFAULT_OPTIONS: std::sync::LazyLock<ModelOptions> =
+    std::sync::LazyLock::new(ModelOptions::default);
 
 impl<'a> ModelRequest<'a> {
     /// A request for `messages`, with no tools and default options (to test a [`Model`]).

@@ -1,0 +1,539 @@
+//! `OpenAiModel` against an in-test chat-completions server on 127.0.0.1 (plain HTTP and
+//! HTTPS with a throwaway CA): tool calls, parallel calls, 429 with Retry-After through
+//! `ModelRetryHook`, 500, malformed JSON, cut-off streams, a 10 MB body, timeouts and TLS.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hooks_core::agent::{Agent, FnTool, Model, ModelRequest};
+use hooks_core::http::HttpConfig;
+use hooks_core::test_util::TestCa;
+use hooks_core::{HookRegistry, Message, ModelError, ModelErrorKind, RunId, ToolSpec};
+use hooks_openai::{AUTOMATED_PREFIX, OpenAiModel, StreamDelta};
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// What the server sends for one request.
+#[derive(Clone)]
+enum Reply {
+    /// A whole HTTP response.
+    Raw(Vec<u8>),
+    /// Accept the request and never answer.
+    Hang,
+}
+
+fn json_reply(status: u16, extra_headers: &str, body: &Value) -> Reply {
+    let b = body.to_string();
+    Reply::Raw(
+        format!(
+            "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n{extra_headers}content-length: {}\r\nconnection: close\r\n\r\n{b}",
+            b.len()
+        )
+        .into_bytes(),
+    )
+}
+
+fn raw_reply(status: u16, content_type: &str, body: &[u8]) -> Reply {
+    let mut r = format!(
+        "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(body);
+    Reply::Raw(r)
+}
+
+/// An event stream that closes after `events` (no content-length: the body ends at close).
+fn sse_reply(events: &[String]) -> Reply {
+    let mut r =
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n".to_vec();
+    for e in events {
+        r.extend_from_slice(format!("data: {e}\n\n").as_bytes());
+    }
+    Reply::Raw(r)
+}
+
+fn text(content: &str) -> Value {
+    json!({"model": "test-model", "choices": [{"message": {"role": "assistant", "content": content},
+        "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 2}})
+}
+
+struct Server {
+    url: String,
+    requests: Arc<Mutex<Vec<Value>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn start(replies: Vec<Reply>, tls: Option<Arc<rustls::ServerConfig>>) -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let seen = requests.clone();
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let task = tokio::spawn(async move {
+        let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
+        for reply in replies {
+            let Ok((conn, _)) = listener.accept().await else {
+                return;
+            };
+            let seen = seen.clone();
+            match &acceptor {
+                None => serve(conn, reply, seen).await,
+                Some(a) => {
+                    // A client that refuses the certificate ends the handshake: that request
+                    // is used up.
+                    if let Ok(tls) = a.accept(conn).await {
+                        serve(tls, reply, seen).await;
+                    }
+                }
+            }
+        }
+    });
+    Server {
+        url: format!("{scheme}://{addr}/v1"),
+        requests,
+        task,
+    }
+}
+
+async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
+    mut conn: S,
+    reply: Reply,
+    seen: Arc<Mutex<Vec<Value>>>,
+) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let body_start = loop {
+        let Ok(n) = conn.read(&mut chunk).await else {
+            return;
+        };
+        if n == 0 {
+            return;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        if buf.len() > 1 << 20 {
+            return;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..body_start]).to_ascii_lowercase();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while buf.len() < body_start + len {
+        let Ok(n) = conn.read(&mut chunk).await else {
+            return;
+        };
+        if n == 0 {
+            return;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let body: Value =
+        serde_json::from_slice(&buf[body_start..body_start + len]).unwrap_or(Value::Null);
+    seen.lock().unwrap().push(body);
+    match reply {
+        Reply::Raw(bytes) => {
+            let _ = conn.write_all(&bytes).await;
+            let _ = conn.shutdown().await;
+        }
+        Reply::Hang => tokio::time::sleep(Duration::from_secs(30)).await,
+    }
+}
+
+async fn http(replies: Vec<Reply>) -> (Server, String) {
+    let s = start(replies, None).await;
+    let url = s.url.clone();
+    (s, url)
+}
+
+fn model(url: &str) -> OpenAiModel {
+    OpenAiModel::builder("test-model")
+        .with_base_url(url)
+        .with_api_key("sk-test-KEYMARKER")
+        .with_timeout(Duration::from_secs(10))
+        .with_http_config(HttpConfig::new().without_proxy())
+        .build()
+        .unwrap()
+}
+
+async fn ask(m: &OpenAiModel) -> Result<hooks_core::ModelResponse, ModelError> {
+    let run = RunId::new("r");
+    let msgs = [Message::user("hi")];
+    m.complete(ModelRequest::new(&run, &msgs)).await
+}
+
+fn tools_agent(model: OpenAiModel, registry: HookRegistry) -> Agent {
+    let tool = |name: &'static str| {
+        FnTool::new(
+            ToolSpec::new(name, "look up", json!({"type": "object"})),
+            move |args| Ok(format!("{name}:{}", args["city"].as_str().unwrap_or("?"))),
+        )
+    };
+    Agent::builder("assistant", model)
+        .tool(tool("weather"))
+        .tool(tool("time"))
+        .registry(Arc::new(registry))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn parallel_tool_calls_round_trip_through_the_agent_loop() {
+    let calls = json!({"model": "test-model", "choices": [{"message": {"role": "assistant", "content": null,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\":\"Paris\"}"}},
+            {"id": "c2", "type": "function", "function": {"name": "time", "arguments": "{\"city\":\"Oslo\"}"}},
+            {"id": "c3", "type": "function", "function": {"name": "weather", "arguments": "{not json"}}
+        ]}, "finish_reason": "tool_calls"}]});
+    let (server, url) = http(vec![
+        json_reply(200, "", &calls),
+        json_reply(200, "", &text("Paris is sunny; it is noon in Oslo.")),
+    ])
+    .await;
+    let agent = tools_agent(model(&url), HookRegistry::new());
+    let out = agent
+        .run("weather in Paris and time in Oslo?")
+        .await
+        .unwrap();
+    assert_eq!(out.answer, "Paris is sunny; it is noon in Oslo.");
+    let reqs = server.requests.lock().unwrap().clone();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[0]["tools"].as_array().unwrap().len(), 2);
+    assert_eq!(reqs[0]["model"], "test-model");
+    let msgs = reqs[1]["messages"].as_array().unwrap();
+    let tool_msgs: Vec<&Value> = msgs.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(tool_msgs.len(), 3);
+    assert_eq!(tool_msgs[0]["tool_call_id"], "c1");
+    assert_eq!(tool_msgs[0]["content"], "weather:Paris");
+    assert_eq!(tool_msgs[1]["content"], "time:Oslo");
+    // Arguments that were not JSON: an error result for that call, the model sees why.
+    let bad = tool_msgs[2]["content"].as_str().unwrap();
+    assert!(bad.contains("JSON object"), "{bad}");
+    // The assistant turn is sent back with its calls, the bad arguments as the model wrote them.
+    let asked = msgs.iter().find(|m| m["role"] == "assistant").unwrap();
+    assert_eq!(asked["tool_calls"][2]["function"]["arguments"], "{not json");
+}
+
+#[tokio::test]
+async fn a_429_with_retry_after_is_retried_by_the_retry_hook() {
+    let (server, url) = http(vec![
+        json_reply(
+            429,
+            "retry-after: 0.05\r\n",
+            &json!({"error": {"message": "slow down"}}),
+        ),
+        json_reply(200, "", &text("done")),
+    ])
+    .await;
+    // The client maps it…
+    let (_s2, url2) = http(vec![json_reply(
+        429,
+        "retry-after: 2\r\n",
+        &json!({"error": {"message": "slow down"}}),
+    )])
+    .await;
+    let e = ask(&model(&url2)).await.unwrap_err();
+    assert_eq!(e.kind(), ModelErrorKind::RateLimited);
+    assert_eq!(e.retry_after(), Some(Duration::from_secs(2)));
+    // …and ModelRetryHook acts on it, end to end.
+    let retry = Arc::new(
+        hooks_retry::ModelRetryHook::builder()
+            .with_initial_delay(Duration::from_millis(1))
+            .build()
+            .unwrap(),
+    );
+    let mut registry = HookRegistry::new();
+    registry.add(retry.clone()).unwrap();
+    let out = tools_agent(model(&url), registry).run("hi").await.unwrap();
+    assert_eq!(out.answer, "done");
+    assert_eq!(server.requests.lock().unwrap().len(), 2);
+    assert_eq!(retry.stats().rate_limited, 1);
+}
+
+#[tokio::test]
+async fn server_errors_bad_bodies_and_context_length_are_typed() {
+    let (_s, url) = http(vec![
+        json_reply(500, "", &json!({"error": {"message": "boom"}})),
+        raw_reply(200, "application/json", b"{\"choices\": [tru"),
+        raw_reply(200, "text/html", b"<html>gateway</html>"),
+        json_reply(
+            400,
+            "",
+            &json!({"error": {"code": "context_length_exceeded", "message": "too long"}}),
+        ),
+        json_reply(401, "", &json!({"error": {"message": "bad key"}})),
+    ])
+    .await;
+    let m = model(&url);
+    let e = ask(&m).await.unwrap_err();
+    assert!(
+        matches!(&e, ModelError::Server { status: Some(500), message } if message == "boom"),
+        "{e:?}"
+    );
+    let e = ask(&m).await.unwrap_err();
+    assert!(
+        matches!(&e, ModelError::Other(m) if m.contains("not JSON")),
+        "{e:?}"
+    );
+    let e = ask(&m).await.unwrap_err();
+    assert!(
+        matches!(&e, ModelError::Other(m) if m.contains("not JSON")),
+        "{e:?}"
+    );
+    let e = ask(&m).await.unwrap_err();
+    assert_eq!(e.kind(), ModelErrorKind::ContextLength, "{e:?}");
+    let e = ask(&m).await.unwrap_err();
+    assert!(e.to_string().contains("OPENAI_API_KEY"), "{e}");
+    // The key itself is never in an error or the client's Debug.
+    assert!(!e.to_string().contains("KEYMARKER"));
+    assert!(!format!("{m:?}").contains("KEYMARKER"));
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_a_server_error_with_its_cause() {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", l.local_addr().unwrap());
+    drop(l);
+    let e = ask(&model(&url)).await.unwrap_err();
+    assert!(
+        matches!(&e, ModelError::Server { status: None, message } if message.to_lowercase().contains("connect")),
+        "{e:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out() {
+    let (_s, url) = http(vec![Reply::Hang]).await;
+    let m = OpenAiModel::builder("test-model")
+        .with_base_url(&url)
+        .with_timeout(Duration::from_millis(300))
+        .with_http_config(HttpConfig::new().without_proxy())
+        .build()
+        .unwrap();
+    let e = ask(&m).await.unwrap_err();
+    assert_eq!(e, ModelError::Timeout(Duration::from_millis(300)));
+}
+
+#[tokio::test]
+async fn a_ten_megabyte_body_is_refused_past_the_cap_and_read_below_it() {
+    let big = "x".repeat(10_000_000);
+    let body = text(&big);
+    let (_s, url) = http(vec![json_reply(200, "", &body), json_reply(200, "", &body)]).await;
+    let e = ask(&model(&url)).await.unwrap_err();
+    assert!(
+        matches!(&e, ModelError::Other(m) if m.contains("cap")),
+        "{e:?}"
+    );
+    let roomy = OpenAiModel::builder("test-model")
+        .with_base_url(&url)
+        .with_max_body_bytes(16 << 20)
+        .with_http_config(HttpConfig::new().without_proxy())
+        .build()
+        .unwrap();
+    assert_eq!(ask(&roomy).await.unwrap().message.content.len(), 10_000_000);
+}
+
+fn chunk(delta: &Value, finish: Option<&str>) -> String {
+    json!({"model": "test-model", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        .to_string()
+}
+
+#[tokio::test]
+async fn streamed_replies_assemble_into_the_same_response() {
+    let events = vec![
+        chunk(&json!({"role": "assistant", "content": "Hel"}), None),
+        ": keep-alive".to_owned(),
+        chunk(&json!({"content": "lo"}), None),
+        chunk(
+            &json!({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                "function": {"name": "weather", "arguments": "{\"ci"}}]}),
+            None,
+        ),
+        chunk(
+            &json!({"tool_calls": [{"index": 0, "function": {"arguments": "ty\":\"Rome\"}"}}]}),
+            None,
+        ),
+        chunk(&json!({}), Some("tool_calls")),
+        json!({"choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 4}}).to_string(),
+        "[DONE]".to_owned(),
+    ];
+    let mut reply = sse_reply(&events);
+    // The keep-alive comment is its own line, not a data event.
+    if let Reply::Raw(r) = &mut reply {
+        let s = String::from_utf8(r.clone())
+            .unwrap()
+            .replace("data: : keep-alive", ": keep-alive");
+        *r = s.into_bytes();
+    }
+    let (_s, url) = http(vec![reply.clone(), reply]).await;
+    let m = model(&url);
+    let run = RunId::new("r");
+    let msgs = [Message::user("hi")];
+    let mut stream = m.stream(ModelRequest::new(&run, &msgs)).await.unwrap();
+    let mut deltas = Vec::new();
+    while let Some(d) = stream.next().await {
+        deltas.push(d.unwrap());
+    }
+    assert_eq!(deltas[0], StreamDelta::Text("Hel".into()));
+    assert_eq!(deltas.len(), 4, "{deltas:?}");
+    let r = stream.into_response().await.unwrap();
+    assert_eq!(r.message.content, "Hello");
+    assert_eq!(r.message.tool_calls[0].arguments, json!({"city": "Rome"}));
+    assert_eq!(r.usage.unwrap().output_tokens, 4);
+    // `complete` with streaming on gives the same response.
+    let streaming = OpenAiModel::builder("test-model")
+        .with_base_url(&url)
+        .with_streaming(true)
+        .with_http_config(HttpConfig::new().without_proxy())
+        .build()
+        .unwrap();
+    assert_eq!(ask(&streaming).await.unwrap(), r);
+}
+
+#[tokio::test]
+async fn a_cut_off_or_broken_stream_is_an_error_not_a_short_reply() {
+    let cut = sse_reply(&[chunk(&json!({"content": "The answer is"}), None)]);
+    let err_event = sse_reply(&[
+        chunk(&json!({"content": "par"}), None),
+        json!({"error": {"message": "upstream died"}}).to_string(),
+    ]);
+    let garbage = sse_reply(&["{not json".to_owned()]);
+    let (_s, url) = http(vec![cut, err_event, garbage]).await;
+    let m = OpenAiModel::builder("test-model")
+        .with_base_url(&url)
+        .with_streaming(true)
+        .with_http_config(HttpConfig::new().without_proxy())
+        .build()
+        .unwrap();
+    let e = ask(&m).await.unwrap_err();
+    assert!(
+        matches!(&e, ModelError::Server { message, .. } if message.contains("ended before")),
+        "{e:?}"
+    );
+    let e = ask(&m).await.unwrap_err();
+    assert!(
+        matches!(&e, ModelError::Server { message, .. } if message.contains("upstream died")),
+        "{e:?}"
+    );
+    let e = ask(&m).await.unwrap_err();
+    assert!(
+        matches!(&e, ModelError::Other(m) if m.contains("not JSON")),
+        "{e:?}"
+    );
+}
+
+#[tokio::test]
+async fn retry_feedback_is_marked_as_automated_on_the_wire() {
+    let (server, url) = http(vec![json_reply(200, "", &text("ok"))]).await;
+    let run = RunId::new("r");
+    let msgs = [
+        Message::user("hi"),
+        Message::assistant(""),
+        Message::user("Your reply was empty; answer the question.").automated(),
+    ];
+    model(&url)
+        .complete(ModelRequest::new(&run, &msgs))
+        .await
+        .unwrap();
+    let req = server.requests.lock().unwrap()[0].clone();
+    assert_eq!(
+        req["messages"][2]["content"],
+        format!("{AUTOMATED_PREFIX}Your reply was empty; answer the question.")
+    );
+    assert_eq!(req["messages"][0]["content"], "hi");
+}
+
+#[tokio::test]
+async fn https_works_with_a_trusted_custom_root_and_refuses_an_untrusted_one() {
+    let ca = TestCa::new().unwrap();
+    let server = start(
+        vec![
+            json_reply(200, "", &text("secure")),
+            json_reply(200, "", &text("never")),
+        ],
+        Some(ca.server_config()),
+    )
+    .await;
+    let url = server.url.clone();
+    let trusted = OpenAiModel::builder("test-model")
+        .with_base_url(&url)
+        .with_http_config(
+            HttpConfig::new()
+                .with_root_certificate_pem(ca.ca_pem().as_bytes())
+                .unwrap()
+                .without_proxy(),
+        )
+        .build()
+        .unwrap();
+    assert_eq!(ask(&trusted).await.unwrap().message.content, "secure");
+    let untrusted = model(&url);
+    let e = ask(&untrusted).await.unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("certificate") || msg.contains("UnknownIssuer"),
+        "the error should say the certificate is not trusted: {msg}"
+    );
+    assert_eq!(
+        server.requests.lock().unwrap().len(),
+        1,
+        "nothing was sent untrusted"
+    );
+}
+
+#[tokio::test]
+async fn requests_go_through_an_explicit_proxy() {
+    // The in-test server plays the proxy: a plain-HTTP request to it names the full URL.
+    let (proxy, proxy_url) = http(vec![json_reply(200, "", &text("via proxy"))]).await;
+    let proxy_base = proxy_url.trim_end_matches("/v1").to_owned();
+    let m = OpenAiModel::builder("test-model")
+        .with_base_url("http://model.invalid/v1")
+        .with_http_config(HttpConfig::new().with_proxy(proxy_base).unwrap())
+        .build()
+        .unwrap();
+    assert_eq!(ask(&m).await.unwrap().message.content, "via proxy");
+    assert_eq!(proxy.requests.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn credentials_in_the_base_url_never_reach_an_error_or_debug_output() {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    drop(l);
+    let url = format!("http://user:PASSMARKER@{addr}/v1?api-key=QUERYMARKER");
+    let m = OpenAiModel::builder("test-model")
+        .with_base_url(&url)
+        .with_http_config(HttpConfig::new().without_proxy())
+        .build()
+        .unwrap();
+    let e = ask(&m).await.unwrap_err();
+    for shown in [e.to_string(), format!("{e:?}"), format!("{m:?}")] {
+        assert!(!shown.contains("PASSMARKER"), "{shown}");
+        assert!(!shown.contains("QUERYMARKER"), "{shown}");
+    }
+    let bad = OpenAiModel::builder("m")
+        .with_base_url("ftp://user:PASSMARKER@host")
+        .build()
+        .unwrap_err();
+    assert!(!bad.to_string().contains("PASSMARKER"), "{bad}");
+    assert!(bad.to_string().contains("http"), "{bad}");
+    assert!(matches!(
+        OpenAiModel::builder("  ")
+            .with_base_url("http://h/v1")
+            .build(),
+        Err(hooks_openai::Error::NoModel)
+    ));
+}
