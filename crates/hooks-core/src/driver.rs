@@ -370,7 +370,8 @@ impl HookRegistry {
             run_id: Some(state.run_id.clone()),
         };
         let mut report = Report::default();
-        let mut event = BeforeInvocationEvent::new(state);
+        let extensions = Arc::new(Extensions::new());
+        let mut event = BeforeInvocationEvent::new(state).with_extensions(Arc::clone(&extensions));
         let before = self.before_invocation(&mut event).await;
         let changes = event.take_changes();
         let mut state = event.into_state();
@@ -399,7 +400,7 @@ impl HookRegistry {
             options,
             state: Mutex::new(state),
             report: Mutex::new(report),
-            extensions: Arc::new(Extensions::new()),
+            extensions,
             refused: Mutex::default(),
         });
         let result = match before {

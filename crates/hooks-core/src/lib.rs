@@ -68,6 +68,7 @@ mod extensions;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod json;
+pub mod observe;
 mod offload;
 mod priority;
 mod provider;

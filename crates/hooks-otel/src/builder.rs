@@ -102,9 +102,9 @@ impl TelemetryHookBuilder {
             .meter
             .unwrap_or_else(|| opentelemetry::global::meter_provider().meter_with_scope(scope()));
         TelemetryHook {
-            tracer,
-            instruments: Instruments::new(&meter),
-            runs: RunLocal::with_max_runs(self.options.max_runs),
+            tracer: std::sync::Arc::new(tracer),
+            instruments: std::sync::Arc::new(Instruments::new(&meter)),
+            runs: std::sync::Arc::new(RunLocal::with_max_runs(self.options.max_runs)),
             full_warned: Default::default(),
             options: self.options,
         }

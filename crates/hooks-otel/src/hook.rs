@@ -2,15 +2,17 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Instant;
 
+use hooks_core::observe::{ModelCallTracer, RunTrace, RunTracer};
 use hooks_core::text::{json_preview, preview};
 use hooks_core::{
     AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
-    BeforeModelCallEvent, BeforeToolCallEvent, HookError, HookPriority, HookProvider, HookSet,
-    IterationEvent, RunId, RunLocal, async_trait,
+    BeforeModelCallEvent, BeforeToolCallEvent, Extensions, HookError, HookPriority, HookProvider,
+    HookSet, IterationEvent, ModelError, ModelResponse, RunId, RunLocal, async_trait,
 };
-use opentelemetry::global::BoxedTracer;
+use opentelemetry::global::{BoxedSpan, BoxedTracer};
 use opentelemetry::trace::{Span, SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Array, Context, InstrumentationScope, KeyValue, StringValue, Value};
 
@@ -44,9 +46,9 @@ pub const SCOPE: &str = "hooks";
 /// # let _ = hook;
 /// ```
 pub struct TelemetryHook {
-    pub(crate) tracer: BoxedTracer,
-    pub(crate) instruments: Instruments,
-    pub(crate) runs: RunLocal<RunSpans>,
+    pub(crate) tracer: Arc<BoxedTracer>,
+    pub(crate) instruments: Arc<Instruments>,
+    pub(crate) runs: Arc<RunLocal<RunSpans>>,
     /// Set once the first run found no room, so the warning is logged once.
     pub(crate) full_warned: std::sync::atomic::AtomicBool,
     pub(crate) options: Options,
@@ -123,7 +125,7 @@ impl TelemetryHook {
     }
 
     /// Opens a run's root span.
-    fn start_run(&self, state: &hooks_core::AgentState) {
+    fn start_run(&self, state: &hooks_core::AgentState, extensions: &Extensions) {
         let name = self
             .options
             .agent_name
@@ -139,13 +141,21 @@ impl TelemetryHook {
                 KeyValue::new(GEN_AI_AGENT_NAME, name),
                 KeyValue::new(GEN_AI_CONVERSATION_ID, state.run_id.to_string()),
             ])
-            .start_with_context(&self.tracer, &Context::new());
+            .start_with_context(&*self.tracer, &Context::new());
         let run = RunSpans {
             invocation: Context::new().with_span(span),
             iteration: None,
             model: None,
             tools: HashMap::new(),
         };
+        // Hooks and tools of this run find the run's tracer in its extensions (a judge's own
+        // model call, a tool's traceparent).
+        extensions.insert(RunTrace::new(OtelRunTracer {
+            tracer: self.tracer.clone(),
+            instruments: self.instruments.clone(),
+            runs: self.runs.clone(),
+            run_id: state.run_id.clone(),
+        }));
         match self.runs.insert(&state.run_id, run) {
             Ok(None) => {}
             // A run id reused while its first run is open: end the old tree rather than leak it.
@@ -203,7 +213,7 @@ impl HookProvider for TelemetryHook {
     }
 
     async fn on_before_invocation(&self, e: &mut BeforeInvocationEvent) -> Result<(), HookError> {
-        self.start_run(e.state());
+        self.start_run(e.state(), e.extensions());
         Ok(())
     }
 
@@ -219,7 +229,7 @@ impl HookProvider for TelemetryHook {
                 .span_builder(format!("iteration {}", e.iteration()))
                 .with_kind(SpanKind::Internal)
                 .with_attributes([KeyValue::new(HOOKS_ITERATION, i64::from(e.iteration()))])
-                .start_with_context(&self.tracer, &run.invocation);
+                .start_with_context(&*self.tracer, &run.invocation);
             run.iteration = Some(run.invocation.with_span(span));
         });
         if started.is_some() {
@@ -255,7 +265,7 @@ impl HookProvider for TelemetryHook {
                 KeyValue::new(GEN_AI_REQUEST_MODEL, model.clone()),
                 KeyValue::new(HOOKS_ATTEMPT, i64::from(e.attempt())),
             ])
-            .start_with_context(&self.tracer, &parent);
+            .start_with_context(&*self.tracer, &parent);
         let mut span = Some(span);
         self.runs.get(e.run_id(), |run| {
             if let Some(span) = span.take()
@@ -272,50 +282,15 @@ impl HookProvider for TelemetryHook {
 
     async fn on_after_model_call(&self, e: &mut AfterModelCallEvent<'_>) -> Result<(), HookError> {
         let taken = self.runs.get(e.run_id(), |r| r.model.take()).flatten();
-        let Some((mut span, started, model)) = taken else {
+        let Some((span, started, model)) = taken else {
             return Ok(());
         };
-        let mut metric_attrs = vec![
-            KeyValue::new(GEN_AI_OPERATION_NAME, OP_CHAT),
-            KeyValue::new(GEN_AI_REQUEST_MODEL, model.clone()),
-        ];
-        if let Some(r) = e.response() {
-            span.set_attribute(KeyValue::new(
-                GEN_AI_RESPONSE_FINISH_REASONS,
-                Value::Array(Array::String(vec![StringValue::from(
-                    r.finish_reason.as_str().to_owned(),
-                )])),
-            ));
-            if let Some(m) = &r.model {
-                span.set_attribute(KeyValue::new(GEN_AI_RESPONSE_MODEL, m.clone()));
-            }
-            if let Some(u) = r.usage {
-                span.set_attribute(KeyValue::new(
-                    GEN_AI_USAGE_INPUT_TOKENS,
-                    u.input_tokens as i64,
-                ));
-                span.set_attribute(KeyValue::new(
-                    GEN_AI_USAGE_OUTPUT_TOKENS,
-                    u.output_tokens as i64,
-                ));
-                let mut input = metric_attrs.clone();
-                input.push(KeyValue::new(GEN_AI_TOKEN_TYPE, "input"));
-                self.instruments.token_usage.record(u.input_tokens, &input);
-                let mut output = metric_attrs.clone();
-                output.push(KeyValue::new(GEN_AI_TOKEN_TYPE, "output"));
-                self.instruments
-                    .token_usage
-                    .record(u.output_tokens, &output);
-            }
-        } else if let Some(err) = e.error() {
-            span.set_status(Status::error(err.to_string()));
-            span.set_attribute(KeyValue::new(ERROR_TYPE, err.kind().as_str()));
-            metric_attrs.push(KeyValue::new(ERROR_TYPE, err.kind().as_str()));
-        }
-        self.instruments
-            .operation_duration
-            .record(started.elapsed().as_secs_f64(), &metric_attrs);
-        span.end();
+        let outcome = match (e.response(), e.error()) {
+            (Some(r), _) => Some(Ok(r)),
+            (None, Some(err)) => Some(Err(err)),
+            (None, None) => None,
+        };
+        end_chat_span(span, started, &model, outcome, &self.instruments);
         Ok(())
     }
 
@@ -345,7 +320,7 @@ impl HookProvider for TelemetryHook {
             .span_builder(format!("{OP_EXECUTE_TOOL} {tool}"))
             .with_kind(SpanKind::Internal)
             .with_attributes(attrs)
-            .start_with_context(&self.tracer, &parent);
+            .start_with_context(&*self.tracer, &parent);
         let mut span = Some(span);
         self.runs.get(e.run_id(), |run| {
             if let Some(span) = span.take()
@@ -417,7 +392,8 @@ impl HookProvider for TelemetryHook {
             // (Unless there is no room: then it got its marked root span when it started.)
             None if self.runs.len() >= self.runs.max_runs() => return Ok(()),
             None => {
-                self.start_run(state);
+                // The run has ended: nothing will read its extensions any more.
+                self.start_run(state, &Extensions::new());
                 match self.runs.end(&state.run_id) {
                     Some(run) => run,
                     None => return Ok(()),
@@ -450,5 +426,146 @@ impl HookProvider for TelemetryHook {
             .add(1, &[KeyValue::new(HOOKS_SUCCESS, e.success())]);
         end_run(run, "run_end");
         Ok(())
+    }
+}
+
+/// Ends a `chat` span: finish reason, response model and token usage (also on the token-usage
+/// metric), or the error; the operation-duration metric either way.
+fn end_chat_span(
+    mut span: BoxedSpan,
+    started: Instant,
+    model: &str,
+    outcome: Option<Result<&ModelResponse, &ModelError>>,
+    instruments: &Instruments,
+) {
+    let mut metric_attrs = vec![
+        KeyValue::new(GEN_AI_OPERATION_NAME, OP_CHAT),
+        KeyValue::new(GEN_AI_REQUEST_MODEL, model.to_owned()),
+    ];
+    match outcome {
+        Some(Ok(r)) => {
+            span.set_attribute(KeyValue::new(
+                GEN_AI_RESPONSE_FINISH_REASONS,
+                Value::Array(Array::String(vec![StringValue::from(
+                    r.finish_reason.as_str().to_owned(),
+                )])),
+            ));
+            if let Some(m) = &r.model {
+                span.set_attribute(KeyValue::new(GEN_AI_RESPONSE_MODEL, m.clone()));
+            }
+            if let Some(u) = r.usage {
+                span.set_attribute(KeyValue::new(
+                    GEN_AI_USAGE_INPUT_TOKENS,
+                    i64::try_from(u.input_tokens).unwrap_or(i64::MAX),
+                ));
+                span.set_attribute(KeyValue::new(
+                    GEN_AI_USAGE_OUTPUT_TOKENS,
+                    i64::try_from(u.output_tokens).unwrap_or(i64::MAX),
+                ));
+                let mut input = metric_attrs.clone();
+                input.push(KeyValue::new(GEN_AI_TOKEN_TYPE, "input"));
+                instruments.token_usage.record(u.input_tokens, &input);
+                let mut output = metric_attrs.clone();
+                output.push(KeyValue::new(GEN_AI_TOKEN_TYPE, "output"));
+                instruments.token_usage.record(u.output_tokens, &output);
+            }
+        }
+        Some(Err(err)) => {
+            span.set_status(Status::error(err.to_string()));
+            span.set_attribute(KeyValue::new(ERROR_TYPE, err.kind().as_str()));
+            metric_attrs.push(KeyValue::new(ERROR_TYPE, err.kind().as_str()));
+        }
+        None => {}
+    }
+    instruments
+        .operation_duration
+        .record(started.elapsed().as_secs_f64(), &metric_attrs);
+    span.end();
+}
+
+/// The run's tracer in its extensions: see [`hooks_core::observe`].
+struct OtelRunTracer {
+    tracer: Arc<BoxedTracer>,
+    instruments: Arc<Instruments>,
+    runs: Arc<RunLocal<RunSpans>>,
+    run_id: RunId,
+}
+
+impl OtelRunTracer {
+    /// The parent for a span on the run's behalf: the tool call's span while it is open, else
+    /// the run's iteration or invocation.
+    fn parent(&self, tool_call_id: Option<&str>) -> Option<Context> {
+        self.runs.get(&self.run_id, |run| {
+            tool_call_id
+                .and_then(|id| run.tools.get(id))
+                .map(|(span, _)| {
+                    Context::new().with_remote_span_context(span.span_context().clone())
+                })
+                .unwrap_or_else(|| run.parent().clone())
+        })
+    }
+}
+
+impl RunTracer for OtelRunTracer {
+    fn traceparent(&self, tool_call_id: Option<&str>) -> Option<String> {
+        let cx = self.parent(tool_call_id)?;
+        let span = cx.span();
+        let sc = span.span_context();
+        sc.is_valid().then(|| {
+            format!(
+                "00-{}-{}-{:02x}",
+                sc.trace_id(),
+                sc.span_id(),
+                sc.trace_flags().to_u8()
+            )
+        })
+    }
+
+    fn start_model_call(
+        &self,
+        tool_call_id: Option<&str>,
+        model: &str,
+    ) -> Box<dyn ModelCallTracer> {
+        let parent = self.parent(tool_call_id).unwrap_or_default();
+        let model = preview(model, 256).into_owned();
+        let span = self
+            .tracer
+            .span_builder(format!("{OP_CHAT} {model}"))
+            .with_kind(SpanKind::Client)
+            .with_attributes([
+                KeyValue::new(GEN_AI_OPERATION_NAME, OP_CHAT),
+                KeyValue::new(GEN_AI_REQUEST_MODEL, model.clone()),
+            ])
+            .start_with_context(&*self.tracer, &parent);
+        Box::new(OtelModelCall {
+            span,
+            started: Instant::now(),
+            model,
+            instruments: self.instruments.clone(),
+        })
+    }
+}
+
+struct OtelModelCall {
+    span: BoxedSpan,
+    started: Instant,
+    model: String,
+    instruments: Arc<Instruments>,
+}
+
+impl ModelCallTracer for OtelModelCall {
+    fn set_attribute(&mut self, key: &'static str, value: String) {
+        self.span.set_attribute(KeyValue::new(key, value));
+    }
+
+    fn end(self: Box<Self>, outcome: Result<&ModelResponse, &ModelError>) {
+        let this = *self;
+        end_chat_span(
+            this.span,
+            this.started,
+            &this.model,
+            Some(outcome),
+            &this.instruments,
+        );
     }
 }

@@ -40,6 +40,21 @@ pub enum JudgeError {
     ContextFull(#[from] hooks_core::RunLocalFull),
 }
 
+impl JudgeError {
+    /// A short, stable name of the kind, for spans and metrics (no free text).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            JudgeError::Timeout(_) => "timeout",
+            JudgeError::Model(_) => "model_error",
+            JudgeError::Other(_) => "other",
+            JudgeError::CutOff => "cut_off",
+            JudgeError::Unparseable(_) => "unparseable",
+            JudgeError::TooLarge { .. } => "too_large",
+            JudgeError::ContextFull(_) => "context_full",
+        }
+    }
+}
+
 fn humane(d: Duration) -> String {
     if d.subsec_nanos() == 0 {
         format!("{}s", d.as_secs())

@@ -12,6 +12,9 @@ use hooks_core::{
 use serde::Serialize;
 use serde_json::Value;
 
+use hooks_core::observe::RunTrace;
+use hooks_core::{Extensions, FinishReason, ModelError, ModelResponse};
+
 use crate::error::JudgeError;
 use crate::judge::{JudgeModel, JudgeRequest};
 use crate::verdict::{SteeringAction, Verdict, parse_verdict};
@@ -322,18 +325,67 @@ impl SteeringHook {
         ))
     }
 
-    async fn ask(&self, prompt: String, tool: Option<&str>) -> Result<Verdict, JudgeError> {
+    /// Asks the judge. When the run is traced, the judgement gets its own `chat` span, child
+    /// of the tool call's span (`call_id`) or of the run's iteration, with the token usage,
+    /// the verdict and its source — never the prompt or the reply's text.
+    async fn ask(
+        &self,
+        prompt: String,
+        tool: Option<&str>,
+        extensions: &Extensions,
+        call_id: Option<&str>,
+    ) -> Result<Verdict, JudgeError> {
         let request = JudgeRequest {
             system: SYSTEM_PROMPT.to_owned(),
             prompt,
             max_tokens: self.max_tokens,
             tool_name: tool.map(str::to_owned),
         };
-        let reply = self.judge.judge(&request).await?;
-        if reply.finish_reason.as_deref() == Some("length") {
-            return Err(JudgeError::CutOff);
+        let mut span =
+            RunTrace::of(extensions).map(|t| t.start_model_call(call_id, self.judge.name()));
+        let reply = self.judge.judge(&request).await;
+        let verdict = match &reply {
+            Err(e) => Err(e.clone()),
+            Ok(r) if r.finish_reason.as_deref() == Some("length") => Err(JudgeError::CutOff),
+            Ok(r) => parse_verdict(&r.text).map_err(|e| JudgeError::Unparseable(e.to_string())),
+        };
+        if let Some(span) = span.as_mut() {
+            span.set_attribute("hooks.steering.role", "judge");
+            match &verdict {
+                Ok(v) => {
+                    span.set_attribute("hooks.steering.verdict", v.action.as_str());
+                    span.set_attribute("hooks.steering.source", "judge");
+                }
+                Err(e) => {
+                    span.set_attribute("hooks.steering.source", "failure");
+                    span.set_attribute("hooks.steering.failure", e.kind());
+                }
+            }
         }
-        parse_verdict(&reply.text).map_err(|e| JudgeError::Unparseable(e.to_string()))
+        if let Some(span) = span {
+            match &reply {
+                // The reply's shape only: no text reaches the span.
+                Ok(r) => {
+                    let mut shape = ModelResponse::text("").with_finish_reason(
+                        r.finish_reason
+                            .as_deref()
+                            .map_or(FinishReason::Stop, finish_reason),
+                    );
+                    if let Some(u) = r.usage {
+                        shape = shape.with_usage(u);
+                    }
+                    if let Some(m) = &r.model {
+                        shape = shape.with_model(m.clone());
+                    }
+                    span.end(Ok(&shape));
+                }
+                Err(e) => span.end(Err(&ModelError::Other(format!(
+                    "the steering judge failed: {}",
+                    e.kind()
+                )))),
+            }
+        }
+        verdict
     }
 
     fn record(&self, d: Decision) {
@@ -452,7 +504,10 @@ impl HookProvider for SteeringHook {
         // the call follows the failure policy instead.
         let verdict = match self.runs.with(&run_id, |_| ()) {
             Ok(()) => match self.tool_prompt(&run_id, &tool, &args) {
-                Some(prompt) => self.ask(prompt, Some(&tool)).await,
+                Some(prompt) => {
+                    self.ask(prompt, Some(&tool), e.extensions(), Some(&call_id))
+                        .await
+                }
                 // Never judged on a prefix: what would run is not what was judged.
                 None => Err(JudgeError::TooLarge {
                     chars: self.judged_arguments(&args).err().unwrap_or_default(),
@@ -539,7 +594,7 @@ impl HookProvider for SteeringHook {
             approved,
         };
         let verdict = match self.response_prompt(&answer) {
-            Ok(prompt) => self.ask(prompt, None).await,
+            Ok(prompt) => self.ask(prompt, None, e.extensions(), None).await,
             Err(chars) => Err(JudgeError::TooLarge {
                 chars,
                 limit: self.max_argument_chars,
@@ -707,5 +762,15 @@ impl SteeringHookBuilder {
     /// Builds the hook.
     pub fn build(self) -> SteeringHook {
         self.hook
+    }
+}
+
+fn finish_reason(s: &str) -> FinishReason {
+    match s {
+        "stop" => FinishReason::Stop,
+        "length" => FinishReason::Length,
+        "tool_calls" => FinishReason::ToolCalls,
+        "content_filter" => FinishReason::ContentFilter,
+        other => FinishReason::Other(preview(other, 64).into_owned()),
     }
 }

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hooks_core::agent::{Model, ModelRequest};
-use hooks_core::{Message, ModelError, ModelOptions, ResponseFormat, RunId, async_trait};
+use hooks_core::{
+    Message, ModelError, ModelOptions, ResponseFormat, RunId, TokenUsage, async_trait,
+};
 use serde_json::{Value, json};
 
 use crate::error::JudgeError;
@@ -51,6 +53,11 @@ pub struct JudgeReply {
     pub text: String,
     /// Why it stopped (`stop`, `length`, …), when the judge says.
     pub finish_reason: Option<String>,
+    /// Tokens the judgement took, when the judge reports them (for the judge's span and the
+    /// token-usage metric).
+    pub usage: Option<TokenUsage>,
+    /// The model that answered, when known.
+    pub model: Option<String>,
 }
 
 impl JudgeReply {
@@ -59,7 +66,23 @@ impl JudgeReply {
         Self {
             text: text.into(),
             finish_reason,
+            usage: None,
+            model: None,
         }
+    }
+
+    /// With the token usage.
+    #[must_use]
+    pub fn with_usage(mut self, usage: TokenUsage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
+    /// With the answering model's name.
+    #[must_use]
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
     }
 }
 
@@ -212,10 +235,13 @@ impl<M: Model> JudgeModel for ModelJudge<M> {
             Err(_) => Err(JudgeError::Timeout(self.timeout)),
             Ok(Err(ModelError::Timeout(d))) => Err(JudgeError::Timeout(d)),
             Ok(Err(e)) => Err(JudgeError::Model(e)),
-            Ok(Ok(r)) => Ok(JudgeReply::new(
-                r.message.content,
-                Some(r.finish_reason.as_str().to_owned()),
-            )),
+            Ok(Ok(r)) => {
+                let mut reply =
+                    JudgeReply::new(r.message.content, Some(r.finish_reason.as_str().to_owned()));
+                reply.usage = r.usage;
+                reply.model = r.model;
+                Ok(reply)
+            }
         }
     }
 }

@@ -1,8 +1,10 @@
 //! No leaks: every PII value of both dev sets goes through prompts, nested tool arguments, tool
 //! results and model replies, with guardrails redacting every detector, logging with arguments
 //! and results on, structured logging, and telemetry capturing content over a real OTLP
-//! connection. Not one value may reach a log line, an exported span, a recorded violation or
-//! a message the model receives — while the placeholders do.
+//! connection, and a steering judge (over `OpenAiModel`, real HTTP to a server on loopback)
+//! judging every tool call and final answer. Not one value may reach a log line, an exported
+//! span, a recorded violation, a message the model receives or a request the judge receives —
+//! while the placeholders do.
 //!
 //! Installs a global tracing subscriber (the exporter logs from its own threads), so this
 //! file holds this one test.
@@ -17,8 +19,11 @@ use tracing_subscriber::Layer as _;
 
 use hooks::agent::{Agent, FnTool};
 use hooks::guardrails::{Entity, GuardrailAction, GuardrailConfig, GuardrailsHook};
+use hooks::http::HttpConfig;
 use hooks::logging::{LoggingHook, StructuredLoggingHook};
+use hooks::openai::OpenAiModel;
 use hooks::otel::OtlpSetup;
+use hooks::steering::{ModelJudge, SteeringHook};
 use hooks::{HookRegistry, ModelResponse, ToolCall, ToolSpec};
 use hooks_core::test_util::ScriptedModel;
 use hooks_otel::testing::OtlpReceiver;
@@ -82,6 +87,59 @@ fn values() -> Vec<(String, String)> {
     out
 }
 
+/// A chat-completions server on loopback that answers PROCEED and keeps every request body.
+async fn judge_server() -> (String, Arc<Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            let s = s.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 16384];
+                let body_start = loop {
+                    match conn.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                    if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break i + 4;
+                    }
+                };
+                let head = String::from_utf8_lossy(&buf[..body_start]).to_ascii_lowercase();
+                let len: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0);
+                while buf.len() < body_start + len {
+                    match conn.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                s.lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(&buf[body_start..]).into_owned());
+                let body = r#"{"choices":[{"message":{"role":"assistant","content":"PROCEED"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":1}}"#;
+                let _ = conn
+                    .write_all(
+                        format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                            body.len()
+                        )
+                        .as_bytes(),
+                    )
+                    .await;
+            });
+        }
+    });
+    (url, seen)
+}
+
 #[test]
 fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let logs = Buffer::default();
@@ -135,15 +193,28 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     registry
         .add(telemetry.hook().with_content_capture(true).build())
         .unwrap();
-    let registry = Arc::new(registry);
-
-    let values = values();
-    assert_eq!(values.len(), 1164 + 1110);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
+    let (judge_url, judge_requests) = rt.block_on(judge_server());
+    let judge = OpenAiModel::builder("leak-judge")
+        .with_base_url(judge_url)
+        .without_api_key()
+        .with_http_config(HttpConfig::new().without_proxy())
+        .build()
+        .unwrap();
+    let steering = Arc::new(
+        SteeringHook::builder(ModelJudge::new(judge))
+            .with_evaluate_responses(true)
+            .build(),
+    );
+    registry.add(steering.clone()).unwrap();
+    let registry = Arc::new(registry);
+
+    let values = values();
+    assert_eq!(values.len(), 1164 + 1110);
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));
     let mut finals = Vec::new();
@@ -201,6 +272,10 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let model = seen_by_model.join("\n");
     let tools = seen_by_tools.lock().unwrap().join("\n");
     let finals = finals.join("\n");
+    let judged = judge_requests.lock().unwrap().join("\n");
+    // The judge saw every call and every final answer.
+    assert_eq!(steering.decisions().len(), 2 * values.len().div_ceil(12));
+    let decisions = format!("{:?}", steering.decisions());
     let mut leaks = Vec::new();
     for (_, v) in &values {
         for (place, text) in [
@@ -210,6 +285,8 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
             ("model", &model),
             ("tools", &tools),
             ("state", &finals),
+            ("judge", &judged),
+            ("decisions", &decisions),
         ] {
             if text.contains(v.as_str()) {
                 leaks.push(format!("{place}: {v:?}"));
@@ -228,6 +305,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
         ("spans", &exported),
         ("model", &model),
         ("tools", &tools),
+        ("judge", &judged),
     ] {
         for placeholder in [
             "[REDACTED_EMAIL]",

@@ -10,16 +10,35 @@ use crate::state::{AgentState, RunId};
 #[derive(Debug)]
 pub struct BeforeInvocationEvent {
     state: AgentState,
+    extensions: std::sync::Arc<crate::extensions::Extensions>,
     tracker: ChangeTracker,
 }
 
 impl BeforeInvocationEvent {
-    /// An event for a run about to start.
+    /// An event for a run about to start (with empty extensions).
     pub fn new(state: AgentState) -> Self {
         Self {
             state,
+            extensions: std::sync::Arc::default(),
             tracker: ChangeTracker::default(),
         }
+    }
+
+    /// With the run's extensions (the driver passes the run's own, so what a hook stores
+    /// here is there for the rest of the run).
+    #[must_use]
+    pub fn with_extensions(
+        mut self,
+        extensions: std::sync::Arc<crate::extensions::Extensions>,
+    ) -> Self {
+        self.extensions = extensions;
+        self
+    }
+
+    /// The run's extensions: a hook may store what later hooks and tools of the run read
+    /// (a telemetry provider stores the run's [`RunTrace`](crate::observe::RunTrace)).
+    pub fn extensions(&self) -> &crate::extensions::Extensions {
+        &self.extensions
     }
 
     /// The run's id.
