@@ -46,4 +46,6 @@ pub use hook::{
     RECENT_CALLS, SYSTEM_PROMPT, StdinApprover, SteeringHook, SteeringHookBuilder, escape_data,
 };
 pub use judge::{JudgeModel, JudgeReply, JudgeRequest, ModelJudge, RuleJudge, decision_schema};
-pub use verdict::{MAX_REASON_CHARS, ParseError, SteeringAction, Verdict, parse_verdict};
+pub use verdict::{
+    MAX_REASON_CHARS, NO_REASON, ParseError, SteeringAction, Verdict, parse_verdict,
+};

@@ -126,7 +126,7 @@ pub fn parse_verdict(text: &str) -> Result<Verdict, ParseError> {
     }
     Ok(Verdict {
         action,
-        reason: clip(reason),
+        reason: reason_or_default(action, clip(reason)),
     })
 }
 
@@ -187,8 +187,26 @@ fn parse_json(t: &str) -> Result<Verdict, ParseError> {
     let reason = v.get("reason").and_then(|r| r.as_str()).unwrap_or("");
     Ok(Verdict {
         action,
-        reason: clip(reason.trim()),
+        reason: reason_or_default(action, clip(reason.trim())),
     })
+}
+
+/// What a GUIDE or INTERRUPT says when the judge gave no reason of its own.
+pub const NO_REASON: &str = "the judge gave no reason";
+
+/// A GUIDE or INTERRUPT reason that is empty or only repeats the verdict
+/// (`{"decision":"GUIDE","reason":"GUIDE"}`) is replaced by [`NO_REASON`], so nobody reads
+/// `Steering blocked: GUIDE` as guidance.
+fn reason_or_default(action: SteeringAction, reason: String) -> String {
+    if action == SteeringAction::Proceed {
+        return reason;
+    }
+    let bare = reason.trim_matches(|c: char| !c.is_alphanumeric());
+    if bare.is_empty() || action_of(bare) == Some(action) {
+        NO_REASON.to_owned()
+    } else {
+        reason
+    }
 }
 
 fn strip_fence(t: &str) -> &str {
@@ -212,6 +230,28 @@ fn describe(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reason_that_only_repeats_the_verdict_or_is_empty_gets_the_default() {
+        for text in [
+            r#"{"decision":"GUIDE","reason":"GUIDE"}"#,
+            r#"{"decision":"INTERRUPT","reason":" interrupt. "}"#,
+            r#"{"decision":"GUIDE","reason":""}"#,
+            r#"{"decision":"GUIDE"}"#,
+            "GUIDE:",
+            "INTERRUPT",
+            "GUIDE: guide",
+        ] {
+            assert_eq!(parse_verdict(text).unwrap().reason, NO_REASON, "{text}");
+        }
+        assert_eq!(
+            parse_verdict(r#"{"decision":"GUIDE","reason":"Use the cache"}"#)
+                .unwrap()
+                .reason,
+            "Use the cache"
+        );
+        assert_eq!(parse_verdict("PROCEED").unwrap().reason, "");
+    }
 
     #[test]
     fn decisions_are_whole_words_at_the_start() {

@@ -375,3 +375,67 @@ async fn padding_cannot_push_the_call_out_of_the_judges_view_and_oversized_calls
     );
     assert_eq!(bodies.lock().unwrap().len(), 1, "the judge was not asked");
 }
+
+#[tokio::test]
+async fn an_opted_in_digest_keeps_every_key_and_both_ends_of_long_values() {
+    let (base, bodies, _) = server(Mode::Answer("PROCEED", "stop")).await;
+    let hook = SteeringHook::builder(judge(&base, Duration::from_secs(5)))
+        .with_max_argument_chars(4_096)
+        .with_over_budget_digest(true)
+        .build();
+    let run: hooks_core::RunId = "r".into();
+    let ext = hooks_core::Extensions::new();
+    let long = format!("HEAD-MARK {} TAIL-MARK", "abcdefgh ".repeat(5_000));
+    let args = json!({
+        "cmd": long,
+        "path": "/etc/passwd",
+        "items": (0..100).collect::<Vec<_>>(),
+        "nested": {"deep_key": "x".repeat(3_000)},
+    });
+    let call = hooks_core::ToolCall::new("c1", "shell", args);
+    let mut e =
+        hooks_core::BeforeToolCallEvent::new(hooks_core::EventContext::new(&run, &ext), &call);
+    hooks_core::HookProvider::on_before_tool_call(&hook, &mut e)
+        .await
+        .unwrap();
+    assert_eq!(
+        e.cancelled(),
+        None,
+        "judged on the digest, and the judge said PROCEED"
+    );
+    let body = bodies.lock().unwrap()[0].clone();
+    let prompt = body["messages"][1]["content"].as_str().unwrap();
+    assert!(prompt.contains("proposed arguments (a digest"), "{prompt}");
+    for kept in [
+        "HEAD-MARK",
+        "TAIL-MARK",
+        "\"path\"",
+        "/etc/passwd",
+        "\"items\"",
+        "deep_key",
+        "characters omitted …]",
+        "[… 92 items omitted …]",
+    ] {
+        assert!(prompt.contains(kept), "{kept} missing from {prompt}");
+    }
+    assert!(prompt.chars().count() < 4_096 + 1_500, "{}", prompt.len());
+
+    // Too many keys to fit even as a digest: not judged, the failure policy decides.
+    let many: serde_json::Map<String, Value> = (0..2_000)
+        .map(|i| (format!("key_{i:05}"), json!(i)))
+        .collect();
+    let call = hooks_core::ToolCall::new("c2", "shell", Value::Object(many));
+    let mut e =
+        hooks_core::BeforeToolCallEvent::new(hooks_core::EventContext::new(&run, &ext), &call);
+    hooks_core::HookProvider::on_before_tool_call(&hook, &mut e)
+        .await
+        .unwrap();
+    assert!(
+        e.cancelled()
+            .unwrap()
+            .starts_with("Steering judge unavailable: the arguments are too large to judge"),
+        "{:?}",
+        e.cancelled()
+    );
+    assert_eq!(bodies.lock().unwrap().len(), 1);
+}

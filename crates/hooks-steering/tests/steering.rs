@@ -296,6 +296,49 @@ async fn judged_answers_are_retried_with_guidance_and_bounded() {
     assert_eq!(feedback.content, "Steering guidance: Cite A Source");
 }
 
+/// Replies for the PROCEED property: random printable text, half of it led by a PROCEED in
+/// some form (alone, on its own line, in JSON, in a fence), so the PROCEED branch is reached
+/// often (`the_reply_strategy_reaches_the_proceed_branch` checks that it is).
+fn replies() -> impl Strategy<Value = String> {
+    let leads = prop::sample::select(vec![
+        "",
+        "PROCEED",
+        "proceed",
+        "PROCEED\n",
+        "Proceed\n",
+        " PROCEED",
+        "PROCEED:",
+        "{\"decision\": \"PROCEED\", \"reason\": \"",
+        "```json\n{\"decision\":\"PROCEED\"}",
+    ]);
+    (leads, "[ -~\n]{0,120}", prop::bool::ANY).prop_map(|(lead, rest, clean)| {
+        // Half the time the rest has no verdict word in it, so a PROCEED can stand.
+        let rest = if clean {
+            rest.replace(|c: char| c.is_ascii_alphabetic(), "x")
+        } else {
+            rest
+        };
+        let tail = if lead.starts_with('{') { "\"}" } else { "" };
+        format!("{lead}{rest}{tail}")
+    })
+}
+
+#[test]
+fn the_reply_strategy_reaches_the_proceed_branch() {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let proceeds = (0..512)
+        .filter(|_| {
+            let s = replies().new_tree(&mut runner).unwrap().current();
+            parse_verdict(&s).is_ok_and(|v| v.action == SteeringAction::Proceed)
+        })
+        .count();
+    assert!(
+        proceeds >= 50,
+        "only {proceeds} of 512 generated replies read as PROCEED"
+    );
+}
+
 /// Words a hedged, negated or mixed reply is made of.
 const HEDGES: [&str; 12] = [
     "?",
@@ -354,7 +397,7 @@ proptest! {
     }
 
     #[test]
-    fn proceed_only_comes_from_text_that_starts_with_it(s in "[ -~\\n]{0,120}") {
+    fn proceed_only_comes_from_text_that_starts_with_it(s in replies()) {
         if let Ok(v) = parse_verdict(&s)
             && v.action == SteeringAction::Proceed
         {
