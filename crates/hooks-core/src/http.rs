@@ -237,7 +237,7 @@ fn parse_pem(pem: &[u8], what: &str) -> Result<Vec<CertificateDer<'static>>, Htt
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| HttpError::BadCertificate {
             what: what.to_owned(),
-            reason: e.to_string(),
+            reason: pem_problem(&e).to_owned(),
         })?;
     if certs.is_empty() {
         return Err(HttpError::BadCertificate {
@@ -258,31 +258,72 @@ fn parse_pem(pem: &[u8], what: &str) -> Result<Vec<CertificateDer<'static>>, Htt
     Ok(certs)
 }
 
-/// A URL fit for logs and error messages: credentials (`scheme://user:pass@host`) and the
-/// query string (where some services take a key) are replaced by `***`, and it is shortened to
-/// 200 characters.
+/// A URL fit for logs and error messages: credentials (`scheme://user:pass@host`, even with
+/// an unencoded `/`, `?` or `#` in the password) and the query string (where some services
+/// take a key) are replaced by `***`, and it is shortened to 200 characters. It errs on the
+/// side of hiding too much.
 ///
 /// ```
 /// use hooks_core::http::redact_url;
 /// assert_eq!(redact_url("https://me:pw@host/v1?key=k"), "https://***@host/v1?***");
+/// assert_eq!(redact_url("http://me:p/w?x@host/v1"), "http://***@host/v1");
 /// ```
 pub fn redact_url(url: &str) -> String {
-    let (url, query) = match url.split_once('?') {
-        Some((u, _)) => (u, "?***"),
-        None => (url, ""),
+    let (scheme, rest) = match url.find("://") {
+        Some(i) => url.split_at(i + 3),
+        None => ("", url),
     };
-    let redacted = match url.find("://").map(|i| i + 3) {
-        None => url.to_owned(),
-        Some(scheme_end) => {
-            let rest = &url[scheme_end..];
-            let host_end = rest.find('/').unwrap_or(rest.len());
-            match rest[..host_end].rfind('@') {
-                Some(at) => format!("{}***{}", &url[..scheme_end], &rest[at..]),
-                None => url.to_owned(),
-            }
-        }
+    // Anything up to the last '@' may be credentials (a password may hold '/', '?', '#').
+    let (userinfo, rest) = match rest.rfind('@') {
+        Some(at) => ("***", &rest[at..]),
+        None => ("", rest),
     };
-    crate::text::preview(&format!("{redacted}{query}"), 200).into_owned()
+    let (rest, query) = match rest.find(['?', '#']) {
+        Some(q) => (&rest[..q], "?***"),
+        None => (rest, ""),
+    };
+    crate::text::preview(&format!("{scheme}{userinfo}{rest}{query}"), 200).into_owned()
+}
+
+/// What is wrong with a PEM text, in words (the parser's own error quotes raw bytes).
+fn pem_problem(e: &rustls::pki_types::pem::Error) -> &'static str {
+    use rustls::pki_types::pem::Error as E;
+    match e {
+        E::MissingSectionEnd { .. } => "a BEGIN line has no END line",
+        E::IllegalSectionStart { .. } => "a BEGIN line is malformed",
+        E::Base64Decode(_) => "a certificate block is not valid base64",
+        E::Io(_) => "it cannot be read",
+        _ => "it is malformed",
+    }
+}
+
+/// `text` with every URL in it passed through [`redact_url`] (a URL runs from its scheme to
+/// the next whitespace, quote, `)` or `>`): for error messages that quote a URL.
+///
+/// ```
+/// use hooks_core::http::redact_urls_in;
+/// assert_eq!(
+///     redact_urls_in("error sending request for url (https://u:pw@host/v1?token=t)"),
+///     "error sending request for url (https://***@host/v1?***)"
+/// );
+/// ```
+pub fn redact_urls_in(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        // Back up over the scheme's letters.
+        let start = rest[..i]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |j| j + 1);
+        let end = rest[i..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ')' | '>' | '<'))
+            .map_or(rest.len(), |j| i + j);
+        out.push_str(&rest[..start]);
+        out.push_str(&redact_url(&rest[start..end]));
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn redact_userinfo(url: &str) -> String {
@@ -325,6 +366,32 @@ mod tests {
             .with_root_certificate_file("/nonexistent/ca.pem")
             .unwrap_err();
         assert!(e.to_string().contains("/nonexistent/ca.pem"), "{e}");
+    }
+
+    #[test]
+    fn urls_are_redacted_whatever_their_shape() {
+        for (url, want) in [
+            ("https://me:pw@host/v1?key=k", "https://***@host/v1?***"),
+            (
+                "http://user:pa/SECRET@127.0.0.1:1/v1",
+                "http://***@127.0.0.1:1/v1",
+            ),
+            ("http://user:SE?CRET@h/v1", "http://***@h/v1"),
+            ("http://user:SE#CRET@h", "http://***@h"),
+            ("http://h/v1#frag", "http://h/v1?***"),
+            ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"),
+            ("no scheme at all", "no scheme at all"),
+        ] {
+            assert_eq!(redact_url(url), want, "{url}");
+        }
+        let text =
+            "failed (https://u:SECRET@h/x?t=TOKEN) and http://other/ok, then \"ftp://a:B@c\"";
+        let r = redact_urls_in(text);
+        assert!(
+            !r.contains("SECRET") && !r.contains("TOKEN") && !r.contains(":B@"),
+            "{r}"
+        );
+        assert!(r.contains("http://other/ok,"), "{r}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use hooks_core::text::preview;
 use hooks_core::{ModelError, ModelResponse, async_trait};
 use tokio::time::Instant;
 
+use crate::scrub::Scrub;
 use crate::stream::ModelStream;
 use crate::wire;
 
@@ -39,6 +40,7 @@ pub struct OpenAiModel {
     timeout: Duration,
     max_body: usize,
     streaming: bool,
+    scrub: Scrub,
 }
 
 impl fmt::Debug for OpenAiModel {
@@ -108,7 +110,12 @@ impl OpenAiModel {
             .read_body(resp, deadline, self.max_body.min(64 << 10), true)
             .await
             .unwrap_or_default();
-        Err(wire::status_error(status.as_u16(), hint, &body))
+        Err(wire::status_error(
+            status.as_u16(),
+            hint,
+            &body,
+            &self.scrub,
+        ))
     }
 
     /// Reads a body up to `cap` bytes (`truncate`: keep the first `cap` bytes instead of
@@ -154,6 +161,7 @@ impl OpenAiModel {
             deadline,
             self.timeout,
             self.max_body,
+            self.scrub.clone(),
         ))
     }
 }
@@ -171,7 +179,7 @@ impl Model for OpenAiModel {
         let deadline = Instant::now() + self.timeout;
         let resp = self.send(&request, false, deadline).await?;
         let body = self.read_body(resp, deadline, self.max_body, false).await?;
-        wire::response(&body)
+        wire::response(&body, &self.scrub)
     }
 }
 
@@ -193,12 +201,33 @@ fn transport_error(e: reqwest::Error, endpoint: &str, timeout: Duration) -> Mode
     }
 }
 
+/// `{base}/chat/completions`, the base's query (e.g. `?api-version=…`) kept after the path.
+fn endpoint(base: &str) -> crate::Result<String> {
+    let bad = || crate::Error::BadBaseUrl {
+        url: redact_url(base),
+    };
+    let mut url = reqwest::Url::parse(base.trim()).map_err(|_| bad())?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(bad());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(crate::Error::CredentialsInUrl {
+            url: redact_url(base),
+        });
+    }
+    url.path_segments_mut()
+        .map_err(|()| bad())?
+        .pop_if_empty()
+        .extend(["chat", "completions"]);
+    Ok(url.into())
+}
+
 fn env(key: &str) -> Option<String> {
     std::env::var(key).ok().filter(|s| !s.trim().is_empty())
 }
 
 /// Builds an [`OpenAiModel`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct OpenAiModelBuilder {
     base_url: Option<String>,
     model: String,
@@ -207,6 +236,20 @@ pub struct OpenAiModelBuilder {
     max_body: usize,
     streaming: bool,
     http: HttpConfig,
+}
+
+impl fmt::Debug for OpenAiModelBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenAiModelBuilder")
+            .field("base_url", &self.base_url.as_deref().map(redact_url))
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
+            .field("timeout", &self.timeout)
+            .field("max_body", &self.max_body)
+            .field("streaming", &self.streaming)
+            .field("http", &self.http)
+            .finish()
+    }
 }
 
 impl OpenAiModelBuilder {
@@ -270,16 +313,16 @@ impl OpenAiModelBuilder {
         let base = self
             .base_url
             .unwrap_or_else(|| "https://api.openai.com/v1".to_owned());
-        let lower = base.to_ascii_lowercase();
-        if !(lower.starts_with("http://") || lower.starts_with("https://")) {
-            return Err(crate::Error::BadBaseUrl {
-                url: redact_url(&base),
-            });
-        }
+        let endpoint = endpoint(&base)?;
+        let query: Vec<String> = reqwest::Url::parse(&endpoint)
+            .map(|u| u.query_pairs().map(|(_, v)| v.into_owned()).collect())
+            .unwrap_or_default();
         if self.model.trim().is_empty() {
             return Err(crate::Error::NoModel);
         }
-        if self.timeout.is_zero() || self.max_body == 0 {
+        // A year is as good as forever, and `Instant + Duration::MAX` would overflow.
+        let timeout = self.timeout.min(Duration::from_secs(365 * 24 * 3600));
+        if timeout.is_zero() || self.max_body == 0 {
             return Err(crate::Error::BadSetting(
                 "the timeout and the body cap must be above zero".to_owned(),
             ));
@@ -291,10 +334,11 @@ impl OpenAiModelBuilder {
             .map_err(|e| hooks_core::http::HttpError::Build(Box::new(e)))?;
         Ok(OpenAiModel {
             client,
-            endpoint: format!("{}/chat/completions", base.trim_end_matches('/')),
+            endpoint,
+            scrub: Scrub::new(self.api_key.as_deref(), query.iter().map(String::as_str)),
             model: self.model,
             api_key: self.api_key,
-            timeout: self.timeout,
+            timeout,
             max_body: self.max_body,
             streaming: self.streaming,
         })

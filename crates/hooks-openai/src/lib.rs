@@ -39,6 +39,7 @@
 
 mod client;
 mod error;
+mod scrub;
 mod stream;
 mod wire;
 

@@ -7,6 +7,7 @@ use hooks_core::{FinishReason, ModelError, ModelResponse, TokenUsage, ToolCall};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use crate::scrub::Scrub;
 use crate::wire;
 
 /// One piece of a streamed reply.
@@ -40,7 +41,6 @@ struct PartialCall {
 /// response with [`into_response`](Self::into_response) (which reads whatever is left). The
 /// client's deadline and body cap hold for the whole stream; a stream that ends before the
 /// server said it was done is an error, never a silently short reply.
-#[derive(Debug)]
 pub struct ModelStream {
     response: reqwest::Response,
     deadline: Instant,
@@ -56,6 +56,18 @@ pub struct ModelStream {
     model: Option<String>,
     done: bool,
     failed: bool,
+    scrub: Scrub,
+}
+
+impl std::fmt::Debug for ModelStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Not the response: its URL may carry a key in the query.
+        f.debug_struct("ModelStream")
+            .field("read", &self.read)
+            .field("done", &self.done)
+            .field("failed", &self.failed)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The longest single event line accepted (an event past it is a malformed stream).
@@ -67,8 +79,10 @@ impl ModelStream {
         deadline: Instant,
         timeout: std::time::Duration,
         max_body: usize,
+        scrub: Scrub,
     ) -> Self {
         Self {
+            scrub,
             response,
             deadline,
             timeout,
@@ -227,14 +241,7 @@ impl ModelStream {
         let v: Value = serde_json::from_slice(data)
             .map_err(|e| ModelError::Other(format!("a stream event is not JSON ({e})")))?;
         if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
-            let msg = err
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| err.to_string(), str::to_owned);
-            return Err(ModelError::Server {
-                status: None,
-                message: hooks_core::text::preview(msg.trim(), 500).into_owned(),
-            });
+            return Err(wire::error_object(&v, err, &self.scrub));
         }
         if let Some(m) = v.get("model").and_then(Value::as_str)
             && self.model.is_none()
@@ -261,16 +268,22 @@ impl ModelStream {
         }
         if let Some(list) = delta.get("tool_calls").and_then(Value::as_array) {
             for (pos, c) in list.iter().enumerate() {
-                let index = c
-                    .get("index")
-                    .and_then(Value::as_u64)
-                    .and_then(|i| usize::try_from(i).ok())
-                    .unwrap_or(pos);
-                if index > 1024 {
-                    return Err(ModelError::Other(format!(
-                        "a stream event names tool call {index}; at most 1024 are accepted"
-                    )));
-                }
+                // A missing index means the position; one that is there must be a small
+                // whole number, or calls would silently merge.
+                let index = match c.get("index") {
+                    None | Some(Value::Null) => pos,
+                    Some(v) => v
+                        .as_u64()
+                        .and_then(|i| usize::try_from(i).ok())
+                        .filter(|&i| i < wire::MAX_TOOL_CALLS)
+                        .ok_or_else(|| {
+                            ModelError::Other(format!(
+                                "a stream event names tool call {}; expected an index below {}",
+                                hooks_core::text::preview(&v.to_string(), 40),
+                                wire::MAX_TOOL_CALLS
+                            ))
+                        })?,
+                };
                 let f = c.get("function");
                 let id = c.get("id").and_then(Value::as_str).map(str::to_owned);
                 let name = f
@@ -286,7 +299,10 @@ impl ModelStream {
                 if let Some(id) = &id {
                     p.id.clone_from(id);
                 }
-                if let Some(n) = &name {
+                // Some servers repeat the name in every piece: keep it once.
+                if let Some(n) = &name
+                    && *n != p.name
+                {
                     p.name.push_str(n);
                 }
                 p.arguments.push_str(&args);

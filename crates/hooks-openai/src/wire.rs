@@ -10,6 +10,11 @@ use hooks_core::{
 };
 use serde_json::{Map, Value, json};
 
+use crate::scrub::Scrub;
+
+/// The most tool calls one reply may ask for.
+pub(crate) const MAX_TOOL_CALLS: usize = 1024;
+
 /// Put before the text of every message the loop wrote on a hook's behalf (retry feedback),
 /// so the model can see it did not come from the user.
 pub const AUTOMATED_PREFIX: &str = "[Automated feedback — not from the user] ";
@@ -139,12 +144,12 @@ pub(crate) fn arguments(raw: &str) -> Value {
 }
 
 pub(crate) fn finish_reason(s: &str) -> FinishReason {
-    match s {
-        "stop" | "eos" | "end_turn" => FinishReason::Stop,
-        "tool_calls" | "function_call" => FinishReason::ToolCalls,
-        "length" => FinishReason::Length,
+    match s.trim().to_ascii_lowercase().as_str() {
+        "stop" | "eos" | "end_turn" | "stop_sequence" => FinishReason::Stop,
+        "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
+        "length" | "max_tokens" | "model_length" | "max_output_tokens" => FinishReason::Length,
         "content_filter" => FinishReason::ContentFilter,
-        other => FinishReason::Other(other.to_owned()),
+        _ => FinishReason::Other(preview(s, 64).into_owned()),
     }
 }
 
@@ -155,17 +160,14 @@ pub(crate) fn usage(v: &Value) -> Option<TokenUsage> {
 }
 
 /// A non-streaming response body.
-pub(crate) fn response(body: &[u8]) -> Result<ModelResponse, ModelError> {
+pub(crate) fn response(body: &[u8], scrub: &Scrub) -> Result<ModelResponse, ModelError> {
     let v: Value = serde_json::from_slice(body).map_err(|e| {
         ModelError::Other(format!(
             "the server's response is not JSON ({e}); is the base URL an OpenAI-compatible API?"
         ))
     })?;
     if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
-        return Err(ModelError::Server {
-            status: None,
-            message: error_text(err),
-        });
+        return Err(error_object(&v, err, scrub));
     }
     let choice = v
         .get("choices")
@@ -192,7 +194,19 @@ pub(crate) fn response(body: &[u8]) -> Result<ModelResponse, ModelError> {
     };
     let mut calls = Vec::new();
     if let Some(list) = msg.get("tool_calls").and_then(Value::as_array) {
+        if list.len() > MAX_TOOL_CALLS {
+            return Err(ModelError::Other(format!(
+                "the reply asks for {} tool calls; at most {MAX_TOOL_CALLS} are accepted",
+                list.len()
+            )));
+        }
         for (i, c) in list.iter().enumerate() {
+            if !c.is_object() {
+                return Err(ModelError::Other(format!(
+                    "choices[0].message.tool_calls[{i}] is {}, not a tool call",
+                    kind(c)
+                )));
+            }
             let f = c.get("function");
             let name = f
                 .and_then(|f| f.get("name"))
@@ -244,8 +258,8 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// The provider's own words from an `error` object (or string).
-fn error_text(err: &Value) -> String {
+/// The provider's own words from an `error` object (or string), scrubbed of secrets.
+fn error_text(err: &Value, scrub: &Scrub) -> String {
     let text = match err {
         Value::String(s) => s.clone(),
         _ => err
@@ -253,7 +267,21 @@ fn error_text(err: &Value) -> String {
             .and_then(Value::as_str)
             .map_or_else(|| err.to_string(), str::to_owned),
     };
-    preview(text.trim(), MAX_ERROR_CHARS).into_owned()
+    preview(&scrub.clean(text.trim()), MAX_ERROR_CHARS).into_owned()
+}
+
+/// An `error` object in a 200 body or a stream event: a context overflow is its own kind,
+/// anything else a server error.
+pub(crate) fn error_object(body: &Value, err: &Value, scrub: &Scrub) -> ModelError {
+    let message = error_text(err, scrub);
+    if is_context_length(body, &message) {
+        ModelError::ContextLength { message }
+    } else {
+        ModelError::Server {
+            status: None,
+            message,
+        }
+    }
 }
 
 /// True when a provider's error says the conversation does not fit the context window.
@@ -281,11 +309,20 @@ fn is_context_length(body: &Value, text: &str) -> bool {
 }
 
 /// Maps an HTTP error status and body to a [`ModelError`].
-pub(crate) fn status_error(status: u16, retry_after: Option<Duration>, body: &[u8]) -> ModelError {
+pub(crate) fn status_error(
+    status: u16,
+    retry_after: Option<Duration>,
+    body: &[u8],
+    scrub: &Scrub,
+) -> ModelError {
     let parsed: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     let text = match parsed.get("error") {
-        Some(e) if !e.is_null() => error_text(e),
-        _ => preview(String::from_utf8_lossy(body).trim(), MAX_ERROR_CHARS).into_owned(),
+        Some(e) if !e.is_null() => error_text(e, scrub),
+        _ => preview(
+            &scrub.clean(String::from_utf8_lossy(body).trim()),
+            MAX_ERROR_CHARS,
+        )
+        .into_owned(),
     };
     match status {
         429 => ModelError::RateLimited { retry_after },
@@ -433,11 +470,12 @@ mod tests {
     #[test]
     fn responses_parse_leniently() {
         let r = response(
-            br#"{"model":"m","choices":[{"message":{"content":null,"tool_calls":[
+            &br#"{"model":"m","choices":[{"message":{"content":null,"tool_calls":[
             {"id":"a","function":{"name":"f","arguments":"{\"x\":1}"}},
             {"function":{"name":"g","arguments":"not json"}},
             {"id":"","function":{"name":"h","arguments":""}}]},"finish_reason":"tool_calls"}],
-            "usage":{"prompt_tokens":3,"completion_tokens":4}}"#,
+            "usage":{"prompt_tokens":3,"completion_tokens":4}}"#[..],
+            &Scrub::default(),
         )
         .unwrap();
         let c = &r.message.tool_calls;
@@ -456,27 +494,32 @@ mod tests {
             b"",
             b"{\"choices\":[{\"message\":{\"content\":5}}]}",
         ] {
-            assert!(response(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+            assert!(
+                response(bad, &Scrub::default()).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 
     #[test]
     fn statuses_map_to_kinds() {
         assert_eq!(
-            status_error(429, Some(Duration::from_secs(2)), b""),
+            status_error(429, Some(Duration::from_secs(2)), b"", &Scrub::default()),
             ModelError::RateLimited {
                 retry_after: Some(Duration::from_secs(2))
             }
         );
         assert!(matches!(
-            status_error(503, None, br#"{"error":{"message":"overloaded"}}"#),
+            status_error(503, None, br#"{"error":{"message":"overloaded"}}"#, &Scrub::default()),
             ModelError::Server { status: Some(503), ref message } if message == "overloaded"
         ));
         assert!(matches!(
             status_error(
                 400,
                 None,
-                br#"{"error":{"code":"context_length_exceeded","message":"too long"}}"#
+                br#"{"error":{"code":"context_length_exceeded","message":"too long"}}"#,
+                &Scrub::default()
             ),
             ModelError::ContextLength { .. }
         ));
@@ -484,17 +527,48 @@ mod tests {
             status_error(
                 400,
                 None,
-                br#"{"error":{"message":"the request exceeds the available context size"}}"#
+                br#"{"error":{"message":"the request exceeds the available context size"}}"#,
+                &Scrub::default()
             ),
             ModelError::ContextLength { .. }
         ));
         assert!(
-            status_error(401, None, b"no")
+            status_error(401, None, b"no", &Scrub::default())
                 .to_string()
                 .contains("OPENAI_API_KEY")
         );
         let long = "x".repeat(10_000);
-        assert!(status_error(400, None, long.as_bytes()).to_string().len() < 700);
+        assert!(
+            status_error(400, None, long.as_bytes(), &Scrub::default())
+                .to_string()
+                .len()
+                < 700
+        );
+    }
+
+    #[test]
+    fn context_overflow_in_a_200_body_is_its_own_kind_and_truncation_reasons_are_length() {
+        let e = response(
+            br#"{"error":{"code":"context_length_exceeded","message":"This model's maximum context length is 8192"}}"#,
+            &Scrub::default(),
+        )
+        .unwrap_err();
+        assert_eq!(e.kind(), hooks_core::ModelErrorKind::ContextLength);
+        for r in ["length", "LENGTH", "max_tokens", "model_length"] {
+            assert_eq!(finish_reason(r), FinishReason::Length, "{r}");
+        }
+        let many = format!(
+            r#"{{"choices":[{{"message":{{"tool_calls":[{}]}}}}]}}"#,
+            vec!["{}"; MAX_TOOL_CALLS + 1].join(",")
+        );
+        assert!(response(many.as_bytes(), &Scrub::default()).is_err());
+        assert!(
+            response(
+                br#"{"choices":[{"message":{"tool_calls":[1]}}]}"#,
+                &Scrub::default()
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -23,6 +23,9 @@ enum Reply {
     Raw(Vec<u8>),
     /// Accept the request and never answer.
     Hang,
+    /// Answer with this status and an error whose message echoes the request's head (as
+    /// some servers and proxies do); `sse` sends it as a stream error event instead.
+    Echo { status: u16, sse: bool },
 }
 
 fn json_reply(status: u16, extra_headers: &str, body: &Value) -> Reply {
@@ -61,9 +64,13 @@ fn text(content: &str) -> Value {
         "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 2}})
 }
 
+/// The request bodies and heads a server got.
+type Seen = (Arc<Mutex<Vec<Value>>>, Arc<Mutex<Vec<String>>>);
+
 struct Server {
     url: String,
     requests: Arc<Mutex<Vec<Value>>>,
+    heads: Arc<Mutex<Vec<String>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -77,7 +84,9 @@ async fn start(replies: Vec<Reply>, tls: Option<Arc<rustls::ServerConfig>>) -> S
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let requests = Arc::new(Mutex::new(Vec::new()));
+    let heads = Arc::new(Mutex::new(Vec::new()));
     let seen = requests.clone();
+    let seen_heads = heads.clone();
     let scheme = if tls.is_some() { "https" } else { "http" };
     let task = tokio::spawn(async move {
         let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
@@ -85,7 +94,7 @@ async fn start(replies: Vec<Reply>, tls: Option<Arc<rustls::ServerConfig>>) -> S
             let Ok((conn, _)) = listener.accept().await else {
                 return;
             };
-            let seen = seen.clone();
+            let seen = (seen.clone(), seen_heads.clone());
             match &acceptor {
                 None => serve(conn, reply, seen).await,
                 Some(a) => {
@@ -101,6 +110,7 @@ async fn start(replies: Vec<Reply>, tls: Option<Arc<rustls::ServerConfig>>) -> S
     Server {
         url: format!("{scheme}://{addr}/v1"),
         requests,
+        heads,
         task,
     }
 }
@@ -108,7 +118,7 @@ async fn start(replies: Vec<Reply>, tls: Option<Arc<rustls::ServerConfig>>) -> S
 async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
     mut conn: S,
     reply: Reply,
-    seen: Arc<Mutex<Vec<Value>>>,
+    (seen, seen_heads): Seen,
 ) {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 8192];
@@ -127,7 +137,9 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
             return;
         }
     };
-    let head = String::from_utf8_lossy(&buf[..body_start]).to_ascii_lowercase();
+    let raw_head = String::from_utf8_lossy(&buf[..body_start]).into_owned();
+    seen_heads.lock().unwrap().push(raw_head.clone());
+    let head = raw_head.to_ascii_lowercase();
     let len: usize = head
         .lines()
         .find_map(|l| l.strip_prefix("content-length:"))
@@ -151,6 +163,22 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
             let _ = conn.shutdown().await;
         }
         Reply::Hang => tokio::time::sleep(Duration::from_secs(30)).await,
+        Reply::Echo { status, sse } => {
+            let error = json!({"error": {"message": format!("bad request: {raw_head}")}});
+            let bytes = if sse {
+                match sse_reply(&[error.to_string()]) {
+                    Reply::Raw(b) => b,
+                    _ => Vec::new(),
+                }
+            } else {
+                match json_reply(status, "", &error) {
+                    Reply::Raw(b) => b,
+                    _ => Vec::new(),
+                }
+            };
+            let _ = conn.write_all(&bytes).await;
+            let _ = conn.shutdown().await;
+        }
     }
 }
 
@@ -509,26 +537,26 @@ async fn requests_go_through_an_explicit_proxy() {
 }
 
 #[tokio::test]
-async fn credentials_in_the_base_url_never_reach_an_error_or_debug_output() {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap();
-    drop(l);
-    let url = format!("http://user:PASSMARKER@{addr}/v1?api-key=QUERYMARKER");
-    let m = OpenAiModel::builder("test-model")
-        .with_base_url(&url)
-        .with_http_config(HttpConfig::new().without_proxy())
-        .build()
-        .unwrap();
-    let e = ask(&m).await.unwrap_err();
-    for shown in [e.to_string(), format!("{e:?}"), format!("{m:?}")] {
-        assert!(!shown.contains("PASSMARKER"), "{shown}");
-        assert!(!shown.contains("QUERYMARKER"), "{shown}");
-    }
+async fn credentials_in_the_base_url_are_refused_and_a_query_key_never_reaches_an_error() {
     let bad = OpenAiModel::builder("m")
-        .with_base_url("ftp://user:PASSMARKER@host")
+        .with_base_url("http://user:pa/SS?MARKER@127.0.0.1:1/v1")
         .build()
         .unwrap_err();
-    assert!(!bad.to_string().contains("PASSMARKER"), "{bad}");
+    assert!(!bad.to_string().contains("MARKER"), "{bad}");
+    let creds = OpenAiModel::builder("m")
+        .with_base_url("http://user:PASSMARKER@127.0.0.1:1/v1")
+        .with_api_key("sk-KEYMARKER-0001");
+    assert!(!format!("{creds:?}").contains("MARKER"), "{creds:?}");
+    let e = creds.build().unwrap_err();
+    assert!(
+        matches!(e, hooks_openai::Error::CredentialsInUrl { .. }),
+        "{e}"
+    );
+    assert!(!e.to_string().contains("PASSMARKER"), "{e}");
+    let bad = OpenAiModel::builder("m")
+        .with_base_url("ftp://host/v1")
+        .build()
+        .unwrap_err();
     assert!(bad.to_string().contains("http"), "{bad}");
     assert!(matches!(
         OpenAiModel::builder("  ")
@@ -536,4 +564,152 @@ async fn credentials_in_the_base_url_never_reach_an_error_or_debug_output() {
             .build(),
         Err(hooks_openai::Error::NoModel)
     ));
+
+    // A key in the query (Azure style): the request path keeps it after /chat/completions,
+    // and no error shows it.
+    let (server, url) = http(vec![
+        json_reply(200, "", &text("ok")),
+        Reply::Echo {
+            status: 500,
+            sse: false,
+        },
+    ])
+    .await;
+    let m = OpenAiModel::builder("test-model")
+        .with_base_url(format!("{url}?api-version=2024&key=QUERYMARKER"))
+        .with_http_config(HttpConfig::new().without_proxy())
+        .build()
+        .unwrap();
+    assert!(!format!("{m:?}").contains("QUERYMARKER"));
+    ask(&m).await.unwrap();
+    let line = server.heads.lock().unwrap()[0]
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
+    assert!(
+        line.starts_with("POST /v1/chat/completions?api-version=2024&key=QUERYMARKER "),
+        "{line}"
+    );
+    let e = ask(&m).await.unwrap_err();
+    assert!(!format!("{e} {e:?}").contains("QUERYMARKER"), "{e}");
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let refused = format!("http://{}/v1?key=QUERYMARKER", l.local_addr().unwrap());
+    drop(l);
+    let m = model(&refused);
+    let e = ask(&m).await.unwrap_err();
+    assert!(!format!("{e} {e:?}").contains("QUERYMARKER"), "{e}");
+}
+
+#[tokio::test]
+async fn error_bodies_that_echo_the_request_never_carry_the_key() {
+    let replies = vec![
+        Reply::Echo {
+            status: 400,
+            sse: false,
+        },
+        Reply::Echo {
+            status: 401,
+            sse: false,
+        },
+        Reply::Echo {
+            status: 500,
+            sse: false,
+        },
+        Reply::Echo {
+            status: 200,
+            sse: false,
+        },
+        Reply::Echo {
+            status: 200,
+            sse: true,
+        },
+    ];
+    let n = replies.len();
+    let (server, url) = http(replies).await;
+    let m = model(&url);
+    let streaming = OpenAiModel::builder("test-model")
+        .with_base_url(&url)
+        .with_api_key("sk-test-KEYMARKER")
+        .with_streaming(true)
+        .with_http_config(HttpConfig::new().without_proxy())
+        .build()
+        .unwrap();
+    for i in 0..n {
+        let client = if i == n - 1 { &streaming } else { &m };
+        let e = ask(client).await.unwrap_err();
+        let shown = format!("{e} {e:?}");
+        assert!(!shown.contains("KEYMARKER"), "{shown}");
+        assert!(
+            shown.contains("bad request"),
+            "the server's words are kept: {shown}"
+        );
+    }
+    // The server did get the key (so the scrub had something to hide).
+    assert!(server.heads.lock().unwrap()[0].contains("sk-test-KEYMARKER"));
+}
+
+#[tokio::test]
+async fn hostile_stream_indexes_fail_and_repeated_names_are_kept_once() {
+    let merged = sse_reply(&[
+        chunk(
+            &json!({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "read_file", "arguments": "{}"}}]}),
+            None,
+        ),
+        chunk(
+            &json!({"tool_calls": [{"index": -1, "function": {"name": "delete_all", "arguments": "{}"}}]}),
+            None,
+        ),
+        chunk(&json!({}), Some("tool_calls")),
+        "[DONE]".to_owned(),
+    ]);
+    let huge = sse_reply(&[
+        chunk(
+            &json!({"tool_calls": [{"index": 1e20, "function": {"name": "x", "arguments": "{}"}}]}),
+            None,
+        ),
+        "[DONE]".to_owned(),
+    ]);
+    let repeated = sse_reply(&[
+        chunk(
+            &json!({"tool_calls": [{"index": 0, "id": "c", "function": {"name": "get_weather", "arguments": "{\"ci"}}]}),
+            None,
+        ),
+        chunk(
+            &json!({"tool_calls": [{"index": 0, "function": {"name": "get_weather", "arguments": "ty\":1}"}}]}),
+            None,
+        ),
+        chunk(&json!({}), Some("tool_calls")),
+        "[DONE]".to_owned(),
+    ]);
+    let (_s, url) = http(vec![merged, huge, repeated]).await;
+    let m = OpenAiModel::builder("test-model")
+        .with_base_url(&url)
+        .with_streaming(true)
+        .with_http_config(HttpConfig::new().without_proxy())
+        .build()
+        .unwrap();
+    for _ in 0..2 {
+        let e = ask(&m).await.unwrap_err();
+        assert!(
+            matches!(&e, ModelError::Other(m) if m.contains("index")),
+            "{e:?}"
+        );
+    }
+    let r = ask(&m).await.unwrap();
+    assert_eq!(r.message.tool_calls.len(), 1);
+    assert_eq!(r.message.tool_calls[0].name, "get_weather");
+    assert_eq!(r.message.tool_calls[0].arguments, json!({"city": 1}));
+}
+
+#[tokio::test]
+async fn an_endless_timeout_does_not_overflow() {
+    let (_s, url) = http(vec![json_reply(200, "", &text("fine"))]).await;
+    let m = OpenAiModel::builder("test-model")
+        .with_base_url(&url)
+        .with_timeout(Duration::MAX)
+        .with_http_config(HttpConfig::new().without_proxy())
+        .build()
+        .unwrap();
+    assert_eq!(ask(&m).await.unwrap().message.content, "fine");
 }

@@ -195,7 +195,9 @@ impl<C: opentelemetry_http::HttpClient> opentelemetry_http::HttpClient for Trans
     > {
         let r = self.inner.send_bytes(request).await;
         if let Err(e) = &r {
-            let chain = hooks_core::http::error_chain(e.as_ref());
+            // The HTTP client names the URL, which may carry credentials or a token.
+            let chain =
+                hooks_core::http::redact_urls_in(&hooks_core::http::error_chain(e.as_ref()));
             *self
                 .last_error
                 .lock()

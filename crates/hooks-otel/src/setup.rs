@@ -111,7 +111,7 @@ pub enum OtlpProtocol {
 /// telemetry.shutdown()?; // flushes (dropping the guard does too)
 /// # Ok::<(), hooks_otel::Error>(())
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct OtlpSetup {
     endpoint: Option<String>,
     service_name: Option<String>,
@@ -120,6 +120,23 @@ pub struct OtlpSetup {
     metric_interval: Option<Duration>,
     timeout: Option<Duration>,
     http: HttpConfig,
+}
+
+impl std::fmt::Debug for OtlpSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OtlpSetup")
+            .field(
+                "endpoint",
+                &self.endpoint.as_deref().map(hooks_core::http::redact_url),
+            )
+            .field("service_name", &self.service_name)
+            .field("mode", &self.mode)
+            .field("protocol", &self.protocol)
+            .field("metric_interval", &self.metric_interval)
+            .field("timeout", &self.timeout)
+            .field("http", &self.http)
+            .finish()
+    }
 }
 
 impl OtlpSetup {
@@ -187,10 +204,21 @@ impl OtlpSetup {
         self
     }
 
+    /// The signal's URL: `path` appended to the base's path, its query (a token some
+    /// collectors take) kept after it.
     fn signal_endpoint(&self, path: &str) -> Option<String> {
         let base = self.endpoint.as_ref()?;
         Some(match self.protocol {
-            OtlpProtocol::HttpProtobuf => format!("{}/{path}", base.trim_end_matches('/')),
+            OtlpProtocol::HttpProtobuf => match reqwest::Url::parse(base) {
+                Ok(mut url) if !url.cannot_be_a_base() => {
+                    if let Ok(mut segments) = url.path_segments_mut() {
+                        segments.pop_if_empty().extend(path.split('/'));
+                    }
+                    url.into()
+                }
+                // Not a URL: the exporter reports it when it is built.
+                _ => format!("{}/{path}", base.trim_end_matches('/')),
+            },
             #[cfg(feature = "grpc")]
             OtlpProtocol::Grpc => base.clone(),
         })

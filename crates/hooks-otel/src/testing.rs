@@ -294,7 +294,9 @@ fn serve(conn: impl Read + Write, shared: &Shared) -> io::Result<()> {
         if reader.read_line(&mut line)? == 0 {
             return Ok(());
         }
-        let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
+        // The path without its query (a collector token).
+        let target = line.split_whitespace().nth(1).unwrap_or("");
+        let path = target.split('?').next().unwrap_or("").to_owned();
         let mut length = 0usize;
         let mut chunked = false;
         loop {

@@ -96,3 +96,55 @@ fn an_untrusted_collector_certificate_is_refused_with_a_clear_error() {
     assert!(guard.export_failures() >= 1);
     assert_eq!(receiver.spans().len(), 0, "nothing was accepted");
 }
+
+#[test]
+fn collector_credentials_and_tokens_never_reach_errors_logs_or_debug_output() {
+    let ca = TestCa::new().unwrap();
+    let receiver = OtlpReceiver::start_tls(ca.server_config()).unwrap();
+    let endpoint = receiver
+        .endpoint()
+        .replace("https://", "https://otuser:OTELPASSMARKER@")
+        + "/?token=OTELTOKENMARKER";
+    let setup = OtlpSetup::new()
+        .with_endpoint(endpoint)
+        .with_timeout(Duration::from_secs(5))
+        .with_http_config(HttpConfig::new().without_proxy());
+    let guard = setup.clone().install().unwrap();
+    let hook = Arc::new(guard.hook().build());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(agent(hook).run("hi")).unwrap();
+    let err = guard.force_flush().unwrap_err();
+    let shown = format!(
+        "{} {err:?} {:?} {guard:?} {setup:?}",
+        chain(&err),
+        guard.last_export_error()
+    );
+    for marker in ["OTELPASSMARKER", "OTELTOKENMARKER"] {
+        assert!(!shown.contains(marker), "{marker} in {shown}");
+    }
+    assert!(guard.last_export_error().is_some());
+}
+
+#[test]
+fn a_token_in_the_endpoints_query_is_kept_after_the_signal_path() {
+    let receiver = OtlpReceiver::start().unwrap();
+    let guard = OtlpSetup::new()
+        .with_endpoint(format!("{}/?token=abc", receiver.endpoint()))
+        .install()
+        .unwrap();
+    let hook = Arc::new(guard.hook().build());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(agent(hook).run("hi")).unwrap();
+    guard.shutdown().unwrap();
+    let spans = receiver.wait_for_spans(1, Duration::from_secs(10));
+    assert!(
+        spans.iter().any(|s| s.name == "invoke_agent tls"),
+        "{spans:?}"
+    );
+}

@@ -21,6 +21,14 @@ pub enum JudgeError {
         "the answer was cut off (finish_reason = length); raise max_tokens or shorten the prompt"
     )]
     CutOff,
+    /// The answer ended some other way than normally (filtered, an error, tool calls …).
+    #[error(
+        "the answer did not finish normally (finish_reason = {finish_reason}); it is not read as a verdict"
+    )]
+    Unfinished {
+        /// The finish reason the judge gave.
+        finish_reason: String,
+    },
     /// The answer did not start with a decision.
     #[error("unparseable answer: {0}")]
     Unparseable(String),
@@ -48,6 +56,7 @@ impl JudgeError {
             JudgeError::Model(_) => "model_error",
             JudgeError::Other(_) => "other",
             JudgeError::CutOff => "cut_off",
+            JudgeError::Unfinished { .. } => "unfinished",
             JudgeError::Unparseable(_) => "unparseable",
             JudgeError::TooLarge { .. } => "too_large",
             JudgeError::ContextFull(_) => "context_full",

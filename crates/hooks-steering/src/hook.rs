@@ -379,8 +379,24 @@ impl SteeringHook {
         let reply = self.judge.judge(&request).await;
         let verdict = match &reply {
             Err(e) => Err(e.clone()),
-            Ok(r) if r.finish_reason.as_deref() == Some("length") => Err(JudgeError::CutOff),
-            Ok(r) => parse_verdict(&r.text).map_err(|e| JudgeError::Unparseable(e.to_string())),
+            // Only an answer that ended normally is read: a cut-off, filtered or otherwise
+            // unfinished one could be the first half of "PROCEED … but a human must approve".
+            Ok(r) => match r
+                .finish_reason
+                .as_deref()
+                .map(|f| f.trim().to_ascii_lowercase())
+            {
+                None => parse_verdict(&r.text).map_err(|e| JudgeError::Unparseable(e.to_string())),
+                Some(f) if matches!(f.as_str(), "stop" | "eos" | "end_turn" | "stop_sequence") => {
+                    parse_verdict(&r.text).map_err(|e| JudgeError::Unparseable(e.to_string()))
+                }
+                Some(f) if matches!(f.as_str(), "length" | "max_tokens" | "model_length") => {
+                    Err(JudgeError::CutOff)
+                }
+                Some(f) => Err(JudgeError::Unfinished {
+                    finish_reason: preview(&f, 40).into_owned(),
+                }),
+            },
         };
         if let Some(span) = span.as_mut() {
             span.set_attribute("hooks.steering.role", "judge");

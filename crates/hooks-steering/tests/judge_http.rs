@@ -439,3 +439,30 @@ async fn an_opted_in_digest_keeps_every_key_and_both_ends_of_long_values() {
     );
     assert_eq!(bodies.lock().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn a_proceed_that_did_not_finish_normally_is_not_read() {
+    for finish in [
+        "LENGTH",
+        "max_tokens",
+        "model_length",
+        "content_filter",
+        "error",
+        "tool_calls",
+    ] {
+        let (base, ..) = server(Mode::Answer(
+            "PROCEED\nIt only reads; but since it targets prod a human must",
+            finish,
+        ))
+        .await;
+        let (seen, hook) = steered(&base, FailurePolicy::FailClosed, Duration::from_secs(5)).await;
+        assert!(
+            seen.starts_with("Steering judge unavailable: "),
+            "{finish}: the call ran: {seen}"
+        );
+        assert!(matches!(
+            hook.decisions()[0].source,
+            DecisionSource::Failure(_)
+        ));
+    }
+}
