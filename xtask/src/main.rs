@@ -1,5 +1,5 @@
 //! The project's CI steps as code. `cargo xtask ci` runs, in order and failing loudly:
-//! fmt check, clippy (all targets, all features, `-D warnings`), the tests (workspace, all
+//! the live tests' Python environment, the architecture rules (from `cargo metadata`), fmt check, clippy (all targets, all features, `-D warnings`), the tests (workspace, all
 //! features), each crate alone, a check of each umbrella feature alone, rustdoc with `-D warnings`,
 //! cargo-deny (installed from crates.io when missing), and a compile of benches and examples.
 
@@ -19,9 +19,10 @@ fn main() -> ExitCode {
         Some("deny") => deny(),
         Some("judge-env") => judge_env(),
         Some("live-demo") => live_demo(),
+        Some("architecture") => architecture(),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci         run every CI step\n       cargo xtask deny       run cargo-deny only\n       cargo xtask judge-env  install the local model's Python environment\n       cargo xtask live-demo  run the quickstart against a real model"
+                "usage: cargo xtask ci            run every CI step\n       cargo xtask deny          run cargo-deny only\n       cargo xtask architecture  check the dependency rules\n       cargo xtask judge-env  install the local model's Python environment\n       cargo xtask live-demo  run the quickstart against a real model"
             );
             return ExitCode::from(2);
         }
@@ -78,35 +79,167 @@ fn crates() -> Result<Vec<String>, String> {
     Ok(names)
 }
 
-/// The umbrella's features, read from its `[features]` table.
+/// `cargo metadata` for the workspace (no dependencies resolved beyond what it lists).
+fn metadata() -> Result<serde_json::Value, String> {
+    let out = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["metadata", "--format-version", "1", "--no-deps", "--locked"])
+        .current_dir(root())
+        .output()
+        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata output: {e}"))
+}
+
+fn package<'a>(meta: &'a serde_json::Value, name: &str) -> Result<&'a serde_json::Value, String> {
+    meta["packages"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["name"] == name))
+        .ok_or_else(|| format!("package {name} is not in the workspace"))
+}
+
+/// The umbrella's features, from `cargo metadata`.
 fn umbrella_features() -> Result<Vec<String>, String> {
-    let path = root().join("crates/hooks/Cargo.toml");
+    let meta = metadata()?;
+    let features = package(&meta, "hooks")?["features"]
+        .as_object()
+        .ok_or("the umbrella has no features table")?;
+    Ok(features
+        .keys()
+        .filter(|k| k.as_str() != "default")
+        .cloned()
+        .collect())
+}
+
+/// Crates `hooks-core` must not depend on, except optionally behind the named feature.
+const CORE_FORBIDDEN: [(&str, Option<&str>); 9] = [
+    ("tokio", Some("rt-tokio")),
+    ("reqwest", Some("http")),
+    ("rustls", Some("http")),
+    ("rustls-platform-verifier", Some("http")),
+    ("rcgen", Some("test-tls")),
+    ("regex", None),
+    ("regex-automata", None),
+    ("opentelemetry", None),
+    ("opentelemetry_sdk", None),
+];
+
+/// The architecture, read from `cargo metadata`: what each crate may depend on.
+fn architecture() -> Result<(), String> {
+    println!("\n==> architecture: the dependency rules");
+    let meta = metadata()?;
+    let lib = root().join("crates/hooks/src/lib.rs");
     let text =
-        fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut in_features = false;
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            in_features = line == "[features]";
+        fs::read_to_string(&lib).map_err(|e| format!("cannot read {}: {e}", lib.display()))?;
+    let problems = rule_breaks(&meta, &text)?;
+    if problems.is_empty() {
+        println!("<== architecture: every rule holds");
+        Ok(())
+    } else {
+        Err(format!(
+            "architecture rules broken:\n  {}",
+            problems.join("\n  ")
+        ))
+    }
+}
+
+/// Every broken rule, given `cargo metadata` and the umbrella's `lib.rs`.
+fn rule_breaks(meta: &serde_json::Value, umbrella_lib: &str) -> Result<Vec<String>, String> {
+    let mut problems = Vec::new();
+    let packages = meta["packages"].as_array().ok_or("no packages")?;
+    let ours: Vec<&str> = packages
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .filter(|n| n.starts_with("hooks"))
+        .collect();
+    for p in packages {
+        let name = p["name"].as_str().unwrap_or_default();
+        if !name.starts_with("hooks") || name == "hooks-examples" {
             continue;
         }
-        if !in_features || line.starts_with('#') {
-            continue;
-        }
-        if let Some((name, _)) = line.split_once('=') {
-            let name = name.trim();
-            if !name.is_empty() && name != "default" {
-                out.push(name.to_owned());
+        let features = p["features"].as_object();
+        let deps = p["dependencies"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        // Normal dependencies only: tests and benches may use anything.
+        let normal = deps.iter().filter(|d| d["kind"].is_null());
+        for d in normal {
+            let dep = d["name"].as_str().unwrap_or_default();
+            let optional = d["optional"].as_bool().unwrap_or(false);
+            let enabled_by = |feature: &str| {
+                features
+                    .and_then(|f| f.get(feature))
+                    .and_then(|v| v.as_array())
+                    .is_some_and(|v| {
+                        v.iter()
+                            .any(|x| x == &serde_json::json!(format!("dep:{dep}")))
+                    })
+            };
+            match name {
+                "hooks-core" => {
+                    if ours.contains(&dep) {
+                        problems.push(format!(
+                            "hooks-core depends on {dep}: the core depends on no sibling"
+                        ));
+                    }
+                    if dep.starts_with("opentelemetry") {
+                        problems.push(format!(
+                            "hooks-core depends on {dep}: telemetry lives in hooks-otel"
+                        ));
+                    }
+                    if let Some((_, feature)) = CORE_FORBIDDEN.iter().find(|(f, _)| *f == dep) {
+                        let allowed = optional && feature.is_some_and(enabled_by);
+                        if !allowed {
+                            problems.push(format!(
+                                "hooks-core depends on {dep}{}; only {} may bring it in",
+                                if optional { " (optional)" } else { "" },
+                                feature.map_or("no feature".to_owned(), |f| format!(
+                                    "the optional feature `{f}`"
+                                ))
+                            ));
+                        }
+                    }
+                }
+                // The umbrella re-exports its siblings.
+                "hooks" => {}
+                _ => {
+                    if ours.contains(&dep) && dep != "hooks-core" {
+                        problems.push(format!(
+                            "{name} depends on {dep}: a provider or integration depends on hooks-core only"
+                        ));
+                    }
+                }
             }
         }
     }
-    Ok(out)
+    // The umbrella's library holds re-exports (and the README doctests) only.
+    for (i, line) in umbrella_lib.lines().enumerate() {
+        let l = line.trim();
+        let fine = l.is_empty()
+            || l.starts_with("//")
+            || l.starts_with("#[")
+            || l.starts_with("#![")
+            || l.starts_with("pub use ")
+            || l == "struct ReadmeDoctests;";
+        if !fine {
+            problems.push(format!(
+                "crates/hooks/src/lib.rs:{}: the umbrella holds re-exports only, found {l:?}",
+                i + 1
+            ));
+        }
+    }
+    Ok(problems)
 }
 
 fn ci() -> Result<(), String> {
     let t0 = Instant::now();
     judge_env()?;
+    architecture()?;
     cargo("fmt", &["fmt", "--all", "--", "--check"], &[])?;
     cargo(
         "clippy",
@@ -334,6 +467,9 @@ fn deny() -> Result<(), String> {
         .output()
         .is_ok_and(|o| o.status.success());
     if !installed {
+        println!(
+            "\n==> cargo-deny {CARGO_DENY_VERSION} is not installed: building it from crates.io once (a few minutes on 2 cores); later runs reuse it"
+        );
         cargo(
             "install cargo-deny",
             &[
@@ -358,4 +494,57 @@ fn deny() -> Result<(), String> {
         ],
         &[],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn dep(name: &str, optional: bool, kind: Option<&str>) -> serde_json::Value {
+        json!({"name": name, "optional": optional, "kind": kind})
+    }
+
+    #[test]
+    fn each_rule_can_fail() {
+        let meta = json!({"packages": [
+            {"name": "hooks-core", "features": {"rt-tokio": ["dep:tokio"], "http": ["dep:reqwest"]},
+             "dependencies": [dep("tokio", true, None), dep("reqwest", true, None),
+                              dep("regex", false, None), dep("opentelemetry", false, None),
+                              dep("hooks-otel", false, None), dep("criterion", false, Some("dev"))]},
+            {"name": "hooks-steering", "features": {},
+             "dependencies": [dep("hooks-core", false, None), dep("hooks-openai", false, None)]},
+            {"name": "hooks-openai", "features": {},
+             "dependencies": [dep("hooks-core", false, None)]},
+            {"name": "hooks-otel", "features": {}, "dependencies": [dep("hooks-core", false, None),
+                              dep("hooks-retry", false, Some("dev"))]},
+            {"name": "hooks", "features": {}, "dependencies": [dep("hooks-otel", true, None)]},
+        ]});
+        let lib = "//! docs\n#[cfg(feature = \"otel\")]\npub use hooks_otel as otel;\npub fn extra() {}\n";
+        let p = rule_breaks(&meta, lib).unwrap();
+        let joined = p.join("\n");
+        assert!(joined.contains("hooks-core depends on regex"), "{joined}");
+        assert!(
+            joined.contains("hooks-core depends on opentelemetry"),
+            "{joined}"
+        );
+        assert!(
+            joined.contains("hooks-core depends on hooks-otel"),
+            "{joined}"
+        );
+        assert!(
+            joined.contains("hooks-steering depends on hooks-openai"),
+            "{joined}"
+        );
+        assert!(joined.contains("lib.rs:4"), "{joined}");
+        assert!(
+            !joined.contains("tokio") && !joined.contains("reqwest"),
+            "{joined}"
+        );
+        assert!(
+            !joined.contains("criterion") && !joined.contains("hooks-retry"),
+            "{joined}"
+        );
+        assert_eq!(p.len(), 6, "{joined}");
+    }
 }
