@@ -2,8 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -29,19 +28,9 @@ impl RunId {
     /// assert_ne!(a, b);
     /// ```
     pub fn generate() -> Self {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos() as u64;
-        let pid = u64::from(std::process::id());
-        // splitmix-style mixing keeps ids short and spread out.
-        let mut x = nanos ^ pid.rotate_left(32) ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        x ^= x >> 31;
-        Self(format!("run-{x:016x}-{n}").into())
+        // UUIDv7: time-ordered, 74 random bits, unique across processes and machines (it is
+        // also the run's GenAI conversation id).
+        Self(format!("run-{}", uuid::Uuid::now_v7()).into())
     }
 
     /// The identifier as text.

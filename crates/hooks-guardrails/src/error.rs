@@ -56,24 +56,10 @@ pub(crate) fn closest<'a>(name: &str, valid: &'a [String]) -> Option<&'a str> {
     }
     valid
         .iter()
-        .map(|v| (levenshtein(name, v), v))
+        .map(|v| (strsim::levenshtein(name, v), v))
         .filter(|(d, _)| *d <= name.chars().count().max(2) / 2)
         .min_by_key(|(d, _)| *d)
         .map(|(_, v)| v.as_str())
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]

@@ -166,27 +166,14 @@ forward_hooks!(StructuredLoggingHook);
 /// assert_eq!(hooks_logging::rfc3339_utc(t), "2023-11-14T22:13:20.123456Z");
 /// ```
 pub fn rfc3339_utc(t: SystemTime) -> String {
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs();
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil-from-days (H. Hinnant), proleptic Gregorian.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:06}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        d.subsec_micros()
-    )
+    const FORMAT: &[time::format_description::BorrowedFormatItem<'_>] = time::macros::format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]Z"
+    );
+    // Before the epoch (a clock set wrong) reads as the epoch, as before.
+    let t = t.max(UNIX_EPOCH);
+    time::OffsetDateTime::from(t)
+        .format(FORMAT)
+        .unwrap_or_else(|_| "1970-01-01T00:00:00.000000Z".to_owned())
 }
 
 /// Formats events as JSON lines: a [`StructuredLoggingHook`] line as it is, any other event as

@@ -2,8 +2,7 @@
 
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use hooks_core::{RunId, RunLocal, RunLocalFull};
 use tokio::time::Instant;
@@ -98,21 +97,9 @@ impl Backoff {
     }
 }
 
-/// A uniform number in `0..1` from a per-process xorshift generator (not for cryptography).
+/// A uniform number in `0..1` from the thread's generator (not for cryptography).
 fn unit_random() -> f64 {
-    static STATE: AtomicU64 = AtomicU64::new(0);
-    let mut x = STATE.load(Ordering::Relaxed);
-    if x == 0 {
-        x = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0x9E37_79B9_7F4A_7C15, |d| d.as_nanos() as u64)
-            | 1;
-    }
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    STATE.store(x, Ordering::Relaxed);
-    (x >> 11) as f64 / (1u64 << 53) as f64
+    rand::Rng::random::<f64>(&mut rand::rng())
 }
 
 /// The builder methods both retry hooks share (their builders hold `hook` with the same

@@ -374,8 +374,9 @@ impl SteeringHook {
             max_tokens: self.max_tokens,
             tool_name: tool.map(str::to_owned),
         };
-        let mut span =
-            RunTrace::of(extensions).map(|t| t.start_model_call(call_id, self.judge.name()));
+        let mut span = RunTrace::of(extensions)
+            .filter(|_| self.judge.calls_a_model())
+            .map(|t| t.start_model_call(call_id, self.judge.name()));
         let reply = self.judge.judge(&request).await;
         let verdict = match &reply {
             Err(e) => Err(e.clone()),

@@ -94,6 +94,12 @@ pub trait JudgeModel: Send + Sync {
 
     /// Answers the request.
     async fn judge(&self, request: &JudgeRequest) -> Result<JudgeReply, JudgeError>;
+
+    /// True when judging calls a model, so each judgement gets a GenAI `chat` span in a
+    /// traced run (default). A judge that calls no model (rules) says `false`.
+    fn calls_a_model(&self) -> bool {
+        true
+    }
 }
 
 /// The future a judge call returns (what `#[async_trait]` makes of it).
@@ -115,6 +121,9 @@ macro_rules! forward_judge {
                 'r: 'f,
             {
                 (**self).judge(request)
+            }
+            fn calls_a_model(&self) -> bool {
+                (**self).calls_a_model()
             }
         }
     };
@@ -288,6 +297,10 @@ impl RuleJudge {
 impl JudgeModel for RuleJudge {
     fn name(&self) -> &str {
         "rule-judge (deterministic, no model)"
+    }
+
+    fn calls_a_model(&self) -> bool {
+        false
     }
 
     async fn judge(&self, request: &JudgeRequest) -> Result<JudgeReply, JudgeError> {

@@ -392,8 +392,23 @@ proptest! {
     }
 
     #[test]
-    fn the_verdict_parser_never_panics(s in "\\PC{0,200}") {
-        let _ = parse_verdict(&s);
+    fn the_verdict_parser_never_panics_and_answers_in_one_of_two_shapes(s in "\\PC{0,200}") {
+        match parse_verdict(&s) {
+            Ok(v) => {
+                prop_assert!(v.reason.chars().count() <= hooks_steering::MAX_REASON_CHARS);
+                if v.action == SteeringAction::Proceed {
+                    let t = s.trim_start().trim_start_matches("```").trim_start_matches(|c: char| c.is_ascii_alphabetic() && c != 'P' && c != 'p').trim_start();
+                    prop_assert!(
+                        t.to_ascii_uppercase().starts_with("PROCEED") || t.starts_with('{'),
+                        "PROCEED from {s:?}"
+                    );
+                }
+            }
+            Err(e) => prop_assert!(
+                e.to_string().starts_with("unparseable judge answer: "),
+                "{e}"
+            ),
+        }
     }
 
     #[test]
