@@ -975,7 +975,7 @@ impl<'r> Run<'r> {
             return Err(ToolError::new(format!(
                 "arguments for tool '{}' must be a JSON object, got {}",
                 preview(&call.name, 64),
-                json_kind(&merged)
+                crate::json::kind_name(&merged)
             )));
         };
         let invocation = ToolInvocation {
@@ -1025,16 +1025,5 @@ fn execution(
         cancelled: outcome.cancelled().map(str::to_owned),
         attempts,
         duration,
-    }
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }

@@ -59,6 +59,23 @@ pub fn drop_deep(v: Value) {
     }
 }
 
+/// What kind of JSON value `v` is, with its article, for error messages: `"a string"`,
+/// `"an object"`, `"null"` ….
+///
+/// ```
+/// assert_eq!(hooks_core::json::kind_name(&serde_json::json!([1])), "an array");
+/// ```
+pub fn kind_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,3 +92,4 @@ mod tests {
         drop_deep(deep);
     }
 }
+

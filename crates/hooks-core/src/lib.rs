@@ -57,6 +57,8 @@
 //! | `rt-tokio` | `TokioTimer`, the per-hook deadline's timer on tokio |
 //! | `http` | [`http::HttpConfig`]: the rustls HTTP client (system and custom roots, proxies) the HTTP siblings share |
 //! | `http-blocking` | `HttpConfig::blocking_client` too |
+//! | `test-tls` | `test_util::TestCa`: a throwaway CA and a server certificate for 127.0.0.1 |
+//! | `test-server` | `test_util::TestServer`: an HTTP(S) server on loopback for tests |
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

@@ -2,6 +2,11 @@
 //!
 //! Both are safe to share among concurrent runs: records and scripts are kept per run id.
 
+#[cfg(feature = "test-server")]
+mod server;
+#[cfg(feature = "test-server")]
+pub use server::{TestReply, TestRequest, TestServer, scripted};
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 

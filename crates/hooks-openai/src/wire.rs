@@ -188,7 +188,7 @@ pub(crate) fn response(body: &[u8], scrub: &Scrub) -> Result<ModelResponse, Mode
         Some(other) => {
             return Err(ModelError::Other(format!(
                 "choices[0].message.content is {}, not text",
-                kind(other)
+                hooks_core::json::kind_name(other)
             )));
         }
     };
@@ -204,7 +204,7 @@ pub(crate) fn response(body: &[u8], scrub: &Scrub) -> Result<ModelResponse, Mode
             if !c.is_object() {
                 return Err(ModelError::Other(format!(
                     "choices[0].message.tool_calls[{i}] is {}, not a tool call",
-                    kind(c)
+                    hooks_core::json::kind_name(c)
                 )));
             }
             let f = c.get("function");
@@ -245,17 +245,6 @@ pub(crate) fn response(body: &[u8], scrub: &Scrub) -> Result<ModelResponse, Mode
         out = out.with_model(m);
     }
     Ok(out)
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// The provider's own words from an `error` object (or string), scrubbed of secrets.

@@ -9,54 +9,34 @@ use std::time::Duration;
 
 use hooks_core::agent::{Agent, FnTool, Model, ModelRequest};
 use hooks_core::http::HttpConfig;
-use hooks_core::test_util::TestCa;
+use hooks_core::test_util::{TestCa, TestReply, TestRequest, TestServer};
 use hooks_core::{HookRegistry, Message, ModelError, ModelErrorKind, RunId, ToolSpec};
 use hooks_openai::{AUTOMATED_PREFIX, OpenAiModel, StreamDelta};
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::TcpListener;
 
-/// What the server sends for one request.
-#[derive(Clone)]
+/// One step of a scripted server: a reply, or an error that echoes the request's head (as
+/// some servers and proxies do) — `sse` sends it as a stream error event instead.
 enum Reply {
-    /// A whole HTTP response.
-    Raw(Vec<u8>),
-    /// Accept the request and never answer.
-    Hang,
-    /// Answer with this status and an error whose message echoes the request's head (as
-    /// some servers and proxies do); `sse` sends it as a stream error event instead.
+    Send(TestReply),
     Echo { status: u16, sse: bool },
 }
 
+impl From<TestReply> for Reply {
+    fn from(r: TestReply) -> Self {
+        Reply::Send(r)
+    }
+}
+
 fn json_reply(status: u16, extra_headers: &str, body: &Value) -> Reply {
-    let b = body.to_string();
-    Reply::Raw(
-        format!(
-            "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n{extra_headers}content-length: {}\r\nconnection: close\r\n\r\n{b}",
-            b.len()
-        )
-        .into_bytes(),
-    )
+    TestReply::json_with_headers(status, extra_headers, body).into()
 }
 
 fn raw_reply(status: u16, content_type: &str, body: &[u8]) -> Reply {
-    let mut r = format!(
-        "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    r.extend_from_slice(body);
-    Reply::Raw(r)
+    TestReply::with(status, content_type, "", body).into()
 }
 
-/// An event stream that closes after `events` (no content-length: the body ends at close).
 fn sse_reply(events: &[String]) -> Reply {
-    let mut r =
-        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n".to_vec();
-    for e in events {
-        r.extend_from_slice(format!("data: {e}\n\n").as_bytes());
-    }
-    Reply::Raw(r)
+    TestReply::sse(events).into()
 }
 
 fn text(content: &str) -> Value {
@@ -64,127 +44,27 @@ fn text(content: &str) -> Value {
         "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 2}})
 }
 
-/// The request bodies and heads a server got.
-type Seen = (Arc<Mutex<Vec<Value>>>, Arc<Mutex<Vec<String>>>);
-
-struct Server {
-    url: String,
-    requests: Arc<Mutex<Vec<Value>>>,
-    heads: Arc<Mutex<Vec<String>>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-async fn start(replies: Vec<Reply>, tls: Option<Arc<rustls::ServerConfig>>) -> Server {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let heads = Arc::new(Mutex::new(Vec::new()));
-    let seen = requests.clone();
-    let seen_heads = heads.clone();
-    let scheme = if tls.is_some() { "https" } else { "http" };
-    let task = tokio::spawn(async move {
-        let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
-        for reply in replies {
-            let Ok((conn, _)) = listener.accept().await else {
-                return;
-            };
-            let seen = (seen.clone(), seen_heads.clone());
-            match &acceptor {
-                None => serve(conn, reply, seen).await,
-                Some(a) => {
-                    // A client that refuses the certificate ends the handshake: that request
-                    // is used up.
-                    if let Ok(tls) = a.accept(conn).await {
-                        serve(tls, reply, seen).await;
-                    }
-                }
+/// A handler answering with `steps` in order.
+fn script(steps: Vec<Reply>) -> impl Fn(&TestRequest) -> TestReply + Send + Sync + 'static {
+    let steps = Mutex::new(steps.into_iter());
+    move |req| match steps.lock().unwrap().next() {
+        Some(Reply::Send(r)) => r,
+        Some(Reply::Echo { status, sse }) => {
+            let error = json!({"error": {"message": format!("bad request: {}", req.head)}});
+            if sse {
+                TestReply::sse(&[error.to_string()])
+            } else {
+                TestReply::json(status, &error)
             }
         }
-    });
-    Server {
-        url: format!("{scheme}://{addr}/v1"),
-        requests,
-        heads,
-        task,
+        None => TestReply::json(500, &json!({"error": {"message": "script exhausted"}})),
     }
 }
 
-async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
-    mut conn: S,
-    reply: Reply,
-    (seen, seen_heads): Seen,
-) {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 8192];
-    let body_start = loop {
-        let Ok(n) = conn.read(&mut chunk).await else {
-            return;
-        };
-        if n == 0 {
-            return;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        if buf.len() > 1 << 20 {
-            return;
-        }
-    };
-    let raw_head = String::from_utf8_lossy(&buf[..body_start]).into_owned();
-    seen_heads.lock().unwrap().push(raw_head.clone());
-    let head = raw_head.to_ascii_lowercase();
-    let len: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
-    while buf.len() < body_start + len {
-        let Ok(n) = conn.read(&mut chunk).await else {
-            return;
-        };
-        if n == 0 {
-            return;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    let body: Value =
-        serde_json::from_slice(&buf[body_start..body_start + len]).unwrap_or(Value::Null);
-    seen.lock().unwrap().push(body);
-    match reply {
-        Reply::Raw(bytes) => {
-            let _ = conn.write_all(&bytes).await;
-            let _ = conn.shutdown().await;
-        }
-        Reply::Hang => tokio::time::sleep(Duration::from_secs(30)).await,
-        Reply::Echo { status, sse } => {
-            let error = json!({"error": {"message": format!("bad request: {raw_head}")}});
-            let bytes = if sse {
-                match sse_reply(&[error.to_string()]) {
-                    Reply::Raw(b) => b,
-                    _ => Vec::new(),
-                }
-            } else {
-                match json_reply(status, "", &error) {
-                    Reply::Raw(b) => b,
-                    _ => Vec::new(),
-                }
-            };
-            let _ = conn.write_all(&bytes).await;
-            let _ = conn.shutdown().await;
-        }
-    }
-}
-
-async fn http(replies: Vec<Reply>) -> (Server, String) {
-    let s = start(replies, None).await;
-    let url = s.url.clone();
+/// A plain-HTTP server answering with `steps`, and its API base URL (`…/v1`).
+async fn http(steps: Vec<Reply>) -> (TestServer, String) {
+    let s = TestServer::start(script(steps)).await;
+    let url = format!("{}/v1", s.url());
     (s, url)
 }
 
@@ -238,7 +118,7 @@ async fn parallel_tool_calls_round_trip_through_the_agent_loop() {
         .await
         .unwrap();
     assert_eq!(out.answer, "Paris is sunny; it is noon in Oslo.");
-    let reqs = server.requests.lock().unwrap().clone();
+    let reqs: Vec<Value> = server.requests().iter().map(TestRequest::json).collect();
     assert_eq!(reqs.len(), 2);
     assert_eq!(reqs[0]["tools"].as_array().unwrap().len(), 2);
     assert_eq!(reqs[0]["model"], "test-model");
@@ -288,7 +168,7 @@ async fn a_429_with_retry_after_is_retried_by_the_retry_hook() {
     registry.add(retry.clone()).unwrap();
     let out = tools_agent(model(&url), registry).run("hi").await.unwrap();
     assert_eq!(out.answer, "done");
-    assert_eq!(server.requests.lock().unwrap().len(), 2);
+    assert_eq!(server.requests().len(), 2);
     assert_eq!(retry.stats().rate_limited, 1);
 }
 
@@ -345,7 +225,7 @@ async fn a_refused_connection_is_a_server_error_with_its_cause() {
 
 #[tokio::test]
 async fn a_server_that_never_answers_times_out() {
-    let (_s, url) = http(vec![Reply::Hang]).await;
+    let (_s, url) = http(vec![TestReply::Hang.into()]).await;
     let m = OpenAiModel::builder("test-model")
         .with_base_url(&url)
         .with_timeout(Duration::from_millis(300))
@@ -399,15 +279,15 @@ async fn streamed_replies_assemble_into_the_same_response() {
         json!({"choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 4}}).to_string(),
         "[DONE]".to_owned(),
     ];
-    let mut reply = sse_reply(&events);
+    let mut reply = TestReply::sse(&events);
     // The keep-alive comment is its own line, not a data event.
-    if let Reply::Raw(r) = &mut reply {
+    if let TestReply::Raw(r) = &mut reply {
         let s = String::from_utf8(r.clone())
             .unwrap()
             .replace("data: : keep-alive", ": keep-alive");
         *r = s.into_bytes();
     }
-    let (_s, url) = http(vec![reply.clone(), reply]).await;
+    let (_s, url) = http(vec![reply.clone().into(), reply.into()]).await;
     let m = model(&url);
     let run = RunId::new("r");
     let msgs = [Message::user("hi")];
@@ -477,7 +357,7 @@ async fn retry_feedback_is_marked_as_automated_on_the_wire() {
         .complete(ModelRequest::new(&run, &msgs))
         .await
         .unwrap();
-    let req = server.requests.lock().unwrap()[0].clone();
+    let req = server.requests()[0].json();
     assert_eq!(
         req["messages"][2]["content"],
         format!("{AUTOMATED_PREFIX}Your reply was empty; answer the question.")
@@ -488,15 +368,15 @@ async fn retry_feedback_is_marked_as_automated_on_the_wire() {
 #[tokio::test]
 async fn https_works_with_a_trusted_custom_root_and_refuses_an_untrusted_one() {
     let ca = TestCa::new().unwrap();
-    let server = start(
-        vec![
+    let server = TestServer::start_tls(
+        ca.server_config(),
+        script(vec![
             json_reply(200, "", &text("secure")),
             json_reply(200, "", &text("never")),
-        ],
-        Some(ca.server_config()),
+        ]),
     )
     .await;
-    let url = server.url.clone();
+    let url = format!("{}/v1", server.url());
     let trusted = OpenAiModel::builder("test-model")
         .with_base_url(&url)
         .with_http_config(
@@ -515,11 +395,7 @@ async fn https_works_with_a_trusted_custom_root_and_refuses_an_untrusted_one() {
         msg.contains("certificate") || msg.contains("UnknownIssuer"),
         "the error should say the certificate is not trusted: {msg}"
     );
-    assert_eq!(
-        server.requests.lock().unwrap().len(),
-        1,
-        "nothing was sent untrusted"
-    );
+    assert_eq!(server.requests().len(), 1, "nothing was sent untrusted");
 }
 
 #[tokio::test]
@@ -533,7 +409,7 @@ async fn requests_go_through_an_explicit_proxy() {
         .build()
         .unwrap();
     assert_eq!(ask(&m).await.unwrap().message.content, "via proxy");
-    assert_eq!(proxy.requests.lock().unwrap().len(), 1);
+    assert_eq!(proxy.requests().len(), 1);
 }
 
 #[tokio::test]
@@ -582,11 +458,7 @@ async fn credentials_in_the_base_url_are_refused_and_a_query_key_never_reaches_a
         .unwrap();
     assert!(!format!("{m:?}").contains("QUERYMARKER"));
     ask(&m).await.unwrap();
-    let line = server.heads.lock().unwrap()[0]
-        .lines()
-        .next()
-        .unwrap()
-        .to_owned();
+    let line = server.requests()[0].head.lines().next().unwrap().to_owned();
     assert!(
         line.starts_with("POST /v1/chat/completions?api-version=2024&key=QUERYMARKER "),
         "{line}"
@@ -646,7 +518,7 @@ async fn error_bodies_that_echo_the_request_never_carry_the_key() {
         );
     }
     // The server did get the key (so the scrub had something to hide).
-    assert!(server.heads.lock().unwrap()[0].contains("sk-test-KEYMARKER"));
+    assert!(server.requests()[0].head.contains("sk-test-KEYMARKER"));
 }
 
 #[tokio::test]

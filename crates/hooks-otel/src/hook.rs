@@ -256,16 +256,12 @@ impl HookProvider for TelemetryHook {
             return Ok(());
         };
         let model = e.model().to_owned();
-        let span = self
-            .tracer
-            .span_builder(format!("{OP_CHAT} {model}"))
-            .with_kind(SpanKind::Client)
-            .with_attributes([
-                KeyValue::new(GEN_AI_OPERATION_NAME, OP_CHAT),
-                KeyValue::new(GEN_AI_REQUEST_MODEL, model.clone()),
-                KeyValue::new(HOOKS_ATTEMPT, i64::from(e.attempt())),
-            ])
-            .start_with_context(&*self.tracer, &parent);
+        let span = start_chat_span(
+            &self.tracer,
+            &parent,
+            &model,
+            Some(KeyValue::new(HOOKS_ATTEMPT, i64::from(e.attempt()))),
+        );
         let mut span = Some(span);
         self.runs.get(e.run_id(), |run| {
             if let Some(span) = span.take()
@@ -429,6 +425,25 @@ impl HookProvider for TelemetryHook {
     }
 }
 
+/// Opens a `chat {model}` client span under `parent`.
+fn start_chat_span(
+    tracer: &BoxedTracer,
+    parent: &Context,
+    model: &str,
+    extra: Option<KeyValue>,
+) -> BoxedSpan {
+    let mut attrs = vec![
+        KeyValue::new(GEN_AI_OPERATION_NAME, OP_CHAT),
+        KeyValue::new(GEN_AI_REQUEST_MODEL, model.to_owned()),
+    ];
+    attrs.extend(extra);
+    tracer
+        .span_builder(format!("{OP_CHAT} {model}"))
+        .with_kind(SpanKind::Client)
+        .with_attributes(attrs)
+        .start_with_context(tracer, parent)
+}
+
 /// Ends a `chat` span: finish reason, response model and token usage (also on the token-usage
 /// metric), or the error; the operation-duration metric either way.
 fn end_chat_span(
@@ -528,15 +543,7 @@ impl RunTracer for OtelRunTracer {
     ) -> Box<dyn ModelCallTracer> {
         let parent = self.parent(tool_call_id).unwrap_or_default();
         let model = preview(model, 256).into_owned();
-        let span = self
-            .tracer
-            .span_builder(format!("{OP_CHAT} {model}"))
-            .with_kind(SpanKind::Client)
-            .with_attributes([
-                KeyValue::new(GEN_AI_OPERATION_NAME, OP_CHAT),
-                KeyValue::new(GEN_AI_REQUEST_MODEL, model.clone()),
-            ])
-            .start_with_context(&*self.tracer, &parent);
+        let span = start_chat_span(&self.tracer, &parent, &model, None);
         Box::new(OtelModelCall {
             span,
             started: Instant::now(),

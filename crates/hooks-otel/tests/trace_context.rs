@@ -5,19 +5,17 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use hooks_core::agent::{Agent, Tool, ToolError, ToolInput};
 use hooks_core::http::HttpConfig;
 use hooks_core::observe::RunTrace;
-use hooks_core::test_util::ScriptedModel;
+use hooks_core::test_util::{ScriptedModel, TestReply, TestServer};
 use hooks_core::{HookRegistry, ModelResponse, ToolCall, ToolSpec, async_trait};
 use hooks_otel::OtlpSetup;
 use hooks_otel::testing::OtlpReceiver;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 
 /// Calls `url` with the call's traceparent.
 struct Fetch {
@@ -47,38 +45,6 @@ impl Tool for Fetch {
     }
 }
 
-/// Answers every request with "ok" and keeps its `traceparent` header.
-async fn service() -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/lookup", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let s = seen.clone();
-    tokio::spawn(async move {
-        while let Ok((mut conn, _)) = listener.accept().await {
-            let mut buf = vec![0u8; 8192];
-            let mut n = 0;
-            while !buf[..n].windows(4).any(|w| w == b"\r\n\r\n") && n < buf.len() {
-                match conn.read(&mut buf[n..]).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(k) => n += k,
-                }
-            }
-            let head = String::from_utf8_lossy(&buf[..n]).to_string();
-            if let Some(tp) = head.lines().find_map(|l| {
-                l.to_ascii_lowercase()
-                    .strip_prefix("traceparent:")
-                    .map(|v| v.trim().to_owned())
-            }) {
-                s.lock().unwrap().push(tp);
-            }
-            let _ = conn
-                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok")
-                .await;
-        }
-    });
-    (url, seen)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_sends_its_calls_traceparent_and_it_matches_the_exported_span() {
     let receiver = OtlpReceiver::start().unwrap();
@@ -88,7 +54,9 @@ async fn a_tool_sends_its_calls_traceparent_and_it_matches_the_exported_span() {
         .unwrap();
     let mut registry = HookRegistry::new();
     registry.add(guard.hook().build()).unwrap();
-    let (url, seen) = service().await;
+    // The service the tool calls: answers "ok" and keeps each request.
+    let service = TestServer::start(|_| TestReply::with(200, "text/plain", "", b"ok")).await;
+    let url = format!("{}/lookup", service.url());
     let fetch = Fetch {
         spec: ToolSpec::new("fetch", "calls a service", json!({"type": "object"})),
         url,
@@ -115,7 +83,11 @@ async fn a_tool_sends_its_calls_traceparent_and_it_matches_the_exported_span() {
         .unwrap()
         .unwrap();
     let spans = receiver.wait_for_spans(5, Duration::from_secs(10));
-    let headers = seen.lock().unwrap().clone();
+    let headers: Vec<String> = service
+        .requests()
+        .iter()
+        .filter_map(|r| r.header("traceparent").map(str::to_owned))
+        .collect();
     assert_eq!(headers.len(), 2, "{headers:?}");
     let tools: Vec<_> = spans
         .iter()

@@ -4,12 +4,12 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use hooks_core::agent::{Agent, FnTool};
 use hooks_core::http::HttpConfig;
-use hooks_core::test_util::ScriptedModel;
+use hooks_core::test_util::{ScriptedModel, TestReply, TestServer};
 use hooks_core::{HookRegistry, ModelError, ModelResponse, Role, ToolCall, ToolSpec};
 use hooks_openai::OpenAiModel;
 use hooks_steering::{
@@ -17,8 +17,6 @@ use hooks_steering::{
     SteeringAction, SteeringHook,
 };
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpListener;
 
 #[derive(Clone, Copy, Debug)]
 enum Mode {
@@ -29,72 +27,21 @@ enum Mode {
     Huge,
 }
 
-/// Serves chat-completions replies per `mode` and keeps the request bodies it got.
-async fn server(mode: Mode) -> (String, Arc<Mutex<Vec<Value>>>, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}/v1", listener.local_addr().unwrap());
-    let bodies = Arc::new(Mutex::new(Vec::new()));
-    let auth = Arc::new(Mutex::new(Vec::new()));
-    let (b, a) = (bodies.clone(), auth.clone());
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                return;
-            };
-            let (b, a) = (b.clone(), a.clone());
-            tokio::spawn(async move {
-                let (r, mut w) = stream.into_split();
-                let mut r = BufReader::new(r);
-                let mut len = 0;
-                loop {
-                    let mut line = String::new();
-                    if r.read_line(&mut line).await.unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let l = line.trim_end().to_ascii_lowercase();
-                    if l.is_empty() {
-                        break;
-                    }
-                    if let Some(v) = l.strip_prefix("content-length:") {
-                        len = v.trim().parse().unwrap_or(0);
-                    }
-                    if l.starts_with("authorization:") {
-                        a.lock()
-                            .unwrap()
-                            .push(line.trim_end()["authorization:".len()..].trim().to_owned());
-                    }
-                }
-                let mut body = vec![0; len];
-                let _ = r.read_exact(&mut body).await;
-                b.lock()
-                    .unwrap()
-                    .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
-                let (status, payload): (&str, Vec<u8>) = match mode {
-                    Mode::Answer(content, finish) => (
-                        "200 OK",
-                        json!({"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": finish}]})
-                            .to_string()
-                            .into_bytes(),
-                    ),
-                    Mode::Status500 => ("500 Internal Server Error", b"{\"error\": \"model crashed\"}".to_vec()),
-                    Mode::Slow => {
-                        tokio::time::sleep(Duration::from_secs(5)).await;
-                        ("200 OK", b"{}".to_vec())
-                    }
-                    Mode::Malformed => ("200 OK", b"{\"choices\": [ this is not json".to_vec()),
-                    Mode::Huge => ("200 OK", vec![b' '; 10 * 1024 * 1024]),
-                };
-                let head = format!(
-                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                    payload.len()
-                );
-                let _ = w.write_all(head.as_bytes()).await;
-                let _ = w.write_all(&payload).await;
-                let _ = w.shutdown().await;
-            });
-        }
-    });
-    (base, bodies, auth)
+/// Serves chat-completions replies per `mode` (keeping every request); returns the API base
+/// URL and the server (which stops when dropped).
+async fn server(mode: Mode) -> (String, TestServer) {
+    let server = TestServer::start(move |_| match mode {
+        Mode::Answer(content, finish) => TestReply::json(
+            200,
+            &json!({"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": finish}]}),
+        ),
+        Mode::Status500 => TestReply::json(500, &json!({"error": "model crashed"})),
+        Mode::Slow => TestReply::Hang,
+        Mode::Malformed => TestReply::with(200, "application/json", "", b"{\"choices\": [ this is not json"),
+        Mode::Huge => TestReply::with(200, "application/json", "", &vec![b' '; 10 * 1024 * 1024]),
+    })
+    .await;
+    (format!("{}/v1", server.url()), server)
 }
 
 fn judge(base: &str, timeout: Duration) -> ModelJudge<OpenAiModel> {
@@ -122,7 +69,7 @@ fn request() -> JudgeRequest {
 
 #[tokio::test]
 async fn the_request_has_the_originals_shape_with_structured_output() {
-    let (base, bodies, auth) = server(Mode::Answer(
+    let (base, server) = server(Mode::Answer(
         "{\"decision\": \"GUIDE\", \"reason\": \"Use The Cache\"}",
         "stop",
     ))
@@ -132,7 +79,7 @@ async fn the_request_has_the_originals_shape_with_structured_output() {
         .await
         .unwrap();
     assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
-    let body = bodies.lock().unwrap()[0].clone();
+    let body = server.requests()[0].json();
     assert_eq!(body["model"], "test-judge");
     assert_eq!(body["max_tokens"], 100);
     assert_eq!(
@@ -161,11 +108,14 @@ async fn the_request_has_the_originals_shape_with_structured_output() {
         body["response_format"]["json_schema"]["schema"]["properties"]["reason"]["maxLength"],
         200
     );
-    assert_eq!(auth.lock().unwrap()[0], "Bearer sk-test-key-not-real");
+    assert_eq!(
+        server.requests()[0].header("authorization").unwrap(),
+        "Bearer sk-test-key-not-real"
+    );
 }
 
 async fn fails_with(mode: Mode, timeout: Duration) -> JudgeError {
-    let (base, ..) = server(mode).await;
+    let (base, _server) = server(mode).await;
     judge(&base, timeout).judge(&request()).await.unwrap_err()
 }
 
@@ -248,7 +198,7 @@ async fn steered(
 
 #[tokio::test]
 async fn failures_fail_closed_by_default_naming_the_failure_and_open_when_asked() {
-    let (base, ..) = server(Mode::Slow).await;
+    let (base, _server) = server(Mode::Slow).await;
     let (seen, hook) = steered(&base, FailurePolicy::FailClosed, Duration::from_millis(300)).await;
     assert_eq!(seen, "Steering judge unavailable: timed out after 0.300s");
     assert!(matches!(
@@ -256,28 +206,28 @@ async fn failures_fail_closed_by_default_naming_the_failure_and_open_when_asked(
         DecisionSource::Failure(_)
     ));
 
-    let (base, ..) = server(Mode::Status500).await;
+    let (base, _server) = server(Mode::Status500).await;
     let (seen, _) = steered(&base, FailurePolicy::FailClosed, Duration::from_secs(5)).await;
     assert!(
         seen.starts_with("Steering judge unavailable: model server error (status 500)"),
         "{seen}"
     );
 
-    let (base, ..) = server(Mode::Answer("GUIDE: Use the cache", "length")).await;
+    let (base, _server) = server(Mode::Answer("GUIDE: Use the cache", "length")).await;
     let (seen, _) = steered(&base, FailurePolicy::FailClosed, Duration::from_secs(5)).await;
     assert!(
         seen.starts_with("Steering judge unavailable: the answer was cut off"),
         "{seen}"
     );
 
-    let (base, ..) = server(Mode::Answer("GUIDELINES OK", "stop")).await;
+    let (base, _server) = server(Mode::Answer("GUIDELINES OK", "stop")).await;
     let (seen, _) = steered(&base, FailurePolicy::FailClosed, Duration::from_secs(5)).await;
     assert!(
         seen.starts_with("Steering judge unavailable: unparseable answer"),
         "{seen}"
     );
 
-    let (base, ..) = server(Mode::Malformed).await;
+    let (base, _server) = server(Mode::Malformed).await;
     let (seen, hook) = steered(&base, FailurePolicy::FailOpen, Duration::from_secs(5)).await;
     assert_eq!(seen, "ran", "fail open lets the call through");
     assert_eq!(hook.decisions()[0].action, SteeringAction::Proceed);
@@ -285,24 +235,24 @@ async fn failures_fail_closed_by_default_naming_the_failure_and_open_when_asked(
 
 #[tokio::test]
 async fn guide_and_interrupt_over_http_keep_the_reasons_case() {
-    let (base, ..) = server(Mode::Answer(
+    let (base, _server) = server(Mode::Answer(
         "{\"decision\": \"GUIDE\", \"reason\": \"Use The Read Replica\"}",
         "stop",
     ))
     .await;
     let (seen, _) = steered(&base, FailurePolicy::FailClosed, Duration::from_secs(5)).await;
     assert_eq!(seen, "Steering blocked: Use The Read Replica");
-    let (base, ..) = server(Mode::Answer("INTERRUPT: Needs Finance Sign-Off", "stop")).await;
+    let (base, _server) = server(Mode::Answer("INTERRUPT: Needs Finance Sign-Off", "stop")).await;
     let (seen, _) = steered(&base, FailurePolicy::FailClosed, Duration::from_secs(5)).await;
     assert_eq!(seen, "REQUIRES APPROVAL: Needs Finance Sign-Off");
-    let (base, ..) = server(Mode::Answer("PROCEED", "stop")).await;
+    let (base, _server) = server(Mode::Answer("PROCEED", "stop")).await;
     let (seen, _) = steered(&base, FailurePolicy::FailClosed, Duration::from_secs(5)).await;
     assert_eq!(seen, "ran");
 }
 
 #[tokio::test]
 async fn planted_instructions_cannot_break_out_of_the_data_block() {
-    let (base, bodies, _) = server(Mode::Answer("GUIDE: no", "stop")).await;
+    let (base, server) = server(Mode::Answer("GUIDE: no", "stop")).await;
     let hook = SteeringHook::builder(judge(&base, Duration::from_secs(5))).build();
     let run: hooks_core::RunId = "r".into();
     let ext = hooks_core::Extensions::new();
@@ -313,7 +263,7 @@ async fn planted_instructions_cannot_break_out_of_the_data_block() {
     hooks_core::HookProvider::on_before_tool_call(&hook, &mut e)
         .await
         .unwrap();
-    let body = bodies.lock().unwrap()[0].clone();
+    let body = server.requests()[0].json();
     let prompt = body["messages"][1]["content"].as_str().unwrap();
     // One block, opened and closed once, by us.
     assert_eq!(prompt.matches("<<<DATA").count(), 1, "{prompt}");
@@ -343,7 +293,7 @@ async fn planted_instructions_cannot_break_out_of_the_data_block() {
 
 #[tokio::test]
 async fn padding_cannot_push_the_call_out_of_the_judges_view_and_oversized_calls_fail_closed() {
-    let (base, bodies, _) = server(Mode::Answer("PROCEED", "stop")).await;
+    let (base, server) = server(Mode::Answer("PROCEED", "stop")).await;
     let hook = SteeringHook::builder(judge(&base, Duration::from_secs(5)))
         .with_max_argument_chars(4_096)
         .build();
@@ -357,7 +307,7 @@ async fn padding_cannot_push_the_call_out_of_the_judges_view_and_oversized_calls
     hooks_core::HookProvider::on_before_tool_call(&hook, &mut e)
         .await
         .unwrap();
-    let body = bodies.lock().unwrap()[0].clone();
+    let body = server.requests()[0].json();
     let prompt = body["messages"][1]["content"].as_str().unwrap();
     assert!(prompt.contains("rm -rf /"), "{prompt}");
     // Over the budget for real: not judged on a prefix, cancelled by the failure policy.
@@ -373,12 +323,12 @@ async fn padding_cannot_push_the_call_out_of_the_judges_view_and_oversized_calls
         reason.starts_with("Steering judge unavailable: the arguments are too large to judge"),
         "{reason}"
     );
-    assert_eq!(bodies.lock().unwrap().len(), 1, "the judge was not asked");
+    assert_eq!(server.requests().len(), 1, "the judge was not asked");
 }
 
 #[tokio::test]
 async fn an_opted_in_digest_keeps_every_key_and_both_ends_of_long_values() {
-    let (base, bodies, _) = server(Mode::Answer("PROCEED", "stop")).await;
+    let (base, server) = server(Mode::Answer("PROCEED", "stop")).await;
     let hook = SteeringHook::builder(judge(&base, Duration::from_secs(5)))
         .with_max_argument_chars(4_096)
         .with_over_budget_digest(true)
@@ -403,7 +353,7 @@ async fn an_opted_in_digest_keeps_every_key_and_both_ends_of_long_values() {
         None,
         "judged on the digest, and the judge said PROCEED"
     );
-    let body = bodies.lock().unwrap()[0].clone();
+    let body = server.requests()[0].json();
     let prompt = body["messages"][1]["content"].as_str().unwrap();
     assert!(prompt.contains("proposed arguments (a digest"), "{prompt}");
     for kept in [
@@ -437,7 +387,7 @@ async fn an_opted_in_digest_keeps_every_key_and_both_ends_of_long_values() {
         "{:?}",
         e.cancelled()
     );
-    assert_eq!(bodies.lock().unwrap().len(), 1);
+    assert_eq!(server.requests().len(), 1);
 }
 
 #[tokio::test]
@@ -450,7 +400,7 @@ async fn a_proceed_that_did_not_finish_normally_is_not_read() {
         "error",
         "tool_calls",
     ] {
-        let (base, ..) = server(Mode::Answer(
+        let (base, _server) = server(Mode::Answer(
             "PROCEED\nIt only reads; but since it targets prod a human must",
             finish,
         ))

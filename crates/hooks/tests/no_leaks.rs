@@ -25,7 +25,7 @@ use hooks::openai::OpenAiModel;
 use hooks::otel::OtlpSetup;
 use hooks::steering::{ModelJudge, SteeringHook};
 use hooks::{HookRegistry, ModelResponse, ToolCall, ToolSpec};
-use hooks_core::test_util::ScriptedModel;
+use hooks_core::test_util::{ScriptedModel, TestReply, TestServer};
 use hooks_otel::testing::OtlpReceiver;
 use serde_json::{Value, json};
 
@@ -87,59 +87,6 @@ fn values() -> Vec<(String, String)> {
     out
 }
 
-/// A chat-completions server on loopback that answers PROCEED and keeps every request body.
-async fn judge_server() -> (String, Arc<Mutex<Vec<String>>>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let s = seen.clone();
-    tokio::spawn(async move {
-        while let Ok((mut conn, _)) = listener.accept().await {
-            let s = s.clone();
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 16384];
-                let body_start = loop {
-                    match conn.read(&mut chunk).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
-                    if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        break i + 4;
-                    }
-                };
-                let head = String::from_utf8_lossy(&buf[..body_start]).to_ascii_lowercase();
-                let len: usize = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:"))
-                    .and_then(|v| v.trim().parse().ok())
-                    .unwrap_or(0);
-                while buf.len() < body_start + len {
-                    match conn.read(&mut chunk).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
-                }
-                s.lock()
-                    .unwrap()
-                    .push(String::from_utf8_lossy(&buf[body_start..]).into_owned());
-                let body = r#"{"choices":[{"message":{"role":"assistant","content":"PROCEED"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":1}}"#;
-                let _ = conn
-                    .write_all(
-                        format!(
-                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                            body.len()
-                        )
-                        .as_bytes(),
-                    )
-                    .await;
-            });
-        }
-    });
-    (url, seen)
-}
-
 #[test]
 fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let logs = Buffer::default();
@@ -198,7 +145,9 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
         .enable_all()
         .build()
         .unwrap();
-    let (judge_url, judge_requests) = rt.block_on(judge_server());
+    // A chat-completions server on loopback that answers PROCEED and keeps every request.
+    let judge_server = rt.block_on(TestServer::start(|_| TestReply::chat("PROCEED")));
+    let judge_url = format!("{}/v1", judge_server.url());
     let judge = OpenAiModel::builder("leak-judge")
         .with_base_url(judge_url)
         .without_api_key()
@@ -272,7 +221,12 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let model = seen_by_model.join("\n");
     let tools = seen_by_tools.lock().unwrap().join("\n");
     let finals = finals.join("\n");
-    let judged = judge_requests.lock().unwrap().join("\n");
+    let judged = judge_server
+        .requests()
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.body).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n");
     // The judge saw every call and every final answer.
     assert_eq!(steering.decisions().len(), 2 * values.len().div_ceil(12));
     let decisions = format!("{:?}", steering.decisions());
