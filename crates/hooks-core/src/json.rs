@@ -92,4 +92,3 @@ mod tests {
         drop_deep(deep);
     }
 }
-

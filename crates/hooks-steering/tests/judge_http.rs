@@ -416,3 +416,45 @@ async fn a_proceed_that_did_not_finish_normally_is_not_read() {
         ));
     }
 }
+
+#[tokio::test]
+async fn the_judge_speaks_https_with_a_custom_root_and_fails_closed_on_an_untrusted_one() {
+    let ca = hooks_core::test_util::TestCa::new().unwrap();
+    let server = TestServer::start_tls(ca.server_config(), |_| {
+        TestReply::json(
+            200,
+            &json!({"choices": [{"message": {"role": "assistant", "content": "GUIDE: Use The Cache"}, "finish_reason": "stop"}]}),
+        )
+    })
+    .await;
+    let base = format!("{}/v1", server.url());
+    assert!(base.starts_with("https://127.0.0.1:"));
+    let trusted = OpenAiModel::builder("test-judge")
+        .with_base_url(&base)
+        .with_http_config(
+            HttpConfig::new()
+                .with_root_certificate_pem(ca.ca_pem().as_bytes())
+                .unwrap()
+                .without_proxy(),
+        )
+        .build()
+        .unwrap();
+    let reply = ModelJudge::new(trusted).judge(&request()).await.unwrap();
+    assert_eq!(reply.text, "GUIDE: Use The Cache");
+    // Without the CA the judge cannot be reached: the call is cancelled, saying why.
+    let (seen, hook) = steered(&base, FailurePolicy::FailClosed, Duration::from_secs(5)).await;
+    assert!(seen.starts_with("Steering judge unavailable: "), "{seen}");
+    assert!(
+        seen.contains("certificate") || seen.contains("UnknownIssuer"),
+        "{seen}"
+    );
+    assert!(matches!(
+        hook.decisions()[0].source,
+        DecisionSource::Failure(_)
+    ));
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "nothing reached the untrusted server"
+    );
+}
