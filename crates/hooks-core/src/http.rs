@@ -142,6 +142,28 @@ impl HttpConfig {
         self
     }
 
+    /// What a client built from these settings must keep out of error messages: the proxy
+    /// URL's user and password, as written and decoded. (A server or proxy may echo them.)
+    pub fn secrets_to_scrub(&self) -> Vec<String> {
+        let Some(proxy) = self.proxy.as_deref() else {
+            return Vec::new();
+        };
+        let Ok(url) = reqwest::Url::parse(proxy) else {
+            return vec![proxy.to_owned()];
+        };
+        let mut out = Vec::new();
+        for raw in [url.username(), url.password().unwrap_or_default()] {
+            if raw.is_empty() {
+                continue;
+            }
+            out.push(raw.to_owned());
+            if let Ok(decoded) = std::str::from_utf8(&percent_decode(raw)) {
+                out.push(decoded.to_owned());
+            }
+        }
+        out
+    }
+
     /// How many custom root certificates are trusted.
     pub fn custom_roots(&self) -> usize {
         self.roots.len()
@@ -232,6 +254,27 @@ impl HttpConfig {
     }
 }
 
+/// `%XX` sequences decoded (others kept as they are).
+fn percent_decode(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| char::from(c).to_digit(16);
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2]))
+        {
+            out.push(u8::try_from(h * 16 + l).unwrap_or(b'?'));
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
 fn parse_pem(pem: &[u8], what: &str) -> Result<Vec<CertificateDer<'static>>, HttpError> {
     let certs = CertificateDer::pem_slice_iter(pem)
         .collect::<Result<Vec<_>, _>>()
@@ -310,16 +353,25 @@ fn pem_problem(e: &rustls::pki_types::pem::Error) -> &'static str {
 pub fn redact_urls_in(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(i) = rest.find("://") {
-        // Back up over the scheme's letters.
+    // A URL starts at `://`, or at `:\/\/` inside JSON text.
+    let next = |r: &str| {
+        [r.find("://"), r.find(":\\/\\/")]
+            .into_iter()
+            .flatten()
+            .min()
+    };
+    while let Some(i) = next(rest) {
+        // Back up over the scheme's letters (by character: a multi-byte one may precede).
         let start = rest[..i]
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-            .map_or(0, |j| j + 1);
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |(j, c)| j + c.len_utf8());
         let end = rest[i..]
             .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ')' | '>' | '<'))
             .map_or(rest.len(), |j| i + j);
         out.push_str(&rest[..start]);
-        out.push_str(&redact_url(&rest[start..end]));
+        out.push_str(&redact_url(&rest[start..end].replace("\\/", "/")));
         rest = &rest[end..];
     }
     out.push_str(rest);
@@ -392,6 +444,11 @@ mod tests {
             "{r}"
         );
         assert!(r.contains("http://other/ok,"), "{r}");
+        // A multi-byte character before the scheme, JSON-escaped slashes.
+        assert_eq!(redact_urls_in("échec://x"), "échec://x");
+        assert_eq!(redact_urls_in("é://u:P@h"), "é://***@h");
+        let r = redact_urls_in(r#""https:\/\/user:URLPASS@h\/v1?token=URLTOKEN""#);
+        assert!(!r.contains("URLPASS") && !r.contains("URLTOKEN"), "{r}");
     }
 
     #[test]

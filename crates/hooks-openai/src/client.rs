@@ -314,9 +314,21 @@ impl OpenAiModelBuilder {
             .base_url
             .unwrap_or_else(|| "https://api.openai.com/v1".to_owned());
         let endpoint = endpoint(&base)?;
-        let query: Vec<String> = reqwest::Url::parse(&endpoint)
-            .map(|u| u.query_pairs().map(|(_, v)| v.into_owned()).collect())
-            .unwrap_or_default();
+        // Keep out of error text: the key, the base URL's query (whole, and each value as
+        // written and decoded: some services take a key there), the proxy's credentials.
+        let mut secrets: Vec<String> = self.api_key.iter().cloned().collect();
+        if let Ok(u) = reqwest::Url::parse(&endpoint)
+            && let Some(q) = u.query()
+        {
+            secrets.push(q.to_owned());
+            secrets.extend(
+                q.split('&')
+                    .filter_map(|p| p.split_once('='))
+                    .map(|(_, v)| v.to_owned()),
+            );
+            secrets.extend(u.query_pairs().map(|(_, v)| v.into_owned()));
+        }
+        secrets.extend(self.http.secrets_to_scrub());
         if self.model.trim().is_empty() {
             return Err(crate::Error::NoModel);
         }
@@ -335,7 +347,7 @@ impl OpenAiModelBuilder {
         Ok(OpenAiModel {
             client,
             endpoint,
-            scrub: Scrub::new(self.api_key.as_deref(), query.iter().map(String::as_str)),
+            scrub: Scrub::new(secrets.iter().map(String::as_str)),
             model: self.model,
             api_key: self.api_key,
             timeout,

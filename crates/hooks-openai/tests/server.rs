@@ -585,3 +585,51 @@ async fn an_endless_timeout_does_not_overflow() {
         .unwrap();
     assert_eq!(ask(&m).await.unwrap().message.content, "fine");
 }
+
+#[tokio::test]
+async fn echoed_query_keys_and_proxy_credentials_never_reach_an_error() {
+    let (_s, url) = http(vec![
+        Reply::Echo {
+            status: 500,
+            sse: false,
+        },
+        Reply::Echo {
+            status: 400,
+            sse: false,
+        },
+    ])
+    .await;
+    let m = OpenAiModel::builder("test-model")
+        .with_base_url(format!("{url}?key=ab+PLUSSECRET&sig=QK%2FPCTSECRET"))
+        .with_http_config(HttpConfig::new().without_proxy())
+        .build()
+        .unwrap();
+    let e = ask(&m).await.unwrap_err();
+    let shown = format!("{e} {e:?}");
+    assert!(
+        !shown.contains("PLUSSECRET") && !shown.contains("PCTSECRET"),
+        "{shown}"
+    );
+    // Through a proxy (the in-test server) that echoes what it got, Proxy-Authorization
+    // included.
+    let (_p, proxy_url) = http(vec![Reply::Echo {
+        status: 502,
+        sse: false,
+    }])
+    .await;
+    let proxy = proxy_url
+        .trim_end_matches("/v1")
+        .replace("http://", "http://puser:PROXYMARKER@");
+    let m = OpenAiModel::builder("test-model")
+        .with_base_url("http://model.invalid/v1")
+        .with_http_config(HttpConfig::new().with_proxy(proxy).unwrap())
+        .build()
+        .unwrap();
+    let e = ask(&m).await.unwrap_err();
+    let shown = format!("{e} {e:?}");
+    assert!(shown.contains("bad request"), "{shown}");
+    assert!(
+        !shown.contains("PROXYMARKER") && !shown.contains("cHVzZXI6UFJPWFlNQVJLRVI"),
+        "{shown}"
+    );
+}

@@ -344,10 +344,14 @@ impl HookProvider for TelemetryHook {
         let tool = preview(e.tool_name(), 256).into_owned();
         if let Some(reason) = e.cancelled() {
             span.set_attribute(KeyValue::new(HOOKS_CANCELLED, true));
-            span.add_event(
-                "cancelled",
-                vec![KeyValue::new("hooks.cancel_reason", self.content(reason))],
-            );
+            // The reason is free text (a judge's guidance, a server's error): content, so it is
+            // exported only with content capture, like arguments and results.
+            let attrs = if self.options.capture_content {
+                vec![KeyValue::new("hooks.cancel_reason", self.content(reason))]
+            } else {
+                Vec::new()
+            };
+            span.add_event("cancelled", attrs);
         } else if let Some(err) = e.error() {
             let description = if self.options.capture_content {
                 self.content(err)
@@ -425,6 +429,16 @@ impl HookProvider for TelemetryHook {
     }
 }
 
+/// True for what a model id looks like: at most 256 characters of letters, digits and
+/// `. _ : / @ + -` (a path to a weights file included).
+fn looks_like_a_model_id(m: &str) -> bool {
+    !m.is_empty()
+        && m.len() <= 256
+        && m.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '/' | '@' | '+' | '-')
+        })
+}
+
 /// Opens a `chat {model}` client span under `parent`.
 fn start_chat_span(
     tracer: &BoxedTracer,
@@ -459,14 +473,19 @@ fn end_chat_span(
     ];
     match outcome {
         Some(Ok(r)) => {
+            // A closed set: a server's own reason (free text) is "other".
+            let finish = match &r.finish_reason {
+                hooks_core::FinishReason::Other(_) => "other",
+                f => f.as_str(),
+            };
             span.set_attribute(KeyValue::new(
                 GEN_AI_RESPONSE_FINISH_REASONS,
-                Value::Array(Array::String(vec![StringValue::from(
-                    r.finish_reason.as_str().to_owned(),
-                )])),
+                Value::Array(Array::String(vec![StringValue::from(finish.to_owned())])),
             ));
-            if let Some(m) = &r.model {
-                span.set_attribute(KeyValue::new(GEN_AI_RESPONSE_MODEL, m.clone()));
+            // Server text: kept only when it looks like a model id, so nothing a server echoes
+            // (a prompt, a value) rides along.
+            if let Some(m) = r.model.as_deref().filter(|m| looks_like_a_model_id(m)) {
+                span.set_attribute(KeyValue::new(GEN_AI_RESPONSE_MODEL, m.to_owned()));
             }
             if let Some(u) = r.usage {
                 span.set_attribute(KeyValue::new(

@@ -217,6 +217,8 @@ async fn a_run_is_one_tree_with_genai_names_and_attributes_over_real_otlp() {
         Some(&AttrValue::Bool(true))
     );
     assert_eq!(cancelled.events[0].0, "cancelled");
+    // Its reason is free text: exported only with content capture.
+    assert!(cancelled.events[0].1.is_empty(), "{:?}", cancelled.events);
 
     // Content is not captured by default.
     for s in &spans {

@@ -33,32 +33,58 @@ pub const DEFAULT_MAX_ARGUMENT_CHARS: usize = 32 * 1024;
 /// start a line of its own; and `<`, `>` are escaped, so nothing inside can close the block.
 pub fn escape_data(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
+    let mut chars = text.chars();
     let mut in_space = false;
     while let Some(c) = chars.next() {
-        let space =
-            c.is_whitespace() || (c == '\\' && matches!(chars.peek(), Some('n' | 'r' | 't')));
-        if space {
-            if c == '\\' {
-                chars.next();
+        // A backslash starts a JSON escape pair: `\\n`, `\\r`, `\\t` are whitespace; any
+        // other pair (`\\\\` above all) is kept whole, so `\\\\rm` stays `\\\\rm`.
+        if c == '\\' {
+            match chars.next() {
+                Some('n' | 'r' | 't') => {
+                    if !in_space {
+                        out.push(' ');
+                    }
+                    in_space = true;
+                }
+                Some(next) => {
+                    out.push('\\');
+                    in_space = push_escaped(&mut out, next);
+                }
+                None => {
+                    in_space = false;
+                    out.push('\\');
+                }
             }
+            continue;
+        }
+        if c.is_whitespace() {
             if !in_space {
                 out.push(' ');
             }
             in_space = true;
             continue;
         }
-        in_space = false;
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            '\u{0085}' => out.push_str("\\u0085"),
-            c => out.push(c),
-        }
+        in_space = push_escaped(&mut out, c);
     }
     out
+}
+
+/// Pushes one character of untrusted text, escaped; true when it was whitespace (pushed as
+/// one space).
+fn push_escaped(out: &mut String, c: char) -> bool {
+    match c {
+        c if c.is_whitespace() => {
+            out.push(' ');
+            return true;
+        }
+        '<' => out.push_str("&lt;"),
+        '>' => out.push_str("&gt;"),
+        '\u{2028}' => out.push_str("\\u2028"),
+        '\u{2029}' => out.push_str("\\u2029"),
+        '\u{0085}' => out.push_str("\\u0085"),
+        c => out.push(c),
+    }
+    false
 }
 /// How many of a run's recent tool calls the judge sees.
 pub const RECENT_CALLS: usize = 5;
@@ -286,15 +312,26 @@ impl SteeringHook {
     /// explicit `[… N characters omitted …]` / `[… N items omitted …]` marker, shortened
     /// until it fits; `None` when even the shortest digest does not (too many keys).
     fn digested_arguments(&self, arguments: &Value) -> Option<String> {
-        let mut keep = 512;
-        while keep >= 8 {
-            let text = escape_data(&digest(arguments, keep).to_string());
-            if text.chars().count() <= self.max_argument_chars {
-                return Some(text);
-            }
-            keep /= 2;
+        // The keys alone over the budget: no digest can fit, say so at once.
+        if key_chars(arguments) > self.max_argument_chars {
+            return None;
         }
-        None
+        // Strings first (arrays whole), then strings and arrays shorter and shorter.
+        let levels = [
+            (4096, usize::MAX),
+            (512, usize::MAX),
+            (512, 64),
+            (256, 32),
+            (128, 16),
+            (64, 8),
+            (32, 4),
+            (16, 2),
+            (8, 1),
+        ];
+        levels.into_iter().find_map(|(keep, items)| {
+            let text = escape_data(&digest(arguments, keep, items).to_string());
+            (text.chars().count() <= self.max_argument_chars).then_some(text)
+        })
     }
 
     /// The arguments as the judge sees them: whole (escaped for the data block), or the
@@ -318,7 +355,7 @@ impl SteeringHook {
             Ok(whole) => (whole, "proposed arguments"),
             Err(_) if self.digest_over_budget => (
                 self.digested_arguments(arguments)?,
-                "proposed arguments (a digest: every key, the head and tail of each long value)",
+                "proposed arguments (a digest: long strings and arrays shortened to their head and tail, with markers saying how much was omitted; keys inside omitted array items are not shown. If what could be in the omitted parts matters to the policy, answer INTERRUPT)",
             ),
             Err(_) => return None,
         };
@@ -836,11 +873,11 @@ fn finish_reason(s: &str) -> FinishReason {
     }
 }
 
-/// A digest of `v`: every key; strings longer than `2 * keep` characters (after whitespace
-/// runs collapse) keep their first and last `keep` with a marker between; arrays longer than
-/// eight items keep their first and last four.
-fn digest(v: &Value, keep: usize) -> Value {
-    const ITEMS: usize = 4;
+/// A digest of `v`: strings longer than `2 * keep` characters (after whitespace runs
+/// collapse) keep their first and last `keep`, arrays longer than `2 * items` their first and
+/// last `items`, each with a marker saying how much was omitted; every key of every object
+/// that is shown is kept.
+fn digest(v: &Value, keep: usize, items: usize) -> Value {
     match v {
         Value::String(s) => {
             let collapsed: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -855,21 +892,40 @@ fn digest(v: &Value, keep: usize) -> Value {
                 n - 2 * keep
             ))
         }
-        Value::Array(items) if items.len() > 2 * ITEMS => {
-            let mut out: Vec<Value> = items[..ITEMS].iter().map(|x| digest(x, keep)).collect();
+        Value::Array(list) if list.len() > items.saturating_mul(2) => {
+            let mut out: Vec<Value> = list[..items]
+                .iter()
+                .map(|x| digest(x, keep, items))
+                .collect();
             out.push(Value::String(format!(
                 "[… {} items omitted …]",
-                items.len() - 2 * ITEMS
+                list.len() - 2 * items
             )));
-            out.extend(items[items.len() - ITEMS..].iter().map(|x| digest(x, keep)));
+            out.extend(
+                list[list.len() - items..]
+                    .iter()
+                    .map(|x| digest(x, keep, items)),
+            );
             Value::Array(out)
         }
-        Value::Array(items) => Value::Array(items.iter().map(|x| digest(x, keep)).collect()),
+        Value::Array(list) => Value::Array(list.iter().map(|x| digest(x, keep, items)).collect()),
         Value::Object(map) => Value::Object(
             map.iter()
-                .map(|(k, x)| (k.clone(), digest(x, keep)))
+                .map(|(k, x)| (k.clone(), digest(x, keep, items)))
                 .collect(),
         ),
         other => other.clone(),
+    }
+}
+
+/// How many characters the keys of `v` (at any depth) take.
+fn key_chars(v: &Value) -> usize {
+    match v {
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, x)| k.chars().count().saturating_add(key_chars(x)))
+            .fold(0, usize::saturating_add),
+        Value::Array(list) => list.iter().map(key_chars).fold(0, usize::saturating_add),
+        _ => 0,
     }
 }

@@ -364,11 +364,43 @@ async fn an_opted_in_digest_keeps_every_key_and_both_ends_of_long_values() {
         "\"items\"",
         "deep_key",
         "characters omitted …]",
-        "[… 92 items omitted …]",
+        // Room enough: the array is whole.
+        "99]",
+        "answer INTERRUPT",
     ] {
         assert!(prompt.contains(kept), "{kept} missing from {prompt}");
     }
     assert!(prompt.chars().count() < 4_096 + 1_500, "{}", prompt.len());
+    assert!(!prompt.contains("items omitted"), "{prompt}");
+
+    // Padding one string over the budget does not hide an array item.
+    let cmds: Vec<&str> = vec![
+        "ls",
+        "ls",
+        "ls",
+        "ls",
+        "rm -rf / DANGER_ARRAY",
+        "ls",
+        "ls",
+        "ls",
+        "ls",
+    ];
+    let call = hooks_core::ToolCall::new(
+        "c3",
+        "shell",
+        json!({"note": "benign ".repeat(6_000), "cmds": cmds, "ops": [{}, {}, {}, {}, {"DANGER_KEY": true}, {}, {}, {}, {}]}),
+    );
+    let mut e =
+        hooks_core::BeforeToolCallEvent::new(hooks_core::EventContext::new(&run, &ext), &call);
+    hooks_core::HookProvider::on_before_tool_call(&hook, &mut e)
+        .await
+        .unwrap();
+    let body = server.requests().last().unwrap().json();
+    let prompt = body["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        prompt.contains("DANGER_ARRAY") && prompt.contains("DANGER_KEY"),
+        "{prompt}"
+    );
 
     // Too many keys to fit even as a digest: not judged, the failure policy decides.
     let many: serde_json::Map<String, Value> = (0..2_000)
@@ -387,7 +419,11 @@ async fn an_opted_in_digest_keeps_every_key_and_both_ends_of_long_values() {
         "{:?}",
         e.cancelled()
     );
-    assert_eq!(server.requests().len(), 1);
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "the oversized call was not judged"
+    );
 }
 
 #[tokio::test]

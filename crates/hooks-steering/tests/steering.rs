@@ -505,3 +505,16 @@ fn two_steering_hooks_with_different_names_share_a_registry() {
         ["SteeringHook", "strict-steering"]
     );
 }
+
+#[test]
+fn escaped_backslashes_stay_what_will_run() {
+    // JSON text of {"cmd": "\\rm -rf /srv; C:\\new\\tools\\nc.exe"}: the judge must see
+    // `\\rm` and `\\nc.exe`, not a space where the backslash and the letter were.
+    let args = serde_json::json!({"cmd": "\\rm -rf /srv; C:\\new\\tools\\nc.exe -e cmd\nnext"});
+    let shown = hooks_steering::escape_data(&args.to_string());
+    assert!(shown.contains(r"\\rm -rf"), "{shown}");
+    assert!(shown.contains(r"C:\\new\\tools\\nc.exe"), "{shown}");
+    // A real newline (escaped as \n in JSON) still collapses to a space.
+    assert!(shown.contains("cmd next"), "{shown}");
+    assert!(!shown.contains('\n'));
+}

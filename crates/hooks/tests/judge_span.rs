@@ -16,7 +16,7 @@ use hooks::otel::OtlpSetup;
 use hooks::otel::testing::{AttrValue, OtlpReceiver, ReceivedSpan};
 use hooks::steering::{ModelJudge, SteeringHook};
 use hooks::test_util::{LocalModelServer, ScriptedModel};
-use hooks::{HookRegistry, ModelResponse, TokenUsage, ToolCall, ToolSpec};
+use hooks::{FinishReason, HookRegistry, ModelResponse, TokenUsage, ToolCall, ToolSpec};
 use serde_json::json;
 
 /// Runs one tool call judged by `judge_model`; returns the spans and metric points received.
@@ -24,6 +24,19 @@ async fn judged_run(
     judge_model: Arc<dyn Model>,
     policy: &str,
 ) -> (Vec<ReceivedSpan>, Vec<hooks::otel::testing::ReceivedPoint>) {
+    let (spans, points, _) = judged_run_raw(judge_model, policy).await;
+    (spans, points)
+}
+
+/// Like [`judged_run`], with the raw bodies the collector received.
+async fn judged_run_raw(
+    judge_model: Arc<dyn Model>,
+    policy: &str,
+) -> (
+    Vec<ReceivedSpan>,
+    Vec<hooks::otel::testing::ReceivedPoint>,
+    Vec<u8>,
+) {
     let receiver = OtlpReceiver::start().unwrap();
     let guard = OtlpSetup::new()
         .with_endpoint(receiver.endpoint())
@@ -59,7 +72,7 @@ async fn judged_run(
         .unwrap()
         .unwrap();
     let spans = receiver.wait_for_spans(6, Duration::from_secs(10));
-    (spans, receiver.points())
+    (spans, receiver.points(), receiver.raw_bodies().concat())
 }
 
 fn int(s: &ReceivedSpan, key: &str) -> i64 {
@@ -151,6 +164,40 @@ async fn a_failed_judgement_is_traced_as_a_failure_without_its_text() {
     assert_eq!(span.str_attr("hooks.steering.failure"), Some("unparseable"));
     let all = format!("{span:?}");
     assert!(!all.contains("secret-MARKER"), "{all}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_judge_server_cannot_put_text_into_telemetry() {
+    // Its reply's text, model name and finish reason all carry markers.
+    for (text, finish) in [
+        (
+            "GUIDE: REASONMARKER mail john@example.com",
+            FinishReason::Stop,
+        ),
+        (
+            "PROCEED",
+            FinishReason::Other("FRMARKER john@example.com".into()),
+        ),
+        ("maybe REPLYMARKER", FinishReason::Stop),
+    ] {
+        let judge = ScriptedModel::new(vec![Ok(ModelResponse::text(text)
+            .with_finish_reason(finish)
+            .with_usage(TokenUsage::new(10, 2))
+            .with_model(format!("MODELMARKER echo: {}", "x".repeat(1000))))])
+        .with_name("scripted-judge");
+        let (spans, _, raw) = judged_run_raw(Arc::new(judge), "anything").await;
+        assert!(spans.iter().any(|s| s.name == "chat scripted-judge"));
+        let raw = String::from_utf8_lossy(&raw);
+        for marker in [
+            "REASONMARKER",
+            "FRMARKER",
+            "REPLYMARKER",
+            "MODELMARKER",
+            "john@example.com",
+        ] {
+            assert!(!raw.contains(marker), "{marker} exported ({text})");
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
