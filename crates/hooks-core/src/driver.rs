@@ -371,7 +371,7 @@ impl HookRegistry {
         };
         let mut report = Report::default();
         let extensions = Arc::new(Extensions::new());
-        let mut event = BeforeInvocationEvent::new(state).with_extensions(Arc::clone(&extensions));
+        let mut event = BeforeInvocationEvent::for_run(state, Arc::clone(&extensions));
         let before = self.before_invocation(&mut event).await;
         let changes = event.take_changes();
         let mut state = event.into_state();

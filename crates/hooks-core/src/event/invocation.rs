@@ -24,6 +24,18 @@ impl BeforeInvocationEvent {
         }
     }
 
+    /// An event for a run about to start, with the run's own extensions (no throwaway map).
+    pub(crate) fn for_run(
+        state: AgentState,
+        extensions: std::sync::Arc<crate::extensions::Extensions>,
+    ) -> Self {
+        Self {
+            state,
+            extensions,
+            tracker: ChangeTracker::default(),
+        }
+    }
+
     /// With the run's extensions (the driver passes the run's own, so what a hook stores
     /// here is there for the rest of the run).
     #[must_use]
