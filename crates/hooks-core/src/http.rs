@@ -126,7 +126,7 @@ impl HttpConfig {
     pub fn with_proxy(mut self, url: impl Into<String>) -> Result<Self, HttpError> {
         let url = url.into();
         reqwest::Proxy::all(&url).map_err(|source| HttpError::BadProxy {
-            url: redact_userinfo(&url),
+            url: redact_url(&url),
             source,
         })?;
         self.proxy = Some(url);
@@ -204,7 +204,7 @@ impl HttpConfig {
             .as_deref()
             .map(|url| {
                 reqwest::Proxy::all(url).map_err(|source| HttpError::BadProxy {
-                    url: redact_userinfo(url),
+                    url: redact_url(url),
                     source,
                 })
             })
@@ -376,10 +376,6 @@ pub fn redact_urls_in(text: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-fn redact_userinfo(url: &str) -> String {
-    redact_url(url)
 }
 
 /// The error and every cause below it, joined with `": "` (reqwest's own message names only

@@ -221,6 +221,26 @@ pub enum FinishReason {
 }
 
 impl FinishReason {
+    /// The reason a provider named, in any case and under any common name: `stop`, `eos`,
+    /// `end_turn`, `stop_sequence`; `tool_calls`, `function_call`, `tool_use`; `length`,
+    /// `max_tokens`, `model_length`, `max_output_tokens`; `content_filter`. Anything else is
+    /// [`Other`](Self::Other), shortened to 64 characters.
+    ///
+    /// ```
+    /// use hooks_core::FinishReason;
+    /// assert_eq!(FinishReason::from_provider("MAX_TOKENS"), FinishReason::Length);
+    /// assert_eq!(FinishReason::from_provider("tool_use"), FinishReason::ToolCalls);
+    /// ```
+    pub fn from_provider(name: &str) -> Self {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "stop" | "eos" | "end_turn" | "stop_sequence" => FinishReason::Stop,
+            "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
+            "length" | "max_tokens" | "model_length" | "max_output_tokens" => FinishReason::Length,
+            "content_filter" => FinishReason::ContentFilter,
+            _ => FinishReason::Other(crate::text::preview(name.trim(), 64).into_owned()),
+        }
+    }
+
     /// The name used by the OpenAI-compatible APIs and the GenAI conventions.
     pub fn as_str(&self) -> &str {
         match self {

@@ -202,7 +202,7 @@ fn transport_error(e: reqwest::Error, endpoint: &str, timeout: Duration) -> Mode
 }
 
 /// `{base}/chat/completions`, the base's query (e.g. `?api-version=…`) kept after the path.
-fn endpoint(base: &str) -> crate::Result<String> {
+fn endpoint(base: &str) -> crate::Result<reqwest::Url> {
     let bad = || crate::Error::BadBaseUrl {
         url: redact_url(base),
     };
@@ -219,7 +219,7 @@ fn endpoint(base: &str) -> crate::Result<String> {
         .map_err(|()| bad())?
         .pop_if_empty()
         .extend(["chat", "completions"]);
-    Ok(url.into())
+    Ok(url)
 }
 
 fn env(key: &str) -> Option<String> {
@@ -317,16 +317,14 @@ impl OpenAiModelBuilder {
         // Keep out of error text: the key, the base URL's query (whole, and each value as
         // written and decoded: some services take a key there), the proxy's credentials.
         let mut secrets: Vec<String> = self.api_key.iter().cloned().collect();
-        if let Ok(u) = reqwest::Url::parse(&endpoint)
-            && let Some(q) = u.query()
-        {
+        if let Some(q) = endpoint.query() {
             secrets.push(q.to_owned());
             secrets.extend(
                 q.split('&')
                     .filter_map(|p| p.split_once('='))
                     .map(|(_, v)| v.to_owned()),
             );
-            secrets.extend(u.query_pairs().map(|(_, v)| v.into_owned()));
+            secrets.extend(endpoint.query_pairs().map(|(_, v)| v.into_owned()));
         }
         secrets.extend(self.http.secrets_to_scrub());
         if self.model.trim().is_empty() {
@@ -346,7 +344,7 @@ impl OpenAiModelBuilder {
             .map_err(|e| hooks_core::http::HttpError::Build(Box::new(e)))?;
         Ok(OpenAiModel {
             client,
-            endpoint,
+            endpoint: endpoint.into(),
             scrub: Scrub::new(secrets.iter().map(String::as_str)),
             model: self.model,
             api_key: self.api_key,

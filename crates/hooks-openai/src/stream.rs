@@ -255,7 +255,7 @@ impl ModelStream {
             return Ok(());
         };
         if let Some(f) = choice.get("finish_reason").and_then(Value::as_str) {
-            self.finish = Some(wire::finish_reason(f));
+            self.finish = Some(FinishReason::from_provider(f));
         }
         let Some(delta) = choice.get("delta") else {
             return Ok(());

@@ -143,16 +143,6 @@ pub(crate) fn arguments(raw: &str) -> Value {
     serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()))
 }
 
-pub(crate) fn finish_reason(s: &str) -> FinishReason {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "stop" | "eos" | "end_turn" | "stop_sequence" => FinishReason::Stop,
-        "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
-        "length" | "max_tokens" | "model_length" | "max_output_tokens" => FinishReason::Length,
-        "content_filter" => FinishReason::ContentFilter,
-        _ => FinishReason::Other(preview(s, 64).into_owned()),
-    }
-}
-
 pub(crate) fn usage(v: &Value) -> Option<TokenUsage> {
     let u = v.get("usage").filter(|u| u.is_object())?;
     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
@@ -230,7 +220,7 @@ pub(crate) fn response(body: &[u8], scrub: &Scrub) -> Result<ModelResponse, Mode
     let finish = choice
         .get("finish_reason")
         .and_then(Value::as_str)
-        .map(finish_reason)
+        .map(FinishReason::from_provider)
         .unwrap_or(if calls.is_empty() {
             FinishReason::Stop
         } else {
@@ -544,7 +534,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.kind(), hooks_core::ModelErrorKind::ContextLength);
         for r in ["length", "LENGTH", "max_tokens", "model_length"] {
-            assert_eq!(finish_reason(r), FinishReason::Length, "{r}");
+            assert_eq!(FinishReason::from_provider(r), FinishReason::Length, "{r}");
         }
         let many = format!(
             r#"{{"choices":[{{"message":{{"tool_calls":[{}]}}}}]}}"#,

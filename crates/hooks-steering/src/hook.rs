@@ -419,20 +419,13 @@ impl SteeringHook {
             Err(e) => Err(e.clone()),
             // Only an answer that ended normally is read: a cut-off, filtered or otherwise
             // unfinished one could be the first half of "PROCEED … but a human must approve".
-            Ok(r) => match r
-                .finish_reason
-                .as_deref()
-                .map(|f| f.trim().to_ascii_lowercase())
-            {
-                None => parse_verdict(&r.text).map_err(|e| JudgeError::Unparseable(e.to_string())),
-                Some(f) if matches!(f.as_str(), "stop" | "eos" | "end_turn" | "stop_sequence") => {
+            Ok(r) => match r.finish_reason.as_deref().map(FinishReason::from_provider) {
+                None | Some(FinishReason::Stop) => {
                     parse_verdict(&r.text).map_err(|e| JudgeError::Unparseable(e.to_string()))
                 }
-                Some(f) if matches!(f.as_str(), "length" | "max_tokens" | "model_length") => {
-                    Err(JudgeError::CutOff)
-                }
+                Some(FinishReason::Length) => Err(JudgeError::CutOff),
                 Some(f) => Err(JudgeError::Unfinished {
-                    finish_reason: preview(&f, 40).into_owned(),
+                    finish_reason: preview(f.as_str(), 40).into_owned(),
                 }),
             },
         };
@@ -456,7 +449,7 @@ impl SteeringHook {
                     let mut shape = ModelResponse::text("").with_finish_reason(
                         r.finish_reason
                             .as_deref()
-                            .map_or(FinishReason::Stop, finish_reason),
+                            .map_or(FinishReason::Stop, FinishReason::from_provider),
                     );
                     if let Some(u) = r.usage {
                         shape = shape.with_usage(u);
@@ -860,16 +853,6 @@ impl SteeringHookBuilder {
     /// Builds the hook.
     pub fn build(self) -> SteeringHook {
         self.hook
-    }
-}
-
-fn finish_reason(s: &str) -> FinishReason {
-    match s {
-        "stop" => FinishReason::Stop,
-        "length" => FinishReason::Length,
-        "tool_calls" => FinishReason::ToolCalls,
-        "content_filter" => FinishReason::ContentFilter,
-        other => FinishReason::Other(preview(other, 64).into_owned()),
     }
 }
 
