@@ -26,6 +26,10 @@ use crate::event::{
     IterationEvent, ToolOutcome,
 };
 use crate::extensions::Extensions;
+use crate::interrupt::{
+    Decision, DecisionKind, Interruption, MemoryLedger, PausedRun, REQUIRES_APPROVAL, ResumeError,
+    ResumeLedger, RunOutcome, arguments_hash, match_decisions,
+};
 use crate::json::{MAX_ARGUMENT_DEPTH, drop_deep, nests_deeper_than};
 use crate::registry::HookRegistry;
 use crate::state::{
@@ -39,7 +43,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// How a driven run calls its model and tools.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct RunOptions {
     /// The model's name, for events (spans, logs).
@@ -57,6 +61,23 @@ pub struct RunOptions {
     /// The run's iteration limit, written into the state after before-invocation (so no
     /// hook can raise it); `None` keeps the state's own `max_iterations`.
     pub max_iterations: Option<u32>,
+    /// Where resumes are recorded so no paused run resumes twice; `None`: the process's
+    /// [`MemoryLedger::global`].
+    pub resume_ledger: Option<Arc<dyn ResumeLedger>>,
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("model", &self.model)
+            .field("tools", &self.tools.len())
+            .field("model_options", &self.model_options)
+            .field("max_retries", &self.max_retries)
+            .field("parallel_tool_calls", &self.parallel_tool_calls)
+            .field("max_iterations", &self.max_iterations)
+            .field("resume_ledger", &self.resume_ledger.is_some())
+            .finish()
+    }
 }
 
 impl RunOptions {
@@ -70,7 +91,15 @@ impl RunOptions {
             max_retries: 3,
             parallel_tool_calls: true,
             max_iterations: None,
+            resume_ledger: None,
         }
+    }
+
+    /// With the ledger that records resumes (see [`RunOptions::resume_ledger`]).
+    #[must_use]
+    pub fn with_resume_ledger(mut self, ledger: Arc<dyn ResumeLedger>) -> Self {
+        self.resume_ledger = Some(ledger);
+        self
     }
 
     /// With the tools offered to the model (a `Vec`, or an `Arc` to share one list among
@@ -213,6 +242,41 @@ struct Shared {
     /// Calls whose arguments were nested too deeply and were refused (their arguments were
     /// replaced by `{}` in the conversation).
     refused: Mutex<HashSet<String>>,
+    /// Whether an interrupt pauses the run (`start`/`resume`) or cancels the call (`run`).
+    pausable: bool,
+    /// Calls interrupted so far, as the model made them, with their interruption.
+    interrupted: Mutex<Vec<(ToolCall, Interruption)>>,
+    /// On resume: the paused calls and their decisions, until `resume_pending` takes them.
+    resumed: Mutex<Option<Vec<Paused>>>,
+    /// Tools a person approved for the rest of the run.
+    always_approved: Mutex<HashSet<String>>,
+}
+
+/// A paused call, its interruption, and the decision about it (if one was made).
+type Paused = (ToolCall, Interruption, Option<Decision>);
+
+/// How a person approved a call being driven again on resume.
+#[derive(Debug, Clone)]
+enum Approval {
+    /// Not approved: hooks may interrupt it.
+    None,
+    /// Approved as shown: runs only if the hooks leave arguments with this hash.
+    Exact(String),
+    /// Approved with arguments the person wrote (the hooks still apply).
+    Edited,
+    /// Rejected: does not run; the model sees the message.
+    Rejected(String),
+}
+
+/// Where a run starts from.
+enum Begin {
+    Fresh(AgentState),
+    Resumed {
+        state: AgentState,
+        work: Vec<Paused>,
+        always_approved: Vec<String>,
+        provider_states: Map<String, Value>,
+    },
 }
 
 /// A run in progress, handed to the body of [`HookRegistry::run`]. Cheap to clone (share it
@@ -363,7 +427,144 @@ impl HookRegistry {
         F: FnOnce(Run<'r>) -> Fut,
         Fut: Future<Output = Result<String, RunError>>,
     {
+        match self
+            .segment(Begin::Fresh(state), options, body, false)
+            .await?
+        {
+            RunOutcome::Completed(out) => Ok(out),
+            // A run that cannot pause cancels its interrupted calls instead.
+            RunOutcome::Interrupted(paused) => Err(RunFailure {
+                error: RunError::Interrupted {
+                    interruptions: paused.interruptions().len(),
+                },
+                state: Box::new(paused.state().clone()),
+                changes: Vec::new(),
+            }),
+        }
+    }
+
+    /// Like [`run`](Self::run), but a hook's [`interrupt`](crate::BeforeToolCallEvent::interrupt)
+    /// pauses the run: the calls of that turn that were not interrupted run, then the body's
+    /// [`RunError::Interrupted`] (returned by [`Run::tool_calls`]) ends it as
+    /// [`RunOutcome::Interrupted`] with a serialisable [`PausedRun`]. Continue it with
+    /// [`resume`](Self::resume). See [`interrupt`](crate::interrupt).
+    ///
+    /// # Errors
+    /// A [`RunFailure`] as for [`run`](Self::run).
+    pub async fn start<'r, F, Fut>(
+        &'r self,
+        state: AgentState,
+        options: RunOptions,
+        body: F,
+    ) -> Result<RunOutcome, RunFailure>
+    where
+        F: FnOnce(Run<'r>) -> Fut,
+        Fut: Future<Output = Result<String, RunError>>,
+    {
+        self.segment(Begin::Fresh(state), options, body, true).await
+    }
+
+    /// Resumes a paused run with decisions for some or all of its interruptions. The body is
+    /// the same loop as [`start`](Self::start)'s; it must call [`Run::resume_pending`] before
+    /// its first model call (that runs the decided calls: approved and edited ones through
+    /// the before-tool hooks again, rejected ones with the person's message as the result).
+    /// Interruptions without a decision stay pending: the run pauses again with them.
+    ///
+    /// # Errors
+    /// [`RunError::Resume`] (nothing ran, no hook was called) when a decision names an
+    /// interruption the paused run does not hold or other arguments, or the paused run was
+    /// resumed before; otherwise as [`run`](Self::run).
+    pub async fn resume<'r, F, Fut>(
+        &'r self,
+        paused: PausedRun,
+        decisions: Vec<Decision>,
+        options: RunOptions,
+        body: F,
+    ) -> Result<RunOutcome, RunFailure>
+    where
+        F: FnOnce(Run<'r>) -> Fut,
+        Fut: Future<Output = Result<String, RunError>>,
+    {
+        let refuse = |error: ResumeError, state: AgentState| RunFailure {
+            error: RunError::Resume(error),
+            state: Box::new(state),
+            changes: Vec::new(),
+        };
+        if let Err(e) = paused.check() {
+            return Err(refuse(e, paused.into_parts().state));
+        }
+        let parts = paused.into_parts();
+        let mut decided = match match_decisions(&parts.interruptions, decisions) {
+            Ok(d) => d,
+            Err(e) => return Err(refuse(e, parts.state)),
+        };
+        // Claimed only once the decisions are known to be good, so a refused resume can be
+        // tried again with the right ones.
+        let ledger = options
+            .resume_ledger
+            .clone()
+            .unwrap_or_else(|| MemoryLedger::global() as Arc<dyn ResumeLedger>);
+        match ledger.claim(&parts.pause_id) {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(refuse(
+                    ResumeError::AlreadyResumed(parts.pause_id),
+                    parts.state,
+                ));
+            }
+            Err(e) => return Err(refuse(ResumeError::Ledger(e.to_string()), parts.state)),
+        }
+        let mut work = Vec::with_capacity(parts.pending.len());
+        for (call, interruption) in parts.pending.into_iter().zip(parts.interruptions) {
+            let decision = decided.remove(&interruption.id);
+            if let Some(d) = &decision {
+                tracing::info!(
+                    target: "hooks::interrupt",
+                    run_id = parts.state.run_id.as_str(),
+                    interruption = interruption.id.as_str(),
+                    tool = interruption.tool_name.as_str(),
+                    tool_call_id = interruption.tool_call_id.as_str(),
+                    decision = %d.kind(),
+                    by = d.decided_by().unwrap_or("unknown"),
+                    "interruption {} of tool '{}' decided: {}", interruption.id, preview(&interruption.tool_name, 64), d.kind()
+                );
+            }
+            work.push((call, interruption, decision));
+        }
+        let begin = Begin::Resumed {
+            state: parts.state,
+            work,
+            always_approved: parts.always_approved,
+            provider_states: parts.provider_states,
+        };
+        self.segment(begin, options, body, true).await
+    }
+
+    async fn segment<'r, F, Fut>(
+        &'r self,
+        begin: Begin,
+        options: RunOptions,
+        body: F,
+        pausable: bool,
+    ) -> Result<RunOutcome, RunFailure>
+    where
+        F: FnOnce(Run<'r>) -> Fut,
+        Fut: Future<Output = Result<String, RunError>>,
+    {
         let started = Instant::now();
+        let (state, resumed, always_approved) = match begin {
+            Begin::Fresh(state) => (state, None, Vec::new()),
+            Begin::Resumed {
+                state,
+                work,
+                always_approved,
+                provider_states,
+            } => {
+                self.restore_run_states(&state.run_id, provider_states);
+                (state, Some(work), always_approved)
+            }
+        };
+        let is_resumed = resumed.is_some();
         // Dropped before the run ends (the future was dropped)? Then tell the providers.
         let mut abandon = Abandon {
             registry: self,
@@ -372,6 +573,9 @@ impl HookRegistry {
         let mut report = Report::default();
         let extensions = Arc::new(Extensions::new());
         let mut event = BeforeInvocationEvent::for_run(state, Arc::clone(&extensions));
+        if is_resumed {
+            event = event.resumed_run();
+        }
         let before = self.before_invocation(&mut event).await;
         let changes = event.take_changes();
         let mut state = event.into_state();
@@ -402,6 +606,10 @@ impl HookRegistry {
             report: Mutex::new(report),
             extensions,
             refused: Mutex::default(),
+            pausable,
+            interrupted: Mutex::default(),
+            resumed: Mutex::new(resumed),
+            always_approved: Mutex::new(always_approved.into_iter().collect()),
         });
         let result = match before {
             Err(e) => Err(RunError::Hook(e)),
@@ -412,6 +620,25 @@ impl HookRegistry {
                 })
                 .await
             }
+        };
+        // The body is done. Paused? Then what waits, and what the providers keep of the run
+        // (saved before the after-invocation hooks let go of it).
+        let paused = match &result {
+            Err(RunError::Interrupted { .. }) if pausable => {
+                let waiting = std::mem::take(&mut *lock(&shared.interrupted));
+                let mut approved: Vec<String> =
+                    lock(&shared.always_approved).iter().cloned().collect();
+                approved.sort_unstable();
+                (!waiting.is_empty()).then(|| {
+                    let (pending, interruptions): (Vec<_>, Vec<_>) = waiting.into_iter().unzip();
+                    (pending, interruptions, approved)
+                })
+            }
+            _ => None,
+        };
+        let provider_states = match &paused {
+            Some(_) => self.save_run_states(&shared.run_id),
+            None => Map::new(),
         };
         // The body is done: its clones of the run are gone (or the caller kept one; then the
         // state is copied out rather than taken).
@@ -433,9 +660,36 @@ impl HookRegistry {
         };
         state.touch();
 
-        let after = AfterInvocationEvent::new(&state, result.as_ref().err(), started.elapsed());
+        let empty = Vec::new();
+        let interruptions = paused.as_ref().map_or(&empty, |(_, i, _)| i);
+        let error = if paused.is_some() {
+            None
+        } else {
+            result.as_ref().err()
+        };
+        let after = AfterInvocationEvent::new(&state, error, started.elapsed())
+            .with_interruptions(interruptions);
         let after = self.after_invocation(&after).await;
         abandon.run_id = None;
+        if let Some((pending, interruptions, approved)) = paused {
+            return match after {
+                Ok(()) => {
+                    tracing::info!(target: "hooks::interrupt", run_id = state.run_id.as_str(), interruptions = interruptions.len(), "the run paused for a person's decision");
+                    Ok(RunOutcome::Interrupted(PausedRun::new(
+                        state,
+                        interruptions,
+                        pending,
+                        approved,
+                        provider_states,
+                    )))
+                }
+                Err(e) => Err(RunFailure {
+                    error: RunError::Hook(e),
+                    state: Box::new(state),
+                    changes: report.changes,
+                }),
+            };
+        }
         let result = match (result, after) {
             (Ok(_), Err(e)) => Err(RunError::Hook(e)),
             (Err(run_error), Err(e)) => {
@@ -445,12 +699,12 @@ impl HookRegistry {
             (r, Ok(())) => r,
         };
         match result {
-            Ok(answer) => Ok(RunOutput {
+            Ok(answer) => Ok(RunOutcome::Completed(RunOutput {
                 answer,
                 state,
                 changes: report.changes,
                 retries_exhausted: report.exhausted,
-            }),
+            })),
             Err(error) => Err(RunFailure {
                 error,
                 state: Box::new(state),
@@ -582,6 +836,20 @@ impl<'r> Run<'r> {
         let shared = &*self.shared;
         let max = shared.options.max_retries;
         let model = shared.options.model.as_str();
+        // Never a model call past unanswered tool calls: paused ones, or (on resume) decided
+        // ones the loop has not run yet.
+        let waiting = lock(&shared.interrupted).len();
+        if waiting > 0 {
+            return Err(RunError::Interrupted {
+                interruptions: waiting,
+            });
+        }
+        if lock(&shared.resumed).is_some() {
+            return Err(RunError::Resume(ResumeError::Inconsistent(
+                "the loop made a model call before Run::resume_pending ran the decided calls"
+                    .to_owned(),
+            )));
+        }
         let mut attempt = 0;
         loop {
             // The hooks get a copy of the conversation; the state keeps it meanwhile, so a call
@@ -756,11 +1024,19 @@ impl<'r> Run<'r> {
         F: FnMut(ToolInvocation) -> Fut,
         Fut: Future<Output = Result<String, ToolError>>,
     {
-        let (record, changes, error) = self.drive_tool(call, execute).await;
+        let (record, changes, error) = self.drive_tool(call, Approval::None, execute).await;
         self.record_tool(&record, changes);
         match error {
             Some(e) => Err(RunError::Hook(e)),
+            None if record.outcome.interrupted().is_some() => Err(self.pause()),
             None => Ok(record),
+        }
+    }
+
+    /// The error that pauses the run (how many calls wait).
+    fn pause(&self) -> RunError {
+        RunError::Interrupted {
+            interruptions: lock(&self.shared.interrupted).len(),
         }
     }
 
@@ -780,12 +1056,32 @@ impl<'r> Run<'r> {
         F: Fn(ToolInvocation) -> Fut,
         Fut: Future<Output = Result<String, ToolError>>,
     {
+        let calls: Vec<(&ToolCall, Approval)> = calls.iter().map(|c| (c, Approval::None)).collect();
+        self.drive_all(&calls, &execute).await
+    }
+
+    /// Drives `calls` (each with how a person approved it) concurrently or in order, records
+    /// them in order, and pauses when any was interrupted.
+    async fn drive_all<F, Fut>(
+        &self,
+        calls: &[(&ToolCall, Approval)],
+        execute: &F,
+    ) -> Result<Vec<ToolCallRecord>, RunError>
+    where
+        F: Fn(ToolInvocation) -> Fut,
+        Fut: Future<Output = Result<String, ToolError>>,
+    {
         let done = if self.shared.options.parallel_tool_calls && calls.len() > 1 {
-            join_all(calls.iter().map(|c| self.drive_tool(c, &execute))).await
+            join_all(
+                calls
+                    .iter()
+                    .map(|(c, a)| self.drive_tool(c, a.clone(), execute)),
+            )
+            .await
         } else {
             let mut done = Vec::with_capacity(calls.len());
-            for c in calls {
-                let d = self.drive_tool(c, &execute).await;
+            for (c, a) in calls {
+                let d = self.drive_tool(c, a.clone(), execute).await;
                 let stop = d.2.is_some();
                 done.push(d);
                 if stop {
@@ -796,16 +1092,88 @@ impl<'r> Run<'r> {
         };
         let mut first_error = None;
         let mut records = Vec::with_capacity(done.len());
+        let mut interrupted = false;
         for (record, changes, error) in done {
             self.record_tool(&record, changes);
             if let Some(e) = error {
                 first_error.get_or_insert(e);
             }
+            interrupted |= record.outcome.interrupted().is_some();
             records.push(record);
         }
         match first_error {
             Some(e) => Err(RunError::Hook(e)),
+            None if interrupted => Err(self.pause()),
             None => Ok(records),
+        }
+    }
+
+    /// On a resumed run, runs the calls a person decided on, in the order they were made:
+    /// approved ones (and edited ones, with the new arguments) through the before-tool hooks
+    /// again — a cancel still wins, an interrupt is not asked twice, and an approved call
+    /// whose hooks now leave other arguments than were approved is interrupted again instead
+    /// of run — and rejected ones with the person's message as the result the model sees.
+    /// Call it before the loop's first model call; on a fresh run it does nothing.
+    ///
+    /// # Errors
+    /// [`RunError::Interrupted`] when calls still wait (undecided, or interrupted again):
+    /// return it, and the run pauses again. A hook's error as for [`tool_calls`](Self::tool_calls).
+    pub async fn resume_pending<F, Fut>(&self, execute: F) -> Result<Vec<ToolCallRecord>, RunError>
+    where
+        F: Fn(ToolInvocation) -> Fut,
+        Fut: Future<Output = Result<String, ToolError>>,
+    {
+        let Some(work) = lock(&self.shared.resumed).take() else {
+            return Ok(Vec::new());
+        };
+        let mut edited: Vec<ToolCall> = Vec::new();
+        let mut plan: Vec<(usize, Approval)> = Vec::new();
+        let mut calls: Vec<ToolCall> = Vec::new();
+        for (call, interruption, decision) in work {
+            let Some(decision) = decision else {
+                lock(&self.shared.interrupted).push((call, interruption));
+                continue;
+            };
+            let approval = match decision.kind() {
+                DecisionKind::Approve => Approval::Exact(interruption.arguments_hash.clone()),
+                DecisionKind::ApproveAlways => {
+                    lock(&self.shared.always_approved).insert(call.name.clone());
+                    Approval::Exact(interruption.arguments_hash.clone())
+                }
+                DecisionKind::Edit { arguments } => {
+                    let mut call = call.clone();
+                    call.arguments = arguments.clone();
+                    edited.push(call);
+                    plan.push((usize::MAX, Approval::Edited));
+                    continue;
+                }
+                DecisionKind::Reject { message } => {
+                    // Recorded with the arguments as the hooks left them (redacted), never
+                    // the model's own.
+                    let mut call = call.clone();
+                    call.arguments = interruption.arguments.clone();
+                    plan.push((calls.len(), Approval::Rejected(message.clone())));
+                    calls.push(call);
+                    continue;
+                }
+            };
+            plan.push((calls.len(), approval));
+            calls.push(call);
+        }
+        // Edited calls keep their place in the order.
+        let mut next_edit = edited.iter();
+        let driven: Vec<(&ToolCall, Approval)> = plan
+            .into_iter()
+            .filter_map(|(i, a)| match i {
+                usize::MAX => next_edit.next().map(|c| (c, a)),
+                i => calls.get(i).map(|c| (c, a)),
+            })
+            .collect();
+        let undecided = !lock(&self.shared.interrupted).is_empty();
+        let records = self.drive_all(&driven, &execute).await;
+        match records {
+            Ok(_) if undecided => Err(self.pause()),
+            r => r,
         }
     }
 
@@ -814,6 +1182,10 @@ impl<'r> Run<'r> {
         let exec = &record.execution;
         for (event, changes) in changes {
             self.record(event, Some(&exec.tool_call_id), changes);
+        }
+        if record.outcome.interrupted().is_some() {
+            // Nothing happened yet: it waits for a person (recorded when decided).
+            return;
         }
         let mut state = lock(&self.shared.state);
         if record.retries_exhausted {
@@ -845,6 +1217,7 @@ impl<'r> Run<'r> {
     async fn drive_tool<F, Fut>(
         &self,
         call: &ToolCall,
+        approval: Approval,
         mut execute: F,
     ) -> (
         ToolCallRecord,
@@ -863,6 +1236,13 @@ impl<'r> Run<'r> {
         let refused = lock(&shared.refused).remove(&call.id)
             || nests_deeper_than(&call.arguments, MAX_ARGUMENT_DEPTH);
         let mut changes = Vec::new();
+        let approved = match &approval {
+            Approval::None => lock(&shared.always_approved).contains(&call.name),
+            Approval::Exact(_) | Approval::Edited => true,
+            Approval::Rejected(message) => {
+                return self.rejected(call, message.clone(), iteration).await;
+            }
+        };
         let mut attempt = 0;
         loop {
             let cx = EventContext::new(&shared.run_id, &shared.extensions)
@@ -873,13 +1253,20 @@ impl<'r> Run<'r> {
             } else {
                 BeforeToolCallEvent::new(cx, call)
             };
+            if approved {
+                before = before.approved_by_person();
+            }
             let r = self.registry.before_tool_call(&mut before).await;
-            push_changes(
-                &mut changes,
-                HookEvent::BeforeToolCall,
-                before.take_changes(),
-            );
-            let parts = before.into_parts();
+            let before_changes = before.take_changes();
+            let interrupter = before_changes
+                .iter()
+                .rev()
+                .find(|c| c.field == Field::Interrupt)
+                .map(|c| c.provider.to_string());
+            push_changes(&mut changes, HookEvent::BeforeToolCall, before_changes);
+            let mut parts = before.into_parts();
+            let interrupt =
+                self.settle_interrupt(call, &approval, approved, &mut parts, interrupter);
             if let Err(e) = r {
                 let outcome = ToolOutcome::Failed {
                     error: e.to_string(),
@@ -901,14 +1288,19 @@ impl<'r> Run<'r> {
             }
 
             let t0 = Instant::now();
-            let (outcome, result) = match parts.cancelled {
-                Some(reason) => (
+            let (outcome, result) = match (parts.cancelled.take(), interrupt) {
+                (Some(reason), _) => (
                     ToolOutcome::Cancelled {
                         reason: reason.clone(),
                     },
                     reason,
                 ),
-                None => {
+                (None, Some(interruption)) => {
+                    let reason = interruption.reason.clone();
+                    lock(&shared.interrupted).push((call.clone(), interruption));
+                    (ToolOutcome::Interrupted { reason }, String::new())
+                }
+                (None, None) => {
                     let ran = if refused {
                         Err(ToolError::new(format!(
                             "arguments for tool '{}' were nested deeper than {MAX_ARGUMENT_DEPTH} levels and were refused; send flatter arguments",
@@ -938,7 +1330,10 @@ impl<'r> Run<'r> {
             let (result, retry) = (after.result, after.retry);
             // A hook may have redacted the error text: that is what is recorded.
             let outcome = after.redacted.unwrap_or(outcome);
-            let cancelled = matches!(outcome, ToolOutcome::Cancelled { .. });
+            let cancelled = matches!(
+                outcome,
+                ToolOutcome::Cancelled { .. } | ToolOutcome::Interrupted { .. }
+            );
             let retry = retry && !cancelled;
             if cancelled && after_changes.iter().any(|c| c.field == Field::Retry) {
                 tracing::debug!(target: "hooks::agent", tool_call_id = call.id.as_str(), "retry asked for a cancelled tool call is ignored");
@@ -956,6 +1351,104 @@ impl<'r> Run<'r> {
             };
             return (record, changes, r.err());
         }
+    }
+
+    /// What becomes of a hook's interrupt (and of a person's approval) once the before-tool
+    /// hooks ran: the interruption to pause for, or none (the call runs, or is cancelled).
+    ///
+    /// - An approval as shown holds only for the arguments it was shown: other arguments now
+    ///   are interrupted again.
+    /// - An approved call is not interrupted again by a hook.
+    /// - A run that cannot pause cancels an interrupted call with `REQUIRES APPROVAL`.
+    fn settle_interrupt(
+        &self,
+        call: &ToolCall,
+        approval: &Approval,
+        approved: bool,
+        parts: &mut crate::event::ToolCallParts,
+        interrupter: Option<String>,
+    ) -> Option<Interruption> {
+        let asked = parts.interrupted.take();
+        if parts.cancelled.is_some() {
+            return None;
+        }
+        let (reason, payload, provider) = match (approval, asked) {
+            (Approval::Exact(hash), asked) if arguments_hash(&parts.arguments) != *hash => {
+                let why = "the arguments differ from those a person approved".to_owned();
+                let reason = match &asked {
+                    Some((r, _)) => format!("{why}; {r}"),
+                    None => why,
+                };
+                let payload = asked.map_or(Value::Null, |(_, p)| p);
+                (reason, payload, "hooks".to_owned())
+            }
+            (_, Some((reason, payload))) if !approved => {
+                (reason, payload, interrupter.unwrap_or_default())
+            }
+            (_, Some(_)) => {
+                tracing::debug!(target: "hooks::interrupt", run_id = self.shared.run_id.as_str(), tool_call_id = call.id.as_str(), "an interrupt for a call a person approved is not asked again");
+                return None;
+            }
+            (_, None) => return None,
+        };
+        if !self.shared.pausable {
+            parts.cancelled = Some(format!("{REQUIRES_APPROVAL}: {reason}"));
+            return None;
+        }
+        Some(Interruption {
+            id: format!("int-{}", uuid::Uuid::now_v7()),
+            run_id: self.shared.run_id.clone(),
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            arguments_hash: arguments_hash(&parts.arguments),
+            arguments: parts.arguments.clone(),
+            reason,
+            payload,
+            provider,
+        })
+    }
+
+    /// A call a person rejected: not run; the after-tool hooks see it cancelled with the
+    /// person's message, which is what the model sees (as they leave it).
+    async fn rejected(
+        &self,
+        call: &ToolCall,
+        message: String,
+        iteration: u32,
+    ) -> (
+        ToolCallRecord,
+        Vec<(HookEvent, Vec<Change>)>,
+        Option<DispatchError>,
+    ) {
+        let shared = &*self.shared;
+        let cx = EventContext::new(&shared.run_id, &shared.extensions).with_iteration(iteration);
+        let message = if message.trim().is_empty() {
+            "A person rejected this call.".to_owned()
+        } else {
+            message
+        };
+        let outcome = ToolOutcome::Cancelled {
+            reason: message.clone(),
+        };
+        let mut after = AfterToolCallEvent::new(cx, call, &call.arguments, &outcome, message);
+        let r = self.registry.after_tool_call(&mut after).await;
+        let mut changes = Vec::new();
+        push_changes(&mut changes, HookEvent::AfterToolCall, after.take_changes());
+        let after = after.into_parts();
+        let outcome = after.redacted.unwrap_or(outcome);
+        let record = ToolCallRecord {
+            execution: execution(
+                call,
+                call.arguments.clone(),
+                after.result,
+                &outcome,
+                1,
+                Duration::ZERO,
+            ),
+            outcome,
+            retries_exhausted: false,
+        };
+        (record, changes, r.err())
     }
 
     /// Runs the caller's tool with the merged arguments; non-object arguments and panics

@@ -170,6 +170,19 @@ pub enum RunError {
         /// The limit.
         max_iterations: u32,
     },
+    /// Tool calls were interrupted for a person's decision: the run pauses. Return it from
+    /// the loop body; [`HookRegistry::start`](crate::HookRegistry::start) and
+    /// [`resume`](crate::HookRegistry::resume) hand back the paused run.
+    #[error(
+        "the run paused: {interruptions} tool call(s) wait for a person's decision; drive it with start/resume to get the paused run"
+    )]
+    Interrupted {
+        /// How many calls wait.
+        interruptions: usize,
+    },
+    /// A resume was refused; nothing ran.
+    #[error(transparent)]
+    Resume(#[from] crate::interrupt::ResumeError),
 }
 
 impl RunError {
@@ -180,6 +193,8 @@ impl RunError {
             RunError::Model { .. } => "model",
             RunError::RetriesExhausted { .. } => "retries_exhausted",
             RunError::IterationLimit { .. } => "iteration_limit",
+            RunError::Interrupted { .. } => "interrupted",
+            RunError::Resume(_) => "resume",
         }
     }
 }

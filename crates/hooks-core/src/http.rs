@@ -54,6 +54,14 @@ pub enum HttpError {
         #[source]
         source: reqwest::Error,
     },
+    /// A service URL is not a valid http(s) URL.
+    #[error("invalid URL {url:?}: {reason}; use e.g. https://host/path")]
+    Url {
+        /// The URL (without credentials).
+        url: String,
+        /// What was wrong.
+        reason: String,
+    },
     /// The TLS verifier or the client could not be built.
     #[error("cannot build the HTTP client: {0}")]
     Build(#[source] Box<dyn std::error::Error + Send + Sync>),

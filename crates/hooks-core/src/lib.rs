@@ -69,6 +69,7 @@ pub mod event;
 mod extensions;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod interrupt;
 pub mod json;
 pub mod observe;
 mod offload;

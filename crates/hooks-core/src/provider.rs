@@ -199,6 +199,25 @@ pub trait HookProvider: Send + Sync + 'static {
         reached_default();
         Ok(None)
     }
+
+    /// What this provider keeps of run `run_id` that must survive a pause (see
+    /// [`interrupt`](crate::interrupt)): called when the run pauses, before the
+    /// after-invocation hooks; the value is stored in the
+    /// [`PausedRun`](crate::interrupt::PausedRun) under the provider's name and handed to
+    /// [`restore_run_state`](Self::restore_run_state) on resume. Default: nothing (opt in).
+    /// Never put secrets in it: paused runs are stored outside the process.
+    fn save_run_state(&self, _run_id: &RunId) -> Option<Value> {
+        None
+    }
+
+    /// Takes back what [`save_run_state`](Self::save_run_state) saved, when the run resumes
+    /// (before the before-invocation hooks; possibly in another process).
+    ///
+    /// # Errors
+    /// When `state` is not what this provider saved; the resume goes on without it (logged).
+    fn restore_run_state(&self, _run_id: &RunId, _state: Value) -> Result<(), HookError> {
+        Ok(())
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -378,6 +397,12 @@ macro_rules! forward_provider {
             }
             fn on_run_abandoned(&self, run_id: &RunId) {
                 (**self).on_run_abandoned(run_id)
+            }
+            fn save_run_state(&self, run_id: &RunId) -> Option<Value> {
+                (**self).save_run_state(run_id)
+            }
+            fn restore_run_state(&self, run_id: &RunId, state: Value) -> Result<(), HookError> {
+                (**self).restore_run_state(run_id, state)
             }
             fn on_custom_event<'s, 'e, 'a, 'f>(
                 &'s self,

@@ -609,6 +609,51 @@ impl HookRegistry {
         }
     }
 
+    /// What each provider saves of a pausing run, by provider name (panics are logged and
+    /// skipped).
+    pub(crate) fn save_run_states(&self, run_id: &RunId) -> serde_json::Map<String, Value> {
+        let mut out = serde_json::Map::new();
+        for entry in &self.entries {
+            match std::panic::catch_unwind(AssertUnwindSafe(|| {
+                entry.provider.save_run_state(run_id)
+            })) {
+                Ok(Some(v)) => {
+                    out.insert(entry.name.to_string(), v);
+                }
+                Ok(None) => {}
+                Err(payload) => {
+                    let e = panicked(payload);
+                    tracing::warn!(target: "hooks::registry", provider = &*entry.name, run_id = run_id.as_str(), "saving the run's state panicked: {e}");
+                }
+            }
+        }
+        out
+    }
+
+    /// Hands each provider what it saved when the run paused; a provider that refuses (or is
+    /// missing from this registry) is logged and the run resumes without it.
+    pub(crate) fn restore_run_states(
+        &self,
+        run_id: &RunId,
+        mut saved: serde_json::Map<String, Value>,
+    ) {
+        for entry in &self.entries {
+            let Some(v) = saved.remove(&*entry.name) else {
+                continue;
+            };
+            let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                entry.provider.restore_run_state(run_id, v)
+            }))
+            .unwrap_or_else(|payload| Err(panicked(payload)));
+            if let Err(e) = r {
+                tracing::warn!(target: "hooks::registry", provider = &*entry.name, run_id = run_id.as_str(), "the provider could not take back its state of the paused run: {e}");
+            }
+        }
+        for name in saved.keys() {
+            tracing::warn!(target: "hooks::registry", run_id = run_id.as_str(), "the paused run holds state of provider '{}', which this registry does not have; resume with the same providers", crate::text::preview(name, 64));
+        }
+    }
+
     /// Dispatches a custom event in priority order and returns the last non-empty reply.
     ///
     /// # Errors

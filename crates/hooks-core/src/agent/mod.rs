@@ -15,6 +15,7 @@ pub use tool::{FnTool, Tool, ToolError, ToolInput, tool_output_from_bytes};
 
 use crate::driver::{Run, RunOptions, ToolInvocation};
 use crate::error::RunError;
+use crate::interrupt::{Approver, Decision, PausedRun, ResumeLedger, RunOutcome};
 use crate::registry::HookRegistry;
 use crate::state::{AgentState, Message, ToolSpec};
 use crate::text::preview;
@@ -44,6 +45,7 @@ pub struct Agent {
     specs: Arc<Vec<ToolSpec>>,
     registry: Arc<HookRegistry>,
     config: AgentConfig,
+    ledger: Option<Arc<dyn ResumeLedger>>,
 }
 
 impl fmt::Debug for Agent {
@@ -68,6 +70,7 @@ pub struct AgentBuilder {
     tools: Vec<Arc<dyn Tool>>,
     registry: Option<Arc<HookRegistry>>,
     config: AgentConfig,
+    ledger: Option<Arc<dyn ResumeLedger>>,
 }
 
 impl fmt::Debug for AgentBuilder {
@@ -115,6 +118,15 @@ impl AgentBuilder {
         self
     }
 
+    /// Where resumes are recorded so no paused run resumes twice (default: the process's
+    /// [`MemoryLedger::global`](crate::interrupt::MemoryLedger::global)). Give every process
+    /// that resumes runs the same persistent ledger to refuse replays across processes.
+    #[must_use]
+    pub fn resume_ledger(mut self, ledger: Arc<dyn ResumeLedger>) -> Self {
+        self.ledger = Some(ledger);
+        self
+    }
+
     /// See [`AgentConfig::system_prompt`].
     #[must_use]
     pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
@@ -147,6 +159,7 @@ impl AgentBuilder {
             specs: Arc::new(specs),
             registry: self.registry.unwrap_or_default(),
             config: self.config,
+            ledger: self.ledger,
         })
     }
 }
@@ -161,6 +174,7 @@ impl Agent {
             tools: Vec::new(),
             registry: None,
             config: AgentConfig::default(),
+            ledger: None,
         }
     }
 
@@ -207,23 +221,161 @@ impl Agent {
     /// # Errors
     /// A [`RunFailure`] holding the [`RunError`] and the state when the run ended.
     pub async fn run_state(&self, state: AgentState) -> Result<RunOutput, RunFailure> {
+        self.registry
+            .run(state, self.options(), |run| self.body(run))
+            .await
+    }
+
+    /// Runs the agent on `prompt`; a hook's interrupt pauses the run instead of cancelling
+    /// the call (see [`interrupt`](crate::interrupt)).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use hooks_core::prelude::*;
+    /// use hooks_core::interrupt::{Decision, PausedRun, RunOutcome};
+    /// use hooks_core::test_util::ScriptedModel;
+    /// use serde_json::json;
+    ///
+    /// struct AskFirst;
+    /// #[async_trait]
+    /// impl HookProvider for AskFirst {
+    ///     fn hooks(&self) -> HookSet { HookSet::BEFORE_TOOL_CALL }
+    ///     async fn on_before_tool_call(&self, e: &mut BeforeToolCallEvent<'_>) -> Result<(), HookError> {
+    ///         e.interrupt("deleting needs a person's OK", json!({"risk": "high"}));
+    ///         Ok(())
+    ///     }
+    /// }
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let agent = |model| {
+    ///     let registry = Arc::new(HookRegistry::new().with(AskFirst).unwrap());
+    ///     let delete = FnTool::new(ToolSpec::new("delete", "Deletes", json!({"type": "object"})), |_| Ok("deleted".into()));
+    ///     Agent::builder("ops", model).tool(delete).registry(registry).build().unwrap()
+    /// };
+    /// let model = Arc::new(ScriptedModel::new(vec![
+    ///     Ok(ModelResponse::tool_calls(vec![ToolCall::new("c1", "delete", json!({"path": "/tmp/x"}))])),
+    ///     Ok(ModelResponse::text("done")),
+    /// ]));
+    /// let RunOutcome::Interrupted(paused) = agent(model.clone()).start("clean up").await.unwrap() else { panic!() };
+    /// let stored = paused.to_json().unwrap();              // keep it anywhere
+    ///
+    /// let paused = PausedRun::from_json(&stored).unwrap(); // later, maybe in another process
+    /// let yes = Decision::approve(&paused.interruptions()[0]).by("alice");
+    /// let RunOutcome::Completed(out) = agent(model).resume(paused, vec![yes]).await.unwrap() else { panic!() };
+    /// assert_eq!(out.answer, "done");
+    /// assert_eq!(out.state.tool_executions[0].result, "deleted");
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    /// A [`RunFailure`] as for [`run`](Self::run).
+    pub async fn start(&self, prompt: impl Into<String>) -> Result<RunOutcome, RunFailure> {
+        self.start_state(self.new_state(prompt)).await
+    }
+
+    /// [`start`](Self::start) from `state`.
+    ///
+    /// # Errors
+    /// A [`RunFailure`] as for [`run`](Self::run).
+    pub async fn start_state(&self, state: AgentState) -> Result<RunOutcome, RunFailure> {
+        self.registry
+            .start(state, self.options(), |run| self.body(run))
+            .await
+    }
+
+    /// Resumes a paused run with decisions for some or all of its interruptions (see
+    /// [`HookRegistry::resume`]); it may pause again.
+    ///
+    /// # Errors
+    /// [`RunError::Resume`] (nothing ran) for decisions that do not fit the paused run or a
+    /// paused run resumed before; otherwise as for [`run`](Self::run).
+    pub async fn resume(
+        &self,
+        paused: PausedRun,
+        decisions: Vec<Decision>,
+    ) -> Result<RunOutcome, RunFailure> {
+        self.registry
+            .resume(paused, decisions, self.options(), |run| self.body(run))
+            .await
+    }
+
+    /// Runs the agent on `prompt`, asking `approver` for each interruption and resuming
+    /// until the run ends. An approver that gives no decision, fails, or decides another
+    /// interruption rejects the call (fail closed; the model sees that approval is missing).
+    ///
+    /// # Errors
+    /// A [`RunFailure`] as for [`run`](Self::run); [`RunError::Interrupted`] if the run
+    /// still paused after as many rounds as it has iterations (hooks that interrupt every
+    /// approved call again).
+    pub async fn run_with_approver(
+        &self,
+        prompt: impl Into<String>,
+        approver: &dyn Approver,
+    ) -> Result<RunOutput, RunFailure> {
+        let mut outcome = self.start(prompt).await?;
+        let rounds = self.config.max_iterations.saturating_mul(2).max(4);
+        for _ in 0..rounds {
+            let paused = match outcome {
+                RunOutcome::Completed(out) => return Ok(out),
+                RunOutcome::Interrupted(paused) => paused,
+            };
+            let mut decisions = Vec::with_capacity(paused.interruptions().len());
+            for i in paused.interruptions() {
+                let decision = match approver.decide(i).await {
+                    Ok(Some(d))
+                        if d.interruption_id() == i.id
+                            && d.arguments_hash() == i.arguments_hash =>
+                    {
+                        d
+                    }
+                    Ok(Some(_)) => crate::interrupt::fail_closed(
+                        i,
+                        "the approver decided another interruption",
+                    ),
+                    Ok(None) => crate::interrupt::fail_closed(i, "the approver gave no decision"),
+                    Err(e) => {
+                        tracing::warn!(target: "hooks::interrupt", run_id = i.run_id.as_str(), interruption = i.id.as_str(), "the approver failed, so the call is rejected: {e}");
+                        crate::interrupt::fail_closed(i, "the approver failed")
+                    }
+                };
+                decisions.push(decision);
+            }
+            outcome = self.resume(paused, decisions).await?;
+        }
+        match outcome {
+            RunOutcome::Completed(out) => Ok(out),
+            RunOutcome::Interrupted(paused) => Err(RunFailure {
+                error: RunError::Interrupted {
+                    interruptions: paused.interruptions().len(),
+                },
+                state: Box::new(paused.state().clone()),
+                changes: Vec::new(),
+            }),
+        }
+    }
+
+    fn options(&self) -> RunOptions {
         let options = RunOptions::new(self.model.name())
             .with_max_iterations(self.config.max_iterations)
             .with_tools(Arc::clone(&self.specs))
             .with_max_retries(self.config.max_retries)
             .with_parallel_tool_calls(self.config.parallel_tool_calls);
-        self.registry
-            .run(state, options, |run| async move {
-                loop {
-                    run.start_iteration().await?;
-                    let step = self.step(&run).await;
-                    run.end_iteration().await;
-                    if let Some(answer) = step? {
-                        return Ok(answer);
-                    }
-                }
-            })
-            .await
+        match &self.ledger {
+            Some(l) => options.with_resume_ledger(Arc::clone(l)),
+            None => options,
+        }
+    }
+
+    /// The loop: decided calls of a resumed run first, then iterations until an answer.
+    async fn body(&self, run: Run<'_>) -> Result<String, RunError> {
+        run.resume_pending(|tool| self.execute(tool)).await?;
+        loop {
+            run.start_iteration().await?;
+            let step = self.step(&run).await;
+            run.end_iteration().await;
+            if let Some(answer) = step? {
+                return Ok(answer);
+            }
+        }
     }
 
     /// One iteration: the model call, then its tool calls. `Some(answer)` ends the run.

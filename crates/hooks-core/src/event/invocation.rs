@@ -11,6 +11,7 @@ use crate::state::{AgentState, RunId};
 pub struct BeforeInvocationEvent {
     state: AgentState,
     extensions: std::sync::Arc<crate::extensions::Extensions>,
+    resumed: bool,
     tracker: ChangeTracker,
 }
 
@@ -20,6 +21,7 @@ impl BeforeInvocationEvent {
         Self {
             state,
             extensions: std::sync::Arc::default(),
+            resumed: false,
             tracker: ChangeTracker::default(),
         }
     }
@@ -32,8 +34,22 @@ impl BeforeInvocationEvent {
         Self {
             state,
             extensions,
+            resumed: false,
             tracker: ChangeTracker::default(),
         }
+    }
+
+    /// Marks the run as resumed from a pause.
+    #[must_use]
+    pub fn resumed_run(mut self) -> Self {
+        self.resumed = true;
+        self
+    }
+
+    /// True when the run resumes after a pause (the same run id; the providers that save
+    /// run state got it back before this event).
+    pub fn resumed(&self) -> bool {
+        self.resumed
     }
 
     /// With the run's extensions (the driver passes the run's own, so what a hook stores
@@ -88,6 +104,7 @@ tracked!(BeforeInvocationEvent);
 pub struct AfterInvocationEvent<'a> {
     state: &'a AgentState,
     error: Option<&'a RunError>,
+    interruptions: &'a [crate::interrupt::Interruption],
     duration: Duration,
 }
 
@@ -97,8 +114,29 @@ impl<'a> AfterInvocationEvent<'a> {
         Self {
             state,
             error,
+            interruptions: &[],
             duration,
         }
+    }
+
+    /// For a run that paused for these interruptions (it did not fail: its error is none).
+    #[must_use]
+    pub fn with_interruptions(
+        mut self,
+        interruptions: &'a [crate::interrupt::Interruption],
+    ) -> Self {
+        self.interruptions = interruptions;
+        self
+    }
+
+    /// True when the run paused for a person's decisions (it will resume; it did not fail).
+    pub fn interrupted(&self) -> bool {
+        !self.interruptions.is_empty()
+    }
+
+    /// What the run paused for.
+    pub fn interruptions(&self) -> &'a [crate::interrupt::Interruption] {
+        self.interruptions
     }
 
     /// The run's id.
@@ -111,9 +149,9 @@ impl<'a> AfterInvocationEvent<'a> {
         self.state
     }
 
-    /// True when the run produced an answer.
+    /// True when the run produced an answer (false when it failed or paused).
     pub fn success(&self) -> bool {
-        self.error.is_none()
+        self.error.is_none() && self.interruptions.is_empty()
     }
 
     /// Why the run failed, when it did.

@@ -347,10 +347,12 @@ pub enum Field {
     Options,
     /// The error text (redacted by a hook).
     Error,
+    /// The interrupt request (a person must decide).
+    Interrupt,
 }
 
 impl Field {
-    const ALL: [Field; 12] = [
+    const ALL: [Field; 13] = [
         Field::State,
         Field::Messages,
         Field::Response,
@@ -363,6 +365,7 @@ impl Field {
         Field::Tools,
         Field::Options,
         Field::Error,
+        Field::Interrupt,
     ];
 
     /// The field's name.
@@ -380,6 +383,7 @@ impl Field {
             Field::Tools => "tools",
             Field::Options => "options",
             Field::Error => "error",
+            Field::Interrupt => "interrupt",
         }
     }
 }

@@ -139,6 +139,12 @@ pub enum ToolOutcome {
         /// Why.
         reason: String,
     },
+    /// A hook interrupted the call: it did not run, and waits for a person's decision (the
+    /// run pauses; see [`interrupt`](crate::interrupt)). Nothing is recorded for it yet.
+    Interrupted {
+        /// Why.
+        reason: String,
+    },
 }
 
 impl ToolOutcome {
@@ -162,6 +168,14 @@ impl ToolOutcome {
     pub fn success(&self) -> bool {
         matches!(self, ToolOutcome::Ran)
     }
+
+    /// The reason, when a hook interrupted the call for a person's decision.
+    pub fn interrupted(&self) -> Option<&str> {
+        match self {
+            ToolOutcome::Interrupted { reason } => Some(reason),
+            _ => None,
+        }
+    }
 }
 
 /// What the before-tool-call hooks decided: the arguments to run with, the secret ones, and
@@ -175,6 +189,8 @@ pub struct ToolCallParts {
     pub secret_arguments: SecretArguments,
     /// Why the call was cancelled, if it was.
     pub cancelled: Option<String>,
+    /// The interrupt request (reason, payload for the person), if a hook made one.
+    pub interrupted: Option<(String, Value)>,
 }
 
 /// What the after-tool-call hooks left.
@@ -199,6 +215,8 @@ pub struct BeforeToolCallEvent<'a> {
     arguments: Value,
     secret_arguments: SecretArguments,
     cancel: Option<String>,
+    interrupt: Option<(String, Value)>,
+    approved: bool,
     tracker: ChangeTracker,
 }
 
@@ -226,8 +244,25 @@ impl<'a> BeforeToolCallEvent<'a> {
             arguments,
             secret_arguments: SecretArguments::default(),
             cancel: None,
+            interrupt: None,
+            approved: false,
             tracker: ChangeTracker::default(),
         }
+    }
+
+    /// Marks the call as approved by a person (the driver does, on resume): interrupts are
+    /// then not asked for again.
+    #[must_use]
+    pub fn approved_by_person(mut self) -> Self {
+        self.approved = true;
+        self
+    }
+
+    /// True when a person approved this call (or its tool, for the rest of the run): an
+    /// interrupt now is ignored, so a hook that would ask may skip its work. A cancel still
+    /// applies.
+    pub fn approved(&self) -> bool {
+        self.approved
     }
 
     /// The tool's name.
@@ -310,12 +345,45 @@ impl<'a> BeforeToolCallEvent<'a> {
         self.cancel.as_deref()
     }
 
+    /// Interrupts the call for a person's decision: it does not run now; the run pauses
+    /// after the other calls of the turn, handing back the reason and `payload` (what the
+    /// person needs to decide) in an [`Interruption`](crate::interrupt::Interruption). A
+    /// cancel, by any hook, wins over an interrupt; a call a person already approved
+    /// ([`approved`](Self::approved)) is not interrupted again. In a run that cannot pause
+    /// ([`HookRegistry::run`](crate::HookRegistry::run)) the call is cancelled with
+    /// `REQUIRES APPROVAL: <reason>`. Marks [`Field::Interrupt`].
+    ///
+    /// ```
+    /// # use hooks_core::{BeforeToolCallEvent, EventContext, Extensions, RunId, ToolCall};
+    /// # let (run, ext) = (RunId::new("r"), Extensions::new());
+    /// let call = ToolCall::new("c1", "wire_money", serde_json::json!({"amount": 900}));
+    /// let mut e = BeforeToolCallEvent::new(EventContext::new(&run, &ext), &call);
+    /// e.interrupt("transfers over 500 need a second person", serde_json::json!({"limit": 500}));
+    /// assert_eq!(e.interrupted(), Some("transfers over 500 need a second person"));
+    /// ```
+    pub fn interrupt(&mut self, reason: impl Into<String>, payload: Value) {
+        self.tracker.mark(Field::Interrupt);
+        let reason = reason.into();
+        let reason = if reason.trim().is_empty() {
+            "a person must approve this call".to_owned()
+        } else {
+            reason
+        };
+        self.interrupt = Some((reason, payload));
+    }
+
+    /// The interrupt reason, when a hook interrupted the call.
+    pub fn interrupted(&self) -> Option<&str> {
+        self.interrupt.as_ref().map(|(r, _)| r.as_str())
+    }
+
     /// What the hooks decided.
     pub fn into_parts(self) -> ToolCallParts {
         ToolCallParts {
             arguments: self.arguments,
             secret_arguments: self.secret_arguments,
             cancelled: self.cancel,
+            interrupted: self.interrupt,
         }
     }
 }
