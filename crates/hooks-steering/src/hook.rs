@@ -10,7 +10,7 @@ use hooks_core::{
     HookProvider, HookSet, RunId, RunLocal, async_trait,
 };
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use hooks_core::observe::RunTrace;
 use hooks_core::{Extensions, FinishReason, ModelError, ModelResponse};
@@ -187,6 +187,8 @@ pub enum DecisionSource {
     InterruptTools,
     /// The judge failed; the failure policy decided.
     Failure(String),
+    /// A person approved the call when the run resumed (the judge was not asked again).
+    Person,
 }
 
 #[derive(Default)]
@@ -558,6 +560,17 @@ impl HookProvider for SteeringHook {
             source,
             approved,
         };
+        if e.approved() {
+            // A person approved this call (or its tool) on resume: not judged again.
+            self.record(decision(
+                SteeringAction::Proceed,
+                "approved by a person".to_owned(),
+                DecisionSource::Person,
+                Some(true),
+            ));
+            self.remember_call(&run_id, &tool, &args);
+            return Ok(());
+        }
         if self.interrupt_tools.contains(&tool) {
             let reason = format!("{} needs human approval", preview(&tool, 128));
             let approved = self
@@ -574,8 +587,12 @@ impl HookProvider for SteeringHook {
                 DecisionSource::InterruptTools,
                 approved,
             ));
-            if approved != Some(true) {
-                e.cancel(format!("REQUIRES APPROVAL: {reason}"));
+            match approved {
+                Some(true) => {}
+                Some(false) => e.cancel(format!("REQUIRES APPROVAL: {reason}")),
+                // No inline approver: pause the run for a person (a run that cannot pause
+                // cancels with `REQUIRES APPROVAL: <reason>`).
+                None => e.interrupt(reason, json!({"source": "interrupt_tools"})),
             }
             self.remember_call(&run_id, &tool, &args);
             return Ok(());
@@ -614,8 +631,10 @@ impl HookProvider for SteeringHook {
                             &v.reason,
                         )
                         .await;
-                    if approved != Some(true) {
-                        e.cancel(format!("REQUIRES APPROVAL: {}", v.reason));
+                    match approved {
+                        Some(true) => {}
+                        Some(false) => e.cancel(format!("REQUIRES APPROVAL: {}", v.reason)),
+                        None => e.interrupt(v.reason.clone(), json!({"source": "judge"})),
                     }
                     self.record(decision(
                         v.action,
@@ -728,6 +747,53 @@ impl HookProvider for SteeringHook {
 
     async fn on_after_invocation(&self, e: &AfterInvocationEvent<'_>) -> Result<(), HookError> {
         self.runs.end(e.run_id());
+        Ok(())
+    }
+
+    /// The run's recent calls (as the judge saw them) and its model-call count survive a
+    /// pause, so the judge's context goes on where it was.
+    fn save_run_state(&self, run_id: &RunId) -> Option<Value> {
+        self.runs.get(run_id, |ctx| {
+            json!({
+                "recent": ctx.recent.iter().map(|(t, a)| json!([t, a])).collect::<Vec<_>>(),
+                "model_calls": ctx.model_calls,
+            })
+        })
+    }
+
+    fn restore_run_state(&self, run_id: &RunId, state: Value) -> Result<(), HookError> {
+        let bad = || {
+            HookError::new(
+                "not a SteeringHook run state (expected recent calls and a model-call count)",
+            )
+        };
+        let model_calls = state["model_calls"]
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(bad)?;
+        let mut recent = VecDeque::new();
+        for pair in state["recent"].as_array().ok_or_else(bad)? {
+            let (Some(t), Some(a)) = (pair[0].as_str(), pair[1].as_str()) else {
+                return Err(bad());
+            };
+            // Bounded and escaped as when it was kept, whatever the stored state says (it
+            // was outside the process: it is untrusted data for the judge's prompt).
+            recent.push_back((escape_data(&preview(t, 128)), escape_data(&preview(a, 300))));
+            if recent.len() > RECENT_CALLS {
+                recent.pop_front();
+            }
+        }
+        self.runs
+            .insert(
+                run_id,
+                RunContext {
+                    recent,
+                    model_calls,
+                },
+            )
+            .map_err(|(full, _)| {
+                HookError::with_source("no room for the resumed run's context", full)
+            })?;
         Ok(())
     }
 }

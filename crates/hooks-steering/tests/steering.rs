@@ -518,3 +518,141 @@ fn escaped_backslashes_stay_what_will_run() {
     assert!(shown.contains("cmd next"), "{shown}");
     assert!(!shown.contains('\n'));
 }
+
+/// A judge INTERRUPT pauses a pausable run; the person's approval in a new process (new hook,
+/// new registry) runs the call without asking the judge again, and the judge's per-run
+/// context survives the pause.
+#[tokio::test]
+async fn a_judge_interrupt_pauses_and_a_person_resumes_it_in_a_fresh_registry() {
+    use hooks_core::interrupt::{Decision, PausedRun, RunOutcome};
+    let model = Arc::new(ScriptedModel::new(vec![
+        Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+            "c0",
+            "lookup",
+            json!({"q": "acct"}),
+        )])),
+        Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+            "c1",
+            "wire",
+            json!({"amount": 900}),
+        )])),
+        Ok(ModelResponse::text("sent")),
+    ]));
+    let ran = Arc::new(AtomicUsize::new(0));
+    let build = |hook: Arc<SteeringHook>| {
+        let ran = Arc::clone(&ran);
+        let registry = Arc::new(HookRegistry::new().with(hook).unwrap());
+        Agent::builder("bank", Arc::clone(&model))
+            .registry(registry)
+            .tool(FnTool::new(ToolSpec::new("lookup", "l", json!({})), |_| {
+                Ok("acct 1".into())
+            }))
+            .tool(FnTool::new(
+                ToolSpec::new("wire", "w", json!({})),
+                move |_| {
+                    ran.fetch_add(1, Ordering::SeqCst);
+                    Ok("wired".into())
+                },
+            ))
+            .build()
+            .unwrap()
+    };
+    // The first judge lets the lookup through and interrupts the wire.
+    struct ByTool(Arc<Recording>);
+    #[async_trait]
+    impl JudgeModel for ByTool {
+        fn name(&self) -> &str {
+            "by-tool"
+        }
+        async fn judge(&self, r: &JudgeRequest) -> Result<JudgeReply, JudgeError> {
+            self.0.calls.fetch_add(1, Ordering::SeqCst);
+            self.0.prompts.lock().unwrap().push(r.prompt.clone());
+            let answer = if r.prompt.contains("proposed tool: wire") {
+                "INTERRUPT: large transfer"
+            } else {
+                "PROCEED"
+            };
+            Ok(JudgeReply::new(answer.to_owned(), Some("stop".into())))
+        }
+    }
+    let first = Recording::new("unused");
+    let hook = Arc::new(SteeringHook::builder(ByTool(Arc::clone(&first))).build());
+    let a = build(Arc::clone(&hook));
+    let RunOutcome::Interrupted(paused) = a.start("pay the invoice").await.unwrap() else {
+        panic!("the wire should pause the run")
+    };
+    let [i] = paused.interruptions() else {
+        panic!()
+    };
+    assert_eq!(i.provider, "SteeringHook");
+    assert_eq!(i.reason, "large transfer");
+    assert_eq!(i.payload, json!({"source": "judge"}));
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+    let stored = paused.to_json().unwrap();
+    assert!(
+        stored.contains("lookup"),
+        "the judge's recent calls are kept: {stored}"
+    );
+
+    // Later: a new hook and registry; the judge would interrupt again if asked.
+    let second = Recording::new("INTERRUPT: would ask again");
+    let hook = Arc::new(SteeringHook::builder(Arc::clone(&second)).build());
+    let a = build(Arc::clone(&hook));
+    let paused = PausedRun::from_json(&stored).unwrap();
+    let run_id = paused.run_id().clone();
+    let yes = Decision::approve(&paused.interruptions()[0]).by("alice");
+    let RunOutcome::Completed(out) = a.resume(paused, vec![yes]).await.unwrap() else {
+        panic!("approved: the run should finish")
+    };
+    assert_eq!(out.answer, "sent");
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        second.calls.load(Ordering::SeqCst),
+        0,
+        "an approved call is not judged again"
+    );
+    let d = hook.decisions_for(&run_id);
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].source, DecisionSource::Person);
+    assert_eq!(d[0].approved, Some(true));
+}
+
+/// `interrupt_tools` without an approver: a pausable run pauses; `run()` cancels as before.
+#[tokio::test]
+async fn interrupt_tools_pause_a_pausable_run_and_cancel_in_run() {
+    use hooks_core::interrupt::RunOutcome;
+    let make = || {
+        let model = ScriptedModel::new(vec![
+            Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+                "c1",
+                "drop_db",
+                json!({}),
+            )])),
+            Ok(ModelResponse::text("ok")),
+        ]);
+        let hook = SteeringHook::builder(Recording::new("PROCEED"))
+            .with_interrupt_tools(["drop_db"])
+            .build();
+        Agent::builder("ops", model)
+            .registry(Arc::new(HookRegistry::new().with(hook).unwrap()))
+            .tool(FnTool::new(
+                ToolSpec::new("drop_db", "d", json!({})),
+                |_| Ok("dropped".into()),
+            ))
+            .build()
+            .unwrap()
+    };
+    let RunOutcome::Interrupted(p) = make().start("clean").await.unwrap() else {
+        panic!()
+    };
+    assert_eq!(p.interruptions()[0].reason, "drop_db needs human approval");
+    assert_eq!(
+        p.interruptions()[0].payload,
+        json!({"source": "interrupt_tools"})
+    );
+    let out = make().run("clean").await.unwrap();
+    assert_eq!(
+        out.state.tool_executions[0].cancelled.as_deref(),
+        Some("REQUIRES APPROVAL: drop_db needs human approval")
+    );
+}
