@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::{Approver, Decision, DecisionKind, Interruption};
 use crate::error::BoxError;
-use crate::http::{HttpConfig, HttpError, redact_url};
+use crate::http::{HttpConfig, HttpError, redact_url, redact_urls_in};
 
 /// The most bytes read of a webhook's reply.
 const MAX_REPLY_BYTES: usize = 1 << 20;
@@ -85,7 +85,12 @@ impl WebhookApprover {
         }
         Ok(Self {
             url,
-            client: http.client()?,
+            // A decision endpoint answers itself: a redirect is a failure, not a hop.
+            client: http
+                .client_builder()?
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|e| HttpError::Build(Box::new(e)))?,
             deadline: Self::DEFAULT_DEADLINE,
             headers: Vec::new(),
         })
@@ -118,7 +123,7 @@ impl WebhookApprover {
         let mut response = request.send().await.map_err(|e| {
             format!(
                 "the approval webhook failed: {}",
-                crate::http::error_chain(&e)
+                redact_urls_in(&crate::http::error_chain(&e))
             )
         })?;
         let status = response.status();
@@ -133,7 +138,7 @@ impl WebhookApprover {
         while let Some(chunk) = response.chunk().await.map_err(|e| {
             format!(
                 "the approval webhook's reply broke off: {}",
-                crate::http::error_chain(&e)
+                redact_urls_in(&crate::http::error_chain(&e))
             )
         })? {
             if body.len() + chunk.len() > MAX_REPLY_BYTES {
