@@ -105,6 +105,7 @@ impl TelemetryHookBuilder {
             tracer: std::sync::Arc::new(tracer),
             instruments: std::sync::Arc::new(Instruments::new(&meter)),
             runs: std::sync::Arc::new(RunLocal::with_max_runs(self.options.max_runs)),
+            resumed_from: RunLocal::with_max_runs(self.options.max_runs),
             full_warned: Default::default(),
             options: self.options,
         }

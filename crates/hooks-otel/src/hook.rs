@@ -49,6 +49,9 @@ pub struct TelemetryHook {
     pub(crate) tracer: Arc<BoxedTracer>,
     pub(crate) instruments: Arc<Instruments>,
     pub(crate) runs: Arc<RunLocal<RunSpans>>,
+    /// Paused runs being resumed: the root span of the paused segment, which the resumed
+    /// segment's root continues (as its parent, in the same trace) and links to.
+    pub(crate) resumed_from: RunLocal<opentelemetry::trace::SpanContext>,
     /// Set once the first run found no room, so the warning is logged once.
     pub(crate) full_warned: std::sync::atomic::AtomicBool,
     pub(crate) options: Options,
@@ -131,7 +134,7 @@ impl TelemetryHook {
             .agent_name
             .clone()
             .unwrap_or_else(|| state.agent_id.clone());
-        let span = self
+        let mut builder = self
             .tracer
             .span_builder(format!("{OP_INVOKE_AGENT} {name}"))
             .with_kind(SpanKind::Internal)
@@ -140,8 +143,23 @@ impl TelemetryHook {
                 KeyValue::new(GEN_AI_AGENT_ID, state.agent_id.clone()),
                 KeyValue::new(GEN_AI_AGENT_NAME, name),
                 KeyValue::new(GEN_AI_CONVERSATION_ID, state.run_id.to_string()),
-            ])
-            .start_with_context(&*self.tracer, &Context::new());
+            ]);
+        // A resumed run continues the paused one's trace: its root is a child of the paused
+        // root, and links to it.
+        let parent = match self.resumed_from.end(&state.run_id) {
+            Some(paused) => {
+                builder = builder.with_links(vec![opentelemetry::trace::Link::with_context(
+                    paused.clone(),
+                )]);
+                builder
+                    .attributes
+                    .get_or_insert_with(Vec::new)
+                    .push(KeyValue::new(HOOKS_RESUMED, true));
+                Context::new().with_remote_span_context(paused)
+            }
+            None => Context::new(),
+        };
+        let span = builder.start_with_context(&*self.tracer, &parent);
         let run = RunSpans {
             invocation: Context::new().with_span(span),
             iteration: None,
@@ -201,6 +219,7 @@ impl HookProvider for TelemetryHook {
     }
 
     fn on_run_abandoned(&self, run_id: &RunId) {
+        self.resumed_from.end(run_id);
         if let Some(run) = self.runs.end(run_id) {
             run.invocation
                 .span()
@@ -342,7 +361,11 @@ impl HookProvider for TelemetryHook {
             return Ok(());
         };
         let tool = preview(e.tool_name(), 256).into_owned();
-        if let Some(reason) = e.cancelled() {
+        if e.outcome().interrupted().is_some() {
+            // Waits for a person: not a failure, not a cancel (the reason is content).
+            span.set_attribute(KeyValue::new(HOOKS_INTERRUPTED, true));
+            span.add_event("interrupted", Vec::new());
+        } else if let Some(reason) = e.cancelled() {
             span.set_attribute(KeyValue::new(HOOKS_CANCELLED, true));
             // The reason is free text (a judge's guidance, a server's error): content, so it is
             // exported only with content capture, like arguments and results.
@@ -384,6 +407,7 @@ impl HookProvider for TelemetryHook {
 
     async fn on_after_invocation(&self, e: &AfterInvocationEvent<'_>) -> Result<(), HookError> {
         let state = e.state();
+        self.resumed_from.end(&state.run_id);
         let removed = self.runs.end(&state.run_id);
         // A run refused before this hook saw it start (an earlier hook failed in before
         // invocation) still gets its span, so refusals show up in traces.
@@ -413,6 +437,15 @@ impl HookProvider for TelemetryHook {
             e.duration().as_secs_f64() * 1000.0,
         ));
         let mut attrs = vec![KeyValue::new(GEN_AI_OPERATION_NAME, OP_INVOKE_AGENT)];
+        if e.interrupted() {
+            // Paused for a person, not failed: no error status.
+            span.set_attribute(KeyValue::new(HOOKS_INTERRUPTED, true));
+            span.set_attribute(KeyValue::new(
+                HOOKS_INTERRUPTIONS,
+                e.interruptions().len() as i64,
+            ));
+            attrs.push(KeyValue::new(HOOKS_INTERRUPTED, true));
+        }
         if let Some(err) = e.error() {
             span.set_status(Status::error(preview(&err.to_string(), 512).into_owned()));
             span.set_attribute(KeyValue::new(ERROR_TYPE, err.kind()));
@@ -425,6 +458,52 @@ impl HookProvider for TelemetryHook {
             .invocations
             .add(1, &[KeyValue::new(HOOKS_SUCCESS, e.success())]);
         end_run(run, "run_end");
+        Ok(())
+    }
+
+    /// The paused segment's root span, so the resumed segment continues its trace.
+    fn save_run_state(&self, run_id: &RunId) -> Option<hooks_core::serde_json::Value> {
+        let cx = self
+            .runs
+            .get(run_id, |r| r.invocation.span().span_context().clone())?;
+        cx.is_valid().then(|| {
+            hooks_core::serde_json::json!({
+                "trace_id": cx.trace_id().to_string(),
+                "span_id": cx.span_id().to_string(),
+                "sampled": cx.is_sampled(),
+            })
+        })
+    }
+
+    fn restore_run_state(
+        &self,
+        run_id: &RunId,
+        state: hooks_core::serde_json::Value,
+    ) -> Result<(), HookError> {
+        use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId, TraceState};
+        let bad = || {
+            HookError::new("not a TelemetryHook run state (expected trace_id and span_id in hex)")
+        };
+        let trace_id = state["trace_id"]
+            .as_str()
+            .and_then(|t| TraceId::from_hex(t).ok())
+            .ok_or_else(bad)?;
+        let span_id = state["span_id"]
+            .as_str()
+            .and_then(|t| SpanId::from_hex(t).ok())
+            .ok_or_else(bad)?;
+        let flags = if state["sampled"].as_bool().unwrap_or(false) {
+            TraceFlags::SAMPLED
+        } else {
+            TraceFlags::default()
+        };
+        let cx = SpanContext::new(trace_id, span_id, flags, true, TraceState::default());
+        if !cx.is_valid() {
+            return Err(bad());
+        }
+        self.resumed_from.insert(run_id, cx).map_err(|(full, _)| {
+            HookError::with_source("no room for the resumed run's trace", full)
+        })?;
         Ok(())
     }
 }

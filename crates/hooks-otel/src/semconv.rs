@@ -85,3 +85,10 @@ pub const TOKEN_BUCKETS: [f64; 14] = [
     1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0,
     16777216.0, 67108864.0,
 ];
+
+/// The run (or tool call) paused for a person's decision: not a failure.
+pub const HOOKS_INTERRUPTED: &str = "hooks.interrupted";
+/// How many calls a paused run waits on.
+pub const HOOKS_INTERRUPTIONS: &str = "hooks.interruptions";
+/// The run resumed after a pause (its root continues the paused root's trace).
+pub const HOOKS_RESUMED: &str = "hooks.resumed";

@@ -51,6 +51,14 @@ impl AttrValue {
             _ => None,
         }
     }
+
+    /// The boolean, if it is one.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            AttrValue::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
 }
 
 fn value(v: &Option<AnyValue>) -> AttrValue {
@@ -96,6 +104,8 @@ pub struct ReceivedSpan {
     pub events: Vec<(String, BTreeMap<String, AttrValue>)>,
     /// Status code (0 unset, 1 ok, 2 error).
     pub status_code: i32,
+    /// Links: (trace id, span id) in hex.
+    pub links: Vec<(String, String)>,
     /// Status message.
     pub status_message: String,
     /// Resource attributes.
@@ -386,6 +396,11 @@ fn decode(path: &str, body: &[u8], shared: &Shared) {
                             .map(|e| (e.name.clone(), attrs(&e.attributes)))
                             .collect(),
                         status_code: s.status.as_ref().map_or(0, |st| st.code),
+                        links: s
+                            .links
+                            .iter()
+                            .map(|l| (hex(&l.trace_id), hex(&l.span_id)))
+                            .collect(),
                         status_message: s
                             .status
                             .as_ref()
