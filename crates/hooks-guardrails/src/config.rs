@@ -24,16 +24,22 @@ pub enum GuardrailAction {
     Redact,
     /// Do nothing, record nothing.
     Allow,
+    /// On a tool call's arguments (and the tool-name rules): let a person decide — the call is
+    /// interrupted and the run pauses (see `hooks_core::interrupt`); the value is left as it
+    /// is, for the person to see. Where nothing can pause (prompts, results, replies, and runs
+    /// that cannot pause) it acts as BLOCK: fail closed.
+    Ask,
 }
 
 impl GuardrailAction {
-    /// `BLOCK`, `WARN`, `REDACT` or `ALLOW`.
+    /// `BLOCK`, `WARN`, `REDACT`, `ALLOW` or `ASK`.
     pub fn as_str(self) -> &'static str {
         match self {
             GuardrailAction::Block => "BLOCK",
             GuardrailAction::Warn => "WARN",
             GuardrailAction::Redact => "REDACT",
             GuardrailAction::Allow => "ALLOW",
+            GuardrailAction::Ask => "ASK",
         }
     }
 }

@@ -62,6 +62,11 @@ pub(crate) struct Scrubbed {
     pub(crate) changed: bool,
     /// Every violation reported, in order.
     pub(crate) violations: Vec<GuardrailViolation>,
+    /// The first ASK on a tool call's arguments: (rule, description).
+    pub(crate) asked: Option<(String, String)>,
+    /// Scrubbing a tool call's arguments (in a reply, or before the call): ASK may interrupt
+    /// the call instead of blocking.
+    pub(crate) may_ask: bool,
 }
 
 impl Engine {
@@ -145,9 +150,30 @@ impl Engine {
         content: bool,
         out: &mut Scrubbed,
     ) -> Option<String> {
-        let verdict = self.judge_keyed(key, text, content);
+        let mut verdict = self.judge_keyed(key, text, content);
         if verdict.violations.is_empty() {
             return None;
+        }
+        if loc == ViolationLocation::ToolArgs || out.may_ask {
+            // On a call's arguments, an ASK rule interrupts the call instead of blocking it,
+            // and leaves the value for the person to see.
+            let mut any = false;
+            for (f, a) in &mut verdict.violations {
+                if *a == GuardrailAction::Block && self.configured(&f.rule) == GuardrailAction::Ask
+                {
+                    *a = GuardrailAction::Ask;
+                    any = true;
+                    out.asked
+                        .get_or_insert_with(|| (f.rule.clone(), f.description.clone()));
+                }
+            }
+            if any {
+                verdict.blocked = verdict
+                    .violations
+                    .iter()
+                    .find(|(_, a)| *a == GuardrailAction::Block)
+                    .map(|(f, _)| f.description.clone());
+            }
         }
         if out.blocked.is_none() {
             out.blocked = verdict.blocked;
@@ -198,13 +224,25 @@ impl Engine {
         content: bool,
     ) -> Scrubbed {
         let mut out = Scrubbed::default();
+        self.scrub_json_into(run_id, loc, tool, v, content, &mut out);
+        out
+    }
+
+    /// [`scrub_json`](Self::scrub_json) adding to `out` (whose `may_ask` it honours).
+    pub(crate) fn scrub_json_into(
+        &self,
+        run_id: &RunId,
+        loc: ViolationLocation,
+        tool: Option<&str>,
+        v: &mut Value,
+        content: bool,
+        out: &mut Scrubbed,
+    ) {
         let mut stack: Vec<(Option<&str>, &mut Value)> = vec![(None, v)];
         while let Some((key, v)) = stack.pop() {
             match v {
                 Value::String(s) => {
-                    if let Some(new) =
-                        self.scrub_text((run_id, loc, tool), key, s, content, &mut out)
-                    {
+                    if let Some(new) = self.scrub_text((run_id, loc, tool), key, s, content, out) {
                         *s = new;
                     }
                 }
@@ -214,7 +252,7 @@ impl Engine {
                 Value::Number(n) => {
                     let text = n.to_string();
                     if let Some(new) =
-                        self.scrub_text((run_id, loc, tool), key, &text, content, &mut out)
+                        self.scrub_text((run_id, loc, tool), key, &text, content, out)
                     {
                         *v = Value::String(new);
                     }
@@ -233,7 +271,7 @@ impl Engine {
                                 || !k.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_')
                         })
                         .filter_map(|k| {
-                            self.scrub_text((run_id, loc, tool), None, k, content, &mut out)
+                            self.scrub_text((run_id, loc, tool), None, k, content, out)
                                 .map(|new| (k.clone(), new))
                         })
                         .collect();
@@ -248,10 +286,18 @@ impl Engine {
                 Value::Bool(_) | Value::Null => {}
             }
         }
-        out
     }
 
+    /// What `rule` does where nothing can pause: ASK acts as BLOCK (fail closed).
     pub(crate) fn action(&self, rule: &str) -> GuardrailAction {
+        match self.configured(rule) {
+            GuardrailAction::Ask => GuardrailAction::Block,
+            a => a,
+        }
+    }
+
+    /// What `rule` was configured to do (ASK included): for a tool call's arguments.
+    pub(crate) fn configured(&self, rule: &str) -> GuardrailAction {
         self.actions
             .get(rule)
             .copied()
@@ -443,7 +489,8 @@ impl Engine {
                     .replace
                     .push((finding.span.0, finding.span.1, placeholder))
             }
-            GuardrailAction::Warn | GuardrailAction::Allow => {}
+            // `action` maps ASK to BLOCK: not reached.
+            GuardrailAction::Warn | GuardrailAction::Allow | GuardrailAction::Ask => {}
         }
         verdict.violations.push((finding, action));
     }

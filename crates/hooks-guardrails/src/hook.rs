@@ -246,8 +246,12 @@ impl GuardrailsHook {
         } else {
             None
         };
+        let mut asked: Option<(String, String)> = None;
         if let Some((rule, reason)) = name_rule {
-            let action = inner.action(rule);
+            let action = inner.configured(rule);
+            if action == GuardrailAction::Ask {
+                asked = Some((rule.to_owned(), reason.clone()));
+            }
             if action != GuardrailAction::Allow {
                 let finding = Finding {
                     rule: rule.to_owned(),
@@ -318,6 +322,7 @@ impl GuardrailsHook {
                 e.set_arguments(args);
             }
             blocked = r.blocked;
+            asked = asked.or(r.asked);
         } else {
             e.edit_arguments(|args| {
                 let r = inner.scrub_json(
@@ -328,11 +333,21 @@ impl GuardrailsHook {
                     true,
                 );
                 blocked = r.blocked;
+                asked = asked.take().or(r.asked);
                 r.changed
             });
         }
         if let Some(desc) = blocked {
             e.cancel(format!("Tool call blocked by guardrails: {desc}"));
+        } else if let Some((rule, desc)) = asked
+            && !e.approved()
+        {
+            // A person decides; the run pauses (or, where it cannot, the call is cancelled
+            // with `REQUIRES APPROVAL`).
+            e.interrupt(
+                format!("Guardrails: {desc}; a person must approve this call"),
+                serde_json::json!({ "rule": rule }),
+            );
         }
     }
 }
@@ -668,7 +683,12 @@ fn scrub_ids_and_calls(
     }
     if !m.tool_calls.is_empty() {
         let mut scrubbed = m.tool_calls.clone();
-        let mut call_out = Scrubbed::default();
+        // A call's ASK is decided before the call runs (a resumed run's history holds the
+        // calls a person was asked about): it does not refuse the run.
+        let mut call_out = Scrubbed {
+            may_ask: true,
+            ..Scrubbed::default()
+        };
         for call in &mut scrubbed {
             scrub_call(inner, run_id, loc, call, &mut call_out);
         }
@@ -714,7 +734,11 @@ fn guard_reply(
     // REDACT alike); a BLOCK also flags the call, which is then cancelled.
     let mut seen = std::collections::HashSet::new();
     for call in &mut response.message.tool_calls {
-        let mut out = Scrubbed::default();
+        // An ASK is decided before the call runs (it is not flagged here).
+        let mut out = Scrubbed {
+            may_ask: true,
+            ..Scrubbed::default()
+        };
         scrub_call(engine, run_id, loc, call, &mut out);
         if out.changed {
             // A redacted id may now equal another call's: keep each call's own.
@@ -757,12 +781,8 @@ fn scrub_call(
     if let Some(name) = inner.scrub_text((run_id, loc, None), None, &call.name, false, out) {
         call.name = name;
     }
-    let mut r = inner.scrub_json(run_id, loc, Some(&call.name), &mut call.arguments, false);
-    out.changed |= r.changed;
-    out.violations.append(&mut r.violations);
-    if out.blocked.is_none() {
-        out.blocked = r.blocked;
-    }
+    let name = call.name.clone();
+    inner.scrub_json_into(run_id, loc, Some(&name), &mut call.arguments, false, out);
 }
 
 /// True when the strings and keys of `v` add up to more than `limit` bytes (stops counting

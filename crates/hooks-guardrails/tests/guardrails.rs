@@ -549,3 +549,104 @@ fn a_block_lands_on_the_call_that_carried_it_even_when_ids_repeat() {
     assert_eq!(*s.tool_seen.lock().unwrap(), vec![json!({"q": "weather"})]);
     assert!(!format!("{:?}", out.state).contains(EMAIL));
 }
+
+/// ASK on a tool call's arguments pauses the run for a person, leaving the value for them to
+/// see (other rules still redact); approval runs the call as shown; a run that cannot pause
+/// cancels it; on the prompt, ASK is BLOCK.
+#[test]
+fn ask_pauses_a_call_for_a_person_and_fails_closed_where_nothing_can_pause() {
+    use hooks_core::interrupt::{Decision, PausedRun, RunOutcome};
+    let config = || {
+        GuardrailConfig::default()
+            .with_action("pii_ssn", GuardrailAction::Ask)
+            .with_action("pii_email", GuardrailAction::Redact)
+            .with_action("blocked_tool", GuardrailAction::Ask)
+    };
+    let script = || {
+        vec![
+            call("transfer", json!({"ssn": SSN, "mail": EMAIL})),
+            text("done"),
+        ]
+    };
+    // Pausable: the call waits for a person.
+    let s = setup(config(), script(), "ok");
+    let outcome = block_on(s.agent.start("send it")).unwrap();
+    let RunOutcome::Interrupted(p) = outcome else {
+        let RunOutcome::Completed(out) = outcome else {
+            unreachable!()
+        };
+        panic!(
+            "ASK should pause the run: {:?} {:?}",
+            out.state.tool_executions,
+            s.guard.violations()
+        )
+    };
+    let [i] = p.interruptions() else { panic!() };
+    assert_eq!(i.provider, "GuardrailsHook");
+    assert!(
+        i.reason
+            .starts_with("Guardrails: US social security number detected"),
+        "{}",
+        i.reason
+    );
+    assert_eq!(i.payload, json!({"rule": "pii_ssn"}));
+    assert_eq!(
+        i.arguments["ssn"], SSN,
+        "the person sees what they are asked about"
+    );
+    assert_eq!(
+        i.arguments["mail"], "[REDACTED_EMAIL]",
+        "REDACT still applies"
+    );
+    assert!(s.tool_seen.lock().unwrap().is_empty());
+    let violations = s.guard.violations();
+    assert!(
+        violations
+            .iter()
+            .any(|v| v.rule == "pii_ssn" && v.action == GuardrailAction::Ask)
+    );
+    let p = PausedRun::from_json(&p.to_json().unwrap()).unwrap();
+    let yes = Decision::approve(&p.interruptions()[0]);
+    let RunOutcome::Completed(out) = block_on(s.agent.resume(p, vec![yes])).unwrap() else {
+        panic!("approved: the run should finish")
+    };
+    assert_eq!(out.answer, "done");
+    assert_eq!(
+        *s.tool_seen.lock().unwrap(),
+        [json!({"ssn": SSN, "mail": "[REDACTED_EMAIL]"})]
+    );
+
+    // A run that cannot pause: cancelled.
+    let s = setup(config(), script(), "ok");
+    let out = block_on(s.agent.run("send it")).unwrap();
+    assert!(s.tool_seen.lock().unwrap().is_empty());
+    let cancelled = out.state.tool_executions[0].cancelled.clone().unwrap();
+    assert!(
+        cancelled.starts_with("REQUIRES APPROVAL: Guardrails: US social security number"),
+        "{cancelled}"
+    );
+
+    // A blocked tool under ASK pauses too.
+    let s = setup(
+        config(),
+        vec![call("shell", json!({"cmd": "ls"})), text("listed")],
+        "ok",
+    );
+    let RunOutcome::Interrupted(p) = block_on(s.agent.start("list")).unwrap() else {
+        panic!("ASK on blocked_tool should pause")
+    };
+    assert_eq!(
+        p.interruptions()[0].payload,
+        json!({"rule": "blocked_tool"})
+    );
+
+    // On the prompt, nothing can pause: ASK is BLOCK.
+    let s = setup(config(), vec![text("never")], "ok");
+    let failure = block_on(s.agent.start(format!("my ssn is {SSN}"))).unwrap_err();
+    assert!(
+        failure.error.to_string().contains("blocked"),
+        "{}",
+        failure.error
+    );
+    assert_eq!(s.model.calls(&failure.state.run_id), 0);
+}
