@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 
 use crate::agent::{ModelRequest, RecordedChange, RunFailure, RunOutput, ToolError, ToolInput};
 use crate::error::{DispatchError, RetryTarget, RunError};
+use crate::event::PersonApproval;
 use crate::event::{
     AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
     BeforeModelCallEvent, BeforeToolCallEvent, Change, EventContext, Field, HookEvent,
@@ -64,6 +65,9 @@ pub struct RunOptions {
     /// Where resumes are recorded so no paused run resumes twice; `None`: the process's
     /// [`MemoryLedger::global`].
     pub resume_ledger: Option<Arc<dyn ResumeLedger>>,
+    /// The key paused runs are sealed with (HMAC-SHA256) and checked against on resume; see
+    /// [`AgentBuilder::resume_key`](crate::agent::AgentBuilder::resume_key).
+    pub resume_key: Option<Arc<[u8]>>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -76,6 +80,7 @@ impl std::fmt::Debug for RunOptions {
             .field("parallel_tool_calls", &self.parallel_tool_calls)
             .field("max_iterations", &self.max_iterations)
             .field("resume_ledger", &self.resume_ledger.is_some())
+            .field("resume_key", &self.resume_key.as_ref().map(|_| "***"))
             .finish()
     }
 }
@@ -92,7 +97,15 @@ impl RunOptions {
             parallel_tool_calls: true,
             max_iterations: None,
             resume_ledger: None,
+            resume_key: None,
         }
+    }
+
+    /// With the key paused runs are sealed with and checked against.
+    #[must_use]
+    pub fn with_resume_key(mut self, key: impl Into<Arc<[u8]>>) -> Self {
+        self.resume_key = Some(key.into());
+        self
     }
 
     /// With the ledger that records resumes (see [`RunOptions::resume_ledger`]).
@@ -276,6 +289,10 @@ enum Begin {
         work: Vec<Paused>,
         always_approved: Vec<String>,
         provider_states: Map<String, Value>,
+        /// What the ledger must record before anything runs: the pause, and each decided
+        /// interruption (so neither this paused run nor any other copy of those decisions
+        /// resumes twice).
+        claims: Vec<String>,
     },
 }
 
@@ -490,7 +507,10 @@ impl HookRegistry {
             state: Box::new(state),
             changes: Vec::new(),
         };
-        if let Err(e) = paused.check() {
+        if let Err(e) = paused
+            .verify(options.resume_key.as_deref())
+            .and_then(|()| paused.check())
+        {
             return Err(refuse(e, paused.into_parts().state));
         }
         let parts = paused.into_parts();
@@ -498,26 +518,12 @@ impl HookRegistry {
             Ok(d) => d,
             Err(e) => return Err(refuse(e, parts.state)),
         };
-        // Claimed only once the decisions are known to be good, so a refused resume can be
-        // tried again with the right ones.
-        let ledger = options
-            .resume_ledger
-            .clone()
-            .unwrap_or_else(|| MemoryLedger::global() as Arc<dyn ResumeLedger>);
-        match ledger.claim(&parts.pause_id) {
-            Ok(true) => {}
-            Ok(false) => {
-                return Err(refuse(
-                    ResumeError::AlreadyResumed(parts.pause_id),
-                    parts.state,
-                ));
-            }
-            Err(e) => return Err(refuse(ResumeError::Ledger(e.to_string()), parts.state)),
-        }
+        let mut claims = vec![parts.pause_id];
         let mut work = Vec::with_capacity(parts.pending.len());
         for (call, interruption) in parts.pending.into_iter().zip(parts.interruptions) {
             let decision = decided.remove(&interruption.id);
             if let Some(d) = &decision {
+                claims.push(interruption.id.clone());
                 tracing::info!(
                     target: "hooks::interrupt",
                     run_id = parts.state.run_id.as_str(),
@@ -536,6 +542,7 @@ impl HookRegistry {
             work,
             always_approved: parts.always_approved,
             provider_states: parts.provider_states,
+            claims,
         };
         self.segment(begin, options, body, true).await
     }
@@ -552,16 +559,17 @@ impl HookRegistry {
         Fut: Future<Output = Result<String, RunError>>,
     {
         let started = Instant::now();
-        let (state, resumed, always_approved) = match begin {
-            Begin::Fresh(state) => (state, None, Vec::new()),
+        let (state, resumed, always_approved, claims) = match begin {
+            Begin::Fresh(state) => (state, None, Vec::new(), Vec::new()),
             Begin::Resumed {
                 state,
                 work,
                 always_approved,
                 provider_states,
+                claims,
             } => {
                 self.restore_run_states(&state.run_id, provider_states);
-                (state, Some(work), always_approved)
+                (state, Some(work), always_approved, claims)
             }
         };
         let is_resumed = resumed.is_some();
@@ -611,8 +619,12 @@ impl HookRegistry {
             resumed: Mutex::new(resumed),
             always_approved: Mutex::new(always_approved.into_iter().collect()),
         });
-        let result = match before {
-            Err(e) => Err(RunError::Hook(e)),
+        let result = match before.map_err(RunError::Hook).and_then(|()| {
+            // Recorded once the run has really started (a hook refusing it leaves the paused
+            // run for another try), and before anything of it runs.
+            claim(shared.options.resume_ledger.as_ref(), &claims)
+        }) {
+            Err(e) => Err(e),
             Ok(()) => {
                 body(Run {
                     registry: self,
@@ -640,6 +652,7 @@ impl HookRegistry {
             Some(_) => self.save_run_states(&shared.run_id),
             None => Map::new(),
         };
+        let key = shared.options.resume_key.clone();
         // The body is done: its clones of the run are gone (or the caller kept one; then the
         // state is copied out rather than taken).
         let (mut state, report) = match Arc::try_unwrap(shared) {
@@ -675,13 +688,12 @@ impl HookRegistry {
             return match after {
                 Ok(()) => {
                     tracing::info!(target: "hooks::interrupt", run_id = state.run_id.as_str(), interruptions = interruptions.len(), "the run paused for a person's decision");
-                    Ok(RunOutcome::Interrupted(PausedRun::new(
-                        state,
-                        interruptions,
-                        pending,
-                        approved,
-                        provider_states,
-                    )))
+                    let paused =
+                        PausedRun::new(state, interruptions, pending, approved, provider_states);
+                    Ok(RunOutcome::Interrupted(match &key {
+                        Some(key) => paused.sealed(key),
+                        None => paused,
+                    }))
                 }
                 Err(e) => Err(RunFailure {
                     error: RunError::Hook(e),
@@ -712,6 +724,34 @@ impl HookRegistry {
             }),
         }
     }
+}
+
+/// Records every claim in the ledger (the run's own, or the process's); any already there
+/// refuses the resume.
+fn claim(ledger: Option<&Arc<dyn ResumeLedger>>, claims: &[String]) -> Result<(), RunError> {
+    if claims.is_empty() {
+        return Ok(());
+    }
+    let global;
+    let ledger: &dyn ResumeLedger = match ledger {
+        Some(l) => &**l,
+        None => {
+            global = MemoryLedger::global();
+            &*global
+        }
+    };
+    for id in claims {
+        match ledger.claim(id) {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(RunError::Resume(ResumeError::AlreadyResumed(
+                    preview(id, 64).into_owned(),
+                )));
+            }
+            Err(e) => return Err(RunError::Resume(ResumeError::Ledger(e.to_string()))),
+        }
+    }
+    Ok(())
 }
 
 impl<'r> Run<'r> {
@@ -1024,6 +1064,13 @@ impl<'r> Run<'r> {
         F: FnMut(ToolInvocation) -> Fut,
         Fut: Future<Output = Result<String, ToolError>>,
     {
+        let waiting = lock(&self.shared.interrupted).len();
+        if waiting > 0 {
+            // Paused: nothing more runs until a person decides.
+            return Err(RunError::Interrupted {
+                interruptions: waiting,
+            });
+        }
         let (record, changes, error) = self.drive_tool(call, Approval::None, execute).await;
         self.record_tool(&record, changes);
         match error {
@@ -1056,6 +1103,13 @@ impl<'r> Run<'r> {
         F: Fn(ToolInvocation) -> Fut,
         Fut: Future<Output = Result<String, ToolError>>,
     {
+        let waiting = lock(&self.shared.interrupted).len();
+        if waiting > 0 {
+            // Paused: nothing more runs until a person decides.
+            return Err(RunError::Interrupted {
+                interruptions: waiting,
+            });
+        }
         let calls: Vec<(&ToolCall, Approval)> = calls.iter().map(|c| (c, Approval::None)).collect();
         self.drive_all(&calls, &execute).await
     }
@@ -1237,8 +1291,10 @@ impl<'r> Run<'r> {
             || nests_deeper_than(&call.arguments, MAX_ARGUMENT_DEPTH);
         let mut changes = Vec::new();
         let approved = match &approval {
-            Approval::None => lock(&shared.always_approved).contains(&call.name),
-            Approval::Exact(_) | Approval::Edited => true,
+            Approval::None => lock(&shared.always_approved)
+                .contains(&call.name)
+                .then_some(PersonApproval::Tool),
+            Approval::Exact(_) | Approval::Edited => Some(PersonApproval::ThisCall),
             Approval::Rejected(message) => {
                 return self.rejected(call, message.clone(), iteration).await;
             }
@@ -1253,20 +1309,30 @@ impl<'r> Run<'r> {
             } else {
                 BeforeToolCallEvent::new(cx, call)
             };
-            if approved {
-                before = before.approved_by_person();
+            if let Some(kind) = approved {
+                before = before.with_person_approval(kind);
             }
             let r = self.registry.before_tool_call(&mut before).await;
             let before_changes = before.take_changes();
-            let interrupter = before_changes
+            let mut interrupters: Vec<&str> = Vec::new();
+            for c in before_changes
                 .iter()
-                .rev()
-                .find(|c| c.field == Field::Interrupt)
-                .map(|c| c.provider.to_string());
+                .filter(|c| c.field == Field::Interrupt)
+            {
+                if !interrupters.contains(&&*c.provider) {
+                    interrupters.push(&c.provider);
+                }
+            }
+            let interrupter = (!interrupters.is_empty()).then(|| interrupters.join(", "));
             push_changes(&mut changes, HookEvent::BeforeToolCall, before_changes);
             let mut parts = before.into_parts();
-            let interrupt =
-                self.settle_interrupt(call, &approval, approved, &mut parts, interrupter);
+            let interrupt = if refused {
+                // Refused for its depth: it fails anyway, and is not kept for a person.
+                parts.interrupted = None;
+                None
+            } else {
+                self.settle_interrupt(call, &approval, approved.is_some(), &mut parts, interrupter)
+            };
             if let Err(e) = r {
                 let outcome = ToolOutcome::Failed {
                     error: e.to_string(),

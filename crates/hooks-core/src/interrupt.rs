@@ -243,6 +243,9 @@ pub struct PausedRun {
     always_approved: Vec<String>,
     #[serde(default)]
     provider_states: Map<String, Value>,
+    /// HMAC-SHA256 (hex) over everything else, when the run was paused with a resume key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    seal: Option<String>,
 }
 
 impl PausedRun {
@@ -260,7 +263,62 @@ impl PausedRun {
             pending,
             always_approved,
             provider_states,
+            seal: None,
         }
+    }
+
+    /// Seals the paused run with `key` (HMAC-SHA256 over its canonical JSON).
+    pub(crate) fn sealed(mut self, key: &[u8]) -> Self {
+        self.seal = None;
+        self.seal = Some(self.mac(key));
+        self
+    }
+
+    fn mac(&self, key: &[u8]) -> String {
+        use hmac::Mac as _;
+        let mut value = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut value {
+            map.remove("seal");
+        }
+        let mut mac = <hmac::Hmac<sha2::Sha256> as hmac::Mac>::new_from_slice(key)
+            .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
+        canonical(&value, &mut |bytes| mac.update(bytes));
+        hex(&mac.finalize().into_bytes())
+    }
+
+    /// With a key: the seal must be there and match (in constant time). Without one: a
+    /// sealed run cannot be checked, so it is refused.
+    pub(crate) fn verify(&self, key: Option<&[u8]>) -> Result<(), ResumeError> {
+        match (key, &self.seal) {
+            (None, None) => Ok(()),
+            (None, Some(_)) => Err(ResumeError::Tampered(
+                "the paused run is sealed, but no resume key is configured to check it; configure the key it was paused with".into(),
+            )),
+            (Some(_), None) => Err(ResumeError::Tampered(
+                "the paused run carries no seal, but a resume key is configured: it was not paused by this agent, or its seal was removed".into(),
+            )),
+            (Some(key), Some(seal)) => {
+                let expected = self.mac(key);
+                let same = expected.len() == seal.len()
+                    && expected
+                        .bytes()
+                        .zip(seal.bytes())
+                        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                        == 0;
+                if same {
+                    Ok(())
+                } else {
+                    Err(ResumeError::Tampered(
+                        "the paused run does not match its seal: it was changed after it paused".into(),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// True when the paused run carries a seal.
+    pub fn is_sealed(&self) -> bool {
+        self.seal.is_some()
     }
 
     /// The run's id (the same after resuming).
@@ -314,17 +372,43 @@ impl PausedRun {
         Ok(p)
     }
 
-    /// Every interruption has one pending call, for its run, and its hash matches its
-    /// arguments.
+    /// Every interruption pairs with exactly one pending call (same call id and tool), no
+    /// call id repeats, every interruption is of this run and its hash matches its
+    /// arguments. Linear in the size of the paused run.
     pub(crate) fn check(&self) -> Result<(), ResumeError> {
         let bad = |what: String| Err(ResumeError::Inconsistent(what));
-        let mut ids = HashSet::new();
+        if self.pending.len() != self.interruptions.len() {
+            return bad("pending calls and interruptions do not pair up".to_owned());
+        }
+        let mut pending: HashMap<&str, &str> = HashMap::with_capacity(self.pending.len());
+        for c in &self.pending {
+            if pending.insert(c.id.as_str(), c.name.as_str()).is_some() {
+                return bad(format!(
+                    "pending call {} appears twice",
+                    crate::text::preview(&c.id, 64)
+                ));
+            }
+        }
+        let mut ids = HashSet::with_capacity(self.interruptions.len());
+        let mut calls = HashSet::with_capacity(self.interruptions.len());
         for i in &self.interruptions {
             if !ids.insert(i.id.as_str()) {
                 return bad(format!("interruption {} appears twice", i.id));
             }
+            if !calls.insert(i.tool_call_id.as_str()) {
+                return bad(format!(
+                    "two interruptions for tool call {}",
+                    crate::text::preview(&i.tool_call_id, 64)
+                ));
+            }
             if i.run_id != self.state.run_id {
                 return bad(format!("interruption {} belongs to another run", i.id));
+            }
+            if pending.get(i.tool_call_id.as_str()) != Some(&i.tool_name.as_str()) {
+                return bad(format!(
+                    "interruption {} has no pending call of its tool",
+                    i.id
+                ));
             }
             if arguments_hash(&i.arguments) != i.arguments_hash {
                 return bad(format!(
@@ -332,26 +416,28 @@ impl PausedRun {
                     i.id
                 ));
             }
-            if !self
-                .pending
-                .iter()
-                .any(|c| c.id == i.tool_call_id && c.name == i.tool_name)
-            {
-                return bad(format!("interruption {} has no pending call", i.id));
-            }
-        }
-        if self.pending.len() != self.interruptions.len() {
-            return bad("pending calls and interruptions do not pair up".to_owned());
         }
         Ok(())
     }
 
+    /// The parts, each pending call paired with its interruption (by call id; `check` made
+    /// sure every one pairs).
     pub(crate) fn into_parts(self) -> PausedParts {
+        let mut by_id: HashMap<String, ToolCall> = self
+            .pending
+            .into_iter()
+            .map(|c| (c.id.clone(), c))
+            .collect();
+        let pending = self
+            .interruptions
+            .iter()
+            .filter_map(|i| by_id.remove(&i.tool_call_id))
+            .collect();
         PausedParts {
             pause_id: self.pause_id,
             state: self.state,
             interruptions: self.interruptions,
-            pending: self.pending,
+            pending,
             always_approved: self.always_approved,
             provider_states: self.provider_states,
         }
@@ -406,6 +492,16 @@ pub enum ResumeError {
     /// The paused run's parts disagree (edited by hand or corrupted).
     #[error("the paused run is inconsistent: {0}")]
     Inconsistent(String),
+    /// The paused run's seal is missing or does not match (see
+    /// [`AgentBuilder::resume_key`](crate::agent::AgentBuilder::resume_key)).
+    #[error("the paused run is refused: {0}")]
+    Tampered(String),
+    /// Edited arguments nest deeper than the loop accepts.
+    #[error(
+        "the edited arguments for interruption '{0}' nest deeper than {max} levels; send flatter arguments",
+        max = crate::json::MAX_ARGUMENT_DEPTH
+    )]
+    EditTooDeep(String),
 }
 
 /// Records which paused runs were resumed, so none resumes twice.
@@ -479,12 +575,7 @@ pub fn arguments_hash(value: &Value) -> String {
     use sha2::Digest as _;
     let mut hasher = sha2::Sha256::new();
     canonical(value, &mut |bytes| hasher.update(bytes));
-    let digest = hasher.finalize();
-    let mut out = String::with_capacity(64);
-    for b in digest {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
+    hex(&hasher.finalize())
 }
 
 /// Writes `value` as canonical JSON, iteratively (no recursion, so depth cannot overflow
@@ -539,29 +630,49 @@ pub(crate) fn match_decisions(
     interruptions: &[Interruption],
     decisions: Vec<Decision>,
 ) -> Result<HashMap<String, Decision>, ResumeError> {
-    let mut by_id = HashMap::with_capacity(decisions.len());
+    let by_id: HashMap<&str, &Interruption> =
+        interruptions.iter().map(|i| (i.id.as_str(), i)).collect();
+    let mut decided = HashMap::with_capacity(decisions.len());
     for d in decisions {
-        let Some(i) = interruptions.iter().find(|i| i.id == d.interruption_id) else {
-            return Err(ResumeError::UnknownInterruption(
-                crate::text::preview(&d.interruption_id, 64).into_owned(),
-            ));
-        };
-        if d.arguments_hash != i.arguments_hash {
-            return Err(ResumeError::ArgumentsChanged(i.id.clone()));
+        check_decision(by_id.get(d.interruption_id.as_str()).copied(), &d)?;
+        let id = d.interruption_id.clone();
+        if decided.insert(id.clone(), d).is_some() {
+            return Err(ResumeError::DuplicateDecision(id));
         }
-        if let DecisionKind::Edit { arguments } = &d.kind
-            && !arguments.is_object()
-        {
+    }
+    Ok(decided)
+}
+
+/// One decision against the interruption it names (if the paused run holds it).
+pub(crate) fn check_decision(i: Option<&Interruption>, d: &Decision) -> Result<(), ResumeError> {
+    let Some(i) = i.filter(|i| i.id == d.interruption_id) else {
+        return Err(ResumeError::UnknownInterruption(
+            crate::text::preview(&d.interruption_id, 64).into_owned(),
+        ));
+    };
+    if d.arguments_hash != i.arguments_hash {
+        return Err(ResumeError::ArgumentsChanged(i.id.clone()));
+    }
+    if let DecisionKind::Edit { arguments } = &d.kind {
+        if crate::json::nests_deeper_than(arguments, crate::json::MAX_ARGUMENT_DEPTH) {
+            return Err(ResumeError::EditTooDeep(i.id.clone()));
+        }
+        if !arguments.is_object() {
             return Err(ResumeError::EditNotObject {
                 id: i.id.clone(),
                 kind: crate::json::kind_name(arguments),
             });
         }
-        if by_id.insert(i.id.clone(), d).is_some() {
-            return Err(ResumeError::DuplicateDecision(i.id.clone()));
-        }
     }
-    Ok(by_id)
+    Ok(())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
 }
 
 /// Decides interruptions as they come: a person at a UI, a chat bot, a webhook.

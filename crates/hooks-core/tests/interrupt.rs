@@ -734,3 +734,395 @@ async fn an_approver_that_decides_something_else_rejects() {
             .contains("decided another interruption")
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// What a hostile review tried (each held, or was fixed and is pinned here).
+
+fn read_and_delete() -> Arc<ScriptedModel> {
+    Arc::new(ScriptedModel::new(vec![
+        Ok(ModelResponse::tool_calls(vec![
+            ToolCall::new("c1", "read", json!({"path": "/data"})),
+            ToolCall::new("c2", "delete", json!({"path": "/data"})),
+        ])),
+        Ok(ModelResponse::text("done")),
+    ]))
+}
+
+#[tokio::test]
+async fn decisions_follow_call_ids_not_positions_and_forged_pairs_are_refused() {
+    let (read, delete) = (counted(), counted());
+    let a = agent(
+        read_and_delete(),
+        Gate::new(&["read", "delete"]),
+        &[("read", &read), ("delete", &delete)],
+    );
+    let p = paused(a.start("tidy").await.unwrap());
+    let mut v: Value = serde_json::from_str(&p.to_json().unwrap()).unwrap();
+    // Swap the pending calls: the approval of `read` must still land on `read`.
+    v["pending"].as_array_mut().unwrap().swap(0, 1);
+    let swapped = PausedRun::from_json(&v.to_string()).unwrap();
+    let read_i = swapped
+        .interruptions()
+        .iter()
+        .find(|i| i.tool_name == "read")
+        .unwrap()
+        .clone();
+    let delete_i = swapped
+        .interruptions()
+        .iter()
+        .find(|i| i.tool_name == "delete")
+        .unwrap()
+        .clone();
+    completed(
+        a.resume(
+            swapped,
+            vec![
+                Decision::approve(&read_i),
+                Decision::reject(&delete_i, "no"),
+            ],
+        )
+        .await
+        .unwrap(),
+    );
+    assert_eq!(read.runs.load(Ordering::SeqCst), 1);
+    assert_eq!(delete.runs.load(Ordering::SeqCst), 0);
+
+    // A copied interruption paired with a smuggled pending call is refused.
+    let mut v: Value = serde_json::from_str(&p.to_json().unwrap()).unwrap();
+    let mut copy = v["interruptions"][0].clone();
+    copy["id"] = json!("int-copy");
+    v["interruptions"].as_array_mut().unwrap().push(copy);
+    v["pending"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"id": "c9", "name": "delete", "arguments": {}}));
+    assert!(matches!(
+        PausedRun::from_json(&v.to_string()),
+        Err(ResumeError::Inconsistent(_))
+    ));
+    // So is a repeated pending call id.
+    let mut v: Value = serde_json::from_str(&p.to_json().unwrap()).unwrap();
+    v["pending"][1]["id"] = json!("c1");
+    assert!(matches!(
+        PausedRun::from_json(&v.to_string()),
+        Err(ResumeError::Inconsistent(_))
+    ));
+}
+
+const KEY: &[u8] = b"0123456789abcdef0123456789abcdef-test-key";
+
+#[tokio::test]
+async fn a_sealed_paused_run_refuses_every_edit() {
+    let wire = counted();
+    let build = |key: Option<&[u8]>| {
+        let registry = Arc::new(HookRegistry::new().with(Gate::new(&["wire"])).unwrap());
+        let b = Agent::builder("ops", wire_then_answer())
+            .registry(registry)
+            .tool(tool("wire", &wire));
+        match key {
+            Some(k) => b.resume_key(k.to_vec()),
+            None => b,
+        }
+        .build()
+        .unwrap()
+    };
+    let a = build(Some(KEY));
+    let p = paused(a.start("pay").await.unwrap());
+    assert!(p.is_sealed());
+    let json = p.to_json().unwrap();
+    let i = p.interruptions()[0].clone();
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let edits: Vec<Edit> = vec![
+        Box::new(|v| v["always_approved"] = json!(["wire", "delete"])),
+        Box::new(|v| v["pending"][0]["arguments"]["amount"] = json!(1_000_000)),
+        Box::new(|v| v["pause_id"] = json!("pause-fresh")),
+        Box::new(|v| v["provider_states"]["gate"] = json!({"before_tool_calls": 0})),
+        Box::new(|v| {
+            v.as_object_mut().unwrap().remove("seal");
+        }),
+        Box::new(|v| v["seal"] = json!("00".repeat(32))),
+    ];
+    for edit in edits {
+        let mut v: Value = serde_json::from_str(&json).unwrap();
+        edit(&mut v);
+        let p = PausedRun::from_json(&v.to_string()).unwrap();
+        let f = a.resume(p, vec![Decision::approve(&i)]).await.unwrap_err();
+        assert!(
+            matches!(f.error, RunError::Resume(ResumeError::Tampered(_))),
+            "{}",
+            f.error
+        );
+    }
+    // Another key, or none, cannot check it either.
+    let other = Agent::builder("ops", wire_then_answer())
+        .resume_key(b"another-key-another-key-another-key".to_vec())
+        .build()
+        .unwrap();
+    let f = other
+        .resume(
+            PausedRun::from_json(&json).unwrap(),
+            vec![Decision::approve(&i)],
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        f.error,
+        RunError::Resume(ResumeError::Tampered(_))
+    ));
+    let f = build(None)
+        .resume(
+            PausedRun::from_json(&json).unwrap(),
+            vec![Decision::approve(&i)],
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        f.error,
+        RunError::Resume(ResumeError::Tampered(_))
+    ));
+    assert_eq!(wire.runs.load(Ordering::SeqCst), 0);
+    // Untouched, it resumes.
+    completed(
+        a.resume(
+            PausedRun::from_json(&json).unwrap(),
+            vec![Decision::approve(&i)],
+        )
+        .await
+        .unwrap(),
+    );
+    assert_eq!(wire.runs.load(Ordering::SeqCst), 1);
+    // A short key is refused when the agent is built.
+    let short = Agent::builder("ops", wire_then_answer())
+        .resume_key(b"short".to_vec())
+        .build();
+    assert!(matches!(
+        short,
+        Err(hooks_core::agent::AgentError::ShortResumeKey(5))
+    ));
+}
+
+#[tokio::test]
+async fn a_decision_is_spent_once_whatever_the_pause_id_says() {
+    let wire = counted();
+    let a = agent(wire_then_answer(), Gate::new(&["wire"]), &[("wire", &wire)]);
+    let p = paused(a.start("pay").await.unwrap());
+    let json = p.to_json().unwrap();
+    let yes = Decision::approve(&p.interruptions()[0]);
+    completed(a.resume(p, vec![yes.clone()]).await.unwrap());
+    let mut v: Value = serde_json::from_str(&json).unwrap();
+    v["pause_id"] = json!("pause-looks-new");
+    let f = a
+        .resume(PausedRun::from_json(&v.to_string()).unwrap(), vec![yes])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(f.error, RunError::Resume(ResumeError::AlreadyResumed(_))),
+        "{}",
+        f.error
+    );
+    assert_eq!(wire.runs.load(Ordering::SeqCst), 1);
+}
+
+/// Fails before-invocation once, when it sees a resumed run.
+struct Flaky(AtomicUsize);
+
+#[async_trait]
+impl HookProvider for Flaky {
+    fn hooks(&self) -> HookSet {
+        HookSet::BEFORE_INVOCATION
+    }
+    async fn on_before_invocation(&self, e: &mut BeforeInvocationEvent) -> Result<(), HookError> {
+        if e.resumed() && self.0.fetch_add(1, Ordering::SeqCst) == 0 {
+            return Err(HookError::new("transient outage"));
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_resume_refused_by_a_hook_can_be_tried_again() {
+    let wire = counted();
+    let registry = Arc::new(
+        HookRegistry::new()
+            .with(Gate::new(&["wire"]))
+            .unwrap()
+            .with(Flaky(AtomicUsize::new(0)))
+            .unwrap(),
+    );
+    let a = Agent::builder("ops", wire_then_answer())
+        .registry(registry)
+        .tool(tool("wire", &wire))
+        .build()
+        .unwrap();
+    let p = paused(a.start("pay").await.unwrap());
+    let json = p.to_json().unwrap();
+    let yes = Decision::approve(&p.interruptions()[0]);
+    let f = a.resume(p, vec![yes.clone()]).await.unwrap_err();
+    assert!(f.error.to_string().contains("transient outage"));
+    completed(
+        a.resume(PausedRun::from_json(&json).unwrap(), vec![yes])
+            .await
+            .unwrap(),
+    );
+    assert_eq!(wire.runs.load(Ordering::SeqCst), 1);
+}
+
+/// Interrupts every call, with its own reason.
+struct Fraud;
+
+#[async_trait]
+impl HookProvider for Fraud {
+    fn name(&self) -> &str {
+        "fraud"
+    }
+    fn priority(&self) -> hooks_core::HookPriority {
+        hooks_core::HookPriority::SECURITY_DEFAULT
+    }
+    fn hooks(&self) -> HookSet {
+        HookSet::BEFORE_TOOL_CALL
+    }
+    async fn on_before_tool_call(&self, e: &mut BeforeToolCallEvent<'_>) -> Result<(), HookError> {
+        e.interrupt(
+            "FRAUD: destination on a sanctions list",
+            json!({"list": "sanctions"}),
+        );
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn every_interrupting_hook_is_shown_to_the_person() {
+    let wire = counted();
+    let registry = Arc::new(
+        HookRegistry::new()
+            .with(Gate::new(&["wire"]))
+            .unwrap()
+            .with(Fraud)
+            .unwrap(),
+    );
+    let a = Agent::builder("ops", wire_then_answer())
+        .registry(registry)
+        .tool(tool("wire", &wire))
+        .build()
+        .unwrap();
+    let p = paused(a.start("pay").await.unwrap());
+    let [i] = p.interruptions() else { panic!() };
+    assert!(
+        i.reason.contains("FRAUD: destination on a sanctions list"),
+        "{}",
+        i.reason
+    );
+    assert!(i.reason.contains("wire needs a person"), "{}", i.reason);
+    assert_eq!(i.payload, json!([{"list": "sanctions"}, {"risk": "high"}]));
+    assert_eq!(i.provider, "fraud, gate");
+}
+
+#[tokio::test]
+async fn a_loop_that_ignores_the_pause_runs_nothing_more() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let registry = HookRegistry::new().with(Gate::new(&["wire"])).unwrap();
+    let state = hooks_core::AgentState::new("a").with_message(hooks_core::Message::user("pay"));
+    let call = ToolCall::new("c1", "wire", json!({"amount": 1}));
+    let r = Arc::clone(&ran);
+    let outcome = registry
+        .start(
+            state,
+            hooks_core::driver::RunOptions::new("m"),
+            |run| async move {
+                let exec = |_| {
+                    let r = Arc::clone(&r);
+                    async move {
+                        r.fetch_add(1, Ordering::SeqCst);
+                        Ok("ran".to_owned())
+                    }
+                };
+                let first = run.tool_calls(std::slice::from_ref(&call), exec).await;
+                assert!(matches!(
+                    first,
+                    Err(RunError::Interrupted { interruptions: 1 })
+                ));
+                // Driving the same call again, or another, does nothing while paused.
+                let again = run.tool_calls(std::slice::from_ref(&call), exec).await;
+                assert!(matches!(
+                    again,
+                    Err(RunError::Interrupted { interruptions: 1 })
+                ));
+                let single = run
+                    .tool_call(&ToolCall::new("c2", "read", json!({})), exec)
+                    .await;
+                assert!(matches!(
+                    single,
+                    Err(RunError::Interrupted { interruptions: 1 })
+                ));
+                Err(again.unwrap_err())
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(paused(outcome).interruptions().len(), 1);
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn deep_arguments_never_reach_the_pause() {
+    let registry = HookRegistry::new().with(Gate::new(&["wire"])).unwrap();
+    let mut deep = json!(1);
+    for _ in 0..200_000 {
+        deep = Value::Array(vec![deep]);
+    }
+    let call = ToolCall::new("c1", "wire", json!({}));
+    let mut call = call;
+    call.arguments = Value::Object([("x".to_owned(), deep)].into_iter().collect());
+    let state = hooks_core::AgentState::new("a").with_message(hooks_core::Message::user("pay"));
+    let c = &call;
+    let out = registry
+        .run(
+            state,
+            hooks_core::driver::RunOptions::new("m"),
+            |run| async move {
+                let r = run
+                    .tool_calls(std::slice::from_ref(c), |_| async { Ok("ran".to_owned()) })
+                    .await?;
+                Ok(r[0].result().to_owned())
+            },
+        )
+        .await
+        .unwrap();
+    assert!(out.answer.contains("nested deeper than"), "{}", out.answer);
+    hooks_core::json::drop_deep(call.arguments);
+    // An edit that deep is refused as a decision.
+    let wire = counted();
+    let a = agent(wire_then_answer(), Gate::new(&["wire"]), &[("wire", &wire)]);
+    let p = paused(a.start("pay").await.unwrap());
+    let mut deep = json!(1);
+    for _ in 0..1_000 {
+        deep = Value::Array(vec![deep]);
+    }
+    let edit = Decision::edit(&p.interruptions()[0], json!({ "x": deep }));
+    let f = a.resume(p, vec![edit]).await.unwrap_err();
+    assert!(
+        matches!(f.error, RunError::Resume(ResumeError::EditTooDeep(_))),
+        "{}",
+        f.error
+    );
+}
+
+/// Answers every interruption with an edit that is not an object.
+struct BadEdit;
+
+#[async_trait]
+impl Approver for BadEdit {
+    async fn decide(&self, i: &Interruption) -> Result<Option<Decision>, BoxError> {
+        Ok(Some(Decision::edit(i, json!([1]))))
+    }
+}
+
+#[tokio::test]
+async fn an_approvers_unfit_decision_rejects_the_call_and_the_run_goes_on() {
+    let wire = counted();
+    let a = agent(wire_then_answer(), Gate::new(&["wire"]), &[("wire", &wire)]);
+    let out = a.run_with_approver("pay", &BadEdit).await.unwrap();
+    assert_eq!(out.answer, "sent");
+    assert_eq!(wire.runs.load(Ordering::SeqCst), 0);
+    assert!(out.state.tool_executions[0].result.contains("does not fit"));
+}

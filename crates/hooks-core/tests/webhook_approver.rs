@@ -136,7 +136,18 @@ async fn every_failure_rejects_the_call_without_leaking_the_token() {
         assert!(!everything.contains(TOKEN), "the token reached the state");
     }
     assert_eq!(calls.load(Ordering::SeqCst), 5);
-    let approver = WebhookApprover::new("http://user:pw-123@127.0.0.1:9/x").unwrap();
+    let approver = WebhookApprover::new("http://user:pw-123@127.0.0.1:9/x?token=QSECRET").unwrap();
     assert!(!format!("{approver:?}").contains("pw-123"));
+    assert!(!format!("{approver:?}").contains("QSECRET"));
+    // An error (nothing listens on port 9) names neither the password nor the query token.
+    let i: hooks_core::interrupt::Interruption = serde_json::from_value(json!({
+        "id": "int-1", "run_id": "r", "tool_call_id": "c1", "tool_name": "t", "arguments": {},
+        "arguments_hash": "h", "reason": "why", "payload": null, "provider": "p"}))
+    .unwrap();
+    let e = hooks_core::interrupt::Approver::decide(&approver, &i)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains("pw-123") && !e.contains("QSECRET"), "{e}");
     assert!(WebhookApprover::new("file:///etc/passwd").is_err());
 }

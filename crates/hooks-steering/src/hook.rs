@@ -12,6 +12,7 @@ use hooks_core::{
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use hooks_core::event::PersonApproval;
 use hooks_core::observe::RunTrace;
 use hooks_core::{Extensions, FinishReason, ModelError, ModelResponse};
 
@@ -560,8 +561,10 @@ impl HookProvider for SteeringHook {
             source,
             approved,
         };
-        if e.approved() {
-            // A person approved this call (or its tool) on resume: not judged again.
+        if e.approval() == Some(PersonApproval::ThisCall) {
+            // A person approved these very arguments on resume: not judged again. (A tool
+            // approved for the rest of the run is still judged: only its interrupts are
+            // not asked again, a GUIDE still cancels.)
             self.record(decision(
                 SteeringAction::Proceed,
                 "approved by a person".to_owned(),

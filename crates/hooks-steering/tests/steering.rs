@@ -656,3 +656,67 @@ async fn interrupt_tools_pause_a_pausable_run_and_cancel_in_run() {
         Some("REQUIRES APPROVAL: drop_db needs human approval")
     );
 }
+
+/// Approving a tool for the rest of the run stops its interrupts, not the judge: a later call
+/// of that tool that the judge GUIDEs is still cancelled.
+#[tokio::test]
+async fn approve_always_still_lets_the_judge_cancel_later_calls() {
+    use hooks_core::interrupt::{Decision, RunOutcome};
+    struct ByAmount;
+    #[async_trait]
+    impl JudgeModel for ByAmount {
+        fn name(&self) -> &str {
+            "by-amount"
+        }
+        async fn judge(&self, r: &JudgeRequest) -> Result<JudgeReply, JudgeError> {
+            let answer = if r.prompt.contains("9999999") {
+                "GUIDE: never wire to an unknown account"
+            } else {
+                "INTERRUPT: wires need a person"
+            };
+            Ok(JudgeReply::new(answer.to_owned(), Some("stop".into())))
+        }
+    }
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = Arc::clone(&ran);
+    let model = ScriptedModel::new(vec![
+        Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+            "c1",
+            "wire",
+            json!({"amount": 5}),
+        )])),
+        Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+            "c2",
+            "wire",
+            json!({"amount": 9999999}),
+        )])),
+        Ok(ModelResponse::text("stopped")),
+    ]);
+    let a = Agent::builder("bank", model)
+        .registry(Arc::new(
+            HookRegistry::new()
+                .with(SteeringHook::builder(ByAmount).build())
+                .unwrap(),
+        ))
+        .tool(FnTool::new(
+            ToolSpec::new("wire", "w", json!({})),
+            move |_| {
+                r.fetch_add(1, Ordering::SeqCst);
+                Ok("wired".into())
+            },
+        ))
+        .build()
+        .unwrap();
+    let RunOutcome::Interrupted(p) = a.start("pay").await.unwrap() else {
+        panic!()
+    };
+    let always = Decision::approve_always(&p.interruptions()[0]);
+    let RunOutcome::Completed(out) = a.resume(p, vec![always]).await.unwrap() else {
+        panic!("the second wire is judged, not interrupted")
+    };
+    assert_eq!(ran.load(Ordering::SeqCst), 1, "only the approved wire ran");
+    assert_eq!(
+        out.state.tool_executions[1].cancelled.as_deref(),
+        Some("Steering blocked: never wire to an unknown account")
+    );
+}

@@ -16,6 +16,9 @@ pub use tool::{FnTool, Tool, ToolError, ToolInput, tool_output_from_bytes};
 use crate::driver::{Run, RunOptions, ToolInvocation};
 use crate::error::RunError;
 use crate::interrupt::{Approver, Decision, PausedRun, ResumeLedger, RunOutcome};
+
+/// The shortest [`AgentBuilder::resume_key`]: 32 bytes.
+pub const MIN_RESUME_KEY_BYTES: usize = 32;
 use crate::registry::HookRegistry;
 use crate::state::{AgentState, Message, ToolSpec};
 use crate::text::preview;
@@ -46,6 +49,7 @@ pub struct Agent {
     registry: Arc<HookRegistry>,
     config: AgentConfig,
     ledger: Option<Arc<dyn ResumeLedger>>,
+    key: Option<Arc<[u8]>>,
 }
 
 impl fmt::Debug for Agent {
@@ -71,6 +75,7 @@ pub struct AgentBuilder {
     registry: Option<Arc<HookRegistry>>,
     config: AgentConfig,
     ledger: Option<Arc<dyn ResumeLedger>>,
+    key: Option<Arc<[u8]>>,
 }
 
 impl fmt::Debug for AgentBuilder {
@@ -127,6 +132,18 @@ impl AgentBuilder {
         self
     }
 
+    /// Seals every paused run with `key` (HMAC-SHA256 over the whole paused run) and refuses
+    /// on resume any paused run whose seal is missing or does not match: whoever can write
+    /// where paused runs are stored cannot swap a pending call, add an approved tool or edit
+    /// a provider's saved state. Give every process that resumes the agent's runs the same
+    /// key (at least 32 bytes, e.g. from your secret store). Without a key, store paused runs
+    /// where only the application can write.
+    #[must_use]
+    pub fn resume_key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.key = Some(key.into().into());
+        self
+    }
+
     /// See [`AgentConfig::system_prompt`].
     #[must_use]
     pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
@@ -142,6 +159,11 @@ impl AgentBuilder {
     pub fn build(self) -> Result<Agent, AgentError> {
         if self.config.max_iterations == 0 {
             return Err(AgentError::ZeroIterations);
+        }
+        if let Some(key) = &self.key
+            && key.len() < MIN_RESUME_KEY_BYTES
+        {
+            return Err(AgentError::ShortResumeKey(key.len()));
         }
         let mut tools = HashMap::with_capacity(self.tools.len());
         let mut specs = Vec::with_capacity(self.tools.len());
@@ -160,6 +182,7 @@ impl AgentBuilder {
             registry: self.registry.unwrap_or_default(),
             config: self.config,
             ledger: self.ledger,
+            key: self.key,
         })
     }
 }
@@ -175,6 +198,7 @@ impl Agent {
             registry: None,
             config: AgentConfig::default(),
             ledger: None,
+            key: None,
         }
     }
 
@@ -321,16 +345,22 @@ impl Agent {
             let mut decisions = Vec::with_capacity(paused.interruptions().len());
             for i in paused.interruptions() {
                 let decision = match approver.decide(i).await {
-                    Ok(Some(d))
-                        if d.interruption_id() == i.id
-                            && d.arguments_hash() == i.arguments_hash =>
-                    {
-                        d
-                    }
-                    Ok(Some(_)) => crate::interrupt::fail_closed(
-                        i,
-                        "the approver decided another interruption",
-                    ),
+                    Ok(Some(d)) => match crate::interrupt::check_decision(Some(i), &d) {
+                        Ok(()) => d,
+                        Err(crate::interrupt::ResumeError::UnknownInterruption(_)) => {
+                            crate::interrupt::fail_closed(
+                                i,
+                                "the approver decided another interruption",
+                            )
+                        }
+                        Err(e) => {
+                            tracing::warn!(target: "hooks::interrupt", run_id = i.run_id.as_str(), interruption = i.id.as_str(), "the approver's decision does not fit, so the call is rejected: {e}");
+                            crate::interrupt::fail_closed(
+                                i,
+                                "the approver's decision does not fit the call",
+                            )
+                        }
+                    },
                     Ok(None) => crate::interrupt::fail_closed(i, "the approver gave no decision"),
                     Err(e) => {
                         tracing::warn!(target: "hooks::interrupt", run_id = i.run_id.as_str(), interruption = i.id.as_str(), "the approver failed, so the call is rejected: {e}");
@@ -359,6 +389,10 @@ impl Agent {
             .with_tools(Arc::clone(&self.specs))
             .with_max_retries(self.config.max_retries)
             .with_parallel_tool_calls(self.config.parallel_tool_calls);
+        let options = match &self.key {
+            Some(k) => options.with_resume_key(Arc::clone(k)),
+            None => options,
+        };
         match &self.ledger {
             Some(l) => options.with_resume_ledger(Arc::clone(l)),
             None => options,

@@ -14,6 +14,11 @@ pub enum AgentError {
     /// `max_iterations` is zero: the model would never be called.
     #[error("max_iterations must be at least 1")]
     ZeroIterations,
+    /// The resume key is too short to seal paused runs safely.
+    #[error(
+        "the resume key is {0} bytes; use at least 32 random bytes (e.g. from your secret store)"
+    )]
+    ShortResumeKey(usize),
 }
 
 /// How the loop behaves.

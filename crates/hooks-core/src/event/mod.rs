@@ -34,8 +34,8 @@ use std::sync::Arc;
 pub use invocation::{AfterInvocationEvent, BeforeInvocationEvent, IterationEvent};
 pub use model::{AfterModelCallEvent, BeforeModelCallEvent, ModelCallOutcome, ModelCallParts};
 pub use tool::{
-    AfterToolCallEvent, BeforeToolCallEvent, DEFAULT_CANCEL_REASON, SecretArguments, ToolCallParts,
-    ToolOutcome,
+    AfterToolCallEvent, BeforeToolCallEvent, DEFAULT_CANCEL_REASON, PersonApproval,
+    SecretArguments, ToolCallParts, ToolOutcome,
 };
 
 use crate::extensions::Extensions;

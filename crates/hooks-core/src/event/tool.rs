@@ -215,9 +215,20 @@ pub struct BeforeToolCallEvent<'a> {
     arguments: Value,
     secret_arguments: SecretArguments,
     cancel: Option<String>,
-    interrupt: Option<(String, Value)>,
-    approved: bool,
+    interrupts: Vec<(String, Value)>,
+    approval: Option<PersonApproval>,
     tracker: ChangeTracker,
+}
+
+/// How a person approved a tool call (see [`BeforeToolCallEvent::approval`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PersonApproval {
+    /// This call, with the arguments the person was shown (or edited).
+    ThisCall,
+    /// Every call of this tool for the rest of the run: a hook's interrupt is not asked
+    /// again, but everything else (a judge's guidance, a guard's block) still applies.
+    Tool,
 }
 
 impl<'a> BeforeToolCallEvent<'a> {
@@ -244,8 +255,8 @@ impl<'a> BeforeToolCallEvent<'a> {
             arguments,
             secret_arguments: SecretArguments::default(),
             cancel: None,
-            interrupt: None,
-            approved: false,
+            interrupts: Vec::new(),
+            approval: None,
             tracker: ChangeTracker::default(),
         }
     }
@@ -253,16 +264,23 @@ impl<'a> BeforeToolCallEvent<'a> {
     /// Marks the call as approved by a person (the driver does, on resume): interrupts are
     /// then not asked for again.
     #[must_use]
-    pub fn approved_by_person(mut self) -> Self {
-        self.approved = true;
+    pub fn with_person_approval(mut self, approval: PersonApproval) -> Self {
+        self.approval = Some(approval);
         self
     }
 
     /// True when a person approved this call (or its tool, for the rest of the run): an
-    /// interrupt now is ignored, so a hook that would ask may skip its work. A cancel still
-    /// applies.
+    /// interrupt now is ignored, so a hook that would only ask may skip its work. A cancel
+    /// still applies.
     pub fn approved(&self) -> bool {
-        self.approved
+        self.approval.is_some()
+    }
+
+    /// How a person approved the call, if one did: a hook that would only interrupt may skip
+    /// either; a judge that may also cancel should skip only
+    /// [`ThisCall`](PersonApproval::ThisCall) (the arguments the person saw).
+    pub fn approval(&self) -> Option<PersonApproval> {
+        self.approval
     }
 
     /// The tool's name.
@@ -361,6 +379,9 @@ impl<'a> BeforeToolCallEvent<'a> {
     /// e.interrupt("transfers over 500 need a second person", serde_json::json!({"limit": 500}));
     /// assert_eq!(e.interrupted(), Some("transfers over 500 need a second person"));
     /// ```
+    ///
+    /// When several hooks interrupt one call, the person sees every reason (joined with
+    /// `"; "`) and every payload (as an array).
     pub fn interrupt(&mut self, reason: impl Into<String>, payload: Value) {
         self.tracker.mark(Field::Interrupt);
         let reason = reason.into();
@@ -369,12 +390,12 @@ impl<'a> BeforeToolCallEvent<'a> {
         } else {
             reason
         };
-        self.interrupt = Some((reason, payload));
+        self.interrupts.push((reason, payload));
     }
 
-    /// The interrupt reason, when a hook interrupted the call.
+    /// The first interrupt reason, when a hook interrupted the call.
     pub fn interrupted(&self) -> Option<&str> {
-        self.interrupt.as_ref().map(|(r, _)| r.as_str())
+        self.interrupts.first().map(|(r, _)| r.as_str())
     }
 
     /// What the hooks decided.
@@ -383,7 +404,15 @@ impl<'a> BeforeToolCallEvent<'a> {
             arguments: self.arguments,
             secret_arguments: self.secret_arguments,
             cancelled: self.cancel,
-            interrupted: self.interrupt,
+            interrupted: match self.interrupts.len() {
+                0 => None,
+                1 => self.interrupts.into_iter().next(),
+                _ => {
+                    let (reasons, payloads): (Vec<String>, Vec<Value>) =
+                        self.interrupts.into_iter().unzip();
+                    Some((reasons.join("; "), Value::Array(payloads)))
+                }
+            },
         }
     }
 }

@@ -123,7 +123,7 @@ impl WebhookApprover {
         let mut response = request.send().await.map_err(|e| {
             format!(
                 "the approval webhook failed: {}",
-                redact_urls_in(&crate::http::error_chain(&e))
+                redact_urls_in(&crate::http::error_chain(&e.without_url()))
             )
         })?;
         let status = response.status();
@@ -138,7 +138,7 @@ impl WebhookApprover {
         while let Some(chunk) = response.chunk().await.map_err(|e| {
             format!(
                 "the approval webhook's reply broke off: {}",
-                redact_urls_in(&crate::http::error_chain(&e))
+                redact_urls_in(&crate::http::error_chain(&e.without_url()))
             )
         })? {
             if body.len() + chunk.len() > MAX_REPLY_BYTES {
