@@ -4,7 +4,8 @@
 //! otherwise), retry (a flaky model) and steering (the judge at `HOOKS_JUDGE_BASE_URL`, or a
 //! labelled rule judge) — plus two custom providers: a sandbox that rewrites one call and
 //! cancels another, and a tracer that prints what every hook saw. Real tools: a calculator
-//! and a file lister.
+//! and a file lister. Then human in the loop: a transfer that needs a person pauses the run,
+//! the paused run is stored as sealed JSON, read back and resumed with an approval.
 //!
 //! Run it with `cargo run --example quickstart`.
 //!
@@ -391,7 +392,74 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         steering.decisions().len(),
         telemetry.spans_exported()
     );
+    human_in_the_loop().await?;
     Ok(())
+}
+
+/// One interrupt and its resume: steering marks `transfer_money` as needing a person, so
+/// the run pauses; the paused run is stored as JSON (as an application would, in a database),
+/// read back and resumed with a person's approval, sealed so no one can edit it meanwhile.
+async fn human_in_the_loop() -> Result<(), Box<dyn std::error::Error>> {
+    use hooks::interrupt::{Decision, PausedRun, RunOutcome};
+    println!(
+        "
+Human in the loop:"
+    );
+    // The model (here scripted) answers for the whole conversation, across the pause.
+    let model = Arc::new(ScriptedModel::new(vec![
+        Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+            "call_1",
+            "transfer_money",
+            json!({"amount": 250, "to": "ACME Ltd"}),
+        )])),
+        Ok(ModelResponse::text("Paid ACME Ltd 250.")),
+    ]));
+    let agent = || -> Result<Agent, Box<dyn std::error::Error>> {
+        let steering = SteeringHook::builder(RuleJudge::new(SteeringAction::Proceed))
+            .with_interrupt_tools(["transfer_money"])
+            .build();
+        let transfer = FnTool::new(
+            ToolSpec::new(
+                "transfer_money",
+                "Transfers money",
+                json!({"type": "object"}),
+            ),
+            |args| Ok(format!("transferred {} to {}", args["amount"], args["to"])),
+        );
+        Ok(Agent::builder("payments", Arc::clone(&model))
+            .tool(transfer)
+            .registry(Arc::new(HookRegistry::new().with(steering)?))
+            // In production: 32+ random bytes from your secret store.
+            .resume_key(b"quickstart-demo-key-quickstart-demo-key".to_vec())
+            .build()?)
+    };
+    let RunOutcome::Interrupted(paused) = agent()?.start("Pay the ACME invoice.").await? else {
+        return Err("the transfer should have waited for a person".into());
+    };
+    for i in paused.interruptions() {
+        println!(
+            "  paused: {} wants {}({}) because {} (interruption {})",
+            i.provider, i.tool_name, i.arguments, i.reason, i.id
+        );
+    }
+    let stored = paused.to_json()?;
+    println!(
+        "  stored the paused run: {} bytes of sealed JSON",
+        stored.len()
+    );
+    // Later, maybe in another process, with a fresh agent and registry.
+    let paused = PausedRun::from_json(&stored)?;
+    let approval = Decision::approve(&paused.interruptions()[0]).by("you (demo)");
+    match agent()?.resume(paused, vec![approval]).await? {
+        RunOutcome::Completed(out) => {
+            println!(
+                "  approved and resumed: {} → {}",
+                out.state.tool_executions[0].result, out.answer
+            );
+            Ok(())
+        }
+        RunOutcome::Interrupted(_) => Err("the approved run should have finished".into()),
+    }
 }
 
 /// Prints the conversation, saying where each message came from.
