@@ -616,6 +616,23 @@ fn ask_pauses_a_call_for_a_person_and_fails_closed_where_nothing_can_pause() {
         [json!({"ssn": SSN, "mail": "[REDACTED_EMAIL]"})]
     );
 
+    // An edit goes through the guard again: the e-mail the person typed is redacted.
+    let s = setup(config(), script(), "ok");
+    let RunOutcome::Interrupted(p) = block_on(s.agent.start("send it")).unwrap() else {
+        panic!("ASK should pause the run")
+    };
+    let edit = Decision::edit(
+        &p.interruptions()[0],
+        json!({"ssn": SSN, "mail": "other.person@example.org"}),
+    );
+    let RunOutcome::Completed(_) = block_on(s.agent.resume(p, vec![edit])).unwrap() else {
+        panic!("edited: the run should finish")
+    };
+    assert_eq!(
+        *s.tool_seen.lock().unwrap(),
+        [json!({"ssn": SSN, "mail": "[REDACTED_EMAIL]"})]
+    );
+
     // A run that cannot pause: cancelled.
     let s = setup(config(), script(), "ok");
     let out = block_on(s.agent.run("send it")).unwrap();

@@ -91,6 +91,7 @@ impl Kind {
                 "errors",
                 "duration_ms",
                 "error",
+                "interrupted",
             ],
             Kind::IterationStart => &["run_id", "iteration", "max_iterations"],
             Kind::IterationEnd => &["run_id", "iteration", "messages"],
@@ -132,6 +133,7 @@ impl Kind {
                 "cancelled",
                 "result_preview",
                 "result_length",
+                "interrupted",
             ],
         }
     }
@@ -241,6 +243,10 @@ pub(crate) fn invocation_end(e: &AfterInvocationEvent<'_>) -> Vec<Option<Val>> {
         ms(e.duration()),
         e.error()
             .map(|err| Val::Str(preview(&err.to_string(), RESULT_PREVIEW_CHARS).into_owned())),
+        // Paused for a person (not failed): how many calls wait.
+        e.interrupted()
+            .then(|| u(e.interruptions().len()))
+            .flatten(),
     ]
 }
 
@@ -338,6 +344,7 @@ pub(crate) fn tool_end(e: &AfterToolCallEvent<'_>, c: Content) -> Vec<Option<Val
         e.cancelled().map(|_| Val::Bool(true)),
         result_preview,
         result_length,
+        e.outcome().interrupted().map(|_| Val::Bool(true)),
     ]
 }
 

@@ -245,13 +245,13 @@ pub(crate) use forward_hooks;
 /// | event | message | fields |
 /// |---|---|---|
 /// | before invocation | `Agent invocation starting` | run_id, agent_id, prompt_preview (100 chars), prompt_length |
-/// | after invocation | `Agent invocation completed` | run_id, agent_id, success, iterations, tool_calls, errors, duration_ms, error |
+/// | after invocation | `Agent invocation completed` | run_id, agent_id, success, iterations, tool_calls, errors, duration_ms, error, interrupted (calls a paused run waits on) |
 /// | iteration start | `Iteration starting` | run_id, iteration, max_iterations |
 /// | iteration end | `Iteration completed` | run_id, iteration, messages |
 /// | before model call (DEBUG) | `Model call starting` | run_id, iteration, attempt, model, message_count, tool_count |
 /// | after model call (DEBUG) | `Model call completed` | run_id, iteration, attempt, model, success, finish_reason, tool_calls, input_tokens, output_tokens, error_kind, duration_ms |
 /// | before tool call | `Tool call starting` | run_id, tool_name, tool_call_id, argument_keys — or arguments with `log_arguments` |
-/// | after tool call | `Tool call completed` | run_id, tool_name, tool_call_id, success, duration_ms, error, cancelled, and with `log_results` result_preview (200 chars), result_length |
+/// | after tool call | `Tool call completed` | run_id, tool_name, tool_call_id, success, duration_ms, error, cancelled, and with `log_results` result_preview (200 chars), result_length; interrupted |
 /// | run dropped midway | `Agent invocation abandoned` | run_id |
 ///
 /// Truncation counts characters and never splits a UTF-8 sequence. Events at a disabled level
