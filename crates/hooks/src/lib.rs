@@ -13,6 +13,7 @@
 //! | `otel` | `otel` | `hooks-otel`: `TelemetryHook`, `NoOpTelemetryHook`, OTLP setup |
 //! | `steering` | `steering` | `hooks-steering`: `SteeringHook`, `ModelJudge`, `RuleJudge` |
 //! | `openai` | `openai`, `http` | `hooks-openai`: `OpenAiModel` for any OpenAI-compatible server; TLS and proxy settings |
+//! | `command` | `command` | `hooks-command`: `CommandHooks`, operator hooks from a settings file |
 //! | `full` | | every provider |
 
 pub use hooks_core::*;
@@ -40,6 +41,10 @@ pub use hooks_steering as steering;
 #[cfg(feature = "openai")]
 #[doc(inline)]
 pub use hooks_openai as openai;
+
+#[cfg(feature = "command")]
+#[doc(inline)]
+pub use hooks_command as command;
 
 /// The README's examples, compiled and run as doctests (they use every provider).
 #[cfg(all(doctest, feature = "full", feature = "test-util"))]

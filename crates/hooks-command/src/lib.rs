@@ -1,0 +1,38 @@
+//! Operator hooks from a settings file, in the Claude Code hooks protocol: an operator — not a
+//! programmer — lists `command` and `http` handlers for `PreToolUse`, `PostToolUse`,
+//! `UserPromptSubmit` and `Stop`, each with a tool-name matcher, and [`CommandHooks`] runs them
+//! at those points of every agent run. Existing hook scripts work as they are.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use hooks_command::CommandHooks;
+//! use hooks_core::HookRegistry;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let hooks = CommandHooks::from_settings(".claude/settings.json")?;
+//! let registry = Arc::new(HookRegistry::new().with(hooks)?);
+//! # let _ = registry; Ok(()) }
+//! ```
+//!
+//! The protocol, both ways:
+//! - **In:** the event as JSON on the command's stdin (or as the HTTP body): `session_id` (the
+//!   run id), `cwd`, `hook_event_name`, and per event `tool_name`, `tool_input`, `tool_use_id`,
+//!   `tool_response` (PostToolUse: `content`, `is_error`), `prompt` (UserPromptSubmit),
+//!   `stop_hook_active` and `last_assistant_message` (Stop).
+//! - **Out:** exit code 0 goes on, reading stdout when it is JSON (`decision` / `reason`,
+//!   `hookSpecificOutput.permissionDecision` allow / deny / ask with
+//!   `permissionDecisionReason`, `updatedInput`, `additionalContext`, `continue: false` with
+//!   `stopReason`); exit code 2 blocks, with stderr as the reason the model sees; any other
+//!   code is a non-blocking error, logged. An HTTP handler's 2xx body is read like stdout.
+//!
+//! Every handler has a timeout (default 60 s; on expiry its whole process group is killed),
+//! its stdout and stderr are capped at 1 MiB, and event data never reaches a command line.
+
+mod error;
+mod hook;
+mod run;
+mod settings;
+
+pub use error::{Error, Result};
+pub use hook::{CommandHooks, HandlerDecision};
+pub use run::{MAX_OUTPUT, Verdict};
+pub use settings::{DEFAULT_TIMEOUT, Handler, HandlerKind, HookEventName, MAX_TIMEOUT, Settings};
