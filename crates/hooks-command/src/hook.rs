@@ -1,8 +1,8 @@
 //! `CommandHooks`: the settings' handlers at the agent's lifecycle points.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::future::join_all;
 use hooks_core::{
@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 
 use crate::error::Result;
 use crate::run::{Reply, Verdict, run};
-use crate::settings::{Handler, HookEventName, Settings};
+use crate::settings::{Handler, HandlerKind, HookEventName, Settings};
+use crate::worker::Worker;
 
 /// The most handler decisions kept for [`CommandHooks::decisions`].
 const MAX_DECISIONS: usize = 10_000;
@@ -70,6 +71,8 @@ pub struct CommandHooks {
     priority: HookPriority,
     name: String,
     decisions: Mutex<VecDeque<HandlerDecision>>,
+    /// The persistent workers, by handler label.
+    workers: HashMap<String, Arc<Worker>>,
 }
 
 impl std::fmt::Debug for CommandHooks {
@@ -120,21 +123,34 @@ impl CommandHooks {
             })
             .map_err(|e| tracing::warn!(target: "hooks::command", "no HTTP client for http handlers: {e}"))
             .ok();
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let workers = workers(&settings, &cwd);
         Self {
             settings,
-            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            cwd,
             http,
             priority: HookPriority::SECURITY_DEFAULT,
             name: "CommandHooks".to_owned(),
             decisions: Mutex::default(),
+            workers,
         }
     }
 
-    /// The directory commands run in (and `cwd` in their input). Default: the current one.
+    /// The directory commands and workers run in (and `cwd` in their input). Default: the
+    /// current one.
     #[must_use]
     pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
         self.cwd = cwd.into();
+        self.workers = workers(&self.settings, &self.cwd);
         self
+    }
+
+    /// How many times the worker of handler `label` was started (0 before its first event):
+    /// more than once means it died or missed a deadline and was restarted.
+    pub fn worker_starts(&self, label: &str) -> u64 {
+        self.workers
+            .get(label)
+            .map_or(0, |w| w.starts.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// The priority (default [`HookPriority::SECURITY_DEFAULT`]: operator policy runs before
@@ -194,11 +210,10 @@ impl CommandHooks {
             m.insert("cwd".into(), json!(self.cwd.display().to_string()));
             m.insert("hook_event_name".into(), json!(event.as_str()));
         }
-        let replies = join_all(
-            handlers
-                .iter()
-                .map(|(h, _)| run(h, event, &input, &self.cwd, self.http.as_ref())),
-        )
+        let replies = join_all(handlers.iter().map(|(h, _)| {
+            let worker = self.workers.get(h.label()).map(|w| &**w);
+            run(h, event, &input, &self.cwd, self.http.as_ref(), worker)
+        }))
         .await;
         let mut out = Vec::with_capacity(replies.len());
         let mut log = self
@@ -234,6 +249,22 @@ impl CommandHooks {
         }
         out
     }
+}
+
+/// A worker (not started yet) for every worker handler, by label.
+fn workers(settings: &Settings, cwd: &Path) -> HashMap<String, Arc<Worker>> {
+    settings
+        .groups
+        .iter()
+        .flat_map(|(_, g)| g.handlers.iter())
+        .filter_map(|h| match h.kind() {
+            HandlerKind::Worker { command } => Some((
+                h.label().to_owned(),
+                Arc::new(Worker::new(command.clone(), cwd.to_owned())),
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The most restrictive verdict and the reasons given for it.

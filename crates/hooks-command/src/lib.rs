@@ -24,6 +24,13 @@
 //!   `stopReason`); exit code 2 blocks, with stderr as the reason the model sees; any other
 //!   code is a non-blocking error, logged. An HTTP handler's 2xx body is read like stdout.
 //!
+//! **Persistent workers** (our addition): `{"type": "worker", "command": "python3 lint.py"}`
+//! starts the process once and sends it each event as a JSON line, `{"id": 7, "event": {…}}`;
+//! it answers `{"id": 7, "exit": 0, "output": {…}}` (`exit` and `output` mean what a command's
+//! exit code and stdout mean; `stderr` is the reason for `exit: 2`). Requests are multiplexed
+//! by id; a worker that dies, breaks the protocol or misses a deadline is killed and started
+//! again for the next event. `examples/workers/lint_worker.py` is a reference worker.
+//!
 //! Every handler has a timeout (default 60 s; on expiry its whole process group is killed),
 //! its stdout and stderr are capped at 1 MiB, and event data never reaches a command line.
 
@@ -31,6 +38,7 @@ mod error;
 mod hook;
 mod run;
 mod settings;
+mod worker;
 
 pub use error::{Error, Result};
 pub use hook::{CommandHooks, HandlerDecision};

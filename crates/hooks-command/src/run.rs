@@ -56,7 +56,17 @@ pub(crate) async fn run(
     input: &Value,
     cwd: &std::path::Path,
     http: Option<&hooks_core::http::reqwest::Client>,
+    worker: Option<&crate::worker::Worker>,
 ) -> Reply {
+    if let HandlerKind::Worker { .. } = &handler.kind {
+        return match worker {
+            Some(w) => w.ask(event, input, handler.timeout).await,
+            None => Reply {
+                error: Some("the worker was not set up".into()),
+                ..Reply::default()
+            },
+        };
+    }
     let body = input.to_string();
     match &handler.kind {
         HandlerKind::Command { command } => {
@@ -69,6 +79,7 @@ pub(crate) async fn run(
                 ..Reply::default()
             },
         },
+        HandlerKind::Worker { .. } => unreachable!("answered above"),
     }
 }
 
@@ -177,7 +188,7 @@ async fn capped(mut r: impl AsyncRead + Unpin) -> (Vec<u8>, bool) {
 
 /// Kills the handler's process group (it was started as its own group's leader), with the
 /// system's `kill` (no unsafe code here).
-fn kill_group(pid: Option<u32>) {
+pub(crate) fn kill_group(pid: Option<u32>) {
     #[cfg(unix)]
     if let Some(pid) = pid.filter(|p| *p > 0) {
         let _ = std::process::Command::new("kill")

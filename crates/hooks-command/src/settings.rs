@@ -133,6 +133,12 @@ pub enum HandlerKind {
         /// Extra headers (`$VAR` and `${VAR}` in values are expanded from the environment).
         headers: Vec<(String, String)>,
     },
+    /// A persistent worker: started once by `sh -c`, it answers events as JSON lines (see
+    /// the crate docs).
+    Worker {
+        /// The command line that starts it.
+        command: String,
+    },
 }
 
 /// One handler of a group.
@@ -387,16 +393,22 @@ fn parse_handler(h: &Value, path: &str, warnings: &mut Vec<String>) -> Result<Ha
             }
             HandlerKind::Http { url, headers }
         }
+        Some("worker") => {
+            unknown_keys(map, &["type", "command", "timeout"], path, warnings);
+            HandlerKind::Worker {
+                command: string("command")?,
+            }
+        }
         Some(other) => {
             return Err(bad(
                 &format!("{path}.type"),
-                &format!("unknown handler type `{other}`; use `command` or `http`"),
+                &format!("unknown handler type `{other}`; use `command`, `http` or `worker`"),
             ));
         }
         None => {
             return Err(bad(
                 &format!("{path}.type"),
-                "is missing; use `command` or `http`",
+                "is missing; use `command`, `http` or `worker`",
             ));
         }
     };

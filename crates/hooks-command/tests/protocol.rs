@@ -524,3 +524,192 @@ async fn http_handlers_post_the_event_and_read_the_decision() {
         Some(std::env::var("PATH").unwrap().as_str())
     );
 }
+
+/// A test worker: answers each event by its tool input's `mode` — `deny`, `crash` (exits
+/// mid-request), `slow` (sleeps past the deadline), `garbage` (writes a non-response line),
+/// or anything else (allow). Answers out of order when asked to (`later`).
+const TEST_WORKER: &str = r#"#!/usr/bin/env python3
+import json, sys, time
+held = []
+for line in sys.stdin:
+    req = json.loads(line)
+    mode = (req["event"].get("tool_input") or {}).get("mode", "")
+    if mode == "crash":
+        sys.exit(3)
+    if mode == "slow":
+        time.sleep(30)
+    if mode == "garbage":
+        sys.stdout.write("not json\n"); sys.stdout.flush(); continue
+    if mode == "deny":
+        reply = {"id": req["id"], "exit": 2, "stderr": "worker says no"}
+    else:
+        reply = {"id": req["id"], "exit": 0, "output": {"hookSpecificOutput": {"permissionDecision": "allow"}}}
+    if mode == "later":
+        held.append(reply); continue
+    sys.stdout.write(json.dumps(reply) + "\n")
+    for r in held:
+        sys.stdout.write(json.dumps(r) + "\n")
+    held = []
+    sys.stdout.flush()
+"#;
+
+fn worker_setup(d: &Path, timeout: f64) -> (Arc<CommandHooks>, String) {
+    let w = script(d, "worker.py", TEST_WORKER);
+    let settings = json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "worker", "command": w, "timeout": timeout}]}]}});
+    let hooks = Arc::new(
+        CommandHooks::from_json(&settings.to_string())
+            .unwrap()
+            .with_cwd(d),
+    );
+    (hooks, "hooks.PreToolUse[0].hooks[0]".to_owned())
+}
+
+fn one_call_agent(hooks: &Arc<CommandHooks>, args: Value) -> Agent {
+    let model = ScriptedModel::new(vec![Ok(call("Bash", args)), Ok(ModelResponse::text("ok"))]);
+    Agent::builder("w", model)
+        .registry(Arc::new(
+            HookRegistry::new().with(Arc::clone(hooks)).unwrap(),
+        ))
+        .tool(FnTool::new(ToolSpec::new("Bash", "t", json!({})), |_| {
+            Ok("ran".into())
+        }))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_starts_once_and_serves_concurrent_runs() {
+    let d = dir("worker");
+    let (hooks, label) = worker_setup(&d, 10.0);
+    let tasks: Vec<_> = (0..40)
+        .map(|n| {
+            let hooks = Arc::clone(&hooks);
+            tokio::spawn(async move {
+                let mode = match n % 4 {
+                    0 => "deny",
+                    1 => "later",
+                    _ => "ok",
+                };
+                let out = one_call_agent(&hooks, json!({"mode": mode, "n": n}))
+                    .run("go")
+                    .await
+                    .unwrap();
+                (mode, out.state.tool_executions[0].clone())
+            })
+        })
+        .collect();
+    for t in tasks {
+        let (mode, exec) = t.await.unwrap();
+        match mode {
+            "deny" => assert_eq!(
+                exec.cancelled.as_deref(),
+                Some("Blocked by a hook: worker says no")
+            ),
+            // A reply held back answers its own request when it comes.
+            "later" | "ok" => assert!(exec.succeeded() || mode == "later", "{exec:?}"),
+            _ => unreachable!(),
+        }
+    }
+    assert_eq!(hooks.worker_starts(&label), 1);
+}
+
+#[tokio::test]
+async fn a_worker_that_crashes_fails_that_request_and_is_restarted() {
+    let d = dir("crash");
+    let (hooks, label) = worker_setup(&d, 10.0);
+    let out = one_call_agent(&hooks, json!({"mode": "ok"}))
+        .run("go")
+        .await
+        .unwrap();
+    assert!(out.state.tool_executions[0].succeeded());
+    let out = one_call_agent(&hooks, json!({"mode": "crash"}))
+        .run("go")
+        .await
+        .unwrap();
+    assert!(
+        out.state.tool_executions[0].succeeded(),
+        "a failed hook is non-blocking by default"
+    );
+    assert!(hooks.decisions().last().unwrap().failed);
+    let out = one_call_agent(&hooks, json!({"mode": "deny"}))
+        .run("go")
+        .await
+        .unwrap();
+    assert!(
+        out.state.tool_executions[0].cancelled.is_some(),
+        "the restarted worker answers"
+    );
+    assert_eq!(hooks.worker_starts(&label), 2);
+    // A line that is not a response breaks it too.
+    one_call_agent(&hooks, json!({"mode": "garbage"}))
+        .run("go")
+        .await
+        .unwrap();
+    assert!(hooks.decisions().last().unwrap().failed);
+    one_call_agent(&hooks, json!({"mode": "ok"}))
+        .run("go")
+        .await
+        .unwrap();
+    assert_eq!(hooks.worker_starts(&label), 3);
+}
+
+#[tokio::test]
+async fn a_worker_past_its_deadline_is_killed_and_restarted() {
+    let d = dir("wslow");
+    let (hooks, label) = worker_setup(&d, 0.5);
+    let t0 = Instant::now();
+    one_call_agent(&hooks, json!({"mode": "slow"}))
+        .run("go")
+        .await
+        .unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    assert!(
+        hooks
+            .decisions()
+            .last()
+            .unwrap()
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("timed out")
+    );
+    let out = one_call_agent(&hooks, json!({"mode": "deny"}))
+        .run("go")
+        .await
+        .unwrap();
+    assert!(out.state.tool_executions[0].cancelled.is_some());
+    assert_eq!(hooks.worker_starts(&label), 2);
+}
+
+#[tokio::test]
+async fn the_reference_lint_worker_flags_a_bad_write() {
+    let worker = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/workers/lint_worker.py"
+    );
+    let settings = json!({"hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "worker", "command": format!("python3 {worker}")}]}]}});
+    let d = dir("lint");
+    let s = setup(
+        settings,
+        &d,
+        vec![
+            call("Write", json!({"path": "a.py", "content": "x = 1   \n"})),
+            call("Write", json!({"path": "b.py", "content": "y = 2\n"})),
+            ModelResponse::text("ok"),
+        ],
+    );
+    let out = run(&s).await;
+    let results: Vec<&str> = out
+        .state
+        .tool_executions
+        .iter()
+        .map(|e| e.result.as_str())
+        .collect();
+    assert_eq!(
+        results,
+        [
+            "Write ok\n\n[PostToolUse hook] lint: line 1: trailing whitespace",
+            "Write ok\n\nlint: clean"
+        ]
+    );
+}

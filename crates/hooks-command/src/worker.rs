@@ -1,0 +1,225 @@
+//! Persistent workers: a handler process started once that answers events as JSON lines.
+//!
+//! The protocol (one JSON object per line, UTF-8):
+//! - **request** (to the worker's stdin): `{"id": 7, "event": {…the event as a command would
+//!   get it on stdin…}}`
+//! - **response** (on its stdout, in any order): `{"id": 7, "exit": 0, "output": {…}}` — `exit`
+//!   means what a command's exit code means (0 go on, 2 block, other: a non-blocking error;
+//!   default 0), `output` is what a command would print (a JSON object, or `stdout` as text),
+//!   and `stderr` is the reason for `exit: 2`.
+//!
+//! Requests are multiplexed by id, so concurrent runs share one worker. A worker that exits,
+//! writes a line that is not a response, writes a line over 1 MiB, or misses a request's
+//! deadline is killed (with its process group) and started again for the next request; the
+//! requests it had are failed (and follow the group's fail policy). Its stderr is discarded.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::oneshot;
+
+use crate::run::{MAX_OUTPUT, Reply, Verdict, kill_group, parse_output};
+use crate::settings::HookEventName;
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
+
+struct Live {
+    stdin: tokio::process::ChildStdin,
+    pending: Pending,
+    pid: Option<u32>,
+    /// Dropped with the worker: kills the process.
+    _child: tokio::process::Child,
+    /// Set by the reader when the worker's stdout ends.
+    dead: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// One persistent worker process (started on first use).
+pub(crate) struct Worker {
+    command: String,
+    cwd: PathBuf,
+    live: tokio::sync::Mutex<Option<Live>>,
+    next: AtomicU64,
+    /// How many times it was started (for tests and logs).
+    pub(crate) starts: AtomicU64,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if let Some(live) = self.live.get_mut().take() {
+            kill_group(live.pid);
+        }
+    }
+}
+
+impl Worker {
+    pub(crate) fn new(command: String, cwd: PathBuf) -> Self {
+        Self {
+            command,
+            cwd,
+            live: tokio::sync::Mutex::new(None),
+            next: AtomicU64::new(1),
+            starts: AtomicU64::new(0),
+        }
+    }
+
+    fn start(&self) -> Result<Live, String> {
+        let mut cmd = tokio::process::Command::new("sh");
+        cmd.arg("-c")
+            .arg(&self.command)
+            .current_dir(&self.cwd)
+            .env("CLAUDE_PROJECT_DIR", &self.cwd)
+            .env("HOOKS_PROJECT_DIR", &self.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        cmd.process_group(0);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start the worker: {e}"))?;
+        let pid = child.id();
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            kill_group(pid);
+            return Err("the worker has no pipes".into());
+        };
+        self.starts.fetch_add(1, Ordering::Relaxed);
+        let pending: Pending = Arc::default();
+        let dead = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (p, d) = (Arc::clone(&pending), Arc::clone(&dead));
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(stdout);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                // One line at most MAX_OUTPUT bytes (+ the newline): longer is a broken worker.
+                let read = (&mut reader)
+                    .take(MAX_OUTPUT as u64 + 1)
+                    .read_until(b'\n', &mut line)
+                    .await;
+                match read {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) if line.len() > MAX_OUTPUT => break,
+                    Ok(_) => {}
+                }
+                let Ok(Value::Object(reply)) = serde_json::from_slice::<Value>(&line) else {
+                    break;
+                };
+                let Some(id) = reply.get("id").and_then(Value::as_u64) else {
+                    break;
+                };
+                let waiter = p.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+                if let Some(w) = waiter {
+                    let _ = w.send(Value::Object(reply));
+                }
+            }
+            // Dead or broken: every waiting request fails now, and the next one restarts it.
+            d.store(true, Ordering::SeqCst);
+            p.lock().unwrap_or_else(PoisonError::into_inner).clear();
+        });
+        Ok(Live {
+            stdin,
+            pending,
+            pid,
+            _child: child,
+            dead,
+        })
+    }
+
+    /// Sends one event and waits (at most `timeout`) for its reply.
+    pub(crate) async fn ask(
+        &self,
+        event: HookEventName,
+        input: &Value,
+        timeout: Duration,
+    ) -> Reply {
+        let failed = |e: String| Reply {
+            error: Some(e),
+            ..Reply::default()
+        };
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        let line = format!("{}\n", json!({"id": id, "event": input}));
+        let send = async {
+            let mut live = self.live.lock().await;
+            if live.as_ref().is_none_or(|l| l.dead.load(Ordering::SeqCst)) {
+                if let Some(old) = live.take() {
+                    kill_group(old.pid);
+                }
+                *live = Some(self.start()?);
+            }
+            let l = live.as_mut().ok_or("the worker did not start")?;
+            l.pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(id, tx);
+            let written = async {
+                l.stdin.write_all(line.as_bytes()).await?;
+                l.stdin.flush().await
+            }
+            .await;
+            if let Err(e) = written {
+                l.dead.store(true, Ordering::SeqCst);
+                return Err(format!("cannot write to the worker: {e}"));
+            }
+            Ok::<(), String>(())
+        };
+        let answer = async {
+            send.await?;
+            rx.await.map_err(|_| {
+                "the worker ended (or broke the protocol) before it answered".to_owned()
+            })
+        };
+        let reply = match tokio::time::timeout(timeout, answer).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(e)) => return failed(e),
+            Err(_) => {
+                // It may be stuck: start afresh next time.
+                let mut live = self.live.lock().await;
+                if let Some(l) = live.take() {
+                    kill_group(l.pid);
+                }
+                return failed(format!(
+                    "timed out after {timeout:?}; the worker was killed"
+                ));
+            }
+        };
+        let text = |k: &str| {
+            reply
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim()
+                .to_owned()
+        };
+        match reply.get("exit").map_or(Some(0), Value::as_i64) {
+            Some(0) => match reply.get("output") {
+                Some(o @ Value::Object(_)) => parse_output(event, &o.to_string()),
+                _ => parse_output(event, &text("stdout")),
+            },
+            Some(2) => {
+                let reason = text("stderr");
+                Reply {
+                    verdict: Some(Verdict::Deny),
+                    reason: Some(if reason.is_empty() {
+                        "blocked by a hook worker".to_owned()
+                    } else {
+                        reason
+                    }),
+                    ..Reply::default()
+                }
+            }
+            Some(code) => failed(format!(
+                "the worker answered exit {code}: {}",
+                hooks_core::text::preview(&text("stderr"), 500)
+            )),
+            None => failed("the worker's `exit` is not an integer".into()),
+        }
+    }
+}
