@@ -16,6 +16,11 @@ use crate::run::{Reply, Verdict, run};
 use crate::settings::{Handler, HandlerKind, HookEventName, Settings};
 use crate::worker::Worker;
 
+/// [`CommandHooks`]' default priority: 60, just after a guard at
+/// [`HookPriority::SECURITY_DEFAULT`] (50) on the way in. (On the way out, a guard's
+/// [`HookPriority::OUTPUT_GUARD`] already runs first.)
+pub const DEFAULT_PRIORITY: HookPriority = HookPriority::new(60);
+
 /// The most handler decisions kept for [`CommandHooks::decisions`].
 const MAX_DECISIONS: usize = 10_000;
 
@@ -129,7 +134,7 @@ impl CommandHooks {
             settings,
             cwd,
             http,
-            priority: HookPriority::SECURITY_DEFAULT,
+            priority: DEFAULT_PRIORITY,
             name: "CommandHooks".to_owned(),
             decisions: Mutex::default(),
             workers,
@@ -153,8 +158,9 @@ impl CommandHooks {
             .map_or(0, |w| w.starts.load(std::sync::atomic::Ordering::Relaxed))
     }
 
-    /// The priority (default [`HookPriority::SECURITY_DEFAULT`]: operator policy runs before
-    /// the business and observability providers).
+    /// The priority (default [`DEFAULT_PRIORITY`]: in the security band, after a guard at
+    /// [`HookPriority::SECURITY_DEFAULT`] — so handlers, which send event data out of the
+    /// process, see it redacted — and before the observability and business providers).
     #[must_use]
     pub fn with_priority(mut self, priority: HookPriority) -> Self {
         self.priority = priority;
@@ -400,6 +406,10 @@ impl HookProvider for CommandHooks {
     }
 
     async fn on_after_tool_call(&self, e: &mut AfterToolCallEvent<'_>) -> Result<(), HookError> {
+        if e.cancelled().is_some() || e.outcome().interrupted().is_some() {
+            // The tool did not run: nothing to follow up.
+            return Ok(());
+        }
         let run_id = e.run_id().clone();
         let tool = e.tool_name().to_owned();
         let input = json!({

@@ -41,6 +41,6 @@ mod settings;
 mod worker;
 
 pub use error::{Error, Result};
-pub use hook::{CommandHooks, HandlerDecision};
+pub use hook::{CommandHooks, DEFAULT_PRIORITY, HandlerDecision};
 pub use run::{MAX_OUTPUT, Verdict};
 pub use settings::{DEFAULT_TIMEOUT, Handler, HandlerKind, HookEventName, MAX_TIMEOUT, Settings};
