@@ -184,6 +184,8 @@ impl TestServer {
         let seen = requests.clone();
         let task = tokio::spawn(async move {
             while let Ok((conn, _)) = listener.accept().await {
+                // (`tls` is `Option<Infallible>`, a `Copy` type, without the `test-tls` feature.)
+                #[allow(clippy::clone_on_copy)]
                 let (handler, seen, tls) = (handler.clone(), seen.clone(), tls.clone());
                 tokio::spawn(async move {
                     match tls {
