@@ -537,6 +537,14 @@ impl HookRegistry {
             }
             work.push((call, interruption, decision));
         }
+        // Claimed before anything of the run happens (no provider state restored, no hook
+        // called): a replay of a run being resumed is refused without touching it.
+        if let Err(e) = claim(options.resume_ledger.as_ref(), &claims) {
+            let RunError::Resume(e) = e else {
+                unreachable!("claims fail only with resume errors")
+            };
+            return Err(refuse(e, parts.state));
+        }
         let begin = Begin::Resumed {
             state: parts.state,
             work,
@@ -619,12 +627,12 @@ impl HookRegistry {
             resumed: Mutex::new(resumed),
             always_approved: Mutex::new(always_approved.into_iter().collect()),
         });
-        let result = match before.map_err(RunError::Hook).and_then(|()| {
-            // Recorded once the run has really started (a hook refusing it leaves the paused
-            // run for another try), and before anything of it runs.
-            claim(shared.options.resume_ledger.as_ref(), &claims)
-        }) {
-            Err(e) => Err(e),
+        let result = match before {
+            Err(e) => {
+                // The run never started: the paused run may be tried again.
+                release(shared.options.resume_ledger.as_ref(), &claims);
+                Err(RunError::Hook(e))
+            }
             Ok(()) => {
                 body(Run {
                     registry: self,
@@ -740,18 +748,37 @@ fn claim(ledger: Option<&Arc<dyn ResumeLedger>>, claims: &[String]) -> Result<()
             &*global
         }
     };
-    for id in claims {
-        match ledger.claim(id) {
-            Ok(true) => {}
-            Ok(false) => {
-                return Err(RunError::Resume(ResumeError::AlreadyResumed(
-                    preview(id, 64).into_owned(),
-                )));
-            }
-            Err(e) => return Err(RunError::Resume(ResumeError::Ledger(e.to_string()))),
+    for (n, id) in claims.iter().enumerate() {
+        let refused = match ledger.claim(id) {
+            Ok(true) => continue,
+            Ok(false) => ResumeError::AlreadyResumed(preview(id, 64).into_owned()),
+            Err(e) => ResumeError::Ledger(e.to_string()),
+        };
+        // All or nothing: what this resume claimed before is given back.
+        for earlier in &claims[..n] {
+            ledger.release(earlier);
         }
+        return Err(RunError::Resume(refused));
     }
     Ok(())
+}
+
+/// Forgets the claims of a resume that never started.
+fn release(ledger: Option<&Arc<dyn ResumeLedger>>, claims: &[String]) {
+    if claims.is_empty() {
+        return;
+    }
+    let global;
+    let ledger: &dyn ResumeLedger = match ledger {
+        Some(l) => &**l,
+        None => {
+            global = MemoryLedger::global();
+            &*global
+        }
+    };
+    for id in claims {
+        ledger.release(id);
+    }
 }
 
 impl<'r> Run<'r> {
@@ -906,7 +933,8 @@ impl<'r> Run<'r> {
             };
             let cx = EventContext::new(&shared.run_id, &shared.extensions)
                 .with_iteration(iteration)
-                .with_attempt(attempt);
+                .with_attempt(attempt)
+                .with_pausable(shared.pausable);
             let mut event = BeforeModelCallEvent::new(cx, model, messages)
                 .with_tools(shared.options.tools.clone())
                 .with_options(shared.options.model_options.clone());
@@ -1303,7 +1331,9 @@ impl<'r> Run<'r> {
         loop {
             let cx = EventContext::new(&shared.run_id, &shared.extensions)
                 .with_iteration(iteration)
-                .with_attempt(attempt);
+                .with_attempt(attempt)
+                // A call already run once is not paused on a retry (it ran unasked).
+                .with_pausable(shared.pausable && attempt == 0);
             let mut before = if refused {
                 BeforeToolCallEvent::with_arguments(cx, call, Value::Object(Map::new()))
             } else {
@@ -1331,7 +1361,14 @@ impl<'r> Run<'r> {
                 parts.interrupted = None;
                 None
             } else {
-                self.settle_interrupt(call, &approval, approved.is_some(), &mut parts, interrupter)
+                self.settle_interrupt(
+                    call,
+                    &approval,
+                    approved.is_some(),
+                    &mut parts,
+                    interrupter,
+                    shared.pausable && attempt == 0,
+                )
             };
             if let Err(e) = r {
                 let outcome = ToolOutcome::Failed {
@@ -1394,8 +1431,14 @@ impl<'r> Run<'r> {
             let after_changes = after.take_changes();
             let after = after.into_parts();
             let (result, retry) = (after.result, after.retry);
-            // A hook may have redacted the error text: that is what is recorded.
-            let outcome = after.redacted.unwrap_or(outcome);
+            // A hook may have redacted the error text: that is what is recorded. A cancel's
+            // reason is what the model sees, as the hooks left it (a guard may have redacted it).
+            let outcome = match after.redacted.unwrap_or(outcome) {
+                ToolOutcome::Cancelled { .. } => ToolOutcome::Cancelled {
+                    reason: result.clone(),
+                },
+                other => other,
+            };
             let cancelled = matches!(
                 outcome,
                 ToolOutcome::Cancelled { .. } | ToolOutcome::Interrupted { .. }
@@ -1433,6 +1476,7 @@ impl<'r> Run<'r> {
         approved: bool,
         parts: &mut crate::event::ToolCallParts,
         interrupter: Option<String>,
+        pausable: bool,
     ) -> Option<Interruption> {
         let asked = parts.interrupted.take();
         if parts.cancelled.is_some() {
@@ -1457,7 +1501,9 @@ impl<'r> Run<'r> {
             }
             (_, None) => return None,
         };
-        if !self.shared.pausable {
+        if !pausable {
+            // A run that cannot pause, or a retry of a call that already ran once (it is not
+            // paused halfway): the call is cancelled instead.
             parts.cancelled = Some(format!("{REQUIRES_APPROVAL}: {reason}"));
             return None;
         }
@@ -1501,7 +1547,13 @@ impl<'r> Run<'r> {
         let mut changes = Vec::new();
         push_changes(&mut changes, HookEvent::AfterToolCall, after.take_changes());
         let after = after.into_parts();
-        let outcome = after.redacted.unwrap_or(outcome);
+        // The person's message as the hooks left it (a guard may have redacted it).
+        let outcome = match after.redacted.unwrap_or(outcome) {
+            ToolOutcome::Cancelled { .. } => ToolOutcome::Cancelled {
+                reason: after.result.clone(),
+            },
+            other => other,
+        };
         let record = ToolCallRecord {
             execution: execution(
                 call,

@@ -515,6 +515,11 @@ pub trait ResumeLedger: Send + Sync {
     /// # Errors
     /// When the ledger cannot record it; the resume is then refused.
     fn claim(&self, pause_id: &str) -> Result<bool, BoxError>;
+
+    /// Forgets a claim of a resume that never started (its before-invocation hooks refused
+    /// it), so it can be tried again. Default: keeps it (the paused run cannot be resumed
+    /// again: fail closed).
+    fn release(&self, _id: &str) {}
 }
 
 /// An in-memory [`ResumeLedger`] remembering the newest `capacity` pause ids.
@@ -558,6 +563,14 @@ impl ResumeLedger for MemoryLedger {
         set.insert(pause_id.to_owned());
         order.push_back(pause_id.to_owned());
         Ok(true)
+    }
+
+    fn release(&self, id: &str) {
+        let mut guard = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        let (set, order) = &mut *guard;
+        if set.remove(id) {
+            order.retain(|x| x != id);
+        }
     }
 }
 

@@ -1126,3 +1126,149 @@ async fn an_approvers_unfit_decision_rejects_the_call_and_the_run_goes_on() {
     assert_eq!(wire.runs.load(Ordering::SeqCst), 0);
     assert!(out.state.tool_executions[0].result.contains("does not fit"));
 }
+
+#[tokio::test]
+async fn floats_survive_the_round_trip_of_a_paused_run() {
+    let wire = counted();
+    let amounts = [
+        18097.795199554086_f64,
+        0.1 + 0.2,
+        1e-300,
+        123456789.98765433,
+        5e-324,
+    ];
+    for amount in amounts {
+        let model = Arc::new(ScriptedModel::new(vec![
+            Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+                "c1",
+                "wire",
+                json!({"amount": amount}),
+            )])),
+            Ok(ModelResponse::text("sent")),
+        ]));
+        let registry = Arc::new(HookRegistry::new().with(Gate::new(&["wire"])).unwrap());
+        let a = Agent::builder("ops", model)
+            .registry(registry)
+            .tool(tool("wire", &wire))
+            .resume_key(KEY.to_vec())
+            .build()
+            .unwrap();
+        let p = paused(a.start("pay").await.unwrap());
+        let p = PausedRun::from_json(&p.to_json().unwrap()).unwrap();
+        let yes = Decision::approve(&p.interruptions()[0]);
+        completed(a.resume(p, vec![yes]).await.unwrap());
+    }
+    assert_eq!(wire.runs.load(Ordering::SeqCst), amounts.len());
+}
+
+/// Counts the hooks a run id gets, to see that a refused replay touches nothing.
+struct Witness(Mutex<Vec<String>>);
+
+#[async_trait]
+impl HookProvider for Witness {
+    fn name(&self) -> &str {
+        "witness"
+    }
+    fn hooks(&self) -> HookSet {
+        HookSet::BEFORE_INVOCATION | HookSet::AFTER_INVOCATION
+    }
+    async fn on_before_invocation(&self, _: &mut BeforeInvocationEvent) -> Result<(), HookError> {
+        self.0.lock().unwrap().push("before".into());
+        Ok(())
+    }
+    async fn on_after_invocation(&self, _: &AfterInvocationEvent<'_>) -> Result<(), HookError> {
+        self.0.lock().unwrap().push("after".into());
+        Ok(())
+    }
+    fn restore_run_state(&self, _: &RunId, _: Value) -> Result<(), HookError> {
+        self.0.lock().unwrap().push("restore".into());
+        Ok(())
+    }
+    fn save_run_state(&self, _: &RunId) -> Option<Value> {
+        Some(json!(1))
+    }
+}
+
+#[tokio::test]
+async fn a_refused_replay_calls_no_hook() {
+    let wire = counted();
+    let witness = Arc::new(Witness(Mutex::default()));
+    let registry = Arc::new(
+        HookRegistry::new()
+            .with(Gate::new(&["wire"]))
+            .unwrap()
+            .with(Arc::clone(&witness))
+            .unwrap(),
+    );
+    let a = Agent::builder("ops", wire_then_answer())
+        .registry(registry)
+        .tool(tool("wire", &wire))
+        .build()
+        .unwrap();
+    let p = paused(a.start("pay").await.unwrap());
+    let json = p.to_json().unwrap();
+    let yes = Decision::approve(&p.interruptions()[0]);
+    completed(a.resume(p, vec![yes.clone()]).await.unwrap());
+    let before = witness.0.lock().unwrap().len();
+    let f = a
+        .resume(PausedRun::from_json(&json).unwrap(), vec![yes])
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        f.error,
+        RunError::Resume(ResumeError::AlreadyResumed(_))
+    ));
+    assert_eq!(
+        witness.0.lock().unwrap().len(),
+        before,
+        "{:?}",
+        witness.0.lock().unwrap()
+    );
+}
+
+/// Asks for one retry of every call, and interrupts only retries.
+struct InterruptRetries;
+
+#[async_trait]
+impl HookProvider for InterruptRetries {
+    fn hooks(&self) -> HookSet {
+        HookSet::BEFORE_TOOL_CALL | HookSet::AFTER_TOOL_CALL
+    }
+    async fn on_before_tool_call(&self, e: &mut BeforeToolCallEvent<'_>) -> Result<(), HookError> {
+        if e.attempt() > 0 {
+            assert!(!e.can_pause(), "a retry of a call that ran is not paused");
+            e.interrupt("second thoughts", Value::Null);
+        }
+        Ok(())
+    }
+    async fn on_after_tool_call(
+        &self,
+        e: &mut hooks_core::AfterToolCallEvent<'_>,
+    ) -> Result<(), HookError> {
+        if e.attempt() == 0 {
+            e.request_retry();
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn an_interrupt_on_a_retry_cancels_the_retry_instead_of_pausing() {
+    let wire = counted();
+    let registry = Arc::new(HookRegistry::new().with(InterruptRetries).unwrap());
+    let a = Agent::builder("ops", wire_then_answer())
+        .registry(registry)
+        .tool(tool("wire", &wire))
+        .build()
+        .unwrap();
+    let out = completed(a.start("pay").await.unwrap());
+    assert_eq!(
+        wire.runs.load(Ordering::SeqCst),
+        1,
+        "it ran once, unasked, and is not run again"
+    );
+    assert_eq!(
+        out.state.tool_executions[0].cancelled.as_deref(),
+        Some("REQUIRES APPROVAL: second thoughts")
+    );
+}

@@ -20,6 +20,9 @@ pub const REDACTED_CONTENT: &str = "[REDACTED]";
 
 pub(crate) struct Engine {
     pub(crate) detector: PiiDetector,
+    /// The detector without the entities set to ASK (when any is): what an ASK value could
+    /// hide is looked for with it (see `unmask_asked`).
+    ask_free: Option<PiiDetector>,
     pub(crate) patterns: Vec<(String, Regex)>,
     pub(crate) blocked_tools: HashSet<String>,
     pub(crate) allowed_tools: Option<HashSet<String>>,
@@ -112,7 +115,29 @@ impl Engine {
             }
             actions.insert(rule.clone(), *action);
         }
+        let configured = |e: &Entity| {
+            actions
+                .get(pii_rule(*e))
+                .copied()
+                .unwrap_or(config.default_action)
+        };
+        let asks = config
+            .pii
+            .iter()
+            .any(|e| configured(e) == GuardrailAction::Ask);
+        let ask_free = if asks {
+            let rest: Vec<Entity> = config
+                .pii
+                .iter()
+                .copied()
+                .filter(|e| configured(e) != GuardrailAction::Ask)
+                .collect();
+            Some(PiiDetector::for_entities(&rest)?)
+        } else {
+            None
+        };
         Ok(Engine {
+            ask_free,
             detector: PiiDetector::for_entities(&config.pii)?,
             patterns,
             blocked_tools: config.blocked_tools.iter().cloned().collect(),
@@ -154,20 +179,25 @@ impl Engine {
         if verdict.violations.is_empty() {
             return None;
         }
-        if loc == ViolationLocation::ToolArgs || out.may_ask {
-            // On a call's arguments, an ASK rule interrupts the call instead of blocking it,
-            // and leaves the value for the person to see.
+        if out.may_ask {
+            // On a call's arguments, in a run that can pause, an ASK rule interrupts the call
+            // instead of blocking it, and leaves the value for the person to see.
             let mut any = false;
             for (f, a) in &mut verdict.violations {
                 if *a == GuardrailAction::Block && self.configured(&f.rule) == GuardrailAction::Ask
                 {
                     *a = GuardrailAction::Ask;
                     any = true;
-                    out.asked
-                        .get_or_insert_with(|| (f.rule.clone(), f.description.clone()));
                 }
             }
             if any {
+                self.unmask_asked(text, &mut verdict);
+                for (f, a) in &verdict.violations {
+                    if *a == GuardrailAction::Ask {
+                        out.asked
+                            .get_or_insert_with(|| (f.rule.clone(), f.description.clone()));
+                    }
+                }
                 verdict.blocked = verdict
                     .violations
                     .iter()
@@ -191,7 +221,71 @@ impl Engine {
             return None;
         }
         out.changed = true;
-        Some(self.settle_blocking(run_id, loc, tool, apply(text, spans), &mut out.blocked))
+        Some(self.settle_blocking_keeping(
+            run_id,
+            loc,
+            tool,
+            apply(text, spans),
+            &mut out.blocked,
+            out.may_ask,
+        ))
+    }
+
+    /// An ASK leaves its value in place, so what the first scan did not look at because of
+    /// it must be looked at now; anything found turns every ASK of the string into BLOCK
+    /// (fail closed: the value is replaced and the call cancelled):
+    /// - inside or across an ASK value, an entity of a BLOCK or REDACT rule that is not just
+    ///   the same value read as another kind (a card number written as an e-mail's local
+    ///   part), found by scanning again without the ASK entities;
+    /// - after an ASK value, an entity the first scan missed because a detection ends its
+    ///   look at its span (an SSN right before a card), found by scanning the text with the
+    ///   ASK values masked, as a redaction would.
+    fn unmask_asked(&self, text: &str, verdict: &mut Verdict) {
+        let asked: Vec<(usize, usize, &'static str)> = verdict
+            .violations
+            .iter()
+            .filter(|(_, a)| *a == GuardrailAction::Ask)
+            .map(|(f, _)| {
+                let with = f.entity.map_or(REDACTED_CONTENT, Entity::placeholder);
+                (f.span.0, f.span.1, with)
+            })
+            .collect();
+        let harmful =
+            |a: GuardrailAction| matches!(a, GuardrailAction::Block | GuardrailAction::Redact);
+        let mut escalate = false;
+        if let Some(detector) = &self.ask_free {
+            for d in detector.detect(text) {
+                if !harmful(self.action(pii_rule(d.entity))) {
+                    continue;
+                }
+                escalate |= asked
+                    .iter()
+                    .any(|&(s, e, _)| s < d.end && d.start < e && (s, e) != (d.start, d.end));
+            }
+        }
+        if !escalate {
+            let known: HashSet<&str> = verdict
+                .violations
+                .iter()
+                .filter(|(_, a)| harmful(*a))
+                .filter_map(|(f, _)| text.get(f.span.0..f.span.1))
+                .collect();
+            let masked = apply(text, asked);
+            escalate = self.judge(&masked, false).violations.iter().any(|(f, a)| {
+                harmful(*a)
+                    && self.configured(&f.rule) != GuardrailAction::Ask
+                    && masked.get(f.span.0..f.span.1).is_none_or(|found| {
+                        !known.contains(found) && !found.starts_with("[REDACTED")
+                    })
+            });
+        }
+        if escalate {
+            for (_, a) in &mut verdict.violations {
+                if *a == GuardrailAction::Ask {
+                    *a = GuardrailAction::Block;
+                }
+            }
+        }
     }
 
     /// [`scrub_text`](Self::scrub_text) that rewrites `text` in place; true when it changed.
@@ -388,13 +482,31 @@ impl Engine {
         run_id: &RunId,
         loc: ViolationLocation,
         tool: Option<&str>,
-        mut text: String,
+        text: String,
         blocked: &mut Option<String>,
     ) -> String {
+        self.settle_blocking_keeping(run_id, loc, tool, text, blocked, false)
+    }
+
+    /// [`settle_blocking`](Self::settle_blocking); with `keep_asked`, what an ASK rule finds
+    /// stays (a person will see it) instead of counting as BLOCK.
+    pub(crate) fn settle_blocking_keeping(
+        &self,
+        run_id: &RunId,
+        loc: ViolationLocation,
+        tool: Option<&str>,
+        mut text: String,
+        blocked: &mut Option<String>,
+        keep_asked: bool,
+    ) -> String {
+        let asked = |rule: &str| keep_asked && self.configured(rule) == GuardrailAction::Ask;
         for _ in 1..crate::MAX_REDACTION_PASSES {
             let v = self.judge(&text, false);
             let mut spans = Vec::new();
             for (finding, action) in v.violations {
+                if asked(&finding.rule) {
+                    continue;
+                }
                 if matches!(action, GuardrailAction::Block | GuardrailAction::Redact) {
                     let with = finding.entity.map_or(REDACTED_CONTENT, Entity::placeholder);
                     spans.push((finding.span.0, finding.span.1, with));
@@ -410,11 +522,9 @@ impl Engine {
             text = apply(&text, spans);
         }
         let last = self.judge(&text, false);
-        if last
-            .violations
-            .iter()
-            .any(|(_, a)| matches!(a, GuardrailAction::Block | GuardrailAction::Redact))
-        {
+        if last.violations.iter().any(|(f, a)| {
+            matches!(a, GuardrailAction::Block | GuardrailAction::Redact) && !asked(&f.rule)
+        }) {
             return REDACTED_CONTENT.to_owned();
         }
         text

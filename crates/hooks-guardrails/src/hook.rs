@@ -163,9 +163,10 @@ impl GuardrailsHook {
             // Large: scanned off the executor, so the deadline and other runs keep moving.
             let engine = Arc::clone(&self.inner);
             let messages = e.state().messages.clone();
-            hooks_core::offload(move || judge_messages(&engine, &run_id, &messages)).await
+            let resumed = e.resumed();
+            hooks_core::offload(move || judge_messages(&engine, &run_id, &messages, resumed)).await
         } else {
-            judge_messages(&self.inner, &run_id, &e.state().messages)
+            judge_messages(&self.inner, &run_id, &e.state().messages, e.resumed())
         };
         // The state's metadata travels with it too (to logs, spans and after-hooks).
         let mut first_block = first_block;
@@ -247,8 +248,13 @@ impl GuardrailsHook {
             None
         };
         let mut asked: Option<(String, String)> = None;
+        // ASK leaves a call for a person only where the run can pause; elsewhere it is BLOCK.
+        let may_ask = e.can_pause();
         if let Some((rule, reason)) = name_rule {
-            let action = inner.configured(rule);
+            let action = match inner.configured(rule) {
+                GuardrailAction::Ask if !may_ask => GuardrailAction::Block,
+                a => a,
+            };
             if action == GuardrailAction::Ask {
                 asked = Some((rule.to_owned(), reason.clone()));
             }
@@ -308,12 +314,17 @@ impl GuardrailsHook {
             let engine = Arc::clone(&self.inner);
             let mut args = e.arguments().clone();
             let (r, args) = hooks_core::offload(move || {
-                let r = engine.scrub_json(
+                let mut r = Scrubbed {
+                    may_ask,
+                    ..Scrubbed::default()
+                };
+                engine.scrub_json_into(
                     &run_id,
                     ViolationLocation::ToolArgs,
                     Some(&tool),
                     &mut args,
                     true,
+                    &mut r,
                 );
                 (r, args)
             })
@@ -325,12 +336,17 @@ impl GuardrailsHook {
             asked = asked.or(r.asked);
         } else {
             e.edit_arguments(|args| {
-                let r = inner.scrub_json(
+                let mut r = Scrubbed {
+                    may_ask,
+                    ..Scrubbed::default()
+                };
+                inner.scrub_json_into(
                     &run_id,
                     ViolationLocation::ToolArgs,
                     Some(&tool),
                     args,
                     true,
+                    &mut r,
                 );
                 blocked = r.blocked;
                 asked = asked.take().or(r.asked);
@@ -403,9 +419,12 @@ impl HookProvider for GuardrailsHook {
         &self,
         e: &mut AfterToolCallEvent<'_>,
     ) -> std::result::Result<(), HookError> {
-        if e.cancelled().is_some() {
+        if e.outcome().interrupted().is_some() {
+            // Nothing happened yet: no result.
             return Ok(());
         }
+        // A cancelled call's result is its reason — a judge's guidance, a person's rejection,
+        // a hook's message: free text the model sees, so it is guarded like a result.
         let inner = &*self.inner;
         let run_id = e.run_id().clone();
         let tool = e.tool_name().to_owned();
@@ -503,6 +522,7 @@ impl HookProvider for GuardrailsHook {
                     .any(|c| larger_than(&c.arguments, OFFLOAD_BYTES))
         });
         let mut flagged: Vec<(String, String)> = Vec::new();
+        let may_ask = e.can_pause();
         if large {
             let Some(mut response) = e.response().cloned() else {
                 return Ok(());
@@ -511,7 +531,7 @@ impl HookProvider for GuardrailsHook {
             let id = run_id.clone();
             let (response, changed, calls) = hooks_core::offload(move || {
                 let mut flagged = Vec::new();
-                let changed = guard_reply(&engine, &id, &mut response, &mut flagged);
+                let changed = guard_reply(&engine, &id, &mut response, &mut flagged, may_ask);
                 (response, changed, flagged)
             })
             .await;
@@ -523,7 +543,9 @@ impl HookProvider for GuardrailsHook {
                 changed
             });
         } else {
-            e.edit_response(|response| guard_reply(inner, &run_id, response, &mut flagged));
+            e.edit_response(|response| {
+                guard_reply(inner, &run_id, response, &mut flagged, may_ask)
+            });
         }
         if !flagged.is_empty() {
             // Fail closed: a flag that cannot be kept would let the call run. Bounded per run,
@@ -574,7 +596,14 @@ struct InputChecks {
 }
 
 /// Judges every message of a conversation (see [`GuardrailsHook::check_input`]).
-fn judge_messages(inner: &Engine, run_id: &RunId, messages: &[Message]) -> InputChecks {
+/// `resumed`: the run resumes after a pause, so its history holds the calls a person was
+/// asked about — an ASK there does not refuse the run (anywhere else ASK is BLOCK).
+fn judge_messages(
+    inner: &Engine,
+    run_id: &RunId,
+    messages: &[Message],
+    resumed: bool,
+) -> InputChecks {
     let run_id = run_id.clone();
     let loc = ViolationLocation::Input;
     let mut recorded = Vec::new();
@@ -601,6 +630,7 @@ fn judge_messages(inner: &Engine, run_id: &RunId, messages: &[Message]) -> Input
                 scrub_ids_and_calls(
                     inner,
                     &run_id,
+                    resumed,
                     i,
                     m,
                     &mut recorded,
@@ -614,6 +644,7 @@ fn judge_messages(inner: &Engine, run_id: &RunId, messages: &[Message]) -> Input
         scrub_ids_and_calls(
             inner,
             &run_id,
+            resumed,
             i,
             m,
             &mut recorded,
@@ -667,6 +698,7 @@ fn judge_messages(inner: &Engine, run_id: &RunId, messages: &[Message]) -> Input
 fn scrub_ids_and_calls(
     inner: &Engine,
     run_id: &RunId,
+    resumed: bool,
     i: usize,
     m: &Message,
     recorded: &mut Vec<GuardrailViolation>,
@@ -683,10 +715,10 @@ fn scrub_ids_and_calls(
     }
     if !m.tool_calls.is_empty() {
         let mut scrubbed = m.tool_calls.clone();
-        // A call's ASK is decided before the call runs (a resumed run's history holds the
-        // calls a person was asked about): it does not refuse the run.
+        // A resumed run's history holds the calls a person was asked about: their ASK does
+        // not refuse the run. Anywhere else, ASK is BLOCK.
         let mut call_out = Scrubbed {
-            may_ask: true,
+            may_ask: resumed,
             ..Scrubbed::default()
         };
         for call in &mut scrubbed {
@@ -714,6 +746,7 @@ fn guard_reply(
     run_id: &RunId,
     response: &mut ModelResponse,
     flagged: &mut Vec<(String, String)>,
+    may_ask: bool,
 ) -> bool {
     let loc = ViolationLocation::ModelOutput;
     let mut changed = false;
@@ -734,9 +767,10 @@ fn guard_reply(
     // REDACT alike); a BLOCK also flags the call, which is then cancelled.
     let mut seen = std::collections::HashSet::new();
     for call in &mut response.message.tool_calls {
-        // An ASK is decided before the call runs (it is not flagged here).
+        // An ASK is decided before the call runs (it is not flagged here) — in a run that can
+        // pause; in one that cannot, it is BLOCK.
         let mut out = Scrubbed {
-            may_ask: true,
+            may_ask,
             ..Scrubbed::default()
         };
         scrub_call(engine, run_id, loc, call, &mut out);

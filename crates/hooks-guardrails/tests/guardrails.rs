@@ -633,15 +633,16 @@ fn ask_pauses_a_call_for_a_person_and_fails_closed_where_nothing_can_pause() {
         [json!({"ssn": SSN, "mail": "[REDACTED_EMAIL]"})]
     );
 
-    // A run that cannot pause: cancelled.
+    // A run that cannot pause: ASK is BLOCK (the call cancelled, the value gone).
     let s = setup(config(), script(), "ok");
     let out = block_on(s.agent.run("send it")).unwrap();
     assert!(s.tool_seen.lock().unwrap().is_empty());
     let cancelled = out.state.tool_executions[0].cancelled.clone().unwrap();
-    assert!(
-        cancelled.starts_with("REQUIRES APPROVAL: Guardrails: US social security number"),
-        "{cancelled}"
+    assert_eq!(
+        cancelled,
+        "Tool call blocked by guardrails: US social security number detected"
     );
+    assert!(!serde_json::to_string(&out.state).unwrap().contains(SSN));
 
     // A blocked tool under ASK pauses too.
     let s = setup(
@@ -666,4 +667,116 @@ fn ask_pauses_a_call_for_a_person_and_fails_closed_where_nothing_can_pause() {
         failure.error
     );
     assert_eq!(s.model.calls(&failure.state.run_id), 0);
+}
+
+/// What a second hostile review found in ASK, pinned.
+#[test]
+fn ask_never_carries_a_blocked_or_redacted_value() {
+    use hooks_core::interrupt::{Decision, RunOutcome};
+    let config = || {
+        GuardrailConfig::default()
+            .with_action("pii_email", GuardrailAction::Ask)
+            .with_action("pii_ssn", GuardrailAction::Ask)
+            .with_action("pii_credit_card", GuardrailAction::Block)
+            .with_action("pii_phone", GuardrailAction::Redact)
+    };
+    let glued_card = "4111111111111111@example.com";
+    // A card hidden as an e-mail's local part: the ASK becomes BLOCK.
+    let s = setup(
+        config(),
+        vec![call("transfer", json!({"to": glued_card})), text("ok")],
+        "ok",
+    );
+    let outcome = block_on(s.agent.start("go")).unwrap();
+    let RunOutcome::Completed(out) = outcome else {
+        panic!("a card inside an ASK value must not pause with the card visible")
+    };
+    assert!(s.tool_seen.lock().unwrap().is_empty());
+    assert!(
+        !serde_json::to_string(&out.state)
+            .unwrap()
+            .contains("4111111111111111")
+    );
+    // An SSN right before a card: the card is still found and blocked.
+    let s = setup(
+        config(),
+        vec![
+            call("transfer", json!({"note": format!("{SSN} {CARD}")})),
+            text("ok"),
+        ],
+        "ok",
+    );
+    let RunOutcome::Completed(out) = block_on(s.agent.start("go")).unwrap() else {
+        panic!("the card blocks the call")
+    };
+    assert!(!serde_json::to_string(&out.state).unwrap().contains(CARD));
+    // ASK beside a REDACT in one string: still ASK, the phone redacted.
+    let s = setup(
+        config(),
+        vec![
+            call(
+                "transfer",
+                json!({"note": format!("ssn {SSN} call +1 (978) 917-3444")}),
+            ),
+            text("ok"),
+        ],
+        "ok",
+    );
+    let RunOutcome::Interrupted(p) = block_on(s.agent.start("go")).unwrap() else {
+        panic!("ASK beside REDACT should still ask")
+    };
+    let note = p.interruptions()[0].arguments["note"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        note.contains(SSN) && note.contains("[REDACTED_PHONE]"),
+        "{note}"
+    );
+    // A person's rejection goes through the guard like any result.
+    let s = setup(
+        config().with_action("pii_email", GuardrailAction::Redact),
+        vec![call("transfer", json!({"ssn": SSN})), text("ok")],
+        "ok",
+    );
+    let RunOutcome::Interrupted(p) = block_on(s.agent.start("go")).unwrap() else {
+        panic!()
+    };
+    let no = Decision::reject(&p.interruptions()[0], format!("No. Ask {EMAIL} first."));
+    let RunOutcome::Completed(out) = block_on(s.agent.resume(p, vec![no])).unwrap() else {
+        panic!()
+    };
+    let state = serde_json::to_string(&out.state).unwrap();
+    assert!(!state.contains(EMAIL), "{state}");
+    assert_eq!(
+        out.state.tool_executions[0].result,
+        "No. Ask [REDACTED_EMAIL] first."
+    );
+    assert_eq!(
+        out.state.tool_executions[0].cancelled.as_deref(),
+        Some("No. Ask [REDACTED_EMAIL] first.")
+    );
+    // Where the run cannot pause, ASK is BLOCK: the value is gone from the state too.
+    let s = setup(
+        config(),
+        vec![call("transfer", json!({"ssn": SSN})), text("ok")],
+        "ok",
+    );
+    let out = block_on(s.agent.run("go")).unwrap();
+    assert!(!serde_json::to_string(&out.state).unwrap().contains(SSN));
+    // A history that was never asked about is not a resumed run: ASK there refuses it.
+    let s = setup(config(), vec![text("never")], "ok");
+    let state = hooks_core::AgentState::new("guarded")
+        .with_message(Message::user("go"))
+        .with_message(Message::assistant("").with_tool_calls(vec![ToolCall::new(
+            "h1",
+            "transfer",
+            json!({"ssn": SSN}),
+        )]));
+    let failure = block_on(s.agent.start_state(state)).unwrap_err();
+    assert!(
+        failure.error.to_string().contains("blocked"),
+        "{}",
+        failure.error
+    );
 }

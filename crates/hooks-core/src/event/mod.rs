@@ -56,6 +56,7 @@ pub struct EventContext<'a> {
     extensions: &'a Extensions,
     iteration: u32,
     attempt: u32,
+    pausable: bool,
 }
 
 impl<'a> EventContext<'a> {
@@ -66,7 +67,22 @@ impl<'a> EventContext<'a> {
             extensions,
             iteration: 1,
             attempt: 0,
+            pausable: false,
         }
+    }
+
+    /// In a run that can pause for a person (driven by `start` / `resume`).
+    #[must_use]
+    pub fn with_pausable(mut self, on: bool) -> Self {
+        self.pausable = on;
+        self
+    }
+
+    /// True when the run can pause for a person: an interrupt pauses it (otherwise the
+    /// interrupted call is cancelled with `REQUIRES APPROVAL`). A hook that would leave a
+    /// value for a person to see should treat it as refused when this is false.
+    pub fn can_pause(&self) -> bool {
+        self.pausable
     }
 
     /// At iteration `n` (1-based).
@@ -126,6 +142,12 @@ macro_rules! context_getters {
             /// 0 for the first try, n for the n-th retry.
             pub fn attempt(&self) -> u32 {
                 self.cx.attempt()
+            }
+
+            /// True when the run can pause for a person (see
+            /// [`EventContext::can_pause`](crate::event::EventContext::can_pause)).
+            pub fn can_pause(&self) -> bool {
+                self.cx.can_pause()
             }
 
             /// Where the event happens.
