@@ -289,6 +289,11 @@ fn strictest(replies: &[Reply]) -> (Verdict, String) {
     (top, reasons.join("; "))
 }
 
+/// `reason`, or `otherwise` when the handlers gave none.
+fn said<'a>(reason: &'a str, otherwise: &'a str) -> &'a str {
+    if reason.is_empty() { otherwise } else { reason }
+}
+
 /// Additional context the handlers gave, joined.
 fn contexts(replies: &[Reply]) -> Option<String> {
     let all: Vec<&str> = replies
@@ -343,11 +348,7 @@ impl HookProvider for CommandHooks {
         if verdict == Verdict::Deny {
             return Err(HookError::new(format!(
                 "Prompt blocked by a hook: {}",
-                if reason.is_empty() {
-                    "no reason given"
-                } else {
-                    &reason
-                }
+                said(&reason, "no reason given")
             )));
         }
         if let Some(context) = contexts(&replies) {
@@ -384,11 +385,7 @@ impl HookProvider for CommandHooks {
                 format!("Blocked by a hook: {reason}")
             }),
             Verdict::Ask if !e.approved() => e.interrupt(
-                if reason.is_empty() {
-                    "a hook asks a person to approve this call".to_owned()
-                } else {
-                    reason
-                },
+                said(&reason, "a hook asks a person to approve this call").to_owned(),
                 json!({"source": "hooks-command"}),
             ),
             _ => {
@@ -429,11 +426,7 @@ impl HookProvider for CommandHooks {
         if verdict == Verdict::Deny {
             extra.push(format!(
                 "[PostToolUse hook] {}",
-                if reason.is_empty() {
-                    "flagged this result"
-                } else {
-                    &reason
-                }
+                said(&reason, "flagged this result")
             ));
         }
         if let Some(context) = contexts(&replies) {
@@ -468,11 +461,9 @@ impl HookProvider for CommandHooks {
         let (verdict, reason) = strictest(&replies);
         if verdict == Verdict::Deny {
             e.request_retry();
-            e.set_retry_feedback(if reason.is_empty() {
-                "A hook asked you to continue before stopping.".to_owned()
-            } else {
-                reason
-            });
+            e.set_retry_feedback(
+                said(&reason, "A hook asked you to continue before stopping.").to_owned(),
+            );
         }
         Ok(())
     }

@@ -734,51 +734,43 @@ impl HookRegistry {
     }
 }
 
-/// Records every claim in the ledger (the run's own, or the process's); any already there
-/// refuses the resume.
+/// The run's ledger, or the process's.
+fn with_ledger<R>(
+    ledger: Option<&Arc<dyn ResumeLedger>>,
+    f: impl FnOnce(&dyn ResumeLedger) -> R,
+) -> R {
+    match ledger {
+        Some(l) => f(&**l),
+        None => f(&*MemoryLedger::global()),
+    }
+}
+
+/// Records every claim in the ledger, all or nothing; any already there refuses the resume.
 fn claim(ledger: Option<&Arc<dyn ResumeLedger>>, claims: &[String]) -> Result<(), RunError> {
-    if claims.is_empty() {
-        return Ok(());
-    }
-    let global;
-    let ledger: &dyn ResumeLedger = match ledger {
-        Some(l) => &**l,
-        None => {
-            global = MemoryLedger::global();
-            &*global
+    with_ledger(ledger, |ledger| {
+        for (n, id) in claims.iter().enumerate() {
+            let refused = match ledger.claim(id) {
+                Ok(true) => continue,
+                Ok(false) => ResumeError::AlreadyResumed(preview(id, 64).into_owned()),
+                Err(e) => ResumeError::Ledger(e.to_string()),
+            };
+            // What this resume claimed before is given back.
+            for earlier in &claims[..n] {
+                ledger.release(earlier);
+            }
+            return Err(RunError::Resume(refused));
         }
-    };
-    for (n, id) in claims.iter().enumerate() {
-        let refused = match ledger.claim(id) {
-            Ok(true) => continue,
-            Ok(false) => ResumeError::AlreadyResumed(preview(id, 64).into_owned()),
-            Err(e) => ResumeError::Ledger(e.to_string()),
-        };
-        // All or nothing: what this resume claimed before is given back.
-        for earlier in &claims[..n] {
-            ledger.release(earlier);
-        }
-        return Err(RunError::Resume(refused));
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Forgets the claims of a resume that never started.
 fn release(ledger: Option<&Arc<dyn ResumeLedger>>, claims: &[String]) {
-    if claims.is_empty() {
-        return;
-    }
-    let global;
-    let ledger: &dyn ResumeLedger = match ledger {
-        Some(l) => &**l,
-        None => {
-            global = MemoryLedger::global();
-            &*global
+    with_ledger(ledger, |ledger| {
+        for id in claims {
+            ledger.release(id);
         }
-    };
-    for id in claims {
-        ledger.release(id);
-    }
+    });
 }
 
 impl<'r> Run<'r> {
@@ -1092,13 +1084,7 @@ impl<'r> Run<'r> {
         F: FnMut(ToolInvocation) -> Fut,
         Fut: Future<Output = Result<String, ToolError>>,
     {
-        let waiting = lock(&self.shared.interrupted).len();
-        if waiting > 0 {
-            // Paused: nothing more runs until a person decides.
-            return Err(RunError::Interrupted {
-                interruptions: waiting,
-            });
-        }
+        self.refuse_while_paused()?;
         let (record, changes, error) = self.drive_tool(call, Approval::None, execute).await;
         self.record_tool(&record, changes);
         match error {
@@ -1106,6 +1092,17 @@ impl<'r> Run<'r> {
             None if record.outcome.interrupted().is_some() => Err(self.pause()),
             None => Ok(record),
         }
+    }
+
+    /// Paused: nothing more runs until a person decides.
+    fn refuse_while_paused(&self) -> Result<(), RunError> {
+        let waiting = lock(&self.shared.interrupted).len();
+        if waiting > 0 {
+            return Err(RunError::Interrupted {
+                interruptions: waiting,
+            });
+        }
+        Ok(())
     }
 
     /// The error that pauses the run (how many calls wait).
@@ -1131,13 +1128,7 @@ impl<'r> Run<'r> {
         F: Fn(ToolInvocation) -> Fut,
         Fut: Future<Output = Result<String, ToolError>>,
     {
-        let waiting = lock(&self.shared.interrupted).len();
-        if waiting > 0 {
-            // Paused: nothing more runs until a person decides.
-            return Err(RunError::Interrupted {
-                interruptions: waiting,
-            });
-        }
+        self.refuse_while_paused()?;
         let calls: Vec<(&ToolCall, Approval)> = calls.iter().map(|c| (c, Approval::None)).collect();
         self.drive_all(&calls, &execute).await
     }
