@@ -248,7 +248,12 @@ impl CommandHooks {
                 handler: handler.label().to_owned(),
                 tool_name: tool.map(str::to_owned),
                 verdict,
-                reason: reply.reason.clone().or_else(|| reply.error.clone()),
+                // Bounded: a hook's stderr may be a megabyte.
+                reason: reply
+                    .reason
+                    .as_deref()
+                    .or(reply.error.as_deref())
+                    .map(|r| hooks_core::text::preview(r, 1000).into_owned()),
                 failed: reply.error.is_some(),
             });
             out.push(reply);
@@ -271,6 +276,14 @@ fn workers(settings: &Settings, cwd: &Path) -> HashMap<String, Arc<Worker>> {
             _ => None,
         })
         .collect()
+}
+
+/// `continue: false` from any handler: the run stops, with its reason.
+fn halted(replies: &[Reply]) -> Result<(), HookError> {
+    match replies.iter().find_map(|r| r.halt.as_deref()) {
+        Some(reason) => Err(HookError::new(format!("Stopped by a hook: {reason}"))),
+        None => Ok(()),
+    }
 }
 
 /// The most restrictive verdict and the reasons given for it.
@@ -332,9 +345,16 @@ impl HookProvider for CommandHooks {
             // The prompt was submitted when the run started, not again on resume.
             return Ok(());
         }
-        let Some(prompt) = e.state().prompt().map(str::to_owned) else {
+        // The prompt this run submits: the newest one (a run may start from a history).
+        let newest = e
+            .state()
+            .messages
+            .iter()
+            .rposition(|m| m.role == Role::User && !m.automated);
+        let Some(at) = newest else {
             return Ok(());
         };
+        let prompt = e.state().messages[at].content.clone();
         let run_id = e.run_id().clone();
         let replies = self
             .dispatch(
@@ -344,6 +364,7 @@ impl HookProvider for CommandHooks {
                 json!({"prompt": prompt}),
             )
             .await;
+        halted(&replies)?;
         let (verdict, reason) = strictest(&replies);
         if verdict == Verdict::Deny {
             return Err(HookError::new(format!(
@@ -353,11 +374,7 @@ impl HookProvider for CommandHooks {
         }
         if let Some(context) = contexts(&replies) {
             let state = e.state_mut();
-            let at = state
-                .messages
-                .iter()
-                .position(|m| m.role == Role::User && !m.automated)
-                .map_or(state.messages.len(), |i| i + 1);
+            let at = (at + 1).min(state.messages.len());
             state.messages.insert(at, Message::system(context));
         }
         Ok(())
@@ -377,6 +394,7 @@ impl HookProvider for CommandHooks {
         let replies = self
             .dispatch(&run_id, HookEventName::PreToolUse, Some(&tool), input)
             .await;
+        halted(&replies)?;
         let (verdict, reason) = strictest(&replies);
         match verdict {
             Verdict::Deny => e.cancel(if reason.is_empty() {
@@ -389,13 +407,21 @@ impl HookProvider for CommandHooks {
                 json!({"source": "hooks-command"}),
             ),
             _ => {
-                // The first handler (in settings order) that rewrote the input wins.
-                if let Some(updated) = replies.iter().find_map(|r| r.updated_input.clone()) {
-                    if updated.is_object() {
-                        e.set_arguments(updated);
-                    } else {
-                        tracing::warn!(target: "hooks::command", run_id = run_id.as_str(), "a hook's updatedInput is not a JSON object; ignored");
-                    }
+                // The first handler (in settings order) that answered well and rewrote the
+                // input to an object wins; a failed handler's rewrite is not applied.
+                let rewrite = replies
+                    .iter()
+                    .filter(|r| r.error.is_none())
+                    .filter_map(|r| r.updated_input.as_ref())
+                    .find(|v| {
+                        let ok = v.is_object();
+                        if !ok {
+                            tracing::warn!(target: "hooks::command", run_id = run_id.as_str(), "a hook's updatedInput is not a JSON object; ignored");
+                        }
+                        ok
+                    });
+                if let Some(updated) = rewrite {
+                    e.set_arguments(updated.clone());
                 }
             }
         }
@@ -421,6 +447,7 @@ impl HookProvider for CommandHooks {
         let replies = self
             .dispatch(&run_id, HookEventName::PostToolUse, Some(&tool), input)
             .await;
+        halted(&replies)?;
         let (verdict, reason) = strictest(&replies);
         let mut extra = Vec::new();
         if verdict == Verdict::Deny {
@@ -458,6 +485,10 @@ impl HookProvider for CommandHooks {
         let replies = self
             .dispatch(&run_id, HookEventName::Stop, None, input)
             .await;
+        if replies.iter().any(|r| r.halt.is_some()) {
+            // "Stop now": the answer stands.
+            return Ok(());
+        }
         let (verdict, reason) = strictest(&replies);
         if verdict == Verdict::Deny {
             e.request_retry();

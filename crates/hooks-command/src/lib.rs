@@ -34,6 +34,18 @@
 //! Every handler has a timeout (default 60 s; on expiry its whole process group is killed),
 //! its stdout and stderr are capped at 1 MiB, and event data never reaches a command line.
 
+//!
+//! **With guardrails.** [`CommandHooks`] runs at priority 60 by default, just after a guard at
+//! 50, so handlers — which send event data out of the process — see it redacted. Two things a
+//! handler *adds* are not seen by that guard, because it already ran:
+//! - an `updatedInput` rewrite: register a second `GuardrailsHook` (another name) at a
+//!   priority after 60 to guard rewritten arguments too;
+//! - text a handler adds for the model (prompt context, PostToolUse feedback, Stop reasons):
+//!   it is the operator's text, not scanned.
+//!
+//! **Limits.** A handler that leaves its process group (`setsid`) escapes the group kill;
+//! commands inherit the environment, and `$VAR`s in HTTP header values are expanded from it.
+
 mod error;
 mod hook;
 mod run;
@@ -43,4 +55,6 @@ mod worker;
 pub use error::{Error, Result};
 pub use hook::{CommandHooks, DEFAULT_PRIORITY, HandlerDecision};
 pub use run::{MAX_OUTPUT, Verdict};
-pub use settings::{DEFAULT_TIMEOUT, Handler, HandlerKind, HookEventName, MAX_TIMEOUT, Settings};
+pub use settings::{
+    DEFAULT_TIMEOUT, Handler, HandlerKind, HookEventName, MAX_TIMEOUT, MIN_TIMEOUT, Settings,
+};

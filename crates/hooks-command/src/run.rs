@@ -47,6 +47,8 @@ pub(crate) struct Reply {
     /// It failed (could not start, timed out, another exit code, a bad reply): logged, and
     /// for a fail-closed PreToolUse group a denial.
     pub(crate) error: Option<String>,
+    /// `continue: false`: the run stops, with this reason.
+    pub(crate) halt: Option<String>,
 }
 
 /// Runs `handler` with `input` as its event JSON.
@@ -114,10 +116,12 @@ async fn run_command(
         Err(e) => return failed(format!("cannot start `sh -c`: {e}")),
     };
     let pid = child.id();
+    // Whatever way this ends — a timeout, the run dropped, the hook's own deadline — the
+    // process group goes with it (disarmed once the hook has exited and its pipes closed).
+    let mut group = GroupGuard(pid);
     let (Some(mut stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
-        kill_group(pid);
         return failed("the process has no pipes".into());
     };
     let input = body.as_bytes().to_vec();
@@ -126,15 +130,31 @@ async fn run_command(
         let _ = stdin.write_all(&input).await;
         drop(stdin);
     };
+    let (out_buf, err_buf) = (Captured::default(), Captured::default());
     let all = async {
-        let ((), out, err, status) =
-            tokio::join!(write, capped(stdout), capped(stderr), child.wait());
-        (out, err, status)
+        let readers = async {
+            tokio::join!(capped(stdout, &out_buf), capped(stderr, &err_buf));
+        };
+        tokio::pin!(readers);
+        let ((), status) = tokio::join!(write, async {
+            let mut readers_done = false;
+            let status = tokio::select! {
+                s = child.wait() => s,
+                () = &mut readers => { readers_done = true; child.wait().await }
+            };
+            // Once the hook has exited, what a background child of it keeps open is not
+            // waited for (`(sleep 30) & exit 2` still blocks at once).
+            if !readers_done {
+                let _ = tokio::time::timeout(EXIT_GRACE, &mut readers).await;
+            }
+            status
+        });
+        status
     };
-    let (out, err, status) = match tokio::time::timeout(timeout, all).await {
-        Ok(done) => done,
+    let status = match tokio::time::timeout(timeout, all).await {
+        Ok(status) => status,
         Err(_) => {
-            kill_group(pid);
+            kill_group(group.0.take());
             return failed(format!(
                 "timed out after {timeout:?}; its process group was killed"
             ));
@@ -144,6 +164,16 @@ async fn run_command(
         Ok(s) => s,
         Err(e) => return failed(format!("cannot wait for it: {e}")),
     };
+    let (out, err) = (out_buf.take(), err_buf.take());
+    if out.1 {
+        return failed(format!(
+            "its output is over {MAX_OUTPUT} bytes, so it cannot be read as a decision"
+        ));
+    }
+    if out.2 && err.2 {
+        // Both pipes closed: nothing of the hook is left running.
+        group.0 = None;
+    }
     let stdout = String::from_utf8_lossy(&out.0).into_owned();
     let stderr = String::from_utf8_lossy(&err.0).trim().to_owned();
     match status.code() {
@@ -169,20 +199,53 @@ async fn run_command(
     }
 }
 
-/// Reads all of `r`, keeping the first [`MAX_OUTPUT`] bytes; true when more came.
-async fn capped(mut r: impl AsyncRead + Unpin) -> (Vec<u8>, bool) {
-    let mut kept = Vec::new();
+/// How long, after a hook exits, its output is still read (a background child of it may
+/// keep the pipes open).
+const EXIT_GRACE: Duration = Duration::from_millis(200);
+
+/// What a reader kept: the first [`MAX_OUTPUT`] bytes, whether more came, whether it ended.
+#[derive(Default)]
+struct Captured(std::sync::Mutex<(Vec<u8>, bool, bool)>);
+
+impl Captured {
+    fn take(&self) -> (Vec<u8>, bool, bool) {
+        std::mem::take(
+            &mut *self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+}
+
+/// Reads all of `r` into `into`, keeping the first [`MAX_OUTPUT`] bytes.
+async fn capped(mut r: impl AsyncRead + Unpin, into: &Captured) {
     let mut buf = vec![0u8; 16 * 1024];
-    let mut over = false;
     loop {
-        match r.read(&mut buf).await {
-            Ok(0) | Err(_) => return (kept, over),
-            Ok(n) => {
-                let room = MAX_OUTPUT.saturating_sub(kept.len());
-                kept.extend_from_slice(&buf[..n.min(room)]);
-                over |= n > room;
-            }
+        let n = match r.read(&mut buf).await {
+            Ok(0) | Err(_) => 0,
+            Ok(n) => n,
+        };
+        let mut kept = into
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if n == 0 {
+            kept.2 = true;
+            return;
         }
+        let room = MAX_OUTPUT.saturating_sub(kept.0.len());
+        kept.0.extend_from_slice(&buf[..n.min(room)]);
+        kept.1 |= n > room;
+    }
+}
+
+/// Kills a handler's process group when dropped, unless disarmed (its pid taken).
+pub(crate) struct GroupGuard(pub(crate) Option<u32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        kill_group(self.0.take());
     }
 }
 
@@ -252,51 +315,75 @@ async fn run_http(
 /// plain text (context, for UserPromptSubmit; otherwise ignored).
 pub(crate) fn parse_output(event: HookEventName, stdout: &str) -> Reply {
     let text = stdout.trim();
-    let Ok(Value::Object(o)) = serde_json::from_str::<Value>(text) else {
-        let context =
-            (event == HookEventName::UserPromptSubmit && !text.is_empty()).then(|| text.to_owned());
-        return Reply {
-            context,
-            ..Reply::default()
-        };
+    // The whole output as JSON — or, when a hook logged something first, its last line.
+    let parsed = serde_json::from_str::<Value>(text).ok().or_else(|| {
+        text.lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .and_then(|l| serde_json::from_str::<Value>(l.trim()).ok())
+            .filter(Value::is_object)
+    });
+    let o = match parsed {
+        Some(Value::Object(o)) => o,
+        // Something that looks like JSON but is not an object of the protocol is a broken
+        // answer, not silence (a fail-closed group denies on it).
+        Some(_) => return failed_reply("its output is JSON but not an object".into()),
+        None if text.starts_with('{') || text.starts_with('[') => {
+            return failed_reply("its output looks like JSON but does not parse".into());
+        }
+        None => {
+            let context = (event == HookEventName::UserPromptSubmit && !text.is_empty())
+                .then(|| text.to_owned());
+            return Reply {
+                context,
+                ..Reply::default()
+            };
+        }
     };
     let specific = o.get("hookSpecificOutput").and_then(Value::as_object);
-    let field = |k: &str| {
-        specific
-            .and_then(|s| s.get(k))
-            .or_else(|| o.get(k))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
+    let raw = |k: &str| specific.and_then(|s| s.get(k)).or_else(|| o.get(k));
+    let field = |k: &str| raw(k).and_then(Value::as_str).map(str::to_owned);
     let mut reply = Reply::default();
     // The newer form first (hookSpecificOutput.permissionDecision), then the older one.
-    match field("permissionDecision").as_deref() {
-        Some("allow") => reply.verdict = Some(Verdict::Allow),
-        Some("deny") => reply.verdict = Some(Verdict::Deny),
-        Some("ask") => reply.verdict = Some(Verdict::Ask),
+    match raw("permissionDecision") {
+        None | Some(Value::Null) => match o.get("decision") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(d)) if d == "block" => reply.verdict = Some(Verdict::Deny),
+            Some(Value::String(d)) if d == "approve" || d == "allow" => {
+                reply.verdict = Some(Verdict::Allow);
+            }
+            Some(other) => {
+                return failed_reply(format!(
+                    "unknown decision {}; use \"block\" (or \"approve\")",
+                    hooks_core::text::preview(&other.to_string(), 32)
+                ));
+            }
+        },
+        Some(Value::String(d)) if d == "allow" => reply.verdict = Some(Verdict::Allow),
+        Some(Value::String(d)) if d == "deny" => reply.verdict = Some(Verdict::Deny),
+        Some(Value::String(d)) if d == "ask" => reply.verdict = Some(Verdict::Ask),
         Some(other) => {
-            reply.error = Some(format!(
-                "unknown permissionDecision `{}`; use allow, deny or ask",
-                hooks_core::text::preview(other, 32)
+            return failed_reply(format!(
+                "unknown permissionDecision {}; use \"allow\", \"deny\" or \"ask\"",
+                hooks_core::text::preview(&other.to_string(), 32)
             ));
         }
-        None => match o.get("decision").and_then(Value::as_str) {
-            Some("block") => reply.verdict = Some(Verdict::Deny),
-            Some("approve" | "allow") => reply.verdict = Some(Verdict::Allow),
-            _ => {}
-        },
     }
     reply.reason = field("permissionDecisionReason").or_else(|| field("reason"));
     if o.get("continue").and_then(Value::as_bool) == Some(false) {
-        reply.verdict = Some(Verdict::Deny);
-        reply.reason = reply.reason.or_else(|| field("stopReason"));
+        // "Stop now": the run ends (on Stop: the answer stands).
+        reply.halt = Some(field("stopReason").unwrap_or_else(|| "a hook stopped the run".into()));
     }
-    reply.updated_input = specific
-        .and_then(|s| s.get("updatedInput"))
-        .or_else(|| o.get("updatedInput"))
-        .cloned();
+    reply.updated_input = raw("updatedInput").filter(|v| !v.is_null()).cloned();
     reply.context = field("additionalContext");
     reply
+}
+
+fn failed_reply(error: String) -> Reply {
+    Reply {
+        error: Some(error),
+        ..Reply::default()
+    }
 }
 
 #[cfg(test)]
@@ -335,10 +422,26 @@ mod tests {
             HookEventName::Stop,
             r#"{"continue": false, "stopReason": "enough"}"#,
         );
-        assert_eq!(
-            (r.verdict, r.reason.as_deref()),
-            (Some(Verdict::Deny), Some("enough"))
+        assert_eq!(r.halt.as_deref(), Some("enough"));
+        for broken in [
+            r#"{"hookSpecificOutput": {"permissionDecision": "de"#,
+            r#"{"hookSpecificOutput": {"permissionDecision": ["deny"]}}"#,
+            r#"{"hookSpecificOutput": {"permissionDecision": false}}"#,
+            r#"{"decision": "deny"}"#,
+            r#"["deny"]"#,
+        ] {
+            assert!(
+                parse_output(HookEventName::PreToolUse, broken)
+                    .error
+                    .is_some(),
+                "{broken}"
+            );
+        }
+        let r = parse_output(
+            HookEventName::PreToolUse,
+            "checking...\n{\"decision\": \"block\", \"reason\": \"no\"}",
         );
+        assert_eq!(r.verdict, Some(Verdict::Deny), "a log line before the JSON");
         let r = parse_output(
             HookEventName::PreToolUse,
             r#"{"hookSpecificOutput": {"permissionDecision": "maybe"}}"#,

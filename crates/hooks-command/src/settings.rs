@@ -20,6 +20,9 @@ use crate::error::{Error, Result};
 /// The default time a handler may take: 60 s, as in the protocol.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The shortest timeout a handler may ask for: 10 ms (less could never be met).
+pub const MIN_TIMEOUT: Duration = Duration::from_millis(10);
+
 /// The longest timeout a handler may ask for: one hour.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
 
@@ -89,11 +92,13 @@ impl Matcher {
         if s.is_empty() || s == "*" {
             return Ok(Matcher::All);
         }
+        // `Edit|Write`, also written `Edit | Write`.
         if s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '|'))
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '|' | ' '))
         {
             return Ok(Matcher::Names(
                 s.split('|')
+                    .map(str::trim)
                     .filter(|n| !n.is_empty())
                     .map(str::to_owned)
                     .collect(),
@@ -337,20 +342,20 @@ fn parse_handler(h: &Value, path: &str, warnings: &mut Vec<String>) -> Result<Ha
     let timeout = match map.get("timeout") {
         None | Some(Value::Null) => DEFAULT_TIMEOUT,
         Some(Value::Number(n)) => match n.as_f64() {
-            Some(s) if s > 0.0 && s.is_finite() => {
+            Some(s) if s >= MIN_TIMEOUT.as_secs_f64() && s.is_finite() => {
                 Duration::from_secs_f64(s.min(MAX_TIMEOUT.as_secs_f64()))
             }
             _ => {
                 return Err(bad(
                     &format!("{path}.timeout"),
-                    "expected a positive number of seconds",
+                    "expected a number of seconds, at least 0.01",
                 ));
             }
         },
         Some(_) => {
             return Err(bad(
                 &format!("{path}.timeout"),
-                "expected a positive number of seconds",
+                "expected a number of seconds, at least 0.01",
             ));
         }
     };
@@ -468,7 +473,7 @@ mod tests {
         let e = Settings::parse(r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"x","timeout":-1}]}]}}"#).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "invalid hook settings at hooks.PreToolUse[0].hooks[0].timeout: expected a positive number of seconds"
+            "invalid hook settings at hooks.PreToolUse[0].hooks[0].timeout: expected a number of seconds, at least 0.01"
         );
         let e =
             Settings::parse(r#"{"hooks":{"Stop":[{"hooks":[{"type":"prompt"}]}]}}"#).unwrap_err();

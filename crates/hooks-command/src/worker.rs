@@ -29,6 +29,15 @@ use crate::settings::HookEventName;
 
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
 
+/// Why a request got no reply.
+enum Lost {
+    /// The worker ended (or broke the protocol) with the request in flight: worth sending
+    /// again to its successor.
+    Ended(String),
+    /// It could not be sent at all.
+    Failed(String),
+}
+
 struct Live {
     stdin: tokio::process::ChildStdin,
     pending: Pending,
@@ -37,6 +46,10 @@ struct Live {
     _child: tokio::process::Child,
     /// Set by the reader when the worker's stdout ends.
     dead: Arc<std::sync::atomic::AtomicBool>,
+    /// Which start of the worker this is.
+    generation: u64,
+    /// Replies read so far (a worker that answers is not stuck).
+    replies: Arc<AtomicU64>,
 }
 
 /// One persistent worker process (started on first use).
@@ -45,6 +58,7 @@ pub(crate) struct Worker {
     cwd: PathBuf,
     live: tokio::sync::Mutex<Option<Live>>,
     next: AtomicU64,
+
     /// How many times it was started (for tests and logs).
     pub(crate) starts: AtomicU64,
 }
@@ -64,6 +78,7 @@ impl Worker {
             cwd,
             live: tokio::sync::Mutex::new(None),
             next: AtomicU64::new(1),
+
             starts: AtomicU64::new(0),
         }
     }
@@ -89,7 +104,9 @@ impl Worker {
             kill_group(pid);
             return Err("the worker has no pipes".into());
         };
-        self.starts.fetch_add(1, Ordering::Relaxed);
+        let generation = self.starts.fetch_add(1, Ordering::Relaxed) + 1;
+        let replies = Arc::new(AtomicU64::new(0));
+        let counted = Arc::clone(&replies);
         let pending: Pending = Arc::default();
         let dead = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (p, d) = (Arc::clone(&pending), Arc::clone(&dead));
@@ -114,6 +131,7 @@ impl Worker {
                 let Some(id) = reply.get("id").and_then(Value::as_u64) else {
                     break;
                 };
+                counted.fetch_add(1, Ordering::SeqCst);
                 let waiter = p.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
                 if let Some(w) = waiter {
                     let _ = w.send(Value::Object(reply));
@@ -129,6 +147,46 @@ impl Worker {
             pid,
             _child: child,
             dead,
+            generation,
+            replies,
+        })
+    }
+
+    /// Sends one event to the live worker (starting one if needed) and waits for its reply.
+    async fn send(&self, input: &Value, sent: &(AtomicU64, AtomicU64)) -> Result<Value, Lost> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        let line = format!("{}\n", json!({"id": id, "event": input}));
+        {
+            let mut live = self.live.lock().await;
+            if live.as_ref().is_none_or(|l| l.dead.load(Ordering::SeqCst)) {
+                if let Some(old) = live.take() {
+                    kill_group(old.pid);
+                }
+                *live = Some(self.start().map_err(Lost::Failed)?);
+            }
+            let l = live
+                .as_mut()
+                .ok_or_else(|| Lost::Failed("the worker did not start".into()))?;
+            sent.0.store(l.generation, Ordering::SeqCst);
+            sent.1
+                .store(l.replies.load(Ordering::SeqCst), Ordering::SeqCst);
+            l.pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(id, tx);
+            let written = async {
+                l.stdin.write_all(line.as_bytes()).await?;
+                l.stdin.flush().await
+            }
+            .await;
+            if let Err(e) = written {
+                l.dead.store(true, Ordering::SeqCst);
+                return Err(Lost::Ended(format!("cannot write to the worker: {e}")));
+            }
+        }
+        rx.await.map_err(|_| {
+            Lost::Ended("the worker ended (or broke the protocol) before it answered".to_owned())
         })
     }
 
@@ -143,51 +201,40 @@ impl Worker {
             error: Some(e),
             ..Reply::default()
         };
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        let line = format!("{}\n", json!({"id": id, "event": input}));
-        let send = async {
-            let mut live = self.live.lock().await;
-            if live.as_ref().is_none_or(|l| l.dead.load(Ordering::SeqCst)) {
-                if let Some(old) = live.take() {
-                    kill_group(old.pid);
+        let deadline = tokio::time::Instant::now() + timeout;
+        // A request the worker lost because it ended — killed for another request's missed
+        // deadline, or crashed on another request — is sent once more to its successor
+        // within the same deadline, so one run cannot make another's request fail.
+        let mut tries = 0;
+        // Which start of the worker got the request, and how many replies it had read then.
+        let sent = (AtomicU64::new(0), AtomicU64::new(0));
+        let reply = loop {
+            tries += 1;
+            match tokio::time::timeout_at(deadline, self.send(input, &sent)).await {
+                Ok(Ok(reply)) => break reply,
+                Ok(Err(Lost::Ended(e))) if tries < 2 => {
+                    tracing::debug!(target: "hooks::command", "{e}; sending the request again");
                 }
-                *live = Some(self.start()?);
-            }
-            let l = live.as_mut().ok_or("the worker did not start")?;
-            l.pending
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(id, tx);
-            let written = async {
-                l.stdin.write_all(line.as_bytes()).await?;
-                l.stdin.flush().await
-            }
-            .await;
-            if let Err(e) = written {
-                l.dead.store(true, Ordering::SeqCst);
-                return Err(format!("cannot write to the worker: {e}"));
-            }
-            Ok::<(), String>(())
-        };
-        let answer = async {
-            send.await?;
-            rx.await.map_err(|_| {
-                "the worker ended (or broke the protocol) before it answered".to_owned()
-            })
-        };
-        let reply = match tokio::time::timeout(timeout, answer).await {
-            Ok(Ok(reply)) => reply,
-            Ok(Err(e)) => return failed(e),
-            Err(_) => {
-                // It may be stuck: start afresh next time.
-                let mut live = self.live.lock().await;
-                if let Some(l) = live.take() {
-                    kill_group(l.pid);
+                Ok(Err(Lost::Ended(e) | Lost::Failed(e))) => return failed(e),
+                Err(_) => {
+                    // Stuck on this request: only the worker that got it is killed (not one
+                    // started since), and only if it can be reached at once.
+                    // A worker that answered anything since is busy, not stuck: only this
+                    // request fails.
+                    let (generation, replies) =
+                        (sent.0.load(Ordering::SeqCst), sent.1.load(Ordering::SeqCst));
+                    if let Ok(mut live) =
+                        tokio::time::timeout(Duration::from_millis(50), self.live.lock()).await
+                        && live.as_ref().is_some_and(|l| {
+                            l.generation == generation
+                                && l.replies.load(Ordering::SeqCst) == replies
+                        })
+                        && let Some(l) = live.take()
+                    {
+                        kill_group(l.pid);
+                    }
+                    return failed(format!("timed out after {timeout:?}"));
                 }
-                return failed(format!(
-                    "timed out after {timeout:?}; the worker was killed"
-                ));
             }
         };
         let text = |k: &str| {

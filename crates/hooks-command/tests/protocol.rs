@@ -352,16 +352,21 @@ async fn a_timeout_kills_the_process_group() {
         .unwrap()
         .trim()
         .to_owned();
-    // The background `sleep` of the hook's group is gone.
+    // The background `sleep` of the hook's group is gone (dead: a zombie waiting for its new
+    // parent to reap it counts as gone).
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|st| {
+                st.rsplit(')')
+                    .next()
+                    .map(|rest| rest.trim_start().to_owned())
+            })
+            .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
+    };
     let mut gone = false;
-    for _ in 0..50 {
-        let alive = std::process::Command::new("kill")
-            .args(["-0", &pid])
-            .stderr(std::process::Stdio::null())
-            .status()
-            .unwrap()
-            .success();
-        if !alive {
+    for _ in 0..100 {
+        if !alive() {
             gone = true;
             break;
         }
@@ -391,12 +396,14 @@ async fn huge_outputs_and_unread_stdin_do_not_hang() {
         ],
     );
     run(&s).await;
+    // Fail open (the default): the call ran; the flood could not be read as a decision.
     assert_eq!(s.ran.lock().unwrap().len(), 1);
+    let d = s.hooks.decisions();
     assert!(
-        s.hooks.decisions().iter().all(|d| !d.failed),
-        "{:?}",
-        s.hooks.decisions()
+        d[0].failed && d[0].reason.as_deref().unwrap().contains("over"),
+        "{d:?}"
     );
+    assert!(!d[1].failed, "{d:?}");
 }
 
 #[tokio::test]
@@ -639,7 +646,8 @@ async fn a_worker_that_crashes_fails_that_request_and_is_restarted() {
         out.state.tool_executions[0].cancelled.is_some(),
         "the restarted worker answers"
     );
-    assert_eq!(hooks.worker_starts(&label), 2);
+    // The crashing request was sent once more to a fresh worker (which crashed too).
+    assert_eq!(hooks.worker_starts(&label), 3);
     // A line that is not a response breaks it too.
     one_call_agent(&hooks, json!({"mode": "garbage"}))
         .run("go")
@@ -650,7 +658,7 @@ async fn a_worker_that_crashes_fails_that_request_and_is_restarted() {
         .run("go")
         .await
         .unwrap();
-    assert_eq!(hooks.worker_starts(&label), 3);
+    assert_eq!(hooks.worker_starts(&label), 5);
 }
 
 #[tokio::test]
@@ -712,4 +720,185 @@ async fn the_reference_lint_worker_flags_a_bad_write() {
             "Write ok\n\nlint: clean"
         ]
     );
+}
+
+/// What a hostile review of this crate got through, pinned.
+#[tokio::test]
+async fn broken_answers_deny_in_a_fail_closed_group() {
+    let d = dir("broken");
+    let answers = [
+        format!(
+            "echo '{{\"decision\":\"block\",\"reason\":\"{}\"}}'",
+            "x".repeat(1_100_000)
+        ),
+        "echo '{\"hookSpecificOutput\":{\"permissionDecision\":\"de'".to_owned(),
+        "echo '{\"hookSpecificOutput\":{\"permissionDecision\":[\"deny\"]}}'".to_owned(),
+        "echo '{\"decision\":\"deny\"}'".to_owned(),
+        "echo '[\"deny\"]'".to_owned(),
+    ];
+    for (n, answer) in answers.iter().enumerate() {
+        let hook = script(
+            &d,
+            &format!("a{n}.sh"),
+            &format!("#!/bin/bash\ncat >/dev/null\n{answer}\n"),
+        );
+        let settings =
+            json!({"hooks": {"PreToolUse": [{"fail_closed": true, "hooks": [cmd(&hook)]}]}});
+        let s = setup(
+            settings,
+            &d,
+            vec![call("Bash", json!({})), ModelResponse::text("ok")],
+        );
+        run(&s).await;
+        assert!(
+            s.ran.lock().unwrap().is_empty(),
+            "answer {n} let the call run"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_background_child_cannot_hold_back_an_exit_2() {
+    let d = dir("bg");
+    let hook = script(
+        &d,
+        "bg.sh",
+        "#!/bin/bash\ncat >/dev/null\necho 'no' >&2\n(sleep 30) &\nexit 2\n",
+    );
+    let settings = json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": hook, "timeout": 5}]}]}});
+    let s = setup(
+        settings,
+        &d,
+        vec![call("Bash", json!({})), ModelResponse::text("ok")],
+    );
+    let t0 = Instant::now();
+    let out = run(&s).await;
+    assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
+    assert_eq!(
+        out.state.tool_executions[0].cancelled.as_deref(),
+        Some("Blocked by a hook: no")
+    );
+}
+
+#[tokio::test]
+async fn the_newest_prompt_is_checked_and_continue_false_stops() {
+    let d = dir("newest");
+    let guard = script(
+        &d,
+        "p.sh",
+        "#!/bin/bash\ninput=$(cat)\ncase \"$input\" in *hunter2*) echo 'no passwords' >&2; exit 2;; esac\n",
+    );
+    let s = setup(
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [cmd(&guard)]}]}}),
+        &d,
+        vec![ModelResponse::text("never")],
+    );
+    let state = hooks_core::AgentState::new("ops")
+        .with_message(hooks_core::Message::user("hello"))
+        .with_message(hooks_core::Message::assistant("hi"))
+        .with_message(hooks_core::Message::user("my password is hunter2"));
+    let f = s.agent.run_state(state).await.unwrap_err();
+    assert!(f.error.to_string().contains("no passwords"), "{}", f.error);
+
+    let stop = script(
+        &d,
+        "stop.sh",
+        "#!/bin/bash\ncat >/dev/null\necho '{\"continue\": false, \"stopReason\": \"maintenance window\"}'\n",
+    );
+    let s = setup(
+        pre("", json!([cmd(&stop)])),
+        &d,
+        vec![call("Bash", json!({})), ModelResponse::text("ok")],
+    );
+    let f = s.agent.run("go").await.unwrap_err();
+    assert!(
+        f.error
+            .to_string()
+            .contains("Stopped by a hook: maintenance window"),
+        "{}",
+        f.error
+    );
+    assert!(s.ran.lock().unwrap().is_empty());
+    // On Stop, `continue: false` lets the answer stand (no retry).
+    let s = setup(
+        json!({"hooks": {"Stop": [{"hooks": [cmd(&stop)]}]}}),
+        &d,
+        vec![ModelResponse::text("done")],
+    );
+    let out = run(&s).await;
+    assert_eq!(out.answer, "done");
+    assert_eq!(s.model.calls(&out.state.run_id), 1);
+}
+
+#[tokio::test]
+async fn rewrites_come_only_from_handlers_that_answered_well() {
+    let d = dir("rewrites");
+    let nulls = script(
+        &d,
+        "n.sh",
+        "#!/bin/bash\ncat >/dev/null\necho '{\"hookSpecificOutput\":{\"permissionDecision\":\"allow\",\"updatedInput\":null}}'\n",
+    );
+    let broken = script(
+        &d,
+        "b.sh",
+        "#!/bin/bash\ncat >/dev/null\necho '{\"hookSpecificOutput\":{\"permissionDecision\":\"allw\",\"updatedInput\":{\"cmd\":\"evil\"}}}'\n",
+    );
+    let safe = script(
+        &d,
+        "s.sh",
+        "#!/bin/bash\ncat >/dev/null\necho '{\"hookSpecificOutput\":{\"permissionDecision\":\"allow\",\"updatedInput\":{\"cmd\":\"ls\"}}}'\n",
+    );
+    let s = setup(
+        pre(
+            "Bash | Write",
+            json!([cmd(&nulls), cmd(&broken), cmd(&safe)]),
+        ),
+        &d,
+        vec![
+            call("Bash", json!({"cmd": "rm -rf data"})),
+            ModelResponse::text("ok"),
+        ],
+    );
+    run(&s).await;
+    assert_eq!(
+        s.ran.lock().unwrap()[0]["args"],
+        json!({"cmd": "ls"}),
+        "`Bash | Write` matches Bash"
+    );
+    let e = CommandHooks::from_json(
+        r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"x","timeout":1e-300}]}]}}"#,
+    );
+    assert!(e.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_runs_stuck_worker_request_does_not_fail_anothers() {
+    let d = dir("wshare");
+    let w = script(&d, "worker.py", TEST_WORKER);
+    let settings = json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "worker", "command": w, "timeout": 2.0}]}]}});
+    let hooks = Arc::new(
+        CommandHooks::from_json(&settings.to_string())
+            .unwrap()
+            .with_cwd(&d),
+    );
+    let slow = tokio::spawn({
+        let hooks = Arc::clone(&hooks);
+        async move {
+            one_call_agent(&hooks, json!({"mode": "slow"}))
+                .run("go")
+                .await
+                .unwrap()
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let out = one_call_agent(&hooks, json!({"mode": "deny"}))
+        .run("go")
+        .await
+        .unwrap();
+    assert!(
+        out.state.tool_executions[0].cancelled.is_some(),
+        "the deny was lost when the other run's request timed out: {:?}",
+        hooks.decisions()
+    );
+    slow.await.unwrap();
 }
