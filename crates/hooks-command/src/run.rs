@@ -125,18 +125,21 @@ async fn run_command(
         return failed("the process has no pipes".into());
     };
     let input = body.as_bytes().to_vec();
-    let write = async move {
+    // Written by its own task: a hook that exits without reading stdin (while a child of it
+    // holds the pipe) must not hold back its answer; the writer is stopped once it exits.
+    let writer = tokio::spawn(async move {
         // A hook that reads no stdin closes the pipe: that is fine.
         let _ = stdin.write_all(&input).await;
         drop(stdin);
-    };
+    });
+    let _writer = AbortOnDrop(writer);
     let (out_buf, err_buf) = (Captured::default(), Captured::default());
     let all = async {
         let readers = async {
             tokio::join!(capped(stdout, &out_buf), capped(stderr, &err_buf));
         };
         tokio::pin!(readers);
-        let ((), status) = tokio::join!(write, async {
+        let status = async {
             let mut readers_done = false;
             let status = tokio::select! {
                 s = child.wait() => s,
@@ -148,8 +151,8 @@ async fn run_command(
                 let _ = tokio::time::timeout(EXIT_GRACE, &mut readers).await;
             }
             status
-        });
-        status
+        };
+        status.await
     };
     let status = match tokio::time::timeout(timeout, all).await {
         Ok(status) => status,
@@ -240,6 +243,15 @@ async fn capped(mut r: impl AsyncRead + Unpin, into: &Captured) {
     }
 }
 
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// Kills a handler's process group when dropped, unless disarmed (its pid taken).
 pub(crate) struct GroupGuard(pub(crate) Option<u32>);
 
@@ -315,14 +327,34 @@ async fn run_http(
 /// plain text (context, for UserPromptSubmit; otherwise ignored).
 pub(crate) fn parse_output(event: HookEventName, stdout: &str) -> Reply {
     let text = stdout.trim();
-    // The whole output as JSON — or, when a hook logged something first, its last line.
-    let parsed = serde_json::from_str::<Value>(text).ok().or_else(|| {
-        text.lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .and_then(|l| serde_json::from_str::<Value>(l.trim()).ok())
-            .filter(Value::is_object)
-    });
+    // The whole output as JSON — or, when a hook logged text first, its last line, if that
+    // is the only line that is JSON (a second JSON line — a hook echoing its input, say —
+    // makes the answer ambiguous: a failure).
+    let parsed = match serde_json::from_str::<Value>(text) {
+        Ok(v) => Some(v),
+        Err(_) => {
+            let lines: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            let json: Vec<usize> = lines
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| serde_json::from_str::<Value>(l).is_ok())
+                .map(|(i, _)| i)
+                .collect();
+            match json.as_slice() {
+                [] => None,
+                [only] if *only + 1 == lines.len() => serde_json::from_str(lines[*only]).ok(),
+                _ => {
+                    return failed_reply(
+                        "its output holds more than one JSON line, or text after its JSON: the answer is ambiguous".into(),
+                    );
+                }
+            }
+        }
+    };
     let o = match parsed {
         Some(Value::Object(o)) => o,
         // Something that looks like JSON but is not an object of the protocol is a broken

@@ -175,6 +175,17 @@ impl Worker {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .insert(id, tx);
+            if l.dead.load(Ordering::SeqCst) {
+                // It ended between the check above and now: the reader may have cleared the
+                // waiters before this one was added.
+                l.pending
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&id);
+                return Err(Lost::Ended(
+                    "the worker ended before the request was sent".into(),
+                ));
+            }
             let written = async {
                 l.stdin.write_all(line.as_bytes()).await?;
                 l.stdin.flush().await

@@ -284,16 +284,18 @@ enum Approval {
 /// Where a run starts from.
 enum Begin {
     Fresh(AgentState),
-    Resumed {
-        state: AgentState,
-        work: Vec<Paused>,
-        always_approved: Vec<String>,
-        provider_states: Map<String, Value>,
-        /// What the ledger must record before anything runs: the pause, and each decided
-        /// interruption (so neither this paused run nor any other copy of those decisions
-        /// resumes twice).
-        claims: Vec<String>,
-    },
+    /// Boxed: a fresh run's future does not carry its size.
+    Resumed(Box<Resumed>),
+}
+
+struct Resumed {
+    state: AgentState,
+    work: Vec<Paused>,
+    always_approved: Vec<String>,
+    provider_states: Map<String, Value>,
+    /// What the ledger recorded before anything ran: the pause, and each decided
+    /// interruption (given back if the run never starts).
+    claims: Vec<String>,
 }
 
 /// A run in progress, handed to the body of [`HookRegistry::run`]. Cheap to clone (share it
@@ -434,30 +436,30 @@ impl HookRegistry {
     /// # Errors
     /// A [`RunFailure`] holding the [`RunError`] (a hook's, the body's, or the model's) and
     /// the state when the run ended.
-    pub async fn run<'r, F, Fut>(
+    pub fn run<'r, F, Fut>(
         &'r self,
         state: AgentState,
         options: RunOptions,
         body: F,
-    ) -> Result<RunOutput, RunFailure>
+    ) -> impl Future<Output = Result<RunOutput, RunFailure>>
     where
         F: FnOnce(Run<'r>) -> Fut,
         Fut: Future<Output = Result<String, RunError>>,
     {
-        match self
-            .segment(Begin::Fresh(state), options, body, false)
-            .await?
-        {
-            RunOutcome::Completed(out) => Ok(out),
-            // A run that cannot pause cancels its interrupted calls instead.
-            RunOutcome::Interrupted(paused) => Err(RunFailure {
-                error: RunError::Interrupted {
-                    interruptions: paused.interruptions().len(),
-                },
-                state: Box::new(paused.state().clone()),
-                changes: Vec::new(),
-            }),
-        }
+        // Not an `async fn` (nor an `async` block around the segment): its arguments would be
+        // kept twice, and a run's future is what each in-flight run costs.
+        self.segment(Begin::Fresh(state), options, body, false)
+            .map(|outcome| match outcome? {
+                RunOutcome::Completed(out) => Ok(out),
+                // A run that cannot pause cancels its interrupted calls instead.
+                RunOutcome::Interrupted(paused) => Err(RunFailure {
+                    error: RunError::Interrupted {
+                        interruptions: paused.interruptions().len(),
+                    },
+                    state: Box::new(paused.state().clone()),
+                    changes: Vec::new(),
+                }),
+            })
     }
 
     /// Like [`run`](Self::run), but a hook's [`interrupt`](crate::BeforeToolCallEvent::interrupt)
@@ -468,17 +470,17 @@ impl HookRegistry {
     ///
     /// # Errors
     /// A [`RunFailure`] as for [`run`](Self::run).
-    pub async fn start<'r, F, Fut>(
+    pub fn start<'r, F, Fut>(
         &'r self,
         state: AgentState,
         options: RunOptions,
         body: F,
-    ) -> Result<RunOutcome, RunFailure>
+    ) -> impl Future<Output = Result<RunOutcome, RunFailure>>
     where
         F: FnOnce(Run<'r>) -> Fut,
         Fut: Future<Output = Result<String, RunError>>,
     {
-        self.segment(Begin::Fresh(state), options, body, true).await
+        self.segment(Begin::Fresh(state), options, body, true)
     }
 
     /// Resumes a paused run with decisions for some or all of its interruptions. The body is
@@ -545,13 +547,13 @@ impl HookRegistry {
             };
             return Err(refuse(e, parts.state));
         }
-        let begin = Begin::Resumed {
+        let begin = Begin::Resumed(Box::new(Resumed {
             state: parts.state,
             work,
             always_approved: parts.always_approved,
             provider_states: parts.provider_states,
             claims,
-        };
+        }));
         self.segment(begin, options, body, true).await
     }
 
@@ -569,13 +571,14 @@ impl HookRegistry {
         let started = Instant::now();
         let (state, resumed, always_approved, claims) = match begin {
             Begin::Fresh(state) => (state, None, Vec::new(), Vec::new()),
-            Begin::Resumed {
-                state,
-                work,
-                always_approved,
-                provider_states,
-                claims,
-            } => {
+            Begin::Resumed(r) => {
+                let Resumed {
+                    state,
+                    work,
+                    always_approved,
+                    provider_states,
+                    claims,
+                } = *r;
                 self.restore_run_states(&state.run_id, provider_states);
                 (state, Some(work), always_approved, claims)
             }
@@ -1181,6 +1184,12 @@ impl<'r> Run<'r> {
         }
     }
 
+    /// True when the run resumes and [`resume_pending`](Self::resume_pending) has calls to
+    /// run (or to leave waiting).
+    pub fn is_resuming(&self) -> bool {
+        lock(&self.shared.resumed).is_some()
+    }
+
     /// On a resumed run, runs the calls a person decided on, in the order they were made:
     /// approved ones (and edited ones, with the new arguments) through the before-tool hooks
     /// again — a cancel still wins, an interrupt is not asked twice, and an approved call
@@ -1315,7 +1324,8 @@ impl<'r> Run<'r> {
                 .then_some(PersonApproval::Tool),
             Approval::Exact(_) | Approval::Edited => Some(PersonApproval::ThisCall),
             Approval::Rejected(message) => {
-                return self.rejected(call, message.clone(), iteration).await;
+                // Boxed: rare, and this future is one per parallel call.
+                return Box::pin(self.rejected(call, message.clone(), iteration)).await;
             }
         };
         let mut attempt = 0;
@@ -1347,20 +1357,6 @@ impl<'r> Run<'r> {
             let interrupter = (!interrupters.is_empty()).then(|| interrupters.join(", "));
             push_changes(&mut changes, HookEvent::BeforeToolCall, before_changes);
             let mut parts = before.into_parts();
-            let interrupt = if refused {
-                // Refused for its depth: it fails anyway, and is not kept for a person.
-                parts.interrupted = None;
-                None
-            } else {
-                self.settle_interrupt(
-                    call,
-                    &approval,
-                    approved.is_some(),
-                    &mut parts,
-                    interrupter,
-                    shared.pausable && attempt == 0,
-                )
-            };
             if let Err(e) = r {
                 let outcome = ToolOutcome::Failed {
                     error: e.to_string(),
@@ -1382,19 +1378,41 @@ impl<'r> Run<'r> {
             }
 
             let t0 = Instant::now();
-            let (outcome, result) = match (parts.cancelled.take(), interrupt) {
-                (Some(reason), _) => (
-                    ToolOutcome::Cancelled {
-                        reason: reason.clone(),
-                    },
-                    reason,
-                ),
-                (None, Some(interruption)) => {
-                    let reason = interruption.reason.clone();
-                    lock(&shared.interrupted).push((call.clone(), interruption));
-                    (ToolOutcome::Interrupted { reason }, String::new())
+            // Settled before any await: an interruption is stored at once, so no large value
+            // lives across the tool's execution (this future is one per parallel call).
+            let settled = {
+                let interrupt = if refused {
+                    // Refused for its depth: it fails anyway, and is not kept for a person.
+                    parts.interrupted = None;
+                    None
+                } else {
+                    self.settle_interrupt(
+                        call,
+                        &approval,
+                        approved.is_some(),
+                        &mut parts,
+                        interrupter,
+                        shared.pausable && attempt == 0,
+                    )
+                };
+                match (parts.cancelled.take(), interrupt) {
+                    (Some(reason), _) => Some((
+                        ToolOutcome::Cancelled {
+                            reason: reason.clone(),
+                        },
+                        reason,
+                    )),
+                    (None, Some(interruption)) => {
+                        let reason = interruption.reason.clone();
+                        lock(&shared.interrupted).push((call.clone(), interruption));
+                        Some((ToolOutcome::Interrupted { reason }, String::new()))
+                    }
+                    (None, None) => None,
                 }
-                (None, None) => {
+            };
+            let (outcome, result) = match settled {
+                Some(done) => done,
+                None => {
                     let ran = if refused {
                         Err(ToolError::new(format!(
                             "arguments for tool '{}' were nested deeper than {MAX_ARGUMENT_DEPTH} levels and were refused; send flatter arguments",

@@ -191,7 +191,7 @@ impl Engine {
                 }
             }
             if any {
-                self.unmask_asked(text, &mut verdict);
+                self.unmask_asked(key, text, &mut verdict);
                 for (f, a) in &verdict.violations {
                     if *a == GuardrailAction::Ask {
                         out.asked
@@ -240,7 +240,7 @@ impl Engine {
     /// - after an ASK value, an entity the first scan missed because a detection ends its
     ///   look at its span (an SSN right before a card), found by scanning the text with the
     ///   ASK values masked, as a redaction would.
-    fn unmask_asked(&self, text: &str, verdict: &mut Verdict) {
+    fn unmask_asked(&self, key: Option<&str>, text: &str, verdict: &mut Verdict) {
         let asked: Vec<(usize, usize, &'static str)> = verdict
             .violations
             .iter()
@@ -254,13 +254,20 @@ impl Engine {
             |a: GuardrailAction| matches!(a, GuardrailAction::Block | GuardrailAction::Redact);
         let mut escalate = false;
         if let Some(detector) = &self.ask_free {
-            for d in detector.detect(text) {
-                if !harmful(self.action(pii_rule(d.entity))) {
+            // With the JSON key's context, as the first scan had it (`{"ssn": …}`).
+            let prefix = key
+                .filter(|k| crate::pii::key_gives_context(k))
+                .map(|k| format!("{}: ", preview(k, 64)))
+                .unwrap_or_default();
+            let offset = prefix.len();
+            for d in detector.detect(&format!("{prefix}{text}")) {
+                if d.end <= offset || !harmful(self.action(pii_rule(d.entity))) {
                     continue;
                 }
+                let (ds, de) = (d.start.saturating_sub(offset), d.end - offset);
                 escalate |= asked
                     .iter()
-                    .any(|&(s, e, _)| s < d.end && d.start < e && (s, e) != (d.start, d.end));
+                    .any(|&(s, e, _)| s < de && ds < e && (s, e) != (ds, de));
             }
         }
         if !escalate {
@@ -271,13 +278,17 @@ impl Engine {
                 .filter_map(|(f, _)| text.get(f.span.0..f.span.1))
                 .collect();
             let masked = apply(text, asked);
-            escalate = self.judge(&masked, false).violations.iter().any(|(f, a)| {
-                harmful(*a)
-                    && self.configured(&f.rule) != GuardrailAction::Ask
-                    && masked.get(f.span.0..f.span.1).is_none_or(|found| {
-                        !known.contains(found) && !found.starts_with("[REDACTED")
-                    })
-            });
+            escalate = self
+                .judge_keyed(key, &masked, false)
+                .violations
+                .iter()
+                .any(|(f, a)| {
+                    harmful(*a)
+                        && self.configured(&f.rule) != GuardrailAction::Ask
+                        && masked.get(f.span.0..f.span.1).is_none_or(|found| {
+                            !known.contains(found) && !found.starts_with("[REDACTED")
+                        })
+                });
         }
         if escalate {
             for (_, a) in &mut verdict.violations {

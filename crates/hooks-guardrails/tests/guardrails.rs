@@ -780,3 +780,25 @@ fn ask_never_carries_a_blocked_or_redacted_value() {
         failure.error
     );
 }
+
+#[test]
+fn a_json_key_that_makes_digits_an_ssn_counts_inside_an_ask_value() {
+    use hooks_core::interrupt::RunOutcome;
+    let config = GuardrailConfig::default().with_action("pii_email", GuardrailAction::Ask);
+    for args in [
+        json!({"ssn": "078051120@example.com"}),
+        json!({"social security": "123456789@example.com"}),
+    ] {
+        let s = setup(
+            config.clone(),
+            vec![call("transfer", args.clone()), text("ok")],
+            "ok",
+        );
+        let outcome = block_on(s.agent.start("go")).unwrap();
+        assert!(
+            matches!(outcome, RunOutcome::Completed(_)),
+            "{args} paused with the SSN visible"
+        );
+        assert!(s.tool_seen.lock().unwrap().is_empty());
+    }
+}

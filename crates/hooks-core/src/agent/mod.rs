@@ -232,8 +232,13 @@ impl Agent {
     ///
     /// # Errors
     /// A [`RunFailure`] holding the [`RunError`] and the state when the run ended.
-    pub async fn run(&self, prompt: impl Into<String>) -> Result<RunOutput, RunFailure> {
-        self.run_state(self.new_state(prompt)).await
+    pub fn run(
+        &self,
+        prompt: impl Into<String>,
+    ) -> impl Future<Output = Result<RunOutput, RunFailure>> + '_ {
+        // The driver's future itself (no `async` layer keeping the arguments a second time:
+        // a run's future is what each in-flight run costs).
+        self.run_state(self.new_state(prompt))
     }
 
     /// Runs the agent from `state` (its messages must hold the prompt). The agent's
@@ -244,10 +249,12 @@ impl Agent {
     ///
     /// # Errors
     /// A [`RunFailure`] holding the [`RunError`] and the state when the run ended.
-    pub async fn run_state(&self, state: AgentState) -> Result<RunOutput, RunFailure> {
+    pub fn run_state(
+        &self,
+        state: AgentState,
+    ) -> impl Future<Output = Result<RunOutput, RunFailure>> + '_ {
         self.registry
-            .run(state, self.options(), |run| self.body(run))
-            .await
+            .run(state, self.options(), move |run| self.body(run))
     }
 
     /// Runs the agent on `prompt`; a hook's interrupt pauses the run instead of cancelling
@@ -292,18 +299,23 @@ impl Agent {
     ///
     /// # Errors
     /// A [`RunFailure`] as for [`run`](Self::run).
-    pub async fn start(&self, prompt: impl Into<String>) -> Result<RunOutcome, RunFailure> {
-        self.start_state(self.new_state(prompt)).await
+    pub fn start(
+        &self,
+        prompt: impl Into<String>,
+    ) -> impl Future<Output = Result<RunOutcome, RunFailure>> + '_ {
+        self.start_state(self.new_state(prompt))
     }
 
     /// [`start`](Self::start) from `state`.
     ///
     /// # Errors
     /// A [`RunFailure`] as for [`run`](Self::run).
-    pub async fn start_state(&self, state: AgentState) -> Result<RunOutcome, RunFailure> {
+    pub fn start_state(
+        &self,
+        state: AgentState,
+    ) -> impl Future<Output = Result<RunOutcome, RunFailure>> + '_ {
         self.registry
-            .start(state, self.options(), |run| self.body(run))
-            .await
+            .start(state, self.options(), move |run| self.body(run))
     }
 
     /// Resumes a paused run with decisions for some or all of its interruptions (see
@@ -401,7 +413,10 @@ impl Agent {
 
     /// The loop: decided calls of a resumed run first, then iterations until an answer.
     async fn body(&self, run: Run<'_>) -> Result<String, RunError> {
-        run.resume_pending(|tool| self.execute(tool)).await?;
+        if run.is_resuming() {
+            // Boxed: only a resumed run pays for this future's size.
+            Box::pin(run.resume_pending(|tool| self.execute(tool))).await?;
+        }
         loop {
             run.start_iteration().await?;
             let step = self.step(&run).await;
