@@ -542,9 +542,6 @@ impl HookRegistry {
         // Claimed before anything of the run happens (no provider state restored, no hook
         // called): a replay of a run being resumed is refused without touching it.
         if let Err(e) = claim(options.resume_ledger.as_ref(), &claims) {
-            let RunError::Resume(e) = e else {
-                unreachable!("claims fail only with resume errors")
-            };
             return Err(refuse(e, parts.state));
         }
         let begin = Begin::Resumed(Box::new(Resumed {
@@ -749,7 +746,7 @@ fn with_ledger<R>(
 }
 
 /// Records every claim in the ledger, all or nothing; any already there refuses the resume.
-fn claim(ledger: Option<&Arc<dyn ResumeLedger>>, claims: &[String]) -> Result<(), RunError> {
+fn claim(ledger: Option<&Arc<dyn ResumeLedger>>, claims: &[String]) -> Result<(), ResumeError> {
     with_ledger(ledger, |ledger| {
         for (n, id) in claims.iter().enumerate() {
             let refused = match ledger.claim(id) {
@@ -761,7 +758,7 @@ fn claim(ledger: Option<&Arc<dyn ResumeLedger>>, claims: &[String]) -> Result<()
             for earlier in &claims[..n] {
                 ledger.release(earlier);
             }
-            return Err(RunError::Resume(refused));
+            return Err(refused);
         }
         Ok(())
     })
