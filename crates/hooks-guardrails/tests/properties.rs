@@ -121,3 +121,58 @@ fn a_list_of_glued_phone_numbers_is_redacted_completely() {
         assert!(!out.contains("555"), "{list} -> {out}");
     }
 }
+
+#[test]
+fn entities_written_side_by_side_are_all_redacted() {
+    // Found by a review: `call 978-917-3444 4111 1111 1111 1111` detected nothing (the phone
+    // read on into the card's groups, the card looked like the tail of the phone), so under
+    // BLOCK it went through and under REDACT both stayed visible. Every pair of these formats,
+    // with every usual separator between them, must leave no digit behind ("call" has none).
+    let entities = [
+        "978-917-3444",
+        "(978) 917-3444",
+        "+44 7911 123456",
+        "415.555.2671",
+        "+1 415 555 2671",
+        "0044 7911 123456",
+        "4111 1111 1111 1111",
+        "4111-1111-1111-1111",
+        "4111111111111111",
+        "5500 0000 0000 0004",
+        "3782 822463 10005",
+        "123-45-6789",
+        "123.45.6789",
+        "123 45 6789",
+    ];
+    let detector = detector();
+    for a in entities {
+        for b in entities {
+            for sep in [" ", ", ", "; ", "\n", " / "] {
+                let text = format!("call {a}{sep}{b}");
+                assert!(!detector.detect(&text).is_empty(), "{text:?}");
+                let (out, _) = detector.redact(&text);
+                assert!(
+                    !out.bytes().any(|c| c.is_ascii_digit()),
+                    "{text:?} -> {out:?}"
+                );
+            }
+        }
+    }
+    // An SSN with a card glued straight on: both (the card once the SSN's placeholder frees it).
+    for text in [
+        "123-45-67894111111111111111",
+        "ssn 123.45.67895500000000000004",
+    ] {
+        let (out, _) = detector.redact(text);
+        assert!(
+            !out.bytes().any(|c| c.is_ascii_digit()),
+            "{text:?} -> {out:?}"
+        );
+    }
+    // Not a card: the glued digits fail the Luhn check, so the part number stays.
+    assert!(
+        detector
+            .detect("part 123-45-67894111111111111112")
+            .is_empty()
+    );
+}

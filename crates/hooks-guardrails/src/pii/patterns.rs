@@ -127,8 +127,9 @@ pub(super) fn specs() -> Vec<Spec> {
     );
     let ipv6 = r"(?:(?m:^)|[^0-9A-Za-z_:./])(?:(?:[0-9A-Fa-f]{0,4}:){3,8}[0-9A-Fa-f]{0,4}(?:\.[0-9]{1,3}){0,3}|[0-9A-Fa-f]{1,4}::[0-9A-Fa-f]{1,4}|::[0-9A-Fa-f]{1,4})".to_owned();
     let ipv4 = format!(r"{B}[0-9]{{1,3}}(?:\.[0-9]{{1,3}}){{3}}{B}");
+    // A separated SSN may have a card glued on after it (see `validate_ssn`).
     let ssn = format!(
-        r"(?:\\[nrt]|{B})(?:[0-9]{{3}}-[0-9]{{2}}-[0-9]{{4}}|[0-9]{{3}} [0-9]{{2}} [0-9]{{4}}|[0-9]{{3}}\.[0-9]{{2}}\.[0-9]{{4}}|[0-9]{{9}}){B}"
+        r"(?:\\[nrt]|{B})(?:(?:[0-9]{{3}}-[0-9]{{2}}-[0-9]{{4}}|[0-9]{{3}} [0-9]{{2}} [0-9]{{4}}|[0-9]{{3}}\.[0-9]{{2}}\.[0-9]{{4}})(?:{B}|[0-9])|[0-9]{{9}}{B})"
     );
     // Phones: a run of digit groups; the grammar is read by `phone::validate_phone`.
     let esc = format!(r"(?:\\[nrt]|{B})");

@@ -309,13 +309,19 @@ pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, u
     // The run may go on past the number with another one after a space (`415-555-2671 8am`,
     // `020 7946 0958 020 7946 0959`): the longest run of groups that ends at a space (or at
     // the run's end) and reads as a phone number is the one.
-    // A cut falls where the grouping changes (`2671 | 8am`, `0958 | 020`, `(415) … | (212)`),
-    // never between two groups of one pattern (`05 12 23 34 45 | 56` is one run).
+    // A cut falls where the grouping changes (`2671 | 8am`, `0958 | 020`, `(415) … | (212)`,
+    // `978-917-3444 | 4111 1111 …`), never between two groups of one pattern
+    // (`05 12 23 34 45 | 56` is one run).
     (1..=all.len())
         .rev()
         .filter(|&k| {
             k == all.len()
-                || (all[k].sep == b' ' && (all[k].paren || len(&all[k]) != len(&all[k - 1])))
+                || (all[k].sep == b' '
+                    // An international number's length is exact: it may end at any space.
+                    && (plus
+                        || all[k].paren
+                        || len(&all[k]) != len(&all[k - 1])
+                        || matches!(all[k - 1].sep, b'-' | b'.' | b'/' | b')')))
         })
         .find_map(|k| classify(text, s, plus, &all[..k]))
 }
@@ -449,6 +455,7 @@ fn classify(text: &str, s: usize, plus: bool, gs: &[Group]) -> Option<(usize, us
         && shape.iter().all(|&l| l >= 2)
         && (8..=13).contains(&n)
         && same_seps_or_paren(gs)
+        && !space_after_tied_groups(gs)
         && phone_context(text, s))
 }
 
@@ -503,6 +510,13 @@ fn same_seps_or_paren(gs: &[Group]) -> bool {
         .filter(|&c| c != b')' && c != b'(' && c != b' ');
     let first = seps.next();
     seps.all(|c| Some(c) == first) && gs.iter().filter(|g| g.sep == b'/').count() <= 1
+}
+
+/// True when a group follows a space after groups tied by `-`, `.` or `/` (`978-917-3444 123`):
+/// the tied groups are one number and what follows the space is another.
+fn space_after_tied_groups(gs: &[Group]) -> bool {
+    gs.windows(2)
+        .any(|w| matches!(w[0].sep, b'-' | b'.' | b'/') && w[1].sep == b' ')
 }
 
 /// `2024-12-25`, `25.12.2024`, `12/25/2024`, `2024.03.16`.

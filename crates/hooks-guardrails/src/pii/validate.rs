@@ -420,6 +420,20 @@ pub(super) fn card_brand_ok(d: &[u8]) -> bool {
 }
 
 pub(super) fn validate_card(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+    card_at(text, s, e).or_else(|| {
+        // Four groups of four and a short group after them: the short group may be the start
+        // of another number (`4111 1111 1111 1111 123 45 6789`); the card is the four groups.
+        let m = &text.as_bytes()[s..e];
+        let tail = m.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+        let cut = m.len() - tail;
+        let grouped = m.iter().filter(|b| !b.is_ascii_digit()).count() >= 3;
+        (grouped && (1..=3).contains(&tail) && cut >= 2 && m[cut - 1] == b' ' && m[cut - 2] != b' ')
+            .then(|| card_at(text, s, s + cut - 1))
+            .flatten()
+    })
+}
+
+fn card_at(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     // Glued to the words around it (`VISA4111…`, `…1111exp`): the letters are not part of
     // the number, and the word they make must not be a hex string (a hash or an id).
     let glued_before = text.as_bytes()[s].is_ascii_alphabetic();
@@ -447,7 +461,11 @@ pub(super) fn validate_card(text: &str, s: usize, e: usize) -> Option<(usize, us
     // space when the card is written in spaced groups (`9400 5080 5893 2460 2609 68` is a
     // tracking number). A number after it and a space is another (`… 1111 2025`).
     let spaced = text.as_bytes()[s..e].contains(&b' ');
-    let before: &[u8] = if spaced { b" -." } else { b"-." };
+    let before: &[u8] = if spaced && !other_number_before(text, s) {
+        b" -."
+    } else {
+        b"-."
+    };
     if continues_after(text, e, b"-.") || continues_before(text, s, before) {
         return None;
     }
@@ -469,6 +487,42 @@ pub(super) fn validate_card(text: &str, s: usize, e: usize) -> Option<(usize, us
     }
     let d = &buf[..n];
     (card_brand_ok(d) && luhn_ok(d)).then_some((s, e))
+}
+
+/// True when the number before `s` and a space is grouped another way (`978-917-3444 4111
+/// 1111 …`, `(978) 917.3444 …`): its last group is tied to the one before it by a dash, a dot
+/// or a parenthesis, so it is another number, not the first groups of this one.
+fn other_number_before(text: &str, s: usize) -> bool {
+    let b = text.as_bytes();
+    if byte_before(text, s) != Some(b' ') {
+        return false;
+    }
+    // The last group before the space: at most 19 digits are read back.
+    let end = s - 1;
+    let mut a = end;
+    while a > 0 && end - a < 20 && b[a - 1].is_ascii_digit() {
+        a -= 1;
+    }
+    a < end && a >= 2 && matches!(b[a - 1], b'-' | b'.' | b')') && b[a - 2].is_ascii_digit()
+}
+
+/// True when the digits from `at` are a whole card number glued on (`123-45-6789` and
+/// `4111111111111111` written with nothing between): 13 to 19 digits that pass the card's
+/// issuer and Luhn checks, then no letter or digit. At most 20 bytes are read.
+pub(super) fn glued_card_at(text: &str, at: usize) -> bool {
+    let b = text.as_bytes();
+    let mut d = [0u8; 19];
+    let mut n = 0;
+    while n < 20 && b.get(at + n).is_some_and(u8::is_ascii_digit) {
+        if n < d.len() {
+            d[n] = b[at + n] - b'0';
+        }
+        n += 1;
+    }
+    (13..=19).contains(&n)
+        && !is_alnum(byte_at(text, at + n))
+        && card_brand_ok(&d[..n])
+        && luhn_ok(&d[..n])
 }
 
 pub(super) fn validate_ipv4(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
@@ -560,7 +614,10 @@ pub(super) fn validate_ssn(text: &str, s: usize, e: usize) -> Option<(usize, usi
     };
     let end = s + len;
     let word = |c: Option<u8>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_');
-    if word(byte_at(text, end))
+    // A dashed (or dotted, spaced) SSN with a card glued on after it (`123-45-6789` then
+    // `4111…`) is both: the card is found once the SSN's placeholder frees it.
+    let glued_card = len == 11 && glued_card_at(text, end);
+    if (word(byte_at(text, end)) && !glued_card)
         || continues_after(text, end, b"-.")
         || continues_before(text, s, if b[3] == b' ' { b" -." } else { b"-." })
     {
