@@ -8,9 +8,10 @@
 //! reference [`Agent`](crate::agent::Agent) is a thin user of this module, so its semantics and
 //! an integrator's cannot drift.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -34,8 +35,8 @@ use crate::interrupt::{
 use crate::json::{MAX_ARGUMENT_DEPTH, drop_deep, nests_deeper_than};
 use crate::registry::HookRegistry;
 use crate::state::{
-    AgentState, Message, ModelError, ModelOptions, ModelResponse, RunId, ToolCall, ToolExecution,
-    ToolSpec,
+    AgentState, Message, ModelError, ModelOptions, ModelResponse, ParentRun, RunId, ToolCall,
+    ToolExecution, ToolSpec,
 };
 use crate::text::preview;
 
@@ -68,7 +69,14 @@ pub struct RunOptions {
     /// The key paused runs are sealed with (HMAC-SHA256) and checked against on resume; see
     /// [`AgentBuilder::resume_key`](crate::agent::AgentBuilder::resume_key).
     pub resume_key: Option<Arc<[u8]>>,
+    /// How deep runs may nest under this one (agents run as tools; see
+    /// [`NestedCall`]). Read from the top-level run only: nested runs share its limit.
+    /// Default [`DEFAULT_MAX_DEPTH`].
+    pub max_depth: u32,
 }
+
+/// How deep runs nest by default (a top-level run is depth 0; its child agent's run 1, …).
+pub const DEFAULT_MAX_DEPTH: u32 = 3;
 
 impl std::fmt::Debug for RunOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -81,6 +89,7 @@ impl std::fmt::Debug for RunOptions {
             .field("max_iterations", &self.max_iterations)
             .field("resume_ledger", &self.resume_ledger.is_some())
             .field("resume_key", &self.resume_key.as_ref().map(|_| "***"))
+            .field("max_depth", &self.max_depth)
             .finish()
     }
 }
@@ -98,7 +107,15 @@ impl RunOptions {
             max_iterations: None,
             resume_ledger: None,
             resume_key: None,
+            max_depth: DEFAULT_MAX_DEPTH,
         }
+    }
+
+    /// How deep runs may nest under this one (see [`RunOptions::max_depth`]).
+    #[must_use]
+    pub fn with_max_depth(mut self, n: u32) -> Self {
+        self.max_depth = n;
+        self
     }
 
     /// With the key paused runs are sealed with and checked against.
@@ -177,11 +194,12 @@ impl ModelCall {
     }
 }
 
-/// One tool execution as the driver hands it to the caller's closure, owned: the arguments
-/// the hooks left, secret arguments merged in (and never seen anywhere else).
+/// One tool execution as the driver hands it to the caller's closure: the arguments the hooks
+/// left, secret arguments merged in (and never seen anywhere else), and the run it belongs to
+/// (so an agent run as the tool nests under it: see [`NestedCall`]).
 #[derive(Clone)]
 #[non_exhaustive]
-pub struct ToolInvocation {
+pub struct ToolInvocation<'r> {
     /// The run's id.
     pub run_id: RunId,
     /// The call's id.
@@ -190,10 +208,14 @@ pub struct ToolInvocation {
     pub name: String,
     /// The arguments, secret ones merged in.
     pub arguments: Map<String, Value>,
-    extensions: Arc<Extensions>,
+    /// The keys of the secret arguments (empty unless a hook added some).
+    secret_keys: Vec<String>,
+    run: Run<'r>,
+    /// Whether the call may pause (an agent run as the tool may then pause for a person).
+    pausable: bool,
 }
 
-impl std::fmt::Debug for ToolInvocation {
+impl std::fmt::Debug for ToolInvocation<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The arguments hold the secret ones: never printed.
         f.debug_struct("ToolInvocation")
@@ -204,16 +226,28 @@ impl std::fmt::Debug for ToolInvocation {
     }
 }
 
-impl ToolInvocation {
-    /// The invocation as a [`ToolInput`] for a [`Tool`](crate::agent::Tool).
+impl<'r> ToolInvocation<'r> {
+    /// The invocation as a [`ToolInput`] for a [`Tool`](crate::agent::Tool): with the run's
+    /// extensions, the secret keys, and the run to nest under ([`ToolInput::nested`]).
     pub fn input(&self) -> ToolInput<'_> {
         ToolInput::new(&self.run_id, &self.call_id, &self.arguments)
-            .with_extensions(&self.extensions)
+            .with_extensions(&self.run.shared.extensions)
+            .with_secret_keys(&self.secret_keys)
+            .with_nested(NestedCall {
+                run: &self.run,
+                call_id: &self.call_id,
+                pausable: self.pausable,
+            })
     }
 
     /// The run's extensions.
     pub fn extensions(&self) -> &Extensions {
-        &self.extensions
+        &self.run.shared.extensions
+    }
+
+    /// True when `key` holds a secret argument (added by a hook; the model never saw it).
+    pub fn is_secret(&self, key: &str) -> bool {
+        self.secret_keys.iter().any(|k| k == key)
     }
 }
 
@@ -263,6 +297,33 @@ struct Shared {
     resumed: Mutex<Option<Vec<Paused>>>,
     /// Tools a person approved for the rest of the run.
     always_approved: Mutex<HashSet<String>>,
+    /// For a nested run: the run and call that started it.
+    parent: Option<ParentRun>,
+    /// What the runs of one tree share: the depth limit and the iteration budget.
+    tree: Arc<Tree>,
+    /// Nested runs that paused, by the call of this run that started them (see
+    /// [`NestedCall::pause`]).
+    nested_paused: Mutex<HashMap<String, PausedRun>>,
+    /// On resume: the paused nested runs to resume, with the decisions for them, by call.
+    nested_resume: Mutex<HashMap<String, (PausedRun, Vec<Decision>)>>,
+}
+
+/// What a run and every run nested in it share.
+#[derive(Debug)]
+struct Tree {
+    max_depth: u32,
+    /// The top-level run's iterations left when it started: every run of the tree draws from
+    /// them.
+    budget: u32,
+    used: AtomicU32,
+}
+
+/// How a nested run hangs off its parent.
+struct Link {
+    parent: ParentRun,
+    tree: Arc<Tree>,
+    /// Providers left out of the nested run (recorded in its changes).
+    opted_out: Vec<String>,
 }
 
 /// A paused call, its interruption, and the decision about it (if one was made).
@@ -296,6 +357,10 @@ struct Resumed {
     /// What the ledger recorded before anything ran: the pause, and each decided
     /// interruption (given back if the run never starts).
     claims: Vec<String>,
+    /// Paused nested runs of undecided calls (they pause again with them).
+    nested_waiting: HashMap<String, PausedRun>,
+    /// Paused nested runs of decided calls, with the decisions for them.
+    nested_resume: HashMap<String, (PausedRun, Vec<Decision>)>,
 }
 
 /// A run in progress, handed to the body of [`HookRegistry::run`]. Cheap to clone (share it
@@ -448,7 +513,7 @@ impl HookRegistry {
     {
         // Not an `async fn` (nor an `async` block around the segment): its arguments would be
         // kept twice, and a run's future is what each in-flight run costs.
-        self.segment(Begin::Fresh(state), options, body, false)
+        self.segment(Begin::Fresh(state), options, body, false, None)
             .map(|outcome| match outcome? {
                 RunOutcome::Completed(out) => Ok(out),
                 // A run that cannot pause cancels its interrupted calls instead.
@@ -480,7 +545,7 @@ impl HookRegistry {
         F: FnOnce(Run<'r>) -> Fut,
         Fut: Future<Output = Result<String, RunError>>,
     {
-        self.segment(Begin::Fresh(state), options, body, true)
+        self.segment(Begin::Fresh(state), options, body, true, None)
     }
 
     /// Resumes a paused run with decisions for some or all of its interruptions. The body is
@@ -504,6 +569,22 @@ impl HookRegistry {
         F: FnOnce(Run<'r>) -> Fut,
         Fut: Future<Output = Result<String, RunError>>,
     {
+        self.resume_linked(paused, decisions, options, body, None)
+            .await
+    }
+
+    async fn resume_linked<'r, F, Fut>(
+        &'r self,
+        paused: PausedRun,
+        decisions: Vec<Decision>,
+        options: RunOptions,
+        body: F,
+        link: Option<Link>,
+    ) -> Result<RunOutcome, RunFailure>
+    where
+        F: FnOnce(Run<'r>) -> Fut,
+        Fut: Future<Output = Result<String, RunError>>,
+    {
         let refuse = |error: ResumeError, state: AgentState| RunFailure {
             error: RunError::Resume(error),
             state: Box::new(state),
@@ -515,15 +596,39 @@ impl HookRegistry {
         {
             return Err(refuse(e, paused.into_parts().state));
         }
-        let parts = paused.into_parts();
+        let mut parts = paused.into_parts();
         let mut decided = match match_decisions(&parts.interruptions, decisions) {
             Ok(d) => d,
             Err(e) => return Err(refuse(e, parts.state)),
         };
         let mut claims = vec![parts.pause_id];
         let mut work = Vec::with_capacity(parts.pending.len());
+        let mut nested_waiting = HashMap::new();
+        let mut nested_resume = HashMap::new();
         for (call, interruption) in parts.pending.into_iter().zip(parts.interruptions) {
-            let decision = decided.remove(&interruption.id);
+            let mut decision = decided.remove(&interruption.id);
+            if let Some(child) = parts.nested.remove(&call.id) {
+                // The call waits on a nested run that paused: the decision is about the calls
+                // waiting in it. The call is driven again (its hooks see it approved as
+                // shown) and its tool resumes the nested run with the decision.
+                match decision.take() {
+                    None => {
+                        nested_waiting.insert(call.id.clone(), child);
+                    }
+                    Some(d) => {
+                        let inner = match nested_decisions(&child, &d, &interruption.id) {
+                            Ok(inner) => inner,
+                            Err(e) => return Err(refuse(e, parts.state)),
+                        };
+                        nested_resume.insert(call.id.clone(), (child, inner));
+                        let mut approve = Decision::approve(&interruption);
+                        if let Some(by) = d.decided_by() {
+                            approve = approve.by(by);
+                        }
+                        decision = Some(approve);
+                    }
+                }
+            }
             if let Some(d) = &decision {
                 claims.push(interruption.id.clone());
                 tracing::info!(
@@ -550,8 +655,10 @@ impl HookRegistry {
             always_approved: parts.always_approved,
             provider_states: parts.provider_states,
             claims,
+            nested_waiting,
+            nested_resume,
         }));
-        self.segment(begin, options, body, true).await
+        self.segment(begin, options, body, true, link).await
     }
 
     async fn segment<'r, F, Fut>(
@@ -560,13 +667,16 @@ impl HookRegistry {
         options: RunOptions,
         body: F,
         pausable: bool,
+        link: Option<Link>,
     ) -> Result<RunOutcome, RunFailure>
     where
         F: FnOnce(Run<'r>) -> Fut,
         Fut: Future<Output = Result<String, RunError>>,
     {
         let started = Instant::now();
-        let (state, resumed, always_approved, claims) = match begin {
+        let mut nested_waiting = HashMap::new();
+        let mut nested_resume = HashMap::new();
+        let (mut state, resumed, always_approved, claims) = match begin {
             Begin::Fresh(state) => (state, None, Vec::new(), Vec::new()),
             Begin::Resumed(r) => {
                 let Resumed {
@@ -575,11 +685,22 @@ impl HookRegistry {
                     always_approved,
                     provider_states,
                     claims,
+                    nested_waiting: waiting,
+                    nested_resume: resume,
                 } = *r;
+                nested_waiting = waiting;
+                nested_resume = resume;
                 self.restore_run_states(&state.run_id, provider_states);
                 (state, Some(work), always_approved, claims)
             }
         };
+        // Where the run sits is the driver's to say, never the state's (a stored or hooked
+        // state cannot make a nested run look top-level, or the other way round).
+        let (parent, opted_out) = match &link {
+            Some(l) => (Some(l.parent.clone()), l.opted_out.clone()),
+            None => (None, Vec::new()),
+        };
+        state.parent = parent.clone().map(Box::new);
         let is_resumed = resumed.is_some();
         // Dropped before the run ends (the future was dropped)? Then tell the providers.
         let mut abandon = Abandon {
@@ -595,6 +716,7 @@ impl HookRegistry {
         let before = self.before_invocation(&mut event).await;
         let changes = event.take_changes();
         let mut state = event.into_state();
+        state.parent = parent.clone().map(Box::new);
         if state.run_id != *abandon.run_id.as_ref().unwrap_or(&state.run_id) {
             // Every provider keys its per-run state by the id it saw at the start: a run whose
             // id changed midway could never be ended for them. Identity is not writable.
@@ -614,6 +736,30 @@ impl HookRegistry {
             None,
             changes,
         );
+        if !opted_out.is_empty() {
+            let left_out = opted_out
+                .iter()
+                .map(|name| Change {
+                    provider: name.as_str().into(),
+                    field: Field::NestedOptOut,
+                })
+                .collect();
+            record_changes(
+                &mut report,
+                &state.run_id,
+                HookEvent::BeforeInvocation,
+                None,
+                left_out,
+            );
+        }
+        let tree = match link {
+            Some(l) => l.tree,
+            None => Arc::new(Tree {
+                max_depth: options.max_depth,
+                budget: state.max_iterations.saturating_sub(state.iteration),
+                used: AtomicU32::new(0),
+            }),
+        };
         let shared = Arc::new(Shared {
             run_id: state.run_id.clone(),
             iteration: std::sync::atomic::AtomicU32::new(state.iteration),
@@ -626,6 +772,10 @@ impl HookRegistry {
             interrupted: Mutex::default(),
             resumed: Mutex::new(resumed),
             always_approved: Mutex::new(always_approved.into_iter().collect()),
+            parent,
+            tree,
+            nested_paused: Mutex::new(nested_waiting),
+            nested_resume: Mutex::new(nested_resume),
         });
         let result = match before {
             Err(e) => {
@@ -649,9 +799,16 @@ impl HookRegistry {
                 let mut approved: Vec<String> =
                     lock(&shared.always_approved).iter().cloned().collect();
                 approved.sort_unstable();
+                let mut children = std::mem::take(&mut *lock(&shared.nested_paused));
                 (!waiting.is_empty()).then(|| {
-                    let (pending, interruptions): (Vec<_>, Vec<_>) = waiting.into_iter().unzip();
-                    (pending, interruptions, approved)
+                    let (pending, interruptions): (Vec<ToolCall>, Vec<_>) =
+                        waiting.into_iter().unzip();
+                    // Only the nested runs of calls that still wait are kept.
+                    let nested: BTreeMap<String, PausedRun> = pending
+                        .iter()
+                        .filter_map(|c| children.remove(&c.id).map(|p| (c.id.clone(), p)))
+                        .collect();
+                    (pending, interruptions, approved, nested)
                 })
             }
             _ => None,
@@ -682,7 +839,7 @@ impl HookRegistry {
         state.touch();
 
         let empty = Vec::new();
-        let interruptions = paused.as_ref().map_or(&empty, |(_, i, _)| i);
+        let interruptions = paused.as_ref().map_or(&empty, |(_, i, _, _)| i);
         let error = if paused.is_some() {
             None
         } else {
@@ -692,12 +849,13 @@ impl HookRegistry {
             .with_interruptions(interruptions);
         let after = self.after_invocation(&after).await;
         abandon.run_id = None;
-        if let Some((pending, interruptions, approved)) = paused {
+        if let Some((pending, interruptions, approved, nested)) = paused {
             return match after {
                 Ok(()) => {
                     tracing::info!(target: "hooks::interrupt", run_id = state.run_id.as_str(), interruptions = interruptions.len(), "the run paused for a person's decision");
                     let paused =
-                        PausedRun::new(state, interruptions, pending, approved, provider_states);
+                        PausedRun::new(state, interruptions, pending, approved, provider_states)
+                            .with_nested(nested);
                     Ok(RunOutcome::Interrupted(match &key {
                         Some(key) => paused.sealed(key),
                         None => paused,
@@ -835,6 +993,19 @@ impl<'r> Run<'r> {
                     max_iterations: state.max_iterations,
                 });
             }
+            // Every run of the tree draws from the top-level run's budget.
+            let tree = &self.shared.tree;
+            if tree
+                .used
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                    (used < tree.budget).then_some(used + 1)
+                })
+                .is_err()
+            {
+                return Err(RunError::TreeIterationLimit {
+                    max_iterations: tree.budget,
+                });
+            }
             state.iteration += 1;
             state.touch();
             self.shared
@@ -924,6 +1095,7 @@ impl<'r> Run<'r> {
                 (state.iteration, state.messages.clone(), n)
             };
             let cx = EventContext::new(&shared.run_id, &shared.extensions)
+                .with_parent(shared.parent.as_ref())
                 .with_iteration(iteration)
                 .with_attempt(attempt)
                 .with_pausable(shared.pausable);
@@ -1081,7 +1253,7 @@ impl<'r> Run<'r> {
         execute: F,
     ) -> Result<ToolCallRecord, RunError>
     where
-        F: FnMut(ToolInvocation) -> Fut,
+        F: FnMut(ToolInvocation<'r>) -> Fut,
         Fut: Future<Output = Result<String, ToolError>>,
     {
         self.refuse_while_paused()?;
@@ -1125,7 +1297,7 @@ impl<'r> Run<'r> {
         execute: F,
     ) -> Result<Vec<ToolCallRecord>, RunError>
     where
-        F: Fn(ToolInvocation) -> Fut,
+        F: Fn(ToolInvocation<'r>) -> Fut,
         Fut: Future<Output = Result<String, ToolError>>,
     {
         self.refuse_while_paused()?;
@@ -1141,7 +1313,7 @@ impl<'r> Run<'r> {
         execute: &F,
     ) -> Result<Vec<ToolCallRecord>, RunError>
     where
-        F: Fn(ToolInvocation) -> Fut,
+        F: Fn(ToolInvocation<'r>) -> Fut,
         Fut: Future<Output = Result<String, ToolError>>,
     {
         let done = if self.shared.options.parallel_tool_calls && calls.len() > 1 {
@@ -1199,7 +1371,7 @@ impl<'r> Run<'r> {
     /// return it, and the run pauses again. A hook's error as for [`tool_calls`](Self::tool_calls).
     pub async fn resume_pending<F, Fut>(&self, execute: F) -> Result<Vec<ToolCallRecord>, RunError>
     where
-        F: Fn(ToolInvocation) -> Fut,
+        F: Fn(ToolInvocation<'r>) -> Fut,
         Fut: Future<Output = Result<String, ToolError>>,
     {
         let Some(work) = lock(&self.shared.resumed).take() else {
@@ -1304,7 +1476,7 @@ impl<'r> Run<'r> {
         Option<DispatchError>,
     )
     where
-        F: FnMut(ToolInvocation) -> Fut,
+        F: FnMut(ToolInvocation<'r>) -> Fut,
         Fut: Future<Output = Result<String, ToolError>>,
     {
         let shared = &*self.shared;
@@ -1328,6 +1500,7 @@ impl<'r> Run<'r> {
         let mut attempt = 0;
         loop {
             let cx = EventContext::new(&shared.run_id, &shared.extensions)
+                .with_parent(shared.parent.as_ref())
                 .with_iteration(iteration)
                 .with_attempt(attempt)
                 // A call already run once is not paused on a retry (it ran unasked).
@@ -1416,12 +1589,33 @@ impl<'r> Run<'r> {
                             preview(&call.name, 64)
                         )))
                     } else {
-                        self.execute(call, &parts, &mut execute).await
+                        self.execute(call, &parts, shared.pausable && attempt == 0, &mut execute)
+                            .await
                     };
                     let secrets = &parts.secret_arguments;
-                    match ran {
-                        Ok(text) => (ToolOutcome::Ran, secrets.scrub(text)),
-                        Err(e) => {
+                    let child = lock(&shared.nested_paused).remove(&call.id);
+                    match (ran, child) {
+                        (_, Some(child)) if shared.pausable && attempt == 0 => {
+                            // The agent run as this tool paused for a person: so does this
+                            // call, with what the nested run waits for.
+                            let interruption =
+                                nested_interruption(&shared.run_id, call, &parts.arguments, &child);
+                            let reason = interruption.reason.clone();
+                            lock(&shared.interrupted).push((call.clone(), interruption));
+                            lock(&shared.nested_paused).insert(call.id.clone(), child);
+                            (ToolOutcome::Interrupted { reason }, String::new())
+                        }
+                        (_, Some(_)) => {
+                            let error = "the agent run as this tool paused for a person, but this call cannot pause (the run was started with run(), or the call is a retry); start the run with start() to let nested agents ask".to_owned();
+                            (
+                                ToolOutcome::Failed {
+                                    error: error.clone(),
+                                },
+                                format!("Error: {error}"),
+                            )
+                        }
+                        (Ok(text), _) => (ToolOutcome::Ran, secrets.scrub(text)),
+                        (Err(e), _) => {
                             let error = secrets.scrub(e.message().to_owned());
                             let result = format!("Error: {error}");
                             (ToolOutcome::Failed { error }, result)
@@ -1539,7 +1733,9 @@ impl<'r> Run<'r> {
         Option<DispatchError>,
     ) {
         let shared = &*self.shared;
-        let cx = EventContext::new(&shared.run_id, &shared.extensions).with_iteration(iteration);
+        let cx = EventContext::new(&shared.run_id, &shared.extensions)
+            .with_parent(shared.parent.as_ref())
+            .with_iteration(iteration);
         let message = if message.trim().is_empty() {
             "A person rejected this call.".to_owned()
         } else {
@@ -1581,10 +1777,11 @@ impl<'r> Run<'r> {
         &self,
         call: &ToolCall,
         parts: &crate::event::ToolCallParts,
+        pausable: bool,
         execute: &mut F,
     ) -> Result<String, ToolError>
     where
-        F: FnMut(ToolInvocation) -> Fut,
+        F: FnMut(ToolInvocation<'r>) -> Fut,
         Fut: Future<Output = Result<String, ToolError>>,
     {
         let merged = parts.secret_arguments.merged_over(&parts.arguments);
@@ -1600,7 +1797,9 @@ impl<'r> Run<'r> {
             call_id: call.id.clone(),
             name: call.name.clone(),
             arguments,
-            extensions: Arc::clone(&self.shared.extensions),
+            secret_keys: parts.secret_arguments.keys(),
+            run: self.clone(),
+            pausable,
         };
         // A panic while making the future, or while polling it, is an error result.
         let made = std::panic::catch_unwind(AssertUnwindSafe(|| execute(invocation)));
@@ -1617,6 +1816,261 @@ impl<'r> Run<'r> {
             ))),
         }
     }
+}
+
+/// A tool call of a driven run, as seen by a tool that runs an agent (or any nested run)
+/// under it: what [`ToolInput::nested`] gives the tool. The nested run it starts is a child of
+/// this run: its own run id, a [`ParentRun`] on every event, the tree's depth limit and shared
+/// iteration budget, this run's retry bound as a ceiling, its resume ledger and key, and — if
+/// this call may pause — a pause of its own that surfaces as this call's interruption.
+///
+/// [`Agent::as_tool`](crate::agent::Agent::as_tool) is built on it; a custom loop gets it for
+/// free, since every [`ToolInvocation`] carries it.
+#[derive(Clone, Copy)]
+pub struct NestedCall<'a> {
+    run: &'a Run<'a>,
+    call_id: &'a str,
+    pausable: bool,
+}
+
+impl std::fmt::Debug for NestedCall<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NestedCall")
+            .field("run_id", &self.run.shared.run_id)
+            .field("call_id", &self.call_id)
+            .field("depth", &self.depth())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> NestedCall<'a> {
+    /// The registry of the calling run: what a nested run dispatches through by default.
+    pub fn registry(&self) -> &'a HookRegistry {
+        self.run.registry
+    }
+
+    /// The calling run's depth (0 for a top-level run).
+    pub fn depth(&self) -> u32 {
+        self.run.shared.parent.as_ref().map_or(0, |p| p.depth)
+    }
+
+    /// The deepest a run of this tree may be.
+    pub fn max_depth(&self) -> u32 {
+        self.run.shared.tree.max_depth
+    }
+
+    /// What a run nested here gets as its parent.
+    pub fn parent(&self) -> ParentRun {
+        ParentRun::new(
+            self.run.shared.run_id.clone(),
+            self.call_id,
+            self.depth() + 1,
+        )
+    }
+
+    /// True when the call may pause: a nested run started here may then pause for a person
+    /// (otherwise its interrupts cancel the calls, as in [`HookRegistry::run`]).
+    pub fn can_pause(&self) -> bool {
+        self.pausable
+    }
+
+    /// The calling run's options.
+    pub fn options(&self) -> &'a RunOptions {
+        &self.run.shared.options
+    }
+
+    /// The calling run's options, with `options`' own model, tools, sampling and iteration
+    /// limit: the nested run's. The retry bound is at most the caller's; the resume ledger
+    /// and key are the caller's (a nested run pauses and resumes inside its parent's paused
+    /// run).
+    fn child_options(&self, mut options: RunOptions) -> RunOptions {
+        let parent = &self.run.shared.options;
+        options.max_retries = options.max_retries.min(parent.max_retries);
+        options.resume_ledger = parent.resume_ledger.clone();
+        options.resume_key = parent.resume_key.clone();
+        options.max_depth = self.max_depth();
+        options
+    }
+
+    fn link(&self, opted_out: &[String]) -> Result<Link, RunError> {
+        if !opted_out.is_empty() {
+            // Visible in the calling run's record, on the call that left them out.
+            let changes = opted_out
+                .iter()
+                .map(|name| Change {
+                    provider: name.as_str().into(),
+                    field: Field::NestedOptOut,
+                })
+                .collect();
+            self.run
+                .record(HookEvent::BeforeToolCall, Some(self.call_id), changes);
+        }
+        let parent = self.parent();
+        let max_depth = self.max_depth();
+        if parent.depth > max_depth {
+            return Err(RunError::TooDeep {
+                depth: parent.depth,
+                max_depth,
+            });
+        }
+        Ok(Link {
+            parent,
+            tree: Arc::clone(&self.run.shared.tree),
+            opted_out: opted_out.to_vec(),
+        })
+    }
+
+    /// Starts a nested run under this call, dispatching through `registry` (this call's
+    /// [`registry`](Self::registry), or one holding at least its guards: see
+    /// [`HookRegistry::nested`]); `opted_out` names the providers of the caller's registry
+    /// left out, recorded in the nested run's changes. The body is a loop like
+    /// [`HookRegistry::start`]'s. A run past the tree's depth limit does not start:
+    /// [`RunError::TooDeep`].
+    ///
+    /// # Errors
+    /// A [`RunFailure`] as for [`HookRegistry::run`]; [`RunError::TooDeep`] (nothing ran).
+    pub async fn start<'s, F, Fut>(
+        &self,
+        registry: &'s HookRegistry,
+        state: AgentState,
+        options: RunOptions,
+        opted_out: &[String],
+        body: F,
+    ) -> Result<RunOutcome, RunFailure>
+    where
+        F: FnOnce(Run<'s>) -> Fut,
+        Fut: Future<Output = Result<String, RunError>>,
+    {
+        let link = match self.link(opted_out) {
+            Ok(link) => link,
+            Err(error) => {
+                return Err(RunFailure {
+                    error,
+                    state: Box::new(state),
+                    changes: Vec::new(),
+                });
+            }
+        };
+        let options = self.child_options(options);
+        Box::pin(registry.segment(
+            Begin::Fresh(state),
+            options,
+            body,
+            self.pausable,
+            Some(link),
+        ))
+        .await
+    }
+
+    /// On a resumed run: the nested run that paused under this call, with the decisions for
+    /// it, if a person decided (taken once). A tool that runs an agent resumes it with
+    /// [`resume`](Self::resume) instead of starting a new one.
+    pub fn take_resume(&self) -> Option<(PausedRun, Vec<Decision>)> {
+        lock(&self.run.shared.nested_resume).remove(self.call_id)
+    }
+
+    /// Resumes a nested run that paused under this call (see [`take_resume`](Self::take_resume)).
+    ///
+    /// # Errors
+    /// As for [`HookRegistry::resume`]; [`RunError::TooDeep`] (nothing ran).
+    pub async fn resume<'s, F, Fut>(
+        &self,
+        registry: &'s HookRegistry,
+        paused: PausedRun,
+        decisions: Vec<Decision>,
+        options: RunOptions,
+        opted_out: &[String],
+        body: F,
+    ) -> Result<RunOutcome, RunFailure>
+    where
+        F: FnOnce(Run<'s>) -> Fut,
+        Fut: Future<Output = Result<String, RunError>>,
+    {
+        let link = match self.link(opted_out) {
+            Ok(link) => link,
+            Err(error) => {
+                return Err(RunFailure {
+                    error,
+                    state: Box::new(paused.state().clone()),
+                    changes: Vec::new(),
+                });
+            }
+        };
+        let options = self.child_options(options);
+        Box::pin(registry.resume_linked(paused, decisions, options, body, Some(link))).await
+    }
+
+    /// Hands the calling run a nested run that paused: the call pauses too, with one
+    /// interruption that shows what the nested run waits for; the person's decision on it
+    /// goes to every call waiting in the nested run, which resumes under this call when the
+    /// calling run resumes. What the tool returns after this is ignored.
+    pub fn pause(&self, child: PausedRun) {
+        lock(&self.run.shared.nested_paused).insert(self.call_id.to_owned(), child);
+    }
+}
+
+/// The interruption of a call whose nested run paused: the nested interruptions (as their
+/// hooks left them: redacted) are its payload.
+fn nested_interruption(
+    run_id: &RunId,
+    call: &ToolCall,
+    arguments: &Value,
+    child: &PausedRun,
+) -> Interruption {
+    let inner = child.interruptions();
+    let reasons: Vec<String> = inner
+        .iter()
+        .map(|i| format!("{} ({})", i.reason, preview(&i.tool_name, 64)))
+        .collect();
+    let mut providers: Vec<&str> = inner.iter().map(|i| i.provider.as_str()).collect();
+    providers.sort_unstable();
+    providers.dedup();
+    Interruption {
+        id: format!("int-{}", uuid::Uuid::now_v7()),
+        run_id: run_id.clone(),
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        arguments_hash: arguments_hash(arguments),
+        arguments: arguments.clone(),
+        reason: format!(
+            "the agent behind tool '{}' waits for a person: {}",
+            preview(&call.name, 64),
+            reasons.join("; ")
+        ),
+        payload: serde_json::json!({
+            "nested_run_id": child.run_id().as_str(),
+            "nested": serde_json::to_value(inner).unwrap_or(Value::Null),
+        }),
+        provider: providers.join(", "),
+    }
+}
+
+/// A person's decision on a call whose nested run paused, as decisions for every call waiting
+/// in the nested run (approve, approve for the run, or reject with the message; an edit of
+/// the parent call's arguments would not reach them: refused).
+fn nested_decisions(
+    child: &PausedRun,
+    decision: &Decision,
+    interruption_id: &str,
+) -> Result<Vec<Decision>, ResumeError> {
+    child
+        .interruptions()
+        .iter()
+        .map(|i| {
+            let d = match decision.kind() {
+                DecisionKind::Approve => Decision::approve(i),
+                DecisionKind::ApproveAlways => Decision::approve_always(i),
+                DecisionKind::Reject { message } => Decision::reject(i, message.clone()),
+                DecisionKind::Edit { .. } => {
+                    return Err(ResumeError::EditNested(interruption_id.to_owned()));
+                }
+            };
+            Ok(match decision.decided_by() {
+                Some(by) => d.by(by),
+                None => d,
+            })
+        })
+        .collect()
 }
 
 fn push_changes(into: &mut Vec<(HookEvent, Vec<Change>)>, event: HookEvent, changes: Vec<Change>) {

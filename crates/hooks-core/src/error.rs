@@ -108,6 +108,11 @@ pub enum RegistryError {
     /// Names are unique; remove the old provider first or give the new one another name.
     #[error("Hook provider '{0}' already registered")]
     AlreadyRegistered(String),
+    /// A provider named to be left out of nested runs is not in the calling run's registry.
+    #[error(
+        "hook provider '{0}' cannot be left out of nested runs: the calling run's registry has no provider of that name; check the name (registered: {1})"
+    )]
+    UnknownOptOut(String, String),
 }
 
 /// What a retried call was.
@@ -183,6 +188,25 @@ pub enum RunError {
     /// A resume was refused; nothing ran.
     #[error(transparent)]
     Resume(#[from] crate::interrupt::ResumeError),
+    /// A nested run would have gone deeper than the tree allows; it did not start.
+    #[error(
+        "a nested agent run would be {depth} level(s) deep, past the limit of {max_depth}; raise the top-level agent's max_depth or nest agents less deeply"
+    )]
+    TooDeep {
+        /// How deep it would have been.
+        depth: u32,
+        /// The limit.
+        max_depth: u32,
+    },
+    /// The runs of one tree (a run and every run nested in it) used up the iterations of the
+    /// top-level run, which they share.
+    #[error(
+        "the agent and the agents it runs as tools used up their shared budget of {max_iterations} iteration(s); raise the top-level agent's max_iterations or give nested agents less to do"
+    )]
+    TreeIterationLimit {
+        /// The shared budget.
+        max_iterations: u32,
+    },
 }
 
 impl RunError {
@@ -195,6 +219,8 @@ impl RunError {
             RunError::IterationLimit { .. } => "iteration_limit",
             RunError::Interrupted { .. } => "interrupted",
             RunError::Resume(_) => "resume",
+            RunError::TooDeep { .. } => "too_deep",
+            RunError::TreeIterationLimit { .. } => "tree_iteration_limit",
         }
     }
 }

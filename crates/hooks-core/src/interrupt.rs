@@ -33,7 +33,7 @@
 //! [`HookRegistry::run`]: crate::HookRegistry::run
 //! [`Agent::run`]: crate::agent::Agent::run
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -243,6 +243,10 @@ pub struct PausedRun {
     always_approved: Vec<String>,
     #[serde(default)]
     provider_states: Map<String, Value>,
+    /// Runs nested under pending calls (agents run as tools) that paused with them, by call
+    /// id: the decision on the call resumes them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    nested: BTreeMap<String, PausedRun>,
     /// HMAC-SHA256 (hex) over everything else, when the run was paused with a resume key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     seal: Option<String>,
@@ -263,8 +267,21 @@ impl PausedRun {
             pending,
             always_approved,
             provider_states,
+            nested: BTreeMap::new(),
             seal: None,
         }
+    }
+
+    /// With the nested runs that paused under its pending calls.
+    pub(crate) fn with_nested(mut self, nested: BTreeMap<String, PausedRun>) -> Self {
+        self.nested = nested;
+        self
+    }
+
+    /// The runs nested under pending calls that paused with them, by call id (see
+    /// [`Agent::as_tool`](crate::agent::Agent::as_tool)).
+    pub fn nested(&self) -> &BTreeMap<String, PausedRun> {
+        &self.nested
     }
 
     /// Seals the paused run with `key` (HMAC-SHA256 over its canonical JSON).
@@ -417,6 +434,26 @@ impl PausedRun {
                 ));
             }
         }
+        for (call_id, child) in &self.nested {
+            if !pending.contains_key(call_id.as_str()) {
+                return bad(format!(
+                    "a nested run waits under call {}, which is not pending",
+                    crate::text::preview(call_id, 64)
+                ));
+            }
+            if child
+                .state
+                .parent
+                .as_ref()
+                .is_none_or(|p| p.run_id != self.state.run_id || p.tool_call_id != *call_id)
+            {
+                return bad(format!(
+                    "the nested run under call {} belongs to another call",
+                    crate::text::preview(call_id, 64)
+                ));
+            }
+            child.check()?;
+        }
         Ok(())
     }
 
@@ -440,6 +477,7 @@ impl PausedRun {
             pending,
             always_approved: self.always_approved,
             provider_states: self.provider_states,
+            nested: self.nested,
         }
     }
 }
@@ -451,12 +489,19 @@ pub(crate) struct PausedParts {
     pub(crate) pending: Vec<ToolCall>,
     pub(crate) always_approved: Vec<String>,
     pub(crate) provider_states: Map<String, Value>,
+    pub(crate) nested: BTreeMap<String, PausedRun>,
 }
 
 /// A resume was refused; nothing ran.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ResumeError {
+    /// An edit for a call whose nested run paused: the person decides on the calls waiting
+    /// in the nested run, whose arguments an edit of the parent call would not reach.
+    #[error(
+        "interruption '{0}' waits on an agent run as a tool: approve or reject what it waits for; its arguments cannot be edited from the calling run"
+    )]
+    EditNested(String),
     /// The decision names an interruption this paused run does not hold.
     #[error(
         "decision for interruption '{0}', which this paused run does not hold; decide on the run's own interruptions"

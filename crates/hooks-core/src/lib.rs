@@ -102,7 +102,8 @@ pub use run_local::{DEFAULT_MAX_RUNS, RunLocal, RunLocalFull};
 pub use serde_json;
 pub use state::{
     AgentState, FinishReason, Message, ModelError, ModelErrorKind, ModelOptions, ModelResponse,
-    ResponseFormat, Role, RunId, TokenUsage, ToolCall, ToolChoice, ToolExecution, ToolSpec,
+    ParentRun, ResponseFormat, Role, RunId, TokenUsage, ToolCall, ToolChoice, ToolExecution,
+    ToolSpec,
 };
 #[cfg(feature = "rt-tokio")]
 pub use timer::TokioTimer;

@@ -68,6 +68,11 @@ impl HookPriority {
         }
     }
 
+    /// True for a guard's priority: the security band, or [`OUTPUT_GUARD`](Self::OUTPUT_GUARD).
+    pub fn is_guard(self) -> bool {
+        (Self::SECURITY_MIN..=Self::SECURITY_MAX).contains(&self) || self == Self::OUTPUT_GUARD
+    }
+
     /// True for the observability band.
     pub fn is_observability(self) -> bool {
         (Self::OBSERVABILITY_MIN..=Self::OBSERVABILITY_MAX).contains(&self)

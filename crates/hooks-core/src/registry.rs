@@ -254,6 +254,14 @@ impl HookRegistry {
 
     fn push(&mut self, provider: Arc<dyn HookProvider>) -> Result<(), RegistryError> {
         let name: Arc<str> = provider.name().into();
+        self.push_as(provider, name)
+    }
+
+    fn push_as(
+        &mut self,
+        provider: Arc<dyn HookProvider>,
+        name: Arc<str>,
+    ) -> Result<(), RegistryError> {
         if self.contains(&name) {
             return Err(RegistryError::AlreadyRegistered(name.to_string()));
         }
@@ -349,6 +357,99 @@ impl HookRegistry {
                 ))),
             },
         }
+    }
+
+    /// The registry a nested run dispatches through (see
+    /// [`Agent::as_tool`](crate::agent::Agent::as_tool)): never fewer guards than the calling
+    /// run's.
+    ///
+    /// - Without a registry of its own (`own` is `None`): every provider of `parent`.
+    /// - With one: its providers, plus every provider of `parent` that guards — one whose
+    ///   priority on any event it handles is in the security band or
+    ///   [`HookPriority::OUTPUT_GUARD`] — unless the same provider is already there. A
+    ///   different provider with a guard's name joins as `parent:<name>`.
+    ///
+    /// `opted_out` names providers of `parent` to leave out: explicit, and recorded in the
+    /// nested run's changes by the driver. The per-hook deadline is the shorter of the two.
+    ///
+    /// ```
+    /// use hooks_core::{HookPriority, HookProvider, HookRegistry};
+    /// struct Guard;
+    /// impl HookProvider for Guard {
+    ///     fn priority(&self) -> HookPriority { HookPriority::SECURITY_DEFAULT }
+    /// }
+    /// struct Audit;
+    /// impl HookProvider for Audit {}
+    /// let parent = HookRegistry::new().with(Guard)?.with(Audit)?;
+    /// let own = HookRegistry::new();
+    /// let nested = HookRegistry::nested(&parent, Some(&own), &[])?;
+    /// assert!(nested.contains("Guard") && !nested.contains("Audit"));
+    /// let nested = HookRegistry::nested(&parent, None, &["Audit".to_owned()])?;
+    /// assert!(nested.contains("Guard") && !nested.contains("Audit"));
+    /// # Ok::<(), hooks_core::RegistryError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RegistryError::UnknownOptOut`] when `opted_out` names a provider `parent` does not
+    /// have.
+    pub fn nested(
+        parent: &HookRegistry,
+        own: Option<&HookRegistry>,
+        opted_out: &[String],
+    ) -> Result<HookRegistry, RegistryError> {
+        if let Some(missing) = opted_out.iter().find(|n| !parent.contains(n)) {
+            let names: Vec<&str> = parent.names().collect();
+            return Err(RegistryError::UnknownOptOut(
+                missing.clone(),
+                names.join(", "),
+            ));
+        }
+        let left_out = |e: &Entry| opted_out.iter().any(|n| **n == *e.name);
+        let mut out = HookRegistry::new();
+        match own {
+            None => {
+                for e in parent.entries.iter().filter(|e| !left_out(e)) {
+                    out.push_as(Arc::clone(&e.provider), Arc::clone(&e.name))?;
+                }
+            }
+            Some(own) => {
+                for e in &own.entries {
+                    out.push_as(Arc::clone(&e.provider), Arc::clone(&e.name))?;
+                }
+                for (e, p) in parent.entries.iter().zip(&parent.priorities) {
+                    let guards = HookEvent::ALL
+                        .iter()
+                        .any(|&ev| e.hooks.contains(ev) && p[ev.index()].is_guard());
+                    if !guards || left_out(e) {
+                        continue;
+                    }
+                    let already = out
+                        .entries
+                        .iter()
+                        .any(|o| Arc::ptr_eq(&o.provider, &e.provider));
+                    if already {
+                        continue;
+                    }
+                    let name: Arc<str> = if out.contains(&e.name) {
+                        format!("parent:{}", e.name).into()
+                    } else {
+                        Arc::clone(&e.name)
+                    };
+                    out.push_as(Arc::clone(&e.provider), name)?;
+                }
+            }
+        }
+        out.reindex();
+        let deadlines = [
+            parent.deadline.as_ref(),
+            own.and_then(|o| o.deadline.as_ref()),
+        ];
+        out.deadline = deadlines
+            .into_iter()
+            .flatten()
+            .min_by_key(|(d, _)| *d)
+            .map(|(d, t)| (*d, Arc::clone(t)));
+        Ok(out)
     }
 
     /// Removes the provider named `name` and returns it.

@@ -622,6 +622,38 @@ impl ToolExecution {
     }
 }
 
+/// Where a nested run sits: the run whose tool call started it (see
+/// [`Agent::as_tool`](crate::agent::Agent::as_tool)). Every event of a nested run can read it
+/// ([`EventContext::parent`](crate::EventContext::parent), [`AgentState::parent`]), so a
+/// provider can tie the child's records to the parent's call.
+///
+/// ```
+/// use hooks_core::{ParentRun, RunId};
+/// let p = ParentRun::new(RunId::new("run-1"), "call-7", 1);
+/// assert_eq!((p.run_id.as_str(), p.tool_call_id.as_str(), p.depth), ("run-1", "call-7", 1));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ParentRun {
+    /// The parent run's id.
+    pub run_id: RunId,
+    /// The parent's tool call that runs this one.
+    pub tool_call_id: String,
+    /// How deep this run is: 1 for a child of a top-level run, 2 for a grandchild, …
+    pub depth: u32,
+}
+
+impl ParentRun {
+    /// The parent `run_id`'s call `tool_call_id`, for a run `depth` levels down.
+    pub fn new(run_id: RunId, tool_call_id: impl Into<String>, depth: u32) -> Self {
+        Self {
+            run_id,
+            tool_call_id: tool_call_id.into(),
+            depth,
+        }
+    }
+}
+
 /// The state of one agent run.
 ///
 /// ```
@@ -653,6 +685,11 @@ pub struct AgentState {
     pub updated_at: SystemTime,
     /// Anything else, as JSON.
     pub metadata: Map<String, Value>,
+    /// For a nested run: the run and tool call that started it (set by the driver; hooks
+    /// cannot change it). `None` for a top-level run.
+    /// (Boxed: a top-level run's state, which every run future holds, stays small.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<Box<ParentRun>>,
 }
 
 impl AgentState {
@@ -682,6 +719,7 @@ impl AgentState {
             started_at: now,
             updated_at: now,
             metadata: Map::new(),
+            parent: None,
         }
     }
 
@@ -733,6 +771,11 @@ impl AgentState {
     /// Stamps `updated_at` with the current time.
     pub fn touch(&mut self) {
         self.updated_at = SystemTime::now();
+    }
+
+    /// How deep the run is nested: 0 for a top-level run.
+    pub fn depth(&self) -> u32 {
+        self.parent.as_ref().map_or(0, |p| p.depth)
     }
 
     /// Time since the run started (zero if the clock went backwards).

@@ -2,6 +2,7 @@
 //! thin user of the [`driver`](crate::driver) any loop can use.
 
 mod model;
+mod nested;
 mod output;
 mod tool;
 
@@ -10,6 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use model::{Model, ModelRequest};
+pub use nested::{AgentTool, NestedRegistry};
 pub use output::{AgentConfig, AgentError, RecordedChange, RunFailure, RunOutput};
 pub use tool::{FnTool, Tool, ToolError, ToolInput, tool_output_from_bytes};
 
@@ -50,6 +52,8 @@ pub struct Agent {
     config: AgentConfig,
     ledger: Option<Arc<dyn ResumeLedger>>,
     key: Option<Arc<[u8]>>,
+    /// Built with a registry of its own (as a tool, it then keeps it, plus the caller's guards).
+    own_registry: bool,
 }
 
 impl fmt::Debug for Agent {
@@ -144,6 +148,13 @@ impl AgentBuilder {
         self
     }
 
+    /// See [`AgentConfig::max_depth`].
+    #[must_use]
+    pub fn max_depth(mut self, n: u32) -> Self {
+        self.config.max_depth = n;
+        self
+    }
+
     /// See [`AgentConfig::system_prompt`].
     #[must_use]
     pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
@@ -179,6 +190,7 @@ impl AgentBuilder {
             model: self.model,
             tools,
             specs: Arc::new(specs),
+            own_registry: self.registry.is_some(),
             registry: self.registry.unwrap_or_default(),
             config: self.config,
             ledger: self.ledger,
@@ -398,6 +410,7 @@ impl Agent {
     fn options(&self) -> RunOptions {
         let options = RunOptions::new(self.model.name())
             .with_max_iterations(self.config.max_iterations)
+            .with_max_depth(self.config.max_depth)
             .with_tools(Arc::clone(&self.specs))
             .with_max_retries(self.config.max_retries)
             .with_parallel_tool_calls(self.config.parallel_tool_calls);
@@ -444,7 +457,7 @@ impl Agent {
     }
 
     /// Runs the named tool, or says which tools there are.
-    async fn execute(&self, invocation: ToolInvocation) -> Result<String, ToolError> {
+    async fn execute(&self, invocation: ToolInvocation<'_>) -> Result<String, ToolError> {
         let Some(tool) = self.tools.get(&invocation.name) else {
             let mut known: Vec<&str> = self.tools.keys().map(String::as_str).collect();
             known.sort_unstable();

@@ -33,6 +33,9 @@ pub struct AgentConfig {
     pub parallel_tool_calls: bool,
     /// A system message put before the prompt.
     pub system_prompt: Option<String>,
+    /// How deep agents run as tools may nest under a run of this agent (when it is the
+    /// top-level one). Default [`DEFAULT_MAX_DEPTH`](crate::driver::DEFAULT_MAX_DEPTH).
+    pub max_depth: u32,
 }
 
 impl Default for AgentConfig {
@@ -42,6 +45,7 @@ impl Default for AgentConfig {
             max_retries: 3,
             parallel_tool_calls: true,
             system_prompt: None,
+            max_depth: crate::driver::DEFAULT_MAX_DEPTH,
         }
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
+use crate::driver::NestedCall;
 use crate::extensions::Extensions;
 use crate::state::{RunId, ToolSpec};
 
@@ -99,6 +100,8 @@ pub struct ToolInput<'a> {
     pub arguments: &'a Map<String, Value>,
     /// The run's extensions: what its hooks stored.
     pub extensions: &'a Extensions,
+    secret_keys: &'a [String],
+    nested: Option<NestedCall<'a>>,
 }
 
 impl fmt::Debug for ToolInput<'_> {
@@ -125,6 +128,8 @@ impl<'a> ToolInput<'a> {
             call_id,
             arguments,
             extensions: &NO_EXTENSIONS,
+            secret_keys: &[],
+            nested: None,
         }
     }
 
@@ -133,6 +138,31 @@ impl<'a> ToolInput<'a> {
     pub fn with_extensions(mut self, extensions: &'a Extensions) -> Self {
         self.extensions = extensions;
         self
+    }
+
+    /// With the keys of the arguments that are secret (added by hooks).
+    #[must_use]
+    pub fn with_secret_keys(mut self, keys: &'a [String]) -> Self {
+        self.secret_keys = keys;
+        self
+    }
+
+    /// Inside a driven run (the driver sets it: see [`ToolInvocation::input`](crate::driver::ToolInvocation::input)).
+    #[must_use]
+    pub fn with_nested(mut self, nested: NestedCall<'a>) -> Self {
+        self.nested = Some(nested);
+        self
+    }
+
+    /// True when argument `key` is a secret one (a hook added it; the model never saw it).
+    pub fn is_secret(&self, key: &str) -> bool {
+        self.secret_keys.iter().any(|k| k == key)
+    }
+
+    /// The call of a driven run this input belongs to, for a tool that runs a nested run
+    /// under it (an agent as a tool); `None` outside a driven run (a tool called directly).
+    pub fn nested(&self) -> Option<NestedCall<'a>> {
+        self.nested
     }
 }
 

@@ -57,6 +57,7 @@ pub struct EventContext<'a> {
     iteration: u32,
     attempt: u32,
     pausable: bool,
+    parent: Option<&'a crate::state::ParentRun>,
 }
 
 impl<'a> EventContext<'a> {
@@ -68,7 +69,20 @@ impl<'a> EventContext<'a> {
             iteration: 1,
             attempt: 0,
             pausable: false,
+            parent: None,
         }
+    }
+
+    /// In a nested run started by `parent`'s tool call.
+    #[must_use]
+    pub fn with_parent(mut self, parent: Option<&'a crate::state::ParentRun>) -> Self {
+        self.parent = parent;
+        self
+    }
+
+    /// For a nested run: the run and tool call that started it.
+    pub fn parent(&self) -> Option<&'a crate::state::ParentRun> {
+        self.parent
     }
 
     /// In a run that can pause for a person (driven by `start` / `resume`).
@@ -137,6 +151,11 @@ macro_rules! context_getters {
             /// The iteration, 1-based.
             pub fn iteration(&self) -> u32 {
                 self.cx.iteration()
+            }
+
+            /// For a nested run: the run and tool call that started it.
+            pub fn parent(&self) -> Option<&'a crate::state::ParentRun> {
+                self.cx.parent()
             }
 
             /// 0 for the first try, n for the n-th retry.
@@ -371,10 +390,13 @@ pub enum Field {
     Error,
     /// The interrupt request (a person must decide).
     Interrupt,
+    /// The provider was left out of a nested run (an agent run as a tool; see
+    /// [`AgentTool::without_provider`](crate::agent::AgentTool::without_provider)).
+    NestedOptOut,
 }
 
 impl Field {
-    const ALL: [Field; 13] = [
+    const ALL: [Field; 14] = [
         Field::State,
         Field::Messages,
         Field::Response,
@@ -388,6 +410,7 @@ impl Field {
         Field::Options,
         Field::Error,
         Field::Interrupt,
+        Field::NestedOptOut,
     ];
 
     /// The field's name.
@@ -406,6 +429,7 @@ impl Field {
             Field::Options => "options",
             Field::Error => "error",
             Field::Interrupt => "interrupt",
+            Field::NestedOptOut => "nested_opt_out",
         }
     }
 }

@@ -40,6 +40,11 @@ impl SecretArguments {
         self.0.len()
     }
 
+    /// Their keys (no allocation when there are none).
+    pub fn keys(&self) -> Vec<String> {
+        self.0.keys().cloned().collect()
+    }
+
     /// Merges the secrets over `arguments` (an object; anything else is returned unchanged) and
     /// returns what the tool executes with.
     pub fn merged_over(&self, arguments: &Value) -> Value {
