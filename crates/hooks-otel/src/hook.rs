@@ -144,10 +144,25 @@ impl TelemetryHook {
                 KeyValue::new(GEN_AI_AGENT_NAME, name),
                 KeyValue::new(GEN_AI_CONVERSATION_ID, state.run_id.to_string()),
             ]);
+        // A nested run (an agent run as a tool) is a child of the calling run's execute_tool
+        // span, in the same trace.
+        let caller = state.parent.as_deref().and_then(|p| {
+            let attrs = builder.attributes.get_or_insert_with(Vec::new);
+            attrs.push(KeyValue::new(HOOKS_DEPTH, i64::from(p.depth)));
+            attrs.push(KeyValue::new(HOOKS_PARENT_RUN_ID, p.run_id.to_string()));
+            self.runs
+                .get(&p.run_id, |r| {
+                    r.tools
+                        .get(&p.tool_call_id)
+                        .map(|(span, _)| span.span_context().clone())
+                })
+                .flatten()
+                .filter(opentelemetry::trace::SpanContext::is_valid)
+        });
         // A resumed run continues the paused one's trace: its root is a child of the paused
-        // root, and links to it.
-        let parent = match self.resumed_from.end(&state.run_id) {
-            Some(paused) => {
+        // root (or, nested, of the calling run's new execute_tool span), and links to it.
+        let parent = match (self.resumed_from.end(&state.run_id), caller) {
+            (Some(paused), caller) => {
                 builder = builder.with_links(vec![opentelemetry::trace::Link::with_context(
                     paused.clone(),
                 )]);
@@ -155,9 +170,10 @@ impl TelemetryHook {
                     .attributes
                     .get_or_insert_with(Vec::new)
                     .push(KeyValue::new(HOOKS_RESUMED, true));
-                Context::new().with_remote_span_context(paused)
+                Context::new().with_remote_span_context(caller.unwrap_or(paused))
             }
-            None => Context::new(),
+            (None, Some(caller)) => Context::new().with_remote_span_context(caller),
+            (None, None) => Context::new(),
         };
         let span = builder.start_with_context(&*self.tracer, &parent);
         let run = RunSpans {
@@ -437,6 +453,9 @@ impl HookProvider for TelemetryHook {
             e.duration().as_secs_f64() * 1000.0,
         ));
         let mut attrs = vec![KeyValue::new(GEN_AI_OPERATION_NAME, OP_INVOKE_AGENT)];
+        if state.depth() > 0 {
+            attrs.push(KeyValue::new(HOOKS_DEPTH, i64::from(state.depth())));
+        }
         if e.interrupted() {
             // Paused for a person, not failed: no error status.
             span.set_attribute(KeyValue::new(HOOKS_INTERRUPTED, true));

@@ -92,3 +92,8 @@ pub const HOOKS_INTERRUPTED: &str = "hooks.interrupted";
 pub const HOOKS_INTERRUPTIONS: &str = "hooks.interruptions";
 /// The run resumed after a pause (its root continues the paused root's trace).
 pub const HOOKS_RESUMED: &str = "hooks.resumed";
+/// How deep the run is nested (an agent run as a tool): 1 for a child of a top-level run. Set
+/// on nested runs' `invoke_agent` spans and on their operation-duration metric.
+pub const HOOKS_DEPTH: &str = "hooks.depth";
+/// The run id of the run whose tool call started a nested run.
+pub const HOOKS_PARENT_RUN_ID: &str = "hooks.parent_run_id";
