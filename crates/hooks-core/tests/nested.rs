@@ -839,3 +839,91 @@ impl HookProvider for NamedLike {
         "OutputGuard"
     }
 }
+
+#[test]
+fn a_custom_loop_nests_an_agent_tool_through_the_driver() {
+    use hooks_core::agent::Tool;
+    use hooks_core::driver::RunOptions;
+    let watch = Watch::new("watch", HookPriority::DEFAULT);
+    let registry = HookRegistry::new().with(Arc::clone(&watch)).unwrap();
+    let helper = child(text_tool("lookup", "42"), None).as_tool("helper", "Helps");
+    let state = hooks_core::AgentState::new("custom").with_message(hooks_core::Message::user("go"));
+    let options = RunOptions::new("none").with_tools(vec![helper.spec().clone()]);
+    let helper = &helper;
+    let out = rt()
+        .block_on(registry.run(state, options, |run| async move {
+            run.start_iteration().await?;
+            let calls = vec![ToolCall::new("c9", "helper", json!({"input": "hi"}))];
+            let done = run
+                .tool_calls(
+                    &calls,
+                    |tool| async move { helper.call(tool.input()).await },
+                )
+                .await;
+            run.end_iteration().await;
+            Ok(done?[0].result().to_owned())
+        }))
+        .unwrap();
+    assert_eq!(out.answer, "child done");
+    let children = watch.child_of(&out.state.run_id);
+    assert_eq!(children.len(), 1);
+    assert_eq!(
+        children[0].1.parent,
+        Some(ParentRun::new(out.state.run_id.clone(), "c9", 1))
+    );
+}
+
+#[test]
+fn a_childs_retries_are_bounded_by_the_callers() {
+    struct AlwaysRetry;
+    #[async_trait]
+    impl HookProvider for AlwaysRetry {
+        fn hooks(&self) -> HookSet {
+            HookSet::AFTER_TOOL_CALL
+        }
+        async fn on_after_tool_call(
+            &self,
+            e: &mut hooks_core::AfterToolCallEvent<'_>,
+        ) -> Result<(), HookError> {
+            if e.tool_name() == "flaky" {
+                e.request_retry();
+            }
+            Ok(())
+        }
+    }
+    let runs = Arc::new(Mutex::new(0));
+    let r = Arc::clone(&runs);
+    let flaky = FnTool::new(
+        ToolSpec::new("flaky", "flaky", json!({"type": "object"})),
+        move |_| {
+            *r.lock().unwrap() += 1;
+            Ok("again".to_owned())
+        },
+    );
+    let registry = Arc::new(HookRegistry::new().with(AlwaysRetry).unwrap());
+    let helper = Agent::builder(
+        "child",
+        ScriptedModel::new(vec![
+            Ok(call("k1", "flaky", json!({}))),
+            Ok(ModelResponse::text("child done")),
+        ]),
+    )
+    .tool(flaky)
+    .max_retries(10)
+    .build()
+    .unwrap()
+    .as_tool("helper", "Helps");
+    let agent = Agent::builder("parent", parent_model())
+        .tool(helper)
+        .registry(registry)
+        .max_retries(1)
+        .build()
+        .unwrap();
+    let out = rt().block_on(agent.run("go")).unwrap();
+    assert_eq!(out.answer, "parent done");
+    assert_eq!(
+        *runs.lock().unwrap(),
+        2,
+        "one try and the caller's one retry"
+    );
+}

@@ -81,7 +81,15 @@ impl Kind {
     pub(crate) fn fields(self) -> &'static [&'static str] {
         match self {
             Kind::InvocationAbandoned => &["run_id"],
-            Kind::InvocationStart => &["run_id", "agent_id", "prompt_preview", "prompt_length"],
+            Kind::InvocationStart => &[
+                "run_id",
+                "agent_id",
+                "prompt_preview",
+                "prompt_length",
+                "parent_run_id",
+                "parent_tool_call_id",
+                "depth",
+            ],
             Kind::InvocationEnd => &[
                 "run_id",
                 "agent_id",
@@ -224,6 +232,13 @@ pub(crate) fn invocation_start(e: &BeforeInvocationEvent) -> Vec<Option<Val>> {
         s(state.agent_id.as_str()),
         s(preview(prompt, PROMPT_PREVIEW_CHARS)),
         u(char_len(prompt)),
+        // A nested run (an agent run as a tool): the run and call that started it.
+        state.parent.as_ref().and_then(|p| s(p.run_id.as_str())),
+        state
+            .parent
+            .as_ref()
+            .and_then(|p| s(preview(&p.tool_call_id, 256))),
+        state.parent.as_ref().and_then(|p| u(p.depth)),
     ]
 }
 

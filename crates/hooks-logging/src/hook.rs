@@ -244,7 +244,7 @@ pub(crate) use forward_hooks;
 ///
 /// | event | message | fields |
 /// |---|---|---|
-/// | before invocation | `Agent invocation starting` | run_id, agent_id, prompt_preview (100 chars), prompt_length |
+/// | before invocation | `Agent invocation starting` | run_id, agent_id, prompt_preview (100 chars), prompt_length; for a nested run parent_run_id, parent_tool_call_id, depth |
 /// | after invocation | `Agent invocation completed` | run_id, agent_id, success, iterations, tool_calls, errors, duration_ms, error, interrupted (calls a paused run waits on) |
 /// | iteration start | `Iteration starting` | run_id, iteration, max_iterations |
 /// | iteration end | `Iteration completed` | run_id, iteration, messages |
