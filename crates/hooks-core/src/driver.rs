@@ -38,6 +38,7 @@ use crate::state::{
     AgentState, Message, ModelError, ModelOptions, ModelResponse, ParentRun, RunId, ToolCall,
     ToolExecution, ToolSpec,
 };
+use crate::stream::{EventSink, ModelDelta, RunEvent, emit};
 use crate::text::preview;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -73,6 +74,9 @@ pub struct RunOptions {
     /// [`NestedCall`]). Read from the top-level run only: nested runs share its limit.
     /// Default [`DEFAULT_MAX_DEPTH`].
     pub max_depth: u32,
+    /// Where the run hands its [`RunEvent`]s (streamed text, tool calls starting and
+    /// finishing); `None`: nowhere. See [`Run::model_call_stream`].
+    pub events: Option<Arc<dyn EventSink>>,
 }
 
 /// How deep runs nest by default (a top-level run is depth 0; its child agent's run 1, …).
@@ -90,6 +94,7 @@ impl std::fmt::Debug for RunOptions {
             .field("resume_ledger", &self.resume_ledger.is_some())
             .field("resume_key", &self.resume_key.as_ref().map(|_| "***"))
             .field("max_depth", &self.max_depth)
+            .field("events", &self.events.is_some())
             .finish()
     }
 }
@@ -108,7 +113,15 @@ impl RunOptions {
             resume_ledger: None,
             resume_key: None,
             max_depth: DEFAULT_MAX_DEPTH,
+            events: None,
         }
+    }
+
+    /// With a sink for the run's [`RunEvent`]s (see [`RunOptions::events`]).
+    #[must_use]
+    pub fn with_events(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.events = Some(sink);
+        self
     }
 
     /// How deep runs may nest under this one (see [`RunOptions::max_depth`]).
@@ -1063,6 +1076,50 @@ impl<'r> Run<'r> {
         F: FnMut(ModelCall) -> Fut,
         Fut: Future<Output = Result<ModelResponse, ModelError>>,
     {
+        self.model_call_with(|request, _| call(request), false)
+            .await
+    }
+
+    /// [`model_call`](Self::model_call) for a streamed reply: `call` gets a [`DeltaSink`] to
+    /// hand each piece to as it arrives ([`DeltaSink::send`]: the `on_model_delta` hooks, then
+    /// the run's [`events`](RunOptions::events) sink), and returns the whole reply, which goes
+    /// through the after-model-call hooks as always. The consumer sees:
+    /// - the pieces as the hooks left them, live — unless a provider guards model output
+    ///   without handling pieces ([`HookRegistry::streams_live`]): then nothing until the
+    ///   after-model-call hooks ran, and the reply's text as they left it, at once;
+    /// - [`RunEvent::Retracted`] when the hooks discard the attempt (a retry follows, or the
+    ///   call failed after a part streamed);
+    /// - [`RunEvent::Corrected`] when the text the after-model-call hooks left differs from
+    ///   what streamed.
+    ///
+    /// # Errors
+    /// As [`model_call`](Self::model_call); a delta hook's error ends the call
+    /// ([`RunError::Hook`], after the after-model-call hooks saw the call fail).
+    pub async fn model_call_stream<F, Fut>(&self, call: F) -> Result<ModelResponse, RunError>
+    where
+        F: FnMut(ModelCall, DeltaSink<'r>) -> Fut,
+        Fut: Future<Output = Result<ModelResponse, ModelError>>,
+    {
+        let mut call = call;
+        self.model_call_with(
+            |request, sink| match sink {
+                Some(sink) => call(request, sink),
+                None => unreachable!("a streamed call always has a sink"),
+            },
+            true,
+        )
+        .await
+    }
+
+    async fn model_call_with<F, Fut>(
+        &self,
+        mut call: F,
+        streaming: bool,
+    ) -> Result<ModelResponse, RunError>
+    where
+        F: FnMut(ModelCall, Option<DeltaSink<'r>>) -> Fut,
+        Fut: Future<Output = Result<ModelResponse, ModelError>>,
+    {
         let shared = &*self.shared;
         let max = shared.options.max_retries;
         let model = shared.options.model.as_str();
@@ -1120,6 +1177,7 @@ impl<'r> Run<'r> {
             let t0 = Instant::now();
             // Shared with the call and the after-hooks, not copied again.
             let messages = Arc::new(parts.messages);
+            let sink = streaming.then(|| DeltaSink::new(self.clone(), iteration, attempt));
             let mut outcome = match parts.response {
                 Some(answer) => Ok(answer),
                 None => {
@@ -1130,7 +1188,8 @@ impl<'r> Run<'r> {
                         options: parts.options,
                     };
                     // A panic while making the future, or while polling it, is an error.
-                    let made = std::panic::catch_unwind(AssertUnwindSafe(|| call(request)));
+                    let handed = sink.clone();
+                    let made = std::panic::catch_unwind(AssertUnwindSafe(|| call(request, handed)));
                     let polled = match made {
                         Ok(fut) => AssertUnwindSafe(fut).catch_unwind().await,
                         Err(payload) => Err(payload),
@@ -1144,6 +1203,18 @@ impl<'r> Run<'r> {
                     }
                 }
             };
+            // A streamed reply: the closing piece (what hooks held back), and a delta hook's
+            // error, which ends the call.
+            let mut stopped = None;
+            if let Some(sink) = &sink {
+                if outcome.is_ok() {
+                    sink.close().await;
+                }
+                if let Some(e) = sink.take_error() {
+                    outcome = Err(ModelError::Other(format!("the stream was stopped: {e}")));
+                    stopped = Some(e);
+                }
+            }
             if let Ok(response) = &mut outcome {
                 // Ids first: a refusal is remembered by the call's final id.
                 self.rekey_duplicate_ids(response);
@@ -1156,6 +1227,16 @@ impl<'r> Run<'r> {
             let out = event.into_outcome();
             drop(messages);
             self.record(HookEvent::AfterModelCall, None, changes);
+            if let Some(sink) = &sink {
+                let kept = match (&out.response, out.retry || stopped.is_some()) {
+                    (Some(r), false) => Some(r.message.content.as_str()),
+                    _ => None,
+                };
+                sink.settle(kept).await;
+            }
+            if let Some(e) = stopped {
+                return Err(RunError::Hook(e));
+            }
             after?;
 
             let attempts = attempt + 1;
@@ -1259,6 +1340,7 @@ impl<'r> Run<'r> {
         self.refuse_while_paused()?;
         let (record, changes, error) = self.drive_tool(call, Approval::None, execute).await;
         self.record_tool(&record, changes);
+        self.tool_finished(&record).await;
         match error {
             Some(e) => Err(RunError::Hook(e)),
             None if record.outcome.interrupted().is_some() => Err(self.pause()),
@@ -1346,6 +1428,9 @@ impl<'r> Run<'r> {
             interrupted |= record.outcome.interrupted().is_some();
             records.push(record);
         }
+        for record in &records {
+            self.tool_finished(record).await;
+        }
         match first_error {
             Some(e) => Err(RunError::Hook(e)),
             None if interrupted => Err(self.pause()),
@@ -1426,6 +1511,30 @@ impl<'r> Run<'r> {
             Ok(_) if undecided => Err(self.pause()),
             r => r,
         }
+    }
+
+    /// Tells the run's consumer a call ended (what the model sees, as the hooks left it).
+    async fn tool_finished(&self, record: &ToolCallRecord) {
+        let Some(events) = &self.shared.options.events else {
+            return;
+        };
+        let outcome = match &record.outcome {
+            ToolOutcome::Ran => "ran",
+            ToolOutcome::Failed { .. } => "failed",
+            ToolOutcome::Cancelled { .. } => "cancelled",
+            ToolOutcome::Interrupted { .. } => "interrupted",
+        };
+        let exec = &record.execution;
+        emit(
+            &**events,
+            RunEvent::ToolFinished {
+                call_id: exec.tool_call_id.clone(),
+                name: exec.tool_name.clone(),
+                result: exec.result.clone(),
+                outcome,
+            },
+        )
+        .await;
     }
 
     /// Writes a finished call into the report and the state.
@@ -1589,6 +1698,20 @@ impl<'r> Run<'r> {
                             preview(&call.name, 64)
                         )))
                     } else {
+                        if attempt == 0
+                            && let Some(events) = &shared.options.events
+                        {
+                            // The arguments as the hooks left them: never a secret one.
+                            emit(
+                                &**events,
+                                RunEvent::ToolStarted {
+                                    call_id: call.id.clone(),
+                                    name: call.name.clone(),
+                                    arguments: parts.arguments.clone(),
+                                },
+                            )
+                            .await;
+                        }
                         self.execute(call, &parts, shared.pausable && attempt == 0, &mut execute)
                             .await
                     };
@@ -1815,6 +1938,175 @@ impl<'r> Run<'r> {
                 crate::registry::panic_message(payload.as_ref())
             ))),
         }
+    }
+}
+
+/// Where a streamed model call hands its reply's pieces (see [`Run::model_call_stream`]):
+/// each goes through the `on_model_delta` hooks, then — when the run streams live — to the
+/// run's [`events`](RunOptions::events) sink, waiting while the consumer is behind.
+#[derive(Clone)]
+pub struct DeltaSink<'r> {
+    run: Run<'r>,
+    iteration: u32,
+    attempt: u32,
+    state: Arc<Mutex<SinkState>>,
+}
+
+#[derive(Default)]
+struct SinkState {
+    /// The text handed to the consumer so far (this attempt).
+    emitted: String,
+    /// Anything handed to the consumer (text or a tool-call piece).
+    any: bool,
+    /// A delta hook's error: the call ends.
+    error: Option<DispatchError>,
+    closed: bool,
+}
+
+impl std::fmt::Debug for DeltaSink<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeltaSink")
+            .field("run_id", &self.run.shared.run_id)
+            .field("iteration", &self.iteration)
+            .field("attempt", &self.attempt)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'r> DeltaSink<'r> {
+    fn new(run: Run<'r>, iteration: u32, attempt: u32) -> Self {
+        Self {
+            run,
+            iteration,
+            attempt,
+            state: Arc::default(),
+        }
+    }
+
+    /// True when pieces reach the consumer as they come (a consumer is set and no guard
+    /// needs the whole reply first).
+    pub fn is_live(&self) -> bool {
+        self.run.shared.options.events.is_some() && self.run.registry.streams_live()
+    }
+
+    /// Hands one piece of the reply over: the delta hooks, then the consumer.
+    ///
+    /// # Errors
+    /// A delta hook failed (or the call already ended): stop reading the stream and return
+    /// the error; the call ends with the hook's error.
+    pub async fn send(&self, delta: ModelDelta) -> Result<(), ModelError> {
+        self.deliver(delta, false).await
+    }
+
+    async fn deliver(&self, delta: ModelDelta, last: bool) -> Result<(), ModelError> {
+        {
+            let state = lock(&self.state);
+            if state.error.is_some() || (state.closed && !last) {
+                return Err(ModelError::Other(
+                    "the stream was stopped by a hook (or already closed)".into(),
+                ));
+            }
+        }
+        let shared = &*self.run.shared;
+        let delta = if self.run.registry.has_subscribers(HookEvent::ModelDelta) {
+            let cx = EventContext::new(&shared.run_id, &shared.extensions)
+                .with_parent(shared.parent.as_ref())
+                .with_iteration(self.iteration)
+                .with_attempt(self.attempt)
+                .with_pausable(shared.pausable);
+            let mut event =
+                crate::event::ModelDeltaEvent::new(cx, &shared.options.model, delta, last);
+            let r = self.run.registry.model_delta(&mut event).await;
+            let changes = event.take_changes();
+            self.run.record(HookEvent::ModelDelta, None, changes);
+            if let Err(e) = r {
+                let message = e.to_string();
+                lock(&self.state).error = Some(e);
+                return Err(ModelError::Other(message));
+            }
+            event.into_delta()
+        } else {
+            delta
+        };
+        if delta.is_empty() || !self.is_live() {
+            return Ok(());
+        }
+        let Some(events) = &shared.options.events else {
+            return Ok(());
+        };
+        let event = match delta {
+            ModelDelta::Text(text) => {
+                let mut state = lock(&self.state);
+                state.emitted.push_str(&text);
+                state.any = true;
+                RunEvent::Text {
+                    iteration: self.iteration,
+                    attempt: self.attempt,
+                    text,
+                }
+            }
+            delta => {
+                lock(&self.state).any = true;
+                RunEvent::ToolCallDelta {
+                    iteration: self.iteration,
+                    attempt: self.attempt,
+                    delta,
+                }
+            }
+        };
+        emit(&**events, event).await;
+        Ok(())
+    }
+
+    /// The reply's closing piece: hooks hand over what they held back.
+    async fn close(&self) {
+        if lock(&self.state).closed {
+            return;
+        }
+        // An error here is kept in the state (the call then ends with it).
+        let _ = self.deliver(ModelDelta::Text(String::new()), true).await;
+        lock(&self.state).closed = true;
+    }
+
+    fn take_error(&self) -> Option<DispatchError> {
+        lock(&self.state).error.take()
+    }
+
+    /// After the after-model-call hooks: `kept` is the reply's text as they left it (`None`
+    /// when the attempt is discarded or failed). Tells the consumer what changed.
+    async fn settle(&self, kept: Option<&str>) {
+        let Some(events) = &self.run.shared.options.events else {
+            return;
+        };
+        let (emitted, any) = {
+            let state = lock(&self.state);
+            (state.emitted.clone(), state.any)
+        };
+        let event = match kept {
+            None if any => RunEvent::Retracted {
+                iteration: self.iteration,
+                attempt: self.attempt,
+            },
+            None => return,
+            // Held until the hooks saw the whole reply: handed over now, as they left it.
+            Some(text) if !self.is_live() => {
+                if text.is_empty() {
+                    return;
+                }
+                RunEvent::Text {
+                    iteration: self.iteration,
+                    attempt: self.attempt,
+                    text: text.to_owned(),
+                }
+            }
+            Some(text) if text != emitted => RunEvent::Corrected {
+                iteration: self.iteration,
+                attempt: self.attempt,
+                text: text.to_owned(),
+            },
+            Some(_) => return,
+        };
+        emit(&**events, event).await;
     }
 }
 

@@ -78,6 +78,7 @@ mod provider;
 mod registry;
 mod run_local;
 mod state;
+pub mod stream;
 pub mod text;
 
 #[cfg(feature = "test-util")]
@@ -91,7 +92,7 @@ pub use error::{BoxError, DispatchError, HookError, RegistryError, RetryTarget, 
 pub use event::{
     AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
     BeforeModelCallEvent, BeforeToolCallEvent, Change, EventContext, Field, HookEvent, HookSet,
-    IterationEvent, SecretArguments, ToolOutcome,
+    IterationEvent, ModelDeltaEvent, SecretArguments, ToolOutcome,
 };
 pub use extensions::Extensions;
 pub use offload::offload;

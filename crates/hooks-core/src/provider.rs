@@ -168,6 +168,17 @@ pub trait HookProvider: Send + Sync + 'static {
         Ok(())
     }
 
+    /// A piece of a streamed reply, before the consumer sees it; may rewrite it or hold text
+    /// back (see [`ModelDeltaEvent`](crate::ModelDeltaEvent)). Called only for providers that
+    /// list [`HookSet::MODEL_DELTA`](crate::HookSet::MODEL_DELTA). An error ends the call.
+    async fn on_model_delta(
+        &self,
+        _event: &mut crate::event::ModelDeltaEvent<'_>,
+    ) -> Result<(), HookError> {
+        reached_default();
+        Ok(())
+    }
+
     /// Before a tool runs; may rewrite arguments, add secret ones, or cancel.
     async fn on_before_tool_call(
         &self,
@@ -372,6 +383,17 @@ macro_rules! forward_provider {
                 'a: 'f,
             {
                 (**self).on_after_model_call(event)
+            }
+            fn on_model_delta<'s, 'e, 'a, 'f>(
+                &'s self,
+                event: &'e mut crate::event::ModelDeltaEvent<'a>,
+            ) -> HookFuture<'f, ()>
+            where
+                's: 'f,
+                'e: 'f,
+                'a: 'f,
+            {
+                (**self).on_model_delta(event)
             }
             fn on_before_tool_call<'s, 'e, 'a, 'f>(
                 &'s self,

@@ -100,7 +100,6 @@ macro_rules! probed {
 /// assert_eq!(err.to_string(), "Hook provider 'A' already registered");
 /// assert!(registry.contains("A"));
 /// ```
-#[derive(Default)]
 pub struct HookRegistry {
     /// In registration order.
     entries: Vec<Entry>,
@@ -110,6 +109,8 @@ pub struct HookRegistry {
     priorities: Vec<[HookPriority; HookEvent::ALL.len()]>,
     by_event: [Box<[u32]>; HookEvent::ALL.len()],
     deadline: Option<(Duration, Arc<dyn Timer>)>,
+    /// See [`streams_live`](Self::streams_live).
+    streams_live: bool,
 }
 
 /// A source of sleeps, so the runtime-agnostic core can bound hook calls in time. The
@@ -117,6 +118,18 @@ pub struct HookRegistry {
 pub trait Timer: Send + Sync + 'static {
     /// A future that completes after `duration`.
     fn sleep(&self, duration: Duration) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+}
+
+impl Default for HookRegistry {
+    fn default() -> Self {
+        Self {
+            entries: Vec::new(),
+            priorities: Vec::new(),
+            by_event: Default::default(),
+            deadline: None,
+            streams_live: true,
+        }
+    }
 }
 
 impl fmt::Debug for HookRegistry {
@@ -267,7 +280,12 @@ impl HookRegistry {
         }
         // Ask the provider everything first: if one of its methods panics, nothing is half
         // added.
-        let priorities = HookEvent::ALL.map(|event| provider.priority_for(event));
+        // By each event's index (the lists are read with `event.index()`), not in
+        // `HookEvent::ALL`'s lifecycle order.
+        let mut priorities = [HookPriority::DEFAULT; HookEvent::ALL.len()];
+        for event in HookEvent::ALL {
+            priorities[event.index()] = provider.priority_for(event);
+        }
         let hooks = provider.hooks();
         // A tie at OUTPUT_GUARD decides who sees a result first by registration order alone
         // (the later-registered runs first on after-events): say so where it happens.
@@ -312,6 +330,12 @@ impl HookRegistry {
             subs.sort_by_key(|&i| self.priorities[i as usize][event.index()]);
             self.by_event[event.index()] = subs.into();
         }
+        let after = HookEvent::AfterModelCall;
+        self.streams_live = !self.entries.iter().zip(&self.priorities).any(|(e, p)| {
+            e.hooks.contains(after)
+                && p[after.index()].is_guard()
+                && !e.hooks.contains(HookEvent::ModelDelta)
+        });
     }
 
     /// Bounds every hook call to `deadline`: a provider that has not returned by then is
@@ -501,6 +525,24 @@ impl HookRegistry {
     #[inline]
     fn subscribers(&self, event: HookEvent) -> &[u32] {
         &self.by_event[event.index()]
+    }
+
+    /// Dispatches `on_model_delta` in priority order (guards, in the security band, first).
+    ///
+    /// # Errors
+    /// The first provider error (or panic); later providers do not run.
+    pub async fn model_delta(
+        &self,
+        event: &mut crate::event::ModelDeltaEvent<'_>,
+    ) -> Result<(), DispatchError> {
+        stop_at_first!(self, HookEvent::ModelDelta, event, on_model_delta, iter)
+    }
+
+    /// True when a streamed reply's pieces may reach a consumer before the after-model-call
+    /// hooks ran: no provider guards model output without handling the pieces (see
+    /// [`stream`](crate::stream)).
+    pub fn streams_live(&self) -> bool {
+        self.streams_live
     }
 
     /// Dispatches `on_before_invocation` in priority order.

@@ -800,3 +800,58 @@ async fn shared_and_boxed_providers_are_providers() {
     // The handle still reaches the provider the registry calls.
     assert_eq!(Arc::strong_count(&shared), 2);
 }
+
+/// Early only on before-model-call: every other event at the default priority.
+struct EarlyOnModel(Log);
+
+#[async_trait]
+impl HookProvider for EarlyOnModel {
+    fn priority_for(&self, event: HookEvent) -> HookPriority {
+        if event == HookEvent::BeforeModelCall {
+            HookPriority::SECURITY_MIN
+        } else {
+            HookPriority::DEFAULT
+        }
+    }
+    fn hooks(&self) -> HookSet {
+        HookSet::BEFORE_MODEL_CALL | HookSet::BEFORE_TOOL_CALL
+    }
+    async fn on_before_model_call(
+        &self,
+        _: &mut BeforeModelCallEvent<'_>,
+    ) -> Result<(), HookError> {
+        self.0.lock().unwrap().push("early:model".into());
+        Ok(())
+    }
+    async fn on_before_tool_call(&self, _: &mut BeforeToolCallEvent<'_>) -> Result<(), HookError> {
+        self.0.lock().unwrap().push("early:tool".into());
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_priority_for_one_event_applies_to_that_event_and_no_other() {
+    // Found while adding an event: per-event priorities were stored in lifecycle order but
+    // read by the event's index, so a priority given for one event could apply to another.
+    let log = Log::default();
+    let mut r = HookRegistry::new();
+    r.add(EarlyOnModel(log.clone())).unwrap();
+    r.add(Probe::new("obs", 150, &log)).unwrap();
+    let (run, ext) = (RunId::new("r"), hooks_core::Extensions::new());
+    let cx = hooks_core::EventContext::new(&run, &ext);
+    let mut e = BeforeModelCallEvent::new(cx, "m", vec![Message::user("hi")]);
+    r.before_model_call(&mut e).await.unwrap();
+    let call = hooks_core::ToolCall::new("c1", "t", json!({}));
+    let mut e = BeforeToolCallEvent::new(cx, &call);
+    r.before_tool_call(&mut e).await.unwrap();
+    let log = log.lock().unwrap().clone();
+    assert_eq!(
+        log,
+        [
+            "early:model",
+            "obs:on_before_model_call",
+            "obs:on_before_tool_call",
+            "early:tool"
+        ]
+    );
+}

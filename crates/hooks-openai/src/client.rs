@@ -172,6 +172,50 @@ impl Model for OpenAiModel {
         &self.model
     }
 
+    /// Streams the reply over SSE (see [`OpenAiModel::stream`]): each delta as it arrives,
+    /// then the assembled reply.
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> hooks_core::stream::ModelStream<'a> {
+        use hooks_core::stream::{ModelDelta, StreamItem};
+        enum Phase<'a> {
+            Start(ModelRequest<'a>),
+            // Boxed: the stream's state is large, and moves with every piece.
+            Reading(Box<ModelStream>),
+        }
+        Box::pin(futures_util::stream::unfold(
+            Some(Phase::Start(request)),
+            move |phase| async move {
+                let mut stream = match phase? {
+                    Phase::Start(request) => match OpenAiModel::stream(self, request).await {
+                        Ok(stream) => Box::new(stream),
+                        Err(e) => return Some((Err(e), None)),
+                    },
+                    Phase::Reading(stream) => stream,
+                };
+                match stream.next().await {
+                    Some(Ok(delta)) => {
+                        let delta = match delta {
+                            crate::StreamDelta::Text(text) => ModelDelta::Text(text),
+                            crate::StreamDelta::ToolCall {
+                                index,
+                                id,
+                                name,
+                                arguments,
+                            } => ModelDelta::ToolCall {
+                                index,
+                                id,
+                                name,
+                                arguments,
+                            },
+                        };
+                        Some((Ok(StreamItem::Delta(delta)), Some(Phase::Reading(stream))))
+                    }
+                    Some(Err(e)) => Some((Err(e), None)),
+                    None => Some(((*stream).into_response().await.map(StreamItem::Done), None)),
+                }
+            },
+        ))
+    }
+
     async fn complete(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         if self.streaming {
             return self.stream(request).await?.into_response().await;

@@ -181,6 +181,8 @@ impl TelemetryHook {
             iteration: None,
             model: None,
             tools: HashMap::new(),
+            first_piece: None,
+            pieces: 0,
         };
         // Hooks and tools of this run find the run's tracer in its extensions (a judge's own
         // model call, a tool's traceparent).
@@ -232,6 +234,7 @@ impl HookProvider for TelemetryHook {
             | HookSet::MODEL_CALL
             | HookSet::TOOL_CALL
             | HookSet::RUN_ABANDONED
+            | HookSet::MODEL_DELTA
     }
 
     fn on_run_abandoned(&self, run_id: &RunId) {
@@ -299,6 +302,8 @@ impl HookProvider for TelemetryHook {
         );
         let mut span = Some(span);
         self.runs.get(e.run_id(), |run| {
+            run.first_piece = None;
+            run.pieces = 0;
             if let Some(span) = span.take()
                 && let Some((old, ..)) = run.model.replace((span, Instant::now(), model))
             {
@@ -311,11 +316,50 @@ impl HookProvider for TelemetryHook {
         Ok(())
     }
 
+    /// Counts a streamed reply's pieces and times the first (never reads their text).
+    async fn on_model_delta(
+        &self,
+        e: &mut hooks_core::ModelDeltaEvent<'_>,
+    ) -> Result<(), HookError> {
+        if e.is_last() {
+            return Ok(());
+        }
+        self.runs.get(e.run_id(), |run| {
+            if let Some((_, started, _)) = &run.model {
+                run.pieces += 1;
+                if run.first_piece.is_none() {
+                    run.first_piece = Some(started.elapsed());
+                }
+            }
+        });
+        Ok(())
+    }
+
     async fn on_after_model_call(&self, e: &mut AfterModelCallEvent<'_>) -> Result<(), HookError> {
-        let taken = self.runs.get(e.run_id(), |r| r.model.take()).flatten();
-        let Some((span, started, model)) = taken else {
+        let taken = self
+            .runs
+            .get(e.run_id(), |r| {
+                let stream = (r.first_piece.take(), std::mem::take(&mut r.pieces));
+                r.model.take().map(|m| (m, stream))
+            })
+            .flatten();
+        let Some(((mut span, started, model), (first_piece, pieces))) = taken else {
             return Ok(());
         };
+        if let Some(first) = first_piece {
+            span.set_attribute(KeyValue::new(HOOKS_STREAM_CHUNKS, pieces as i64));
+            span.set_attribute(KeyValue::new(
+                HOOKS_TIME_TO_FIRST_TOKEN_MS,
+                first.as_secs_f64() * 1000.0,
+            ));
+            self.instruments.time_to_first_token.record(
+                first.as_secs_f64(),
+                &[
+                    KeyValue::new(GEN_AI_OPERATION_NAME, OP_CHAT),
+                    KeyValue::new(GEN_AI_REQUEST_MODEL, model.clone()),
+                ],
+            );
+        }
         let outcome = match (e.response(), e.error()) {
             (Some(r), _) => Some(Ok(r)),
             (None, Some(err)) => Some(Err(err)),

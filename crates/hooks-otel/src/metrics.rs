@@ -12,6 +12,7 @@ pub(crate) struct Instruments {
     pub(crate) tool_calls: Counter<u64>,
     pub(crate) tool_errors: Counter<u64>,
     pub(crate) tool_duration: Histogram<f64>,
+    pub(crate) time_to_first_token: Histogram<f64>,
 }
 
 impl Instruments {
@@ -53,6 +54,12 @@ impl Instruments {
                 .f64_histogram(METRIC_TOOL_DURATION)
                 .with_unit("s")
                 .with_description("Tool call duration")
+                .with_boundaries(DURATION_BUCKETS.to_vec())
+                .build(),
+            time_to_first_token: meter
+                .f64_histogram(METRIC_TIME_TO_FIRST_TOKEN)
+                .with_unit("s")
+                .with_description("Time to the first piece of a streamed reply")
                 .with_boundaries(DURATION_BUCKETS.to_vec())
                 .build(),
         }

@@ -63,6 +63,13 @@ pub const HOOKS_CLOSED_BY: &str = "hooks.closed_by";
 
 /// `gen_ai.client.operation.duration` (histogram, seconds).
 pub const METRIC_OPERATION_DURATION: &str = "gen_ai.client.operation.duration";
+/// Time from a streamed model call's start to its first piece, in seconds (the semantic
+/// conventions' name; measured here by the client, so it includes the network).
+pub const METRIC_TIME_TO_FIRST_TOKEN: &str = "gen_ai.server.time_to_first_token";
+/// How many pieces a streamed reply came in (on its `chat` span).
+pub const HOOKS_STREAM_CHUNKS: &str = "hooks.stream.chunks";
+/// Milliseconds from a streamed model call's start to its first piece (on its `chat` span).
+pub const HOOKS_TIME_TO_FIRST_TOKEN_MS: &str = "hooks.time_to_first_token_ms";
 /// `gen_ai.client.token.usage` (histogram, `{token}`).
 pub const METRIC_TOKEN_USAGE: &str = "gen_ai.client.token.usage";
 /// `hooks.agent.invocations` (counter).

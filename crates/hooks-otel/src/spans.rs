@@ -15,6 +15,9 @@ pub(crate) struct RunSpans {
     pub(crate) iteration: Option<Context>,
     pub(crate) model: Option<(BoxedSpan, Instant, String)>,
     pub(crate) tools: HashMap<String, (BoxedSpan, Instant)>,
+    /// The current model call's streamed pieces: time to the first, and how many.
+    pub(crate) first_piece: Option<std::time::Duration>,
+    pub(crate) pieces: u64,
 }
 
 impl RunSpans {

@@ -7,6 +7,12 @@
 //!   stack — LoggingHook at a disabled level, GuardrailsHook with its default config,
 //!   ModelRetryHook, NoOpTelemetryHook — with `{"query": "weather in Paris", "limit": 5}` and a
 //!   200-character result without PII.
+//! - `stream/delta/{full_stack,live}`: a streamed reply of 1 000 pieces through
+//!   `Agent::run_stream`, per piece (criterion's throughput is in pieces): with the whole stack
+//!   (its output guard holds the reply until it is complete, so the pieces go through the
+//!   delta hooks — telemetry counts them — and the consumer gets the guarded text at once),
+//!   and live (logging, telemetry and a delta-rewriting provider; every piece reaches the
+//!   consumer).
 //! - Before them: the peak memory per in-flight run, with 10 000 runs in flight at once
 //!   (printed, from the process's peak RSS; Linux only).
 
@@ -146,7 +152,81 @@ fn memory_report() {
     );
 }
 
-criterion_group!(benches, tool_call_pair, runs);
+/// Streams 1 000 pieces of "token ".
+struct Pieces;
+
+#[hooks::async_trait]
+impl hooks::agent::Model for Pieces {
+    fn name(&self) -> &str {
+        "pieces"
+    }
+    async fn complete(
+        &self,
+        _: hooks::agent::ModelRequest<'_>,
+    ) -> Result<hooks::ModelResponse, hooks::ModelError> {
+        Ok(hooks::ModelResponse::text("token ".repeat(1000)))
+    }
+    fn stream<'a>(&'a self, _: hooks::agent::ModelRequest<'a>) -> hooks::stream::ModelStream<'a> {
+        use hooks::stream::{ModelDelta, StreamItem};
+        let items = (0..1000)
+            .map(|_| Ok(StreamItem::Delta(ModelDelta::Text("token ".to_owned()))))
+            .chain([Ok(StreamItem::Done(hooks::ModelResponse::text(
+                "token ".repeat(1000),
+            )))]);
+        Box::pin(futures_util::stream::iter(items))
+    }
+}
+
+/// Rewrites nothing, but reads every piece (a provider that subscribes to deltas).
+struct ReadsPieces;
+
+#[hooks::async_trait]
+impl hooks::HookProvider for ReadsPieces {
+    fn hooks(&self) -> hooks::HookSet {
+        hooks::HookSet::MODEL_DELTA
+    }
+    async fn on_model_delta(
+        &self,
+        e: &mut hooks::ModelDeltaEvent<'_>,
+    ) -> Result<(), hooks::HookError> {
+        black_box(e.delta().text().len());
+        Ok(())
+    }
+}
+
+fn stream_delta(c: &mut Criterion) {
+    use futures_util::StreamExt as _;
+    let rt = runtime();
+    let s = stack_discarding();
+    let full = hooks::agent::Agent::builder("stream", Pieces)
+        .registry(s.registry.clone())
+        .build()
+        .expect("an agent");
+    let mut live = HookRegistry::new();
+    live.add(LoggingHook::new()).expect("fresh registry");
+    live.add(s.telemetry.hook().build()).expect("fresh name");
+    live.add(ReadsPieces).expect("fresh name");
+    assert!(live.streams_live());
+    let live = hooks::agent::Agent::builder("stream", Pieces)
+        .registry(Arc::new(live))
+        .build()
+        .expect("an agent");
+    let mut g = c.benchmark_group("stream/delta");
+    g.throughput(Throughput::Elements(1000));
+    for (name, agent) in [("full_stack", &full), ("live", &live)] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let n = agent.run_stream("go", 64).count().await;
+                    black_box(n)
+                })
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, tool_call_pair, runs, stream_delta);
 
 fn main() {
     memory_report();

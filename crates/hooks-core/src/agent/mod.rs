@@ -18,6 +18,8 @@ pub use tool::{FnTool, Tool, ToolError, ToolInput, tool_output_from_bytes};
 use crate::driver::{Run, RunOptions, ToolInvocation};
 use crate::error::RunError;
 use crate::interrupt::{Approver, Decision, PausedRun, ResumeLedger, RunOutcome};
+use crate::state::ModelError;
+use crate::stream::{RunStream, StreamItem};
 
 /// The shortest [`AgentBuilder::resume_key`]: 32 bytes.
 pub const MIN_RESUME_KEY_BYTES: usize = 32;
@@ -330,6 +332,35 @@ impl Agent {
             .start(state, self.options(), move |run| self.body(run))
     }
 
+    /// Runs the agent on `prompt` and streams what happens: the reply's text as it comes
+    /// (through the `on_model_delta` hooks), tool calls starting and finishing, retractions
+    /// and corrections, and last [`RunEvent::Finished`] with the outcome (the run may pause,
+    /// as with [`start`](Self::start)). See [`stream`](crate::stream) for what a guard holds
+    /// back. At most `capacity` events wait for the consumer; the run advances only while the
+    /// stream is polled, and dropping it abandons the run.
+    ///
+    /// ```
+    /// use futures_util::StreamExt as _;
+    /// use hooks_core::prelude::*;
+    /// use hooks_core::stream::RunEvent;
+    /// use hooks_core::test_util::ScriptedModel;
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let agent = Agent::builder("a", ScriptedModel::new(vec![Ok(ModelResponse::text("hello"))]))
+    ///     .build().unwrap();
+    /// let events: Vec<RunEvent> = agent.run_stream("hi", 16).collect().await;
+    /// assert!(matches!(&events[0], RunEvent::Text { text, .. } if text == "hello"));
+    /// assert!(matches!(events.last(), Some(RunEvent::Finished(r)) if r.is_ok()));
+    /// # });
+    /// ```
+    pub fn run_stream(&self, prompt: impl Into<String>, capacity: usize) -> RunStream<'_> {
+        let queue = crate::stream::Queue::new(capacity);
+        let options = self.options().with_events(queue.clone());
+        let run = self
+            .registry
+            .start(self.new_state(prompt), options, move |run| self.body(run));
+        RunStream::new(run, queue)
+    }
+
     /// Resumes a paused run with decisions for some or all of its interruptions (see
     /// [`HookRegistry::resume`]); it may pause again.
     ///
@@ -442,12 +473,34 @@ impl Agent {
 
     /// One iteration: the model call, then its tool calls. `Some(answer)` ends the run.
     async fn step(&self, run: &Run<'_>) -> Result<Option<String>, RunError> {
-        let response = run
-            .model_call(|call| {
+        let response = if run.options().events.is_some() {
+            // Boxed: only a streamed run pays for this future's size.
+            Box::pin(run.model_call_stream(|call, sink| {
+                let model = Arc::clone(&self.model);
+                async move {
+                    use futures_util::StreamExt as _;
+                    let mut stream = model.stream(call.request());
+                    let mut whole = None;
+                    while let Some(item) = stream.next().await {
+                        match item? {
+                            StreamItem::Delta(delta) => sink.send(delta).await?,
+                            StreamItem::Done(response) => whole = Some(response),
+                        }
+                    }
+                    whole.ok_or_else(|| ModelError::Server {
+                        status: None,
+                        message: "the model's stream ended before the whole reply".into(),
+                    })
+                }
+            }))
+            .await?
+        } else {
+            run.model_call(|call| {
                 let model = Arc::clone(&self.model);
                 async move { model.complete(call.request()).await }
             })
-            .await?;
+            .await?
+        };
         if response.message.tool_calls.is_empty() {
             return Ok(Some(response.message.content));
         }

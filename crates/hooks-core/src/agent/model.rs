@@ -5,6 +5,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::state::{Message, ModelError, ModelOptions, ModelResponse, RunId, ToolSpec};
+use crate::stream::{ModelDelta, ModelStream, StreamItem};
 
 /// One model call's input.
 ///
@@ -67,6 +68,45 @@ pub trait Model: Send + Sync {
 
     /// Answers the conversation.
     async fn complete(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError>;
+
+    /// Answers the conversation in pieces: deltas as they come, then the whole reply
+    /// ([`StreamItem::Done`], last). The default calls [`complete`](Self::complete) and hands
+    /// its text over as one piece.
+    ///
+    /// ```
+    /// use futures_util::StreamExt as _;
+    /// use hooks_core::agent::{Model, ModelRequest};
+    /// use hooks_core::stream::{ModelDelta, StreamItem};
+    /// use hooks_core::test_util::ScriptedModel;
+    /// use hooks_core::{Message, ModelResponse, RunId};
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let model = ScriptedModel::new(vec![Ok(ModelResponse::text("hi"))]);
+    /// let (run, messages) = (RunId::new("r1"), vec![Message::user("hello")]);
+    /// let items: Vec<_> = model.stream(ModelRequest::new(&run, &messages)).collect().await;
+    /// assert_eq!(items[0].as_ref().unwrap(), &StreamItem::Delta(ModelDelta::Text("hi".into())));
+    /// assert!(matches!(items[1], Ok(StreamItem::Done(_))));
+    /// # });
+    /// ```
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+        use futures_util::StreamExt as _;
+        Box::pin(
+            futures_util::stream::once(self.complete(request)).flat_map(|r| {
+                let items: Vec<Result<StreamItem, ModelError>> = match r {
+                    Ok(response) => {
+                        let text = response.message.content.clone();
+                        let mut items = Vec::with_capacity(2);
+                        if !text.is_empty() {
+                            items.push(Ok(StreamItem::Delta(ModelDelta::Text(text))));
+                        }
+                        items.push(Ok(StreamItem::Done(response)));
+                        items
+                    }
+                    Err(e) => vec![Err(e)],
+                };
+                futures_util::stream::iter(items)
+            }),
+        )
+    }
 }
 
 /// The future a model call returns (what `#[async_trait]` makes of it).
@@ -87,6 +127,9 @@ macro_rules! forward_model {
                 'a: 'f,
             {
                 (**self).complete(request)
+            }
+            fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+                (**self).stream(request)
             }
         }
     };

@@ -32,7 +32,9 @@ use std::ops::{BitOr, BitOrAssign};
 use std::sync::Arc;
 
 pub use invocation::{AfterInvocationEvent, BeforeInvocationEvent, IterationEvent};
-pub use model::{AfterModelCallEvent, BeforeModelCallEvent, ModelCallOutcome, ModelCallParts};
+pub use model::{
+    AfterModelCallEvent, BeforeModelCallEvent, ModelCallOutcome, ModelCallParts, ModelDeltaEvent,
+};
 pub use tool::{
     AfterToolCallEvent, BeforeToolCallEvent, DEFAULT_CANCEL_REASON, PersonApproval,
     SecretArguments, ToolCallParts, ToolOutcome,
@@ -202,14 +204,18 @@ pub enum HookEvent {
     Custom,
     /// `on_run_abandoned`: the run's future was dropped before the run ended.
     RunAbandoned,
+    /// `on_model_delta`: a piece of a streamed reply (only providers that list
+    /// [`HookSet::MODEL_DELTA`] get it; it is not in [`HookSet::ALL`]).
+    ModelDelta,
 }
 
 impl HookEvent {
     /// Every event, in lifecycle order.
-    pub const ALL: [HookEvent; 10] = [
+    pub const ALL: [HookEvent; 11] = [
         HookEvent::BeforeInvocation,
         HookEvent::IterationStart,
         HookEvent::BeforeModelCall,
+        HookEvent::ModelDelta,
         HookEvent::AfterModelCall,
         HookEvent::BeforeToolCall,
         HookEvent::AfterToolCall,
@@ -232,6 +238,7 @@ impl HookEvent {
             HookEvent::AfterToolCall => "on_after_tool_call",
             HookEvent::Custom => "on_custom_event",
             HookEvent::RunAbandoned => "on_run_abandoned",
+            HookEvent::ModelDelta => "on_model_delta",
         }
     }
 
@@ -300,6 +307,10 @@ impl HookSet {
     pub const CUSTOM: Self = HookEvent::Custom.as_set();
     /// `on_run_abandoned`.
     pub const RUN_ABANDONED: Self = HookEvent::RunAbandoned.as_set();
+    /// `on_model_delta`: pieces of streamed replies. Opt-in — not part of [`ALL`](Self::ALL):
+    /// a provider that lists it sees a reply before the after-model-call hooks do, so it must
+    /// handle it (a guard that does not is never streamed past; see [`stream`](crate::stream)).
+    pub const MODEL_DELTA: Self = HookEvent::ModelDelta.as_set();
     /// Both invocation events.
     pub const INVOCATION: Self = Self(Self::BEFORE_INVOCATION.0 | Self::AFTER_INVOCATION.0);
     /// Both iteration events.
@@ -308,8 +319,8 @@ impl HookSet {
     pub const MODEL_CALL: Self = Self(Self::BEFORE_MODEL_CALL.0 | Self::AFTER_MODEL_CALL.0);
     /// Both tool-call events.
     pub const TOOL_CALL: Self = Self(Self::BEFORE_TOOL_CALL.0 | Self::AFTER_TOOL_CALL.0);
-    /// Every event.
-    pub const ALL: Self = Self((1 << HookEvent::ALL.len()) - 1);
+    /// Every event but [`MODEL_DELTA`](Self::MODEL_DELTA) (which is opt-in).
+    pub const ALL: Self = Self(((1 << HookEvent::ALL.len()) - 1) & !Self::MODEL_DELTA.0);
 
     /// True when `event` is in the set.
     pub const fn contains(self, event: HookEvent) -> bool {
@@ -390,13 +401,15 @@ pub enum Field {
     Error,
     /// The interrupt request (a person must decide).
     Interrupt,
+    /// A piece of a streamed reply.
+    Delta,
     /// The provider was left out of a nested run (an agent run as a tool; see
     /// [`AgentTool::without_provider`](crate::agent::AgentTool::without_provider)).
     NestedOptOut,
 }
 
 impl Field {
-    const ALL: [Field; 14] = [
+    const ALL: [Field; 15] = [
         Field::State,
         Field::Messages,
         Field::Response,
@@ -411,6 +424,7 @@ impl Field {
         Field::Error,
         Field::Interrupt,
         Field::NestedOptOut,
+        Field::Delta,
     ];
 
     /// The field's name.
@@ -430,6 +444,7 @@ impl Field {
             Field::Error => "error",
             Field::Interrupt => "interrupt",
             Field::NestedOptOut => "nested_opt_out",
+            Field::Delta => "delta",
         }
     }
 }
@@ -532,7 +547,9 @@ mod tests {
             assert!(!set.contains(e));
             set |= e.into();
         }
-        assert_eq!(set, HookSet::ALL);
+        // Every event; `HookSet::ALL` is every one but the opt-in streamed pieces.
+        assert_eq!(set, HookSet::ALL | HookSet::MODEL_DELTA);
+        assert!(!HookSet::ALL.contains(HookEvent::ModelDelta));
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::{ChangeTracker, EventContext, Field, context_getters, tracked};
 use crate::state::{Message, ModelError, ModelOptions, ModelResponse, ToolSpec};
+use crate::stream::ModelDelta;
 
 /// Before the model is called: hooks may rewrite the messages (the rewrite stays in the
 /// conversation), change the tools offered and the call's options (tool choice, sampling) for
@@ -326,3 +327,74 @@ impl<'a> AfterModelCallEvent<'a> {
 }
 
 tracked!(AfterModelCallEvent<'_>);
+
+/// One piece of a streamed reply, before the consumer sees it (see
+/// [`stream`](crate::stream)): hooks may rewrite it or hold text back (set less text and keep
+/// the rest, keyed by run id, to hand over in a later piece). The last event of a reply
+/// ([`is_last`](Self::is_last)) carries an empty text piece: what a hook still holds goes there.
+/// The assembled reply goes through the after-model-call hooks as always.
+///
+/// ```
+/// use hooks_core::{EventContext, Extensions, ModelDeltaEvent, RunId};
+/// use hooks_core::stream::ModelDelta;
+/// let (run, ext) = (RunId::new("r1"), Extensions::new());
+/// let mut e = ModelDeltaEvent::new(EventContext::new(&run, &ext), "gpt", ModelDelta::Text("Hel".into()), false);
+/// e.set_text("He");
+/// assert_eq!(e.delta().text(), "He");
+/// ```
+pub struct ModelDeltaEvent<'a> {
+    cx: EventContext<'a>,
+    model: &'a str,
+    delta: ModelDelta,
+    last: bool,
+    tracker: ChangeTracker,
+}
+
+impl<'a> ModelDeltaEvent<'a> {
+    /// A piece of the reply of `model`; `last` for the closing (empty) piece.
+    pub fn new(cx: EventContext<'a>, model: &'a str, delta: ModelDelta, last: bool) -> Self {
+        Self {
+            cx,
+            model,
+            delta,
+            last,
+            tracker: ChangeTracker::default(),
+        }
+    }
+
+    /// The model's name.
+    pub fn model(&self) -> &'a str {
+        self.model
+    }
+
+    /// The piece, as earlier hooks left it.
+    pub fn delta(&self) -> &ModelDelta {
+        &self.delta
+    }
+
+    /// True for the reply's closing piece: hand over anything held back now.
+    pub fn is_last(&self) -> bool {
+        self.last
+    }
+
+    /// Replaces the piece's text (a text piece's text, a tool-call piece's arguments): less to
+    /// hold some back, more to release what was held.
+    pub fn set_text(&mut self, text: impl Into<String>) {
+        self.tracker.mark(Field::Delta);
+        *self.delta.text_mut() = text.into();
+    }
+
+    /// The piece, to rewrite.
+    pub fn delta_mut(&mut self) -> &mut ModelDelta {
+        self.tracker.mark(Field::Delta);
+        &mut self.delta
+    }
+
+    /// The piece as the hooks left it.
+    pub fn into_delta(self) -> ModelDelta {
+        self.delta
+    }
+}
+
+context_getters!(ModelDeltaEvent<'a>);
+tracked!(ModelDeltaEvent<'_>);
