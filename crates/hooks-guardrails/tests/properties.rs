@@ -135,6 +135,10 @@ fn entities_written_side_by_side_are_all_redacted() {
         "415.555.2671",
         "+1 415 555 2671",
         "0044 7911 123456",
+        "415 555 2671",
+        "020 7946 0958",
+        "9789173444",
+        "+49 30 123456",
         "4111 1111 1111 1111",
         "4111-1111-1111-1111",
         "4111111111111111",
@@ -147,7 +151,12 @@ fn entities_written_side_by_side_are_all_redacted() {
     let detector = detector();
     for a in entities {
         for b in entities {
-            for sep in [" ", ", ", "; ", "\n", " / "] {
+            for sep in [" ", ", ", "; ", "\n", " / ", "/"] {
+                // A German number's length varies: `+49 30 123456 020 …` may be one number
+                // (11 digits) or two; only punctuation tells.
+                if a.starts_with("+49") && sep == " " {
+                    continue;
+                }
                 let text = format!("call {a}{sep}{b}");
                 assert!(!detector.detect(&text).is_empty(), "{text:?}");
                 let (out, _) = detector.redact(&text);
@@ -157,6 +166,22 @@ fn entities_written_side_by_side_are_all_redacted() {
                 );
             }
         }
+    }
+    // Found by a second review: each of these left one number (or part of it) visible.
+    for text in [
+        "Tel: +49 30 123456 978 917 3444",
+        "Tel: +49 30 123456 (978) 917-3444",
+        "978 917 3444/978 917 3444",
+        "phone 415 555 2671 4111 1111 1111 1111",
+        "tel 978-917-3444/978-917-3555",
+        "call 9789173444 9789173444",
+        "call 978 917 3444 020 7946 0958",
+    ] {
+        let (out, _) = detector.redact(text);
+        assert!(
+            !out.bytes().any(|c| c.is_ascii_digit()),
+            "{text:?} -> {out:?}"
+        );
     }
     // An SSN with a card glued straight on: both (the card once the SSN's placeholder frees it).
     for text in [

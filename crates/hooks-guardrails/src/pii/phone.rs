@@ -307,23 +307,68 @@ pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, u
     }
     let all = groups(text, s + usize::from(plus), e);
     // The run may go on past the number with another one after a space (`415-555-2671 8am`,
-    // `020 7946 0958 020 7946 0959`): the longest run of groups that ends at a space (or at
-    // the run's end) and reads as a phone number is the one.
-    // A cut falls where the grouping changes (`2671 | 8am`, `0958 | 020`, `(415) … | (212)`,
-    // `978-917-3444 | 4111 1111 …`), never between two groups of one pattern
-    // (`05 12 23 34 45 | 56` is one run).
+    // `020 7946 0958 020 7946 0959`): the longest run of groups that ends where another
+    // number may start (or at the run's end) and reads as a phone number is the one.
+    // A slash after three groups (or a long one) lists the next number: the run ends there.
+    let end = (1..all.len())
+        .find(|&k| all[k].sep == b'/' && (k >= 3 || len(&all[k - 1]) >= 7))
+        .unwrap_or(all.len());
+    let all = &all[..end];
     (1..=all.len())
         .rev()
-        .filter(|&k| {
-            k == all.len()
-                || (all[k].sep == b' '
-                    // An international number's length is exact: it may end at any space.
-                    && (plus
-                        || all[k].paren
-                        || len(&all[k]) != len(&all[k - 1])
-                        || matches!(all[k - 1].sep, b'-' | b'.' | b'/' | b')')))
-        })
+        .filter(|&k| k == all.len() || may_end_before(text, plus, all, k))
         .find_map(|k| classify(text, s, plus, &all[..k]))
+}
+
+/// True when a phone number may end before group `k` of the run `all` (another number
+/// follows). A cut falls where the grouping changes (`2671 | 8am`, `0958 | 020`,
+/// `(415) … | (212)`, `978-917-3444 | 4111 1111 …`, `978-917-3444/978-917-3555`), after a
+/// whole number in one group (`9789173444 | 9789173444`), after a complete North American
+/// number (`415 555 2671 | 4111 …`) or an international one of a fixed-length country
+/// (`+1 415 555 2671 | 4111 …`) — never between two groups of one pattern
+/// (`05 12 23 34 45 | 56` is one run, and `+49 30 123456 | 978` is not cut: German numbers
+/// vary in length).
+fn may_end_before(text: &str, plus: bool, all: &[Group], k: usize) -> bool {
+    let (next, prev) = (&all[k], &all[k - 1]);
+    if next.sep == b'/' {
+        return k >= 2 || len(prev) >= 7;
+    }
+    if next.sep != b' ' {
+        return false;
+    }
+    if next.paren
+        || len(next) != len(prev)
+        || matches!(prev.sep, b'-' | b'.' | b'/' | b')')
+        || (len(prev) >= 7 && len(next) >= 7)
+    {
+        return true;
+    }
+    let mut buf = [0u8; 16 * MAX_GROUPS];
+    let n = digits_of(text, &all[..k], &mut buf);
+    let d = &buf[..n];
+    let shape = |i: usize| len(&all[i]);
+    if !plus {
+        let nanp = match k {
+            3 => [shape(0), shape(1), shape(2)] == [3, 3, 4] && nanp_ok(d),
+            4 => {
+                [shape(0), shape(1), shape(2), shape(3)] == [1, 3, 3, 4]
+                    && d[0] == 1
+                    && nanp_ok(&d[1..])
+            }
+            _ => false,
+        };
+        // A national number with a trunk zero is complete at 11 digits (`020 7946 0958`),
+        // unless it is written in pairs (`05 12 23 34 45 56` is one run).
+        let trunk = n == 11 && d[0] == 0 && d[1] != 0 && !all[..k].iter().all(|g| len(g) == 2);
+        return nanp || trunk;
+    }
+    // International: a country whose numbers have one length ends exactly there.
+    let Some(cc_len) = country_code(d) else {
+        return false;
+    };
+    let cc = d[..cc_len].iter().fold(0u16, |a, &x| a * 10 + u16::from(x));
+    let (min, max) = national_len(cc);
+    min == max && n - cc_len == min
 }
 
 /// Reads the groups `gs` of the number at `s` as a phone number (see the module's grammar).
@@ -335,8 +380,13 @@ fn classify(text: &str, s: usize, plus: bool, gs: &[Group]) -> Option<(usize, us
     // `+1 415 555 2671x23`: an extension follows.
     let extension = byte_at(text, end) == Some(b'x')
         && byte_at(text, end + 1).is_some_and(|c| c.is_ascii_digit());
+    // A slash after a whole number (two groups or more, or one long one) lists another
+    // (`978-917-3444/978-917-3555`); after a first short group it is the area code's
+    // (`089/1234567`).
+    let listed = byte_at(text, end) == Some(b'/') && (gs.len() >= 2 || len(last) >= 7);
     if (!extension && byte_at(text, end).is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_'))
         || (matches!(byte_at(text, end), Some(b'-' | b'/' | b':'))
+            && !listed
             && byte_at(text, end + 1).is_some_and(|c| c.is_ascii_digit()))
     {
         return None;
@@ -449,8 +499,14 @@ fn classify(text: &str, s: usize, plus: bool, gs: &[Group]) -> Option<(usize, us
     if first.paren && len(first) == 2 && gs.len() == 3 && (8..=9).contains(&(n - 2)) {
         return ok(true);
     }
-    // Anything else only where a word says it is a phone number.
+    // Anything else only where a word says it is a phone number — but not a North American
+    // number with more groups after it (`978 917 3444 020 …`: that number, then another).
+    let nanp_then_more = gs.len() > 3 && shape[..3] == [3, 3, 4] && nanp_ok(&d[..10]);
+    // A whole number in its first group with more after it is that number, then another.
+    let whole_then_more = gs.len() > 1 && len(first) >= 7;
     ok(!after_code_group(text, s)
+        && !nanp_then_more
+        && !whole_then_more
         && !date
         && shape.iter().all(|&l| l >= 2)
         && (8..=13).contains(&n)
