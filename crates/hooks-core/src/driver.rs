@@ -72,7 +72,7 @@ pub struct RunOptions {
     pub resume_key: Option<Arc<[u8]>>,
     /// How deep runs may nest under this one (agents run as tools; see
     /// [`NestedCall`]). Read from the top-level run only: nested runs share its limit.
-    /// Default [`DEFAULT_MAX_DEPTH`].
+    /// Default [`DEFAULT_MAX_DEPTH`]; never more than [`MAX_NESTING_DEPTH`].
     pub max_depth: u32,
     /// Where the run hands its [`RunEvent`]s (streamed text, tool calls starting and
     /// finishing); `None`: nowhere. See [`Run::model_call_stream`].
@@ -226,6 +226,8 @@ pub struct ToolInvocation<'r> {
     run: Run<'r>,
     /// Whether the call may pause (an agent run as the tool may then pause for a person).
     pausable: bool,
+    /// This execution's slot among the run's (what a nested run under it is filed by).
+    slot: u64,
 }
 
 impl std::fmt::Debug for ToolInvocation<'_> {
@@ -250,6 +252,7 @@ impl<'r> ToolInvocation<'r> {
                 run: &self.run,
                 call_id: &self.call_id,
                 pausable: self.pausable,
+                slot: self.slot,
             })
     }
 
@@ -317,6 +320,13 @@ struct Shared {
     /// Nested runs that paused, by the call of this run that started them (see
     /// [`NestedCall::pause`]).
     nested_paused: Mutex<HashMap<String, PausedRun>>,
+    /// The next tool execution's slot.
+    next_slot: std::sync::atomic::AtomicU64,
+    /// Executions that started a nested run (one each).
+    nested_started: Mutex<HashSet<u64>>,
+    /// Nested runs that paused, by the execution that started them, until the driver files
+    /// them under their call.
+    paused_slots: Mutex<HashMap<u64, PausedRun>>,
     /// On resume: the paused nested runs to resume, with the decisions for them, by call.
     nested_resume: Mutex<HashMap<String, (PausedRun, Vec<Decision>)>>,
 }
@@ -325,11 +335,15 @@ struct Shared {
 #[derive(Debug)]
 struct Tree {
     max_depth: u32,
-    /// The top-level run's iterations left when it started: every run of the tree draws from
-    /// them.
+    /// The top-level run's iteration limit: every run of the tree draws from it.
     budget: u32,
+    /// Iterations the tree used, earlier segments (before a pause) included.
     used: AtomicU32,
 }
+
+/// The deepest runs may ever nest, whatever a run's options say: every level adds to the
+/// stack of the task that polls the tree.
+pub const MAX_NESTING_DEPTH: u32 = 8;
 
 /// How a nested run hangs off its parent.
 struct Link {
@@ -374,6 +388,8 @@ struct Resumed {
     nested_waiting: HashMap<String, PausedRun>,
     /// Paused nested runs of decided calls, with the decisions for them.
     nested_resume: HashMap<String, (PausedRun, Vec<Decision>)>,
+    /// Iterations the tree used before the pause.
+    tree_used: u32,
 }
 
 /// A run in progress, handed to the body of [`HookRegistry::run`]. Cheap to clone (share it
@@ -609,6 +625,23 @@ impl HookRegistry {
         {
             return Err(refuse(e, paused.into_parts().state));
         }
+        // A nested run resumes only under the call it paused under (its caller's guards, its
+        // tree's budget), never on its own.
+        let placed = match (&link, paused.state().parent.as_deref()) {
+            (None, None) => Ok(()),
+            (None, Some(p)) => Err(ResumeError::Nested(format!(
+                "this paused run is nested under call {} of run {}: resume that run with the decision instead",
+                preview(&p.tool_call_id, 64),
+                p.run_id.as_str()
+            ))),
+            (Some(l), Some(p)) if l.parent == *p => Ok(()),
+            (Some(_), _) => Err(ResumeError::Inconsistent(
+                "the nested paused run does not belong to the call resuming it".to_owned(),
+            )),
+        };
+        if let Err(e) = placed {
+            return Err(refuse(e, paused.into_parts().state));
+        }
         let mut parts = paused.into_parts();
         let mut decided = match match_decisions(&parts.interruptions, decisions) {
             Ok(d) => d,
@@ -670,6 +703,7 @@ impl HookRegistry {
             claims,
             nested_waiting,
             nested_resume,
+            tree_used: parts.tree_iterations,
         }));
         self.segment(begin, options, body, true, link).await
     }
@@ -689,6 +723,7 @@ impl HookRegistry {
         let started = Instant::now();
         let mut nested_waiting = HashMap::new();
         let mut nested_resume = HashMap::new();
+        let mut tree_used = 0;
         let (mut state, resumed, always_approved, claims) = match begin {
             Begin::Fresh(state) => (state, None, Vec::new(), Vec::new()),
             Begin::Resumed(r) => {
@@ -700,9 +735,11 @@ impl HookRegistry {
                     claims,
                     nested_waiting: waiting,
                     nested_resume: resume,
+                    tree_used: used,
                 } = *r;
                 nested_waiting = waiting;
                 nested_resume = resume;
+                tree_used = used;
                 self.restore_run_states(&state.run_id, provider_states);
                 (state, Some(work), always_approved, claims)
             }
@@ -768,9 +805,10 @@ impl HookRegistry {
         let tree = match link {
             Some(l) => l.tree,
             None => Arc::new(Tree {
-                max_depth: options.max_depth,
-                budget: state.max_iterations.saturating_sub(state.iteration),
-                used: AtomicU32::new(0),
+                max_depth: options.max_depth.min(MAX_NESTING_DEPTH),
+                budget: state.max_iterations,
+                // What the whole tree used before a pause, not only this run.
+                used: AtomicU32::new(tree_used.max(state.iteration)),
             }),
         };
         let shared = Arc::new(Shared {
@@ -788,6 +826,9 @@ impl HookRegistry {
             parent,
             tree,
             nested_paused: Mutex::new(nested_waiting),
+            next_slot: std::sync::atomic::AtomicU64::new(0),
+            nested_started: Mutex::default(),
+            paused_slots: Mutex::default(),
             nested_resume: Mutex::new(nested_resume),
         });
         let result = match before {
@@ -830,6 +871,7 @@ impl HookRegistry {
             Some(_) => self.save_run_states(&shared.run_id),
             None => Map::new(),
         };
+        let tree_used = shared.tree.used.load(Ordering::Relaxed);
         let key = shared.options.resume_key.clone();
         // The body is done: its clones of the run are gone (or the caller kept one; then the
         // state is copied out rather than taken).
@@ -868,7 +910,8 @@ impl HookRegistry {
                     tracing::info!(target: "hooks::interrupt", run_id = state.run_id.as_str(), interruptions = interruptions.len(), "the run paused for a person's decision");
                     let paused =
                         PausedRun::new(state, interruptions, pending, approved, provider_states)
-                            .with_nested(nested);
+                            .with_nested(nested)
+                            .with_tree_iterations(tree_used);
                     Ok(RunOutcome::Interrupted(match &key {
                         Some(key) => paused.sealed(key),
                         None => paused,
@@ -1657,6 +1700,7 @@ impl<'r> Run<'r> {
             }
 
             let t0 = Instant::now();
+            let slot = shared.next_slot.fetch_add(1, Ordering::Relaxed);
             // Settled before any await: an interruption is stored at once, so no large value
             // lives across the tool's execution (this future is one per parallel call).
             let settled = {
@@ -1712,11 +1756,17 @@ impl<'r> Run<'r> {
                             )
                             .await;
                         }
-                        self.execute(call, &parts, shared.pausable && attempt == 0, &mut execute)
-                            .await
+                        self.execute(
+                            call,
+                            &parts,
+                            shared.pausable && attempt == 0,
+                            slot,
+                            &mut execute,
+                        )
+                        .await
                     };
                     let secrets = &parts.secret_arguments;
-                    let child = lock(&shared.nested_paused).remove(&call.id);
+                    let child = lock(&shared.paused_slots).remove(&slot);
                     match (ran, child) {
                         (_, Some(child)) if shared.pausable && attempt == 0 => {
                             // The agent run as this tool paused for a person: so does this
@@ -1901,6 +1951,7 @@ impl<'r> Run<'r> {
         call: &ToolCall,
         parts: &crate::event::ToolCallParts,
         pausable: bool,
+        slot: u64,
         execute: &mut F,
     ) -> Result<String, ToolError>
     where
@@ -1923,6 +1974,7 @@ impl<'r> Run<'r> {
             secret_keys: parts.secret_arguments.keys(),
             run: self.clone(),
             pausable,
+            slot,
         };
         // A panic while making the future, or while polling it, is an error result.
         let made = std::panic::catch_unwind(AssertUnwindSafe(|| execute(invocation)));
@@ -2123,6 +2175,7 @@ pub struct NestedCall<'a> {
     run: &'a Run<'a>,
     call_id: &'a str,
     pausable: bool,
+    slot: u64,
 }
 
 impl std::fmt::Debug for NestedCall<'_> {
@@ -2184,7 +2237,31 @@ impl<'a> NestedCall<'a> {
         options
     }
 
-    fn link(&self, opted_out: &[String]) -> Result<Link, RunError> {
+    fn link(&self, registry: &HookRegistry, opted_out: &[String]) -> Result<Link, RunError> {
+        let refuse = |reason: String| Err(RunError::NestedRefused { reason });
+        // Never through fewer guards than the caller: every guard of its registry is in the
+        // nested one (the same provider), or named as left out.
+        let caller = self.run.registry;
+        if let Some(unknown) = opted_out.iter().find(|n| !caller.contains(n)) {
+            return refuse(format!(
+                "provider '{}' cannot be left out: the calling run has no provider of that name",
+                preview(unknown, 64)
+            ));
+        }
+        let missing = registry.missing_guards_of(caller, opted_out);
+        if !missing.is_empty() {
+            return refuse(format!(
+                "the nested run's registry lacks the calling run's guard(s) {}; build it with HookRegistry::nested, or leave a guard out explicitly",
+                missing.join(", ")
+            ));
+        }
+        // One nested run per tool execution: its pause and its resume are filed by the call.
+        if !lock(&self.run.shared.nested_started).insert(self.slot) {
+            return refuse(
+                "this tool call already started a nested run; one tool call runs at most one nested agent"
+                    .to_owned(),
+            );
+        }
         if !opted_out.is_empty() {
             // Visible in the calling run's record, on the call that left them out.
             let changes = opted_out
@@ -2233,7 +2310,7 @@ impl<'a> NestedCall<'a> {
         F: FnOnce(Run<'s>) -> Fut,
         Fut: Future<Output = Result<String, RunError>>,
     {
-        let link = match self.link(opted_out) {
+        let link = match self.link(registry, opted_out) {
             Ok(link) => link,
             Err(error) => {
                 return Err(RunFailure {
@@ -2278,7 +2355,7 @@ impl<'a> NestedCall<'a> {
         F: FnOnce(Run<'s>) -> Fut,
         Fut: Future<Output = Result<String, RunError>>,
     {
-        let link = match self.link(opted_out) {
+        let link = match self.link(registry, opted_out) {
             Ok(link) => link,
             Err(error) => {
                 return Err(RunFailure {
@@ -2296,8 +2373,30 @@ impl<'a> NestedCall<'a> {
     /// interruption that shows what the nested run waits for; the person's decision on it
     /// goes to every call waiting in the nested run, which resumes under this call when the
     /// calling run resumes. What the tool returns after this is ignored.
-    pub fn pause(&self, child: PausedRun) {
-        lock(&self.run.shared.nested_paused).insert(self.call_id.to_owned(), child);
+    ///
+    /// # Errors
+    /// [`RunError::NestedRefused`] (nothing is kept) when `child` was not started under this
+    /// call by [`start`](Self::start) or [`resume`](Self::resume), or a paused run was handed
+    /// over already.
+    pub fn pause(&self, child: PausedRun) -> Result<(), RunError> {
+        let refuse = |reason: &str| {
+            Err(RunError::NestedRefused {
+                reason: reason.to_owned(),
+            })
+        };
+        if !lock(&self.run.shared.nested_started).contains(&self.slot) {
+            return refuse("no nested run was started under this tool call");
+        }
+        let expected = self.parent();
+        if child.state().parent.as_deref() != Some(&expected) {
+            return refuse("the paused run was not started under this tool call");
+        }
+        let mut slots = lock(&self.run.shared.paused_slots);
+        if slots.contains_key(&self.slot) {
+            return refuse("a paused run was already handed over for this tool call");
+        }
+        slots.insert(self.slot, child);
+        Ok(())
     }
 }
 

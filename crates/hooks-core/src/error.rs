@@ -198,6 +198,14 @@ pub enum RunError {
         /// The limit.
         max_depth: u32,
     },
+    /// A nested run was refused before it started (see
+    /// [`NestedCall`](crate::driver::NestedCall)): its registry lacks a guard of the calling
+    /// run's, a second nested run under one tool call, an unknown provider left out.
+    #[error("a nested run was refused: {reason}")]
+    NestedRefused {
+        /// What was wrong, and how to fix it.
+        reason: String,
+    },
     /// The runs of one tree (a run and every run nested in it) used up the iterations of the
     /// top-level run, which they share.
     #[error(
@@ -220,6 +228,7 @@ impl RunError {
             RunError::Interrupted { .. } => "interrupted",
             RunError::Resume(_) => "resume",
             RunError::TooDeep { .. } => "too_deep",
+            RunError::NestedRefused { .. } => "nested_refused",
             RunError::TreeIterationLimit { .. } => "tree_iteration_limit",
         }
     }

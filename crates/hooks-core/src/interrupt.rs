@@ -247,6 +247,9 @@ pub struct PausedRun {
     /// id: the decision on the call resumes them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     nested: BTreeMap<String, PausedRun>,
+    /// Iterations the run and the runs nested in it used so far (they share one budget).
+    #[serde(default)]
+    tree_iterations: u32,
     /// HMAC-SHA256 (hex) over everything else, when the run was paused with a resume key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     seal: Option<String>,
@@ -268,6 +271,7 @@ impl PausedRun {
             always_approved,
             provider_states,
             nested: BTreeMap::new(),
+            tree_iterations: 0,
             seal: None,
         }
     }
@@ -275,6 +279,12 @@ impl PausedRun {
     /// With the nested runs that paused under its pending calls.
     pub(crate) fn with_nested(mut self, nested: BTreeMap<String, PausedRun>) -> Self {
         self.nested = nested;
+        self
+    }
+
+    /// With the iterations the run's tree used so far.
+    pub(crate) fn with_tree_iterations(mut self, n: u32) -> Self {
+        self.tree_iterations = n;
         self
     }
 
@@ -478,6 +488,7 @@ impl PausedRun {
             always_approved: self.always_approved,
             provider_states: self.provider_states,
             nested: self.nested,
+            tree_iterations: self.tree_iterations,
         }
     }
 }
@@ -490,12 +501,17 @@ pub(crate) struct PausedParts {
     pub(crate) always_approved: Vec<String>,
     pub(crate) provider_states: Map<String, Value>,
     pub(crate) nested: BTreeMap<String, PausedRun>,
+    pub(crate) tree_iterations: u32,
 }
 
 /// A resume was refused; nothing ran.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ResumeError {
+    /// A nested run's paused run was resumed on its own (or under another call): it resumes
+    /// only inside the run it is nested in.
+    #[error("{0}")]
+    Nested(String),
     /// An edit for a call whose nested run paused: the person decides on the calls waiting
     /// in the nested run, whose arguments an edit of the parent call would not reach.
     #[error(

@@ -476,6 +476,33 @@ impl HookRegistry {
         Ok(out)
     }
 
+    /// The names of `parent`'s guards (see [`nested`](Self::nested)) this registry does not
+    /// hold (the same provider, under any name), leaving out those named in `opted_out`.
+    pub(crate) fn missing_guards_of(
+        &self,
+        parent: &HookRegistry,
+        opted_out: &[String],
+    ) -> Vec<String> {
+        parent
+            .entries
+            .iter()
+            .zip(&parent.priorities)
+            .filter(|(e, p)| {
+                HookEvent::ALL
+                    .iter()
+                    .any(|&ev| e.hooks.contains(ev) && p[ev.index()].is_guard())
+            })
+            .filter(|(e, _)| !opted_out.iter().any(|n| **n == *e.name))
+            .filter(|(e, _)| {
+                !self
+                    .entries
+                    .iter()
+                    .any(|o| Arc::ptr_eq(&o.provider, &e.provider))
+            })
+            .map(|(e, _)| e.name.to_string())
+            .collect()
+    }
+
     /// Removes the provider named `name` and returns it.
     pub fn remove(&mut self, name: &str) -> Option<Arc<dyn HookProvider>> {
         let at = self.entries.iter().position(|e| &*e.name == name)?;

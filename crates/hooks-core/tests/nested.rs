@@ -927,3 +927,296 @@ fn a_childs_retries_are_bounded_by_the_callers() {
         "one try and the caller's one retry"
     );
 }
+
+// ---- what a hostile review got through, closed ----------------------------------------
+
+/// A custom tool that runs `agent` under the call with a registry of its choosing.
+struct CustomNest {
+    agent: Arc<Agent>,
+    registry: Arc<HookRegistry>,
+    runs: usize,
+}
+
+#[async_trait]
+impl hooks_core::agent::Tool for CustomNest {
+    fn spec(&self) -> &ToolSpec {
+        static SPEC: std::sync::OnceLock<ToolSpec> = std::sync::OnceLock::new();
+        SPEC.get_or_init(|| ToolSpec::new("helper", "x", json!({"type": "object"})))
+    }
+    async fn call(&self, input: hooks_core::agent::ToolInput<'_>) -> Result<String, ToolError> {
+        let nested = input.nested().unwrap();
+        let mut answers = Vec::new();
+        for _ in 0..self.runs {
+            let agent = Arc::clone(&self.agent);
+            let state = agent.new_state("go");
+            let r = nested
+                .start(
+                    &self.registry,
+                    state,
+                    hooks_core::driver::RunOptions::new("m").with_max_iterations(5),
+                    &[],
+                    |_run| async move { Ok::<_, RunError>("ran".to_owned()) },
+                )
+                .await;
+            match r {
+                Ok(_) => answers.push("ran".to_owned()),
+                Err(f) => return Err(ToolError::new(f.error.to_string())),
+            }
+        }
+        Ok(answers.join(","))
+    }
+}
+
+#[test]
+fn a_custom_nested_run_without_the_callers_guards_is_refused() {
+    let guard = Watch::guard(&["wipe"], &[]);
+    let caller = Arc::new(HookRegistry::new().with(Arc::clone(&guard)).unwrap());
+    let inner = Arc::new(child(text_tool("wipe", "wiped"), None));
+    for (registry, ok) in [
+        (Arc::new(HookRegistry::new()), false),
+        (
+            Arc::new(HookRegistry::nested(&caller, Some(&HookRegistry::new()), &[]).unwrap()),
+            true,
+        ),
+    ] {
+        let tool = CustomNest {
+            agent: Arc::clone(&inner),
+            registry,
+            runs: 1,
+        };
+        let agent = Agent::builder("parent", parent_model())
+            .tool(tool)
+            .registry(Arc::clone(&caller))
+            .build()
+            .unwrap();
+        let out = rt().block_on(agent.run("go")).unwrap();
+        let result = &out.state.tool_executions[0].result;
+        if ok {
+            assert_eq!(result, "ran");
+        } else {
+            assert!(
+                result.contains("lacks the calling run's guard(s) guard"),
+                "{result}"
+            );
+        }
+    }
+    // One nested run per tool call.
+    let tool = CustomNest {
+        agent: inner,
+        registry: Arc::clone(&caller),
+        runs: 2,
+    };
+    let agent = Agent::builder("parent", parent_model())
+        .tool(tool)
+        .registry(caller)
+        .build()
+        .unwrap();
+    let out = rt().block_on(agent.run("go")).unwrap();
+    let result = &out.state.tool_executions[0].result;
+    assert!(result.contains("already started a nested run"), "{result}");
+}
+
+/// Rewrites the arguments and hands the call on to the agent tool: with a fresh input (the
+/// run is lost), or keeping it.
+struct Wrapper {
+    inner: AgentTool,
+    keep_run: bool,
+}
+
+#[async_trait]
+impl hooks_core::agent::Tool for Wrapper {
+    fn spec(&self) -> &ToolSpec {
+        self.inner.spec()
+    }
+    async fn call(&self, input: hooks_core::agent::ToolInput<'_>) -> Result<String, ToolError> {
+        let mut args = input.arguments.clone();
+        args.insert("input".into(), json!("rewritten"));
+        if self.keep_run {
+            self.inner.call(input.with_arguments(&args)).await
+        } else {
+            let fresh = hooks_core::agent::ToolInput::new(input.run_id, input.call_id, &args);
+            self.inner.call(fresh).await
+        }
+    }
+}
+
+#[test]
+fn an_agent_tool_outside_its_run_fails_closed() {
+    let guard = Watch::guard(&["wipe"], &[]);
+    let caller = Arc::new(HookRegistry::new().with(Arc::clone(&guard)).unwrap());
+    for keep_run in [false, true] {
+        let wrapped = Wrapper {
+            inner: child(text_tool("wipe", "wiped"), None).as_tool("helper", "x"),
+            keep_run,
+        };
+        let agent = Agent::builder("parent", parent_model())
+            .tool(wrapped)
+            .registry(Arc::clone(&caller))
+            .build()
+            .unwrap();
+        let out = rt().block_on(agent.run("go")).unwrap();
+        let result = &out.state.tool_executions[0].result;
+        if keep_run {
+            assert_eq!(result, "child done");
+            let children = guard.child_of(&out.state.run_id);
+            assert_eq!(
+                children[0].1.tools,
+                ["wipe"],
+                "the guard saw the child's call"
+            );
+        } else {
+            assert!(result.contains("without the run it belongs to"), "{result}");
+        }
+    }
+}
+
+#[test]
+fn a_nested_paused_run_does_not_resume_on_its_own() {
+    let guard = Watch::guard(&[], &["delete"]);
+    let registry = Arc::new(HookRegistry::new().with(Arc::clone(&guard)).unwrap());
+    let child_model = Arc::new(ScriptedModel::new(vec![
+        Ok(call("k1", "delete", json!({"path": "/tmp/x"}))),
+        Ok(ModelResponse::text("child done")),
+    ]));
+    let child_agent = || {
+        Agent::builder("child", Arc::clone(&child_model))
+            .tool(text_tool("delete", "deleted"))
+            .build()
+            .unwrap()
+    };
+    let agent = parent_with(
+        &parent_model(),
+        child_agent().as_tool("helper", "Helps"),
+        registry,
+    );
+    let RunOutcome::Interrupted(paused) = rt().block_on(agent.start("go")).unwrap() else {
+        panic!()
+    };
+    let inner = paused.nested()["p1"].clone();
+    let yes = Decision::approve(&inner.interruptions()[0]);
+    let err = rt()
+        .block_on(child_agent().resume(inner, vec![yes]))
+        .unwrap_err();
+    assert!(
+        matches!(err.error, RunError::Resume(ResumeError::Nested(_))),
+        "{}",
+        err.error
+    );
+}
+
+#[test]
+fn a_resume_does_not_reset_the_trees_budget() {
+    let guard = Watch::guard(&[], &["ask"]);
+    let registry = Arc::new(HookRegistry::new().with(Arc::clone(&guard)).unwrap());
+    let lookups = Arc::new(Mutex::new(0));
+    let l = Arc::clone(&lookups);
+    let lookup = FnTool::new(
+        ToolSpec::new("lookup", "lookup", json!({"type": "object"})),
+        move |_| {
+            *l.lock().unwrap() += 1;
+            Ok("more".to_owned())
+        },
+    );
+    // The child alternates a lookup and an ask, forever.
+    let script: Vec<_> = (0..40)
+        .map(|i| {
+            let tool = if i % 2 == 0 { "lookup" } else { "ask" };
+            Ok(call(&format!("k{i}"), tool, json!({})))
+        })
+        .collect();
+    let child = Agent::builder("child", ScriptedModel::new(script))
+        .tool(lookup)
+        .tool(text_tool("ask", "asked"))
+        .max_iterations(40)
+        .build()
+        .unwrap();
+    let agent = Agent::builder("parent", parent_model())
+        .tool(child.as_tool("helper", "x"))
+        .registry(registry)
+        .max_iterations(4)
+        .build()
+        .unwrap();
+    struct Yes;
+    #[async_trait]
+    impl hooks_core::interrupt::Approver for Yes {
+        async fn decide(
+            &self,
+            i: &hooks_core::interrupt::Interruption,
+        ) -> Result<Option<Decision>, hooks_core::BoxError> {
+            Ok(Some(Decision::approve(i)))
+        }
+    }
+    let r = rt().block_on(agent.run_with_approver("go", &Yes));
+    let lookups = *lookups.lock().unwrap();
+    assert!(lookups <= 4, "{lookups} lookups against a tree budget of 4");
+    assert!(r.is_err());
+}
+
+#[test]
+fn max_depth_is_bounded() {
+    let err = Agent::builder("a", ScriptedModel::new(vec![]))
+        .max_depth(hooks_core::driver::MAX_NESTING_DEPTH + 1)
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("more than runs may nest"), "{err}");
+}
+
+#[test]
+fn a_repeated_call_id_in_a_custom_loop_does_not_take_another_calls_paused_run() {
+    use hooks_core::agent::Tool;
+    use hooks_core::driver::RunOptions;
+    let guard = Watch::guard(&[], &["delete"]);
+    let registry = HookRegistry::new().with(Arc::clone(&guard)).unwrap();
+    let helper = Agent::builder(
+        "child",
+        ScriptedModel::new(vec![
+            Ok(call("k1", "delete", json!({}))),
+            Ok(ModelResponse::text("child done")),
+        ]),
+    )
+    .tool(text_tool("delete", "deleted"))
+    .build()
+    .unwrap()
+    .as_tool("helper", "Helps");
+    let paid = Arc::new(Mutex::new(0));
+    let state = hooks_core::AgentState::new("custom").with_message(hooks_core::Message::user("go"));
+    let options = RunOptions::new("none").with_parallel_tool_calls(false);
+    let (helper, paid2) = (&helper, Arc::clone(&paid));
+    let outcome = rt()
+        .block_on(registry.start(state, options, |run| async move {
+            run.start_iteration().await?;
+            let calls = vec![
+                ToolCall::new("c1", "helper", json!({"input": "hi"})),
+                ToolCall::new("c1", "pay", json!({})),
+            ];
+            let done = run
+                .tool_calls(&calls, |tool| {
+                    let paid = Arc::clone(&paid2);
+                    async move {
+                        if tool.name == "pay" {
+                            *paid.lock().unwrap() += 1;
+                            return Ok("paid".to_owned());
+                        }
+                        helper.call(tool.input()).await
+                    }
+                })
+                .await;
+            run.end_iteration().await;
+            done?;
+            Ok("unreachable".to_owned())
+        }))
+        .unwrap();
+    let RunOutcome::Interrupted(paused) = outcome else {
+        panic!("the helper's child paused the run")
+    };
+    assert_eq!(*paid.lock().unwrap(), 1);
+    let i = paused.interruptions();
+    assert_eq!(i.len(), 1);
+    assert_eq!(
+        i[0].tool_name, "helper",
+        "the pause is the helper's, not pay's"
+    );
+    let pay = &paused.state().tool_executions;
+    assert_eq!(pay.len(), 1);
+    assert_eq!(pay[0].result, "paid");
+}

@@ -173,6 +173,9 @@ impl AgentBuilder {
         if self.config.max_iterations == 0 {
             return Err(AgentError::ZeroIterations);
         }
+        if self.config.max_depth > crate::driver::MAX_NESTING_DEPTH {
+            return Err(AgentError::DepthTooLarge(self.config.max_depth));
+        }
         if let Some(key) = &self.key
             && key.len() < MIN_RESUME_KEY_BYTES
         {

@@ -176,12 +176,12 @@ impl Tool for AgentTool {
         };
         let agent = &*self.agent;
         let Some(nested) = input.nested() else {
-            // Called outside a driven run (directly, in a test): a top-level run of the
-            // agent with its own hooks.
-            return match agent.run(prompt).await {
-                Ok(out) => Ok(out.answer),
-                Err(f) => Err(self.failed(&f.error)),
-            };
+            // Not inside a driven run (a wrapper rebuilt the input, say): the caller's guards,
+            // budget and depth limit would not reach the agent. Fail closed.
+            return Err(ToolError::new(format!(
+                "agent tool '{}' was called without the run it belongs to, so its guards could not reach the nested agent; hand the tool the input of the driver's ToolInvocation (ToolInput::with_arguments keeps it), or call Agent::run directly",
+                preview(&self.spec.name, 64)
+            )));
         };
         let built;
         let registry = match self.registry {
@@ -202,6 +202,13 @@ impl Tool for AgentTool {
             }
         };
         let outcome = match nested.take_resume() {
+            Some((paused, _)) if paused.state().agent_id != agent.name => {
+                return Err(ToolError::new(format!(
+                    "the paused run under this call belongs to agent '{}', not '{}'; it is not resumed",
+                    preview(&paused.state().agent_id, 64),
+                    preview(&agent.name, 64)
+                )));
+            }
             Some((paused, decisions)) => {
                 nested
                     .resume(
@@ -228,10 +235,10 @@ impl Tool for AgentTool {
         };
         match outcome {
             Ok(RunOutcome::Completed(out)) => Ok(out.answer),
-            Ok(RunOutcome::Interrupted(paused)) => {
-                nested.pause(paused);
-                Ok(String::new())
-            }
+            Ok(RunOutcome::Interrupted(paused)) => match nested.pause(paused) {
+                Ok(()) => Ok(String::new()),
+                Err(e) => Err(self.failed(&e)),
+            },
             Err(f) => Err(self.failed(&f.error)),
         }
     }

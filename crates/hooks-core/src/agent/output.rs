@@ -19,6 +19,12 @@ pub enum AgentError {
         "the resume key is {0} bytes; use at least 32 random bytes (e.g. from your secret store)"
     )]
     ShortResumeKey(usize),
+    /// `max_depth` is past [`MAX_NESTING_DEPTH`](crate::driver::MAX_NESTING_DEPTH).
+    #[error(
+        "max_depth {0} is more than runs may nest ({max}); nest agents less deeply",
+        max = crate::driver::MAX_NESTING_DEPTH
+    )]
+    DepthTooLarge(u32),
 }
 
 /// How the loop behaves.

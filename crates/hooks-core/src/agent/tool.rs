@@ -140,6 +140,14 @@ impl<'a> ToolInput<'a> {
         self
     }
 
+    /// With other arguments (a wrapper tool that rewrites them before handing the call on),
+    /// keeping everything else: the run, the secret keys, the run to nest under.
+    #[must_use]
+    pub fn with_arguments(mut self, arguments: &'a Map<String, Value>) -> Self {
+        self.arguments = arguments;
+        self
+    }
+
     /// With the keys of the arguments that are secret (added by hooks).
     #[must_use]
     pub fn with_secret_keys(mut self, keys: &'a [String]) -> Self {
