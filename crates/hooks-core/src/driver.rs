@@ -314,21 +314,29 @@ struct Shared {
     /// Tools a person approved for the rest of the run.
     always_approved: Mutex<HashSet<String>>,
     /// For a nested run: the run and call that started it.
-    parent: Option<ParentRun>,
-    /// What the runs of one tree share: the depth limit and the iteration budget.
-    tree: Arc<Tree>,
-    /// Nested runs that paused, by the call of this run that started them (see
-    /// [`NestedCall::pause`]).
-    nested_paused: Mutex<HashMap<String, PausedRun>>,
+    parent: Option<Box<ParentRun>>,
+    /// What the runs of one tree share: the depth limit and the iteration budget. Made when
+    /// the run first nests one (or comes with it: a nested run, a resumed tree).
+    tree: std::sync::OnceLock<Arc<Tree>>,
     /// The next tool execution's slot.
     next_slot: std::sync::atomic::AtomicU64,
+    /// Nested runs under this run's calls (allocated when the run first nests one).
+    nesting: Mutex<Option<Box<Nesting>>>,
+}
+
+/// What a run keeps of the runs nested under its calls.
+#[derive(Default)]
+struct Nesting {
+    /// Nested runs that paused, by the call of this run that started them (see
+    /// [`NestedCall::pause`]).
+    paused: HashMap<String, PausedRun>,
     /// Executions that started a nested run (one each).
-    nested_started: Mutex<HashSet<u64>>,
+    started: HashSet<u64>,
     /// Nested runs that paused, by the execution that started them, until the driver files
     /// them under their call.
-    paused_slots: Mutex<HashMap<u64, PausedRun>>,
+    slots: HashMap<u64, PausedRun>,
     /// On resume: the paused nested runs to resume, with the decisions for them, by call.
-    nested_resume: Mutex<HashMap<String, (PausedRun, Vec<Decision>)>>,
+    resume: HashMap<String, (PausedRun, Vec<Decision>)>,
 }
 
 /// What a run and every run nested in it share.
@@ -608,7 +616,7 @@ impl HookRegistry {
         decisions: Vec<Decision>,
         options: RunOptions,
         body: F,
-        link: Option<Link>,
+        link: Option<Box<Link>>,
     ) -> Result<RunOutcome, RunFailure>
     where
         F: FnOnce(Run<'r>) -> Fut,
@@ -714,44 +722,27 @@ impl HookRegistry {
         options: RunOptions,
         body: F,
         pausable: bool,
-        link: Option<Link>,
+        link: Option<Box<Link>>,
     ) -> Result<RunOutcome, RunFailure>
     where
         F: FnOnce(Run<'r>) -> Fut,
         Fut: Future<Output = Result<String, RunError>>,
     {
         let started = Instant::now();
-        let mut nested_waiting = HashMap::new();
-        let mut nested_resume = HashMap::new();
-        let mut tree_used = 0;
-        let (mut state, resumed, always_approved, claims) = match begin {
-            Begin::Fresh(state) => (state, None, Vec::new(), Vec::new()),
-            Begin::Resumed(r) => {
-                let Resumed {
-                    state,
-                    work,
-                    always_approved,
-                    provider_states,
-                    claims,
-                    nested_waiting: waiting,
-                    nested_resume: resume,
-                    tree_used: used,
-                } = *r;
-                nested_waiting = waiting;
-                nested_resume = resume;
-                tree_used = used;
-                self.restore_run_states(&state.run_id, provider_states);
-                (state, Some(work), always_approved, claims)
+        // What a resumed run brings stays boxed (a fresh run's future does not carry it).
+        let (mut state, rest) = match begin {
+            Begin::Fresh(state) => (state, None),
+            Begin::Resumed(mut r) => {
+                let hollow = AgentState::hollow(r.state.run_id.clone());
+                let state = std::mem::replace(&mut r.state, hollow);
+                self.restore_run_states(&state.run_id, std::mem::take(&mut r.provider_states));
+                (state, Some(r))
             }
         };
         // Where the run sits is the driver's to say, never the state's (a stored or hooked
         // state cannot make a nested run look top-level, or the other way round).
-        let (parent, opted_out) = match &link {
-            Some(l) => (Some(l.parent.clone()), l.opted_out.clone()),
-            None => (None, Vec::new()),
-        };
-        state.parent = parent.clone().map(Box::new);
-        let is_resumed = resumed.is_some();
+        state.parent = link.as_ref().map(|l| Box::new(l.parent.clone()));
+        let is_resumed = rest.is_some();
         // Dropped before the run ends (the future was dropped)? Then tell the providers.
         let mut abandon = Abandon {
             registry: self,
@@ -766,7 +757,7 @@ impl HookRegistry {
         let before = self.before_invocation(&mut event).await;
         let changes = event.take_changes();
         let mut state = event.into_state();
-        state.parent = parent.clone().map(Box::new);
+        state.parent = link.as_ref().map(|l| Box::new(l.parent.clone()));
         if state.run_id != *abandon.run_id.as_ref().unwrap_or(&state.run_id) {
             // Every provider keys its per-run state by the id it saw at the start: a run whose
             // id changed midway could never be ended for them. Identity is not writable.
@@ -786,8 +777,9 @@ impl HookRegistry {
             None,
             changes,
         );
-        if !opted_out.is_empty() {
-            let left_out = opted_out
+        if let Some(l) = link.as_ref().filter(|l| !l.opted_out.is_empty()) {
+            let left_out = l
+                .opted_out
                 .iter()
                 .map(|name| Change {
                     provider: name.as_str().into(),
@@ -802,35 +794,9 @@ impl HookRegistry {
                 left_out,
             );
         }
-        let tree = match link {
-            Some(l) => l.tree,
-            None => Arc::new(Tree {
-                max_depth: options.max_depth.min(MAX_NESTING_DEPTH),
-                budget: state.max_iterations,
-                // What the whole tree used before a pause, not only this run.
-                used: AtomicU32::new(tree_used.max(state.iteration)),
-            }),
-        };
-        let shared = Arc::new(Shared {
-            run_id: state.run_id.clone(),
-            iteration: std::sync::atomic::AtomicU32::new(state.iteration),
-            options,
-            state: Mutex::new(state),
-            report: Mutex::new(report),
-            extensions,
-            refused: Mutex::default(),
-            pausable,
-            interrupted: Mutex::default(),
-            resumed: Mutex::new(resumed),
-            always_approved: Mutex::new(always_approved.into_iter().collect()),
-            parent,
-            tree,
-            nested_paused: Mutex::new(nested_waiting),
-            next_slot: std::sync::atomic::AtomicU64::new(0),
-            nested_started: Mutex::default(),
-            paused_slots: Mutex::default(),
-            nested_resume: Mutex::new(nested_resume),
-        });
+        // Built outside this future (a plain function): what goes into the run's shared part
+        // is not kept here a second time.
+        let (shared, claims) = new_shared(state, options, report, extensions, pausable, rest, link);
         let result = match before {
             Err(e) => {
                 // The run never started: the paused run may be tried again.
@@ -853,7 +819,10 @@ impl HookRegistry {
                 let mut approved: Vec<String> =
                     lock(&shared.always_approved).iter().cloned().collect();
                 approved.sort_unstable();
-                let mut children = std::mem::take(&mut *lock(&shared.nested_paused));
+                let mut children = lock(&shared.nesting)
+                    .as_mut()
+                    .map(|n| std::mem::take(&mut n.paused))
+                    .unwrap_or_default();
                 (!waiting.is_empty()).then(|| {
                     let (pending, interruptions): (Vec<ToolCall>, Vec<_>) =
                         waiting.into_iter().unzip();
@@ -871,7 +840,10 @@ impl HookRegistry {
             Some(_) => self.save_run_states(&shared.run_id),
             None => Map::new(),
         };
-        let tree_used = shared.tree.used.load(Ordering::Relaxed);
+        let tree_used = match shared.tree.get() {
+            Some(tree) => tree.used.load(Ordering::Relaxed),
+            None => lock(&shared.state).iteration,
+        };
         let key = shared.options.resume_key.clone();
         // The body is done: its clones of the run are gone (or the caller kept one; then the
         // state is copied out rather than taken).
@@ -946,6 +918,86 @@ impl HookRegistry {
             }),
         }
     }
+}
+
+/// The shared part of a run about to start its body: the state after before-invocation, what
+/// a resumed run brought (`rest`), and where a nested run sits (`link`). Returns it with the
+/// resume's ledger claims (given back if the run never starts).
+#[allow(clippy::too_many_arguments)]
+fn new_shared(
+    state: AgentState,
+    options: RunOptions,
+    report: Report,
+    extensions: Arc<Extensions>,
+    pausable: bool,
+    rest: Option<Box<Resumed>>,
+    link: Option<Box<Link>>,
+) -> (Arc<Shared>, Vec<String>) {
+    let (resumed, always_approved, claims, nested_waiting, nested_resume, tree_used) = match rest {
+        Some(r) => {
+            let r = *r;
+            (
+                Some(r.work),
+                r.always_approved,
+                r.claims,
+                r.nested_waiting,
+                r.nested_resume,
+                r.tree_used,
+            )
+        }
+        None => (
+            None,
+            Vec::new(),
+            Vec::new(),
+            HashMap::new(),
+            HashMap::new(),
+            0,
+        ),
+    };
+    let tree = std::sync::OnceLock::new();
+    let parent = match link {
+        Some(l) => {
+            let l = *l;
+            let _ = tree.set(l.tree);
+            Some(Box::new(l.parent))
+        }
+        None => {
+            if tree_used > state.iteration {
+                // Runs nested in it used some of the budget before the pause.
+                let _ = tree.set(Arc::new(Tree {
+                    max_depth: options.max_depth.min(MAX_NESTING_DEPTH),
+                    budget: state.max_iterations,
+                    used: AtomicU32::new(tree_used),
+                }));
+            }
+            None
+        }
+    };
+    let nesting = (!nested_waiting.is_empty() || !nested_resume.is_empty()).then(|| {
+        Box::new(Nesting {
+            paused: nested_waiting,
+            resume: nested_resume,
+            ..Nesting::default()
+        })
+    });
+    let shared = Arc::new(Shared {
+        run_id: state.run_id.clone(),
+        iteration: std::sync::atomic::AtomicU32::new(state.iteration),
+        options,
+        state: Mutex::new(state),
+        report: Mutex::new(report),
+        extensions,
+        refused: Mutex::default(),
+        pausable,
+        interrupted: Mutex::default(),
+        resumed: Mutex::new(resumed),
+        always_approved: Mutex::new(always_approved.into_iter().collect()),
+        parent,
+        tree,
+        next_slot: std::sync::atomic::AtomicU64::new(0),
+        nesting: Mutex::new(nesting),
+    });
+    (shared, claims)
 }
 
 /// The run's ledger, or the process's.
@@ -1050,13 +1102,13 @@ impl<'r> Run<'r> {
                 });
             }
             // Every run of the tree draws from the top-level run's budget.
-            let tree = &self.shared.tree;
-            if tree
-                .used
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
-                    (used < tree.budget).then_some(used + 1)
-                })
-                .is_err()
+            if let Some(tree) = self.shared.tree.get()
+                && tree
+                    .used
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                        (used < tree.budget).then_some(used + 1)
+                    })
+                    .is_err()
             {
                 return Err(RunError::TreeIterationLimit {
                     max_iterations: tree.budget,
@@ -1195,7 +1247,7 @@ impl<'r> Run<'r> {
                 (state.iteration, state.messages.clone(), n)
             };
             let cx = EventContext::new(&shared.run_id, &shared.extensions)
-                .with_parent(shared.parent.as_ref())
+                .with_parent(shared.parent.as_deref())
                 .with_iteration(iteration)
                 .with_attempt(attempt)
                 .with_pausable(shared.pausable);
@@ -1220,7 +1272,9 @@ impl<'r> Run<'r> {
             let t0 = Instant::now();
             // Shared with the call and the after-hooks, not copied again.
             let messages = Arc::new(parts.messages);
-            let sink = streaming.then(|| DeltaSink::new(self.clone(), iteration, attempt));
+            // Boxed: a call that does not stream carries one pointer for it.
+            let sink =
+                streaming.then(|| Box::new(DeltaSink::new(self.clone(), iteration, attempt)));
             let mut outcome = match parts.response {
                 Some(answer) => Ok(answer),
                 None => {
@@ -1231,7 +1285,7 @@ impl<'r> Run<'r> {
                         options: parts.options,
                     };
                     // A panic while making the future, or while polling it, is an error.
-                    let handed = sink.clone();
+                    let handed = sink.as_deref().cloned();
                     let made = std::panic::catch_unwind(AssertUnwindSafe(|| call(request, handed)));
                     let polled = match made {
                         Ok(fut) => AssertUnwindSafe(fut).catch_unwind().await,
@@ -1251,11 +1305,12 @@ impl<'r> Run<'r> {
             let mut stopped = None;
             if let Some(sink) = &sink {
                 if outcome.is_ok() {
-                    sink.close().await;
+                    // Boxed: only a streamed call pays for the delta hooks' future.
+                    Box::pin(sink.close()).await;
                 }
                 if let Some(e) = sink.take_error() {
                     outcome = Err(ModelError::Other(format!("the stream was stopped: {e}")));
-                    stopped = Some(e);
+                    stopped = Some(Box::new(e));
                 }
             }
             if let Ok(response) = &mut outcome {
@@ -1275,10 +1330,10 @@ impl<'r> Run<'r> {
                     (Some(r), false) => Some(r.message.content.as_str()),
                     _ => None,
                 };
-                sink.settle(kept).await;
+                Box::pin(sink.settle(kept)).await;
             }
             if let Some(e) = stopped {
-                return Err(RunError::Hook(e));
+                return Err(RunError::Hook(*e));
             }
             after?;
 
@@ -1383,7 +1438,9 @@ impl<'r> Run<'r> {
         self.refuse_while_paused()?;
         let (record, changes, error) = self.drive_tool(call, Approval::None, execute).await;
         self.record_tool(&record, changes);
-        self.tool_finished(&record).await;
+        if self.shared.options.events.is_some() {
+            Box::pin(self.tool_finished(&record)).await;
+        }
         match error {
             Some(e) => Err(RunError::Hook(e)),
             None if record.outcome.interrupted().is_some() => Err(self.pause()),
@@ -1471,8 +1528,14 @@ impl<'r> Run<'r> {
             interrupted |= record.outcome.interrupted().is_some();
             records.push(record);
         }
-        for record in &records {
-            self.tool_finished(record).await;
+        if self.shared.options.events.is_some() {
+            // Boxed: only a run with a consumer pays for this future.
+            Box::pin(async {
+                for record in &records {
+                    self.tool_finished(record).await;
+                }
+            })
+            .await;
         }
         match first_error {
             Some(e) => Err(RunError::Hook(e)),
@@ -1652,7 +1715,7 @@ impl<'r> Run<'r> {
         let mut attempt = 0;
         loop {
             let cx = EventContext::new(&shared.run_id, &shared.extensions)
-                .with_parent(shared.parent.as_ref())
+                .with_parent(shared.parent.as_deref())
                 .with_iteration(iteration)
                 .with_attempt(attempt)
                 // A call already run once is not paused on a retry (it ran unasked).
@@ -1745,15 +1808,16 @@ impl<'r> Run<'r> {
                         if attempt == 0
                             && let Some(events) = &shared.options.events
                         {
-                            // The arguments as the hooks left them: never a secret one.
-                            emit(
+                            // The arguments as the hooks left them: never a secret one. Boxed:
+                            // only a run with a consumer pays for this future.
+                            Box::pin(emit(
                                 &**events,
                                 RunEvent::ToolStarted {
                                     call_id: call.id.clone(),
                                     name: call.name.clone(),
                                     arguments: parts.arguments.clone(),
                                 },
-                            )
+                            ))
                             .await;
                         }
                         self.execute(
@@ -1766,7 +1830,9 @@ impl<'r> Run<'r> {
                         .await
                     };
                     let secrets = &parts.secret_arguments;
-                    let child = lock(&shared.paused_slots).remove(&slot);
+                    let child = lock(&shared.nesting)
+                        .as_mut()
+                        .and_then(|n| n.slots.remove(&slot));
                     match (ran, child) {
                         (_, Some(child)) if shared.pausable && attempt == 0 => {
                             // The agent run as this tool paused for a person: so does this
@@ -1775,7 +1841,10 @@ impl<'r> Run<'r> {
                                 nested_interruption(&shared.run_id, call, &parts.arguments, &child);
                             let reason = interruption.reason.clone();
                             lock(&shared.interrupted).push((call.clone(), interruption));
-                            lock(&shared.nested_paused).insert(call.id.clone(), child);
+                            lock(&shared.nesting)
+                                .get_or_insert_with(Box::default)
+                                .paused
+                                .insert(call.id.clone(), child);
                             (ToolOutcome::Interrupted { reason }, String::new())
                         }
                         (_, Some(_)) => {
@@ -1907,7 +1976,7 @@ impl<'r> Run<'r> {
     ) {
         let shared = &*self.shared;
         let cx = EventContext::new(&shared.run_id, &shared.extensions)
-            .with_parent(shared.parent.as_ref())
+            .with_parent(shared.parent.as_deref())
             .with_iteration(iteration);
         let message = if message.trim().is_empty() {
             "A person rejected this call.".to_owned()
@@ -2062,7 +2131,7 @@ impl<'r> DeltaSink<'r> {
         let shared = &*self.run.shared;
         let delta = if self.run.registry.has_subscribers(HookEvent::ModelDelta) {
             let cx = EventContext::new(&shared.run_id, &shared.extensions)
-                .with_parent(shared.parent.as_ref())
+                .with_parent(shared.parent.as_deref())
                 .with_iteration(self.iteration)
                 .with_attempt(self.attempt)
                 .with_pausable(shared.pausable);
@@ -2194,6 +2263,19 @@ impl<'a> NestedCall<'a> {
         self.run.registry
     }
 
+    /// The tree's shared limits, made when the top-level run first nests one.
+    fn tree(&self) -> &'a Arc<Tree> {
+        let shared = &self.run.shared;
+        shared.tree.get_or_init(|| {
+            let state = lock(&shared.state);
+            Arc::new(Tree {
+                max_depth: shared.options.max_depth.min(MAX_NESTING_DEPTH),
+                budget: state.max_iterations,
+                used: AtomicU32::new(state.iteration),
+            })
+        })
+    }
+
     /// The calling run's depth (0 for a top-level run).
     pub fn depth(&self) -> u32 {
         self.run.shared.parent.as_ref().map_or(0, |p| p.depth)
@@ -2201,7 +2283,7 @@ impl<'a> NestedCall<'a> {
 
     /// The deepest a run of this tree may be.
     pub fn max_depth(&self) -> u32 {
-        self.run.shared.tree.max_depth
+        self.tree().max_depth
     }
 
     /// What a run nested here gets as its parent.
@@ -2256,7 +2338,11 @@ impl<'a> NestedCall<'a> {
             ));
         }
         // One nested run per tool execution: its pause and its resume are filed by the call.
-        if !lock(&self.run.shared.nested_started).insert(self.slot) {
+        let first = lock(&self.run.shared.nesting)
+            .get_or_insert_with(Box::default)
+            .started
+            .insert(self.slot);
+        if !first {
             return refuse(
                 "this tool call already started a nested run; one tool call runs at most one nested agent"
                     .to_owned(),
@@ -2284,7 +2370,7 @@ impl<'a> NestedCall<'a> {
         }
         Ok(Link {
             parent,
-            tree: Arc::clone(&self.run.shared.tree),
+            tree: Arc::clone(self.tree()),
             opted_out: opted_out.to_vec(),
         })
     }
@@ -2326,7 +2412,7 @@ impl<'a> NestedCall<'a> {
             options,
             body,
             self.pausable,
-            Some(link),
+            Some(Box::new(link)),
         ))
         .await
     }
@@ -2335,7 +2421,9 @@ impl<'a> NestedCall<'a> {
     /// it, if a person decided (taken once). A tool that runs an agent resumes it with
     /// [`resume`](Self::resume) instead of starting a new one.
     pub fn take_resume(&self) -> Option<(PausedRun, Vec<Decision>)> {
-        lock(&self.run.shared.nested_resume).remove(self.call_id)
+        lock(&self.run.shared.nesting)
+            .as_mut()
+            .and_then(|n| n.resume.remove(self.call_id))
     }
 
     /// Resumes a nested run that paused under this call (see [`take_resume`](Self::take_resume)).
@@ -2366,7 +2454,8 @@ impl<'a> NestedCall<'a> {
             }
         };
         let options = self.child_options(options);
-        Box::pin(registry.resume_linked(paused, decisions, options, body, Some(link))).await
+        Box::pin(registry.resume_linked(paused, decisions, options, body, Some(Box::new(link))))
+            .await
     }
 
     /// Hands the calling run a nested run that paused: the call pauses too, with one
@@ -2384,18 +2473,18 @@ impl<'a> NestedCall<'a> {
                 reason: reason.to_owned(),
             })
         };
-        if !lock(&self.run.shared.nested_started).contains(&self.slot) {
-            return refuse("no nested run was started under this tool call");
-        }
         let expected = self.parent();
         if child.state().parent.as_deref() != Some(&expected) {
             return refuse("the paused run was not started under this tool call");
         }
-        let mut slots = lock(&self.run.shared.paused_slots);
-        if slots.contains_key(&self.slot) {
+        let mut nesting = lock(&self.run.shared.nesting);
+        let Some(nesting) = nesting.as_mut().filter(|n| n.started.contains(&self.slot)) else {
+            return refuse("no nested run was started under this tool call");
+        };
+        if nesting.slots.contains_key(&self.slot) {
             return refuse("a paused run was already handed over for this tool call");
         }
-        slots.insert(self.slot, child);
+        nesting.slots.insert(self.slot, child);
         Ok(())
     }
 }
