@@ -69,6 +69,8 @@ pub struct GuardrailsHook {
     /// Tool calls whose arguments the guard found BLOCK-worthy in a model reply (and redacted
     /// in the conversation): cancelled when they come up. Per run, by call id.
     flagged: Arc<RunLocal<HashMap<String, String>>>,
+    /// Streamed replies being guarded, per run (see [`HOLD_BACK`](crate::HOLD_BACK)).
+    holds: Arc<RunLocal<crate::stream::Hold>>,
 }
 
 impl fmt::Debug for GuardrailsHook {
@@ -106,6 +108,7 @@ impl GuardrailsHook {
         Ok(Self {
             inner: Arc::new(Engine::new(config)?),
             flagged: Arc::new(RunLocal::new()),
+            holds: Arc::new(RunLocal::new()),
         })
     }
 
@@ -396,6 +399,7 @@ impl HookProvider for GuardrailsHook {
             | HookSet::BEFORE_TOOL_CALL
             | HookSet::AFTER_TOOL_CALL
             | HookSet::AFTER_MODEL_CALL
+            | HookSet::MODEL_DELTA
             | HookSet::AFTER_INVOCATION
             | HookSet::RUN_ABANDONED
     }
@@ -502,10 +506,39 @@ impl HookProvider for GuardrailsHook {
         Ok(())
     }
 
+    /// A piece of a streamed reply: text is released [`HOLD_BACK`](crate::HOLD_BACK) bytes
+    /// behind the model, redacted, never inside an entity; tool-call pieces are held (the
+    /// call is guarded whole before it runs); a BLOCK stops the release (the whole reply is
+    /// then blocked after the call).
+    async fn on_model_delta(
+        &self,
+        e: &mut hooks_core::ModelDeltaEvent<'_>,
+    ) -> std::result::Result<(), HookError> {
+        if matches!(e.delta(), hooks_core::stream::ModelDelta::ToolCall { .. }) {
+            *e.delta_mut() = hooks_core::stream::ModelDelta::Text(String::new());
+            return Ok(());
+        }
+        let call = (e.iteration(), e.attempt());
+        let piece = e.delta().text().to_owned();
+        let last = e.is_last();
+        let engine = &*self.inner;
+        let released = self.holds.with(e.run_id(), |hold| {
+            if hold.call != call {
+                *hold = crate::stream::Hold::new(call);
+            }
+            hold.take(engine, &piece, last)
+        });
+        // No room to hold the reply: nothing is released (the consumer gets the reply once
+        // it was guarded whole).
+        e.set_text(released.unwrap_or_default());
+        Ok(())
+    }
+
     async fn on_after_model_call(
         &self,
         e: &mut AfterModelCallEvent<'_>,
     ) -> std::result::Result<(), HookError> {
+        self.holds.end(e.run_id());
         let inner = &*self.inner;
         let run_id = e.run_id().clone();
         let loc = ViolationLocation::ModelOutput;
@@ -578,11 +611,13 @@ impl HookProvider for GuardrailsHook {
         e: &AfterInvocationEvent<'_>,
     ) -> std::result::Result<(), HookError> {
         self.flagged.end(e.run_id());
+        self.holds.end(e.run_id());
         Ok(())
     }
 
     fn on_run_abandoned(&self, run_id: &RunId) {
         self.flagged.end(run_id);
+        self.holds.end(run_id);
     }
 }
 

@@ -43,6 +43,7 @@ mod error;
 mod gate;
 mod hook;
 mod pii;
+mod stream;
 mod violation;
 
 pub use config::{
@@ -55,4 +56,5 @@ pub use gate::ToolGate;
 pub use hook::{GuardrailsHook, OFFLOAD_BYTES};
 pub use pii::{Detection, Entity, MAX_REDACTION_PASSES, PiiDetector};
 pub use regex;
+pub use stream::HOLD_BACK;
 pub use violation::{GuardrailViolation, ViolationLocation};

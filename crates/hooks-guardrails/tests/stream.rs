@@ -1,7 +1,7 @@
-//! A streamed reply under the output guard: the guard does not read pieces yet, so the driver
-//! holds the reply until the guard saw it whole — no byte of a detected entity reaches the
-//! consumer, however the reply is cut into pieces, and what the consumer gets equals the
-//! redacted reply of a non-streamed run. BLOCK ends the reply with the block message.
+//! A streamed reply under the output guard: text is released `HOLD_BACK` bytes behind the
+//! model, redacted — no byte of a detected entity reaches the consumer, however the reply is
+//! cut into pieces, and what the consumer gets equals the redacted reply of a non-streamed
+//! run (over the dev sets, cut at random). BLOCK ends the reply with the block message.
 
 #![allow(clippy::unwrap_used)]
 
@@ -54,7 +54,8 @@ fn registry(action: GuardrailAction) -> Arc<HookRegistry> {
     let registry = HookRegistry::new()
         .with(GuardrailsHook::new(config).unwrap())
         .unwrap();
-    assert!(!registry.streams_live());
+    // The guard reads the pieces: the reply streams.
+    assert!(registry.streams_live());
     Arc::new(registry)
 }
 
@@ -107,4 +108,142 @@ async fn block_ends_the_reply_with_the_block_message() {
         Ok(other) => panic!("{other:?}"),
     };
     assert!(!blocked.contains("stream.marker"), "{blocked}");
+}
+
+/// Streams a given reply in pieces of the given sizes (cycled), on character boundaries.
+struct Cut {
+    reply: String,
+    sizes: Vec<usize>,
+}
+
+#[async_trait]
+impl Model for Cut {
+    fn name(&self) -> &str {
+        "cut"
+    }
+    async fn complete(&self, _: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        Ok(ModelResponse::text(self.reply.clone()))
+    }
+    fn stream<'a>(&'a self, _: ModelRequest<'a>) -> ModelStream<'a> {
+        let mut items = Vec::new();
+        let (mut at, mut i) = (0, 0);
+        while at < self.reply.len() {
+            let mut end = (at + self.sizes[i % self.sizes.len()]).min(self.reply.len());
+            while !self.reply.is_char_boundary(end) {
+                end += 1;
+            }
+            items.push(Ok(StreamItem::Delta(ModelDelta::Text(
+                self.reply[at..end].to_owned(),
+            ))));
+            at = end;
+            i += 1;
+        }
+        items.push(Ok(StreamItem::Done(ModelResponse::text(
+            self.reply.clone(),
+        ))));
+        Box::pin(futures_util::stream::iter(items))
+    }
+}
+
+/// What the consumer ends up showing: the streamed text, or a correction of it.
+fn shown(events: &[RunEvent]) -> (String, bool) {
+    let mut text = String::new();
+    let mut corrected = false;
+    for e in events {
+        match e {
+            RunEvent::Text { text: t, .. } => text.push_str(t),
+            RunEvent::Corrected { text: t, .. } => {
+                text = t.clone();
+                corrected = true;
+            }
+            _ => {}
+        }
+    }
+    (text, corrected)
+}
+
+#[tokio::test]
+async fn over_the_dev_sets_cut_at_random_the_stream_equals_the_guarded_reply() {
+    let mut config = GuardrailConfig::default();
+    for e in hooks_guardrails::Entity::ALL {
+        config = config.with_action(format!("pii_{}", e.detector()), GuardrailAction::Redact);
+    }
+    let guard = Arc::new(GuardrailsHook::new(config).unwrap());
+    let registry = Arc::new(HookRegistry::new().with(Arc::clone(&guard)).unwrap());
+    let detector = hooks_guardrails::PiiDetector::new();
+    let mut texts: Vec<String> = Vec::new();
+    for data in [
+        include_str!("data/pii-dev.jsonl"),
+        include_str!("data/pii-field-dev.jsonl"),
+    ] {
+        for line in data.lines().filter(|l| !l.trim().is_empty()) {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            texts.push(v["text"].as_str().unwrap().to_owned());
+        }
+    }
+    // Replies of many records each (several KiB: the hold-back window moves through them).
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut replies, mut corrected, mut released_early) = (0, 0, 0);
+    for chunk in texts.chunks(25) {
+        let reply = chunk.join("\n");
+        let sizes: Vec<usize> = (0..8).map(|_| 1 + (next() % 40) as usize).collect();
+        let agent = Agent::builder(
+            "a",
+            Cut {
+                reply: reply.clone(),
+                sizes,
+            },
+        )
+        .registry(Arc::clone(&registry))
+        .build()
+        .unwrap();
+        let events: Vec<RunEvent> = agent.run_stream("hi", 8).collect().await;
+        let Some(RunEvent::Finished(result)) = events.last() else {
+            panic!()
+        };
+        let Ok(RunOutcome::Completed(out)) = result.as_ref() else {
+            panic!("{result:?}")
+        };
+        // Nothing the detector finds in the reply streamed before the correction, if any.
+        let streamed: String = events
+            .iter()
+            .filter_map(|e| match e {
+                RunEvent::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        for d in detector.detect(&reply) {
+            let value = &reply[d.start..d.end];
+            assert!(
+                value.len() < 6 || !streamed.contains(value),
+                "{} {value:?} streamed",
+                d.entity.label()
+            );
+        }
+        let (seen, was_corrected) = shown(&events);
+        assert_eq!(seen, out.answer);
+        let pieces = events
+            .iter()
+            .filter(|e| matches!(e, RunEvent::Text { .. }))
+            .count();
+        released_early += usize::from(pieces > 1);
+        replies += 1;
+        corrected += usize::from(was_corrected);
+    }
+    assert!(replies >= 50);
+    // The window moved: text was released while the model was still writing.
+    assert!(
+        released_early * 2 > replies,
+        "{released_early} of {replies}"
+    );
+    assert_eq!(
+        corrected, 0,
+        "{corrected} of {replies} replies needed a correction"
+    );
 }
