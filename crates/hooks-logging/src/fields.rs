@@ -29,10 +29,11 @@ pub(crate) enum Kind {
     ToolStart,
     ToolEnd,
     InvocationAbandoned,
+    ModelDelta,
 }
 
 impl Kind {
-    pub(crate) const ALL: [Kind; 9] = [
+    pub(crate) const ALL: [Kind; 10] = [
         Kind::InvocationStart,
         Kind::InvocationEnd,
         Kind::IterationStart,
@@ -42,6 +43,7 @@ impl Kind {
         Kind::ToolStart,
         Kind::ToolEnd,
         Kind::InvocationAbandoned,
+        Kind::ModelDelta,
     ];
 
     pub(crate) fn message(self) -> &'static str {
@@ -55,6 +57,7 @@ impl Kind {
             Kind::ToolStart => "Tool call starting",
             Kind::ToolEnd => "Tool call completed",
             Kind::InvocationAbandoned => "Agent invocation abandoned",
+            Kind::ModelDelta => "Model reply piece",
         }
     }
 
@@ -70,17 +73,19 @@ impl Kind {
             Kind::ToolStart => "tool_call_starting",
             Kind::ToolEnd => "tool_call_completed",
             Kind::InvocationAbandoned => "agent_invocation_abandoned",
+            Kind::ModelDelta => "model_reply_piece",
         }
     }
 
     pub(crate) fn is_model(self) -> bool {
-        matches!(self, Kind::ModelStart | Kind::ModelEnd)
+        matches!(self, Kind::ModelStart | Kind::ModelEnd | Kind::ModelDelta)
     }
 
     /// Every field the event may carry, in order.
     pub(crate) fn fields(self) -> &'static [&'static str] {
         match self {
             Kind::InvocationAbandoned => &["run_id"],
+            Kind::ModelDelta => &["run_id", "iteration", "attempt", "length", "last"],
             Kind::InvocationStart => &[
                 "run_id",
                 "agent_id",
@@ -280,6 +285,17 @@ pub(crate) fn iteration_end(e: &IterationEvent<'_>) -> Vec<Option<Val>> {
         s(state.run_id.as_str()),
         u(state.iteration),
         u(state.messages.len()),
+    ]
+}
+
+/// A streamed reply's piece: its length only (never its text).
+pub(crate) fn model_delta(e: &hooks_core::ModelDeltaEvent<'_>) -> Vec<Option<Val>> {
+    vec![
+        s(e.run_id().as_str()),
+        u(e.iteration()),
+        u(e.attempt()),
+        u(e.delta().text().chars().count()),
+        Some(Val::Bool(e.is_last())),
     ]
 }
 

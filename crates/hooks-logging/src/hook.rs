@@ -23,6 +23,8 @@ pub(crate) struct Options {
     pub(crate) priority: HookPriority,
     /// The name in a registry; `None` for the type's name.
     pub(crate) name: Option<String>,
+    /// One line per piece of a streamed reply (off: one line per reply).
+    pub(crate) deltas: bool,
 }
 
 impl Default for Options {
@@ -38,6 +40,7 @@ impl Default for Options {
             },
             priority: HookPriority::OBSERVABILITY_DEFAULT,
             name: None,
+            deltas: false,
         }
     }
 }
@@ -116,6 +119,14 @@ macro_rules! option_setters {
             self
         }
 
+        /// Logs a line (at the model level) for every piece of a streamed reply: its length,
+        /// never its text. Off by default: a streamed reply gets one line, like any other.
+        #[must_use]
+        pub fn with_log_deltas(mut self, on: bool) -> Self {
+            self.options.deltas = on;
+            self
+        }
+
         /// Logs a preview of tool results (200 characters) and their length. Off by default.
         #[must_use]
         pub fn with_log_results(mut self, on: bool) -> Self {
@@ -156,11 +167,24 @@ macro_rules! forward_hooks {
 
             fn hooks(&self) -> hooks_core::HookSet {
                 use hooks_core::HookSet;
-                HookSet::INVOCATION
+                let set = HookSet::INVOCATION
                     | HookSet::ITERATION
                     | HookSet::MODEL_CALL
                     | HookSet::TOOL_CALL
-                    | HookSet::RUN_ABANDONED
+                    | HookSet::RUN_ABANDONED;
+                if self.options.deltas {
+                    set | HookSet::MODEL_DELTA
+                } else {
+                    set
+                }
+            }
+
+            async fn on_model_delta(
+                &self,
+                e: &mut hooks_core::ModelDeltaEvent<'_>,
+            ) -> Result<(), hooks_core::HookError> {
+                self.log(Kind::ModelDelta, || fields::model_delta(e));
+                Ok(())
             }
 
             fn on_run_abandoned(&self, run_id: &hooks_core::RunId) {
@@ -253,6 +277,7 @@ pub(crate) use forward_hooks;
 /// | before tool call | `Tool call starting` | run_id, tool_name, tool_call_id, argument_keys — or arguments with `log_arguments` |
 /// | after tool call | `Tool call completed` | run_id, tool_name, tool_call_id, success, duration_ms, error, cancelled, and with `log_results` result_preview (200 chars), result_length; interrupted |
 /// | run dropped midway | `Agent invocation abandoned` | run_id |
+/// | a streamed reply's piece, with `log_deltas` (at the model level) | `Model reply piece` | run_id, iteration, attempt, length (never the text), last |
 ///
 /// Truncation counts characters and never splits a UTF-8 sequence. Events at a disabled level
 /// cost a level check, nothing more.
@@ -269,7 +294,7 @@ pub(crate) use forward_hooks;
 #[derive(Debug)]
 pub struct LoggingHook {
     options: Options,
-    sites: [&'static Site; 9],
+    sites: [&'static Site; Kind::ALL.len()],
 }
 
 impl Default for LoggingHook {

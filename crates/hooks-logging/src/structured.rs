@@ -36,7 +36,7 @@ pub const STRUCTURED_EVENT_NAME: &str = "hooks.structured";
 pub struct StructuredLoggingHook {
     options: Options,
     timestamps: bool,
-    sites: [&'static Site; 9],
+    sites: [&'static Site; Kind::ALL.len()],
 }
 
 impl Default for StructuredLoggingHook {

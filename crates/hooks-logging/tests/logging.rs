@@ -403,3 +403,70 @@ fn a_failed_tool_call_logs_its_error_and_no_result() {
     assert_eq!(done.get("result_preview"), None);
     assert_eq!(done.get("result_length"), None);
 }
+
+/// Streams "a", "bb", "ccc".
+struct Pieces;
+
+#[hooks_core::async_trait]
+impl hooks_core::agent::Model for Pieces {
+    fn name(&self) -> &str {
+        "pieces"
+    }
+    async fn complete(
+        &self,
+        _: hooks_core::agent::ModelRequest<'_>,
+    ) -> Result<ModelResponse, hooks_core::ModelError> {
+        Ok(ModelResponse::text("abbccc"))
+    }
+    fn stream<'a>(
+        &'a self,
+        _: hooks_core::agent::ModelRequest<'a>,
+    ) -> hooks_core::stream::ModelStream<'a> {
+        use hooks_core::stream::{ModelDelta, StreamItem};
+        let items = ["a", "bb", "ccc"]
+            .into_iter()
+            .map(|t| Ok(StreamItem::Delta(ModelDelta::Text(t.to_owned()))))
+            .chain([Ok(StreamItem::Done(ModelResponse::text("abbccc")))]);
+        Box::pin(futures_util::stream::iter(items))
+    }
+}
+
+#[test]
+fn a_streamed_reply_is_one_line_unless_pieces_are_asked_for() {
+    use futures_util::StreamExt as _;
+    for deltas in [false, true] {
+        let capture = Capture::default();
+        let _guard = tracing::subscriber::set_default(capture.subscriber(Level::TRACE));
+        let hook = LoggingHook::builder()
+            .with_log_deltas(deltas)
+            .build()
+            .unwrap();
+        let agent = Agent::builder("streamer", Pieces)
+            .registry(Arc::new(HookRegistry::new().with(hook).unwrap()))
+            .build()
+            .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let n = rt.block_on(agent.run_stream("hi", 4).count());
+        assert!(n >= 2);
+        let events = capture.events();
+        let pieces: Vec<_> = events
+            .iter()
+            .filter(|e| e.message() == "Model reply piece")
+            .collect();
+        let replies = events
+            .iter()
+            .filter(|e| e.message() == "Model call completed")
+            .count();
+        assert_eq!(replies, 1);
+        if deltas {
+            // Three pieces and the closing one; lengths, never the text.
+            let lengths: Vec<&str> = pieces.iter().map(|e| e.get("length").unwrap()).collect();
+            assert_eq!(lengths, ["1", "2", "3", "0"]);
+            assert!(!format!("{pieces:?}").contains("ccc"));
+        } else {
+            assert!(pieces.is_empty());
+        }
+    }
+}
