@@ -1318,6 +1318,12 @@ impl<'r> Run<'r> {
                 self.rekey_duplicate_ids(response);
                 self.refuse_deep_arguments(response);
             }
+            // A streamed reply's text before the after-model-call hooks: a correction is sent
+            // only for what they changed.
+            let raw = match (&sink, &outcome) {
+                (Some(_), Ok(r)) => Some(r.message.content.clone()),
+                _ => None,
+            };
             let mut event =
                 AfterModelCallEvent::new(cx, model, &messages, outcome).with_duration(t0.elapsed());
             let after = self.registry.after_model_call(&mut event).await;
@@ -1326,14 +1332,32 @@ impl<'r> Run<'r> {
             drop(messages);
             self.record(HookEvent::AfterModelCall, None, changes);
             if let Some(sink) = &sink {
-                let kept = match (&out.response, out.retry || stopped.is_some()) {
+                // Nothing is handed over from a call whose after-model-call hooks failed: a
+                // guard among them may not have run.
+                let discarded = out.retry || stopped.is_some() || after.is_err();
+                let kept = match (&out.response, discarded) {
                     (Some(r), false) => Some(r.message.content.as_str()),
                     _ => None,
                 };
-                Box::pin(sink.settle(kept)).await;
+                Box::pin(sink.settle(kept, raw.as_deref())).await;
             }
             if let Some(e) = stopped {
-                return Err(RunError::Hook(*e));
+                // The hook's error as the after-model-call hooks left the call's (a guard may
+                // have redacted the piece it quotes).
+                let message = out.error.as_ref().map_or_else(
+                    || e.cause().message().to_owned(),
+                    |err| {
+                        let text = err.to_string();
+                        text.strip_prefix("the stream was stopped: ")
+                            .unwrap_or(&text)
+                            .to_owned()
+                    },
+                );
+                return Err(RunError::Hook(DispatchError::new(
+                    e.provider(),
+                    e.event(),
+                    crate::error::HookError::new(message),
+                )));
             }
             after?;
 
@@ -2195,7 +2219,7 @@ impl<'r> DeltaSink<'r> {
 
     /// After the after-model-call hooks: `kept` is the reply's text as they left it (`None`
     /// when the attempt is discarded or failed). Tells the consumer what changed.
-    async fn settle(&self, kept: Option<&str>) {
+    async fn settle(&self, kept: Option<&str>, raw: Option<&str>) {
         let Some(events) = &self.run.shared.options.events else {
             return;
         };
@@ -2220,7 +2244,9 @@ impl<'r> DeltaSink<'r> {
                     text: text.to_owned(),
                 }
             }
-            Some(text) if text != emitted => RunEvent::Corrected {
+            // Corrected only for what the after-model-call hooks changed: a delta hook's own
+            // rewrite of the pieces stands.
+            Some(text) if text != emitted && raw != Some(text) => RunEvent::Corrected {
                 iteration: self.iteration,
                 attempt: self.attempt,
                 text: text.to_owned(),

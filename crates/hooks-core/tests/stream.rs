@@ -193,7 +193,7 @@ impl HookProvider for Shouty {
 }
 
 #[test]
-fn a_delta_hook_rewrites_and_holds_back_and_the_reply_is_corrected_to_what_was_kept() {
+fn a_delta_hook_rewrites_and_holds_back_and_its_rewrite_stands() {
     let model = Streamer::new(vec![Reply::Pieces(vec!["one tw", "o thr", "ee"])]);
     let registry = HookRegistry::new()
         .with(Shouty {
@@ -209,16 +209,14 @@ fn a_delta_hook_rewrites_and_holds_back_and_the_reply_is_corrected_to_what_was_k
         })
         .collect();
     assert_eq!(pieces, ["ONE ", "TWO ", "THREE"]);
-    // The assembled reply (not rewritten by any after-model-call hook) differs from what
-    // streamed: the consumer is told what the run kept.
-    let corrected: Vec<&str> = events
-        .iter()
-        .filter_map(|e| match e {
-            RunEvent::Corrected { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(corrected, ["one two three"]);
+    // No after-model-call hook changed the reply: no correction undoes the delta hook's
+    // rewrite (found by a review: it used to send the raw reply back).
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, RunEvent::Corrected { .. })),
+        "{events:?}"
+    );
     let Ok(RunOutcome::Completed(out)) = finished(&events) else {
         panic!()
     };
@@ -248,6 +246,11 @@ impl HookProvider for WordGuard {
             r.message.content = text.replace("hunter2", "[REDACTED]");
             e.set_response(r);
         }
+        e.redact_error(|error| {
+            let hit = error.contains("hunter2");
+            *error = error.replace("hunter2", "[REDACTED]");
+            hit
+        });
         Ok(())
     }
 }
@@ -462,4 +465,82 @@ fn a_model_without_a_stream_of_its_own_streams_its_reply_as_one_piece() {
     let events = collect(&agent(model, HookRegistry::new()), "hi");
     assert_eq!(text_of(&events), "whole");
     assert!(matches!(finished(&events), Ok(RunOutcome::Completed(_))));
+}
+
+/// Fails every after-model-call, at the output guard's priority (so it runs before the
+/// guard on the way out).
+struct FailAfter;
+
+#[async_trait]
+impl HookProvider for FailAfter {
+    fn priority_for(&self, event: HookEvent) -> HookPriority {
+        if event.is_after() {
+            HookPriority::OUTPUT_GUARD
+        } else {
+            HookPriority::DEFAULT
+        }
+    }
+    fn hooks(&self) -> HookSet {
+        HookSet::AFTER_MODEL_CALL
+    }
+    async fn on_after_model_call(&self, _: &mut AfterModelCallEvent<'_>) -> Result<(), HookError> {
+        Err(HookError::new("audit store down"))
+    }
+}
+
+#[test]
+fn a_held_reply_is_not_handed_over_when_the_after_model_call_hooks_failed() {
+    // Found by a review: the guard never ran (a hook before it failed), yet the held reply
+    // went to the consumer.
+    let model = Streamer::new(vec![Reply::Pieces(vec!["the password is ", "hunter2"])]);
+    let registry = HookRegistry::new()
+        .with(WordGuard)
+        .unwrap()
+        .with(FailAfter)
+        .unwrap();
+    assert!(!registry.streams_live());
+    let events = collect(&agent(model, registry), "hi");
+    let everything = format!("{events:?}");
+    assert!(!everything.contains("hunter2"), "{everything}");
+    assert_eq!(text_of(&events), "");
+    assert!(matches!(finished(&events), Err(f) if matches!(f.error, RunError::Hook(_))));
+}
+
+/// Refuses a piece, quoting it.
+struct QuotePiece;
+
+#[async_trait]
+impl HookProvider for QuotePiece {
+    fn hooks(&self) -> HookSet {
+        HookSet::MODEL_DELTA
+    }
+    async fn on_model_delta(&self, e: &mut ModelDeltaEvent<'_>) -> Result<(), HookError> {
+        if e.delta().text().contains("hunter2") {
+            return Err(HookError::new(format!(
+                "refused piece {:?}",
+                e.delta().text()
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_delta_hooks_error_is_returned_as_the_guard_left_it() {
+    let model = Streamer::new(vec![Reply::Pieces(vec!["pw: hunter2"])]);
+    let registry = HookRegistry::new()
+        .with(WordGuard)
+        .unwrap()
+        .with(QuotePiece)
+        .unwrap();
+    let events = collect(&agent(model, registry), "hi");
+    let Err(failure) = finished(&events) else {
+        panic!()
+    };
+    assert!(matches!(failure.error, RunError::Hook(_)));
+    let text = failure.error.to_string();
+    assert!(
+        text.contains("refused piece") && !text.contains("hunter2"),
+        "{text}"
+    );
 }
