@@ -337,7 +337,7 @@ impl Agent {
 
     /// Runs the agent on `prompt` and streams what happens: the reply's text as it comes
     /// (through the `on_model_delta` hooks), tool calls starting and finishing, retractions
-    /// and corrections, and last [`RunEvent::Finished`] with the outcome (the run may pause,
+    /// and corrections, and last [`RunEvent::Finished`](crate::stream::RunEvent::Finished) with the outcome (the run may pause,
     /// as with [`start`](Self::start)). See [`stream`](crate::stream) for what a guard holds
     /// back. At most `capacity` events wait for the consumer; the run advances only while the
     /// stream is polled, and dropping it abandons the run.
