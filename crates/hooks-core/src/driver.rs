@@ -2345,7 +2345,7 @@ impl<'a> NestedCall<'a> {
         options
     }
 
-    fn link(&self, registry: &HookRegistry, opted_out: &[String]) -> Result<Link, RunError> {
+    fn link(&self, registry: &HookRegistry, opted_out: &[String]) -> Result<Box<Link>, RunError> {
         let refuse = |reason: String| Err(RunError::NestedRefused { reason });
         // Never through fewer guards than the caller: every guard of its registry is in the
         // nested one (the same provider), or named as left out.
@@ -2394,22 +2394,24 @@ impl<'a> NestedCall<'a> {
                 max_depth,
             });
         }
-        Ok(Link {
+        Ok(Box::new(Link {
             parent,
             tree: Arc::clone(self.tree()),
             opted_out: opted_out.to_vec(),
-        })
+        }))
     }
 
     /// Starts a nested run under this call, dispatching through `registry` (this call's
     /// [`registry`](Self::registry), or one holding at least its guards: see
     /// [`HookRegistry::nested`]); `opted_out` names the providers of the caller's registry
-    /// left out, recorded in the nested run's changes. The body is a loop like
-    /// [`HookRegistry::start`]'s. A run past the tree's depth limit does not start:
-    /// [`RunError::TooDeep`].
+    /// left out, recorded in the calling run's changes. The body is a loop like
+    /// [`HookRegistry::start`]'s.
     ///
     /// # Errors
-    /// A [`RunFailure`] as for [`HookRegistry::run`]; [`RunError::TooDeep`] (nothing ran).
+    /// A [`RunFailure`] as for [`HookRegistry::run`]; nothing ran with
+    /// [`RunError::TooDeep`] (past the tree's depth limit) or [`RunError::NestedRefused`]
+    /// (`registry` lacks a guard of the caller's, `opted_out` names a provider the caller does
+    /// not have, or this tool call already started a nested run).
     pub async fn start<'s, F, Fut>(
         &self,
         registry: &'s HookRegistry,
@@ -2424,13 +2426,7 @@ impl<'a> NestedCall<'a> {
     {
         let link = match self.link(registry, opted_out) {
             Ok(link) => link,
-            Err(error) => {
-                return Err(RunFailure {
-                    error,
-                    state: Box::new(state),
-                    changes: Vec::new(),
-                });
-            }
+            Err(error) => return Err(not_started(error, state)),
         };
         let options = self.child_options(options);
         Box::pin(registry.segment(
@@ -2438,7 +2434,7 @@ impl<'a> NestedCall<'a> {
             options,
             body,
             self.pausable,
-            Some(Box::new(link)),
+            Some(link),
         ))
         .await
     }
@@ -2455,7 +2451,8 @@ impl<'a> NestedCall<'a> {
     /// Resumes a nested run that paused under this call (see [`take_resume`](Self::take_resume)).
     ///
     /// # Errors
-    /// As for [`HookRegistry::resume`]; [`RunError::TooDeep`] (nothing ran).
+    /// As for [`HookRegistry::resume`]; [`RunError::TooDeep`] and [`RunError::NestedRefused`]
+    /// as for [`start`](Self::start) (nothing ran).
     pub async fn resume<'s, F, Fut>(
         &self,
         registry: &'s HookRegistry,
@@ -2471,17 +2468,10 @@ impl<'a> NestedCall<'a> {
     {
         let link = match self.link(registry, opted_out) {
             Ok(link) => link,
-            Err(error) => {
-                return Err(RunFailure {
-                    error,
-                    state: Box::new(paused.state().clone()),
-                    changes: Vec::new(),
-                });
-            }
+            Err(error) => return Err(not_started(error, paused.state().clone())),
         };
         let options = self.child_options(options);
-        Box::pin(registry.resume_linked(paused, decisions, options, body, Some(Box::new(link))))
-            .await
+        Box::pin(registry.resume_linked(paused, decisions, options, body, Some(link))).await
     }
 
     /// Hands the calling run a nested run that paused: the call pauses too, with one
@@ -2512,6 +2502,15 @@ impl<'a> NestedCall<'a> {
         }
         nesting.slots.insert(self.slot, child);
         Ok(())
+    }
+}
+
+/// A nested run refused before anything of it ran.
+fn not_started(error: RunError, state: AgentState) -> RunFailure {
+    RunFailure {
+        error,
+        state: Box::new(state),
+        changes: Vec::new(),
     }
 }
 

@@ -175,7 +175,7 @@ impl Model for OpenAiModel {
     /// Streams the reply over SSE (see [`OpenAiModel::stream`]): each delta as it arrives,
     /// then the assembled reply.
     fn stream<'a>(&'a self, request: ModelRequest<'a>) -> hooks_core::stream::ModelStream<'a> {
-        use hooks_core::stream::{ModelDelta, StreamItem};
+        use hooks_core::stream::StreamItem;
         enum Phase<'a> {
             Start(ModelRequest<'a>),
             // Boxed: the stream's state is large, and moves with every piece.
@@ -193,20 +193,6 @@ impl Model for OpenAiModel {
                 };
                 match stream.next().await {
                     Some(Ok(delta)) => {
-                        let delta = match delta {
-                            crate::StreamDelta::Text(text) => ModelDelta::Text(text),
-                            crate::StreamDelta::ToolCall {
-                                index,
-                                id,
-                                name,
-                                arguments,
-                            } => ModelDelta::ToolCall {
-                                index,
-                                id,
-                                name,
-                                arguments,
-                            },
-                        };
                         Some((Ok(StreamItem::Delta(delta)), Some(Phase::Reading(stream))))
                     }
                     Some(Err(e)) => Some((Err(e), None)),

@@ -10,25 +10,9 @@ use tokio::time::Instant;
 use crate::scrub::Scrub;
 use crate::wire;
 
-/// One piece of a streamed reply.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum StreamDelta {
-    /// More text.
-    Text(String),
-    /// A piece of tool call number `index`: its id and name usually come first, the
-    /// arguments' JSON text in pieces after.
-    ToolCall {
-        /// The call's position in the reply.
-        index: usize,
-        /// The call's id, when this piece carries it.
-        id: Option<String>,
-        /// The tool's name, when this piece carries it.
-        name: Option<String>,
-        /// More of the arguments' JSON text.
-        arguments: String,
-    },
-}
+/// One piece of a streamed reply: the core's [`ModelDelta`](hooks_core::stream::ModelDelta)
+/// (what [`Model::stream`](hooks_core::agent::Model::stream) yields too).
+pub use hooks_core::stream::ModelDelta as StreamDelta;
 
 #[derive(Debug, Default)]
 struct PartialCall {
