@@ -247,3 +247,101 @@ async fn over_the_dev_sets_cut_at_random_the_stream_equals_the_guarded_reply() {
         "{corrected} of {replies} replies needed a correction"
     );
 }
+
+#[tokio::test]
+async fn invisible_padding_and_labels_far_to_the_left_leak_nothing() {
+    // Found by a review: the window was counted in raw bytes and the left context was 64
+    // bytes, so zero-width padding stretched a card past the window, and a label (or a CSV
+    // header) the whole-reply scan reads was out of the windowed scan's sight.
+    let mut config = GuardrailConfig::default();
+    for e in hooks_guardrails::Entity::ALL {
+        config = config.with_action(format!("pii_{}", e.detector()), GuardrailAction::Redact);
+    }
+    let registry = Arc::new(
+        HookRegistry::new()
+            .with(GuardrailsHook::new(config).unwrap())
+            .unwrap(),
+    );
+    let z = |n: usize| "\u{200B}".repeat(n);
+    let filler = |n: usize| "lorem ipsum dolor sit amet ".repeat(n / 27 + 1);
+    let mut csv = String::from("id,name,ssn\n");
+    for i in 0..60u32 {
+        csv.push_str(&format!("{i},person{i},{}\n", 219_091_000 + i));
+    }
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        (format!("SSN:{} 219099999 ", z(100)), vec!["219099999"]),
+        (
+            format!("ＳＳＮ{}219099999 ", "\u{3000}".repeat(25)),
+            vec!["219099999"],
+        ),
+        (
+            format!("Teléfono:{} 739 89 48 95 ", z(100)),
+            vec!["739 89", "48 95"],
+        ),
+        (
+            format!("Ｔｅｌ：{}739 89 48 95 ", "\u{3000}".repeat(25)),
+            vec!["739 89", "48 95"],
+        ),
+        (
+            format!(
+                "aws_secret_access_key ={} wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY ",
+                z(100)
+            ),
+            vec!["wJalrXUtnFEMI"],
+        ),
+        (
+            csv,
+            vec!["21909101", "21909102", "21909103", "21909104", "21909105"],
+        ),
+        (
+            format!("card 4111{} 1111{} 1111{} 1111 ", z(200), z(200), z(200)),
+            vec!["4111"],
+        ),
+        (format!("card 4111 1111 1111{} 1111 ", z(400)), vec!["4111"]),
+    ];
+    for (body, markers) in &cases {
+        for off in (0..320).step_by(32) {
+            for size in [5, 64] {
+                let reply = format!(
+                    "{}{}{body}{}",
+                    filler(100),
+                    "a ".repeat(off / 2),
+                    filler(2500)
+                );
+                let agent = Agent::builder(
+                    "a",
+                    Cut {
+                        reply,
+                        sizes: vec![size],
+                    },
+                )
+                .registry(Arc::clone(&registry))
+                .build()
+                .unwrap();
+                let events: Vec<RunEvent> = agent.run_stream("hi", 8).collect().await;
+                let streamed: String = events
+                    .iter()
+                    .filter_map(|e| match e {
+                        RunEvent::Text { text, .. } => Some(text.as_str()),
+                        _ => None,
+                    })
+                    .collect::<String>()
+                    .replace(['\u{200B}', '\u{3000}'], "");
+                for m in markers {
+                    assert!(
+                        !streamed.contains(m),
+                        "{m:?} streamed (offset {off}, pieces of {size})"
+                    );
+                }
+                let (seen, _) = shown(&events);
+                let Some(RunEvent::Finished(result)) = events.last() else {
+                    panic!()
+                };
+                let Ok(RunOutcome::Completed(out)) = result.as_ref() else {
+                    panic!()
+                };
+                assert_eq!(seen, out.answer);
+            }
+        }
+    }
+}

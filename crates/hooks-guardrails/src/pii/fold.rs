@@ -42,7 +42,7 @@ impl Folded {
 }
 
 /// Characters that hide inside a word without showing: dropped before detection.
-fn invisible(c: char) -> bool {
+pub(crate) fn invisible(c: char) -> bool {
     matches!(
         c,
         '\u{00AD}' | '\u{180E}' | '\u{200B}'..='\u{200D}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}'

@@ -121,7 +121,7 @@ pub struct Detection {
 }
 
 mod context;
-mod fold;
+pub(crate) mod fold;
 mod patterns;
 mod phone;
 mod validate;
