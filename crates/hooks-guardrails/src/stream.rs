@@ -88,11 +88,8 @@ impl Hold {
         if target <= self.released {
             return String::new();
         }
-        let ctx = match back_visible(&self.raw, self.released, CONTEXT) {
-            Some(c) => c,
-            // The context is too strange to measure: scan from the start.
-            None => 0,
-        };
+        // Context too strange to measure: scan from the start.
+        let ctx = back_visible(&self.raw, self.released, CONTEXT).unwrap_or_default();
         let verdict = engine.judge(&self.raw[ctx..], false);
         // A BLOCK anywhere past what was released stops the release.
         if verdict.blocked.is_some()
