@@ -5,7 +5,9 @@
 //! labelled rule judge) — plus two custom providers: a sandbox that rewrites one call and
 //! cancels another, and a tracer that prints what every hook saw. Real tools: a calculator
 //! and a file lister. Then human in the loop: a transfer that needs a person pauses the run,
-//! the paused run is stored as sealed JSON, read back and resumed with an approval.
+//! the paused run is stored as sealed JSON, read back and resumed with an approval. Last, an
+//! agent used as another's tool, streamed: its guard reaches inside, and the reply arrives in
+//! pieces, redacted.
 //!
 //! Run it with `cargo run --example quickstart`.
 //!
@@ -393,6 +395,74 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         telemetry.spans_exported()
     );
     human_in_the_loop().await?;
+    nested_and_streamed().await?;
+    Ok(())
+}
+
+/// An agent as another's tool, streamed: the lead's guardrails reach inside the researcher's
+/// run (its tool call's e-mail is redacted before the tool sees it), and the lead's reply
+/// streams in pieces, redacted as it goes.
+async fn nested_and_streamed() -> Result<(), Box<dyn std::error::Error>> {
+    use futures_util::StreamExt as _;
+    use hooks::stream::RunEvent;
+    println!("\nAn agent as a tool, streamed:");
+    let researcher = Agent::builder(
+        "researcher",
+        ScriptedModel::new(vec![
+            Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+                "r1",
+                "crm_lookup",
+                json!({"email": "jane.doe@example.com"}),
+            )])),
+            Ok(ModelResponse::text("Jane is on the Pro plan.")),
+        ]),
+    )
+    .tool(FnTool::new(
+        ToolSpec::new(
+            "crm_lookup",
+            "Looks a customer up",
+            json!({"type": "object"}),
+        ),
+        |args| {
+            println!("    crm_lookup saw {}", Value::Object(args.clone()));
+            Ok("plan: Pro".into())
+        },
+    ))
+    .build()?;
+    let guard = GuardrailsHook::new(
+        GuardrailConfig::default().with_action("pii_email", GuardrailAction::Redact),
+    )?;
+    let lead = Agent::builder(
+        "lead",
+        ScriptedModel::new(vec![
+            Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+                "l1",
+                "research",
+                json!({"input": "Which plan is jane.doe@example.com on?"}),
+            )])),
+            Ok(ModelResponse::text(
+                "Jane (jane.doe@example.com) is on the Pro plan; no upgrade is needed.",
+            )),
+        ]),
+    )
+    .tool(researcher.as_tool("research", "Looks things up in the CRM"))
+    .registry(Arc::new(HookRegistry::new().with(guard)?))
+    .build()?;
+    let mut events = lead.run_stream("Is Jane on the right plan?", 16);
+    while let Some(event) = events.next().await {
+        match event {
+            RunEvent::ToolStarted { name, .. } => println!("  tool {name} started"),
+            RunEvent::ToolFinished { name, result, .. } => {
+                println!("  tool {name} finished: {result}");
+            }
+            RunEvent::Text { text, .. } => println!("  piece: {text:?}"),
+            RunEvent::Finished(outcome) => match *outcome {
+                Ok(_) => println!("  done"),
+                Err(f) => return Err(f.error.into()),
+            },
+            _ => {}
+        }
+    }
     Ok(())
 }
 

@@ -162,10 +162,22 @@ pub trait EventSink: Send + Sync {
     fn push(&self, event: RunEvent);
 }
 
-/// Hands `event` to `sink` once it has room.
+/// Hands `event` to `sink` once it has room, then lets the consumer see it before the run
+/// goes on (a tool that starts is announced before it runs, not after).
 pub(crate) async fn emit(sink: &dyn EventSink, event: RunEvent) {
     futures_util::future::poll_fn(|cx| sink.poll_ready(cx)).await;
     sink.push(event);
+    let mut yielded = false;
+    futures_util::future::poll_fn(|cx| {
+        if yielded {
+            Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    })
+    .await;
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
