@@ -385,10 +385,15 @@ impl HookProvider for GuardrailsHook {
         self.inner.config.priority
     }
 
-    /// Its configured priority on the way in, [`HookPriority::OUTPUT_GUARD`] on the way out.
+    /// Its configured priority on the way in, [`HookPriority::OUTPUT_GUARD`] on the way out,
+    /// and first of all on a streamed reply's pieces.
     fn priority_for(&self, event: HookEvent) -> HookPriority {
         if event.is_after() {
             HookPriority::OUTPUT_GUARD
+        } else if event == HookEvent::ModelDelta {
+            // First on a streamed reply's pieces, before any other provider reads (or
+            // rewrites) them.
+            HookPriority::new(i32::MIN)
         } else {
             self.priority()
         }
@@ -795,7 +800,13 @@ fn guard_reply(
         changed = true;
     } else if !verdict.replace.is_empty() {
         let redacted = apply(&response.message.content, verdict.replace);
-        response.message.content = engine.settle(run_id, loc, None, redacted);
+        // What the redaction freed (an entity glued to another) may be a BLOCK one.
+        let mut late = None;
+        let settled = engine.settle_blocking(run_id, loc, None, redacted, &mut late);
+        response.message.content = match late {
+            Some(desc) => format!("Response blocked by guardrails: contains {desc}"),
+            None => settled,
+        };
         changed = true;
     }
     // Tool-call arguments: whatever fired is taken out of the conversation (BLOCK and

@@ -141,6 +141,12 @@ impl Hold {
         // What redaction freed (glued entities), as the whole reply's guard does.
         for _ in 1..crate::MAX_REDACTION_PASSES {
             let again = engine.judge(&out, false);
+            if again.blocked.is_some() {
+                // A BLOCK value the redaction freed (glued to another entity): nothing of
+                // this segment is released, and the reply is blocked after the call.
+                self.blocked = true;
+                return String::new();
+            }
             if again.replace.is_empty() {
                 break;
             }

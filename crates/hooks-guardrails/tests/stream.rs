@@ -345,3 +345,138 @@ async fn invisible_padding_and_labels_far_to_the_left_leak_nothing() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_block_value_freed_by_redaction_never_streams_and_the_reply_is_blocked() {
+    // Found by a review: a card glued to an SSN is found only once the SSN's placeholder
+    // frees it; under BLOCK the later pass released it verbatim (streamed), and the whole
+    // reply's guard redacted it instead of blocking the reply.
+    let mut config = GuardrailConfig::default();
+    for e in hooks_guardrails::Entity::ALL {
+        config = config.with_action(format!("pii_{}", e.detector()), GuardrailAction::Redact);
+    }
+    config = config.with_action("pii_credit_card", GuardrailAction::Block);
+    let registry = Arc::new(
+        HookRegistry::new()
+            .with(GuardrailsHook::new(config).unwrap())
+            .unwrap(),
+    );
+    let filler = |n: usize| "lorem ipsum dolor sit amet ".repeat(n / 27 + 1);
+    for glued in [
+        "id 123-45-67894111111111111111 end",
+        "ssn 123.45.67895500000000000004 end",
+    ] {
+        let reply = format!("{}{glued} {}", filler(1500), filler(2000));
+        let whole = Agent::builder(
+            "a",
+            Cut {
+                reply: reply.clone(),
+                sizes: vec![8],
+            },
+        )
+        .registry(Arc::clone(&registry))
+        .build()
+        .unwrap()
+        .run("hi")
+        .await
+        .unwrap()
+        .answer;
+        assert!(
+            whole.starts_with("Response blocked by guardrails"),
+            "{whole}"
+        );
+        let agent = Agent::builder(
+            "a",
+            Cut {
+                reply,
+                sizes: vec![8],
+            },
+        )
+        .registry(Arc::clone(&registry))
+        .build()
+        .unwrap();
+        let events: Vec<RunEvent> = agent.run_stream("hi", 8).collect().await;
+        let everything = format!("{events:?}");
+        for digits in ["4111111111111111", "5500000000000004"] {
+            assert!(!everything.contains(digits), "{digits} streamed");
+        }
+        let (seen, _) = shown(&events);
+        assert_eq!(seen, whole);
+    }
+}
+
+/// Puts U+034F (a combining grapheme joiner) after every character of every piece.
+struct Joiner;
+
+#[async_trait]
+impl hooks_core::HookProvider for Joiner {
+    fn priority(&self) -> hooks_core::HookPriority {
+        hooks_core::HookPriority::SECURITY_MIN
+    }
+    fn hooks(&self) -> hooks_core::HookSet {
+        hooks_core::HookSet::MODEL_DELTA
+    }
+    async fn on_model_delta(
+        &self,
+        e: &mut hooks_core::ModelDeltaEvent<'_>,
+    ) -> Result<(), hooks_core::HookError> {
+        let joined: String = e
+            .delta()
+            .text()
+            .chars()
+            .flat_map(|c| [c, '\u{034F}'])
+            .collect();
+        e.set_text(joined);
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn the_guard_reads_the_pieces_before_any_other_provider() {
+    // Found by a review: a delta provider at a lower priority number than the guard's read
+    // the raw pieces and, by inserting joiners, kept the guard from recognising them.
+    let mut config = GuardrailConfig::default();
+    for e in hooks_guardrails::Entity::ALL {
+        config = config.with_action(format!("pii_{}", e.detector()), GuardrailAction::Redact);
+    }
+    let registry = Arc::new(
+        HookRegistry::new()
+            .with(Joiner)
+            .unwrap()
+            .with(GuardrailsHook::new(config).unwrap())
+            .unwrap(),
+    );
+    let filler = |n: usize| "lorem ipsum dolor sit amet ".repeat(n / 27 + 1);
+    let reply = format!(
+        "{}mail erin.pre@example.com card 4111 1111 1111 1111 ssn 123-45-6789 {}",
+        filler(1500),
+        filler(2500)
+    );
+    for size in [1, 3, 8] {
+        let agent = Agent::builder(
+            "a",
+            Cut {
+                reply: reply.clone(),
+                sizes: vec![size],
+            },
+        )
+        .registry(Arc::clone(&registry))
+        .build()
+        .unwrap();
+        let events: Vec<RunEvent> = agent.run_stream("hi", 8).collect().await;
+        let streamed: String = events
+            .iter()
+            .filter_map(|e| match e {
+                RunEvent::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<String>()
+            .replace('\u{034F}', "");
+        for value in ["erin.pre@example.com", "4111 1111", "123-45-6789"] {
+            assert!(
+                !streamed.contains(value),
+                "{value} streamed in pieces of {size}"
+            );
+        }
+    }
+}
