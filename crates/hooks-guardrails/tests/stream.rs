@@ -164,10 +164,7 @@ fn shown(events: &[RunEvent]) -> (String, bool) {
 
 #[tokio::test]
 async fn over_the_dev_sets_cut_at_random_the_stream_equals_the_guarded_reply() {
-    let mut config = GuardrailConfig::default();
-    for e in hooks_guardrails::Entity::ALL {
-        config = config.with_action(format!("pii_{}", e.detector()), GuardrailAction::Redact);
-    }
+    let config = redact_all();
     let guard = Arc::new(GuardrailsHook::new(config).unwrap());
     let registry = Arc::new(HookRegistry::new().with(Arc::clone(&guard)).unwrap());
     let detector = hooks_guardrails::PiiDetector::new();
@@ -253,10 +250,7 @@ async fn invisible_padding_and_labels_far_to_the_left_leak_nothing() {
     // Found by a review: the window was counted in raw bytes and the left context was 64
     // bytes, so zero-width padding stretched a card past the window, and a label (or a CSV
     // header) the whole-reply scan reads was out of the windowed scan's sight.
-    let mut config = GuardrailConfig::default();
-    for e in hooks_guardrails::Entity::ALL {
-        config = config.with_action(format!("pii_{}", e.detector()), GuardrailAction::Redact);
-    }
+    let config = redact_all();
     let registry = Arc::new(
         HookRegistry::new()
             .with(GuardrailsHook::new(config).unwrap())
@@ -351,10 +345,7 @@ async fn a_block_value_freed_by_redaction_never_streams_and_the_reply_is_blocked
     // Found by a review: a card glued to an SSN is found only once the SSN's placeholder
     // frees it; under BLOCK the later pass released it verbatim (streamed), and the whole
     // reply's guard redacted it instead of blocking the reply.
-    let mut config = GuardrailConfig::default();
-    for e in hooks_guardrails::Entity::ALL {
-        config = config.with_action(format!("pii_{}", e.detector()), GuardrailAction::Redact);
-    }
+    let mut config = redact_all();
     config = config.with_action("pii_credit_card", GuardrailAction::Block);
     let registry = Arc::new(
         HookRegistry::new()
@@ -435,10 +426,7 @@ impl hooks_core::HookProvider for Joiner {
 async fn the_guard_reads_the_pieces_before_any_other_provider() {
     // Found by a review: a delta provider at a lower priority number than the guard's read
     // the raw pieces and, by inserting joiners, kept the guard from recognising them.
-    let mut config = GuardrailConfig::default();
-    for e in hooks_guardrails::Entity::ALL {
-        config = config.with_action(format!("pii_{}", e.detector()), GuardrailAction::Redact);
-    }
+    let config = redact_all();
     let registry = Arc::new(
         HookRegistry::new()
             .with(Joiner)
@@ -479,4 +467,13 @@ async fn the_guard_reads_the_pieces_before_any_other_provider() {
             );
         }
     }
+}
+
+/// Every PII entity on REDACT.
+fn redact_all() -> GuardrailConfig {
+    let mut config = GuardrailConfig::default();
+    for e in hooks_guardrails::Entity::ALL {
+        config = config.with_action(format!("pii_{}", e.detector()), GuardrailAction::Redact);
+    }
+    config
 }
