@@ -73,13 +73,7 @@ async fn no_piece_of_an_entity_reaches_the_consumer_and_the_text_equals_the_unst
     assert!(unstreamed.contains("[REDACTED_EMAIL]"), "{unstreamed}");
     for step in [1, 2, 3, 5, 8, 13, 40, 200] {
         let events: Vec<RunEvent> = agent(step, &redact).run_stream("hi", 4).collect().await;
-        let seen: String = events
-            .iter()
-            .filter_map(|e| match e {
-                RunEvent::Text { text, .. } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let seen = streamed(&events);
         assert_eq!(seen, unstreamed, "step {step}");
         let everything = format!("{events:?}");
         for marker in ["stream.marker", "3391", "555-2671", "4111"] {
@@ -190,17 +184,7 @@ async fn over_the_dev_sets_cut_at_random_the_stream_equals_the_guarded_reply() {
     for chunk in texts.chunks(25) {
         let reply = chunk.join("\n");
         let sizes: Vec<usize> = (0..8).map(|_| 1 + (next() % 40) as usize).collect();
-        let agent = Agent::builder(
-            "a",
-            Cut {
-                reply: reply.clone(),
-                sizes,
-            },
-        )
-        .registry(Arc::clone(&registry))
-        .build()
-        .unwrap();
-        let events: Vec<RunEvent> = agent.run_stream("hi", 8).collect().await;
+        let events = stream_cut(&registry, reply.clone(), sizes).await;
         let Some(RunEvent::Finished(result)) = events.last() else {
             panic!()
         };
@@ -208,13 +192,7 @@ async fn over_the_dev_sets_cut_at_random_the_stream_equals_the_guarded_reply() {
             panic!("{result:?}")
         };
         // Nothing the detector finds in the reply streamed before the correction, if any.
-        let streamed: String = events
-            .iter()
-            .filter_map(|e| match e {
-                RunEvent::Text { text, .. } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let streamed = streamed(&events);
         for d in detector.detect(&reply) {
             let value = &reply[d.start..d.end];
             assert!(
@@ -302,25 +280,8 @@ async fn invisible_padding_and_labels_far_to_the_left_leak_nothing() {
                     "a ".repeat(off / 2),
                     filler(2500)
                 );
-                let agent = Agent::builder(
-                    "a",
-                    Cut {
-                        reply,
-                        sizes: vec![size],
-                    },
-                )
-                .registry(Arc::clone(&registry))
-                .build()
-                .unwrap();
-                let events: Vec<RunEvent> = agent.run_stream("hi", 8).collect().await;
-                let streamed: String = events
-                    .iter()
-                    .filter_map(|e| match e {
-                        RunEvent::Text { text, .. } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect::<String>()
-                    .replace(['\u{200B}', '\u{3000}'], "");
+                let events = stream_cut(&registry, reply, vec![size]).await;
+                let streamed = streamed(&events).replace(['\u{200B}', '\u{3000}'], "");
                 for m in markers {
                     assert!(
                         !streamed.contains(m),
@@ -376,17 +337,7 @@ async fn a_block_value_freed_by_redaction_never_streams_and_the_reply_is_blocked
             whole.starts_with("Response blocked by guardrails"),
             "{whole}"
         );
-        let agent = Agent::builder(
-            "a",
-            Cut {
-                reply,
-                sizes: vec![8],
-            },
-        )
-        .registry(Arc::clone(&registry))
-        .build()
-        .unwrap();
-        let events: Vec<RunEvent> = agent.run_stream("hi", 8).collect().await;
+        let events = stream_cut(&registry, reply, vec![8]).await;
         let everything = format!("{events:?}");
         for digits in ["4111111111111111", "5500000000000004"] {
             assert!(!everything.contains(digits), "{digits} streamed");
@@ -441,25 +392,8 @@ async fn the_guard_reads_the_pieces_before_any_other_provider() {
         filler(2500)
     );
     for size in [1, 3, 8] {
-        let agent = Agent::builder(
-            "a",
-            Cut {
-                reply: reply.clone(),
-                sizes: vec![size],
-            },
-        )
-        .registry(Arc::clone(&registry))
-        .build()
-        .unwrap();
-        let events: Vec<RunEvent> = agent.run_stream("hi", 8).collect().await;
-        let streamed: String = events
-            .iter()
-            .filter_map(|e| match e {
-                RunEvent::Text { text, .. } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect::<String>()
-            .replace('\u{034F}', "");
+        let events = stream_cut(&registry, reply.clone(), vec![size]).await;
+        let streamed = streamed(&events).replace('\u{034F}', "");
         for value in ["erin.pre@example.com", "4111 1111", "123-45-6789"] {
             assert!(
                 !streamed.contains(value),
@@ -476,4 +410,30 @@ fn redact_all() -> GuardrailConfig {
         config = config.with_action(format!("pii_{}", e.detector()), GuardrailAction::Redact);
     }
     config
+}
+
+/// Streams `reply` through `registry`, cut into pieces of `sizes` (cycled); every event.
+async fn stream_cut(
+    registry: &Arc<HookRegistry>,
+    reply: String,
+    sizes: Vec<usize>,
+) -> Vec<RunEvent> {
+    Agent::builder("a", Cut { reply, sizes })
+        .registry(Arc::clone(registry))
+        .build()
+        .unwrap()
+        .run_stream("hi", 8)
+        .collect()
+        .await
+}
+
+/// The text that streamed, before any correction.
+fn streamed(events: &[RunEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
 }
