@@ -14,6 +14,7 @@
 //! | `steering` | `steering` | `hooks-steering`: `SteeringHook`, `ModelJudge`, `RuleJudge` |
 //! | `openai` | `openai`, `http` | `hooks-openai`: `OpenAiModel` for any OpenAI-compatible server; TLS and proxy settings |
 //! | `command` | `command` | `hooks-command`: `CommandHooks`, operator hooks from a settings file |
+//! | `rig` | `rig` | `hooks-rig`: `RigHooks`, every provider inside rig agents |
 //! | `full` | | every provider |
 
 pub use hooks_core::*;
@@ -45,6 +46,10 @@ pub use hooks_openai as openai;
 #[cfg(feature = "command")]
 #[doc(inline)]
 pub use hooks_command as command;
+
+#[cfg(feature = "rig")]
+#[doc(inline)]
+pub use hooks_rig as rig;
 
 /// The README's examples, compiled and run as doctests (they use every provider).
 #[cfg(all(doctest, feature = "full", feature = "test-util"))]
