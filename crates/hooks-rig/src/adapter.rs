@@ -152,6 +152,8 @@ impl RigHooks {
 /// A completion rig is about to send.
 struct ModelCmd {
     request: CompletionRequest,
+    /// Turns with tool calls as the hooks left them, in rig's ids.
+    overrides: Vec<Message>,
     /// What rig sends: a patch, as it is, or nothing (the hooks failed or answered).
     dispatch: oneshot::Sender<ModelDispatch>,
     /// Rig's answer (registered under the dispatch's id).
@@ -181,6 +183,8 @@ enum ModelVerdict {
 /// A tool call rig is about to run.
 struct ToolCmd {
     call: ToolCall,
+    /// The arguments rig runs the tool with unless patched.
+    rig_args: Option<Map<String, Value>>,
     dispatch: oneshot::Sender<ToolDispatch>,
     outcome: oneshot::Receiver<Result<ToolResult, ErrorReport>>,
     verdict: oneshot::Sender<ToolVerdict>,
@@ -234,6 +238,17 @@ struct Link {
     retry: Mutex<Option<Option<String>>>,
     /// Why our side stopped the run (already redacted).
     stopped: Mutex<Option<String>>,
+    /// The tool-call ids of the current model turn: a repeated one (local models send them)
+    /// gets `#2`, `#3`, … as our driver gives it, so a hook's decision about one call never
+    /// lands on another.
+    turn_ids: Mutex<std::collections::HashSet<String>>,
+    /// The tool calls of the current turn as the after-model-call hooks left them, by id:
+    /// rig cannot replace a turn with tool calls, so each call is brought to this at its
+    /// dispatch (arguments rewritten; a call the hooks removed is skipped).
+    turn_calls: Mutex<Option<HashMap<String, ToolCall>>>,
+    /// Turns with tool calls as the after-model-call hooks left them (rig keeps its own in
+    /// its history): every later request carries these instead.
+    overrides: Mutex<Vec<Message>>,
 }
 
 impl Drop for Link {
@@ -372,7 +387,16 @@ async fn model(
 ) -> Result<(), RunError> {
     // Rig's conversation is the one the hooks see: it holds what rig added (its preamble, a
     // retry's feedback, memory).
-    let messages = convert::request_to_hooks(&first.request);
+    let mut messages = convert::request_to_hooks(&first.request);
+    for m in messages.iter_mut().filter(|m| !m.tool_calls.is_empty()) {
+        let ids: Vec<&str> = m.tool_calls.iter().map(|c| c.id.as_str()).collect();
+        if let Some(o) = first.overrides.iter().find(|o| {
+            o.tool_calls.len() == ids.len()
+                && o.tool_calls.iter().zip(&ids).all(|(c, id)| c.id == *id)
+        }) {
+            *m = o.clone();
+        }
+    }
     run.with_state(|s| s.messages = messages);
     let current: Mutex<Option<ModelCmd>> = Mutex::new(Some(*first));
     let verdict: Mutex<Option<oneshot::Sender<ModelVerdict>>> = Mutex::new(None);
@@ -422,6 +446,7 @@ async fn model(
                     dispatch,
                     outcome,
                     verdict: v,
+                    overrides: _,
                 } = cmd;
                 *lock(verdict) = Some(v);
                 let patched = patch_request(&request, &call);
@@ -502,6 +527,7 @@ fn model_error(report: &ErrorReport) -> ModelError {
 async fn tool(run: Run<'_>, t: ToolCmd) {
     let ToolCmd {
         call,
+        rig_args,
         dispatch,
         outcome,
         verdict,
@@ -511,10 +537,7 @@ async fn tool(run: Run<'_>, t: ToolCmd) {
     // Rig runs a tool once: a retry the hooks ask for gets the first attempt's answer.
     let first: tokio::sync::Mutex<Option<Result<String, ToolError>>> =
         tokio::sync::Mutex::new(None);
-    let original = match &call.arguments {
-        Value::Object(m) => Some(m.clone()),
-        _ => None,
-    };
+    let original = rig_args;
     let record = run
         .tool_call(&call, |inv| {
             let dispatch = &dispatch;
@@ -630,6 +653,9 @@ impl RigHooks {
             pending: Mutex::new(HashMap::new()),
             retry: Mutex::new(None),
             stopped: Mutex::new(None),
+            turn_ids: Mutex::new(std::collections::HashSet::new()),
+            turn_calls: Mutex::new(None),
+            overrides: Mutex::new(Vec::new()),
         });
         ctx.scratchpad().insert(LinkSlot(Arc::clone(&link)));
         match started_rx.await {
@@ -671,10 +697,20 @@ impl RigHooks {
                 let (dtx, drx) = oneshot::channel();
                 let (otx, orx) = oneshot::channel();
                 let (vtx, vrx) = oneshot::channel();
-                lock(&link.pending).insert(event.id, Pending::Model(otx, vrx));
+                {
+                    let mut pending = lock(&link.pending);
+                    // Rig asks the model again only once every tool call of the turn was
+                    // answered: a call still waiting was denied by a later rig hook and will
+                    // never be, so it stops waiting (its tool call ends as not run).
+                    pending.retain(|_, p| !matches!(p, Pending::Tool(..)));
+                    pending.insert(event.id, Pending::Model(otx, vrx));
+                }
                 *lock(&link.retry) = None;
+                lock(&link.turn_ids).clear();
+                *lock(&link.turn_calls) = None;
                 let cmd = Cmd::Model(Box::new(ModelCmd {
                     request: request.clone(),
+                    overrides: lock(&link.overrides).clone(),
                     dispatch: dtx,
                     outcome: orx,
                     verdict: vtx,
@@ -718,13 +754,36 @@ impl RigHooks {
                     || format!("rig_effect_{}", event.id.as_u64()),
                     |c| c.wire().into_owned(),
                 );
-                let call = ToolCall::new(id, name.clone(), convert::arguments_from_text(args));
+                // The call as the after-model-call hooks left it.
+                let hooks_call = lock(&link.turn_calls)
+                    .as_ref()
+                    .map(|calls| calls.get(&id).cloned());
+                let arguments = match hooks_call {
+                    Some(None) => {
+                        return DispatchAction::skip(
+                            "this tool call was removed by a hook after the model replied",
+                        );
+                    }
+                    Some(Some(c)) if c.name == *name => c.arguments,
+                    Some(Some(_)) => {
+                        return DispatchAction::skip(
+                            "a hook changed this tool call's tool after the model replied",
+                        );
+                    }
+                    None => convert::arguments_from_text(args),
+                };
+                let call = ToolCall::new(id, name.clone(), arguments);
                 let (dtx, drx) = oneshot::channel();
                 let (otx, orx) = oneshot::channel();
                 let (vtx, vrx) = oneshot::channel();
                 lock(&link.pending).insert(event.id, Pending::Tool(otx, vrx));
+                let rig_args = match convert::arguments_from_text(args) {
+                    Value::Object(m) => Some(m),
+                    _ => None,
+                };
                 let cmd = Cmd::Tool(ToolCmd {
                     call,
+                    rig_args,
                     dispatch: dtx,
                     outcome: orx,
                     verdict: vtx,
@@ -786,23 +845,26 @@ impl RigHooks {
                     Ok(ModelVerdict::Done(response)) => match &rig {
                         Some(rig) => replace_completion(&link, rig, &response),
                         // Rig's call failed and a hook recovered it: the hooks' answer.
-                        None => match convert::messages_to_rig(std::slice::from_ref(&response.message)) {
-                            Ok(mut m) if m.len() == 1 => match m.remove(0) {
-                                rig_core::completion::Message::Assistant(turn) => {
-                                    OutcomeAction::replace(Ok(Outcome::Completion(
-                                        completion_from(turn.content, &response),
-                                    )))
-                                }
+                        None => {
+                            match convert::messages_to_rig(std::slice::from_ref(&response.message))
+                            {
+                                Ok(mut m) if m.len() == 1 => match m.remove(0) {
+                                    rig_core::completion::Message::Assistant(turn) => {
+                                        OutcomeAction::replace(Ok(Outcome::Completion(
+                                            completion_from(turn.content, &response),
+                                        )))
+                                    }
+                                    _ => OutcomeAction::stop(Self::stop_reason(
+                                        &link,
+                                        "hooks-rig: a hook recovered the model call with a reply rig cannot hold",
+                                    )),
+                                },
                                 _ => OutcomeAction::stop(Self::stop_reason(
                                     &link,
                                     "hooks-rig: a hook recovered the model call with a reply rig cannot hold",
                                 )),
-                            },
-                            _ => OutcomeAction::stop(Self::stop_reason(
-                                &link,
-                                "hooks-rig: a hook recovered the model call with a reply rig cannot hold",
-                            )),
-                        },
+                            }
+                        }
                     },
                     Ok(ModelVerdict::Retry(feedback)) => {
                         *lock(&link.retry) = Some(feedback);
@@ -869,6 +931,46 @@ fn replace_completion(
     rig: &CompletionResponse,
     ours: &ModelResponse,
 ) -> OutcomeAction {
+    let has_calls = rig
+        .choice
+        .iter()
+        .any(|b| matches!(b, rig_core::completion::AssistantContent::ToolCall(_)));
+    if has_calls || !ours.message.tool_calls.is_empty() {
+        // Rig replaces no turn with tool calls: each call is brought to the hooks' version at
+        // its dispatch; the turn's text stays rig's (every later request is judged again).
+        *lock(&link.turn_calls) = Some(
+            ours.message
+                .tool_calls
+                .iter()
+                .map(|c| (c.id.clone(), c.clone()))
+                .collect(),
+        );
+        // Later requests carry the hooks' version of this turn, in rig's ids.
+        let rig_ids: Vec<String> = rig
+            .choice
+            .iter()
+            .filter_map(|b| match b {
+                rig_core::completion::AssistantContent::ToolCall(c) => {
+                    Some(c.id.wire().into_owned())
+                }
+                _ => None,
+            })
+            .collect();
+        let mut mine = ours.message.clone();
+        if mine.tool_calls.len() == rig_ids.len() {
+            for (c, id) in mine.tool_calls.iter_mut().zip(rig_ids) {
+                c.id = id;
+            }
+            lock(&link.overrides).push(mine);
+        }
+        if !has_calls {
+            return OutcomeAction::stop(RigHooks::stop_reason(
+                link,
+                "hooks-rig: a hook added tool calls to a reply without any, which rig cannot take",
+            ));
+        }
+        return OutcomeAction::proceed();
+    }
     match convert::merge_response(rig, ours) {
         Ok(None) => OutcomeAction::proceed(),
         Ok(Some(r)) => OutcomeAction::replace(Ok(Outcome::Completion(r))),

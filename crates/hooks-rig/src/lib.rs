@@ -59,7 +59,8 @@
 //! | before-model-call changes temperature / max tokens | holds |
 //! | before-model-call changes the tool list | **not carried**: hooks see no tool list under rig (rig sends its own) |
 //! | a hook answers in the model's place | rig still makes the call (it cannot skip one); its answer is replaced by the hook's |
-//! | after-model-call rewrites the reply (redaction) | holds (rig's completion replacement): the history and the answer hold the rewrite |
+//! | after-model-call rewrites a reply without tool calls (redaction) | holds (rig's completion replacement): rig's history and the answer hold the rewrite |
+//! | after-model-call rewrites a reply with tool calls | rig cannot replace such a turn: each call is brought to the hooks' version at its dispatch (arguments rewritten, a removed call skipped), and every later request carries the hooks' version of the turn; **rig's own history keeps the turn as the model sent it** |
 //! | after-model-call retry | holds for a tool-free turn (rig's repeat / retry with feedback, counted in rig's `max_turns`); **a turn with tool calls stops the run** (rig never retries one) |
 //! | after-model-call error | the run stops with the (redacted) error |
 //! | before-tool-call cancel (a guard's BLOCK) | holds: the tool is skipped and the model sees the reason |
@@ -72,6 +73,7 @@
 //! | streamed pieces (`on_model_delta`) | **not carried**: rig hands pieces to its consumer before any hook; a streaming rig run is refused while a provider guards model output ([`RigHooks::allow_unguarded_streams`] lifts it) |
 //! | dropping the run | holds: dropping rig's run abandons ours (`on_run_abandoned`) |
 //! | agents as tools, pausing and resuming | not available under rig |
+//! | rig's own logs and spans | rig's, not ours: rig logs provider replies under its `rig::…` targets before any hook runs, so turn those targets off (or down) where redaction matters |
 //!
 //! Rig 0.44 is the newest release that builds on this workspace's toolchain (1.95): rig
 //! 0.45 and 0.46 need rustc 1.97.1. The version is pinned exactly, since the adapter maps

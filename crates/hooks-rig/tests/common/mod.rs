@@ -86,6 +86,7 @@ macro_rules! recording_tool {
 recording_tool!(Lookup, "lookup");
 recording_tool!(Wipe, "wipe");
 recording_tool!(Pay, "pay");
+recording_tool!(LookupAll, "lookup_all");
 
 /// The tools' calls, by name.
 pub fn names(calls: &Calls) -> Vec<String> {

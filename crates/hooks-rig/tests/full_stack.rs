@@ -1,0 +1,228 @@
+//! Our whole stack inside a real rig agent (rig's scripted mock model): a PII argument is
+//! redacted before the rig tool sees it, a blocked tool is skipped with the reason the model
+//! sees, steering GUIDE and INTERRUPT become skips, each prompt is one `invoke_agent` span
+//! tree exported over a real OTLP connection on loopback, and no marker value reaches a rig
+//! request, rig's history, a log line or an exported span.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{Calls, Lookup, LookupAll, Pay, Wipe, names};
+use hooks_core::HookRegistry;
+use hooks_guardrails::{Entity, GuardrailAction, GuardrailConfig, GuardrailsHook};
+use hooks_logging::LoggingHook;
+use hooks_otel::OtlpSetup;
+use hooks_otel::testing::{OtlpReceiver, ReceivedSpan};
+use hooks_rig::RigHooks;
+use hooks_steering::{RuleJudge, SteeringAction, SteeringHook};
+use rig_agent::AgentBuilder;
+use rig_core::test_utils::{MockCompletionModel, MockTurn};
+use serde_json::json;
+use tracing_subscriber::Layer as _;
+use tracing_subscriber::layer::SubscriberExt as _;
+
+const EMAIL: &str = "rig.marker.5521@example.com";
+const CARD: &str = "4111 1111 1111 1111";
+
+#[derive(Clone, Default)]
+struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+impl io::Write for Buffer {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Buffer {
+    type Writer = Buffer;
+    fn make_writer(&'a self) -> Buffer {
+        self.clone()
+    }
+}
+
+// One thread: the test's log subscriber sees every hook's line.
+#[tokio::test]
+async fn every_provider_holds_inside_a_rig_agent() {
+    let logs = Buffer::default();
+    // Our lines only: rig logs the provider's raw replies itself (target `rig::…`, before any
+    // hook runs); keep rig's targets off where redaction matters (the crate docs say so).
+    let subscriber = tracing_subscriber::registry().with(
+        tracing_subscriber::fmt::layer()
+            .with_writer(logs.clone())
+            .with_ansi(false)
+            .with_filter(tracing_subscriber::filter::filter_fn(|m| {
+                !m.target().starts_with("rig")
+            })),
+    );
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let receiver = OtlpReceiver::start().unwrap();
+    let telemetry = OtlpSetup::new()
+        .with_endpoint(receiver.endpoint())
+        .install()
+        .unwrap();
+    let mut config = GuardrailConfig::default().with_blocked_tools(["wipe"]);
+    for e in Entity::ALL {
+        config = config.with_action(format!("pii_{}", e.detector()), GuardrailAction::Redact);
+    }
+    let mut registry = HookRegistry::new();
+    registry.add(GuardrailsHook::new(config).unwrap()).unwrap();
+    registry
+        .add(
+            LoggingHook::builder()
+                .with_log_arguments(true)
+                .with_log_results(true)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    registry
+        .add(telemetry.hook().with_content_capture(true).build())
+        .unwrap();
+    registry
+        .add(
+            SteeringHook::builder(
+                RuleJudge::new(SteeringAction::Proceed)
+                    .rule(
+                        "pay",
+                        SteeringAction::Interrupt,
+                        "a person approves payments",
+                    )
+                    .rule("lookup_all", SteeringAction::Guide, "look up one customer"),
+            )
+            .build(),
+        )
+        .unwrap();
+    let hooks = RigHooks::new(Arc::new(registry))
+        .agent_id("support")
+        .model("mock-model");
+
+    let calls: Calls = Arc::default();
+    let model = MockCompletionModel::from_turns([
+        MockTurn::tool_call(
+            "k1",
+            "lookup",
+            json!({"email": EMAIL, "note": format!("customer {EMAIL}")}),
+        ),
+        MockTurn::tool_call("k2", "wipe", json!({"all": true})),
+        MockTurn::tool_call("k3", "pay", json!({"card": CARD})),
+        MockTurn::tool_call("k4", "lookup_all", json!({})),
+        MockTurn::text(format!("Refunded {EMAIL} on {CARD}.")),
+    ]);
+    let agent = AgentBuilder::new(model.clone())
+        .tool(Lookup::new(&calls, format!("found {EMAIL}")))
+        .tool(Wipe::new(&calls, "wiped"))
+        .tool(Pay::new(&calls, format!("charged {CARD}")))
+        .tool(LookupAll::new(&calls, "everyone"))
+        .add_hook(hooks)
+        .build();
+    let out = agent
+        .prompt(format!("Customer {EMAIL} wants a refund."))
+        .max_turns(8)
+        .await
+        .unwrap();
+
+    // Guardrails: the rig tool got the redacted argument; wipe was skipped; steering's
+    // INTERRUPT became a skip too (rig runs cannot pause).
+    assert_eq!(names(&calls), ["lookup"]);
+    assert_eq!(calls.lock().unwrap()[0].1["email"], "[REDACTED_EMAIL]");
+    let requests: Vec<String> = model
+        .requests()
+        .iter()
+        .map(|r| format!("{:?}", r.chat_history))
+        .collect();
+    assert_eq!(requests.len(), 5);
+    assert!(requests[2].contains("wipe"), "{}", requests[2]);
+    assert!(
+        requests[2].contains("blocked") || requests[2].contains("not allowed"),
+        "the model sees why wipe was skipped: {}",
+        requests[2]
+    );
+    assert!(
+        requests[3].contains("REQUIRES APPROVAL") || requests[3].contains("approv"),
+        "the model sees why pay was skipped: {}",
+        requests[3]
+    );
+    // Steering GUIDE: the tool is skipped with the judge's guidance.
+    assert!(
+        requests[4].contains("look up one customer"),
+        "the model sees the guidance: {}",
+        requests[4]
+    );
+    // The answer and rig's history hold the redacted reply.
+    assert_eq!(
+        out.output(),
+        "Refunded [REDACTED_EMAIL] on [REDACTED_CREDIT_CARD]."
+    );
+    // Rig's history holds the redacted prompt and answer. (Rig replaces no turn with tool
+    // calls: those turns keep the arguments the model sent, in rig's history only — every
+    // request carries the hooks' version, as asserted below.)
+    let history = format!("{:?}", out.messages());
+    assert!(
+        history.contains("Customer [REDACTED_EMAIL] wants a refund."),
+        "{history}"
+    );
+
+    tokio::task::spawn_blocking(move || telemetry.shutdown())
+        .await
+        .unwrap()
+        .unwrap();
+    let spans = receiver.wait_for_spans(10, Duration::from_secs(10));
+    let exported = String::from_utf8_lossy(&receiver.raw_bodies().concat()).into_owned();
+    let logs = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
+    assert!(
+        logs.contains("REDACTED_EMAIL"),
+        "content was logged, redacted"
+    );
+    for marker in [EMAIL, CARD] {
+        for (what, text) in [
+            ("a rig request", requests.join("\n")),
+            ("logs", logs.clone()),
+            ("OTLP", exported.clone()),
+        ] {
+            assert!(!text.contains(marker), "{marker} reached {what}");
+        }
+    }
+    // One tree: invoke_agent at the root, chat and execute_tool spans under it.
+    let by_id: HashMap<&str, &ReceivedSpan> =
+        spans.iter().map(|s| (s.span_id.as_str(), s)).collect();
+    let roots: Vec<&ReceivedSpan> = spans
+        .iter()
+        .filter(|s| s.name == "invoke_agent support")
+        .collect();
+    assert_eq!(roots.len(), 1, "{:?}", span_names(&spans));
+    let traces: std::collections::HashSet<&str> =
+        spans.iter().map(|s| s.trace_id.as_str()).collect();
+    assert_eq!(traces.len(), 1, "{:?}", span_names(&spans));
+    let chats = spans.iter().filter(|s| s.name.starts_with("chat")).count();
+    assert_eq!(chats, 5, "{:?}", span_names(&spans));
+    // invoke_agent ⊃ iteration n ⊃ chat / execute_tool.
+    for s in spans
+        .iter()
+        .filter(|s| s.name.starts_with("execute_tool") || s.name.starts_with("chat"))
+    {
+        let iteration = by_id[s.parent_span_id.as_str()];
+        assert!(
+            iteration.name.starts_with("iteration"),
+            "{}",
+            iteration.name
+        );
+        assert_eq!(
+            by_id[iteration.parent_span_id.as_str()].name,
+            "invoke_agent support"
+        );
+    }
+}
+
+fn span_names(spans: &[ReceivedSpan]) -> Vec<&str> {
+    spans.iter().map(|s| s.name.as_str()).collect()
+}
