@@ -332,7 +332,10 @@ pub(crate) fn model_end(e: &AfterModelCallEvent<'_>) -> Vec<Option<Val>> {
 fn argument_keys(args: &Json) -> String {
     match args {
         Json::Object(map) => {
-            let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+            // Sorted: the same call logs the same line whatever serde_json's map order (a
+            // dependency may turn on `preserve_order`).
+            let mut keys: Vec<&str> = map.keys().map(String::as_str).collect();
+            keys.sort_unstable();
             preview(&keys.join(","), RESULT_PREVIEW_CHARS).into_owned()
         }
         _ => String::new(),
