@@ -7,6 +7,11 @@
 //!   default config, ModelRetryHook, NoOpTelemetryHook), with
 //!   `{"query": "weather in Paris", "limit": 5}` and a 200-character result without PII.
 //!
+//! - `rig/tool_call_pair/noop_rig_hook`: the same with a rig hook that does nothing: what rig
+//!   itself spends on having a hook.
+//! - `rig/tool_call_pair/empty_registry`: the same through [`RigHooks`] over an empty
+//!   registry: the adapter alone (its driver task, the hand-overs, the conversions).
+//!
 //! The difference is what the adapter and the stack add per prompt with one tool call: one
 //! run (before/after invocation, its driver task), two model calls and one tool call through
 //! our driver; compare with `e2e/tool_call_pair` (the tool call's hooks alone).
@@ -58,6 +63,12 @@ impl Tool for Search {
     }
 }
 
+/// A rig hook that does nothing (but observes every event, as ours does): rig's own cost of
+/// having a hook.
+struct Noop;
+
+impl rig_agent::AgentHook for Noop {}
+
 fn model() -> MockCompletionModel {
     MockCompletionModel::from_turns([
         MockTurn::tool_call(
@@ -95,6 +106,27 @@ fn tool_call_pair(c: &mut Criterion) {
         b.iter(|| {
             let agent = AgentBuilder::new(model())
                 .tool(Search(Arc::clone(&result)))
+                .build();
+            let out = rt.block_on(async { agent.prompt("weather?").max_turns(4).await });
+            black_box(out.expect("the prompt runs").output().len())
+        });
+    });
+    g.bench_function("noop_rig_hook", |b| {
+        b.iter(|| {
+            let agent = AgentBuilder::new(model())
+                .tool(Search(Arc::clone(&result)))
+                .add_hook(Noop)
+                .build();
+            let out = rt.block_on(async { agent.prompt("weather?").max_turns(4).await });
+            black_box(out.expect("the prompt runs").output().len())
+        });
+    });
+    let empty = RigHooks::new(Arc::new(HookRegistry::new()));
+    g.bench_function("empty_registry", |b| {
+        b.iter(|| {
+            let agent = AgentBuilder::new(model())
+                .tool(Search(Arc::clone(&result)))
+                .add_hook(empty.clone())
                 .build();
             let out = rt.block_on(async { agent.prompt("weather?").max_turns(4).await });
             black_box(out.expect("the prompt runs").output().len())

@@ -67,6 +67,11 @@ pub const DEFAULT_MAX_ITERATIONS: u32 = 1_000;
 pub struct RigHooks {
     registry: Arc<HookRegistry>,
     config: Arc<Config>,
+    /// This adapter's identity in a run (clones share it): several adapters on one agent
+    /// each keep their own run.
+    id: u64,
+    /// True when a provider guards something (a security-band or output-guard priority).
+    guarded: bool,
 }
 
 #[derive(Clone)]
@@ -76,6 +81,7 @@ struct Config {
     max_retries: u32,
     max_iterations: u32,
     unguarded_streams: bool,
+    unguarded_documents: bool,
 }
 
 impl std::fmt::Debug for RigHooks {
@@ -92,6 +98,15 @@ impl RigHooks {
     /// An adapter over `registry`: agent id `"rig-agent"`, model name `"rig"` (what our hooks
     /// and spans name the model; set it with [`model`](Self::model)).
     pub fn new(registry: Arc<HookRegistry>) -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let guarded = registry.names().any(|name| {
+            registry.get(name).is_some_and(|p| {
+                let hooks = p.hooks();
+                HookEvent::ALL
+                    .iter()
+                    .any(|&e| hooks.contains(e) && p.priority_for(e).is_guard())
+            })
+        });
         Self {
             registry,
             config: Arc::new(Config {
@@ -100,7 +115,10 @@ impl RigHooks {
                 max_retries: 2,
                 max_iterations: DEFAULT_MAX_ITERATIONS,
                 unguarded_streams: false,
+                unguarded_documents: false,
             }),
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            guarded,
         }
     }
 
@@ -140,6 +158,13 @@ impl RigHooks {
         self.config(|c| c.unguarded_streams = on)
     }
 
+    /// Let requests that carry rig documents (static or dynamic context) go to the model
+    /// although a provider guards: no hook judges documents (they enter no event), so such a
+    /// request is refused by default while a provider guards.
+    pub fn allow_unguarded_documents(self, on: bool) -> Self {
+        self.config(|c| c.unguarded_documents = on)
+    }
+
     /// The registry this adapter dispatches to.
     pub fn registry(&self) -> &Arc<HookRegistry> {
         &self.registry
@@ -165,8 +190,9 @@ struct ModelCmd {
 enum ModelDispatch {
     /// Send this request (`None`: as it is).
     Send(Option<Box<CompletionRequest>>),
-    /// A hook answered in the model's place: rig's answer is replaced by this.
-    Answered(Box<ModelResponse>),
+    /// A hook answered in the model's place: rig's answer is replaced by this; rig (which
+    /// cannot skip a call) sends the request as the hooks left it.
+    Answered(Box<ModelResponse>, Option<Box<CompletionRequest>>),
     /// The hooks failed: the run stops with this (already redacted) text.
     Fail(String),
 }
@@ -245,7 +271,9 @@ struct Link {
     /// The tool calls of the current turn as the after-model-call hooks left them, by id:
     /// rig cannot replace a turn with tool calls, so each call is brought to this at its
     /// dispatch (arguments rewritten; a call the hooks removed is skipped).
-    turn_calls: Mutex<Option<HashMap<String, ToolCall>>>,
+    /// (`None` for a call they left as it was: it runs as rig dispatches it, with any
+    /// earlier rig hook's rewrite.)
+    turn_calls: Mutex<Option<HashMap<String, Option<ToolCall>>>>,
     /// Turns with tool calls as the after-model-call hooks left them (rig keeps its own in
     /// its history): every later request carries these instead.
     overrides: Mutex<Vec<Message>>,
@@ -264,12 +292,40 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-#[derive(Clone)]
-struct LinkSlot(Arc<Link>);
+/// The links of one rig run, by adapter: rig keeps one value per type in a run's scratchpad.
+#[derive(Clone, Default)]
+struct Links(Arc<Mutex<HashMap<u64, Arc<Link>>>>);
 
 impl RigHooks {
-    fn link(ctx: &HookContext) -> Option<Arc<Link>> {
-        ctx.scratchpad().get::<LinkSlot>().map(|s| s.0)
+    fn link(&self, ctx: &HookContext) -> Option<Arc<Link>> {
+        let links = ctx.scratchpad().get::<Links>()?;
+        let map = lock(&links.0);
+        map.get(&self.id).cloned()
+    }
+
+    /// A model turn rig went on from without handing its answer to `on_outcome` (rig's
+    /// invalid-tool-call repair or skip): our after-model-call hooks never judged it, so the
+    /// run stops. `None` when no completion waits for its answer.
+    fn unjudged_turn(link: &Link) -> Option<String> {
+        let mut pending = lock(&link.pending);
+        let waiting: Vec<EffectId> = pending
+            .iter()
+            .filter(|(_, p)| matches!(p, Pending::Model(..)))
+            .map(|(id, _)| *id)
+            .collect();
+        if waiting.is_empty() {
+            return None;
+        }
+        let reason = "hooks-rig: rig went on from a model turn without showing it to the hooks \
+                      (an invalid tool call repaired or skipped by a rig hook, or a failed call \
+                      rig recovered), so no guard judged it; the run stops";
+        for id in waiting {
+            if let Some(Pending::Model(otx, _)) = pending.remove(&id) {
+                let _ = otx.send(Err(ErrorReport::new(ErrorKind::Cancelled, reason)));
+            }
+        }
+        drop(pending);
+        Some(Self::stop_reason(link, reason))
     }
 
     fn stop_reason(link: &Link, text: &str) -> String {
@@ -466,7 +522,16 @@ async fn model(
         // The hooks failed or answered before any call: rig's dispatch hears it.
         Some(cmd) => {
             let reply = match &result {
-                Ok(response) => ModelDispatch::Answered(Box::new(response.clone())),
+                Ok(response) => {
+                    // The conversation as the before-model-call hooks left it (the state
+                    // keeps their rewrite; the answer was appended after it).
+                    let mut sent = run.state().messages;
+                    if sent.last() == Some(&response.message) {
+                        sent.pop();
+                    }
+                    let patched = patch_messages(&cmd.request, &sent);
+                    ModelDispatch::Answered(Box::new(response.clone()), patched.map(Box::new))
+                }
                 Err(e) => ModelDispatch::Fail(e.to_string()),
             };
             let _ = cmd.dispatch.send(reply);
@@ -485,27 +550,7 @@ async fn model(
 
 /// Rig's request as the before-model-call hooks left it (`None`: unchanged).
 fn patch_request(request: &CompletionRequest, call: &ModelCall) -> Option<CompletionRequest> {
-    let mut out: Option<CompletionRequest> = None;
-    match convert::merge_messages(&request.chat_history, &call.messages) {
-        Ok(Some(history)) => {
-            out.get_or_insert_with(|| request.clone()).chat_history = history;
-        }
-        Ok(None) => {}
-        Err(e) => {
-            // A conversation rig cannot hold: ours, as plain text messages, rather than the
-            // unredacted original.
-            tracing::warn!(target: "hooks::rig", "{e}; the request carries the hooks' messages as text");
-            out.get_or_insert_with(|| request.clone()).chat_history = call
-                .messages
-                .iter()
-                .map(|m| match m.role {
-                    Role::System => rig_core::completion::Message::system(m.content.clone()),
-                    Role::Assistant => rig_core::completion::Message::assistant(m.content.clone()),
-                    _ => rig_core::completion::Message::user(m.content.clone()),
-                })
-                .collect();
-        }
-    }
+    let mut out = patch_messages(request, &call.messages);
     if let Some(t) = call.options.temperature
         && request.temperature != Some(f64::from(t))
     {
@@ -515,6 +560,31 @@ fn patch_request(request: &CompletionRequest, call: &ModelCall) -> Option<Comple
         && request.max_tokens != Some(u64::from(n))
     {
         out.get_or_insert_with(|| request.clone()).max_tokens = Some(u64::from(n));
+    }
+    out
+}
+
+/// Rig's request with the conversation our hooks left (`None`: unchanged).
+fn patch_messages(request: &CompletionRequest, messages: &[Message]) -> Option<CompletionRequest> {
+    let mut out: Option<CompletionRequest> = None;
+    match convert::merge_messages(&request.chat_history, messages) {
+        Ok(Some(history)) => {
+            out.get_or_insert_with(|| request.clone()).chat_history = history;
+        }
+        Ok(None) => {}
+        Err(e) => {
+            // A conversation rig cannot hold: ours, as plain text messages, rather than the
+            // unredacted original.
+            tracing::warn!(target: "hooks::rig", "{e}; the request carries the hooks' messages as text");
+            out.get_or_insert_with(|| request.clone()).chat_history = messages
+                .iter()
+                .map(|m| match m.role {
+                    Role::System => rig_core::completion::Message::system(m.content.clone()),
+                    Role::Assistant => rig_core::completion::Message::assistant(m.content.clone()),
+                    _ => rig_core::completion::Message::user(m.content.clone()),
+                })
+                .collect();
+        }
     }
     out
 }
@@ -657,7 +727,13 @@ impl RigHooks {
             turn_calls: Mutex::new(None),
             overrides: Mutex::new(Vec::new()),
         });
-        ctx.scratchpad().insert(LinkSlot(Arc::clone(&link)));
+        let links = ctx.scratchpad().update::<Links, _>(|l| l.clone());
+        if lock(&links.0).insert(self.id, Arc::clone(&link)).is_some() {
+            return RunStartAction::stop(
+                "hooks-rig: the same RigHooks was added twice to this run (to the agent and to \
+                 the prompt?); add it once",
+            );
+        }
         match started_rx.await {
             Ok(Ok(after)) => {
                 if after == before {
@@ -689,11 +765,27 @@ impl RigHooks {
     }
 
     async fn dispatch(&self, ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
-        let Some(link) = Self::link(ctx) else {
+        let Some(link) = self.link(ctx) else {
             return DispatchAction::proceed();
         };
+        if matches!(
+            event.kind,
+            EffectKind::Completion { .. } | EffectKind::ToolCall { .. }
+        ) && let Some(reason) = Self::unjudged_turn(&link)
+        {
+            return DispatchAction::stop(reason);
+        }
         match event.kind {
             EffectKind::Completion { request, stream } => {
+                if !request.documents.is_empty() && self.guarded && !self.config.unguarded_documents
+                {
+                    return DispatchAction::stop(Self::stop_reason(
+                        &link,
+                        "hooks-rig: the request carries rig documents (static or dynamic \
+                         context), which no hook judges, while a provider guards; leave them \
+                         out, or RigHooks::allow_unguarded_documents(true) to send them",
+                    ));
+                }
                 let (dtx, drx) = oneshot::channel();
                 let (otx, orx) = oneshot::channel();
                 let (vtx, vrx) = oneshot::channel();
@@ -730,11 +822,17 @@ impl RigHooks {
                             stream: *stream,
                         })
                     }
-                    Ok(ModelDispatch::Answered(response)) => {
-                        // Rig cannot skip a completion: it makes the call, and its answer is
-                        // replaced by the hooks'.
+                    Ok(ModelDispatch::Answered(response, patched)) => {
+                        // Rig cannot skip a completion: it makes the call (with the request as
+                        // the hooks left it), and its answer is replaced by the hooks'.
                         lock(&link.pending).insert(event.id, Pending::Answered(response));
-                        DispatchAction::proceed()
+                        match patched {
+                            None => DispatchAction::proceed(),
+                            Some(request) => DispatchAction::patch(EffectKind::Completion {
+                                request: *request,
+                                stream: *stream,
+                            }),
+                        }
                     }
                     Ok(ModelDispatch::Fail(reason)) => {
                         lock(&link.pending).remove(&event.id);
@@ -764,13 +862,13 @@ impl RigHooks {
                             "this tool call was removed by a hook after the model replied",
                         );
                     }
-                    Some(Some(c)) if c.name == *name => c.arguments,
-                    Some(Some(_)) => {
+                    Some(Some(Some(c))) if c.name == *name => c.arguments,
+                    Some(Some(Some(_))) => {
                         return DispatchAction::skip(
                             "a hook changed this tool call's tool after the model replied",
                         );
                     }
-                    None => convert::arguments_from_text(args),
+                    Some(Some(None)) | None => convert::arguments_from_text(args),
                 };
                 let call = ToolCall::new(id, name.clone(), arguments);
                 let (dtx, drx) = oneshot::channel();
@@ -819,7 +917,7 @@ impl RigHooks {
     }
 
     async fn outcome(&self, ctx: &HookContext, event: OutcomeEvent<'_>) -> OutcomeAction {
-        let Some(link) = Self::link(ctx) else {
+        let Some(link) = self.link(ctx) else {
             return OutcomeAction::proceed();
         };
         let Some(pending) = lock(&link.pending).remove(&event.id) else {
@@ -906,7 +1004,7 @@ impl RigHooks {
     }
 
     async fn settled(&self, ctx: &HookContext, event: RunSettled<'_>) {
-        let Some(link) = Self::link(ctx) else {
+        let Some(link) = self.link(ctx) else {
             return;
         };
         lock(&link.pending).clear();
@@ -938,11 +1036,28 @@ fn replace_completion(
     if has_calls || !ours.message.tool_calls.is_empty() {
         // Rig replaces no turn with tool calls: each call is brought to the hooks' version at
         // its dispatch; the turn's text stays rig's (every later request is judged again).
+        // What the hooks changed, against rig's reply with ids as our driver gives them.
+        let mut before = convert::response_to_hooks(rig).message;
+        let mut seen = std::collections::HashSet::new();
+        for (i, c) in before.tool_calls.iter_mut().enumerate() {
+            let base = if c.id.is_empty() {
+                format!("call_{i}")
+            } else {
+                c.id.clone()
+            };
+            c.id = hooks_core::text::unique(&base, |n| seen.contains(n));
+            seen.insert(c.id.clone());
+        }
+        let changed =
+            before.content != ours.message.content || before.tool_calls != ours.message.tool_calls;
         *lock(&link.turn_calls) = Some(
             ours.message
                 .tool_calls
                 .iter()
-                .map(|c| (c.id.clone(), c.clone()))
+                .map(|c| {
+                    let same = before.tool_calls.iter().any(|b| b == c);
+                    (c.id.clone(), (!same).then(|| c.clone()))
+                })
                 .collect(),
         );
         // Later requests carry the hooks' version of this turn, in rig's ids.
@@ -957,7 +1072,7 @@ fn replace_completion(
             })
             .collect();
         let mut mine = ours.message.clone();
-        if mine.tool_calls.len() == rig_ids.len() {
+        if changed && mine.tool_calls.len() == rig_ids.len() {
             for (c, id) in mine.tool_calls.iter_mut().zip(rig_ids) {
                 c.id = id;
             }
@@ -1058,7 +1173,7 @@ impl AgentHook for RigHooks {
         ctx: &HookContext,
         event: ModelTurnFinished<'_>,
     ) -> ModelTurnAction {
-        let Some(link) = Self::link(ctx) else {
+        let Some(link) = self.link(ctx) else {
             return ModelTurnAction::continue_run();
         };
         let retry = lock(&link.retry).take();
@@ -1077,8 +1192,10 @@ impl AgentHook for RigHooks {
                     "hooks-rig: a hook asked for the reply again, and rig cannot retry a turn with tool calls",
                 ))
             }
-            Some(None) => ModelTurnAction::repeat(),
-            Some(Some(feedback)) => ModelTurnAction::retry_with_feedback(feedback),
+            // Rig discards the rejected reply (its feedback retry would keep it in the
+            // history); our feedback reaches the model in the retry's request, which carries
+            // the conversation as our driver holds it.
+            Some(_) => ModelTurnAction::repeat(),
         }
     }
 

@@ -244,6 +244,15 @@ pub fn merge_messages(
 ) -> Result<Option<Vec<RigMessage>>, ConvertError> {
     let expanded: Vec<Vec<Message>> = original.iter().map(message_to_hooks).collect();
     let total: usize = expanded.iter().map(Vec::len).sum();
+    if total < ours.len() {
+        let flat: Vec<&Message> = expanded.iter().flatten().collect();
+        if flat.iter().zip(ours).all(|(a, b)| *a == b) {
+            // Messages were appended (a retry's feedback): rig's as they are, then ours.
+            let mut out = original.to_vec();
+            out.extend(messages_to_rig_at(&ours[total..], total, ours)?);
+            return Ok(Some(out));
+        }
+    }
     if total != ours.len() {
         // Messages were added or removed: ours is the conversation.
         return messages_to_rig(ours).map(Some);

@@ -55,13 +55,14 @@
 //! | before-invocation rewrites the prompt | holds (rig's prompt rewrite) |
 //! | before-invocation rewrites the history | **refused**: rig takes only a new prompt, so the run stops |
 //! | before-invocation error | the run stops before any model call, with the (redacted) error |
-//! | before-model-call rewrites messages (redaction) | holds for what is sent (rig's request patch); rig's own history keeps its originals, so every call is judged again |
+//! | before-model-call rewrites messages (redaction) | holds for what is sent (rig's request patch); rig's own history keeps its originals |
 //! | before-model-call changes temperature / max tokens | holds |
 //! | before-model-call changes the tool list | **not carried**: hooks see no tool list under rig (rig sends its own) |
-//! | a hook answers in the model's place | rig still makes the call (it cannot skip one); its answer is replaced by the hook's |
+//! | a hook answers in the model's place | rig still makes the call (it cannot skip one), with the request as the hooks left it; its answer is replaced by the hook's |
 //! | after-model-call rewrites a reply without tool calls (redaction) | holds (rig's completion replacement): rig's history and the answer hold the rewrite |
 //! | after-model-call rewrites a reply with tool calls | rig cannot replace such a turn: each call is brought to the hooks' version at its dispatch (arguments rewritten, a removed call skipped), and every later request carries the hooks' version of the turn; **rig's own history keeps the turn as the model sent it** |
-//! | after-model-call retry | holds for a tool-free turn (rig's repeat / retry with feedback, counted in rig's `max_turns`); **a turn with tool calls stops the run** (rig never retries one) |
+//! | after-model-call retry | holds for a tool-free turn: rig's repeat (counted in rig's `max_turns`), the rejected reply discarded; the feedback reaches the model in the retry's request (not rig's history); **a turn with tool calls stops the run** (rig never retries one) |
+//! | a model turn rig accepts without showing it to its hooks (a rig hook repairing or skipping an invalid tool call) | **the run stops**: no guard judged that turn |
 //! | after-model-call error | the run stops with the (redacted) error |
 //! | before-tool-call cancel (a guard's BLOCK) | holds: the tool is skipped and the model sees the reason |
 //! | before-tool-call interrupt (approval, steering INTERRUPT) | the call is **cancelled**, not paused: rig runs cannot pause; the model sees the reason |
@@ -73,6 +74,9 @@
 //! | streamed pieces (`on_model_delta`) | **not carried**: rig hands pieces to its consumer before any hook; a streaming rig run is refused while a provider guards model output ([`RigHooks::allow_unguarded_streams`] lifts it) |
 //! | dropping the run | holds: dropping rig's run abandons ours (`on_run_abandoned`) |
 //! | agents as tools, pausing and resuming | not available under rig |
+//! | rig documents (static or dynamic context) | enter no event, so no hook judges them: **a request carrying documents is refused** while a provider guards ([`RigHooks::allow_unguarded_documents`] lifts it) |
+//! | reasoning blocks, images, audio, tool-call ids | **not judged**: our messages have no field for them; they go back to the model as rig keeps them (reasoning and ids are the model's own output) |
+//! | several `RigHooks` on one agent | each runs its own run over its own registry; a later one sees what earlier ones rewrote. The same `RigHooks` added twice to one run is refused |
 //! | rig's own logs and spans | rig's, not ours: rig logs provider replies under its `rig::…` targets before any hook runs, so turn those targets off (or down) where redaction matters |
 //!
 //! Rig 0.44 is the newest release that builds on this workspace's toolchain (1.95): rig
