@@ -1,13 +1,17 @@
-//! Hostile review: each test is a promise the crate makes; a failing test is a finding.
+//! What a hostile review of the rig adapter tried, each a promise it keeps: no marker value
+//! reaches a tool, a request, an answer or our logs (parallel calls, duplicate ids, failing
+//! tools, retries, a hook answering in the model's place, two adapters on one agent); a
+//! blocked or steered call never runs; nothing hangs (rig's invalid-tool-call recovery,
+//! streaming, model errors, other rig hooks denying, dropped prompts); no crosstalk between
+//! concurrent prompts; no panic on odd arguments. Every run is bounded by a timeout.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod common;
 
-use std::io;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Calls, Lookup, Pay, Wipe, names};
+use common::{Calls, Lookup, Pay, Wipe, names, our_logs};
 use futures_util::StreamExt;
 use hooks_core::prelude::*;
 use hooks_guardrails::{Entity, GuardrailAction, GuardrailConfig, GuardrailsHook};
@@ -21,8 +25,6 @@ use rig_core::effect::EffectKind;
 use rig_core::message::{AssistantContent, ToolCall as RigCall, ToolFunction, ToolName};
 use rig_core::test_utils::{MockCompletionModel, MockStreamEvent, MockTurn};
 use serde_json::{Value, json};
-use tracing_subscriber::Layer as _;
-use tracing_subscriber::layer::SubscriberExt as _;
 
 const T: Duration = Duration::from_secs(10);
 
@@ -67,42 +69,6 @@ fn full_registry() -> Arc<HookRegistry> {
     )
     .unwrap();
     Arc::new(r)
-}
-
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-impl io::Write for Buffer {
-    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Buffer {
-    type Writer = Buffer;
-    fn make_writer(&'a self) -> Buffer {
-        self.clone()
-    }
-}
-impl Buffer {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-fn our_logs() -> (Buffer, tracing::subscriber::DefaultGuard) {
-    let logs = Buffer::default();
-    let subscriber = tracing_subscriber::registry().with(
-        tracing_subscriber::fmt::layer()
-            .with_writer(logs.clone())
-            .with_ansi(false)
-            .with_filter(tracing_subscriber::filter::filter_fn(|m| {
-                m.target().starts_with("hooks")
-            })),
-    );
-    (logs, tracing::subscriber::set_default(subscriber))
 }
 
 /// A rig hook that resolves invalid tool calls the way it is told.

@@ -9,8 +9,7 @@
 mod common;
 
 use std::collections::HashMap;
-use std::io;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::{Calls, Lookup, LookupAll, Pay, Wipe, names};
@@ -27,47 +26,14 @@ use hooks_steering::{ModelJudge, SteeringHook};
 use rig_agent::AgentBuilder;
 use rig_core::test_utils::{MockCompletionModel, MockTurn};
 use serde_json::json;
-use tracing_subscriber::Layer as _;
-use tracing_subscriber::layer::SubscriberExt as _;
 
 const EMAIL: &str = "rig.marker.5521@example.com";
 const CARD: &str = "4111 1111 1111 1111";
 
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl io::Write for Buffer {
-    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Buffer {
-    type Writer = Buffer;
-    fn make_writer(&'a self) -> Buffer {
-        self.clone()
-    }
-}
-
 // One thread: the test's log subscriber sees every hook's line.
 #[tokio::test]
 async fn every_provider_holds_inside_a_rig_agent() {
-    let logs = Buffer::default();
-    // Our lines only: rig logs the provider's raw replies itself (target `rig::…`, before any
-    // hook runs); keep rig's targets off where redaction matters (the crate docs say so).
-    let subscriber = tracing_subscriber::registry().with(
-        tracing_subscriber::fmt::layer()
-            .with_writer(logs.clone())
-            .with_ansi(false)
-            .with_filter(tracing_subscriber::filter::filter_fn(|m| {
-                !m.target().starts_with("rig")
-            })),
-    );
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (logs, _guard) = common::our_logs();
     let receiver = OtlpReceiver::start().unwrap();
     let telemetry = OtlpSetup::new()
         .with_endpoint(receiver.endpoint())
@@ -203,7 +169,7 @@ async fn every_provider_holds_inside_a_rig_agent() {
         3,
         "the judge saw each tool call but the blocked one"
     );
-    let logs = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
+    let logs = logs.text();
     assert!(
         logs.contains("REDACTED_EMAIL"),
         "content was logged, redacted"

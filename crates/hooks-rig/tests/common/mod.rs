@@ -97,3 +97,49 @@ pub fn names(calls: &Calls) -> Vec<String> {
         .map(|(n, _)| n.clone())
         .collect()
 }
+
+/// Log lines written by a test's subscriber.
+#[derive(Clone, Default)]
+pub struct Buffer(pub Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Buffer {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Buffer {
+    type Writer = Buffer;
+    fn make_writer(&'a self) -> Buffer {
+        self.clone()
+    }
+}
+
+impl Buffer {
+    /// Everything written so far.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+/// Our log lines (targets `hooks…`) on this thread, into a buffer; rig logs the provider's
+/// raw replies itself (targets `rig::…`, before any hook runs), which the crate docs say to
+/// keep off where redaction matters.
+pub fn our_logs() -> (Buffer, tracing::subscriber::DefaultGuard) {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let logs = Buffer::default();
+    let subscriber = tracing_subscriber::registry().with(
+        tracing_subscriber::fmt::layer()
+            .with_writer(logs.clone())
+            .with_ansi(false)
+            .with_filter(tracing_subscriber::filter::filter_fn(|m| {
+                m.target().starts_with("hooks")
+            })),
+    );
+    (logs, tracing::subscriber::set_default(subscriber))
+}
