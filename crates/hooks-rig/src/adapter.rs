@@ -177,8 +177,8 @@ impl RigHooks {
 /// A completion rig is about to send.
 struct ModelCmd {
     request: CompletionRequest,
-    /// Turns with tool calls as the hooks left them, in rig's ids.
-    overrides: Vec<Message>,
+    /// Turns with tool calls: (as rig holds it, as the hooks left it, in rig's ids).
+    overrides: Vec<(Message, Message)>,
     /// What rig sends: a patch, as it is, or nothing (the hooks failed or answered).
     dispatch: oneshot::Sender<ModelDispatch>,
     /// Rig's answer (registered under the dispatch's id).
@@ -276,7 +276,7 @@ struct Link {
     turn_calls: Mutex<Option<HashMap<String, Option<ToolCall>>>>,
     /// Turns with tool calls as the after-model-call hooks left them (rig keeps its own in
     /// its history): every later request carries these instead.
-    overrides: Mutex<Vec<Message>>,
+    overrides: Mutex<Vec<(Message, Message)>>,
 }
 
 impl Drop for Link {
@@ -445,12 +445,9 @@ async fn model(
     // retry's feedback, memory).
     let mut messages = convert::request_to_hooks(&first.request);
     for m in messages.iter_mut().filter(|m| !m.tool_calls.is_empty()) {
-        let ids: Vec<&str> = m.tool_calls.iter().map(|c| c.id.as_str()).collect();
-        if let Some(o) = first.overrides.iter().find(|o| {
-            o.tool_calls.len() == ids.len()
-                && o.tool_calls.iter().zip(&ids).all(|(c, id)| c.id == *id)
-        }) {
-            *m = o.clone();
+        // The same turn (ids repeat across turns with local models: the whole turn decides).
+        if let Some((_, mine)) = first.overrides.iter().find(|(rig, _)| rig == m) {
+            *m = mine.clone();
         }
     }
     run.with_state(|s| s.messages = messages);
@@ -482,6 +479,12 @@ async fn model(
                             .map(|m| m.content.clone());
                         if let Some(tx) = lock(verdict).take() {
                             let _ = tx.send(ModelVerdict::Retry(feedback));
+                        }
+                        if lock(parked).is_some() {
+                            // Rig settled already: no call comes again.
+                            return Err(ModelError::Other(
+                                "rig did not ask the model again".into(),
+                            ));
                         }
                         match rx.lock().await.recv().await {
                             Some(Cmd::Model(next)) => *next,
@@ -777,13 +780,13 @@ impl RigHooks {
         }
         match event.kind {
             EffectKind::Completion { request, stream } => {
-                if !request.documents.is_empty() && self.guarded && !self.config.unguarded_documents
-                {
+                if carries_documents(request) && self.guarded && !self.config.unguarded_documents {
                     return DispatchAction::stop(Self::stop_reason(
                         &link,
-                        "hooks-rig: the request carries rig documents (static or dynamic \
-                         context), which no hook judges, while a provider guards; leave them \
-                         out, or RigHooks::allow_unguarded_documents(true) to send them",
+                        "hooks-rig: the request carries documents (rig's static or dynamic context, \
+                         or a document part of a message), which no hook judges, while a \
+                         provider guards; leave them out, or \
+                         RigHooks::allow_unguarded_documents(true) to send them",
                     ));
                 }
                 let (dtx, drx) = oneshot::channel();
@@ -1007,7 +1010,19 @@ impl RigHooks {
         let Some(link) = self.link(ctx) else {
             return;
         };
-        lock(&link.pending).clear();
+        {
+            let mut pending = lock(&link.pending);
+            if let SettledOutcome::Error(text) = event.outcome {
+                // A model call that failed (rig shows no failed call to its hooks): our
+                // after-model-call hooks see rig's error (a guard redacts it like any).
+                for (_, p) in pending.drain() {
+                    if let Pending::Model(otx, _) = p {
+                        let _ = otx.send(Err(ErrorReport::new(ErrorKind::Other, text)));
+                    }
+                }
+            }
+            pending.clear();
+        }
         let result = match event.outcome {
             SettledOutcome::Response(r) => Ok(r.output()),
             SettledOutcome::Error(_) => Err(lock(&link.stopped)
@@ -1021,6 +1036,18 @@ impl RigHooks {
             let _ = task.await;
         }
     }
+}
+
+/// True when a request carries documents: rig's context documents, or a document part of a
+/// message (neither enters one of our events, so no hook judges them).
+fn carries_documents(request: &CompletionRequest) -> bool {
+    !request.documents.is_empty()
+        || request.chat_history.iter().any(|m| match m {
+            rig_core::completion::Message::User { content } => content
+                .iter()
+                .any(|p| matches!(p, rig_core::message::UserContent::Document(_))),
+            _ => false,
+        })
 }
 
 /// Rig's completion replaced by the hooks' reply, where they changed it.
@@ -1060,23 +1087,30 @@ fn replace_completion(
                 })
                 .collect(),
         );
-        // Later requests carry the hooks' version of this turn, in rig's ids.
-        let rig_ids: Vec<String> = rig
-            .choice
-            .iter()
-            .filter_map(|b| match b {
-                rig_core::completion::AssistantContent::ToolCall(c) => {
-                    Some(c.id.wire().into_owned())
-                }
-                _ => None,
-            })
-            .collect();
-        let mut mine = ours.message.clone();
-        if changed && mine.tool_calls.len() == rig_ids.len() {
-            for (c, id) in mine.tool_calls.iter_mut().zip(rig_ids) {
-                c.id = id;
-            }
-            lock(&link.overrides).push(mine);
+        // Later requests carry the hooks' version of this turn, in rig's ids: rig's calls in
+        // their order, each as the hooks left it; a call they removed keeps its place (rig
+        // answered it as skipped) with no arguments.
+        if changed {
+            let original = convert::response_to_hooks(rig).message;
+            let mut mine = ours.message.clone();
+            mine.tool_calls = original
+                .tool_calls
+                .iter()
+                .zip(&before.tool_calls)
+                .map(|(rig_call, keyed)| {
+                    match ours.message.tool_calls.iter().find(|c| c.id == keyed.id) {
+                        Some(c) => {
+                            ToolCall::new(rig_call.id.clone(), c.name.clone(), c.arguments.clone())
+                        }
+                        None => ToolCall::new(
+                            rig_call.id.clone(),
+                            rig_call.name.clone(),
+                            Value::Object(Map::new()),
+                        ),
+                    }
+                })
+                .collect();
+            lock(&link.overrides).push((original, mine));
         }
         if !has_calls {
             return OutcomeAction::stop(RigHooks::stop_reason(

@@ -64,6 +64,7 @@
 //! | after-model-call retry | holds for a tool-free turn: rig's repeat (counted in rig's `max_turns`), the rejected reply discarded; the feedback reaches the model in the retry's request (not rig's history); **a turn with tool calls stops the run** (rig never retries one) |
 //! | a model turn rig accepts without showing it to its hooks (a rig hook repairing or skipping an invalid tool call) | **the run stops**: no guard judged that turn |
 //! | after-model-call error | the run stops with the (redacted) error |
+//! | a failed model call | rig ends the run (rig's own retry policy aside); our after-model-call hooks see rig's error (a guard redacts it like any), and a retry they ask for **cannot happen** |
 //! | before-tool-call cancel (a guard's BLOCK) | holds: the tool is skipped and the model sees the reason |
 //! | before-tool-call interrupt (approval, steering INTERRUPT) | the call is **cancelled**, not paused: rig runs cannot pause; the model sees the reason |
 //! | before-tool-call rewrites arguments (redaction) | holds (rig's argument rewrite) |
@@ -74,7 +75,8 @@
 //! | streamed pieces (`on_model_delta`) | **not carried**: rig hands pieces to its consumer before any hook; a streaming rig run is refused while a provider guards model output ([`RigHooks::allow_unguarded_streams`] lifts it) |
 //! | dropping the run | holds: dropping rig's run abandons ours (`on_run_abandoned`) |
 //! | agents as tools, pausing and resuming | not available under rig |
-//! | rig documents (static or dynamic context) | enter no event, so no hook judges them: **a request carrying documents is refused** while a provider guards ([`RigHooks::allow_unguarded_documents`] lifts it) |
+//! | documents (rig's static or dynamic context, a document part of a message) | enter no event, so no hook judges them: **a request carrying documents is refused** while a provider guards ([`RigHooks::allow_unguarded_documents`] lifts it) |
+//! | rig's own request content: the agent's preamble, provider parameters, another rig hook's request patch | **not judged**: it is the developer's configuration, added to each request after the run's input was judged (our hooks see the preamble, as the conversation's system message, but a guard judges input at the run's start) |
 //! | reasoning blocks, images, audio, tool-call ids | **not judged**: our messages have no field for them; they go back to the model as rig keeps them (reasoning and ids are the model's own output) |
 //! | several `RigHooks` on one agent | each runs its own run over its own registry; a later one sees what earlier ones rewrote. The same `RigHooks` added twice to one run is refused |
 //! | rig's own logs and spans | rig's, not ours: rig logs provider replies under its `rig::…` targets before any hook runs, so turn those targets off (or down) where redaction matters |

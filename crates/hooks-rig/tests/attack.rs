@@ -11,10 +11,9 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Calls, Lookup, Pay, Wipe, names, our_logs};
+use common::{Calls, Lookup, Pay, Wipe, call, guard_registry, names, our_logs};
 use futures_util::StreamExt;
 use hooks_core::prelude::*;
-use hooks_guardrails::{Entity, GuardrailAction, GuardrailConfig, GuardrailsHook};
 use hooks_logging::LoggingHook;
 use hooks_rig::RigHooks;
 use hooks_steering::{RuleJudge, SteeringAction, SteeringHook};
@@ -22,28 +21,11 @@ use rig_agent::AgentBuilder;
 use rig_agent::agent::{AgentHook, DispatchAction, DispatchEvent, HookContext};
 use rig_agent::run::policy::{InvalidToolCallAction, InvalidToolCallContext};
 use rig_core::effect::EffectKind;
-use rig_core::message::{AssistantContent, ToolCall as RigCall, ToolFunction, ToolName};
+use rig_core::message::AssistantContent;
 use rig_core::test_utils::{MockCompletionModel, MockStreamEvent, MockTurn};
 use serde_json::{Value, json};
 
 const T: Duration = Duration::from_secs(10);
-
-fn call(id: &str, name: &str, args: Value) -> AssistantContent {
-    AssistantContent::ToolCall(RigCall::from_wire(
-        id,
-        ToolFunction::new(ToolName::new(name).unwrap(), args),
-    ))
-}
-
-fn guard_registry(blocked: &[&str]) -> HookRegistry {
-    let mut config = GuardrailConfig::default().with_blocked_tools(blocked.iter().copied());
-    for e in Entity::ALL {
-        config = config.with_action(format!("pii_{}", e.detector()), GuardrailAction::Redact);
-    }
-    let mut registry = HookRegistry::new();
-    registry.add(GuardrailsHook::new(config).unwrap()).unwrap();
-    registry
-}
 
 fn full_registry() -> Arc<HookRegistry> {
     let mut r = guard_registry(&["wipe"]);

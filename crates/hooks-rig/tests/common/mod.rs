@@ -143,3 +143,23 @@ pub fn our_logs() -> (Buffer, tracing::subscriber::DefaultGuard) {
     );
     (logs, tracing::subscriber::set_default(subscriber))
 }
+
+/// A tool call block of a scripted rig turn.
+pub fn call(id: &str, name: &str, args: Value) -> rig_core::message::AssistantContent {
+    rig_core::message::AssistantContent::ToolCall(rig_core::message::ToolCall::from_wire(
+        id,
+        rig_core::message::ToolFunction::new(rig_core::message::ToolName::new(name).unwrap(), args),
+    ))
+}
+
+/// A registry with guardrails redacting every PII entity and blocking `blocked`.
+pub fn guard_registry(blocked: &[&str]) -> hooks_core::HookRegistry {
+    use hooks_guardrails::{Entity, GuardrailAction, GuardrailConfig, GuardrailsHook};
+    let mut config = GuardrailConfig::default().with_blocked_tools(blocked.iter().copied());
+    for e in Entity::ALL {
+        config = config.with_action(format!("pii_{}", e.detector()), GuardrailAction::Redact);
+    }
+    let mut registry = hooks_core::HookRegistry::new();
+    registry.add(GuardrailsHook::new(config).unwrap()).unwrap();
+    registry
+}
