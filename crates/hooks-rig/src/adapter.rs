@@ -200,8 +200,9 @@ enum ModelDispatch {
 enum ModelVerdict {
     /// The reply as the hooks left it.
     Done(Box<ModelResponse>),
-    /// The hooks asked for the reply again (with this feedback for the model).
-    Retry(Option<String>),
+    /// The hooks asked for the reply again (their feedback, if any, is in the conversation our
+    /// driver holds, which the retry's request carries).
+    Retry,
     /// The call failed after the hooks: the run stops with this text.
     Fail(String),
 }
@@ -260,8 +261,8 @@ struct Link {
     tx: mpsc::UnboundedSender<Cmd>,
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
     pending: Mutex<HashMap<EffectId, Pending>>,
-    /// Feedback of a retry the hooks asked for, for rig's model-turn verdict.
-    retry: Mutex<Option<Option<String>>>,
+    /// The hooks asked for the reply again: rig's model-turn verdict repeats the turn.
+    retry: std::sync::atomic::AtomicBool,
     /// Why our side stopped the run (already redacted).
     stopped: Mutex<Option<String>>,
     /// The tool-call ids of the current model turn: a repeated one (local models send them)
@@ -472,13 +473,8 @@ async fn model(
                     Some(cmd) => cmd,
                     None => {
                         // A retry: tell rig's pending outcome, then wait for rig's next call.
-                        let feedback = call
-                            .messages
-                            .last()
-                            .filter(|m| m.automated && m.role == Role::User)
-                            .map(|m| m.content.clone());
                         if let Some(tx) = lock(verdict).take() {
-                            let _ = tx.send(ModelVerdict::Retry(feedback));
+                            let _ = tx.send(ModelVerdict::Retry);
                         }
                         if lock(parked).is_some() {
                             // Rig settled already: no call comes again.
@@ -724,7 +720,7 @@ impl RigHooks {
             tx,
             task: Mutex::new(Some(task)),
             pending: Mutex::new(HashMap::new()),
-            retry: Mutex::new(None),
+            retry: std::sync::atomic::AtomicBool::new(false),
             stopped: Mutex::new(None),
             turn_ids: Mutex::new(std::collections::HashSet::new()),
             turn_calls: Mutex::new(None),
@@ -800,7 +796,8 @@ impl RigHooks {
                     pending.retain(|_, p| !matches!(p, Pending::Tool(..)));
                     pending.insert(event.id, Pending::Model(otx, vrx));
                 }
-                *lock(&link.retry) = None;
+                link.retry
+                    .store(false, std::sync::atomic::Ordering::Relaxed);
                 lock(&link.turn_ids).clear();
                 *lock(&link.turn_calls) = None;
                 let cmd = Cmd::Model(Box::new(ModelCmd {
@@ -967,8 +964,8 @@ impl RigHooks {
                             }
                         }
                     },
-                    Ok(ModelVerdict::Retry(feedback)) => {
-                        *lock(&link.retry) = Some(feedback);
+                    Ok(ModelVerdict::Retry) => {
+                        link.retry.store(true, std::sync::atomic::Ordering::Relaxed);
                         OutcomeAction::proceed()
                     }
                     Ok(ModelVerdict::Fail(reason)) => {
@@ -1210,14 +1207,13 @@ impl AgentHook for RigHooks {
         let Some(link) = self.link(ctx) else {
             return ModelTurnAction::continue_run();
         };
-        let retry = lock(&link.retry).take();
+        let retry = link.retry.swap(false, std::sync::atomic::Ordering::Relaxed);
         match retry {
-            None => ModelTurnAction::continue_run(),
-            Some(_)
-                if event
-                    .content
-                    .iter()
-                    .any(|b| matches!(b, rig_core::completion::AssistantContent::ToolCall(_))) =>
+            false => ModelTurnAction::continue_run(),
+            true if event
+                .content
+                .iter()
+                .any(|b| matches!(b, rig_core::completion::AssistantContent::ToolCall(_))) =>
             {
                 // Rig never retries a turn with tool calls (its history would hold unanswered
                 // calls): the run stops rather than run calls the hooks rejected.
@@ -1229,7 +1225,7 @@ impl AgentHook for RigHooks {
             // Rig discards the rejected reply (its feedback retry would keep it in the
             // history); our feedback reaches the model in the retry's request, which carries
             // the conversation as our driver holds it.
-            Some(_) => ModelTurnAction::repeat(),
+            true => ModelTurnAction::repeat(),
         }
     }
 
