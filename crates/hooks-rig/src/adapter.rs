@@ -942,27 +942,12 @@ impl RigHooks {
                 match vrx.await {
                     Ok(ModelVerdict::Done(response)) => match &rig {
                         Some(rig) => replace_completion(&link, rig, &response),
-                        // Rig's call failed and a hook recovered it: the hooks' answer.
-                        None => {
-                            match convert::messages_to_rig(std::slice::from_ref(&response.message))
-                            {
-                                Ok(mut m) if m.len() == 1 => match m.remove(0) {
-                                    rig_core::completion::Message::Assistant(turn) => {
-                                        OutcomeAction::replace(Ok(Outcome::Completion(
-                                            completion_from(turn.content, &response),
-                                        )))
-                                    }
-                                    _ => OutcomeAction::stop(Self::stop_reason(
-                                        &link,
-                                        "hooks-rig: a hook recovered the model call with a reply rig cannot hold",
-                                    )),
-                                },
-                                _ => OutcomeAction::stop(Self::stop_reason(
-                                    &link,
-                                    "hooks-rig: a hook recovered the model call with a reply rig cannot hold",
-                                )),
-                            }
-                        }
+                        // Rig hands its hooks successful completions only; anything else
+                        // has no reply to replace: fail closed.
+                        None => OutcomeAction::stop(Self::stop_reason(
+                            &link,
+                            "hooks-rig: a completion outcome without a reply",
+                        )),
                     },
                     Ok(ModelVerdict::Retry) => {
                         link.retry.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -1122,24 +1107,6 @@ fn replace_completion(
         Ok(Some(r)) => OutcomeAction::replace(Ok(Outcome::Completion(r))),
         Err(e) => OutcomeAction::stop(RigHooks::stop_reason(link, &format!("hooks-rig: {e}"))),
     }
-}
-
-/// A completion holding the hooks' reply, where rig's call failed and a hook recovered it.
-fn completion_from(
-    choice: Vec<rig_core::completion::AssistantContent>,
-    ours: &ModelResponse,
-) -> CompletionResponse {
-    let origin = rig_core::message::Origin::new(
-        "hooks",
-        "hooks",
-        ours.model.clone().unwrap_or_else(|| "hooks".to_owned()),
-    );
-    CompletionResponse::new(
-        choice,
-        rig_core::completion::Usage::default(),
-        origin,
-        Value::Null,
-    )
 }
 
 /// What the model sees of a tool call: rig's result where the hooks left it as it was, the
