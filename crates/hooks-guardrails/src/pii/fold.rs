@@ -138,10 +138,41 @@ fn needs_folding(c: char) -> bool {
     invisible(c) || ascii_of(c, &mut [0; 8]).is_some()
 }
 
+/// For each block of 64 code points in the Basic Multilingual Plane: whether any character in
+/// it needs folding. Built once from [`needs_folding`] itself (about 1 ms), so text in a block
+/// with nothing to fold — Hangul, CJK ideographs, most accented Latin, Cyrillic — is passed
+/// over without a lookup.
+fn bmp_blocks() -> &'static [u64; 16] {
+    static BLOCKS: std::sync::OnceLock<[u64; 16]> = std::sync::OnceLock::new();
+    BLOCKS.get_or_init(|| {
+        let mut blocks = [0u64; 16];
+        for u in 0x80..0x1_0000u32 {
+            if char::from_u32(u).is_some_and(needs_folding) {
+                let block = (u >> 6) as usize;
+                blocks[block >> 6] |= 1 << (block & 63);
+            }
+        }
+        blocks
+    })
+}
+
+/// [`needs_folding`], answered from [`bmp_blocks`] where a block has nothing to fold.
+fn needs_folding_fast(c: char, blocks: &[u64; 16]) -> bool {
+    let u = c as u32;
+    if u < 0x1_0000 {
+        let block = (u >> 6) as usize;
+        if blocks[block >> 6] & (1 << (block & 63)) == 0 {
+            return false;
+        }
+    }
+    needs_folding(c)
+}
+
 /// Where the next character at or after `from` (a character boundary) that folds starts.
 /// ASCII is skipped 32 bytes at a time (`is_ascii` on a block is a few word compares).
 fn next_folding(text: &str, from: usize) -> Option<usize> {
     let bytes = text.as_bytes();
+    let blocks = bmp_blocks();
     let mut i = from;
     while i < bytes.len() {
         if bytes[i].is_ascii() {
@@ -156,7 +187,7 @@ fn next_folding(text: &str, from: usize) -> Option<usize> {
                 .unwrap_or(0);
         }
         let c = text[i..].chars().next()?;
-        if needs_folding(c) {
+        if needs_folding_fast(c, blocks) {
             return Some(i);
         }
         i += c.len_utf8();
@@ -338,6 +369,24 @@ mod tests {
             missing.is_empty(),
             "fold to ASCII but are not admitted: {missing:?}"
         );
+    }
+
+    #[test]
+    fn the_block_table_passes_over_no_character_that_folds() {
+        let blocks = bmp_blocks();
+        let mut skipped = 0;
+        for c in (0x80..0x1_0000u32).filter_map(char::from_u32) {
+            assert_eq!(
+                needs_folding_fast(c, blocks),
+                needs_folding(c),
+                "U+{:04X}",
+                c as u32
+            );
+            let block = (c as u32 >> 6) as usize;
+            skipped += usize::from(blocks[block >> 6] & (1 << (block & 63)) == 0);
+        }
+        // Most of the plane (CJK, Hangul, …) is answered by the table alone.
+        assert!(skipped > 40_000, "{skipped}");
     }
 
     #[test]
