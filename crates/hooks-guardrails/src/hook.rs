@@ -2,15 +2,16 @@
 //! model replies) and what it does there; the judging itself is the [`Engine`]'s.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::hash::{BuildHasher, Hash, Hasher, RandomState};
 use std::sync::Arc;
 
 use hooks_core::text::{preview, truncate_chars};
 use hooks_core::{
     AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent, BeforeInvocationEvent,
-    BeforeToolCallEvent, FinishReason, HookError, HookEvent, HookPriority, HookProvider, HookSet,
-    Message, ModelResponse, Role, RunId, RunLocal, ToolCall, async_trait,
+    BeforeModelCallEvent, BeforeToolCallEvent, FinishReason, HookError, HookEvent, HookPriority,
+    HookProvider, HookSet, Message, ModelResponse, Role, RunId, RunLocal, ToolCall, async_trait,
 };
 use serde_json::Value;
 
@@ -54,6 +55,14 @@ const MAX_FLAGGED_PER_RUN: usize = 1_024;
 ///
 /// The tool gate's rules always cancel.
 ///
+/// "The prompt" is every message of the conversation the run starts with, and — before each
+/// model call — every message of the request the guard has not judged (or written) in this
+/// run: a retry's feedback, a message a hook put into the request. They are judged as the
+/// prompt is (a BLOCK there refuses the call, and so the run, with the value redacted first);
+/// what was judged once is not judged or reported again. A hook that writes into the request
+/// at a priority after the guard's is read at the next call — after this one went out — so
+/// give a provider that adds content to requests a priority before the guard's.
+///
 /// ```
 /// use hooks_core::HookRegistry;
 /// use hooks_guardrails::{GuardrailAction, GuardrailConfig, GuardrailsHook};
@@ -71,6 +80,12 @@ pub struct GuardrailsHook {
     flagged: Arc<RunLocal<HashMap<String, String>>>,
     /// Streamed replies being guarded, per run (see [`HOLD_BACK`](crate::HOLD_BACK)).
     holds: Arc<RunLocal<crate::stream::Hold>>,
+    /// The messages the guard has judged (or written) in each run, as keyed fingerprints: a
+    /// model call judges only what entered the conversation since — a retry's feedback, a
+    /// message another hook added or changed.
+    judged: Arc<RunLocal<HashSet<u64>>>,
+    /// The fingerprints' key: random per guard, so no message can be made to pass for another.
+    key: RandomState,
 }
 
 impl fmt::Debug for GuardrailsHook {
@@ -109,6 +124,8 @@ impl GuardrailsHook {
             inner: Arc::new(Engine::new(config)?),
             flagged: Arc::new(RunLocal::new()),
             holds: Arc::new(RunLocal::new()),
+            judged: Arc::new(RunLocal::new()),
+            key: RandomState::new(),
         })
     }
 
@@ -138,39 +155,35 @@ impl GuardrailsHook {
     ) -> std::result::Result<(), HookError> {
         let run_id = e.run_id().clone();
         let blocked = |desc: &str| HookError::new(format!("Input blocked by guardrails: {desc}"));
-        let size: usize = e
-            .state()
-            .messages
-            .iter()
-            .map(|m| {
-                m.content.len()
-                    + m.tool_calls
-                        .iter()
-                        .map(|c| {
-                            if larger_than(&c.arguments, OFFLOAD_BYTES) {
-                                OFFLOAD_BYTES + 1
-                            } else {
-                                0
-                            }
-                        })
-                        .sum::<usize>()
+        let size = conversation_size(&e.state().messages);
+        let large = size > OFFLOAD_BYTES;
+        let (checks, fingerprints) = if large {
+            // Large: scanned off the executor, so the deadline and other runs keep moving
+            // (and fingerprinted there, as the guard leaves the messages).
+            let engine = Arc::clone(&self.inner);
+            let mut messages = e.state().messages.clone();
+            let resumed = e.resumed();
+            let key = self.key.clone();
+            let id = run_id.clone();
+            hooks_core::offload(move || {
+                let checks = judge_messages(&engine, &id, &messages, resumed, &[]);
+                checks.apply_to(&mut messages);
+                let prints = messages.iter().map(|m| fingerprint(&key, m)).collect();
+                (checks, prints)
             })
-            .sum();
+            .await
+        } else {
+            let checks =
+                judge_messages(&self.inner, &run_id, &e.state().messages, e.resumed(), &[]);
+            (checks, Vec::new())
+        };
         let InputChecks {
             recorded,
             rewrites,
             calls,
             ids,
             first_block,
-        } = if size > OFFLOAD_BYTES {
-            // Large: scanned off the executor, so the deadline and other runs keep moving.
-            let engine = Arc::clone(&self.inner);
-            let messages = e.state().messages.clone();
-            let resumed = e.resumed();
-            hooks_core::offload(move || judge_messages(&engine, &run_id, &messages, resumed)).await
-        } else {
-            judge_messages(&self.inner, &run_id, &e.state().messages, e.resumed())
-        };
+        } = checks;
         // The state's metadata travels with it too (to logs, spans and after-hooks).
         let mut first_block = first_block;
         let mut recorded = recorded;
@@ -190,6 +203,34 @@ impl GuardrailsHook {
                 metadata = Some(map);
             }
         }
+        if first_block.is_none() {
+            // What the model calls need not judge again.
+            let prints = if large {
+                fingerprints
+            } else {
+                let mut prints: Vec<u64> = e
+                    .state()
+                    .messages
+                    .iter()
+                    .map(|m| fingerprint(&self.key, m))
+                    .collect();
+                let changed: Vec<usize> = rewrites
+                    .iter()
+                    .map(|(i, _)| *i)
+                    .chain(calls.iter().map(|(i, _)| *i))
+                    .chain(ids.iter().map(|(i, _)| *i))
+                    .collect();
+                if !changed.is_empty() {
+                    let mut after = e.state().messages.clone();
+                    InputChecks::apply(rewrites.clone(), calls.clone(), ids.clone(), &mut after);
+                    for i in changed {
+                        prints[i] = fingerprint(&self.key, &after[i]);
+                    }
+                }
+                prints
+            };
+            self.remember(&run_id, prints);
+        }
         if recorded.is_empty()
             && rewrites.is_empty()
             && calls.is_empty()
@@ -202,15 +243,7 @@ impl GuardrailsHook {
             };
         }
         let state = e.state_mut();
-        for (i, t) in rewrites {
-            state.messages[i].content = t;
-        }
-        for (i, c) in calls {
-            state.messages[i].tool_calls = c;
-        }
-        for (i, id) in ids {
-            state.messages[i].tool_call_id = Some(id);
-        }
+        InputChecks::apply(rewrites, calls, ids, &mut state.messages);
         if let Some(map) = metadata {
             state.metadata = map;
         }
@@ -227,6 +260,142 @@ impl GuardrailsHook {
             Some(desc) => Err(blocked(&desc)),
             None => Ok(()),
         }
+    }
+
+    /// Remembers `prints` as judged in the run (when its table is full, nothing is
+    /// remembered and the next model call judges every message again).
+    fn remember(&self, run_id: &RunId, prints: Vec<u64>) {
+        if prints.is_empty() {
+            return;
+        }
+        let _ = self
+            .judged
+            .with_or_insert(run_id, HashSet::new, |set| set.extend(prints));
+    }
+
+    /// Before each model call: judges every message of the request the guard has not judged
+    /// (or written) in this run — what entered the conversation without an event of its own,
+    /// such as a retry's feedback or a message another hook added or changed — as it judges
+    /// the prompt. Redactions stay in the conversation; a BLOCK refuses the call (and the
+    /// run), its finding redacted first.
+    async fn check_model_input(
+        &self,
+        e: &mut BeforeModelCallEvent<'_>,
+    ) -> std::result::Result<(), HookError> {
+        let run_id = e.run_id().clone();
+        let known = self
+            .judged
+            .get(&run_id, |set| set.clone())
+            .unwrap_or_default();
+        let check = if conversation_size(e.messages()) > OFFLOAD_BYTES {
+            let engine = Arc::clone(&self.inner);
+            let messages = e.messages().to_vec();
+            let key = self.key.clone();
+            let id = run_id.clone();
+            hooks_core::offload(move || judge_call(&engine, &key, &id, &messages, &known)).await
+        } else {
+            judge_call(&self.inner, &self.key, &run_id, e.messages(), &known)
+        };
+        if let Some(messages) = check.messages {
+            *e.messages_mut() = messages;
+        }
+        if check.first_block.is_none() {
+            self.remember(&run_id, check.judged);
+        }
+        match check.first_block {
+            Some(desc) => Err(HookError::new(format!(
+                "Input blocked by guardrails: {desc}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Judges a tool call's result (and a failed call's error) on the way out.
+    async fn check_result(
+        &self,
+        e: &mut AfterToolCallEvent<'_>,
+    ) -> std::result::Result<(), HookError> {
+        if e.outcome().interrupted().is_some() {
+            // Nothing happened yet: no result.
+            return Ok(());
+        }
+        // A cancelled call's result is its reason — a judge's guidance, a person's rejection,
+        // a hook's message: free text the model sees, so it is guarded like a result.
+        let inner = &*self.inner;
+        let run_id = e.run_id().clone();
+        let tool = e.tool_name().to_owned();
+        let loc = ViolationLocation::ToolResult;
+        // The error text reaches the run's records, logs and spans, not only the model.
+        let mut out = Scrubbed::default();
+        e.redact_error(|error| inner.scrub_in_place((&run_id, loc, Some(&tool)), error, &mut out));
+        if inner.action("max_tool_result_length") == GuardrailAction::Block
+            && let Some((finding, action)) = inner.length(
+                e.result(),
+                inner.max_result,
+                "max_tool_result_length",
+                "tool result",
+            )
+        {
+            // Replaced whole for its length: no need to read it.
+            let v = inner.report(&run_id, loc, Some(&tool), finding, action);
+            e.set_result(format!(
+                "Tool result blocked by guardrails: {}",
+                v.description
+            ));
+            return Ok(());
+        }
+        // Scan first, then cut: a cut could hide half an entity from the scan. A large result
+        // is scanned off the executor.
+        let verdict = if e.result().len() > OFFLOAD_BYTES {
+            let engine = Arc::clone(&self.inner);
+            let text = e.result().to_owned();
+            hooks_core::offload(move || engine.judge(&text, false)).await
+        } else {
+            inner.judge(e.result(), false)
+        };
+        let blocked = verdict.blocked.clone();
+        for (finding, action) in verdict.violations {
+            inner.report(&run_id, loc, Some(&tool), finding, action);
+        }
+        if let Some(desc) = blocked {
+            e.set_result(format!(
+                "Tool result blocked by guardrails: contains {desc}"
+            ));
+            return Ok(());
+        }
+        let mut text: Cow<'_, str> = if verdict.replace.is_empty() {
+            Cow::Borrowed(e.result())
+        } else {
+            Cow::Owned(inner.settle(
+                &run_id,
+                loc,
+                Some(&tool),
+                apply(e.result(), verdict.replace),
+            ))
+        };
+        if let Some((finding, action)) = inner.length(
+            &text,
+            inner.max_result,
+            "max_tool_result_length",
+            "tool result",
+        ) {
+            let v = inner.report(&run_id, loc, Some(&tool), finding, action);
+            match action {
+                GuardrailAction::Block => {
+                    let msg = format!("Tool result blocked by guardrails: {}", v.description);
+                    e.set_result(msg);
+                    return Ok(());
+                }
+                GuardrailAction::Redact => {
+                    text = Cow::Owned(cut_outside_placeholders(&text, inner.max_result).to_owned());
+                }
+                _ => {}
+            }
+        }
+        if let Cow::Owned(t) = text {
+            e.set_result(t);
+        }
+        Ok(())
     }
 
     async fn check_tool(&self, e: &mut BeforeToolCallEvent<'_>) {
@@ -401,6 +570,7 @@ impl HookProvider for GuardrailsHook {
 
     fn hooks(&self) -> HookSet {
         HookSet::BEFORE_INVOCATION
+            | HookSet::BEFORE_MODEL_CALL
             | HookSet::BEFORE_TOOL_CALL
             | HookSet::AFTER_TOOL_CALL
             | HookSet::AFTER_MODEL_CALL
@@ -416,6 +586,13 @@ impl HookProvider for GuardrailsHook {
         self.check_input(e).await
     }
 
+    async fn on_before_model_call(
+        &self,
+        e: &mut BeforeModelCallEvent<'_>,
+    ) -> std::result::Result<(), HookError> {
+        self.check_model_input(e).await
+    }
+
     async fn on_before_tool_call(
         &self,
         e: &mut BeforeToolCallEvent<'_>,
@@ -428,85 +605,11 @@ impl HookProvider for GuardrailsHook {
         &self,
         e: &mut AfterToolCallEvent<'_>,
     ) -> std::result::Result<(), HookError> {
-        if e.outcome().interrupted().is_some() {
-            // Nothing happened yet: no result.
-            return Ok(());
-        }
-        // A cancelled call's result is its reason — a judge's guidance, a person's rejection,
-        // a hook's message: free text the model sees, so it is guarded like a result.
-        let inner = &*self.inner;
-        let run_id = e.run_id().clone();
-        let tool = e.tool_name().to_owned();
-        let loc = ViolationLocation::ToolResult;
-        // The error text reaches the run's records, logs and spans, not only the model.
-        let mut out = Scrubbed::default();
-        e.redact_error(|error| inner.scrub_in_place((&run_id, loc, Some(&tool)), error, &mut out));
-        if inner.action("max_tool_result_length") == GuardrailAction::Block
-            && let Some((finding, action)) = inner.length(
-                e.result(),
-                inner.max_result,
-                "max_tool_result_length",
-                "tool result",
-            )
-        {
-            // Replaced whole for its length: no need to read it.
-            let v = inner.report(&run_id, loc, Some(&tool), finding, action);
-            e.set_result(format!(
-                "Tool result blocked by guardrails: {}",
-                v.description
-            ));
-            return Ok(());
-        }
-        // Scan first, then cut: a cut could hide half an entity from the scan. A large result
-        // is scanned off the executor.
-        let verdict = if e.result().len() > OFFLOAD_BYTES {
-            let engine = Arc::clone(&self.inner);
-            let text = e.result().to_owned();
-            hooks_core::offload(move || engine.judge(&text, false)).await
-        } else {
-            inner.judge(e.result(), false)
-        };
-        let blocked = verdict.blocked.clone();
-        for (finding, action) in verdict.violations {
-            inner.report(&run_id, loc, Some(&tool), finding, action);
-        }
-        if let Some(desc) = blocked {
-            e.set_result(format!(
-                "Tool result blocked by guardrails: contains {desc}"
-            ));
-            return Ok(());
-        }
-        let mut text: Cow<'_, str> = if verdict.replace.is_empty() {
-            Cow::Borrowed(e.result())
-        } else {
-            Cow::Owned(inner.settle(
-                &run_id,
-                loc,
-                Some(&tool),
-                apply(e.result(), verdict.replace),
-            ))
-        };
-        if let Some((finding, action)) = inner.length(
-            &text,
-            inner.max_result,
-            "max_tool_result_length",
-            "tool result",
-        ) {
-            let v = inner.report(&run_id, loc, Some(&tool), finding, action);
-            match action {
-                GuardrailAction::Block => {
-                    let msg = format!("Tool result blocked by guardrails: {}", v.description);
-                    e.set_result(msg);
-                    return Ok(());
-                }
-                GuardrailAction::Redact => {
-                    text = Cow::Owned(cut_outside_placeholders(&text, inner.max_result).to_owned());
-                }
-                _ => {}
-            }
-        }
-        if let Cow::Owned(t) = text {
-            e.set_result(t);
+        self.check_result(e).await?;
+        if e.outcome().interrupted().is_none() {
+            // The result joins the conversation as the guard leaves it: judged already.
+            let message = Message::tool(e.tool_call_id(), e.result());
+            self.remember(e.run_id(), vec![fingerprint(&self.key, &message)]);
         }
         Ok(())
     }
@@ -608,6 +711,10 @@ impl HookProvider for GuardrailsHook {
                 )));
             }
         }
+        // The reply joins the conversation as the guard leaves it: judged already.
+        if let Some(r) = e.response() {
+            self.remember(&run_id, vec![fingerprint(&self.key, &r.message)]);
+        }
         Ok(())
     }
 
@@ -617,12 +724,14 @@ impl HookProvider for GuardrailsHook {
     ) -> std::result::Result<(), HookError> {
         self.flagged.end(e.run_id());
         self.holds.end(e.run_id());
+        self.judged.end(e.run_id());
         Ok(())
     }
 
     fn on_run_abandoned(&self, run_id: &RunId) {
         self.flagged.end(run_id);
         self.holds.end(run_id);
+        self.judged.end(run_id);
     }
 }
 
@@ -635,14 +744,162 @@ struct InputChecks {
     first_block: Option<String>,
 }
 
-/// Judges every message of a conversation (see [`GuardrailsHook::check_input`]).
-/// `resumed`: the run resumes after a pause, so its history holds the calls a person was
-/// asked about — an ASK there does not refuse the run (anywhere else ASK is BLOCK).
+impl InputChecks {
+    /// Puts what the check changed into `messages` (the conversation it judged).
+    fn apply(
+        rewrites: Vec<(usize, String)>,
+        calls: Vec<(usize, Vec<ToolCall>)>,
+        ids: Vec<(usize, String)>,
+        messages: &mut [Message],
+    ) {
+        for (i, t) in rewrites {
+            messages[i].content = t;
+        }
+        for (i, c) in calls {
+            messages[i].tool_calls = c;
+        }
+        for (i, id) in ids {
+            messages[i].tool_call_id = Some(id);
+        }
+    }
+
+    fn apply_to(&self, messages: &mut [Message]) {
+        Self::apply(
+            self.rewrites.clone(),
+            self.calls.clone(),
+            self.ids.clone(),
+            messages,
+        );
+    }
+
+    fn changed(&self) -> bool {
+        !(self.rewrites.is_empty() && self.calls.is_empty() && self.ids.is_empty())
+    }
+}
+
+/// What a model call's check found (see [`GuardrailsHook::check_model_input`]).
+struct CallCheck {
+    /// The request's messages as the guard leaves them, when it changed any.
+    messages: Option<Vec<Message>>,
+    /// The fingerprints of the messages it judged, as it leaves them.
+    judged: Vec<u64>,
+    first_block: Option<String>,
+}
+
+/// Judges the messages of a model request whose fingerprints are not in `known`.
+fn judge_call(
+    engine: &Engine,
+    key: &RandomState,
+    run_id: &RunId,
+    messages: &[Message],
+    known: &HashSet<u64>,
+) -> CallCheck {
+    let skip: Vec<bool> = messages
+        .iter()
+        .map(|m| known.contains(&fingerprint(key, m)))
+        .collect();
+    if skip.iter().all(|&s| s) {
+        return CallCheck {
+            messages: None,
+            judged: Vec::new(),
+            first_block: None,
+        };
+    }
+    // Tool calls in the history met their own checks (the reply's, the call's, a person's
+    // answer to an ASK): an ASK there does not refuse the call.
+    let checks = judge_messages(engine, run_id, messages, true, &skip);
+    let changed = checks.changed().then(|| {
+        let mut after = messages.to_vec();
+        checks.apply_to(&mut after);
+        after
+    });
+    let finals = changed.as_deref().unwrap_or(messages);
+    let judged = finals
+        .iter()
+        .zip(&skip)
+        .filter(|(_, skipped)| !**skipped)
+        .map(|(m, _)| fingerprint(key, m))
+        .collect();
+    CallCheck {
+        messages: changed,
+        judged,
+        first_block: checks.first_block,
+    }
+}
+
+/// The bytes a check of `messages` reads, as far as it matters for offloading: texts, and
+/// any tool call's arguments larger than [`OFFLOAD_BYTES`].
+fn conversation_size(messages: &[Message]) -> usize {
+    messages
+        .iter()
+        .map(|m| {
+            m.content.len()
+                + m.tool_calls
+                    .iter()
+                    .map(|c| {
+                        if larger_than(&c.arguments, OFFLOAD_BYTES) {
+                            OFFLOAD_BYTES + 1
+                        } else {
+                            0
+                        }
+                    })
+                    .sum::<usize>()
+        })
+        .sum()
+}
+
+/// A keyed fingerprint of everything in a message the guard judges: role, text, tool-call id,
+/// and each tool call's id, name and arguments.
+fn fingerprint(key: &RandomState, m: &Message) -> u64 {
+    fn value(v: &Value, h: &mut impl Hasher) {
+        match v {
+            Value::Null => 0u8.hash(h),
+            Value::Bool(b) => (1u8, b).hash(h),
+            Value::Number(n) => {
+                2u8.hash(h);
+                if let Some(u) = n.as_u64() {
+                    (0u8, u).hash(h);
+                } else if let Some(i) = n.as_i64() {
+                    (1u8, i).hash(h);
+                } else {
+                    (2u8, n.to_string()).hash(h);
+                }
+            }
+            Value::String(s) => (3u8, s).hash(h),
+            Value::Array(items) => {
+                (4u8, items.len()).hash(h);
+                for item in items {
+                    value(item, h);
+                }
+            }
+            Value::Object(map) => {
+                (5u8, map.len()).hash(h);
+                for (k, v) in map {
+                    k.hash(h);
+                    value(v, h);
+                }
+            }
+        }
+    }
+    let mut h = key.build_hasher();
+    (m.role, &m.content, &m.tool_call_id, m.tool_calls.len()).hash(&mut h);
+    for c in &m.tool_calls {
+        (&c.id, &c.name).hash(&mut h);
+        value(&c.arguments, &mut h);
+    }
+    h.finish()
+}
+
+/// Judges every message of a conversation (see [`GuardrailsHook::check_input`]), but those
+/// `skip` marks. `resumed`: the run resumes after a pause, so its history holds the calls a
+/// person was asked about — an ASK there does not refuse the run (anywhere else ASK is
+/// BLOCK).
 fn judge_messages(
     inner: &Engine,
     run_id: &RunId,
     messages: &[Message],
     resumed: bool,
+    skip: &[bool],
 ) -> InputChecks {
     let run_id = run_id.clone();
     let loc = ViolationLocation::Input;
@@ -656,6 +913,9 @@ fn judge_messages(
     // see the state.
     let mut first_block: Option<String> = None;
     for (i, m) in messages.iter().enumerate() {
+        if skip.get(i) == Some(&true) {
+            continue;
+        }
         let prompt = matches!(m.role, Role::User | Role::System);
         if prompt && inner.action("max_prompt_length") == GuardrailAction::Block {
             // Refused for its length: no need to read it, only to keep it from everyone.

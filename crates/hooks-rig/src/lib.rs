@@ -61,7 +61,7 @@
 //! | a hook answers in the model's place | rig still makes the call (it cannot skip one), with the request as the hooks left it; its answer is replaced by the hook's |
 //! | after-model-call rewrites a reply without tool calls (redaction) | holds (rig's completion replacement): rig's history and the answer hold the rewrite |
 //! | after-model-call rewrites a reply with tool calls | rig cannot replace such a turn: each call is brought to the hooks' version at its dispatch (arguments rewritten, a removed call skipped), and every later request carries the hooks' version of the turn; **rig's own history keeps the turn as the model sent it** |
-//! | after-model-call retry | holds for a tool-free turn: rig's repeat (counted in rig's `max_turns`), the rejected reply discarded; the feedback reaches the model in the retry's request (not rig's history); **a turn with tool calls stops the run** (rig never retries one) |
+//! | after-model-call retry | holds for a tool-free turn: rig's repeat (counted in rig's `max_turns`), the rejected reply discarded; the feedback reaches the model in the retry's request (not rig's history), judged by a guard like any new message; **a turn with tool calls stops the run** (rig never retries one) |
 //! | a model turn rig accepts without showing it to its hooks (a rig hook repairing or skipping an invalid tool call) | **the run stops**: no guard judged that turn |
 //! | after-model-call error | the run stops with the (redacted) error |
 //! | a failed model call | rig ends the run (rig's own retry policy aside); our after-model-call hooks see rig's error (a guard redacts it like any), and a retry they ask for **cannot happen** |
@@ -76,7 +76,8 @@
 //! | dropping the run | holds: dropping rig's run abandons ours (`on_run_abandoned`) |
 //! | agents as tools, pausing and resuming | not available under rig |
 //! | documents (rig's static or dynamic context, a document part of a message) | enter no event, so no hook judges them: **a request carrying documents is refused** while a provider guards ([`RigHooks::allow_unguarded_documents`] lifts it) |
-//! | rig's own request content: the agent's preamble, provider parameters, another rig hook's request patch | **not judged**: it is the developer's configuration, added to each request after the run's input was judged (our hooks see the preamble, as the conversation's system message, but a guard judges input at the run's start) |
+//! | the agent's preamble | judged with each request (our hooks see it as the conversation's system message, and a guard judges every message of a request it has not judged in the run); a redaction holds for what is sent (rig's request patch) |
+//! | rig's own request content: provider parameters, another rig hook's request patch | **not judged**: it is the developer's configuration, added to the request after our hooks ran |
 //! | reasoning blocks, images, audio, tool-call ids | **not judged**: our messages have no field for them; they go back to the model as rig keeps them (reasoning and ids are the model's own output) |
 //! | several `RigHooks` on one agent | each runs its own run over its own registry; a later one sees what earlier ones rewrote. The same `RigHooks` added twice to one run is refused |
 //! | rig's own logs and spans | rig's, not ours: rig logs provider replies under its `rig::…` targets before any hook runs, so turn those targets off (or down) where redaction matters |

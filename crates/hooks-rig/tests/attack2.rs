@@ -537,3 +537,64 @@ async fn b14_model_error_after_a_tool_turn_with_error_retrier() {
     let out = tokio::time::timeout(T, async { agent.prompt("go").max_turns(4).await }).await;
     assert!(out.is_ok(), "hung with max_retries(1)");
 }
+
+// ---- b20: what enters the requests without an event of its own is judged at each call -------
+
+/// Turns down the first reply with feedback that quotes a marker.
+struct FeedbackOnce(&'static str);
+#[async_trait]
+impl HookProvider for FeedbackOnce {
+    fn name(&self) -> &str {
+        "feedback-once"
+    }
+    fn hooks(&self) -> HookSet {
+        HookSet::AFTER_MODEL_CALL
+    }
+    async fn on_after_model_call(&self, e: &mut AfterModelCallEvent<'_>) -> Result<(), HookError> {
+        if e.attempt() == 0 {
+            e.request_retry();
+            e.set_retry_feedback(format!("the customer wrote {}", self.0));
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn b20_the_preamble_and_a_retrys_feedback_are_redacted_in_rigs_requests() {
+    const P: &str = "preamble.marker.20@example.com";
+    const F: &str = "feedback.marker.20@example.com";
+    let (logs, _g) = our_logs();
+    let model =
+        MockCompletionModel::from_turns([MockTurn::text("first"), MockTurn::text("second")]);
+    let mut r = guard_registry(&[]);
+    r.add(FeedbackOnce(F)).unwrap();
+    r.add(logging()).unwrap();
+    let agent = AgentBuilder::new(model.clone())
+        .preamble(format!("You support the account of {P}."))
+        .add_hook(RigHooks::new(Arc::new(r)))
+        .build();
+    let out = tokio::time::timeout(T, async { agent.prompt("hi").max_turns(3).await })
+        .await
+        .expect("hung");
+    let shown = match &out {
+        Ok(r) => format!("OK {} {:?}", r.output(), r.messages()),
+        Err(e) => format!("ERR {e} / {e:?}"),
+    };
+    let requests = format!("{:?}", model.requests());
+    for (place, text) in [
+        ("requests", &requests),
+        ("caller", &shown),
+        ("logs", &logs.text()),
+    ] {
+        assert!(
+            !text.contains(P),
+            "the preamble's marker reached {place}: {text}"
+        );
+        assert!(
+            !text.contains(F),
+            "the feedback's marker reached {place}: {text}"
+        );
+    }
+    assert!(requests.contains("[REDACTED_EMAIL]"), "{requests}");
+    assert_eq!(model.requests().len(), 2);
+}

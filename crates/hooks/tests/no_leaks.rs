@@ -24,7 +24,10 @@ use hooks::logging::{LoggingHook, StructuredLoggingHook};
 use hooks::openai::OpenAiModel;
 use hooks::otel::OtlpSetup;
 use hooks::steering::{ModelJudge, SteeringHook};
-use hooks::{HookRegistry, ModelResponse, ToolCall, ToolSpec};
+use hooks::{
+    AfterModelCallEvent, BeforeModelCallEvent, HookError, HookPriority, HookProvider, HookRegistry,
+    HookSet, Message, ModelResponse, ToolCall, ToolSpec, async_trait,
+};
 use hooks_core::test_util::{ScriptedModel, TestReply, TestServer};
 use hooks_otel::testing::OtlpReceiver;
 use serde_json::{Value, json};
@@ -46,6 +49,54 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Buffer {
     type Writer = Buffer;
     fn make_writer(&'a self) -> Buffer {
         self.clone()
+    }
+}
+
+/// Text that enters the conversation without an event of its own: a context provider that
+/// puts a system message into every request (in the security band, before the guard), and a
+/// reviewer that turns down the first summary with feedback quoting the customer. Both carry
+/// the run's snippet, PII and all.
+#[derive(Default)]
+struct Unjudged {
+    snippet: Mutex<String>,
+}
+
+#[async_trait]
+impl HookProvider for Unjudged {
+    fn name(&self) -> &str {
+        "unjudged"
+    }
+    fn hooks(&self) -> HookSet {
+        HookSet::BEFORE_MODEL_CALL | HookSet::AFTER_MODEL_CALL
+    }
+    fn priority_for(&self, event: hooks::HookEvent) -> HookPriority {
+        if event.is_after() {
+            HookPriority::DEFAULT
+        } else {
+            HookPriority::new(10)
+        }
+    }
+    async fn on_before_model_call(
+        &self,
+        e: &mut BeforeModelCallEvent<'_>,
+    ) -> Result<(), HookError> {
+        let note = format!("Known about the customer: {}", self.snippet.lock().unwrap());
+        e.messages_mut().push(Message::system(note));
+        Ok(())
+    }
+    async fn on_after_model_call(&self, e: &mut AfterModelCallEvent<'_>) -> Result<(), HookError> {
+        let summary = e
+            .response()
+            .is_some_and(|r| r.message.content.starts_with("Summary:"));
+        if summary && e.attempt() == 0 {
+            e.request_retry();
+            let feedback = format!(
+                "Too long. The customer's own words were: {}",
+                self.snippet.lock().unwrap()
+            );
+            e.set_retry_feedback(feedback);
+        }
+        Ok(())
     }
 }
 
@@ -160,6 +211,8 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
             .build(),
     );
     registry.add(steering.clone()).unwrap();
+    let unjudged = Arc::new(Unjudged::default());
+    registry.add(unjudged.clone()).unwrap();
     let registry = Arc::new(registry);
 
     let values = values();
@@ -173,6 +226,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
             .map(|(l, v)| format!("{l} {v}"))
             .collect::<Vec<_>>()
             .join(" ; ");
+        *unjudged.snippet.lock().unwrap() = snippet.clone();
         let args =
             json!({"customer": {"notes": [{"text": snippet.clone()}], "level": 2}, "limit": 5});
         let model = Arc::new(ScriptedModel::new(vec![
@@ -180,6 +234,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
                 "c1", "lookup", args,
             )])),
             Ok(ModelResponse::text(format!("Summary: {snippet}"))),
+            Ok(ModelResponse::text("Done.")),
         ]));
         let result = format!("Found: {snippet}");
         let tools_log = seen_by_tools.clone();
@@ -227,8 +282,8 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
         .map(|r| String::from_utf8_lossy(&r.body).into_owned())
         .collect::<Vec<_>>()
         .join("\n");
-    // The judge saw every call and every final answer.
-    assert_eq!(steering.decisions().len(), 2 * values.len().div_ceil(12));
+    // The judge saw every call and every reply (the summary the reviewer turned down too).
+    assert_eq!(steering.decisions().len(), 3 * values.len().div_ceil(12));
     let decisions = format!("{:?}", steering.decisions());
     let mut leaks = Vec::new();
     for (_, v) in &values {
