@@ -1236,6 +1236,9 @@ impl<'r> Run<'r> {
             )));
         }
         let mut attempt = 0;
+        // A retry's feedback: part of the next request, and of the conversation only once the
+        // before-model-call hooks accepted that request (a guard among them judges it there).
+        let mut feedback: Option<Message> = None;
         loop {
             // The hooks get a copy of the conversation; the state keeps it meanwhile, so a call
             // dropped midway (a timeout around it) or a concurrent part of the run that adds a
@@ -1247,7 +1250,10 @@ impl<'r> Run<'r> {
                     lock(&shared.refused).clear();
                 }
                 let n = state.messages.len();
-                (state.iteration, state.messages.clone(), n)
+                let mut messages = Vec::with_capacity(n + usize::from(feedback.is_some()));
+                messages.extend_from_slice(&state.messages);
+                messages.extend(feedback.clone());
+                (state.iteration, messages, n)
             };
             let cx = EventContext::new(&shared.run_id, &shared.extensions)
                 .with_parent(shared.parent.as_deref())
@@ -1262,6 +1268,9 @@ impl<'r> Run<'r> {
             let rewritten = changes.iter().any(|c| c.field == Field::Messages);
             let parts = event.into_parts();
             self.record(HookEvent::BeforeModelCall, None, changes);
+            // A refused request leaves the conversation as it was: the hooks that refused it
+            // may have run before a guard that would have judged what it added.
+            before?;
             if rewritten {
                 // The rewrite stays in the conversation; what was added meanwhile follows it.
                 let mut state = lock(&shared.state);
@@ -1269,8 +1278,11 @@ impl<'r> Run<'r> {
                 let tail = state.messages.split_off(keep);
                 state.messages.clone_from(&parts.messages);
                 state.messages.extend(tail);
+            } else if let Some(f) = feedback.take() {
+                let mut state = lock(&shared.state);
+                let at = base_len.min(state.messages.len());
+                state.messages.insert(at, f);
             }
-            before?;
 
             let t0 = Instant::now();
             // Shared with the call and the after-hooks, not copied again.
@@ -1367,11 +1379,9 @@ impl<'r> Run<'r> {
             let attempts = attempt + 1;
             if out.retry {
                 if attempt < max {
-                    if let Some(feedback) = out.retry_feedback {
-                        lock(&shared.state)
-                            .messages
-                            .push(Message::user(feedback).automated());
-                    }
+                    feedback = out
+                        .retry_feedback
+                        .map(|text| Message::user(text).automated());
                     attempt += 1;
                     continue;
                 }

@@ -606,9 +606,13 @@ impl HookProvider for GuardrailsHook {
         e: &mut AfterToolCallEvent<'_>,
     ) -> std::result::Result<(), HookError> {
         self.check_result(e).await?;
-        if e.outcome().interrupted().is_none() {
-            // The result joins the conversation as the guard leaves it: judged already.
-            let message = Message::tool(e.tool_call_id(), e.result());
+        // The result joins the conversation as the guard leaves it: judged already — with the
+        // call's id, which a hook after the guard's reply check may have changed: remembered
+        // only when the id holds nothing to judge.
+        let id = e.tool_call_id();
+        if e.outcome().interrupted().is_none() && self.inner.judge(id, false).violations.is_empty()
+        {
+            let message = Message::tool(id, e.result());
             self.remember(e.run_id(), vec![fingerprint(&self.key, &message)]);
         }
         Ok(())
@@ -805,9 +809,9 @@ fn judge_call(
             first_block: None,
         };
     }
-    // Tool calls in the history met their own checks (the reply's, the call's, a person's
-    // answer to an ASK): an ASK there does not refuse the call.
-    let checks = judge_messages(engine, run_id, messages, true, &skip);
+    // What the guard judged (a reply whose calls a person was asked about included) is
+    // skipped; anything else is new, and an ASK in it is a BLOCK.
+    let checks = judge_messages(engine, run_id, messages, false, &skip);
     let changed = checks.changed().then(|| {
         let mut after = messages.to_vec();
         checks.apply_to(&mut after);
@@ -827,25 +831,20 @@ fn judge_call(
     }
 }
 
-/// The bytes a check of `messages` reads, as far as it matters for offloading: texts, and
-/// any tool call's arguments larger than [`OFFLOAD_BYTES`].
+/// About the bytes a check of `messages` reads (texts, ids, every tool call), counted up to
+/// just past [`OFFLOAD_BYTES`]: enough to decide where the check runs.
 fn conversation_size(messages: &[Message]) -> usize {
-    messages
-        .iter()
-        .map(|m| {
-            m.content.len()
-                + m.tool_calls
-                    .iter()
-                    .map(|c| {
-                        if larger_than(&c.arguments, OFFLOAD_BYTES) {
-                            OFFLOAD_BYTES + 1
-                        } else {
-                            0
-                        }
-                    })
-                    .sum::<usize>()
-        })
-        .sum()
+    let mut n = 0usize;
+    for m in messages {
+        n += m.content.len() + m.tool_call_id.as_ref().map_or(0, String::len);
+        for c in &m.tool_calls {
+            n += c.id.len() + c.name.len() + json_size(&c.arguments, OFFLOAD_BYTES);
+        }
+        if n > OFFLOAD_BYTES {
+            break;
+        }
+    }
+    n
 }
 
 /// A keyed fingerprint of everything in a message the guard judges: role, text, tool-call id,
@@ -1128,28 +1127,35 @@ fn scrub_call(
 /// True when the strings and keys of `v` add up to more than `limit` bytes (stops counting
 /// there: cheap on the usual small arguments, bounded on huge ones).
 fn larger_than(v: &Value, limit: usize) -> bool {
+    json_size(v, limit) > limit
+}
+
+/// About the size of `v` as JSON text (every value, bracket and key counted), read only up
+/// to just past `limit`.
+fn json_size(v: &Value, limit: usize) -> usize {
     let mut n = 0usize;
     let mut stack = vec![v];
     while let Some(v) = stack.pop() {
         match v {
-            Value::String(s) => n += s.len(),
+            Value::String(s) => n += s.len() + 2,
             Value::Array(items) => {
-                n += items.len();
+                n += items.len() + 2;
                 stack.extend(items);
             }
             Value::Object(map) => {
+                n += 2;
                 for (k, v) in map {
-                    n += k.len() + 1;
+                    n += k.len() + 3;
                     stack.push(v);
                 }
             }
             _ => n += 8,
         }
         if n > limit {
-            return true;
+            return n;
         }
     }
-    false
+    n
 }
 
 /// The first `max` characters of `text`, cut before any placeholder the cut would split
@@ -1166,7 +1172,27 @@ fn cut_outside_placeholders(text: &str, max: usize) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::cut_outside_placeholders;
+    use super::{
+        Message, OFFLOAD_BYTES, ToolCall, conversation_size, cut_outside_placeholders, larger_than,
+    };
+
+    #[test]
+    fn sizes_count_every_value_so_many_small_ones_go_off_the_executor() {
+        // Sixty thousand empty arrays are small each and large together.
+        let args = serde_json::json!({ "a": vec![serde_json::json!([]); 60_000] });
+        assert!(larger_than(&args, OFFLOAD_BYTES));
+        let history: Vec<Message> = (0..40)
+            .map(|i| {
+                Message::assistant("").with_tool_calls(vec![ToolCall::new(
+                    format!("c{i}"),
+                    "lookup",
+                    serde_json::json!({ "a": vec![serde_json::json!([]); 2_000] }),
+                )])
+            })
+            .collect();
+        assert!(conversation_size(&history) > OFFLOAD_BYTES);
+        assert!(conversation_size(&[Message::user("hi")]) < 16);
+    }
 
     #[test]
     fn a_cut_never_splits_a_placeholder() {

@@ -314,3 +314,175 @@ fn what_the_guard_judged_once_in_a_run_is_not_judged_or_reported_again() {
         ]
     );
 }
+
+/// Refuses every retry's request (a budget hook in the security band, before the guard).
+struct RefuseRetries;
+
+#[async_trait]
+impl HookProvider for RefuseRetries {
+    fn name(&self) -> &str {
+        "budget"
+    }
+    fn priority(&self) -> HookPriority {
+        HookPriority::SECURITY_MIN
+    }
+    fn hooks(&self) -> HookSet {
+        HookSet::BEFORE_MODEL_CALL
+    }
+    async fn on_before_model_call(
+        &self,
+        e: &mut BeforeModelCallEvent<'_>,
+    ) -> Result<(), HookError> {
+        if e.attempt() > 0 {
+            return Err(HookError::new("budget exhausted"));
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn feedback_for_a_request_refused_before_the_guard_judged_it_never_joins_the_conversation() {
+    let model = Arc::new(ScriptedModel::new(vec![text("first"), text("second")]));
+    let mut registry = HookRegistry::new();
+    registry.add(RefuseRetries).unwrap();
+    registry
+        .add(GuardrailsHook::new(redact_all()).unwrap())
+        .unwrap();
+    registry
+        .add(Writer {
+            added: None,
+            feedback: Some(EMAIL.to_owned()),
+        })
+        .unwrap();
+    let agent = Agent::builder("guarded", model.clone())
+        .registry(Arc::new(registry))
+        .build()
+        .unwrap();
+    let failure = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(agent.run("hello"))
+        .unwrap_err();
+    assert!(failure.error.to_string().contains("budget exhausted"));
+    let state = format!("{:?}", failure.state);
+    assert!(!state.contains(EMAIL), "{state}");
+    assert_eq!(model.received(&failure.state.run_id).len(), 1);
+}
+
+/// Renames every tool call of a reply after the guard checked it.
+struct RenameIds;
+
+#[async_trait]
+impl HookProvider for RenameIds {
+    fn name(&self) -> &str {
+        "renamer"
+    }
+    fn hooks(&self) -> HookSet {
+        HookSet::AFTER_MODEL_CALL
+    }
+    async fn on_after_model_call(&self, e: &mut AfterModelCallEvent<'_>) -> Result<(), HookError> {
+        e.edit_response(|r| {
+            for c in &mut r.message.tool_calls {
+                c.id = format!("call-for-{EMAIL}");
+            }
+            !r.message.tool_calls.is_empty()
+        });
+        Ok(())
+    }
+}
+
+#[test]
+fn a_tool_message_is_remembered_only_when_its_id_holds_nothing_to_judge() {
+    let model = Arc::new(ScriptedModel::new(vec![
+        Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+            "c1",
+            "lookup",
+            json!({}),
+        )])),
+        text("done"),
+    ]));
+    let mut registry = HookRegistry::new();
+    registry
+        .add(GuardrailsHook::new(redact_all()).unwrap())
+        .unwrap();
+    registry.add(RenameIds).unwrap();
+    let agent = Agent::builder("guarded", model.clone())
+        .registry(Arc::new(registry))
+        .tool(FnTool::new(
+            ToolSpec::new("lookup", "a tool", json!({})),
+            |_| Ok("ok".to_owned()),
+        ))
+        .build()
+        .unwrap();
+    let out = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(agent.run("hello"))
+        .unwrap();
+    let received = model.received(&out.state.run_id);
+    let second = format!("{:?}", received[1]);
+    assert!(!second.contains(EMAIL), "{second}");
+    assert!(second.contains("[REDACTED_EMAIL]"), "{second}");
+}
+
+/// Puts an earlier exchange into the first request, ahead of the guard: a call whose
+/// arguments hold an e-mail, and its result.
+struct InjectHistory;
+
+#[async_trait]
+impl HookProvider for InjectHistory {
+    fn name(&self) -> &str {
+        "injector"
+    }
+    fn priority(&self) -> HookPriority {
+        HookPriority::SECURITY_MIN
+    }
+    fn hooks(&self) -> HookSet {
+        HookSet::BEFORE_MODEL_CALL
+    }
+    async fn on_before_model_call(
+        &self,
+        e: &mut BeforeModelCallEvent<'_>,
+    ) -> Result<(), HookError> {
+        e.messages_mut()
+            .push(Message::assistant("").with_tool_calls(vec![ToolCall::new(
+                "h1",
+                "lookup",
+                json!({ "to": EMAIL }),
+            )]));
+        e.messages_mut().push(Message::tool("h1", "ok"));
+        Ok(())
+    }
+}
+
+#[test]
+fn an_ask_in_history_a_hook_adds_is_a_block_as_it_would_be_at_the_start() {
+    let model = Arc::new(ScriptedModel::new(vec![text("done")]));
+    let mut registry = HookRegistry::new();
+    registry
+        .add(
+            GuardrailsHook::new(redact_all().with_action("pii_email", GuardrailAction::Ask))
+                .unwrap(),
+        )
+        .unwrap();
+    registry.add(InjectHistory).unwrap();
+    let agent = Agent::builder("guarded", model.clone())
+        .registry(Arc::new(registry))
+        .build()
+        .unwrap();
+    let failure = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(agent.run("hello"))
+        .unwrap_err();
+    assert!(
+        failure
+            .error
+            .to_string()
+            .contains("Input blocked by guardrails"),
+        "{}",
+        failure.error
+    );
+    assert!(model.received(&failure.state.run_id).is_empty());
+    assert!(!format!("{:?} {}", failure.state, failure.error).contains(EMAIL));
+}

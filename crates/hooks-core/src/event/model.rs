@@ -303,8 +303,9 @@ impl<'a> AfterModelCallEvent<'a> {
         self.retry
     }
 
-    /// Says why the reply was discarded: added to the conversation as an automated user message
-    /// before the model is called again. Marks [`Field::RetryFeedback`].
+    /// Says why the reply was discarded: added to the next request as an automated user
+    /// message, and to the conversation once the before-model-call hooks accepted that request
+    /// (so a guard among them judges it first). Marks [`Field::RetryFeedback`].
     pub fn set_retry_feedback(&mut self, feedback: impl Into<String>) {
         self.tracker.mark(Field::RetryFeedback);
         self.retry_feedback = Some(feedback.into());
