@@ -61,7 +61,11 @@ const MAX_FLAGGED_PER_RUN: usize = 1_024;
 /// prompt is (a BLOCK there refuses the call, and so the run, with the value redacted first);
 /// what was judged once is not judged or reported again. A hook that writes into the request
 /// at a priority after the guard's is read at the next call — after this one went out — so
-/// give a provider that adds content to requests a priority before the guard's.
+/// give a provider that adds content to requests a priority before the guard's. Likewise, a
+/// provider that writes into a tool result or a reply after the guard checked it (on the way
+/// out every provider runs after the guard) writes past it: observers after that provider,
+/// the run's records and a final answer see what it wrote; the model sees it judged, at the
+/// next request.
 ///
 /// ```
 /// use hooks_core::HookRegistry;

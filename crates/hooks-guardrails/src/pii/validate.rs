@@ -491,7 +491,8 @@ fn card_at(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
 
 /// True when the number before `s` and a space is grouped another way (`978-917-3444 4111
 /// 1111 …`, `(978) 917.3444 …`): its last group is tied to the one before it by a dash, a dot
-/// or a parenthesis, so it is another number, not the first groups of this one.
+/// or a parenthesis, so it is another number, not the first groups of this one — or it ends
+/// a word (`f1 4111 …`, `item2 4111 …`): no group of a spaced number starts with a letter.
 fn other_number_before(text: &str, s: usize) -> bool {
     let b = text.as_bytes();
     if byte_before(text, s) != Some(b' ') {
@@ -503,7 +504,21 @@ fn other_number_before(text: &str, s: usize) -> bool {
     while a > 0 && end - a < 20 && b[a - 1].is_ascii_digit() {
         a -= 1;
     }
-    a < end && a >= 2 && matches!(b[a - 1], b'-' | b'.' | b')') && b[a - 2].is_ascii_digit()
+    if a == end || a == 0 {
+        return false;
+    }
+    if b[a - 1].is_ascii_alphabetic() {
+        // A word's digits — unless the word is an IBAN's first group (`DE31 3550 …`: two
+        // letters, two digits), whose later groups are that IBAN's, not a card.
+        let mut w = a;
+        while w > 0 && a - w < 3 && b[w - 1].is_ascii_alphabetic() {
+            w -= 1;
+        }
+        let iban_start =
+            a - w == 2 && end - a == 2 && (w == 0 || !b[w - 1].is_ascii_alphanumeric());
+        return !iban_start;
+    }
+    a >= 2 && matches!(b[a - 1], b'-' | b'.' | b')') && b[a - 2].is_ascii_digit()
 }
 
 /// True when the digits from `at` are a whole card number glued on (`123-45-6789` and
