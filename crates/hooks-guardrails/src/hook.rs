@@ -287,18 +287,40 @@ impl GuardrailsHook {
         e: &mut BeforeModelCallEvent<'_>,
     ) -> std::result::Result<(), HookError> {
         let run_id = e.run_id().clone();
-        let known = self
-            .judged
-            .get(&run_id, |set| set.clone())
-            .unwrap_or_default();
         let check = if conversation_size(e.messages()) > OFFLOAD_BYTES {
+            let known = self
+                .judged
+                .get(&run_id, |set| set.clone())
+                .unwrap_or_default();
             let engine = Arc::clone(&self.inner);
             let messages = e.messages().to_vec();
             let key = self.key.clone();
             let id = run_id.clone();
-            hooks_core::offload(move || judge_call(&engine, &key, &id, &messages, &known)).await
+            hooks_core::offload(move || {
+                let skip: Vec<bool> = messages
+                    .iter()
+                    .map(|m| known.contains(&fingerprint(&key, m)))
+                    .collect();
+                judge_call(&engine, &key, &id, &messages, &skip)
+            })
+            .await
         } else {
-            judge_call(&self.inner, &self.key, &run_id, e.messages(), &known)
+            // The usual case: everything but the newest message was judged already.
+            let prints: Vec<u64> = e
+                .messages()
+                .iter()
+                .map(|m| fingerprint(&self.key, m))
+                .collect();
+            let skip: Vec<bool> = self
+                .judged
+                .get(&run_id, |set| {
+                    prints.iter().map(|p| set.contains(p)).collect()
+                })
+                .unwrap_or_else(|| vec![false; prints.len()]);
+            if skip.iter().all(|&s| s) {
+                return Ok(());
+            }
+            judge_call(&self.inner, &self.key, &run_id, e.messages(), &skip)
         };
         if let Some(messages) = check.messages {
             *e.messages_mut() = messages;
@@ -612,12 +634,14 @@ impl HookProvider for GuardrailsHook {
         self.check_result(e).await?;
         // The result joins the conversation as the guard leaves it: judged already — with the
         // call's id, which a hook after the guard's reply check may have changed: remembered
-        // only when the id holds nothing to judge.
-        let id = e.tool_call_id();
-        if e.outcome().interrupted().is_none() && self.inner.judge(id, false).violations.is_empty()
-        {
-            let message = Message::tool(id, e.result());
-            self.remember(e.run_id(), vec![fingerprint(&self.key, &message)]);
+        // only when the guard left that id in a reply of this run.
+        if e.outcome().interrupted().is_none() {
+            let (key, id, result) = (&self.key, e.tool_call_id(), e.result());
+            let _ = self.judged.get(e.run_id(), |set| {
+                if set.contains(&id_fingerprint(key, id)) {
+                    set.insert(fingerprint_parts(key, Role::Tool, result, Some(id), &[]));
+                }
+            });
         }
         Ok(())
     }
@@ -719,9 +743,18 @@ impl HookProvider for GuardrailsHook {
                 )));
             }
         }
-        // The reply joins the conversation as the guard leaves it: judged already.
+        // The reply joins the conversation as the guard leaves it: judged already (and so
+        // are its calls' ids, for their results' messages).
         if let Some(r) = e.response() {
-            self.remember(&run_id, vec![fingerprint(&self.key, &r.message)]);
+            let mut prints = Vec::with_capacity(1 + r.message.tool_calls.len());
+            prints.push(fingerprint(&self.key, &r.message));
+            prints.extend(
+                r.message
+                    .tool_calls
+                    .iter()
+                    .map(|c| id_fingerprint(&self.key, &c.id)),
+            );
+            self.remember(&run_id, prints);
         }
         Ok(())
     }
@@ -794,18 +827,14 @@ struct CallCheck {
     first_block: Option<String>,
 }
 
-/// Judges the messages of a model request whose fingerprints are not in `known`.
+/// Judges the messages of a model request that `skip` does not mark.
 fn judge_call(
     engine: &Engine,
     key: &RandomState,
     run_id: &RunId,
     messages: &[Message],
-    known: &HashSet<u64>,
+    skip: &[bool],
 ) -> CallCheck {
-    let skip: Vec<bool> = messages
-        .iter()
-        .map(|m| known.contains(&fingerprint(key, m)))
-        .collect();
     if skip.iter().all(|&s| s) {
         return CallCheck {
             messages: None,
@@ -815,7 +844,7 @@ fn judge_call(
     }
     // What the guard judged (a reply whose calls a person was asked about included) is
     // skipped; anything else is new, and an ASK in it is a BLOCK.
-    let checks = judge_messages(engine, run_id, messages, false, &skip);
+    let checks = judge_messages(engine, run_id, messages, false, skip);
     let changed = checks.changed().then(|| {
         let mut after = messages.to_vec();
         checks.apply_to(&mut after);
@@ -824,7 +853,7 @@ fn judge_call(
     let finals = changed.as_deref().unwrap_or(messages);
     let judged = finals
         .iter()
-        .zip(&skip)
+        .zip(skip)
         .filter(|(_, skipped)| !**skipped)
         .map(|(m, _)| fingerprint(key, m))
         .collect();
@@ -854,6 +883,28 @@ fn conversation_size(messages: &[Message]) -> usize {
 /// A keyed fingerprint of everything in a message the guard judges: role, text, tool-call id,
 /// and each tool call's id, name and arguments.
 fn fingerprint(key: &RandomState, m: &Message) -> u64 {
+    fingerprint_parts(
+        key,
+        m.role,
+        &m.content,
+        m.tool_call_id.as_deref(),
+        &m.tool_calls,
+    )
+}
+
+/// A tool-call id the guard left in a reply (tagged apart from every message's fingerprint).
+fn id_fingerprint(key: &RandomState, id: &str) -> u64 {
+    key.hash_one(("tool call id", id))
+}
+
+/// [`fingerprint`] of a message given by its parts.
+fn fingerprint_parts(
+    key: &RandomState,
+    role: Role,
+    content: &str,
+    tool_call_id: Option<&str>,
+    tool_calls: &[ToolCall],
+) -> u64 {
     fn value(v: &Value, h: &mut impl Hasher) {
         match v {
             Value::Null => 0u8.hash(h),
@@ -885,8 +936,8 @@ fn fingerprint(key: &RandomState, m: &Message) -> u64 {
         }
     }
     let mut h = key.build_hasher();
-    (m.role, &m.content, &m.tool_call_id, m.tool_calls.len()).hash(&mut h);
-    for c in &m.tool_calls {
+    (role, content, tool_call_id, tool_calls.len()).hash(&mut h);
+    for c in tool_calls {
         (&c.id, &c.name).hash(&mut h);
         value(&c.arguments, &mut h);
     }
