@@ -113,19 +113,17 @@ struct Setup {
     agent: Agent,
 }
 
-fn setup(
-    config: GuardrailConfig,
-    writer: Writer,
+/// An agent over `providers` (in this order) with a `lookup` tool that answers `tool_result`.
+fn agent(
+    providers: Vec<Arc<dyn HookProvider>>,
     script: Vec<Result<ModelResponse, ModelError>>,
     tool_result: &'static str,
-) -> Setup {
+) -> (Arc<ScriptedModel>, Agent) {
     let model = Arc::new(ScriptedModel::new(script));
-    let guard = Arc::new(GuardrailsHook::new(config).unwrap());
-    let observer = Arc::new(Observer::default());
     let mut registry = HookRegistry::new();
-    registry.add(guard.clone()).unwrap();
-    registry.add(writer).unwrap();
-    registry.add(observer.clone()).unwrap();
+    for p in providers {
+        registry.add(p).unwrap();
+    }
     let agent = Agent::builder("guarded", model.clone())
         .registry(Arc::new(registry))
         .tool(FnTool::new(
@@ -134,6 +132,22 @@ fn setup(
         ))
         .build()
         .unwrap();
+    (model, agent)
+}
+
+fn setup(
+    config: GuardrailConfig,
+    writer: Writer,
+    script: Vec<Result<ModelResponse, ModelError>>,
+    tool_result: &'static str,
+) -> Setup {
+    let guard = Arc::new(GuardrailsHook::new(config).unwrap());
+    let observer = Arc::new(Observer::default());
+    let (model, agent) = agent(
+        vec![guard.clone(), Arc::new(writer), observer.clone()],
+        script,
+        tool_result,
+    );
     Setup {
         model,
         guard,
@@ -151,10 +165,14 @@ fn redact_all() -> GuardrailConfig {
 }
 
 fn run(s: &Setup, prompt: &str) -> Result<RunOutput, RunFailure> {
+    go(&s.agent, prompt)
+}
+
+fn go(agent: &Agent, prompt: &str) -> Result<RunOutput, RunFailure> {
     tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap()
-        .block_on(s.agent.run(prompt))
+        .block_on(agent.run(prompt))
 }
 
 fn text(t: &str) -> Result<ModelResponse, ModelError> {
@@ -342,27 +360,19 @@ impl HookProvider for RefuseRetries {
 
 #[test]
 fn feedback_for_a_request_refused_before_the_guard_judged_it_never_joins_the_conversation() {
-    let model = Arc::new(ScriptedModel::new(vec![text("first"), text("second")]));
-    let mut registry = HookRegistry::new();
-    registry.add(RefuseRetries).unwrap();
-    registry
-        .add(GuardrailsHook::new(redact_all()).unwrap())
-        .unwrap();
-    registry
-        .add(Writer {
-            added: None,
-            feedback: Some(EMAIL.to_owned()),
-        })
-        .unwrap();
-    let agent = Agent::builder("guarded", model.clone())
-        .registry(Arc::new(registry))
-        .build()
-        .unwrap();
-    let failure = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap()
-        .block_on(agent.run("hello"))
-        .unwrap_err();
+    let (model, agent) = agent(
+        vec![
+            Arc::new(RefuseRetries),
+            Arc::new(GuardrailsHook::new(redact_all()).unwrap()),
+            Arc::new(Writer {
+                added: None,
+                feedback: Some(EMAIL.to_owned()),
+            }),
+        ],
+        vec![text("first"), text("second")],
+        "x",
+    );
+    let failure = go(&agent, "hello").unwrap_err();
     assert!(failure.error.to_string().contains("budget exhausted"));
     let state = format!("{:?}", failure.state);
     assert!(!state.contains(EMAIL), "{state}");
@@ -393,32 +403,22 @@ impl HookProvider for RenameIds {
 
 #[test]
 fn a_tool_message_is_remembered_only_when_its_id_holds_nothing_to_judge() {
-    let model = Arc::new(ScriptedModel::new(vec![
-        Ok(ModelResponse::tool_calls(vec![ToolCall::new(
-            "c1",
-            "lookup",
-            json!({}),
-        )])),
-        text("done"),
-    ]));
-    let mut registry = HookRegistry::new();
-    registry
-        .add(GuardrailsHook::new(redact_all()).unwrap())
-        .unwrap();
-    registry.add(RenameIds).unwrap();
-    let agent = Agent::builder("guarded", model.clone())
-        .registry(Arc::new(registry))
-        .tool(FnTool::new(
-            ToolSpec::new("lookup", "a tool", json!({})),
-            |_| Ok("ok".to_owned()),
-        ))
-        .build()
-        .unwrap();
-    let out = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap()
-        .block_on(agent.run("hello"))
-        .unwrap();
+    let (model, agent) = agent(
+        vec![
+            Arc::new(GuardrailsHook::new(redact_all()).unwrap()),
+            Arc::new(RenameIds),
+        ],
+        vec![
+            Ok(ModelResponse::tool_calls(vec![ToolCall::new(
+                "c1",
+                "lookup",
+                json!({}),
+            )])),
+            text("done"),
+        ],
+        "ok",
+    );
+    let out = go(&agent, "hello").unwrap();
     let received = model.received(&out.state.run_id);
     let second = format!("{:?}", received[1]);
     assert!(!second.contains(EMAIL), "{second}");
@@ -457,24 +457,16 @@ impl HookProvider for InjectHistory {
 
 #[test]
 fn an_ask_in_history_a_hook_adds_is_a_block_as_it_would_be_at_the_start() {
-    let model = Arc::new(ScriptedModel::new(vec![text("done")]));
-    let mut registry = HookRegistry::new();
-    registry
-        .add(
-            GuardrailsHook::new(redact_all().with_action("pii_email", GuardrailAction::Ask))
-                .unwrap(),
-        )
-        .unwrap();
-    registry.add(InjectHistory).unwrap();
-    let agent = Agent::builder("guarded", model.clone())
-        .registry(Arc::new(registry))
-        .build()
-        .unwrap();
-    let failure = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap()
-        .block_on(agent.run("hello"))
-        .unwrap_err();
+    let ask = redact_all().with_action("pii_email", GuardrailAction::Ask);
+    let (model, agent) = agent(
+        vec![
+            Arc::new(GuardrailsHook::new(ask).unwrap()),
+            Arc::new(InjectHistory),
+        ],
+        vec![text("done")],
+        "x",
+    );
+    let failure = go(&agent, "hello").unwrap_err();
     assert!(
         failure
             .error
