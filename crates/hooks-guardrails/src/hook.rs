@@ -207,58 +207,39 @@ impl GuardrailsHook {
                 metadata = Some(map);
             }
         }
-        if first_block.is_none() {
-            // What the model calls need not judge again.
-            let prints = if large {
-                fingerprints
-            } else {
-                let mut prints: Vec<u64> = e
-                    .state()
-                    .messages
-                    .iter()
-                    .map(|m| fingerprint(&self.key, m))
-                    .collect();
-                let changed: Vec<usize> = rewrites
-                    .iter()
-                    .map(|(i, _)| *i)
-                    .chain(calls.iter().map(|(i, _)| *i))
-                    .chain(ids.iter().map(|(i, _)| *i))
-                    .collect();
-                if !changed.is_empty() {
-                    let mut after = e.state().messages.clone();
-                    InputChecks::apply(rewrites.clone(), calls.clone(), ids.clone(), &mut after);
-                    for i in changed {
-                        prints[i] = fingerprint(&self.key, &after[i]);
-                    }
-                }
-                prints
-            };
-            self.remember(&run_id, prints);
-        }
-        if recorded.is_empty()
+        if !(recorded.is_empty()
             && rewrites.is_empty()
             && calls.is_empty()
             && ids.is_empty()
-            && metadata.is_none()
+            && metadata.is_none())
         {
-            return match first_block {
-                Some(desc) => Err(blocked(&desc)),
-                None => Ok(()),
-            };
-        }
-        let state = e.state_mut();
-        InputChecks::apply(rewrites, calls, ids, &mut state.messages);
-        if let Some(map) = metadata {
-            state.metadata = map;
-        }
-        if !recorded.is_empty() {
-            let list = state
-                .metadata
-                .entry("guardrail_violations")
-                .or_insert_with(|| Value::Array(Vec::new()));
-            if let Value::Array(items) = list {
-                items.extend(recorded.iter().filter_map(|v| serde_json::to_value(v).ok()));
+            let state = e.state_mut();
+            InputChecks::apply(rewrites, calls, ids, &mut state.messages);
+            if let Some(map) = metadata {
+                state.metadata = map;
             }
+            if !recorded.is_empty() {
+                let list = state
+                    .metadata
+                    .entry("guardrail_violations")
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if let Value::Array(items) = list {
+                    items.extend(recorded.iter().filter_map(|v| serde_json::to_value(v).ok()));
+                }
+            }
+        }
+        if first_block.is_none() {
+            // What the model calls need not judge again: the messages as the guard left them.
+            let prints = if large {
+                fingerprints
+            } else {
+                e.state()
+                    .messages
+                    .iter()
+                    .map(|m| fingerprint(&self.key, m))
+                    .collect()
+            };
+            self.remember(&run_id, prints);
         }
         match first_block {
             Some(desc) => Err(blocked(&desc)),
