@@ -60,9 +60,29 @@ fn cargo(step: &str, args: &[&str], envs: &[(&str, &str)]) -> Result<(), String>
     if status.success() {
         Ok(())
     } else {
+        report_disk();
         Err(format!(
             "step '{step}' failed ({status}); rerun the command above to see why"
         ))
+    }
+}
+
+/// After a failed step, what is left on the disk that holds `target/` (best effort, `df` where
+/// there is one): a linker that runs out of room crashes without saying so.
+fn report_disk() {
+    let target = env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    let dir = if target.exists() { target } else { root() };
+    match Command::new("df").arg("-h").arg(&dir).output() {
+        Ok(out) if out.status.success() => {
+            println!(
+                "xtask: disk space where the build writes ({}):",
+                dir.display()
+            );
+            print!("{}", String::from_utf8_lossy(&out.stdout));
+        }
+        _ => println!("xtask: could not read the free disk space (no `df`)"),
     }
 }
 
