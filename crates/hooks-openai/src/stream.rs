@@ -31,7 +31,7 @@ pub struct ModelStream {
     timeout: std::time::Duration,
     max_body: usize,
     read: usize,
-    buf: Vec<u8>,
+    events: SseFramer,
     queue: VecDeque<StreamDelta>,
     text: String,
     calls: BTreeMap<usize, PartialCall>,
@@ -54,8 +54,139 @@ impl std::fmt::Debug for ModelStream {
     }
 }
 
-/// The longest single event line accepted (an event past it is a malformed stream).
+/// The longest event accepted (a line, or an event's data over several lines): past it the
+/// stream is malformed.
 const MAX_LINE: usize = 4 << 20;
+
+/// What one server-sent event carries: a JSON document, or the end (`[DONE]`).
+#[derive(Debug, PartialEq)]
+enum Payload {
+    Json(Value),
+    Done,
+}
+
+/// Splits a server-sent-events body into its events' data, as the SSE standard frames them:
+/// lines end with LF, CRLF or a lone CR (a CRLF split between two reads is one line end); a
+/// blank line ends an event; `:` starts a comment; a field's value follows its first `:` (one
+/// space after it dropped; a line without `:` is a field with an empty value); an event's
+/// `data` lines are joined with LF. Other fields (`event`, `id`, `retry`) are ignored.
+///
+/// Lenient where servers are not: a `data` line that is a whole JSON document (or `[DONE]`)
+/// on its own, with no data of its event before it, is handled at once — as every
+/// OpenAI-compatible server sends them, and so also from servers that end events with a
+/// single newline. Data left when the body ends is handled as a last event.
+#[derive(Debug, Default)]
+struct SseFramer {
+    /// Bytes of a line not yet ended.
+    line: Vec<u8>,
+    /// The last line ended with CR: an LF right after it belongs to that line end.
+    after_cr: bool,
+    /// The data lines of the event being read, each followed by LF.
+    data: Vec<u8>,
+}
+
+impl SseFramer {
+    /// Reads `chunk`, adding each complete event's payload (or why it is not one) to `out`.
+    fn feed(&mut self, chunk: &[u8], out: &mut Vec<Result<Payload, ModelError>>) {
+        let mut rest = chunk;
+        if self.after_cr && !rest.is_empty() {
+            self.after_cr = false;
+            if rest[0] == b'\n' {
+                rest = &rest[1..];
+            }
+        }
+        while let Some(end) = rest.iter().position(|&c| c == b'\n' || c == b'\r') {
+            let line = &rest[..end];
+            let cr = rest[end] == b'\r';
+            rest = &rest[end + 1..];
+            if cr {
+                match rest.first() {
+                    Some(b'\n') => rest = &rest[1..],
+                    Some(_) => {}
+                    None => self.after_cr = true,
+                }
+            }
+            if self.line.is_empty() {
+                self.take_line(line, out);
+            } else {
+                let mut whole = std::mem::take(&mut self.line);
+                whole.extend_from_slice(line);
+                self.take_line(&whole, out);
+            }
+        }
+        self.line.extend_from_slice(rest);
+        if self.line.len() > MAX_LINE {
+            self.line.clear();
+            out.push(Err(too_long()));
+        }
+    }
+
+    /// The body ended: a last line without its line end, and an event without its blank line,
+    /// still count.
+    fn finish(&mut self, out: &mut Vec<Result<Payload, ModelError>>) {
+        if !self.line.is_empty() {
+            let line = std::mem::take(&mut self.line);
+            self.take_line(&line, out);
+        }
+        self.dispatch(out);
+    }
+
+    fn take_line(&mut self, line: &[u8], out: &mut Vec<Result<Payload, ModelError>>) {
+        if line.len() > MAX_LINE {
+            return out.push(Err(too_long()));
+        }
+        if line.is_empty() {
+            return self.dispatch(out);
+        }
+        if line[0] == b':' {
+            return;
+        }
+        let (field, value) = match line.iter().position(|&c| c == b':') {
+            Some(i) => {
+                let v = &line[i + 1..];
+                (&line[..i], v.strip_prefix(b" ").unwrap_or(v))
+            }
+            None => (line, &b""[..]),
+        };
+        if field != b"data" {
+            return;
+        }
+        if self.data.is_empty() {
+            if value.trim_ascii() == b"[DONE]" {
+                return out.push(Ok(Payload::Done));
+            }
+            if let Ok(v) = serde_json::from_slice::<Value>(value) {
+                return out.push(Ok(Payload::Json(v)));
+            }
+        }
+        if self.data.len() + value.len() >= MAX_LINE {
+            self.data.clear();
+            return out.push(Err(too_long()));
+        }
+        self.data.extend_from_slice(value);
+        self.data.push(b'\n');
+    }
+
+    /// A blank line (or the body's end): the event read so far, if it has data.
+    fn dispatch(&mut self, out: &mut Vec<Result<Payload, ModelError>>) {
+        let data = std::mem::take(&mut self.data);
+        let data = data.trim_ascii();
+        if data.is_empty() {
+            return;
+        }
+        out.push(if data == b"[DONE]" {
+            Ok(Payload::Done)
+        } else {
+            serde_json::from_slice(data)
+                .map(Payload::Json)
+                .map_err(|e| ModelError::Other(format!("a stream event is not JSON ({e})")))
+        });
+    }
+}
+
+fn too_long() -> ModelError {
+    ModelError::Other(format!("a stream event is longer than {MAX_LINE} bytes"))
+}
 
 impl ModelStream {
     pub(crate) fn new(
@@ -72,7 +203,7 @@ impl ModelStream {
             timeout,
             max_body,
             read: 0,
-            buf: Vec::new(),
+            events: SseFramer::default(),
             queue: VecDeque::new(),
             text: String::new(),
             calls: BTreeMap::new(),
@@ -162,12 +293,11 @@ impl ModelStream {
             }
             Ok(Ok(c)) => c,
         };
+        let mut payloads = Vec::new();
         let Some(chunk) = chunk else {
             // The connection closed. A last line without a newline still counts.
-            if !self.buf.is_empty() {
-                let line = std::mem::take(&mut self.buf);
-                self.line(&line)?;
-            }
+            self.events.finish(&mut payloads);
+            self.take(payloads)?;
             if !self.done {
                 if self.finish.is_some() {
                     // Some servers close after the finish reason without `[DONE]`.
@@ -188,51 +318,35 @@ impl ModelStream {
                 self.max_body
             )));
         }
-        // What was buffered holds no newline: search only the new bytes (linear in the body).
-        let mut search = self.buf.len();
-        self.buf.extend_from_slice(&chunk);
-        let mut start = 0;
-        while let Some(nl) = memchr_newline(&self.buf[search..]) {
-            let end = search + nl;
-            let line = self.buf[start..end].to_vec();
-            start = end + 1;
-            search = start;
-            self.line(&line)?;
+        self.events.feed(&chunk, &mut payloads);
+        self.take(payloads)
+    }
+
+    /// Handles events in order until the end (`[DONE]`) or the first error.
+    fn take(&mut self, payloads: Vec<Result<Payload, ModelError>>) -> Result<(), ModelError> {
+        for p in payloads {
             if self.done {
                 break;
             }
-        }
-        self.buf.drain(..start);
-        if self.buf.len() > MAX_LINE {
-            return Err(ModelError::Other(format!(
-                "a stream event is longer than {MAX_LINE} bytes"
-            )));
+            match p? {
+                Payload::Done => self.done = true,
+                Payload::Json(v) => self.event(&v)?,
+            }
         }
         Ok(())
     }
 
-    fn line(&mut self, line: &[u8]) -> Result<(), ModelError> {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Some(data) = line.strip_prefix(b"data:") else {
-            // Comments (`: keep-alive`), `event:`, `id:`, blank separators.
-            return Ok(());
-        };
-        let data = data.strip_prefix(b" ").unwrap_or(data);
-        if data.trim_ascii() == b"[DONE]" {
-            self.done = true;
-            return Ok(());
-        }
-        let v: Value = serde_json::from_slice(data)
-            .map_err(|e| ModelError::Other(format!("a stream event is not JSON ({e})")))?;
+    /// One event's JSON: an error, or a chunk of the reply.
+    fn event(&mut self, v: &Value) -> Result<(), ModelError> {
         if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
-            return Err(wire::error_object(&v, err, &self.scrub));
+            return Err(wire::error_object(v, err, &self.scrub));
         }
         if let Some(m) = v.get("model").and_then(Value::as_str)
             && self.model.is_none()
         {
             self.model = Some(m.to_owned());
         }
-        if let Some(u) = wire::usage(&v) {
+        if let Some(u) = wire::usage(v) {
             self.usage = Some(u);
         }
         let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
@@ -302,6 +416,119 @@ impl ModelStream {
     }
 }
 
-fn memchr_newline(b: &[u8]) -> Option<usize> {
-    b.iter().position(|&c| c == b'\n')
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The payloads of `body` fed in pieces of `piece` bytes (then the body's end).
+    fn frame(body: &[u8], piece: usize) -> Vec<Result<Payload, String>> {
+        let mut framer = SseFramer::default();
+        let mut out = Vec::new();
+        for chunk in body.chunks(piece.max(1)) {
+            framer.feed(chunk, &mut out);
+        }
+        framer.finish(&mut out);
+        out.into_iter()
+            .map(|p| p.map_err(|e| e.to_string()))
+            .collect()
+    }
+
+    /// `body` framed whole and in every piece size up to 7 bytes gives `want`.
+    fn check(body: &str, want: &[Result<Payload, String>]) {
+        for piece in [body.len(), 1, 2, 3, 5, 7] {
+            assert_eq!(
+                frame(body.as_bytes(), piece),
+                want,
+                "{body:?} in {piece}-byte pieces"
+            );
+        }
+    }
+
+    fn json(v: Value) -> Result<Payload, String> {
+        Ok(Payload::Json(v))
+    }
+
+    #[test]
+    fn lines_end_with_lf_crlf_or_a_lone_cr() {
+        let want = [
+            json(json!({"a": 1})),
+            json(json!({"b": 2})),
+            Ok(Payload::Done),
+        ];
+        for nl in ["\n", "\r\n", "\r"] {
+            let body =
+                format!("data: {{\"a\":1}}{nl}{nl}data: {{\"b\":2}}{nl}{nl}data: [DONE]{nl}{nl}");
+            check(&body, &want);
+        }
+        // Mixed in one body, a CRLF split between two reads included (the 1-byte pieces).
+        check(
+            "data: {\"a\":1}\r\n\r\ndata: {\"b\":2}\r\rdata: [DONE]\n\n",
+            &want,
+        );
+    }
+
+    #[test]
+    fn an_events_data_lines_are_joined() {
+        // One JSON document over three `data` lines (with CRLF), then one over two (with CR).
+        let body = "data: {\"choices\":\r\ndata: [{\"delta\":\r\ndata: {\"content\":\"hi\"}}]}\r\n\r\n\
+                    data:{\"x\":\rdata:2}\r\r";
+        check(
+            body,
+            &[
+                json(json!({"choices": [{"delta": {"content": "hi"}}]})),
+                json(json!({"x": 2})),
+            ],
+        );
+    }
+
+    #[test]
+    fn comments_other_fields_and_empty_events_are_not_data() {
+        let body = ": keep-alive\n\nevent: message\nid: 7\nretry: 1000\ndata: {\"a\":1}\n\n\
+                    data\n\nevent: ping\n\n:\n\n";
+        check(body, &[json(json!({"a": 1}))]);
+    }
+
+    #[test]
+    fn events_ended_by_one_newline_and_a_last_event_without_its_blank_line_count() {
+        check(
+            "data: {\"a\":1}\ndata: {\"b\":2}\ndata: {\"c\":3}",
+            &[
+                json(json!({"a": 1})),
+                json(json!({"b": 2})),
+                json(json!({"c": 3})),
+            ],
+        );
+    }
+
+    #[test]
+    fn data_that_is_not_json_is_an_error_in_its_place() {
+        let out = frame(
+            b"data: {\"a\":1}\n\ndata: {not json\n\ndata: {\"b\":2}\n\n",
+            4,
+        );
+        assert_eq!(out[0], json(json!({"a": 1})));
+        assert!(
+            matches!(&out[1], Err(e) if e.contains("not JSON")),
+            "{out:?}"
+        );
+        assert_eq!(out[2], json(json!({"b": 2})));
+    }
+
+    #[test]
+    fn an_event_past_the_cap_is_an_error_whether_one_line_or_many() {
+        let long = "x".repeat(MAX_LINE / 2 + 1);
+        for body in [
+            format!("data: \"{long}{long}\"\n\n"),
+            format!("data: \"{long}\ndata: {long}\"\n\n"),
+        ] {
+            let out = frame(body.as_bytes(), 64 * 1024);
+            assert!(
+                out.iter()
+                    .any(|p| matches!(p, Err(e) if e.contains("longer than"))),
+                "{:?}",
+                out.iter().map(|p| p.as_ref().err()).collect::<Vec<_>>()
+            );
+        }
+    }
 }

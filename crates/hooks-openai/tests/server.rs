@@ -313,6 +313,54 @@ async fn streamed_replies_assemble_into_the_same_response() {
 }
 
 #[tokio::test]
+async fn any_standard_sse_framing_assembles_the_same_reply() {
+    // The same reply as servers frame it: one event per line with LF (as OpenAI does), with
+    // CRLF or lone-CR line ends, and with an event's JSON over several `data` lines.
+    let events = [
+        chunk(&json!({"role": "assistant", "content": "Hel"}), None),
+        chunk(&json!({"content": "lo"}), None),
+        chunk(&json!({}), Some("stop")),
+        "[DONE]".to_owned(),
+    ];
+    let framed = |nl: &str, split: bool| {
+        let mut body = format!(": keep-alive{nl}{nl}");
+        for e in &events {
+            body.push_str("event: message");
+            body.push_str(nl);
+            // `{"model":…,"choices":…}` split after its first comma: two `data` lines.
+            match e.split_once(',') {
+                Some((a, b)) if split => {
+                    body.push_str(&format!("data: {a},{nl}data: {b}{nl}{nl}"));
+                }
+                _ => body.push_str(&format!("data: {e}{nl}{nl}")),
+            }
+        }
+        raw_reply(200, "text/event-stream", body.as_bytes())
+    };
+    let bodies = vec![
+        framed("\n", false),
+        framed("\r\n", false),
+        framed("\r", false),
+        framed("\n", true),
+        framed("\r\n", true),
+        framed("\r", true),
+    ];
+    let n = bodies.len();
+    let (_s, url) = http(bodies).await;
+    let m = OpenAiModel::builder("test-model")
+        .with_base_url(&url)
+        .with_streaming(true)
+        .with_http_config(HttpConfig::new().without_proxy())
+        .build()
+        .unwrap();
+    let first = ask(&m).await.unwrap();
+    assert_eq!(first.message.content, "Hello");
+    for i in 1..n {
+        assert_eq!(ask(&m).await.unwrap(), first, "body {i}");
+    }
+}
+
+#[tokio::test]
 async fn a_cut_off_or_broken_stream_is_an_error_not_a_short_reply() {
     let cut = sse_reply(&[chunk(&json!({"content": "The answer is"}), None)]);
     let err_event = sse_reply(&[
