@@ -16,7 +16,9 @@
 //!   `ContextLength`; messages carry the whole cause chain.
 //! - **Streaming** (server-sent events): [`OpenAiModel::stream`] yields the deltas and
 //!   assembles the same [`ModelResponse`](hooks_core::ModelResponse);
-//!   [`OpenAiModelBuilder::with_streaming`] makes `complete` stream under the hood.
+//!   [`OpenAiModelBuilder::with_streaming`] makes `complete` stream under the hood. Events
+//!   are framed as the SSE standard says (LF, CRLF or CR line ends, an event's data over
+//!   several lines), and a data line that is whole JSON on its own is taken at once.
 //! - **TLS** is rustls with the system roots plus any custom root, and the standard proxy
 //!   variables, through [`hooks_core::http::HttpConfig`].
 //!
