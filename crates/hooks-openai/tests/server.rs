@@ -78,6 +78,16 @@ fn model(url: &str) -> OpenAiModel {
         .unwrap()
 }
 
+/// A client without a key that streams every reply (`complete` included).
+fn streaming_model(url: &str) -> OpenAiModel {
+    OpenAiModel::builder("test-model")
+        .with_base_url(url)
+        .with_streaming(true)
+        .with_http_config(HttpConfig::new().without_proxy())
+        .build()
+        .unwrap()
+}
+
 async fn ask(m: &OpenAiModel) -> Result<hooks_core::ModelResponse, ModelError> {
     let run = RunId::new("r");
     let msgs = [Message::user("hi")];
@@ -303,12 +313,7 @@ async fn streamed_replies_assemble_into_the_same_response() {
     assert_eq!(r.message.tool_calls[0].arguments, json!({"city": "Rome"}));
     assert_eq!(r.usage.unwrap().output_tokens, 4);
     // `complete` with streaming on gives the same response.
-    let streaming = OpenAiModel::builder("test-model")
-        .with_base_url(&url)
-        .with_streaming(true)
-        .with_http_config(HttpConfig::new().without_proxy())
-        .build()
-        .unwrap();
+    let streaming = streaming_model(&url);
     assert_eq!(ask(&streaming).await.unwrap(), r);
 }
 
@@ -347,12 +352,7 @@ async fn any_standard_sse_framing_assembles_the_same_reply() {
     ];
     let n = bodies.len();
     let (_s, url) = http(bodies).await;
-    let m = OpenAiModel::builder("test-model")
-        .with_base_url(&url)
-        .with_streaming(true)
-        .with_http_config(HttpConfig::new().without_proxy())
-        .build()
-        .unwrap();
+    let m = streaming_model(&url);
     let first = ask(&m).await.unwrap();
     assert_eq!(first.message.content, "Hello");
     for i in 1..n {
@@ -369,12 +369,7 @@ async fn a_cut_off_or_broken_stream_is_an_error_not_a_short_reply() {
     ]);
     let garbage = sse_reply(&["{not json".to_owned()]);
     let (_s, url) = http(vec![cut, err_event, garbage]).await;
-    let m = OpenAiModel::builder("test-model")
-        .with_base_url(&url)
-        .with_streaming(true)
-        .with_http_config(HttpConfig::new().without_proxy())
-        .build()
-        .unwrap();
+    let m = streaming_model(&url);
     let e = ask(&m).await.unwrap_err();
     assert!(
         matches!(&e, ModelError::Server { message, .. } if message.contains("ended before")),
@@ -603,12 +598,7 @@ async fn hostile_stream_indexes_fail_and_repeated_names_are_kept_once() {
         "[DONE]".to_owned(),
     ]);
     let (_s, url) = http(vec![merged, huge, repeated]).await;
-    let m = OpenAiModel::builder("test-model")
-        .with_base_url(&url)
-        .with_streaming(true)
-        .with_http_config(HttpConfig::new().without_proxy())
-        .build()
-        .unwrap();
+    let m = streaming_model(&url);
     for _ in 0..2 {
         let e = ask(&m).await.unwrap_err();
         assert!(
