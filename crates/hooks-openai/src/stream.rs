@@ -40,6 +40,8 @@ pub struct ModelStream {
     model: Option<String>,
     done: bool,
     failed: bool,
+    /// Why the stream failed, returned once the deltas read before it are out.
+    error: Option<ModelError>,
     scrub: Scrub,
 }
 
@@ -54,8 +56,8 @@ impl std::fmt::Debug for ModelStream {
     }
 }
 
-/// The longest event accepted (a line, or an event's data over several lines): past it the
-/// stream is malformed.
+/// The longest line, and the longest data of one event (over several lines), accepted: past
+/// it the stream is malformed.
 const MAX_LINE: usize = 4 << 20;
 
 /// What one server-sent event carries: a JSON document, or the end (`[DONE]`).
@@ -74,9 +76,12 @@ enum Payload {
 /// Lenient where servers are not: a `data` line that is a whole JSON document (or `[DONE]`)
 /// on its own, with no data of its event before it, is handled at once — as every
 /// OpenAI-compatible server sends them, and so also from servers that end events with a
-/// single newline. Data left when the body ends is handled as a last event.
+/// single newline. Data left when the body ends is handled as a last event. An empty `data`
+/// line starts no event (it would hold back every whole-JSON line after it).
 #[derive(Debug, Default)]
 struct SseFramer {
+    /// A line was read: a byte order mark is dropped only before the first.
+    past_first_line: bool,
     /// Bytes of a line not yet ended.
     line: Vec<u8>,
     /// The last line ended with CR: an LF right after it belongs to that line end.
@@ -135,6 +140,12 @@ impl SseFramer {
         if line.len() > MAX_LINE {
             return out.push(Err(too_long()));
         }
+        let line = if self.past_first_line {
+            line
+        } else {
+            self.past_first_line = true;
+            line.strip_prefix("\u{FEFF}".as_bytes()).unwrap_or(line)
+        };
         if line.is_empty() {
             return self.dispatch(out);
         }
@@ -152,6 +163,9 @@ impl SseFramer {
             return;
         }
         if self.data.is_empty() {
+            if value.trim_ascii().is_empty() {
+                return;
+            }
             if value.trim_ascii() == b"[DONE]" {
                 return out.push(Ok(Payload::Done));
             }
@@ -159,7 +173,8 @@ impl SseFramer {
                 return out.push(Ok(Payload::Json(v)));
             }
         }
-        if self.data.len() + value.len() >= MAX_LINE {
+        // The event's data so far (each line followed by LF) and this line.
+        if self.data.len() + value.len() > MAX_LINE {
             self.data.clear();
             return out.push(Err(too_long()));
         }
@@ -212,6 +227,7 @@ impl ModelStream {
             model: None,
             done: false,
             failed: false,
+            error: None,
         }
     }
 
@@ -223,15 +239,20 @@ impl ModelStream {
     /// [`ModelError::Other`] for a body past the cap or an event that is not JSON.
     pub async fn next(&mut self) -> Option<Result<StreamDelta, ModelError>> {
         loop {
+            // In the order the server sent them: the deltas read before an error, then the
+            // error, then nothing.
             if let Some(d) = self.queue.pop_front() {
                 return Some(Ok(d));
+            }
+            if let Some(e) = self.error.take() {
+                return Some(Err(e));
             }
             if self.done || self.failed {
                 return None;
             }
             if let Err(e) = self.fill().await {
                 self.failed = true;
-                return Some(Err(e));
+                self.error = Some(e);
             }
         }
     }
@@ -375,9 +396,10 @@ impl ModelStream {
                         .and_then(|i| usize::try_from(i).ok())
                         .filter(|&i| i < wire::MAX_TOOL_CALLS)
                         .ok_or_else(|| {
+                            // Not the value: the server's bytes stay out of errors.
                             ModelError::Other(format!(
-                                "a stream event names tool call {}; expected an index below {}",
-                                hooks_core::text::preview(&v.to_string(), 40),
+                                "a stream event names a tool call by an index that is not a \
+                                 whole number below {}",
                                 wire::MAX_TOOL_CALLS
                             ))
                         })?,
@@ -502,6 +524,22 @@ mod tests {
     }
 
     #[test]
+    fn a_byte_order_mark_is_dropped_before_the_first_line_only() {
+        check(
+            "\u{FEFF}data: {\"a\":1}\n\n\u{FEFF}data: {\"b\":2}\n\ndata: {\"c\":3}\n\n",
+            &[json(json!({"a": 1})), json(json!({"c": 3}))],
+        );
+    }
+
+    #[test]
+    fn an_empty_data_line_holds_back_no_event() {
+        check(
+            "data:\ndata: {\"a\":1}\ndata:  \ndata: {\"b\":2}\n",
+            &[json(json!({"a": 1})), json(json!({"b": 2}))],
+        );
+    }
+
+    #[test]
     fn data_that_is_not_json_is_an_error_in_its_place() {
         let out = frame(
             b"data: {\"a\":1}\n\ndata: {not json\n\ndata: {\"b\":2}\n\n",
@@ -513,6 +551,33 @@ mod tests {
             "{out:?}"
         );
         assert_eq!(out[2], json(json!({"b": 2})));
+    }
+
+    #[test]
+    fn the_cap_holds_to_the_byte_for_a_line_and_for_an_events_data() {
+        let too_long = |out: &[Result<Payload, String>]| {
+            out.iter()
+                .any(|p| matches!(p, Err(e) if e.contains("longer than")))
+        };
+        // One line of exactly the cap (with its `data: `), and one byte more.
+        let value = |n: usize| format!("\"{}\"", "x".repeat(n - 2));
+        let line = |n: usize| format!("data: {}\n\n", value(n - 6));
+        assert_eq!(frame(line(MAX_LINE).as_bytes(), 1 << 16).len(), 1);
+        assert!(!too_long(&frame(line(MAX_LINE).as_bytes(), 1 << 16)));
+        assert!(too_long(&frame(line(MAX_LINE + 1).as_bytes(), 1 << 16)));
+        // Data over two lines, joined with LF: exactly the cap, and one byte more.
+        let two = |n: usize| {
+            let first = "[\"a\",";
+            let second = format!("{}]", value(n - first.len() - 2));
+            format!("data: {first}\ndata: {second}\n\n")
+        };
+        let at_cap = frame(two(MAX_LINE).as_bytes(), 1 << 16);
+        assert!(
+            matches!(&at_cap[..], [Ok(Payload::Json(_))]),
+            "{:?}",
+            at_cap.len()
+        );
+        assert!(too_long(&frame(two(MAX_LINE + 1).as_bytes(), 1 << 16)));
     }
 
     #[test]

@@ -361,6 +361,47 @@ async fn any_standard_sse_framing_assembles_the_same_reply() {
 }
 
 #[tokio::test]
+async fn a_leading_byte_order_mark_loses_no_event_and_deltas_come_before_the_error() {
+    let events = [
+        chunk(&json!({"role": "assistant", "content": "Hel"}), None),
+        chunk(&json!({"content": "lo"}), Some("stop")),
+        "[DONE]".to_owned(),
+    ];
+    let mut body = "\u{FEFF}".to_owned();
+    for e in &events {
+        body.push_str(&format!("data: {e}\n\n"));
+    }
+    // Two deltas, then an event that is not JSON, in one read.
+    let broken = format!(
+        "data: {}\n\ndata: {}\n\ndata: {{not json\n\n",
+        chunk(&json!({"content": "Hel"}), None),
+        chunk(&json!({"content": "lo"}), None)
+    );
+    let (_s, url) = http(vec![
+        raw_reply(200, "text/event-stream", body.as_bytes()),
+        raw_reply(200, "text/event-stream", broken.as_bytes()),
+    ])
+    .await;
+    let m = streaming_model(&url);
+    let r = ask(&m).await.unwrap();
+    assert_eq!(r.message.content, "Hello");
+    let run = RunId::new("r");
+    let msgs = [Message::user("hi")];
+    let mut stream = m.stream(ModelRequest::new(&run, &msgs)).await.unwrap();
+    let mut seen = Vec::new();
+    while let Some(d) = stream.next().await {
+        seen.push(d.map_err(|e| e.to_string()));
+    }
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert_eq!(seen[0], Ok(StreamDelta::Text("Hel".into())));
+    assert_eq!(seen[1], Ok(StreamDelta::Text("lo".into())));
+    assert!(
+        matches!(&seen[2], Err(e) if e.contains("not JSON")),
+        "{seen:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_cut_off_or_broken_stream_is_an_error_not_a_short_reply() {
     let cut = sse_reply(&[chunk(&json!({"content": "The answer is"}), None)]);
     let err_event = sse_reply(&[
@@ -597,12 +638,20 @@ async fn hostile_stream_indexes_fail_and_repeated_names_are_kept_once() {
         chunk(&json!({}), Some("tool_calls")),
         "[DONE]".to_owned(),
     ]);
-    let (_s, url) = http(vec![merged, huge, repeated]).await;
+    // An index that is a string the server wrote: its bytes stay out of the error.
+    let marked = sse_reply(&[
+        chunk(
+            &json!({"tool_calls": [{"index": "MARKER-7f3a", "function": {"name": "x", "arguments": "{}"}}]}),
+            None,
+        ),
+        "[DONE]".to_owned(),
+    ]);
+    let (_s, url) = http(vec![merged, huge, marked, repeated]).await;
     let m = streaming_model(&url);
-    for _ in 0..2 {
+    for _ in 0..3 {
         let e = ask(&m).await.unwrap_err();
         assert!(
-            matches!(&e, ModelError::Other(m) if m.contains("index")),
+            matches!(&e, ModelError::Other(m) if m.contains("index") && !m.contains("MARKER")),
             "{e:?}"
         );
     }
