@@ -299,7 +299,7 @@ impl ModelStream {
         Ok(out)
     }
 
-    /// Reads one chunk from the connection and parses every complete event line in it.
+    /// Reads one chunk from the connection and handles every event it completes.
     async fn fill(&mut self) -> Result<(), ModelError> {
         let chunk = match tokio::time::timeout_at(self.deadline, self.response.chunk()).await {
             Err(_) => return Err(ModelError::Timeout(self.timeout)),
@@ -316,7 +316,8 @@ impl ModelStream {
         };
         let mut payloads = Vec::new();
         let Some(chunk) = chunk else {
-            // The connection closed. A last line without a newline still counts.
+            // The connection closed. A last line without its line end, and an event without
+            // its blank line, still count.
             self.events.finish(&mut payloads);
             self.take(payloads)?;
             if !self.done {
