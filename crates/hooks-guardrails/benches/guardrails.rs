@@ -2,6 +2,7 @@
 //! the labelled values cut out — hard negatives included — and one value put back about every
 //! 2 KB), throughput in bytes. `guardrails/tool_call_pair`: one before+after tool call through
 //! the guard (both sides) with typical short arguments and a 200-character result.
+//! `guardrails/new_hook`: building a guard once the process has built one.
 
 use hooks_core::test_util::ready;
 use std::hint::black_box;
@@ -154,5 +155,16 @@ fn tool_call_pair(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, scan, scan_adversarial, tool_call_pair);
+/// `guardrails/new_hook`: a guard with the default config once this process has built one
+/// (the PII automata are built once per set of entities and shared; the first build takes
+/// about 0.1 s and is not what this measures).
+fn new_hook(c: &mut Criterion) {
+    let first = GuardrailsHook::new(GuardrailConfig::default()).expect("default config is valid");
+    c.bench_function("guardrails/new_hook", |b| {
+        b.iter(|| GuardrailsHook::new(black_box(GuardrailConfig::default())).is_ok())
+    });
+    drop(first);
+}
+
+criterion_group!(benches, scan, scan_adversarial, tool_call_pair, new_hook);
 criterion_main!(benches);

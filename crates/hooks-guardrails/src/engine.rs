@@ -72,6 +72,26 @@ pub(crate) struct Scrubbed {
     pub(crate) may_ask: bool,
 }
 
+/// Compiles a blocked-content pattern. The three built-in ones are compiled once per process
+/// and shared (a compiled `Regex` is cheap to clone): they are most of the cost of building
+/// a guard.
+fn compile(pattern: &str) -> std::result::Result<Regex, regex::Error> {
+    use crate::config::{COMMAND_INJECTION, PATH_TRAVERSAL, SQL_INJECTION};
+    use std::sync::OnceLock;
+    static BUILT_IN: [OnceLock<Regex>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let Some(i) = [SQL_INJECTION, PATH_TRAVERSAL, COMMAND_INJECTION]
+        .iter()
+        .position(|p| *p == pattern)
+    else {
+        return Regex::new(pattern);
+    };
+    if let Some(re) = BUILT_IN[i].get() {
+        return Ok(re.clone());
+    }
+    let re = Regex::new(pattern)?;
+    Ok(BUILT_IN[i].get_or_init(|| re).clone())
+}
+
 impl Engine {
     /// Compiles the configuration: every pattern, every override.
     pub(crate) fn new(config: GuardrailConfig) -> Result<Self> {
@@ -88,7 +108,7 @@ impl Engine {
             if patterns.iter().any(|(r, _)| *r == rule) {
                 return Err(Error::DuplicateRule(rule));
             }
-            let re = Regex::new(pattern).map_err(|source| Error::BadPattern {
+            let re = compile(pattern).map_err(|source| Error::BadPattern {
                 rule: rule.clone(),
                 source,
             })?;

@@ -4,7 +4,9 @@
 //!
 //! Offsets are UTF-8 byte offsets and always fall on character boundaries.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use regex_automata::meta::Regex as MetaRegex;
 use regex_automata::util::syntax;
@@ -140,9 +142,26 @@ use validate::{ceil_char_boundary, next_char};
 /// let kinds: Vec<Entity> = found.iter().map(|f| f.entity).collect();
 /// assert_eq!(kinds, [Entity::Email, Entity::CreditCard]);
 /// ```
+///
+/// Building the automata takes about 0.1 s (release build), so they are built once per
+/// process for each set of entities and shared: a second detector (or guard) for the same
+/// entities costs a map lookup, and cloning one costs a reference count.
+#[derive(Clone)]
 pub struct PiiDetector {
+    compiled: Arc<Compiled>,
+}
+
+/// A detector's automata and validators, shared by every detector for the same entities.
+struct Compiled {
     passes: Vec<Pass>,
     kinds: Vec<Kind>,
+}
+
+/// The detectors built so far in this process, by their entities (sorted, without repeats):
+/// at most one per subset of [`Entity::ALL`], so the map stays small.
+fn built() -> &'static Mutex<HashMap<Vec<Entity>, Arc<Compiled>>> {
+    static BUILT: OnceLock<Mutex<HashMap<Vec<Entity>, Arc<Compiled>>>> = OnceLock::new();
+    BUILT.get_or_init(Mutex::default)
 }
 
 impl Pass {
@@ -163,7 +182,7 @@ impl Pass {
 struct Pass {
     re: MetaRegex,
     /// For the digit-led pass: the same triggers as a fully built DFA (about 20% faster than
-    /// the lazy one; built once per detector in a few milliseconds).
+    /// the lazy one; most of the 0.1 s a detector takes to build, hence [`built`]).
     dense: Option<regex_automata::dfa::regex::Regex>,
     /// The same triggers with all-matches semantics: which of them match at a position.
     all: MetaRegex,
@@ -173,7 +192,7 @@ struct Pass {
 
 impl fmt::Debug for PiiDetector {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut entities: Vec<Entity> = self.kinds.iter().map(|k| k.entity).collect();
+        let mut entities: Vec<Entity> = self.compiled.kinds.iter().map(|k| k.entity).collect();
         entities.dedup();
         f.debug_struct("PiiDetector")
             .field("entities", &entities)
@@ -206,6 +225,31 @@ impl PiiDetector {
     /// [`Error::Detector`](crate::Error::Detector) naming the entity whose detector could not
     /// be built: never a detector that quietly finds nothing.
     pub fn for_entities(entities: &[Entity]) -> crate::Result<Self> {
+        let mut key = entities.to_vec();
+        key.sort_unstable();
+        key.dedup();
+        // A poisoned lock only means another thread panicked while holding it; the map
+        // itself is always whole (one insert), so it is used as it is.
+        let lock = || {
+            built()
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(compiled) = lock().get(&key) {
+            return Ok(Self {
+                compiled: Arc::clone(compiled),
+            });
+        }
+        // Built outside the lock: a detector for other entities does not wait 0.1 s for this
+        // one. Two threads that race here build the same thing; the first one in is kept.
+        let compiled = Arc::new(Compiled::build(&key)?);
+        let compiled = Arc::clone(lock().entry(key).or_insert(compiled));
+        Ok(Self { compiled })
+    }
+}
+
+impl Compiled {
+    fn build(entities: &[Entity]) -> crate::Result<Self> {
         let specs: Vec<Spec> = specs()
             .into_iter()
             .filter(|sp| entities.contains(&sp.entity))
@@ -269,7 +313,9 @@ impl PiiDetector {
         }
         Ok(Self { passes, kinds })
     }
+}
 
+impl PiiDetector {
     /// Every entity in `text`, in order, without overlaps.
     ///
     /// The passes run side by side: the earliest pending trigger is validated next; after a
@@ -374,7 +420,8 @@ impl PiiDetector {
         let mut at = 0;
         while at <= text.len() {
             let mut min = usize::MAX;
-            for ((slot, pass), from) in slots.iter_mut().zip(&self.passes).zip(&mut resume) {
+            for ((slot, pass), from) in slots.iter_mut().zip(&self.compiled.passes).zip(&mut resume)
+            {
                 *from = (*from).max(at);
                 let stale = match slot {
                     Slot::Unknown => true,
@@ -405,7 +452,7 @@ impl PiiDetector {
                 return;
             }
             let mut hit = None;
-            for ((slot, pass), from) in slots.iter().zip(&self.passes).zip(&mut resume) {
+            for ((slot, pass), from) in slots.iter().zip(&self.compiled.passes).zip(&mut resume) {
                 let Slot::At(m) = slot else { continue };
                 if m.start() != min {
                     continue;
@@ -435,7 +482,7 @@ impl PiiDetector {
     /// reached (an e-mail: 64 characters before its `@`) — that point, if it is further.
     fn skip_after_failure(&self, text: &str, pass: &Pass, m: regex_automata::Match) -> usize {
         let next = next_char(text, m.start());
-        let kind = &self.kinds[pass.kinds[m.pattern().as_usize()]];
+        let kind = &self.compiled.kinds[pass.kinds[m.pattern().as_usize()]];
         let Some((anchor, before)) = kind.back_window else {
             return next;
         };
@@ -472,7 +519,7 @@ impl PiiDetector {
                 .iter()
                 .find_map(|&k| self.validate_kind(text, k, s, work));
         }
-        let set = set.get_or_insert_with(|| PatternSet::new(self.kinds.len()));
+        let set = set.get_or_insert_with(|| PatternSet::new(self.compiled.kinds.len()));
         set.clear();
         pass.all
             .which_overlapping_matches(&Input::new(text).range(s..).anchored(Anchored::Yes), set);
@@ -488,7 +535,7 @@ impl PiiDetector {
         s: usize,
         work: &mut u64,
     ) -> Option<Detection> {
-        let kind = &self.kinds[kind];
+        let kind = &self.compiled.kinds[kind];
         let cut = ceil_char_boundary(text, s.saturating_add(kind.window));
         let anchored = if kind.anchored {
             Anchored::Yes
@@ -580,6 +627,25 @@ mod tests {
     }
 
     #[test]
+    fn detectors_for_the_same_entities_share_one_build() {
+        let a = PiiDetector::for_entities(&[Entity::Phone, Entity::Email]).unwrap();
+        let b = PiiDetector::for_entities(&[Entity::Email, Entity::Phone, Entity::Email]).unwrap();
+        assert!(Arc::ptr_eq(&a.compiled, &b.compiled));
+        let email_only = PiiDetector::for_entities(&[Entity::Email]).unwrap();
+        assert!(!Arc::ptr_eq(&a.compiled, &email_only.compiled));
+        let text = "call 415-555-2671 or mail jane@example.com";
+        assert_eq!(a.detect(text).len(), 2);
+        assert_eq!(
+            email_only
+                .detect(text)
+                .iter()
+                .map(|d| d.entity)
+                .collect::<Vec<_>>(),
+            [Entity::Email]
+        );
+    }
+
+    #[test]
     fn every_pattern_compiles() {
         for sp in specs() {
             assert!(
@@ -595,8 +661,8 @@ mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().kinds.len(), 9);
-        assert_eq!(PiiDetector::new().passes.len(), 3);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 9);
+        assert_eq!(PiiDetector::new().compiled.passes.len(), 3);
     }
 
     #[test]
