@@ -138,8 +138,10 @@ impl Hold {
             })
             .collect();
         let mut out = apply(segment, replace);
-        // What redaction freed (glued entities), as the whole reply's guard does.
-        for _ in 1..crate::MAX_REDACTION_PASSES {
+        // What redaction freed (glued entities), as the whole reply's guard does: a segment
+        // that still uncovers entities after the last pass is released as one placeholder.
+        let mut settled = false;
+        for _ in 0..crate::MAX_REDACTION_PASSES {
             let again = engine.judge(&out, false);
             if again.blocked.is_some() {
                 // A BLOCK value the redaction freed (glued to another entity): nothing of
@@ -148,12 +150,17 @@ impl Hold {
                 return String::new();
             }
             if again.replace.is_empty() {
+                settled = true;
                 break;
             }
             out = apply(&out, again.replace);
         }
         self.released = cut;
-        out
+        if settled {
+            out
+        } else {
+            crate::engine::REDACTED_CONTENT.to_owned()
+        }
     }
 }
 

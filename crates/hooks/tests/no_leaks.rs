@@ -1,7 +1,7 @@
 //! No leaks: every PII value of both dev sets goes through prompts, nested tool arguments, tool
-//! results and model replies, with guardrails redacting every detector, logging with arguments
-//! and results on, structured logging, and telemetry capturing content over a real OTLP
-//! connection, and a steering judge (over `OpenAiModel`, real HTTP to a server on loopback)
+//! results (also as JSON-encoded text, each value after an escaped line break) and model
+//! replies, with guardrails redacting every detector, logging with arguments and results on,
+//! structured logging, and telemetry capturing content over a real OTLP connection, and a steering judge (over `OpenAiModel`, real HTTP to a server on loopback)
 //! judging every tool call and final answer. Not one value may reach a log line, an exported
 //! span, a recorded violation, a message the model receives or a request the judge receives —
 //! while the placeholders do.
@@ -236,7 +236,14 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
             Ok(ModelResponse::text(format!("Summary: {snippet}"))),
             Ok(ModelResponse::text("Done.")),
         ]));
-        let result = format!("Found: {snippet}");
+        // The tool answers as JSON-encoded text does: each value right after an escaped line
+        // break (`\n`, two characters), where it is glued to the escape's `n`.
+        let escaped = chunk
+            .iter()
+            .map(|(l, v)| format!("{l}:\\n{v}"))
+            .collect::<Vec<_>>()
+            .join("\\n");
+        let result = format!("Found: {snippet}\\n{escaped}");
         let tools_log = seen_by_tools.clone();
         let lookup = FnTool::new(
             ToolSpec::new("lookup", "looks up a customer", json!({})),

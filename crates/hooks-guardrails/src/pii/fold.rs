@@ -41,11 +41,31 @@ impl Folded {
     }
 }
 
-/// Characters that hide inside a word without showing: dropped before detection.
+/// Characters that hide inside a word without showing: dropped before detection. Soft
+/// hyphens, zero-width spaces and joiners, word joiners and invisible operators, the
+/// direction marks, embeddings and isolates, the combining grapheme joiner, variation
+/// selectors, tag characters, the Hangul fillers, Khmer's inherent vowels, Mongolian's vowel
+/// separator, the deprecated format characters and the byte order mark.
 pub(crate) fn invisible(c: char) -> bool {
     matches!(
         c,
-        '\u{00AD}' | '\u{180E}' | '\u{200B}'..='\u{200D}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}'
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{115F}'..='\u{1160}'
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E007F}'
+            | '\u{E0100}'..='\u{E01EF}'
     )
 }
 
@@ -197,7 +217,10 @@ fn next_folding(text: &str, from: usize) -> Option<usize> {
 
 /// An escape that writes a character in plain ASCII: `\u00e9` (JSON, as Python's
 /// `json.dumps` writes every non-ASCII character; escaped again where JSON holds JSON),
-/// `&#64;`, `&#x40;`, `&nbsp;` (HTML), `%2B`, `%20`, `%40` (URLs).
+/// `\n`, `\r`, `\t` and `\/` (a JSON string's line breaks, tabs and slashes: a value right
+/// after `\n` starts a word, as it does in the text the JSON encodes), `&#64;`, `&#x40;`,
+/// `&nbsp;`, `&shy;` (HTML), `%2B`, `%20`, `%40`, `%0A`, `%3D` (URLs: any encoded
+/// punctuation or white space).
 /// Returns the escape's end and the character.
 fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
     let b = text.as_bytes();
@@ -205,13 +228,25 @@ fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
         b'\\' => {
             // `\u00e9`, or `\\u00e9` where JSON holds JSON (up to three backslashes).
             let slashes = b[p..].iter().take(4).take_while(|&&c| c == b'\\').count();
-            let u = p + slashes;
-            let hex = b.get(u + 1..u + 5)?;
-            if slashes > 3 || b.get(u) != Some(&b'u') || !hex.iter().all(u8::is_ascii_hexdigit) {
+            if slashes > 3 {
                 return None;
             }
-            let c = char::from_u32(u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?)?;
-            Some((u + 5, c))
+            let u = p + slashes;
+            match b.get(u)? {
+                b'u' => {
+                    let hex = b.get(u + 1..u + 5)?;
+                    if !hex.iter().all(u8::is_ascii_hexdigit) {
+                        return None;
+                    }
+                    let v = u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+                    Some((u + 5, char::from_u32(v)?))
+                }
+                b'n' => Some((u + 1, '\n')),
+                b'r' => Some((u + 1, '\r')),
+                b't' => Some((u + 1, '\t')),
+                b'/' => Some((u + 1, '/')),
+                _ => None,
+            }
         }
         b'&' => {
             // Bytes, not a `str` slice: a multi-byte character may follow within reach.
@@ -227,6 +262,11 @@ fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
             } else {
                 match name {
                     "nbsp" | "ensp" | "emsp" | "thinsp" => ' ',
+                    "shy" => '\u{AD}',
+                    "zwnj" => '\u{200C}',
+                    "zwj" => '\u{200D}',
+                    "lrm" => '\u{200E}',
+                    "rlm" => '\u{200F}',
                     "commat" => '@',
                     "period" => '.',
                     "hyphen" | "dash" | "ndash" | "mdash" | "minus" => '-',
@@ -243,7 +283,7 @@ fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
             // `jane%40example.com`); other escapes are left as written.
             let hex = b.get(p + 1..p + 3)?;
             let v = u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
-            matches!(v, b' ' | b'+' | b'-' | b'(' | b')' | b'.' | b'@')
+            ((v.is_ascii_punctuation() && v != b'%') || matches!(v, b' ' | b'\t' | b'\n' | b'\r'))
                 .then_some((p + 3, v as char))
         }
         _ => None,
@@ -390,6 +430,35 @@ mod tests {
     }
 
     #[test]
+    fn json_line_breaks_url_punctuation_and_every_invisible_fold() {
+        // A JSON string's `\n` (once, twice or three times escaped), `\t`, `\r`, `\/`; a URL's
+        // encoded punctuation; HTML's `&shy;`; the invisibles a word can hide.
+        for (t, want) in [
+            (r"a\nAKIA", "a\nAKIA"),
+            (r"a\\nb\\\nc\td\re\/f", "a\nb\nc\td\re/f"),
+            ("key%3Dv%0Aw%2Fx%22y", "key=v\nw/x\"y"),
+            ("41&shy;11", "4111"),
+            (
+                "4\u{200E}1\u{200F}1\u{202A}1\u{2066}1\u{061C}1\u{034F}1\u{FE0F}1\u{E0020}1\u{3164}1",
+                "4111111111",
+            ),
+        ] {
+            let f = fold(t).unwrap();
+            assert_eq!(f.text, want, "{t:?}");
+        }
+        // A value after an escaped line break maps back to itself, not to the escape.
+        let t = r"x\nAKIA";
+        let f = fold(t).unwrap();
+        let at = f.text.find("AKIA").unwrap();
+        assert_eq!(
+            f.original(at, f.text.len()),
+            (t.find("AKIA").unwrap(), t.len())
+        );
+        // Four backslashes are not an escape this reads.
+        assert!(fold(r"a\\\\").is_none());
+    }
+
+    #[test]
     fn fullwidth_spaces_and_invisibles_fold_and_map_back() {
         let t = "card ４１１１\u{00A0}1111\u{200B}x ＠ é";
         let f = fold(t).unwrap();
@@ -400,7 +469,7 @@ mod tests {
         let e = f.text.find('é').unwrap();
         assert_eq!(f.original(e, e + 2), (t.find('é').unwrap(), t.len()));
         assert!(fold("plain ascii").is_none());
-        assert!(fold("a & b \\ c &amp; \\n").is_none());
+        assert!(fold("a & b \\ c &amp; \\q %25 %41").is_none());
         let t = r"card 4111\u00a01111&nbsp;1111&#160;1111, mail jos\u00e9&#64;example.com";
         let f = fold(t).unwrap();
         assert_eq!(f.text, "card 4111 1111 1111 1111, mail josé@example.com");

@@ -565,9 +565,10 @@ impl PiiDetector {
     /// nothing was found) and what the first pass replaced (offsets into the original).
     ///
     /// Redaction can uncover an entity that its neighbour hid (in `a@b.io+1 (978) 917-3444`
-    /// the phone number is glued to the address), so it repeats until nothing is left (at most
-    /// [`MAX_REDACTION_PASSES`] passes): the output holds no entity, and redacting it again
-    /// changes nothing.
+    /// the phone number is glued to the address), so it repeats until nothing is left. A text
+    /// that still uncovers entities after [`MAX_REDACTION_PASSES`] passes (a long chain of
+    /// glued values, each freeing only the next) becomes one placeholder as a whole: fail
+    /// closed. Either way the output holds no entity, and redacting it again changes nothing.
     pub fn redact<'t>(&self, text: &'t str) -> (std::borrow::Cow<'t, str>, Vec<Detection>) {
         let found = self.detect(text);
         if found.is_empty() {
@@ -577,16 +578,21 @@ impl PiiDetector {
         for _ in 1..MAX_REDACTION_PASSES {
             let more = self.detect(&out);
             if more.is_empty() {
-                break;
+                return (std::borrow::Cow::Owned(out), found);
             }
             out = replace_all(&out, &more);
+        }
+        if let Some(left) = self.detect(&out).first() {
+            out = left.entity.placeholder().to_owned();
         }
         (std::borrow::Cow::Owned(out), found)
     }
 }
 
-/// The most passes [`PiiDetector::redact`] makes.
-pub const MAX_REDACTION_PASSES: usize = 4;
+/// The most passes [`PiiDetector::redact`] (and the guard) makes before it replaces the whole
+/// text instead: each pass costs one scan, and only a chain of glued values needs more than
+/// two.
+pub const MAX_REDACTION_PASSES: usize = 16;
 
 fn replace_all(text: &str, found: &[Detection]) -> String {
     let mut out = String::with_capacity(text.len());
@@ -1152,5 +1158,113 @@ mod tests {
         let (out, found) = d.redact("nothing here");
         assert!(matches!(out, std::borrow::Cow::Borrowed(_)));
         assert!(found.is_empty());
+    }
+
+    /// Found by a hostile review: values right after an escaped line break (a JSON string's
+    /// `\n`, a URL's `%0A`, `%3D`) were glued to the escape's letter, so every pattern that
+    /// starts at a word boundary missed them.
+    #[test]
+    fn values_after_escaped_line_breaks_and_encoded_punctuation_are_found() {
+        let values = [
+            (Entity::Secret, "AKIAIOSFODNN7EXAMPLE"),
+            (Entity::Secret, "glpat-h9dcuyTMztfjqcmbauP0"),
+            (Entity::Secret, "ghp_0123456789abcdefghijABCDEFGHIJ012345"),
+            (Entity::Iban, "DE89370400440532013000"),
+            (Entity::Iban, "de89370400440532013000"),
+            (Entity::IpAddress, "10.1.2.3"),
+            (Entity::IpAddress, "2001:db8::1"),
+            (Entity::Email, "jane@example.com"),
+        ];
+        for before in [
+            r"\n", r"\t", r"\r\n", r"\\n", r"\\\n", "%0A", "%22", "%3D", "=%0D%0A",
+        ] {
+            for (entity, value) in values {
+                let text = format!("HOME=/root{before}{value}{before}next");
+                assert_eq!(found(&text), [(entity, value)], "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn invisible_format_characters_and_their_entities_cannot_split_a_value() {
+        for sep in [
+            "\u{200E}",
+            "\u{200F}",
+            "\u{202A}",
+            "\u{202E}",
+            "\u{2066}",
+            "\u{2069}",
+            "\u{061C}",
+            "\u{034F}",
+            "\u{FE0F}",
+            "\u{E0020}",
+            "\u{3164}",
+            "\u{FFA0}",
+            "&shy;",
+            "&zwj;",
+            "&lrm;",
+        ] {
+            let card = ["4111", "1111", "1111", "1111"].join(sep);
+            let text = format!("card {card} now");
+            assert_eq!(
+                found(&text),
+                [(Entity::CreditCard, card.as_str())],
+                "{sep:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn pgp_private_keys_with_armor_headers_are_secrets() {
+        for header in [
+            "Comment: https://keybase.io/download",
+            "Version: OpenPGP.js v4.10.10",
+            "Version: GnuPG v2 (GNU/Linux)",
+        ] {
+            let key = format!(
+                "-----BEGIN PGP PRIVATE KEY BLOCK-----\n{header}\n\nlQOYBF0ZZZsBCAC8wPq0rHqTcN1LhfJH6sdfkjh23kjhKJHkjh\n=ETM5\n-----END PGP PRIVATE KEY BLOCK-----"
+            );
+            let text = format!("key:\n{key}\nthanks");
+            assert_eq!(found(&text), [(Entity::Secret, key.as_str())], "{header}");
+        }
+    }
+
+    #[test]
+    fn slack_webhooks_escaped_encoded_or_in_capitals_are_secrets() {
+        let path = "services/TPK343W4J/B5DKKOYXM/eBfAj4FIjtqGYKiA4pL79iuA";
+        for hook in [
+            format!("https://HOOKS.SLACK.COM/{path}"),
+            format!("https:\\/\\/hooks.slack.com\\/{}", path.replace('/', "\\/")),
+            format!(
+                "https%3A%2F%2Fhooks.slack.com%2F{}",
+                path.replace('/', "%2F")
+            ),
+        ] {
+            let text = format!("hook {hook} ok");
+            let (out, _) = PiiDetector::new().redact(&text);
+            assert_eq!(out, "hook [REDACTED_SECRET] ok", "{hook}");
+        }
+    }
+
+    /// Each pass of a redaction frees only the next value of these chains (a national number
+    /// right after another is read as its continuation): however long the chain, nothing
+    /// detectable is left — past the last pass, the whole text becomes one placeholder.
+    #[test]
+    fn redaction_leaves_nothing_detectable_however_long_the_chain() {
+        let d = PiiDetector::new();
+        let french: Vec<String> = (0..40).map(|i| format!("0612 3456{i:02}")).collect();
+        let uk: Vec<String> = (0..40).map(|i| format!("020 7946 09{i:02}")).collect();
+        for n in [2, 5, 10, 20, 40] {
+            for text in [
+                format!("tel {}", french[..n].join(" ")),
+                format!("call {} now", uk[..n].join(" ")),
+                format!("token {}", "glpat-aaaaaaaa".repeat(n * 3)),
+            ] {
+                let (out, found) = d.redact(&text);
+                assert!(!found.is_empty(), "{text}");
+                assert!(d.detect(&out).is_empty(), "{n}: {out}");
+                assert!(!out.contains("0612") && !out.contains("7946"), "{out}");
+            }
+        }
     }
 }

@@ -81,12 +81,13 @@ pub(super) fn specs() -> Vec<Spec> {
     // Line breaks as written, JSON-escaped once or twice, or flattened to spaces.
     // (A quoted key in e-mail or a comment block puts `> ` or `# ` after each break.)
     let nl = r"(?:(?:\r?\n|(?:\\){1,3}r(?:\\){1,3}n|(?:\\){1,3}n)(?:[>#] ?)?|[ \t])";
-    // A private key block: the BEGIN line, then header lines and base64 lines of any length
-    // (line breaks as written, escaped, flattened to blanks or left out; `/` escaped as
-    // `\/` by PHP's json_encode), then the END line — or, when it was cut off, the body as
-    // far as it goes.
+    // A private key block: the BEGIN line, then header lines (`Comment: https://…`,
+    // `Version: OpenPGP.js v4.10.10`: any value short of a line break or `--`) and base64
+    // lines of any length (line breaks as written, escaped, flattened to blanks or left out;
+    // `/` escaped as `\/` by PHP's json_encode), then the END line — or, when it was cut
+    // off, the body as far as it goes.
     let pem = format!(
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:{nl}|[A-Za-z-]{{1,40}}: [A-Za-z0-9,-]{{1,100}}|(?:[A-Za-z0-9+/=]|\\/)+)+(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?"
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:{nl}|[A-Za-z-]{{1,40}}: (?:[^\r\n\\-]|-[^\r\n\\-]){{1,100}}|(?:[A-Za-z0-9+/=]|\\/)+)+(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?"
     );
     let secret = [
         pem,
@@ -104,7 +105,7 @@ pub(super) fn specs() -> Vec<Spec> {
         format!(r"{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{20,64}}"),
         format!(r"{B}npm_[A-Za-z0-9]{{36}}{B}"),
         format!(r"{B}SG\.[A-Za-z0-9_-]{{16,32}}\.[A-Za-z0-9_-]{{30,64}}"),
-        r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,200}"
+        r"https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,200}"
             .to_owned(),
         format!(r"{B}eyJ[A-Za-z0-9_-]{{5,}}\.eyJ[A-Za-z0-9_-]{{5,}}\.[A-Za-z0-9_-]{{10,}}"),
     ]
@@ -142,7 +143,7 @@ pub(super) fn specs() -> Vec<Spec> {
         r"(?i-u:secret_?access_?key|secret-access-key|aws_secret|secret_key)".to_owned();
     // Triggers: short prefixes of the exact patterns, so the combined pass stays a small DFA.
     let secret_trigger = format!(
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}sk-[A-Za-z0-9_-]{{8}}|{B}[srp]k_(?:live|test)_|{B}xox[abposre]-|{B}xapp-[0-9]-|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://hooks\.slack\.com/"
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}sk-[A-Za-z0-9_-]{{8}}|{B}[srp]k_(?:live|test)_|{B}xox[abposre]-|{B}xapp-[0-9]-|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/"
     );
     let email_trigger = format!(r"{local}+@{label}+\.");
     let iban_trigger = format!(r"{B}[A-Za-z]{{2}}[ -]{{0,2}}[0-9]{{2}}[ -]{{0,2}}[A-Za-z0-9]{{4}}");
