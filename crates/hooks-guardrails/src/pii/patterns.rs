@@ -33,8 +33,15 @@ pub(super) struct Kind {
     /// this anchor in its trigger: after a failed candidate the scan resumes there (see
     /// `skip_after_failure`).
     pub(super) back_window: Option<(&'static [u8], usize)>,
+    /// For a kind whose failure rules out more than its own start: where the scan may resume
+    /// after a failed candidate at this start (see [`run_token_reach`]).
+    pub(super) reach: Option<Reach>,
     pub(super) validate: Validate,
 }
+
+/// Where a pass may resume after its candidate at `s` failed, if further than the next
+/// character.
+pub(super) type Reach = fn(&str, usize) -> Option<usize>;
 
 pub(super) struct Spec {
     pub(super) entity: Entity,
@@ -46,16 +53,73 @@ pub(super) struct Spec {
     pub(super) window: usize,
     pub(super) anchored: bool,
     pub(super) back_window: Option<(&'static [u8], usize)>,
+    pub(super) reach: Option<Reach>,
     pub(super) validate: Validate,
 }
 
-/// Pass 0: triggers that start with literals (a prefilter skips most text); pass 1: e-mail
-/// (found from its `@`; a URL-encoded `%40` is decoded to `@` by folding first); pass 2: the
-/// digit-led formats, one fully built DFA, phone numbers last (their broad trigger fires on
-/// most numbers; as the last pattern, a failed phone candidate makes no other kind look
-/// again).
-pub(super) const PASSES: usize = 3;
-pub(super) const DENSE_PASSES: [usize; 1] = [2];
+/// Pass 0: triggers that start with literals (a prefilter skips most text); pass 1: the
+/// tokens whose key is a run of characters after a prefix (`sk-`, `xoxb-`, `xapp-1-`), on
+/// their own so that a failed one can skip the rest of its run (see [`run_token_reach`]);
+/// pass 2: e-mail (found from its `@`; a URL-encoded `%40` is decoded to `@` by folding
+/// first); pass 3: the digit-led formats, one fully built DFA, phone numbers last (their broad
+/// trigger fires on most numbers; as the last pattern, a failed phone candidate makes no other
+/// kind look again). At one start, passes are asked in this order.
+pub(super) const PASSES: usize = 4;
+pub(super) const DENSE_PASSES: [usize; 1] = [3];
+
+/// After a failed run token at `s` (`sk-…`, `xox?-…`, `xapp-N-…`): how far the scan may skip,
+/// when every later token of the same prefix that starts there must fail too — so the scan
+/// does not read the run again from each of them (`sk-sk-sk-…` made every byte be read some
+/// 130 times).
+///
+/// A later start `s'` reads (at most) the run from `s'` to its end or to the pattern's length
+/// cap. This reads the run from `s` as far as two caps: every start up to one cap further (or
+/// to the run's end, when it ends sooner) then reads only what was read here, and each reason
+/// below, true of all that was read, is true of any part of it (see `validate_secret`): no
+/// digit or capital after the prefix; for `sk-`, no run of 16 letters and digits; every run of
+/// letters and digits made of at most four distinct characters. A token of another prefix
+/// inside is not skipped: the scan resumes at the first one.
+pub(super) fn run_token_reach(text: &str, s: usize) -> Option<usize> {
+    const FAMILIES: [(&[u8], usize); 3] = [(b"sk-", 400), (b"xox", 255), (b"xapp-", 255)];
+    let b = text.as_bytes();
+    let rest = b.get(s..)?;
+    let &(family, cap) = FAMILIES.iter().find(|(p, _)| rest.starts_with(p))?;
+    let sk = family == b"sk-";
+    // The pattern's character class for the key (only `sk-` keys hold `_`); the prefix is
+    // made of the same characters.
+    let in_run = |c: u8| c.is_ascii_alphanumeric() || c == b'-' || (sk && c == b'_');
+    let window = 8 + 2 * cap;
+    let run = rest.iter().take(window).take_while(|&&c| in_run(c)).count();
+    let read = &rest[..run];
+    let skip = if run < window { run } else { cap };
+    let runs = || read.split(|c| !c.is_ascii_alphanumeric());
+    let few_distinct = runs().all(|r| {
+        let mut seen = [false; 128];
+        r.iter()
+            .filter(|&&c| !std::mem::replace(&mut seen[usize::from(c)], true))
+            .count()
+            <= 4
+    });
+    let body = read.get(3..).unwrap_or_default();
+    let plain = !body
+        .iter()
+        .any(|c| c.is_ascii_digit() || c.is_ascii_uppercase());
+    let short_runs = body
+        .split(|c| !c.is_ascii_alphanumeric())
+        .all(|r| r.len() < 16);
+    let fails = few_distinct || (family != b"xapp-" && (plain || (sk && short_runs)));
+    if !fails || skip <= 1 {
+        return None;
+    }
+    let end = s + skip;
+    // The first token of another prefix inside, if any.
+    let other = FAMILIES
+        .iter()
+        .filter(|(p, _)| *p != family)
+        .filter_map(|(p, _)| memchr::memmem::find(&b[s + 1..end], p).map(|i| s + 1 + i))
+        .min();
+    Some(other.unwrap_or(end))
+}
 
 pub(super) fn spec(
     entity: Entity,
@@ -73,6 +137,7 @@ pub(super) fn spec(
         window,
         anchored: true,
         back_window: None,
+        reach: None,
         validate,
     }
 }
@@ -143,8 +208,9 @@ pub(super) fn specs() -> Vec<Spec> {
         r"(?i-u:secret_?access_?key|secret-access-key|aws_secret|secret_key)".to_owned();
     // Triggers: short prefixes of the exact patterns, so the combined pass stays a small DFA.
     let secret_trigger = format!(
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}sk-[A-Za-z0-9_-]{{8}}|{B}[srp]k_(?:live|test)_|{B}xox[abposre]-|{B}xapp-[0-9]-|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/"
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}[srp]k_(?:live|test)_|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/"
     );
+    let run_token_trigger = format!(r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)");
     let email_trigger = format!(r"{local}+@{label}+\.");
     let iban_trigger = format!(r"{B}[A-Za-z]{{2}}[ -]{{0,2}}[0-9]{{2}}[ -]{{0,2}}[A-Za-z0-9]{{4}}");
     let ipv6_trigger = r"(?:(?m:^)|[^0-9A-Za-z_:./])(?:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:|[0-9A-Fa-f]{1,4}::[0-9A-Fa-f]|::[0-9A-Fa-f])".to_owned();
@@ -164,7 +230,7 @@ pub(super) fn specs() -> Vec<Spec> {
             Entity::Secret,
             0,
             secret_trigger,
-            secret,
+            secret.clone(),
             SECRET_WINDOW,
             validate_secret,
         ),
@@ -176,29 +242,41 @@ pub(super) fn specs() -> Vec<Spec> {
             window: 96,
             anchored: false,
             back_window: None,
+            reach: None,
             validate: validate_aws_border,
+        },
+        Spec {
+            reach: Some(run_token_reach),
+            ..spec(
+                Entity::Secret,
+                1,
+                run_token_trigger,
+                secret,
+                SECRET_WINDOW,
+                validate_secret,
+            )
         },
         Spec {
             // The local part is at most 64 characters (at most 256 bytes): no start further
             // before the `@` (or the `%` of `%40`) can be an address.
             back_window: Some((b"@", 256)),
-            ..spec(Entity::Email, 1, email_trigger, email, 400, validate_email)
+            ..spec(Entity::Email, 2, email_trigger, email, 400, validate_email)
         },
-        spec(Entity::CreditCard, 2, card.clone(), card, 40, validate_card),
-        spec(Entity::IpAddress, 2, ipv6_trigger, ipv6, 64, validate_ipv6),
-        spec(Entity::IpAddress, 2, ipv4_trigger, ipv4, 24, validate_ipv4),
+        spec(Entity::CreditCard, 3, card.clone(), card, 40, validate_card),
+        spec(Entity::IpAddress, 3, ipv6_trigger, ipv6, 64, validate_ipv6),
+        spec(Entity::IpAddress, 3, ipv4_trigger, ipv4, 24, validate_ipv4),
         // Read by its validator: no exact pattern.
-        spec(Entity::Ssn, 2, ssn, String::new(), 24, validate_ssn),
+        spec(Entity::Ssn, 3, ssn, String::new(), 24, validate_ssn),
         // Read by its validator (no exact pattern); after the digit-led kinds, so a failed
         // candidate makes only the phone number look again.
         spec(
             Entity::Iban,
-            2,
+            3,
             iban_trigger,
             String::new(),
             100,
             validate_iban,
         ),
-        spec(Entity::Phone, 2, phone_trigger, phone, 64, validate_phone),
+        spec(Entity::Phone, 3, phone_trigger, phone, 64, validate_phone),
     ]
 }
