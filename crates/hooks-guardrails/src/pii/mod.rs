@@ -485,24 +485,27 @@ impl PiiDetector {
 
     /// Where a pass resumes after its candidate `m` failed: the next character, or — for a
     /// kind whose entity can only start a bounded distance before an anchor its trigger
-    /// reached (an e-mail: 64 characters before its `@`), or whose failure rules out the rest
-    /// of its run (`sk-sk-sk-…`, see `run_token_reach`) — that point, if it is further.
+    /// reached (an e-mail: 64 characters before its `@`), or whose failure rules out more
+    /// (the rest of a run token's run, see `run_token_reach`; every start before an address's
+    /// `@` when its domain failed, see `email_reach`) — that point, if it is further.
     fn skip_after_failure(&self, text: &str, pass: &Pass, m: regex_automata::Match) -> usize {
         let next = next_char(text, m.start());
         let kind = &self.compiled.kinds[pass.kinds[m.pattern().as_usize()]];
-        if let Some(reach) = kind.reach {
-            return reach(text, m.start()).map_or(next, |r| next.max(ceil_char_boundary(text, r)));
-        }
-        let Some((anchor, before)) = kind.back_window else {
-            return next;
-        };
-        match memchr::memmem::find(&text.as_bytes()[m.start()..m.end()], anchor) {
-            Some(i) => next.max(ceil_char_boundary(
+        let mut to = next;
+        if let Some((anchor, before)) = kind.back_window
+            && let Some(i) = memchr::memmem::find(&text.as_bytes()[m.start()..m.end()], anchor)
+        {
+            to = to.max(ceil_char_boundary(
                 text,
                 (m.start() + i).saturating_sub(before),
-            )),
-            None => next,
+            ));
         }
+        if let Some(reach) = kind.reach
+            && let Some(r) = reach(text, m.start(), kind)
+        {
+            to = to.max(ceil_char_boundary(text, r));
+        }
+        to
     }
 
     /// Validates the kind whose trigger fired at `s`, then any other kind of the same pass whose
@@ -1278,12 +1281,13 @@ mod tests {
         }
     }
 
-    /// A failed run token skips the rest of its run only where every later token there must
-    /// fail too: the detector finds exactly what it finds without the skip, on text made of
-    /// the pieces that decide it (prefixes of every family, keys with and without digits and
-    /// capitals, long and short runs, dashes, underscores, breaks).
+    /// A failed run token skips the rest of its run, and a failed address the starts before its
+    /// `@`, only where every later candidate there must fail too: the detector finds exactly
+    /// what it finds without the skips, on text made of the pieces that decide them (prefixes
+    /// of every family, keys with and without digits and capitals, long and short runs,
+    /// dashes, underscores, breaks; local parts, `@` and `%40`, domains good and bad).
     #[test]
-    fn skipping_a_failed_run_token_changes_no_detection() {
+    fn skipping_after_a_failed_candidate_changes_no_detection() {
         let plain = specs()
             .into_iter()
             .map(|mut sp| {
@@ -1317,6 +1321,19 @@ mod tests {
             "@",
             "sk-aaaaaaaaaaaaaaaaaaaaaaaaa-",
             "1234567890-AbCdEf",
+            "a@b.",
+            "jane.doe",
+            "@example.com",
+            "%40",
+            ".co",
+            ".a",
+            "b",
+            "2x.png",
+            "例子.广告",
+            "é",
+            "x-",
+            ".",
+            "@mail.example.org",
         ];
         let mut n = 0x2545_f491_4f6c_dd1du64;
         let mut next = |m: usize| {
@@ -1335,20 +1352,36 @@ mod tests {
                 "sk-aaaaaaaa-".repeat(80)
             ),
             format!("{}sk-Ab3dEf9hIjKlMnOpQrStUv", "xoxb-".repeat(200)),
+            // A good address right after bad ones, one whose domain runs past the window.
+            format!("{}jane@example.com ok", "a@b.".repeat(50)),
+            format!("x@{}example.com and y@z.io", "b".repeat(390)),
+            format!(
+                "{}@{}.{}.{}.{}.com ok",
+                "a".repeat(160),
+                "b".repeat(60),
+                "c".repeat(60),
+                "d".repeat(60),
+                "e".repeat(60)
+            ),
+            format!("{}.com and y@z.io", "x@b.".repeat(120)),
         ];
         for _ in 0..3_000 {
             let len = 1 + next(80);
             texts.push((0..len).map(|_| pieces[next(pieces.len())]).collect());
         }
-        let mut secrets = 0;
+        let (mut secrets, mut addresses) = (0, 0);
         for t in &texts {
             let found = skipping.detect(t);
             assert_eq!(found, plain.detect(t), "{t}");
             secrets += found.iter().filter(|d| d.entity == Entity::Secret).count();
+            addresses += found.iter().filter(|d| d.entity == Entity::Email).count();
         }
-        assert!(secrets > 100, "{secrets}");
+        assert!(secrets > 100 && addresses > 100, "{secrets} {addresses}");
         for t in &texts[..5] {
             assert!(found(t).iter().any(|(e, _)| *e == Entity::Secret), "{t}");
+        }
+        for t in &texts[5..9] {
+            assert!(found(t).iter().any(|(e, _)| *e == Entity::Email), "{t}");
         }
     }
 

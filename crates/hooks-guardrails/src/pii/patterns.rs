@@ -2,6 +2,7 @@
 //! pattern, and the validator that confirms a candidate.
 
 use regex_automata::meta::Regex as MetaRegex;
+use regex_automata::{Anchored, Input};
 
 use super::Entity;
 use super::phone::validate_phone;
@@ -39,9 +40,9 @@ pub(super) struct Kind {
     pub(super) validate: Validate,
 }
 
-/// Where a pass may resume after its candidate at `s` failed, if further than the next
-/// character.
-pub(super) type Reach = fn(&str, usize) -> Option<usize>;
+/// Where a pass may resume after its candidate of this kind at `s` failed, if further than
+/// the next character.
+pub(super) type Reach = fn(&str, usize, &Kind) -> Option<usize>;
 
 pub(super) struct Spec {
     pub(super) entity: Entity,
@@ -67,6 +68,25 @@ pub(super) struct Spec {
 pub(super) const PASSES: usize = 4;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 
+/// After a failed address at `s`: past its `@`, when the address failed on its domain. Every
+/// start before the same `@` reaches the same `@` (a local part holds no `@`) and the same
+/// domain (the exact pattern reads the domain the same way from any start), so each fails
+/// the domain's checks too (see `email_domain_ok`) — so `a@b.a@b.…` is not read again from
+/// each of its characters. Only when the domain's run ends inside the window: a later start
+/// sees further, and a longer run could read as another domain.
+pub(super) fn email_reach(text: &str, s: usize, kind: &Kind) -> Option<usize> {
+    let re = kind.re.as_ref()?;
+    let cut = ceil_char_boundary(text, s.saturating_add(kind.window));
+    let m = re.search(&Input::new(text).range(s..cut).anchored(Anchored::Yes))?;
+    let (at, at_len) = email_at(&text[s..m.end()])?;
+    let domain_char = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-') || c >= 0x80;
+    let run_ends = text.as_bytes()[m.end()..cut]
+        .iter()
+        .any(|&c| !domain_char(c));
+    let domain = &text[s + at + at_len..m.end()];
+    (run_ends && !email_domain_ok(text, domain, m.end())).then_some(s + at + at_len)
+}
+
 /// After a failed run token at `s` (`sk-…`, `xox?-…`, `xapp-N-…`): how far the scan may skip,
 /// when every later token of the same prefix that starts there must fail too — so the scan
 /// does not read the run again from each of them (`sk-sk-sk-…` made every byte be read some
@@ -79,7 +99,7 @@ pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// digit or capital after the prefix; for `sk-`, no run of 16 letters and digits; every run of
 /// letters and digits made of at most four distinct characters. A token of another prefix
 /// inside is not skipped: the scan resumes at the first one.
-pub(super) fn run_token_reach(text: &str, s: usize) -> Option<usize> {
+pub(super) fn run_token_reach(text: &str, s: usize, _: &Kind) -> Option<usize> {
     const FAMILIES: [(&[u8], usize); 3] = [(b"sk-", 400), (b"xox", 255), (b"xapp-", 255)];
     let b = text.as_bytes();
     let rest = b.get(s..)?;
@@ -260,6 +280,7 @@ pub(super) fn specs() -> Vec<Spec> {
             // The local part is at most 64 characters (at most 256 bytes): no start further
             // before the `@` (or the `%` of `%40`) can be an address.
             back_window: Some((b"@", 256)),
+            reach: Some(email_reach),
             ..spec(Entity::Email, 2, email_trigger, email, 400, validate_email)
         },
         spec(Entity::CreditCard, 3, card.clone(), card, 40, validate_card),

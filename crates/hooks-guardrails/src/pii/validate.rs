@@ -183,12 +183,7 @@ pub(super) fn validate_aws_secret(text: &str, s: usize, e: usize) -> Option<(usi
 
 pub(super) fn validate_email(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     let m = &text[s..e];
-    let (at, at_len) = match (m.find('@'), m.find("%40")) {
-        (Some(a), Some(p)) if p < a => (p, 3),
-        (Some(a), _) => (a, 1),
-        (None, Some(p)) => (p, 3),
-        (None, None) => return None,
-    };
+    let (at, at_len) = email_at(m)?;
     let mut lead = m[..at].len() - m[..at].trim_start_matches('.').len();
     // `\u003cjane@…` in JSON: the escape is not part of the address.
     if byte_before(text, s + lead) == Some(b'\\')
@@ -227,40 +222,55 @@ pub(super) fn validate_email(text: &str, s: usize, e: usize) -> Option<(usize, u
         return None;
     }
     let (s, local) = (s + lead, &m[lead..at]);
-    let domain = &m[at + at_len..];
-    if local.is_empty()
-        || local.starts_with('.')
-        || local.ends_with('.')
-        || local.contains("..")
-        || domain.len() > 253
-    {
+    if local.is_empty() || local.starts_with('.') || local.ends_with('.') || local.contains("..") {
         return None;
+    }
+    email_domain_ok(text, &m[at + at_len..], e).then_some((s, e))
+}
+
+/// Where an address's `@` (or `%40`) is in its match `m`: its offset and length.
+pub(super) fn email_at(m: &str) -> Option<(usize, usize)> {
+    match (m.find('@'), m.find("%40")) {
+        (Some(a), Some(p)) if p < a => Some((p, 3)),
+        (Some(a), _) => Some((a, 1)),
+        (None, Some(p)) => Some((p, 3)),
+        (None, None) => None,
+    }
+}
+
+/// The checks of an address that read only its domain (what follows the `@` up to the
+/// match's end `e`): every start before the same `@` shares their verdict (see `email_reach`).
+pub(super) fn email_domain_ok(text: &str, domain: &str, e: usize) -> bool {
+    if domain.len() > 253 {
+        return false;
     }
     // The domain ends here: a letter or digit right after it means the text goes on as a
     // word, not that an address ends (`a@b.com_` is an address followed by `_`).
     if byte_at(text, e).is_some_and(|b| b.is_ascii_alphanumeric()) && domain.is_ascii() {
-        return None;
+        return false;
     }
     let labels: Vec<&str> = domain.split('.').collect();
     if labels
         .iter()
         .any(|l| l.is_empty() || l.starts_with('-') || l.ends_with('-'))
     {
-        return None;
+        return false;
     }
     if labels.len() > 10 || labels.iter().any(|l| l.chars().count() > 63) {
-        return None;
+        return false;
     }
-    let tld = labels.last()?.to_ascii_lowercase();
+    let Some(tld) = labels.last().map(|l| l.to_ascii_lowercase()) else {
+        return false;
+    };
     if !(2..=24).contains(&tld.chars().count()) {
-        return None;
+        return false;
     }
     const FILE_EXTENSIONS: [&str; 14] = [
         "png", "jpg", "jpeg", "gif", "webp", "svg", "ico", "bmp", "tiff", "avif", "css", "js",
         "pdf", "heic",
     ];
     if FILE_EXTENSIONS.contains(&tld.as_str()) {
-        return None;
+        return false;
     }
     // `icon@2x.png`-style asset names.
     let first = labels[0];
@@ -268,9 +278,9 @@ pub(super) fn validate_email(text: &str, s: usize, e: usize) -> Option<(usize, u
         && first.ends_with('x')
         && first[..first.len() - 1].bytes().all(|b| b.is_ascii_digit())
     {
-        return None;
+        return false;
     }
-    Some((s, e))
+    true
 }
 
 /// IBAN lengths by country (SWIFT registry).
