@@ -1409,4 +1409,16 @@ mod tests {
             );
         }
     }
+
+    /// Found by a hostile review: two French numbers in a row read as one run of ten pairs,
+    /// which no rule took: neither was found.
+    #[test]
+    fn two_french_numbers_in_a_row_are_two_numbers() {
+        let text = "Tel: 06 12 34 56 78 06 12 34 56 79";
+        assert_eq!(found(text), [(Entity::Phone, "06 12 34 56 78")]);
+        let (out, _) = PiiDetector::new().redact(text);
+        assert_eq!(out, "Tel: [REDACTED_PHONE] [REDACTED_PHONE]");
+        // Six pairs that are no French number stay one run, as before.
+        assert!(found("numbers 05 12 23 34 45 56 drawn").is_empty());
+    }
 }

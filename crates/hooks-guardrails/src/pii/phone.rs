@@ -360,7 +360,15 @@ fn may_end_before(text: &str, plus: bool, all: &[Group], k: usize) -> bool {
         // A national number with a trunk zero is complete at 11 digits (`020 7946 0958`),
         // unless it is written in pairs (`05 12 23 34 45 56` is one run).
         let trunk = n == 11 && d[0] == 0 && d[1] != 0 && !all[..k].iter().all(|g| len(g) == 2);
-        return nanp || trunk;
+        // Five pairs from a trunk zero are a whole French number when the next pair starts
+        // another (`06 12 34 56 78 06 12 34 56 79`): two numbers, not one run of ten pairs.
+        let pairs = k == 5
+            && all[..=k].iter().all(|g| len(g) == 2)
+            && d[0] == 0
+            && d[1] != 0
+            && text.as_bytes()[next.start] == b'0'
+            && text.as_bytes()[next.start + 1] != b'0';
+        return nanp || trunk || pairs;
     }
     // International: a country whose numbers have one length ends exactly there.
     let Some(cc_len) = country_code(d) else {
