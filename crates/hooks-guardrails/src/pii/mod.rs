@@ -1421,4 +1421,18 @@ mod tests {
         // Six pairs that are no French number stay one run, as before.
         assert!(found("numbers 05 12 23 34 45 56 drawn").is_empty());
     }
+
+    /// Found by a hostile review: a key longer than its pattern's cap was dropped (the match
+    /// stopped inside it and the validator refused a key that goes on), not redacted.
+    #[test]
+    fn keys_longer_than_their_cap_are_redacted_whole() {
+        let d = PiiDetector::new();
+        let long_sk = format!("sk-{}", "Ab3dEf9hIj".repeat(50));
+        let long_xox = "xoxb-1234567890-AbCdEf".repeat(40);
+        for key in [&long_sk, &long_xox] {
+            let text = format!("key {key} ok");
+            assert_eq!(found(&text), [(Entity::Secret, key.as_str())]);
+            assert_eq!(d.redact(&text).0, "key [REDACTED_SECRET] ok");
+        }
+    }
 }

@@ -127,14 +127,21 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize) -> Option<(usize, 
             .map(str::len)
             .max()
             .unwrap_or(0);
-        if body.len() < 20
-            || !mixed
-            || (m.starts_with("sk-") && longest < 16)
-            || is_alnum(byte_at(text, s + trimmed.len()))
-        {
+        if body.len() < 20 || !mixed || (m.starts_with("sk-") && longest < 16) {
             return None;
         }
-        return Some((s, s + trimmed.len()));
+        let mut end = s + trimmed.len();
+        if is_alnum(byte_at(text, end)) {
+            // Longer than the pattern's cap (the key goes on): the whole run is the secret,
+            // not a prefix of it to cut and leave the rest behind.
+            let sk = m.starts_with("sk-");
+            let key = |c: &u8| c.is_ascii_alphanumeric() || *c == b'-' || (sk && *c == b'_');
+            end += text.as_bytes()[end..].iter().take_while(|c| key(c)).count();
+            while text.as_bytes()[end - 1] == b'-' {
+                end -= 1;
+            }
+        }
+        return Some((s, end));
     }
     Some((s, e))
 }
