@@ -282,6 +282,10 @@ fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
             // URL encoding of what phone numbers and addresses are made of (`%2B1%20415…`,
             // `jane%40example.com`); other escapes are left as written.
             let hex = b.get(p + 1..p + 3)?;
+            // Two hex digits (`from_str_radix` alone would take `%+A`).
+            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
             let v = u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
             ((v.is_ascii_punctuation() && v != b'%') || matches!(v, b' ' | b'\t' | b'\n' | b'\r'))
                 .then_some((p + 3, v as char))
@@ -469,7 +473,7 @@ mod tests {
         let e = f.text.find('é').unwrap();
         assert_eq!(f.original(e, e + 2), (t.find('é').unwrap(), t.len()));
         assert!(fold("plain ascii").is_none());
-        assert!(fold("a & b \\ c &amp; \\q %25 %41").is_none());
+        assert!(fold("a & b \\ c &amp; \\q %25 %41 %+A %+9").is_none());
         let t = r"card 4111\u00a01111&nbsp;1111&#160;1111, mail jos\u00e9&#64;example.com";
         let f = fold(t).unwrap();
         assert_eq!(f.text, "card 4111 1111 1111 1111, mail josé@example.com");

@@ -1429,7 +1429,18 @@ mod tests {
         let d = PiiDetector::new();
         let long_sk = format!("sk-{}", "Ab3dEf9hIj".repeat(50));
         let long_xox = "xoxb-1234567890-AbCdEf".repeat(40);
-        for key in [&long_sk, &long_xox] {
+        // The cap falling on a dash or an underscore inside the key.
+        let body = "Ab3dEf9hIjKlMnOpQrSt".repeat(20);
+        let dash_at_cap = format!("sk-{}-Tail0123456789SECRET", &body[..399]);
+        let underscore_at_cap = format!("sk-{body}_Tail0123456789SECRET");
+        let xox_dash_at_cap = format!("xoxb-{}-Tail0123456789SECRET", &body[..254]);
+        for key in [
+            &long_sk,
+            &long_xox,
+            &dash_at_cap,
+            &underscore_at_cap,
+            &xox_dash_at_cap,
+        ] {
             let text = format!("key {key} ok");
             assert_eq!(found(&text), [(Entity::Secret, key.as_str())]);
             assert_eq!(d.redact(&text).0, "key [REDACTED_SECRET] ok");

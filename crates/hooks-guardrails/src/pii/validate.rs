@@ -131,12 +131,14 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize) -> Option<(usize, 
             return None;
         }
         let mut end = s + trimmed.len();
-        if is_alnum(byte_at(text, end)) {
-            // Longer than the pattern's cap (the key goes on): the whole run is the secret,
-            // not a prefix of it to cut and leave the rest behind.
-            let sk = m.starts_with("sk-");
-            let key = |c: &u8| c.is_ascii_alphanumeric() || *c == b'-' || (sk && *c == b'_');
-            end += text.as_bytes()[end..].iter().take_while(|c| key(c)).count();
+        let sk = m.starts_with("sk-");
+        let key = |c: &u8| c.is_ascii_alphanumeric() || *c == b'-' || (sk && *c == b'_');
+        // Longer than the pattern's cap (a key character right after the match: the
+        // pattern's class holds them all, so the cap cut it — on a letter, a digit, a dash
+        // or an underscore): the whole run is the secret, not a prefix of it to cut and leave
+        // the rest behind.
+        if text.as_bytes().get(e).is_some_and(key) {
+            end = e + text.as_bytes()[e..].iter().take_while(|c| key(c)).count();
             while text.as_bytes()[end - 1] == b'-' {
                 end -= 1;
             }
