@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use regex_automata::meta::Regex as MetaRegex;
 use regex_automata::util::syntax;
-use regex_automata::{Anchored, Input, MatchKind, PatternID, PatternSet};
+use regex_automata::{Anchored, Input, MatchKind, PatternSet};
 use serde::{Deserialize, Serialize};
 
 /// A kind of personal data or secret.
@@ -131,7 +131,7 @@ mod validate;
 pub(crate) use context::key_gives_context;
 
 use patterns::{DENSE_PASSES, DFA_CACHE_BYTES, Kind, PASSES, Spec, specs};
-use validate::{ceil_char_boundary, next_char};
+use validate::{Freed, ceil_char_boundary, next_char};
 
 /// Finds PII and secrets in text.
 ///
@@ -424,6 +424,9 @@ impl PiiDetector {
         let mut resume = [0usize; PASSES];
         let mut set: Option<PatternSet> = None;
         let mut at = 0;
+        // The last detection: what a validator reads before its candidate reads it as the
+        // placeholder it becomes (see `Freed`).
+        let mut freed = Freed::NONE;
         while at <= text.len() {
             let mut min = usize::MAX;
             for ((slot, pass), from) in slots.iter_mut().zip(&self.compiled.passes).zip(&mut resume)
@@ -464,7 +467,7 @@ impl PiiDetector {
                     continue;
                 }
                 *work += (m.end() - m.start()) as u64;
-                hit = self.validate_at(text, pass, m.start(), m.pattern(), &mut set, work);
+                hit = self.validate_at(text, pass, *m, &mut set, &freed, work);
                 if hit.is_some() {
                     break;
                 }
@@ -474,6 +477,10 @@ impl PiiDetector {
             match hit {
                 Some(d) => {
                     at = d.end.max(min + 1);
+                    freed = Freed {
+                        start: d.start,
+                        end: d.end,
+                    };
                     if !found(d) {
                         return;
                     }
@@ -508,19 +515,20 @@ impl PiiDetector {
         to
     }
 
-    /// Validates the kind whose trigger fired at `s`, then any other kind of the same pass whose
-    /// trigger also matches there (one anchored search finds them: the cost is bounded by the
-    /// longest trigger).
+    /// Validates the kind whose trigger fired (`m`), then any other kind of the same pass whose
+    /// trigger also matches at its start (one anchored search finds them: the cost is bounded
+    /// by the longest trigger).
     fn validate_at(
         &self,
         text: &str,
         pass: &Pass,
-        s: usize,
-        fired: PatternID,
+        m: regex_automata::Match,
         set: &mut Option<PatternSet>,
+        freed: &Freed,
         work: &mut u64,
     ) -> Option<Detection> {
-        if let Some(d) = self.validate_kind(text, pass.kinds[fired.as_usize()], s, work) {
+        let (s, fired) = (m.start(), m.pattern());
+        if let Some(d) = self.validate_kind(text, pass.kinds[fired.as_usize()], s, freed, work) {
             return Some(d);
         }
         // Leftmost-first reports the first pattern (in the pass's order) that matches at the
@@ -530,7 +538,7 @@ impl PiiDetector {
             // A kind or two: asking each is cheaper than one overlapping search.
             return later
                 .iter()
-                .find_map(|&k| self.validate_kind(text, k, s, work));
+                .find_map(|&k| self.validate_kind(text, k, s, freed, work));
         }
         let set = set.get_or_insert_with(|| PatternSet::new(self.compiled.kinds.len()));
         set.clear();
@@ -538,7 +546,7 @@ impl PiiDetector {
             .which_overlapping_matches(&Input::new(text).range(s..).anchored(Anchored::Yes), set);
         set.iter()
             .filter(|&p| p > fired)
-            .find_map(|p| self.validate_kind(text, pass.kinds[p.as_usize()], s, work))
+            .find_map(|p| self.validate_kind(text, pass.kinds[p.as_usize()], s, freed, work))
     }
 
     fn validate_kind(
@@ -546,6 +554,7 @@ impl PiiDetector {
         text: &str,
         kind: usize,
         s: usize,
+        freed: &Freed,
         work: &mut u64,
     ) -> Option<Detection> {
         let kind = &self.compiled.kinds[kind];
@@ -557,7 +566,7 @@ impl PiiDetector {
         };
         let Some(re) = &kind.re else {
             *work += (cut - s) as u64;
-            let (start, end) = (kind.validate)(text, s, cut)?;
+            let (start, end) = (kind.validate)(text, s, cut, freed)?;
             return Some(Detection {
                 start,
                 end,
@@ -566,7 +575,7 @@ impl PiiDetector {
         };
         let m = re.search(&Input::new(text).range(s..cut).anchored(anchored))?;
         *work += (m.end() - s) as u64;
-        let (start, end) = (kind.validate)(text, m.start(), m.end())?;
+        let (start, end) = (kind.validate)(text, m.start(), m.end(), freed)?;
         Some(Detection {
             start,
             end,
@@ -1415,11 +1424,44 @@ mod tests {
     #[test]
     fn two_french_numbers_in_a_row_are_two_numbers() {
         let text = "Tel: 06 12 34 56 78 06 12 34 56 79";
-        assert_eq!(found(text), [(Entity::Phone, "06 12 34 56 78")]);
+        assert_eq!(
+            found(text),
+            [
+                (Entity::Phone, "06 12 34 56 78"),
+                (Entity::Phone, "06 12 34 56 79")
+            ]
+        );
         let (out, _) = PiiDetector::new().redact(text);
         assert_eq!(out, "Tel: [REDACTED_PHONE] [REDACTED_PHONE]");
         // Six pairs that are no French number stay one run, as before.
         assert!(found("numbers 05 12 23 34 45 56 drawn").is_empty());
+    }
+
+    /// Found by a second hostile review: a number (phone, or card in spaced groups) right
+    /// after a detected one was read as its continuation, so each redaction pass freed one more and a list of 17 wiped the
+    /// whole text. The scan now reads the last detection as the placeholder it becomes: one
+    /// pass finds every number of the list, and the text around it stays.
+    #[test]
+    fn a_long_list_of_numbers_is_found_in_one_pass_and_redacted_one_by_one() {
+        let d = PiiDetector::new();
+        let lists = [
+            (0..40)
+                .map(|i| format!("06 12 34 56 {:02}", 10 + i))
+                .collect::<Vec<_>>(),
+            (0..40)
+                .map(|i| format!("020 79{:02} 00{:02}", i, 10 + i))
+                .collect(),
+            (0..40).map(|i| format!("0612 3456{i:02}")).collect(),
+            vec!["4111 1111 1111 1111".to_owned(); 40],
+        ];
+        for list in lists {
+            let text = format!("Keep this. Tel {} end", list.join(" "));
+            let found = d.detect(&text);
+            assert_eq!(found.len(), list.len(), "{text}");
+            let (out, _) = d.redact(&text);
+            let want = vec![found[0].entity.placeholder(); list.len()].join(" ");
+            assert_eq!(out, format!("Keep this. Tel {want} end"));
+        }
     }
 
     /// Found by a hostile review: a key longer than its pattern's cap was dropped (the match

@@ -19,7 +19,7 @@ pub(super) const DFA_CACHE_BYTES: usize = 256 << 20;
 /// after reading far (see `validate_secret`).
 pub(super) const SECRET_WINDOW: usize = 1 << 20;
 
-pub(super) type Validate = fn(&str, usize, usize) -> Option<(usize, usize)>;
+pub(super) type Validate = fn(&str, usize, usize, &Freed) -> Option<(usize, usize)>;
 
 /// One detector: a cheap `trigger` (an alternative of the combined pass), the exact pattern,
 /// how far past the trigger the exact match may reach, and the validator.

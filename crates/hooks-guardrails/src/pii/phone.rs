@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::context::{contains_ignore_ascii_case, id_context, label_before};
-use super::validate::{byte_at, byte_before, skip_escape};
+use super::validate::{Freed, byte_at, skip_escape};
 
 /// Words that make the number after them a phone number (lower case; matched
 /// case-insensitively in the label before the number).
@@ -256,15 +256,23 @@ fn len(g: &Group) -> usize {
     g.end - g.start
 }
 
-pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+pub(super) fn validate_phone(
+    text: &str,
+    s: usize,
+    e: usize,
+    freed: &Freed,
+) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let s = skip_escape(text, s);
     if s >= e {
         return None;
     }
     let plus = b[s] == b'+';
-    let prev = byte_before(text, s);
-    let escaped = s >= 2 && b[s - 2] == b'\\' && matches!(prev, Some(b'n' | b'r' | b't'));
+    // What stands before the candidate, as the next redaction pass would read it (the last
+    // detection as its placeholder).
+    let before = |i: usize| s.checked_sub(i).map(|j| freed.byte(text, j));
+    let prev = before(1);
+    let escaped = before(2) == Some(b'\\') && matches!(prev, Some(b'n' | b'r' | b't'));
     if !escaped && prev.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'+') {
         return None;
     }
@@ -276,8 +284,7 @@ pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, u
         && !plus
         && b[s] != b'('
         && matches!(prev, Some(b'-' | b'.' | b'/'))
-        && s >= 2
-        && b[s - 2].is_ascii_alphanumeric()
+        && before(2).is_some_and(|c| c.is_ascii_alphanumeric())
     {
         return None;
     }
@@ -286,8 +293,7 @@ pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, u
     if !escaped
         && b.get(s..s + 2) == Some(b"00")
         && prev == Some(b' ')
-        && s >= 2
-        && b[s - 2].is_ascii_digit()
+        && before(2).is_some_and(|c| c.is_ascii_digit())
     {
         return None;
     }
@@ -297,8 +303,7 @@ pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, u
         && !plus
         && b[s] != b'('
         && prev == Some(b' ')
-        && s >= 2
-        && b[s - 2].is_ascii_digit()
+        && before(2).is_some_and(|c| c.is_ascii_digit())
     {
         let run = b[s..e].iter().take_while(|c| c.is_ascii_digit()).count();
         if !(run == 3 || (run == 1 && b[s] == b'1')) {
@@ -317,7 +322,7 @@ pub(super) fn validate_phone(text: &str, s: usize, e: usize) -> Option<(usize, u
     (1..=all.len())
         .rev()
         .filter(|&k| k == all.len() || may_end_before(text, plus, all, k))
-        .find_map(|k| classify(text, s, plus, &all[..k]))
+        .find_map(|k| classify(text, s, plus, &all[..k], freed))
 }
 
 /// True when a phone number may end before group `k` of the run `all` (another number
@@ -380,7 +385,13 @@ fn may_end_before(text: &str, plus: bool, all: &[Group], k: usize) -> bool {
 }
 
 /// Reads the groups `gs` of the number at `s` as a phone number (see the module's grammar).
-fn classify(text: &str, s: usize, plus: bool, gs: &[Group]) -> Option<(usize, usize)> {
+fn classify(
+    text: &str,
+    s: usize,
+    plus: bool,
+    gs: &[Group],
+    freed: &Freed,
+) -> Option<(usize, usize)> {
     let (first, last) = (gs.first()?, gs.last()?);
     let end = last.end + usize::from(last.paren);
     // It must end here: not inside a word, and not where the number goes on in another shape
@@ -481,8 +492,8 @@ fn classify(text: &str, s: usize, plus: bool, gs: &[Group]) -> Option<(usize, us
     let after_number = first.sep == 0
         && !first.paren
         && s >= 2
-        && text.as_bytes()[s - 1] == b' '
-        && text.as_bytes()[s - 2].is_ascii_digit();
+        && freed.byte(text, s - 1) == b' '
+        && freed.byte(text, s - 2).is_ascii_digit();
     if after_number {
         return None;
     }
@@ -500,7 +511,7 @@ fn classify(text: &str, s: usize, plus: bool, gs: &[Group]) -> Option<(usize, us
         return ok(groups_ok
             && (10..=12).contains(&n)
             && (!pairs || n == 10)
-            && !after_code_group(text, s)
+            && !after_code_group(text, s, freed)
             && (!id_context(text, s) || phone_context(text, s)));
     }
     // Brazil: `(21) 99737-8290`, `(62) 2306-1605`.
@@ -512,7 +523,7 @@ fn classify(text: &str, s: usize, plus: bool, gs: &[Group]) -> Option<(usize, us
     let nanp_then_more = gs.len() > 3 && shape[..3] == [3, 3, 4] && nanp_ok(&d[..10]);
     // A whole number in its first group with more after it is that number, then another.
     let whole_then_more = gs.len() > 1 && len(first) >= 7;
-    ok(!after_code_group(text, s)
+    ok(!after_code_group(text, s, freed)
         && !nanp_then_more
         && !whole_then_more
         && !date
@@ -525,9 +536,10 @@ fn classify(text: &str, s: usize, plus: bool, gs: &[Group]) -> Option<(usize, us
 
 /// True when a four-character code group (`NL93 TRIO 0589…`, `DE08-2067-…`) stands right
 /// before `s`: the digits continue an account number, not a phone number.
-fn after_code_group(text: &str, s: usize) -> bool {
+fn after_code_group(text: &str, s: usize, freed: &Freed) -> bool {
     let b = text.as_bytes();
-    if s < 5 || !matches!(b[s - 1], b' ' | b'-') {
+    if s < 5 || !matches!(b[s - 1], b' ' | b'-') || freed.end > s - 5 {
+        // (A detection right before it is a placeholder, no code group.)
         return false;
     }
     let group = &b[s - 5..s - 1];

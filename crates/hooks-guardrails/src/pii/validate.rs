@@ -23,6 +23,29 @@ pub(super) fn ceil_char_boundary(text: &str, i: usize) -> usize {
     i
 }
 
+/// The span of the scan's last detection, which a redaction turns into a placeholder: a
+/// validator that reads what stands before its candidate reads it as the placeholder's `]`,
+/// as the next redaction pass would, so a number right after a detected one is read as a
+/// number of its own, not as that one's continuation (`06 12 34 56 78 06 12 34 56 79`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Freed {
+    pub(super) start: usize,
+    pub(super) end: usize,
+}
+
+impl Freed {
+    pub(super) const NONE: Freed = Freed { start: 0, end: 0 };
+
+    /// The byte at `i`, or `]` inside the last detection.
+    pub(super) fn byte(&self, text: &str, i: usize) -> u8 {
+        if (self.start..self.end).contains(&i) {
+            b']'
+        } else {
+            text.as_bytes()[i]
+        }
+    }
+}
+
 pub(super) fn byte_before(text: &str, s: usize) -> Option<u8> {
     s.checked_sub(1).map(|i| text.as_bytes()[i])
 }
@@ -81,7 +104,7 @@ fn trim_key_end(m: &str) -> &str {
     }
 }
 
-pub(super) fn validate_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     let m = &text[s..e];
     if m.starts_with("-----BEGIN") {
         // A key block: at least a line's worth of key material after the BEGIN line (a
@@ -148,7 +171,12 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize) -> Option<(usize, 
     Some((s, e))
 }
 
-pub(super) fn validate_aws_border(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+pub(super) fn validate_aws_border(
+    text: &str,
+    s: usize,
+    e: usize,
+    _: &Freed,
+) -> Option<(usize, usize)> {
     let key = |c: char| c.is_ascii_alphanumeric() || c == '/' || c == '+';
     let m = &text[s..e];
     let from = m.char_indices().find(|&(_, c)| key(c)).map(|(i, _)| i)?;
@@ -157,10 +185,15 @@ pub(super) fn validate_aws_border(text: &str, s: usize, e: usize) -> Option<(usi
     if end > e || !text.is_char_boundary(end) {
         return None;
     }
-    validate_aws_secret(text, start, end)
+    validate_aws_secret(text, start, end, &Freed::NONE)
 }
 
-pub(super) fn validate_aws_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+pub(super) fn validate_aws_secret(
+    text: &str,
+    s: usize,
+    e: usize,
+    _: &Freed,
+) -> Option<(usize, usize)> {
     let key_char =
         |b: Option<u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'/' || b == b'+');
     if key_char(byte_before(text, s))
@@ -190,7 +223,7 @@ pub(super) fn validate_aws_secret(text: &str, s: usize, e: usize) -> Option<(usi
     keyed.then_some((s, e))
 }
 
-pub(super) fn validate_email(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+pub(super) fn validate_email(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     let m = &text[s..e];
     let (at, at_len) = email_at(m)?;
     let mut lead = m[..at].len() - m[..at].trim_start_matches('.').len();
@@ -341,7 +374,7 @@ pub(crate) fn iban_checksum_ok(chars: &[u8]) -> bool {
 /// Reads an IBAN from `s` (no exact pattern: the window `s..e` is read here): country
 /// letters, check digits, then letters and digits up to the country's length, with at most
 /// two spaces or dashes between any two characters, in one letter case throughout.
-pub(super) fn validate_iban(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+pub(super) fn validate_iban(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     let m = &text.as_bytes()[s..e];
     if m.len() < 4 || !m[0].is_ascii_alphabetic() || !m[1].is_ascii_alphabetic() {
         return None;
@@ -438,8 +471,13 @@ pub(super) fn card_brand_ok(d: &[u8]) -> bool {
     }
 }
 
-pub(super) fn validate_card(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
-    card_at(text, s, e).or_else(|| {
+pub(super) fn validate_card(
+    text: &str,
+    s: usize,
+    e: usize,
+    freed: &Freed,
+) -> Option<(usize, usize)> {
+    card_at(text, s, e, freed).or_else(|| {
         // Four groups of four and a short group after them: the short group may be the start
         // of another number (`4111 1111 1111 1111 123 45 6789`); the card is the four groups.
         let m = &text.as_bytes()[s..e];
@@ -447,12 +485,12 @@ pub(super) fn validate_card(text: &str, s: usize, e: usize) -> Option<(usize, us
         let cut = m.len() - tail;
         let grouped = m.iter().filter(|b| !b.is_ascii_digit()).count() >= 3;
         (grouped && (1..=3).contains(&tail) && cut >= 2 && m[cut - 1] == b' ' && m[cut - 2] != b' ')
-            .then(|| card_at(text, s, s + cut - 1))
+            .then(|| card_at(text, s, s + cut - 1, freed))
             .flatten()
     })
 }
 
-fn card_at(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+fn card_at(text: &str, s: usize, e: usize, freed: &Freed) -> Option<(usize, usize)> {
     // Glued to the words around it (`VISA4111…`, `…1111exp`): the letters are not part of
     // the number, and the word they make must not be a hex string (a hash or an id).
     let glued_before = text.as_bytes()[s].is_ascii_alphabetic();
@@ -478,9 +516,12 @@ fn card_at(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     }
     // A number glued on by a dash or a dot continues this one; so does one before it with a
     // space when the card is written in spaced groups (`9400 5080 5893 2460 2609 68` is a
-    // tracking number). A number after it and a space is another (`… 1111 2025`).
+    // tracking number) — unless that number was detected (a placeholder to the next
+    // redaction pass: `4111 … 1111 4111 … 1111` is two cards). A number after it and a space
+    // is another (`… 1111 2025`).
     let spaced = text.as_bytes()[s..e].contains(&b' ');
-    let before: &[u8] = if spaced && !other_number_before(text, s) {
+    let after_detection = freed.end < s && freed.end + 1 >= s && freed.end > freed.start;
+    let before: &[u8] = if spaced && !other_number_before(text, s) && !after_detection {
         b" -."
     } else {
         b"-."
@@ -559,7 +600,7 @@ pub(super) fn glued_card_at(text: &str, at: usize) -> bool {
         && luhn_ok(&d[..n])
 }
 
-pub(super) fn validate_ipv4(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+pub(super) fn validate_ipv4(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     // `Chrome/120.0.0.0`: a product's version.
     let product_version = byte_before(text, s) == Some(b'/')
         && s >= 2
@@ -577,7 +618,7 @@ pub(super) fn validate_ipv4(text: &str, s: usize, e: usize) -> Option<(usize, us
     ok.then_some((s, e))
 }
 
-pub(super) fn validate_ipv6(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+pub(super) fn validate_ipv6(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     // Skip the one-character border the pattern consumed.
     let s = match text[s..e].chars().next() {
         Some(c) if !(c.is_ascii_hexdigit() || c == ':') => s + c.len_utf8(),
@@ -627,7 +668,7 @@ pub(super) fn ssn_rules_ok(d: &[u8]) -> bool {
 /// Reads an SSN from `s` (no exact pattern: the window `s..e` is read here): `123-45-6789`,
 /// `123 45 6789`, `123.45.6789` (one separator throughout), or nine bare digits next to a
 /// name for one (see `ssn_context`).
-pub(super) fn validate_ssn(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+pub(super) fn validate_ssn(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     let s = skip_escape(text, s);
     let b = &text.as_bytes()[s..e];
     let run = |from: usize, n: usize| {
