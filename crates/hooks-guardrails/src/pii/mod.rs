@@ -612,9 +612,10 @@ impl PiiDetector {
 }
 
 /// The most passes [`PiiDetector::redact`] (and the guard) makes before it replaces the whole
-/// text instead: each pass costs one scan, and only a chain of glued values needs more than
-/// two.
-pub const MAX_REDACTION_PASSES: usize = 16;
+/// text instead: each pass costs one scan, and only values glued to each other (each
+/// hiding the next) need more than two — a list, even without separators beyond a space,
+/// is found in one.
+pub const MAX_REDACTION_PASSES: usize = 8;
 
 fn replace_all(text: &str, found: &[Detection]) -> String {
     let mut out = String::with_capacity(text.len());
