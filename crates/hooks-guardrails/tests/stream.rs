@@ -403,6 +403,26 @@ async fn the_guard_reads_the_pieces_before_any_other_provider() {
     }
 }
 
+#[tokio::test]
+async fn a_glued_run_of_tokens_streams_as_a_placeholder_never_in_part() {
+    // Found while testing the streamed fail-closed pass: a GitLab token glued to more of the
+    // same was cut at the pattern's 64-character cap, and the rest — starting mid-token, so
+    // no later pass found it — streamed as written. The whole run is the secret now.
+    let registry = Arc::new(
+        HookRegistry::new()
+            .with(GuardrailsHook::new(redact_all()).unwrap())
+            .unwrap(),
+    );
+    let chain = "glpat-h9dcuyTMzt".repeat(12 * hooks_guardrails::MAX_REDACTION_PASSES);
+    for sizes in [vec![7], vec![64], vec![4096]] {
+        let reply = format!("Here you go: {chain} and that is all.");
+        let events = stream_cut(&registry, reply, sizes.clone()).await;
+        let text = streamed(&events);
+        assert!(!text.contains("glpat-"), "{sizes:?}: {text}");
+        assert!(text.contains("[REDACTED"), "{sizes:?}: {text}");
+    }
+}
+
 /// Every PII entity on REDACT.
 fn redact_all() -> GuardrailConfig {
     let mut config = GuardrailConfig::default();

@@ -1477,12 +1477,22 @@ mod tests {
         let dash_at_cap = format!("sk-{}-Tail0123456789SECRET", &body[..399]);
         let underscore_at_cap = format!("sk-{body}_Tail0123456789SECRET");
         let xox_dash_at_cap = format!("xoxb-{}-Tail0123456789SECRET", &body[..254]);
+        // Glued GitLab tokens past the 64-character cap (the rest starts mid-token: no later
+        // pass finds it), and the other capped formats.
+        let glued_gitlab = "glpat-h9dcuyTMzt".repeat(40);
+        let long_google = format!("AIza{}", &body[..60]);
+        let long_sendgrid = format!("SG.{}.{}", &body[..20], &body[..100]);
+        let long_webhook = format!("https://hooks.slack.com/services/{}", &body[..240]);
         for key in [
             &long_sk,
             &long_xox,
             &dash_at_cap,
             &underscore_at_cap,
             &xox_dash_at_cap,
+            &glued_gitlab,
+            &long_google,
+            &long_sendgrid,
+            &long_webhook,
         ] {
             let text = format!("key {key} ok");
             assert_eq!(found(&text), [(Entity::Secret, key.as_str())]);

@@ -153,22 +153,33 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
         if body.len() < 20 || !mixed || (m.starts_with("sk-") && longest < 16) {
             return None;
         }
-        let mut end = s + trimmed.len();
-        let sk = m.starts_with("sk-");
-        let key = |c: &u8| c.is_ascii_alphanumeric() || *c == b'-' || (sk && *c == b'_');
-        // Longer than the pattern's cap (a key character right after the match: the
-        // pattern's class holds them all, so the cap cut it — on a letter, a digit, a dash
-        // or an underscore): the whole run is the secret, not a prefix of it to cut and leave
-        // the rest behind.
-        if text.as_bytes().get(e).is_some_and(key) {
-            end = e + text.as_bytes()[e..].iter().take_while(|c| key(c)).count();
-            while text.as_bytes()[end - 1] == b'-' {
-                end -= 1;
-            }
-        }
-        return Some((s, end));
+        return Some((s, past_the_cap(text, s + trimmed.len(), e, m)));
     }
-    Some((s, e))
+    Some((s, past_the_cap(text, e, e, m)))
+}
+
+/// The end of a secret whose pattern ends in a capped run of key characters (`sk-…`,
+/// `xox?-…`, `xapp-…`, `glpat-…` and the other GitLab tokens, `AIza…`, `SG.…`, a Slack
+/// webhook's path): when a key character follows the match `..e` (the class holds them all,
+/// so the cap cut it — on a letter, a digit, a dash or an underscore), the whole run is the
+/// secret, not a prefix of it to cut and leave the rest behind; otherwise `end`.
+fn past_the_cap(text: &str, end: usize, e: usize, m: &str) -> usize {
+    let capped = ["sk-", "xox", "xapp-", "gl", "AIza", "SG.", "http"];
+    if !capped.iter().any(|p| m.starts_with(p)) {
+        return end;
+    }
+    let slash = m.starts_with("http");
+    let key =
+        |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_') || (slash && *c == b'/');
+    let b = text.as_bytes();
+    if !b.get(e).is_some_and(key) {
+        return end;
+    }
+    let mut end = e + b[e..].iter().take_while(|c| key(c)).count();
+    while b[end - 1] == b'-' {
+        end -= 1;
+    }
+    end
 }
 
 pub(super) fn validate_aws_border(
