@@ -1,10 +1,11 @@
 //! No leaks: every PII value of both dev sets goes through prompts, nested tool arguments, tool
 //! results (also as JSON-encoded text, each value after an escaped line break) and model
 //! replies, with guardrails redacting every detector, logging with arguments and results on,
-//! structured logging, and telemetry capturing content over a real OTLP connection, and a steering judge (over `OpenAiModel`, real HTTP to a server on loopback)
-//! judging every tool call and final answer. Not one value may reach a log line, an exported
-//! span, a recorded violation, a message the model receives or a request the judge receives —
-//! while the placeholders do.
+//! structured logging, and telemetry capturing content over a real OTLP connection, and a
+//! steering judge (over `OpenAiModel`, real HTTP to a server on loopback) judging every tool
+//! call and final answer. Not one value may reach a log line, an exported span, a recorded
+//! violation, a message the model receives or a request the judge receives — while the
+//! placeholders do.
 //!
 //! Installs a global tracing subscriber (the exporter logs from its own threads), so this
 //! file holds this one test.

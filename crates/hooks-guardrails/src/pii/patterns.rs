@@ -112,21 +112,10 @@ pub(super) fn run_token_reach(text: &str, s: usize, _: &Kind) -> Option<usize> {
     let run = rest.iter().take(window).take_while(|&&c| in_run(c)).count();
     let read = &rest[..run];
     let skip = if run < window { run } else { cap };
-    let runs = || read.split(|c| !c.is_ascii_alphanumeric());
-    let few_distinct = runs().all(|r| {
-        let mut seen = [false; 128];
-        r.iter()
-            .filter(|&&c| !std::mem::replace(&mut seen[usize::from(c)], true))
-            .count()
-            <= 4
-    });
+    let few_distinct = alnum_runs(read).all(|r| distinct_bytes(r) <= 4);
     let body = read.get(3..).unwrap_or_default();
-    let plain = !body
-        .iter()
-        .any(|c| c.is_ascii_digit() || c.is_ascii_uppercase());
-    let short_runs = body
-        .split(|c| !c.is_ascii_alphanumeric())
-        .all(|r| r.len() < 16);
+    let plain = !digit_or_capital(body);
+    let short_runs = alnum_runs(body).all(|r| r.len() < 16);
     let fails = few_distinct || (family != b"xapp-" && (plain || (sk && short_runs)));
     if !fails || skip <= 1 {
         return None;

@@ -125,37 +125,46 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
     }
     // A placeholder (`npm_XXXX…`, `…/services/T00000000/B00000000/XXXX…`): its longest run of
     // letters and digits repeats a handful of characters.
-    let longest = m
-        .split(|c: char| !c.is_ascii_alphanumeric())
+    let longest = alnum_runs(m.as_bytes())
         .max_by_key(|run| run.len())
-        .unwrap_or("");
-    let mut seen = [false; 128];
-    let distinct = longest
-        .bytes()
-        .filter(|&b| !std::mem::replace(&mut seen[usize::from(b)], true))
-        .count();
-    if distinct <= 4 {
+        .unwrap_or_default();
+    if distinct_bytes(longest) <= 4 {
         return None;
     }
     if m.starts_with("sk-") || m.starts_with("xox") {
         // Trailing dashes belong to the text, not the key.
         let trimmed = m.trim_end_matches('-');
-        let body = &trimmed[3..];
-        let mixed = body.bytes().any(|b| b.is_ascii_digit())
-            || body.bytes().any(|b| b.is_ascii_uppercase());
+        let body = &trimmed.as_bytes()[3..];
         // A key's random part has long runs of letters and digits; a slug made of words
         // (`sk-hynix-q3-2024-earnings-beat-estimates`) does not.
-        let longest = body
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .map(str::len)
-            .max()
-            .unwrap_or(0);
-        if body.len() < 20 || !mixed || (m.starts_with("sk-") && longest < 16) {
+        let longest = alnum_runs(body).map(<[u8]>::len).max().unwrap_or(0);
+        if body.len() < 20 || !digit_or_capital(body) || (m.starts_with("sk-") && longest < 16) {
             return None;
         }
         return Some((s, past_the_cap(text, s + trimmed.len(), e, m)));
     }
     Some((s, past_the_cap(text, e, e, m)))
+}
+
+/// The runs of ASCII letters and digits in `b`. With [`distinct_bytes`] and
+/// [`digit_or_capital`], what `validate_secret` reads a token's key by — and what
+/// `run_token_reach` reads a run by to tell that every token in it fails the same way.
+pub(super) fn alnum_runs(b: &[u8]) -> impl Iterator<Item = &[u8]> {
+    b.split(|c| !c.is_ascii_alphanumeric())
+}
+
+/// How many distinct bytes `run` (ASCII) holds.
+pub(super) fn distinct_bytes(run: &[u8]) -> usize {
+    let mut seen = [false; 128];
+    run.iter()
+        .filter(|&&c| !std::mem::replace(&mut seen[usize::from(c & 0x7F)], true))
+        .count()
+}
+
+/// True when `b` holds a digit or a capital letter.
+pub(super) fn digit_or_capital(b: &[u8]) -> bool {
+    b.iter()
+        .any(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
 }
 
 /// The end of a secret whose pattern ends in a capped run of key characters (`sk-…`,
