@@ -1344,6 +1344,10 @@ mod tests {
             "x-",
             ".",
             "@mail.example.org",
+            "..",
+            "'",
+            "中",
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
         ];
         let mut n = 0x2545_f491_4f6c_dd1du64;
         let mut next = |m: usize| {
@@ -1392,6 +1396,97 @@ mod tests {
         }
         for t in &texts[5..9] {
             assert!(found(t).iter().any(|(e, _)| *e == Entity::Email), "{t}");
+        }
+    }
+
+    /// The skip after a failed address takes the first later start whose local part the
+    /// validator would take: the same answer as reading the local part from each start, on
+    /// runs made of what decides it (dots, doubled dots, quotes, other scripts, runs past
+    /// 64 characters).
+    #[test]
+    fn the_local_part_skip_agrees_with_reading_each_start() {
+        use validate::{email_local_skip, email_local_start};
+        let pieces = [
+            "a",
+            "Z",
+            "0",
+            ".",
+            "..",
+            "'",
+            "+",
+            "-",
+            "é",
+            "ü",
+            "中",
+            "я",
+            "%2B",
+            "ab.cd",
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        ];
+        let mut n = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: usize| {
+            n ^= n << 13;
+            n ^= n >> 7;
+            n ^= n << 17;
+            (n % m as u64) as usize
+        };
+        let (mut skipped, mut taken) = (0, 0);
+        let (a62, a63) = ("a".repeat(62), "a".repeat(63));
+        // Exactly 64 characters after another script's text, starting with dots or a quote.
+        let mut runs = vec![
+            format!("xy中.{a63}"),
+            format!("xy中..{a62}"),
+            format!("xy中'{a63}"),
+        ];
+        runs.extend((0..3_000).map(|_| {
+            let len = 1 + next(12);
+            (0..len)
+                .map(|_| pieces[next(pieces.len())])
+                .collect::<String>()
+        }));
+        for run in runs {
+            let text = format!("{run}@example.com");
+            let at = run.len();
+            for (s, _) in run.char_indices() {
+                let want = run
+                    .char_indices()
+                    .map(|(i, _)| i)
+                    .find(|&i| i > s && email_local_start(&text, i, at).is_some())
+                    .unwrap_or(at);
+                assert_eq!(email_local_skip(&text, s, at), want, "{text} from {s}");
+                if want == at {
+                    skipped += 1;
+                } else if want > next_char(&text, s) {
+                    taken += 1;
+                }
+            }
+        }
+        // Both outcomes are exercised: runs skipped whole, and skips that stop inside.
+        assert!(skipped > 1_000 && taken > 1_000, "{skipped} {taken}");
+    }
+
+    /// Found by a hostile review: a run of local-part characters that no start can make an
+    /// address of (`aaaa….@b.co`, or `aaaa…..a@b.co` up to the last `a`) read each byte some
+    /// 400 times (1.5 s per MB). The run is now read a few times.
+    #[test]
+    fn failed_local_parts_cost_a_few_reads_per_byte() {
+        let d = PiiDetector::new();
+        let long = "a".repeat(250);
+        for unit in [
+            format!("{long}..a@b.co "),
+            format!("{long}.@b.co "),
+            format!("{}..a@b.co ", "a".repeat(100)),
+            format!("'{long}'@b.co "),
+            format!("{long}中..x@b.co "),
+            format!("{}..b@c.io ", "a.".repeat(120)),
+        ] {
+            let text = unit.repeat((64 << 10) / unit.len());
+            let work = d.scan_work(&text);
+            assert!(
+                work < 10 * text.len() as u64,
+                "{unit}: {work} steps for {} bytes",
+                text.len()
+            );
         }
     }
 

@@ -68,12 +68,14 @@ pub(super) struct Spec {
 pub(super) const PASSES: usize = 4;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 
-/// After a failed address at `s`: past its `@`, when the address failed on its domain. Every
-/// start before the same `@` reaches the same `@` (a local part holds no `@`) and the same
-/// domain (the exact pattern reads the domain the same way from any start), so each fails
-/// the domain's checks too (see `email_domain_ok`) — so `a@b.a@b.…` is not read again from
-/// each of its characters. Only when the domain's run ends inside the window: a later start
-/// sees further, and a longer run could read as another domain.
+/// After a failed address at `s`: every later start before its `@` whose local part fails
+/// too is skipped (see `email_local_skip`) — and when the address failed on its domain, every
+/// start before the `@`: each reaches the same `@` (a local part holds no `@`) and the same
+/// domain (the exact pattern reads the domain the same way from any start), so each fails the
+/// domain's checks too (see `email_domain_ok`) — so neither `a@b.a@b.…` nor `aaaa…..a@b.co`
+/// is read again from each of its characters. The domain's verdict is shared only when its
+/// run ends inside the window: a later start sees further, and a longer run could read as
+/// another domain.
 pub(super) fn email_reach(text: &str, s: usize, kind: &Kind) -> Option<usize> {
     let re = kind.re.as_ref()?;
     let cut = ceil_char_boundary(text, s.saturating_add(kind.window));
@@ -84,7 +86,10 @@ pub(super) fn email_reach(text: &str, s: usize, kind: &Kind) -> Option<usize> {
         .iter()
         .any(|&c| !domain_char(c));
     let domain = &text[s + at + at_len..m.end()];
-    (run_ends && !email_domain_ok(text, domain, m.end())).then_some(s + at + at_len)
+    if run_ends && !email_domain_ok(text, domain, m.end()) {
+        return Some(s + at + at_len);
+    }
+    Some(email_local_skip(text, s, s + at))
 }
 
 /// After a failed run token at `s` (`sk-…`, `xox?-…`, `xapp-N-…`): how far the scan may skip,

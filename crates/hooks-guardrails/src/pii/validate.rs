@@ -244,23 +244,40 @@ pub(super) fn validate_aws_secret(
 }
 
 pub(super) fn validate_email(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
-    let m = &text[s..e];
-    let (at, at_len) = email_at(m)?;
-    let mut lead = m[..at].len() - m[..at].trim_start_matches('.').len();
+    let (at, at_len) = email_at(&text[s..e])?;
+    let (at, domain) = (s + at, s + at + at_len);
+    let start = email_local_start(text, s, at)?;
+    email_domain_ok(text, &text[domain..e], e).then_some((start, e))
+}
+
+/// Whether a character belongs to the Latin (or Greek, Cyrillic) scripts, for cutting an
+/// address off text in another script it is glued to.
+fn latinish(c: char) -> bool {
+    (c as u32) < 0x0530 || (0x1E00..0x2000).contains(&(c as u32))
+}
+
+/// Where the address starts when its candidate starts at `s` and its `@` is at `at` (every
+/// byte between is a local-part character), or `None` when that local part is no local part.
+///
+/// [`email_local_skip`] answers the same question for every later start at once; the two
+/// must agree (tested against each other and against a detector without the skip).
+pub(super) fn email_local_start(text: &str, s: usize, at: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut lead = s;
+    while lead < at && b[lead] == b'.' {
+        lead += 1;
+    }
     // `\u003cjane@…` in JSON: the escape is not part of the address.
-    if byte_before(text, s + lead) == Some(b'\\')
-        && m[lead..at].len() > 5
-        && m[lead..].starts_with("u00")
-        && m.as_bytes()[lead + 3..lead + 5]
-            .iter()
-            .all(u8::is_ascii_hexdigit)
+    if byte_before(text, lead) == Some(b'\\')
+        && at - lead > 5
+        && text[lead..at].starts_with("u00")
+        && b[lead + 3..lead + 5].iter().all(u8::is_ascii_hexdigit)
     {
         lead += 5;
     }
     // An address in Latin (or Greek, Cyrillic) script glued to text in another script: the
     // address starts after that text (`请联系zoe@…` → `zoe@…`).
-    let latinish = |c: char| (c as u32) < 0x0530 || (0x1E00..0x2000).contains(&(c as u32));
-    let local_part = &m[lead..at];
+    let local_part = &text[lead..at];
     if local_part
         .chars()
         .any(|c| c.is_alphanumeric() && latinish(c))
@@ -269,25 +286,87 @@ pub(super) fn validate_email(text: &str, s: usize, e: usize, _: &Freed) -> Optio
         lead += i + c.len_utf8();
     }
     // At most 64 characters: a longer run keeps its last 64.
-    if let Some((i, _)) = m[lead..at].char_indices().rev().nth(63) {
+    if let Some((i, _)) = text[lead..at].char_indices().rev().nth(63) {
         lead += i;
-        while lead < at && m.as_bytes()[lead] == b'.' {
+        while lead < at && b[lead] == b'.' {
             lead += 1;
         }
     }
     // A quote around an address is not part of it (`'jane@x.com'`), one inside is
     // (`o'brien@x.com`).
-    while lead < at && m.as_bytes()[lead] == b'\'' {
+    while lead < at && b[lead] == b'\'' {
         lead += 1;
     }
     if lead >= at {
         return None;
     }
-    let (s, local) = (s + lead, &m[lead..at]);
-    if local.is_empty() || local.starts_with('.') || local.ends_with('.') || local.contains("..") {
+    let local = &text[lead..at];
+    if local.starts_with('.') || local.ends_with('.') || local.contains("..") {
         return None;
     }
-    email_domain_ok(text, &m[at + at_len..], e).then_some((s, e))
+    Some(lead)
+}
+
+/// After the candidate at `s` failed, the first later start before the same `@` (at `at`)
+/// whose local part [`email_local_start`] would take, or `at` when there is none: every
+/// start between shares the `@` and the domain and fails on its local part, so the scan
+/// need not read the address again from each of them (`aaaa…..a@b.co` read each byte some
+/// 400 times).
+///
+/// One pass over the run, then a few comparisons per start: a later start differs from `s`
+/// only in where its leading dots end; the rest (the last `..`, the last character of
+/// another script and of a Latin letter or digit, where the last 64 characters begin) is
+/// the same for all of them.
+pub(super) fn email_local_skip(text: &str, s: usize, at: usize) -> usize {
+    let b = text.as_bytes();
+    if at <= s || b[at - 1] == b'.' {
+        return at;
+    }
+    let run = &text[s..at];
+    let last_double_dot = run.rfind("..").map(|i| s + i);
+    let last_latin_alnum = run
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| c.is_alphanumeric() && latinish(c))
+        .map(|(i, _)| s + i);
+    let last_other_script = run
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !latinish(c))
+        .map(|(i, c)| (s + i, s + i + c.len_utf8()));
+    let last_64 = run.char_indices().rev().nth(63).map(|(i, _)| s + i);
+    let skip = |mut i: usize, byte: u8| {
+        while i < at && b[i] == byte {
+            i += 1;
+        }
+        i
+    };
+    let mut undotted = s;
+    for (i, _) in run.char_indices().skip(1) {
+        let from = s + i;
+        // Leading dots are trimmed (dots are ASCII: `undotted` stays on a boundary).
+        undotted = skip(undotted.max(from), b'.');
+        if undotted >= at {
+            return at;
+        }
+        let mut lead = undotted;
+        if let (Some(latin), Some((other, past))) = (last_latin_alnum, last_other_script)
+            && latin >= lead
+            && other >= lead
+        {
+            lead = past;
+        }
+        if let Some(t) = last_64
+            && lead <= t
+        {
+            lead = skip(t, b'.');
+        }
+        lead = skip(lead, b'\'');
+        if lead < at && b[lead] != b'.' && last_double_dot.is_none_or(|d| d < lead) {
+            return from;
+        }
+    }
+    at
 }
 
 /// Where an address's `@` (or `%40`) is in its match `m`: its offset and length.
