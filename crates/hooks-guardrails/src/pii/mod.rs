@@ -178,6 +178,16 @@ impl Pass {
     }
 }
 
+/// What one scan keeps between candidates.
+#[derive(Default)]
+struct Seen {
+    /// For [`PiiDetector::validate_at`]'s overlapping search.
+    set: Option<PatternSet>,
+    /// The exact match the last validation read: its kind, its candidate's start and the
+    /// match's end, if any (a failed candidate's reach reads it instead of searching again).
+    exact: Option<(usize, usize, Option<usize>)>,
+}
+
 /// One scan: the triggers of some kinds, one pattern each, so a match says which kind fired.
 struct Pass {
     re: MetaRegex,
@@ -422,7 +432,7 @@ impl PiiDetector {
         // Where each pass searches from next: past the last detection, and past its own
         // failed candidates.
         let mut resume = [0usize; PASSES];
-        let mut set: Option<PatternSet> = None;
+        let mut seen = Seen::default();
         let mut at = 0;
         // The last detection: what a validator reads before its candidate reads it as the
         // placeholder it becomes (see `Freed`).
@@ -467,12 +477,12 @@ impl PiiDetector {
                     continue;
                 }
                 *work += (m.end() - m.start()) as u64;
-                hit = self.validate_at(text, pass, *m, &mut set, &freed, work);
+                hit = self.validate_at(text, pass, *m, &mut seen, &freed, work);
                 if hit.is_some() {
                     break;
                 }
                 // This pass's candidate failed: resume past what it ruled out.
-                *from = self.skip_after_failure(text, pass, *m);
+                *from = self.skip_after_failure(text, pass, *m, &seen);
             }
             match hit {
                 Some(d) => {
@@ -495,9 +505,16 @@ impl PiiDetector {
     /// reached (an e-mail: 64 characters before its `@`), or whose failure rules out more
     /// (the rest of a run token's run, see `run_token_reach`; every start before an address's
     /// `@` when its domain failed, see `email_reach`) — that point, if it is further.
-    fn skip_after_failure(&self, text: &str, pass: &Pass, m: regex_automata::Match) -> usize {
+    fn skip_after_failure(
+        &self,
+        text: &str,
+        pass: &Pass,
+        m: regex_automata::Match,
+        seen: &Seen,
+    ) -> usize {
         let next = next_char(text, m.start());
-        let kind = &self.compiled.kinds[pass.kinds[m.pattern().as_usize()]];
+        let k = pass.kinds[m.pattern().as_usize()];
+        let kind = &self.compiled.kinds[k];
         let mut to = next;
         if let Some((anchor, before)) = kind.back_window
             && let Some(i) = memchr::memmem::find(&text.as_bytes()[m.start()..m.end()], anchor)
@@ -507,14 +524,32 @@ impl PiiDetector {
                 (m.start() + i).saturating_sub(before),
             ));
         }
-        if let Some(reach) = kind.reach
-            && let Some(r) = reach(text, m.start(), kind)
-        {
-            to = to.max(ceil_char_boundary(text, r));
+        if let Some(reach) = kind.reach {
+            // The exact match the validation just read (searched again only if it was not
+            // this kind's: a kind with a reach is alone in its pass, so it always is).
+            let exact = match seen.exact {
+                Some((sk, ss, end)) if sk == k && ss == m.start() => end,
+                _ => self.exact_end(text, kind, m.start()),
+            };
+            if let Some(r) = reach(text, m.start(), exact, kind) {
+                to = to.max(ceil_char_boundary(text, r));
+            }
         }
         to
     }
 
+    /// The end of `kind`'s exact match for a candidate at `s`, if there is one.
+    fn exact_end(&self, text: &str, kind: &Kind, s: usize) -> Option<usize> {
+        let re = kind.re.as_ref()?;
+        let cut = ceil_char_boundary(text, s.saturating_add(kind.window));
+        let anchored = if kind.anchored {
+            Anchored::Yes
+        } else {
+            Anchored::No
+        };
+        re.search(&Input::new(text).range(s..cut).anchored(anchored))
+            .map(|m| m.end())
+    }
     /// Validates the kind whose trigger fired (`m`), then any other kind of the same pass whose
     /// trigger also matches at its start (one anchored search finds them: the cost is bounded
     /// by the longest trigger).
@@ -523,12 +558,14 @@ impl PiiDetector {
         text: &str,
         pass: &Pass,
         m: regex_automata::Match,
-        set: &mut Option<PatternSet>,
+        seen: &mut Seen,
         freed: &Freed,
         work: &mut u64,
     ) -> Option<Detection> {
         let (s, fired) = (m.start(), m.pattern());
-        if let Some(d) = self.validate_kind(text, pass.kinds[fired.as_usize()], s, freed, work) {
+        if let Some(d) =
+            self.validate_kind(text, pass.kinds[fired.as_usize()], s, freed, seen, work)
+        {
             return Some(d);
         }
         // Leftmost-first reports the first pattern (in the pass's order) that matches at the
@@ -538,15 +575,23 @@ impl PiiDetector {
             // A kind or two: asking each is cheaper than one overlapping search.
             return later
                 .iter()
-                .find_map(|&k| self.validate_kind(text, k, s, freed, work));
+                .find_map(|&k| self.validate_kind(text, k, s, freed, seen, work));
         }
-        let set = set.get_or_insert_with(|| PatternSet::new(self.compiled.kinds.len()));
+        let mut set = seen
+            .set
+            .take()
+            .unwrap_or_else(|| PatternSet::new(self.compiled.kinds.len()));
         set.clear();
-        pass.all
-            .which_overlapping_matches(&Input::new(text).range(s..).anchored(Anchored::Yes), set);
-        set.iter()
+        pass.all.which_overlapping_matches(
+            &Input::new(text).range(s..).anchored(Anchored::Yes),
+            &mut set,
+        );
+        let hit = set
+            .iter()
             .filter(|&p| p > fired)
-            .find_map(|p| self.validate_kind(text, pass.kinds[p.as_usize()], s, freed, work))
+            .find_map(|p| self.validate_kind(text, pass.kinds[p.as_usize()], s, freed, seen, work));
+        seen.set = Some(set);
+        hit
     }
 
     fn validate_kind(
@@ -555,9 +600,11 @@ impl PiiDetector {
         kind: usize,
         s: usize,
         freed: &Freed,
+        seen: &mut Seen,
         work: &mut u64,
     ) -> Option<Detection> {
-        let kind = &self.compiled.kinds[kind];
+        let k = kind;
+        let kind = &self.compiled.kinds[k];
         let cut = ceil_char_boundary(text, s.saturating_add(kind.window));
         let anchored = if kind.anchored {
             Anchored::Yes
@@ -573,7 +620,9 @@ impl PiiDetector {
                 entity: kind.entity,
             });
         };
-        let m = re.search(&Input::new(text).range(s..cut).anchored(anchored))?;
+        let m = re.search(&Input::new(text).range(s..cut).anchored(anchored));
+        seen.exact = Some((k, s, m.map(|m| m.end())));
+        let m = m?;
         *work += (m.end() - s) as u64;
         let (start, end) = (kind.validate)(text, m.start(), m.end(), freed)?;
         Some(Detection {

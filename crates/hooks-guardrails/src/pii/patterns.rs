@@ -2,7 +2,6 @@
 //! pattern, and the validator that confirms a candidate.
 
 use regex_automata::meta::Regex as MetaRegex;
-use regex_automata::{Anchored, Input};
 
 use super::Entity;
 use super::phone::validate_phone;
@@ -42,7 +41,8 @@ pub(super) struct Kind {
 
 /// Where a pass may resume after its candidate of this kind at `s` failed, if further than
 /// the next character.
-pub(super) type Reach = fn(&str, usize, &Kind) -> Option<usize>;
+/// Called with the failed candidate's exact match's end, if it had one.
+pub(super) type Reach = fn(&str, usize, Option<usize>, &Kind) -> Option<usize>;
 
 pub(super) struct Spec {
     pub(super) entity: Entity,
@@ -76,17 +76,14 @@ pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// is read again from each of its characters. The domain's verdict is shared only when its
 /// run ends inside the window: a later start sees further, and a longer run could read as
 /// another domain.
-pub(super) fn email_reach(text: &str, s: usize, kind: &Kind) -> Option<usize> {
-    let re = kind.re.as_ref()?;
+pub(super) fn email_reach(text: &str, s: usize, end: Option<usize>, kind: &Kind) -> Option<usize> {
+    let end = end?;
     let cut = ceil_char_boundary(text, s.saturating_add(kind.window));
-    let m = re.search(&Input::new(text).range(s..cut).anchored(Anchored::Yes))?;
-    let (at, at_len) = email_at(&text[s..m.end()])?;
+    let (at, at_len) = email_at(&text[s..end])?;
     let domain_char = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-') || c >= 0x80;
-    let run_ends = text.as_bytes()[m.end()..cut]
-        .iter()
-        .any(|&c| !domain_char(c));
-    let domain = &text[s + at + at_len..m.end()];
-    if run_ends && !email_domain_ok(text, domain, m.end()) {
+    let run_ends = text.as_bytes()[end..cut].iter().any(|&c| !domain_char(c));
+    let domain = &text[s + at + at_len..end];
+    if run_ends && !email_domain_ok(text, domain, end) {
         return Some(s + at + at_len);
     }
     Some(email_local_skip(text, s, s + at))
@@ -104,7 +101,7 @@ pub(super) fn email_reach(text: &str, s: usize, kind: &Kind) -> Option<usize> {
 /// digit or capital after the prefix; for `sk-`, no run of 16 letters and digits; every run of
 /// letters and digits made of at most four distinct characters. A token of another prefix
 /// inside is not skipped: the scan resumes at the first one.
-pub(super) fn run_token_reach(text: &str, s: usize, _: &Kind) -> Option<usize> {
+pub(super) fn run_token_reach(text: &str, s: usize, _: Option<usize>, _: &Kind) -> Option<usize> {
     const FAMILIES: [(&[u8], usize); 3] = [(b"sk-", 400), (b"xox", 255), (b"xapp-", 255)];
     let b = text.as_bytes();
     let rest = b.get(s..)?;

@@ -371,11 +371,12 @@ pub(super) fn email_local_skip(text: &str, s: usize, at: usize) -> usize {
 
 /// Where an address's `@` (or `%40`) is in its match `m`: its offset and length.
 pub(super) fn email_at(m: &str) -> Option<(usize, usize)> {
-    match (m.find('@'), m.find("%40")) {
-        (Some(a), Some(p)) if p < a => Some((p, 3)),
-        (Some(a), _) => Some((a, 1)),
-        (None, Some(p)) => Some((p, 3)),
-        (None, None) => None,
+    let b = m.as_bytes();
+    let at = memchr::memchr(b'@', b).unwrap_or(b.len());
+    let pct = memchr::memchr_iter(b'%', &b[..at]).find(|&i| b[i + 1..].starts_with(b"40"));
+    match pct {
+        Some(p) => Some((p, 3)),
+        None => (at < b.len()).then_some((at, 1)),
     }
 }
 
@@ -390,31 +391,45 @@ pub(super) fn email_domain_ok(text: &str, domain: &str, e: usize) -> bool {
     if byte_at(text, e).is_some_and(|b| b.is_ascii_alphanumeric()) && domain.is_ascii() {
         return false;
     }
-    let labels: Vec<&str> = domain.split('.').collect();
-    if labels
-        .iter()
-        .any(|l| l.is_empty() || l.starts_with('-') || l.ends_with('-'))
-    {
+    // Labels: none empty, none starting or ending with `-`, none over 63 characters (a
+    // byte that does not start a UTF-8 character is no character), at most ten.
+    let (mut labels, mut chars, mut last, mut tld) = (1, 0, b'.', 0);
+    for (i, &c) in domain.as_bytes().iter().enumerate() {
+        if c == b'.' {
+            if last == b'.' || last == b'-' {
+                return false;
+            }
+            labels += 1;
+            chars = 0;
+            tld = i + 1;
+        } else {
+            if last == b'.' && c == b'-' {
+                return false;
+            }
+            chars += usize::from(c & 0xC0 != 0x80);
+            if chars > 63 {
+                return false;
+            }
+        }
+        last = c;
+    }
+    if last == b'.' || last == b'-' || labels > 10 {
         return false;
     }
-    if labels.len() > 10 || labels.iter().any(|l| l.chars().count() > 63) {
-        return false;
-    }
-    let Some(tld) = labels.last().map(|l| l.to_ascii_lowercase()) else {
-        return false;
-    };
-    if !(2..=24).contains(&tld.chars().count()) {
+    // The last label: 2–24 characters (`chars` counts them when the loop ends).
+    let tld = &domain[tld..];
+    if !(2..=24).contains(&chars) {
         return false;
     }
     const FILE_EXTENSIONS: [&str; 14] = [
         "png", "jpg", "jpeg", "gif", "webp", "svg", "ico", "bmp", "tiff", "avif", "css", "js",
         "pdf", "heic",
     ];
-    if FILE_EXTENSIONS.contains(&tld.as_str()) {
+    if FILE_EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(tld)) {
         return false;
     }
     // `icon@2x.png`-style asset names.
-    let first = labels[0];
+    let first = domain.split('.').next().unwrap_or_default();
     if first.len() >= 2
         && first.ends_with('x')
         && first[..first.len() - 1].bytes().all(|b| b.is_ascii_digit())
