@@ -13,6 +13,7 @@
 //! - any other grouping of 8 to 13 digits right after a word for a phone (`Teléfono: 739 89
 //!   48 95`, `电话：13059228677`, `"phone": "726224374"`), never a date.
 
+use std::cell::Cell;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -235,19 +236,6 @@ fn groups(text: &str, s: usize, limit: usize) -> Groups {
     out
 }
 
-/// The digits of the groups (at most 15 per group, so at most 150), on the stack.
-fn digits_of(text: &str, groups: &[Group], out: &mut [u8; 16 * MAX_GROUPS]) -> usize {
-    let b = text.as_bytes();
-    let mut n = 0;
-    for g in groups {
-        for d in &b[g.start..g.end] {
-            out[n] = d - b'0';
-            n += 1;
-        }
-    }
-    n
-}
-
 fn nanp_ok(d: &[u8]) -> bool {
     d.len() == 10 && d[0] >= 2 && d[3] >= 2 && !(d[1] == 1 && d[2] == 1)
 }
@@ -319,10 +307,87 @@ pub(super) fn validate_phone(
         .find(|&k| all[k].sep == b'/' && (k >= 3 || len(&all[k - 1]) >= 7))
         .unwrap_or(all.len());
     let all = &all[..end];
+    // The run's digits, once: the first `upto[k]` of them are those of its first `k` groups.
+    let mut buf = [0u8; 16 * MAX_GROUPS];
+    let mut upto = [0usize; MAX_GROUPS + 1];
+    let mut n = 0;
+    for (k, g) in all.iter().enumerate() {
+        for &c in &b[g.start..g.end] {
+            buf[n] = c - b'0';
+            n += 1;
+        }
+        upto[k + 1] = n;
+    }
+    let before = Before {
+        text,
+        s,
+        freed,
+        phone: Cell::new(None),
+        id: Cell::new(None),
+        code: Cell::new(None),
+    };
+    let (fewest, most) = digit_bounds(plus, &buf[..n]);
     (1..=all.len())
         .rev()
-        .filter(|&k| k == all.len() || may_end_before(text, plus, all, k))
-        .find_map(|k| classify(text, s, plus, &all[..k], freed))
+        .filter(|&k| (fewest..=most).contains(&upto[k]))
+        .filter(|&k| k == all.len() || may_end_before(text, plus, all, k, &buf[..upto[k]]))
+        .find_map(|k| classify(plus, &all[..k], &buf[..upto[k]], &before))
+}
+
+/// The fewest and most digits a number that [`classify`] takes can have, given how it starts
+/// (`d`: the run's digits): international from 6 (`+43 1234`) to 18 (a three-digit code, 13
+/// national digits, a trunk zero written after the code and `(0)`), 2 more after `00`;
+/// otherwise 8 to 13 (a number named by a word for a phone). Readings of the run outside
+/// these are not tried.
+fn digit_bounds(plus: bool, d: &[u8]) -> (usize, usize) {
+    if plus {
+        (6, 18)
+    } else if d.starts_with(&[0, 0]) {
+        (8, 20)
+    } else {
+        (8, 13)
+    }
+}
+
+/// What the readings of one candidate's groups ask about the text around its start: the
+/// same answer for each reading, so worked out at most once.
+struct Before<'a> {
+    text: &'a str,
+    s: usize,
+    freed: &'a Freed,
+    phone: Cell<Option<bool>>,
+    id: Cell<Option<bool>>,
+    code: Cell<Option<bool>>,
+}
+
+impl Before<'_> {
+    fn once(cell: &Cell<Option<bool>>, f: impl FnOnce() -> bool) -> bool {
+        match cell.get() {
+            Some(v) => v,
+            None => {
+                let v = f();
+                cell.set(Some(v));
+                v
+            }
+        }
+    }
+
+    /// See [`phone_context`].
+    fn phone_context(&self) -> bool {
+        Self::once(&self.phone, || phone_context(self.text, self.s))
+    }
+
+    /// See [`id_context`].
+    fn id_context(&self) -> bool {
+        Self::once(&self.id, || id_context(self.text, self.s))
+    }
+
+    /// See [`after_code_group`].
+    fn after_code_group(&self) -> bool {
+        Self::once(&self.code, || {
+            after_code_group(self.text, self.s, self.freed)
+        })
+    }
 }
 
 /// True when a phone number may end before group `k` of the run `all` (another number
@@ -333,7 +398,7 @@ pub(super) fn validate_phone(
 /// (`+1 415 555 2671 | 4111 …`) — never between two groups of one pattern
 /// (`05 12 23 34 45 | 56` is one run, and `+49 30 123456 | 978` is not cut: German numbers
 /// vary in length).
-fn may_end_before(text: &str, plus: bool, all: &[Group], k: usize) -> bool {
+fn may_end_before(text: &str, plus: bool, all: &[Group], k: usize, d: &[u8]) -> bool {
     let (next, prev) = (&all[k], &all[k - 1]);
     if next.sep == b'/' {
         return k >= 2 || len(prev) >= 7;
@@ -348,9 +413,7 @@ fn may_end_before(text: &str, plus: bool, all: &[Group], k: usize) -> bool {
     {
         return true;
     }
-    let mut buf = [0u8; 16 * MAX_GROUPS];
-    let n = digits_of(text, &all[..k], &mut buf);
-    let d = &buf[..n];
+    let n = d.len();
     let shape = |i: usize| len(&all[i]);
     if !plus {
         let nanp = match k {
@@ -384,14 +447,10 @@ fn may_end_before(text: &str, plus: bool, all: &[Group], k: usize) -> bool {
     min == max && n - cc_len == min
 }
 
-/// Reads the groups `gs` of the number at `s` as a phone number (see the module's grammar).
-fn classify(
-    text: &str,
-    s: usize,
-    plus: bool,
-    gs: &[Group],
-    freed: &Freed,
-) -> Option<(usize, usize)> {
+/// Reads the groups `gs` (digits `d`) of the number at `before.s` as a phone number (see the
+/// module's grammar).
+fn classify(plus: bool, gs: &[Group], d: &[u8], before: &Before<'_>) -> Option<(usize, usize)> {
+    let (text, s, freed) = (before.text, before.s, before.freed);
     let (first, last) = (gs.first()?, gs.last()?);
     let end = last.end + usize::from(last.paren);
     // It must end here: not inside a word, and not where the number goes on in another shape
@@ -410,9 +469,7 @@ fn classify(
     {
         return None;
     }
-    let mut buf = [0u8; 16 * MAX_GROUPS];
-    let n = digits_of(text, gs, &mut buf);
-    let d = &buf[..n];
+    let n = d.len();
     let ok = |ok: bool| ok.then_some((s, end));
     let leading_00 = !plus && !first.paren && len(first) >= 3 && d[0] == 0 && d[1] == 0;
     if plus || leading_00 {
@@ -481,7 +538,7 @@ fn classify(
     }
     if gs.len() == 1 && (n == 10 || (n == 11 && d[0] == 1)) && d[0] != 0 {
         let nanp = if n == 11 { &d[1..] } else { d };
-        if nanp_ok(nanp) && !id_context(text, s) {
+        if nanp_ok(nanp) && !before.id_context() {
             return ok(true);
         }
     }
@@ -500,7 +557,7 @@ fn classify(
     // National with a trunk zero: `020 7883 5224`, `(07) 3946 8914`, `07362258309`.
     if d[0] == 0 && d.get(1).is_some_and(|&x| x != 0) && !date {
         if gs.len() == 1 {
-            return ok((10..=11).contains(&n) && (!id_context(text, s) || phone_context(text, s)));
+            return ok((10..=11).contains(&n) && (!before.id_context() || before.phone_context()));
         }
         // Four-digit blocks throughout are a card or an account, not a phone.
         let blocks = gs.len() >= 3 && shape.iter().all(|&l| l == 4);
@@ -511,8 +568,8 @@ fn classify(
         return ok(groups_ok
             && (10..=12).contains(&n)
             && (!pairs || n == 10)
-            && !after_code_group(text, s, freed)
-            && (!id_context(text, s) || phone_context(text, s)));
+            && !before.after_code_group()
+            && (!before.id_context() || before.phone_context()));
     }
     // Brazil: `(21) 99737-8290`, `(62) 2306-1605`.
     if first.paren && len(first) == 2 && gs.len() == 3 && (8..=9).contains(&(n - 2)) {
@@ -523,7 +580,7 @@ fn classify(
     let nanp_then_more = gs.len() > 3 && shape[..3] == [3, 3, 4] && nanp_ok(&d[..10]);
     // A whole number in its first group with more after it is that number, then another.
     let whole_then_more = gs.len() > 1 && len(first) >= 7;
-    ok(!after_code_group(text, s, freed)
+    ok(!before.after_code_group()
         && !nanp_then_more
         && !whole_then_more
         && !date
@@ -531,7 +588,7 @@ fn classify(
         && (8..=13).contains(&n)
         && same_seps_or_paren(gs)
         && !space_after_tied_groups(gs)
-        && phone_context(text, s))
+        && before.phone_context())
 }
 
 /// True when a four-character code group (`NL93 TRIO 0589…`, `DE08-2067-…`) stands right
@@ -602,4 +659,90 @@ fn looks_like_date(shape: &[usize], sep: u8) -> bool {
             shape,
             [4, 2, 2] | [2, 2, 4] | [1 | 2, 1 | 2, 4] | [4, 1 | 2, 1 | 2]
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `validate_phone` tries only the readings within `digit_bounds`: every reading outside
+    /// them must be one `classify` refuses anyway. Checked on every reading of generated runs
+    /// (each prefix of groups, with and without `+`, `00`, a trunk zero, parentheses, a word
+    /// for a phone before them).
+    #[test]
+    fn no_reading_outside_the_digit_bounds_is_a_number() {
+        let groups_of = [
+            "1",
+            "7",
+            "44",
+            "0",
+            "00",
+            "20",
+            "415",
+            "555",
+            "2671",
+            "06",
+            "(0)",
+            "(415)",
+            "(21)",
+            "12345",
+            "123456789",
+            "4915061574115",
+            "43",
+            "1234",
+            "358",
+        ];
+        let seps = [" ", "-", ".", "/", ""];
+        let labels = ["", "Tel: ", "phone ", "id ", "+", "Tel: +", "00"];
+        let mut n = 0x5851_f42d_4c95_7f2du64;
+        let mut next = |m: usize| {
+            n ^= n << 13;
+            n ^= n >> 7;
+            n ^= n << 17;
+            (n % m as u64) as usize
+        };
+        let (mut numbers, mut tried) = (0, 0);
+        for _ in 0..20_000 {
+            let label = labels[next(labels.len())];
+            let mut text = label.to_owned();
+            for i in 0..1 + next(9) {
+                if i > 0 {
+                    text.push_str(seps[next(seps.len())]);
+                }
+                text.push_str(groups_of[next(groups_of.len())]);
+            }
+            text.push_str(" ok");
+            let plus = label.ends_with('+');
+            let s = label.len() - usize::from(plus);
+            let all = groups(&text, s + usize::from(plus), text.len());
+            let mut d = Vec::new();
+            let before = Before {
+                text: &text,
+                s,
+                freed: &Freed::NONE,
+                phone: Cell::new(None),
+                id: Cell::new(None),
+                code: Cell::new(None),
+            };
+            let full: Vec<u8> = all
+                .iter()
+                .flat_map(|g| text.as_bytes()[g.start..g.end].iter().map(|c| c - b'0'))
+                .collect();
+            // As `validate_phone` reads them: from the whole run's digits.
+            let (fewest, most) = digit_bounds(plus, &full);
+            for k in 1..=all.len() {
+                d.extend(
+                    text.as_bytes()[all[k - 1].start..all[k - 1].end]
+                        .iter()
+                        .map(|c| c - b'0'),
+                );
+                tried += 1;
+                if classify(plus, &all[..k], &d, &before).is_some() {
+                    numbers += 1;
+                    assert!((fewest..=most).contains(&d.len()), "{text}: {k} groups");
+                }
+            }
+        }
+        assert!(numbers > 1_000 && tried > 50_000, "{numbers} of {tried}");
+    }
 }
