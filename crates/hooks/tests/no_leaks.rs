@@ -1,11 +1,11 @@
 //! No leaks: every PII value of both dev sets goes through prompts, nested tool arguments, tool
-//! results (also as JSON-encoded text, each value after an escaped line break) and model
-//! replies, with guardrails redacting every detector, logging with arguments and results on,
-//! structured logging, and telemetry capturing content over a real OTLP connection, and a
-//! steering judge (over `OpenAiModel`, real HTTP to a server on loopback) judging every tool
-//! call and final answer. Not one value may reach a log line, an exported span, a recorded
-//! violation, a message the model receives or a request the judge receives — while the
-//! placeholders do.
+//! results (also as JSON-encoded text, each value after an escaped line break, and in a link
+//! whose query was URL-encoded twice) and model replies, with guardrails redacting every
+//! detector, logging with arguments and results on, structured logging, and telemetry
+//! capturing content over a real OTLP connection, and a steering judge (over `OpenAiModel`,
+//! real HTTP to a server on loopback) judging every tool call and final answer. Not one value
+//! (nor its twice-encoded form) may reach a log line, an exported span, a recorded violation,
+//! a message the model receives or a request the judge receives — while the placeholders do.
 //!
 //! Installs a global tracing subscriber (the exporter logs from its own threads), so this
 //! file holds this one test.
@@ -104,6 +104,20 @@ impl HookProvider for Unjudged {
 /// Every labelled value of both dev sets (agent traffic, and the formats people write every
 /// day: fullwidth, NBSP and zero-width separators, IDN and `%40` e-mails, E.164 and national
 /// phones, PEM variants, …), with a label that gives it its usual context.
+/// `v` URL-encoded twice, as a query inside a link's query is: each ASCII punctuation or
+/// white-space character as `%25` and its hex code (`@` → `%2540`).
+fn encoded_twice(v: &str) -> String {
+    v.chars()
+        .map(|c| {
+            if c.is_ascii_punctuation() || c.is_ascii_whitespace() {
+                format!("%25{:02X}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 fn values() -> Vec<(String, String)> {
     let data = [
         include_str!("../../hooks-guardrails/tests/data/pii-dev.jsonl"),
@@ -244,7 +258,14 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
             .map(|(l, v)| format!("{l}:\\n{v}"))
             .collect::<Vec<_>>()
             .join("\\n");
-        let result = format!("Found: {snippet}\\n{escaped}");
+        // … and as a link to it whose query was URL-encoded twice (`%2540` for `@`).
+        let link = chunk
+            .iter()
+            .map(|(l, v)| format!("{}%3D{}", l.replace(' ', "_"), encoded_twice(v)))
+            .collect::<Vec<_>>()
+            .join("%26");
+        let result =
+            format!("Found: {snippet}\\n{escaped}\\nhttps://crm.example/?next=%2Fview%3F{link}");
         let tools_log = seen_by_tools.clone();
         let lookup = FnTool::new(
             ToolSpec::new("lookup", "looks up a customer", json!({})),
@@ -294,7 +315,10 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     assert_eq!(steering.decisions().len(), 3 * values.len().div_ceil(12));
     let decisions = format!("{:?}", steering.decisions());
     let mut leaks = Vec::new();
-    for (_, v) in &values {
+    for v in values
+        .iter()
+        .flat_map(|(_, v)| [v.clone(), encoded_twice(v)])
+    {
         for (place, text) in [
             ("logs", &logs),
             ("spans", &exported),
@@ -305,7 +329,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
             ("judge", &judged),
             ("decisions", &decisions),
         ] {
-            if text.contains(v.as_str()) {
+            if text.contains(&v) {
                 leaks.push(format!("{place}: {v:?}"));
             }
         }

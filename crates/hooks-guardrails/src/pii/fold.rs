@@ -220,7 +220,8 @@ fn next_folding(text: &str, from: usize) -> Option<usize> {
 /// `\n`, `\r`, `\t` and `\/` (a JSON string's line breaks, tabs and slashes: a value right
 /// after `\n` starts a word, as it does in the text the JSON encodes), `&#64;`, `&#x40;`,
 /// `&nbsp;`, `&shy;` (HTML), `%2B`, `%20`, `%40`, `%0A`, `%3D` (URLs: any encoded
-/// punctuation or white space).
+/// punctuation or white space) — HTML and URL escapes also escaped twice or three times
+/// (`&amp;#64;`, `%2540`, `%252540`: a link inside a link's query).
 /// Returns the escape's end and the character.
 fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
     let b = text.as_bytes();
@@ -249,8 +250,15 @@ fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
             }
         }
         b'&' => {
+            // `&amp;#64;`: escaped twice (or three times), the `&` itself escaped.
+            let mut q = p + 1;
+            for _ in 0..2 {
+                if b[q..].starts_with(b"amp;") {
+                    q += 4;
+                }
+            }
             // Bytes, not a `str` slice: a multi-byte character may follow within reach.
-            let rest = &b[p + 1..(p + 12).min(b.len())];
+            let rest = &b[q..(q + 11).min(b.len())];
             let semi = rest.iter().position(|&c| c == b';')?;
             let name = std::str::from_utf8(&rest[..semi]).ok()?;
             let c = if let Some(num) = name.strip_prefix('#') {
@@ -276,19 +284,29 @@ fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
                     _ => return None,
                 }
             };
-            Some((p + 1 + semi + 1, c))
+            Some((q + semi + 1, c))
         }
         b'%' => {
             // URL encoding of what phone numbers and addresses are made of (`%2B1%20415…`,
-            // `jane%40example.com`); other escapes are left as written.
-            let hex = b.get(p + 1..p + 3)?;
+            // `jane%40example.com`), also encoded twice or three times (`jane%2540…`: the
+            // `%` itself encoded); other escapes are left as written.
+            let mut q = p + 1;
+            for _ in 0..2 {
+                if b.get(q..q + 2) == Some(b"25")
+                    && b.get(q + 2..q + 4)
+                        .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+                {
+                    q += 2;
+                }
+            }
+            let hex = b.get(q..q + 2)?;
             // Two hex digits (`from_str_radix` alone would take `%+A`).
             if !hex.iter().all(u8::is_ascii_hexdigit) {
                 return None;
             }
             let v = u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
             ((v.is_ascii_punctuation() && v != b'%') || matches!(v, b' ' | b'\t' | b'\n' | b'\r'))
-                .then_some((p + 3, v as char))
+                .then_some((q + 2, v as char))
         }
         _ => None,
     }
@@ -473,7 +491,9 @@ mod tests {
         let e = f.text.find('é').unwrap();
         assert_eq!(f.original(e, e + 2), (t.find('é').unwrap(), t.len()));
         assert!(fold("plain ascii").is_none());
-        assert!(fold("a & b \\ c &amp; \\q %25 %41 %+A %+9").is_none());
+        assert!(
+            fold("a & b \\ c &amp; \\q %25 %41 %+A %+9 %2541 %2525 &amp;amp; &amp;x;").is_none()
+        );
         let t = r"card 4111\u00a01111&nbsp;1111&#160;1111, mail jos\u00e9&#64;example.com";
         let f = fold(t).unwrap();
         assert_eq!(f.text, "card 4111 1111 1111 1111, mail josé@example.com");

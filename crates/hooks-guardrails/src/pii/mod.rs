@@ -1073,6 +1073,42 @@ mod tests {
             ),
             ("From=%2B14155552671&x=1", "%2B14155552671", Entity::Phone),
             ("phone=415%20555%202671", "415%20555%202671", Entity::Phone),
+            // Encoded twice or three times (a URL inside a URL, HTML escaped twice).
+            (
+                "next=%2Fmail%3Fto%3Djane%2540example.com",
+                "jane%2540example.com",
+                Entity::Email,
+            ),
+            (
+                "to=jane%252540example.com&x=1",
+                "jane%252540example.com",
+                Entity::Email,
+            ),
+            (
+                "From=%252B14155552671&x=1",
+                "%252B14155552671",
+                Entity::Phone,
+            ),
+            (
+                "phone=415%2520555%25202671",
+                "415%2520555%25202671",
+                Entity::Phone,
+            ),
+            (
+                "mail jane&amp;#64;example.com ok",
+                "jane&amp;#64;example.com",
+                Entity::Email,
+            ),
+            (
+                "mail jane&amp;amp;#x40;example.com ok",
+                "jane&amp;amp;#x40;example.com",
+                Entity::Email,
+            ),
+            (
+                "card 4111&amp;nbsp;1111&amp;nbsp;1111&amp;nbsp;1111 ok",
+                "4111&amp;nbsp;1111&amp;nbsp;1111&amp;nbsp;1111",
+                Entity::CreditCard,
+            ),
             (
                 r"call 415\u2013555\u20132671 now",
                 r"415\u2013555\u20132671",
