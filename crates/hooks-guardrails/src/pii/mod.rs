@@ -196,6 +196,10 @@ struct Pass {
     dense: Option<regex_automata::dfa::regex::Regex>,
     /// The same triggers with all-matches semantics: which of them match at a position.
     all: MetaRegex,
+    /// For the digit-led pass: the same as `all`, anchored only, as a fully built DFA (asked
+    /// after most failed candidates there; the lazy engine's overlapping search cost about
+    /// as much as validating them).
+    all_dense: Option<regex_automata::dfa::dense::DFA<Vec<u32>>>,
     /// The kind (index into `kinds`) of each pattern.
     kinds: Vec<usize>,
 }
@@ -320,10 +324,25 @@ impl Compiled {
                         .ok()
                 })
                 .flatten();
+            let all_dense = DENSE_PASSES
+                .contains(&pass)
+                .then(|| {
+                    regex_automata::dfa::dense::Builder::new()
+                        .configure(
+                            regex_automata::dfa::dense::Config::new()
+                                .match_kind(MatchKind::All)
+                                .start_kind(regex_automata::dfa::StartKind::Anchored)
+                                .minimize(false),
+                        )
+                        .build_many(&triggers)
+                        .ok()
+                })
+                .flatten();
             passes.push(Pass {
                 re: build(MatchKind::LeftmostFirst)?,
                 dense,
                 all: build(MatchKind::All)?,
+                all_dense,
                 kinds: members,
             });
         }
@@ -582,10 +601,17 @@ impl PiiDetector {
             .take()
             .unwrap_or_else(|| PatternSet::new(self.compiled.kinds.len()));
         set.clear();
-        pass.all.which_overlapping_matches(
-            &Input::new(text).range(s..).anchored(Anchored::Yes),
-            &mut set,
-        );
+        let input = Input::new(text).range(s..).anchored(Anchored::Yes);
+        // Our patterns have no quit bytes, so the DFA cannot fail; if it ever did, the lazy
+        // engine answers instead.
+        let dense = pass.all_dense.as_ref().map(|dfa| {
+            use regex_automata::dfa::Automaton;
+            dfa.try_which_overlapping_matches(&input, &mut set)
+        });
+        if !matches!(dense, Some(Ok(()))) {
+            set.clear();
+            pass.all.which_overlapping_matches(&input, &mut set);
+        }
         let hit = set
             .iter()
             .filter(|&p| p > fired)
