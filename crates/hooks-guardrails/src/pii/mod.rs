@@ -1627,7 +1627,8 @@ mod tests {
     }
 
     /// Found by a hostile review: two French numbers in a row read as one run of ten pairs,
-    /// which no rule took: neither was found.
+    /// which no rule took: neither was found. Found by the second: one after a short number
+    /// (`le 12 06 12 34 56 78`) was missed the same way.
     #[test]
     fn two_french_numbers_in_a_row_are_two_numbers() {
         let text = "Tel: 06 12 34 56 78 06 12 34 56 79";
@@ -1642,6 +1643,16 @@ mod tests {
         assert_eq!(out, "Tel: [REDACTED_PHONE] [REDACTED_PHONE]");
         // Six pairs that are no French number stay one run, as before.
         assert!(found("numbers 05 12 23 34 45 56 drawn").is_empty());
+        // A French number right after a short number (a day, a count) is found on its own.
+        for (text, number) in [
+            ("appelez le 12 06 12 34 56 78 svp", "06 12 34 56 78"),
+            ("bureau 3 01 42 68 53 00.", "01 42 68 53 00"),
+        ] {
+            assert_eq!(found(text), [(Entity::Phone, number)], "{text}");
+        }
+        // Not when the pairs go on, or the first one has a trunk zero too.
+        assert!(found("codes 12 06 12 34 56 78 90 drawn").is_empty());
+        assert!(found("codes 01 06 12 34 56 78 drawn").is_empty());
     }
 
     /// Found by a second hostile review: a number (phone, or card in spaced groups) right

@@ -332,6 +332,49 @@ pub(super) fn validate_phone(
         .filter(|&k| (fewest..=most).contains(&upto[k]))
         .filter(|&k| k == all.len() || may_end_before(text, plus, all, k, &buf[..upto[k]]))
         .find_map(|k| classify(plus, &all[..k], &buf[..upto[k]], &before))
+        .or_else(|| french_after_a_short_number(plus, all, &buf[..n], &before))
+}
+
+/// `le 12 06 12 34 56 78`: a French number (five pairs from a trunk zero) right after a
+/// short number (one or two digits, no trunk zero) reads as one run of six groups, which no
+/// rule takes, and the start at its `06` is refused as the next group of a number. The
+/// five pairs are read as a number of their own, the short number before them as the
+/// placeholder it would be once redacted (as for the next number of a list). Six pairs
+/// from a trunk zero (`05 12 23 34 45 56`) stay one run.
+fn french_after_a_short_number(
+    plus: bool,
+    all: &[Group],
+    d: &[u8],
+    before: &Before<'_>,
+) -> Option<(usize, usize)> {
+    let [short, rest @ ..] = all else {
+        return None;
+    };
+    if plus
+        || rest.len() != 5
+        || short.paren
+        || !(1..=2).contains(&len(short))
+        || d[0] == 0
+        || !rest
+            .iter()
+            .all(|g| len(g) == 2 && g.sep == b' ' && !g.paren)
+    {
+        return None;
+    }
+    let start = rest[0].start;
+    let freed = Freed {
+        start: before.s,
+        end: short.end,
+    };
+    let after_short = Before {
+        text: before.text,
+        s: start,
+        freed: &freed,
+        phone: Cell::new(None),
+        id: Cell::new(None),
+        code: Cell::new(None),
+    };
+    classify(false, rest, &d[len(short)..], &after_short)
 }
 
 /// The fewest and most digits a number that [`classify`] takes can have, given how it starts
