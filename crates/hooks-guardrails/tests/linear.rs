@@ -40,11 +40,15 @@ fn family(name: &str, n: usize) -> String {
         "unterminated_html_escapes" => "&#6".repeat(n),
         "json_escapes_between_digits" => "4\\u00a0".repeat(n),
         "jwt_run_with_a_placeholder_tail" => format!("{}.eyJaaaaa.aaaaaaaaaa", "eyJa-".repeat(n)),
+        // Escapes decoded since: form-encoded spaces, URL escapes encoded twice.
+        "form_encoded_digit_runs" => "12+3+".repeat(n),
+        "twice_encoded_escapes" => "%2540a%25".repeat(n),
+        "twice_escaped_entities" => "&amp;#64;a".repeat(n),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 22] = [
+const FAMILIES: [&str; 25] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -67,6 +71,9 @@ const FAMILIES: [&str; 22] = [
     "jwt_run_with_a_placeholder_tail",
     "unterminated_html_escapes",
     "json_escapes_between_digits",
+    "form_encoded_digit_runs",
+    "twice_encoded_escapes",
+    "twice_escaped_entities",
 ];
 
 #[test]

@@ -326,13 +326,44 @@ fn next_escape(text: &str, from: usize) -> Option<(usize, usize, char)> {
     None
 }
 
+/// The next `+` at or after `from` between two digits: a space in a form-encoded value
+/// (`phone=415+555+2671`, `card=4111+1111+…`), read as one. (`+` after anything else, as
+/// in `+44 20 …` or `=+44…`, stays a plus.)
+fn next_form_space(text: &str, from: usize) -> Option<(usize, usize, char)> {
+    let b = text.as_bytes();
+    let mut i = from;
+    while let Some(k) = memchr::memchr(b'+', b.get(i..)?) {
+        let p = i + k;
+        if p > 0 && b[p - 1].is_ascii_digit() && b.get(p + 1).is_some_and(u8::is_ascii_digit) {
+            return Some((p, p + 1, ' '));
+        }
+        i = p + 1;
+    }
+    None
+}
+
+/// The earlier of two pending escapes.
+fn earlier(
+    a: Option<(usize, usize, char)>,
+    b: Option<(usize, usize, char)>,
+) -> Option<(usize, usize, char)> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(if y.0 < x.0 { y } else { x }),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
 /// The folded form of `text`, or `None` when folding changes nothing (all ASCII without
 /// escapes, or no character that folds): then the text is scanned as it is.
 pub(super) fn fold(text: &str) -> Option<Folded> {
     // The next character to fold and the next escape, each found once and kept until the
     // copy passes it (so the text is searched once for each).
     let mut char_at = next_folding(text, 0);
-    let mut esc_at = next_escape(text, 0);
+    // Escapes, and form-encoded spaces: each stream searched once, the earlier one taken.
+    let mut coded_at = next_escape(text, 0);
+    let mut plus_at = next_form_space(text, 0);
+    let mut esc_at = earlier(coded_at, plus_at);
     if char_at.is_none() && esc_at.is_none() {
         return None;
     }
@@ -374,9 +405,13 @@ pub(super) fn fold(text: &str) -> Option<Folded> {
         if char_at.is_some_and(|x| x < b) {
             char_at = next_folding(text, b);
         }
-        if esc_at.is_some_and(|(x, _, _)| x < b) {
-            esc_at = next_escape(text, b);
+        if coded_at.is_some_and(|(x, _, _)| x < b) {
+            coded_at = next_escape(text, b);
         }
+        if plus_at.is_some_and(|(x, _, _)| x < b) {
+            plus_at = next_form_space(text, b);
+        }
+        esc_at = earlier(coded_at, plus_at);
     }
     if changes.is_empty() {
         return None;
@@ -491,6 +526,9 @@ mod tests {
         let e = f.text.find('é').unwrap();
         assert_eq!(f.original(e, e + 2), (t.find('é').unwrap(), t.len()));
         assert!(fold("plain ascii").is_none());
+        assert!(fold("a+b 1+ +1 c++ 1e+10 =+44").is_none());
+        let f = fold("phone=415+555+2671").unwrap();
+        assert_eq!(f.text, "phone=415 555 2671");
         assert!(
             fold("a & b \\ c &amp; \\q %25 %41 %+A %+9 %2541 %2525 &amp;amp; &amp;x;").is_none()
         );

@@ -1099,6 +1099,24 @@ mod tests {
             ),
             ("From=%2B14155552671&x=1", "%2B14155552671", Entity::Phone),
             ("phone=415%20555%202671", "415%20555%202671", Entity::Phone),
+            // Form encoding: `+` for a space between digits.
+            ("phone=415+555+2671&x=1", "415+555+2671", Entity::Phone),
+            (
+                "to=%2B44+20+7946+0958&x=1",
+                "%2B44+20+7946+0958",
+                Entity::Phone,
+            ),
+            (
+                "card=4111+1111+1111+1111&cvc=1",
+                "4111+1111+1111+1111",
+                Entity::CreditCard,
+            ),
+            ("ssn=078+05+1120&", "078+05+1120", Entity::Ssn),
+            (
+                "call +44 20 7946 0958 now",
+                "+44 20 7946 0958",
+                Entity::Phone,
+            ),
             // Encoded twice or three times (a URL inside a URL, HTML escaped twice).
             (
                 "next=%2Fmail%3Fto%3Djane%2540example.com",
