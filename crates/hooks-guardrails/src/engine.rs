@@ -35,6 +35,10 @@ pub(crate) struct Engine {
     /// True when only the built-in blocked-content patterns are in use (see `scrub_json`).
     pub(crate) plain_keys_are_clean: bool,
     pub(crate) config: GuardrailConfig,
+    /// How many redaction passes settle a text before it fails closed:
+    /// [`MAX_REDACTION_PASSES`](crate::MAX_REDACTION_PASSES) (lower only in tests, where no
+    /// known input needs that many).
+    pub(crate) passes: usize,
 }
 
 /// A finding in one string, before any decision.
@@ -180,6 +184,7 @@ impl Engine {
                 )
             }),
             config,
+            passes: crate::MAX_REDACTION_PASSES,
         })
     }
 
@@ -531,7 +536,7 @@ impl Engine {
         keep_asked: bool,
     ) -> String {
         let asked = |rule: &str| keep_asked && self.configured(rule) == GuardrailAction::Ask;
-        for _ in 1..crate::MAX_REDACTION_PASSES {
+        for _ in 1..self.passes {
             let v = self.judge(&text, false);
             let mut spans = Vec::new();
             for (finding, action) in v.violations {
@@ -792,5 +797,38 @@ mod tests {
         let mut clean = json!({"q": "weather"});
         let r = e.scrub_json(&run, ViolationLocation::ToolArgs, None, &mut clean, true);
         assert!(!r.changed && r.blocked.is_none());
+    }
+
+    /// A text that still uncovers entities after the last pass becomes one placeholder.
+    #[test]
+    fn settling_that_runs_out_of_passes_fails_closed() {
+        let chain = crate::pii::tests::FOUR_PASS_CHAIN;
+        let run = RunId::new("r");
+        let settle = |passes: usize| {
+            let mut e = Engine::new(
+                GuardrailConfig::default().with_default_action(GuardrailAction::Redact),
+            )
+            .unwrap();
+            e.passes = passes;
+            let first = e.judge(chain, false);
+            let text = apply(chain, first.replace);
+            let mut blocked = None;
+            let out = e.settle_blocking(
+                &run,
+                ViolationLocation::ToolResult,
+                None,
+                text,
+                &mut blocked,
+            );
+            assert!(blocked.is_none());
+            (e, out)
+        };
+        let (e, settled) = settle(crate::MAX_REDACTION_PASSES);
+        assert!(
+            settled.contains("[REDACTED_SECRET]") && settled.contains(' '),
+            "{settled}"
+        );
+        assert!(e.judge(&settled, false).replace.is_empty());
+        assert_eq!(settle(2).1, REDACTED_CONTENT);
     }
 }

@@ -141,7 +141,7 @@ impl Hold {
         // What redaction freed (glued entities), as the whole reply's guard does: a segment
         // that still uncovers entities after the last pass is released as one placeholder.
         let mut settled = false;
-        for _ in 0..crate::MAX_REDACTION_PASSES {
+        for _ in 0..engine.passes {
             let again = engine.judge(&out, false);
             if again.blocked.is_some() {
                 // A BLOCK value the redaction freed (glued to another entity): nothing of
@@ -197,4 +197,34 @@ fn key_start(text: &str) -> Option<usize> {
         from = at + "-----BEGIN".len();
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{GuardrailAction, GuardrailConfig};
+
+    /// A streamed segment that still uncovers entities after the last pass is released as
+    /// one placeholder, as the whole reply's guard settles it.
+    #[test]
+    fn a_segment_that_runs_out_of_passes_is_released_as_one_placeholder() {
+        let chain = crate::pii::tests::FOUR_PASS_CHAIN;
+        let release = |passes: usize| {
+            let mut engine = Engine::new(
+                GuardrailConfig::default().with_default_action(GuardrailAction::Redact),
+            )
+            .unwrap();
+            engine.passes = passes;
+            let mut hold = Hold::new((0, 0));
+            let mut out = hold.take(&engine, "Here: ", false);
+            out.push_str(&hold.take(&engine, chain, true));
+            out
+        };
+        let settled = release(crate::MAX_REDACTION_PASSES);
+        assert!(
+            settled.starts_with("Here: ") && settled.contains("[REDACTED_SECRET]"),
+            "{settled}"
+        );
+        assert_eq!(release(2), crate::engine::REDACTED_CONTENT);
+    }
 }

@@ -667,12 +667,22 @@ impl PiiDetector {
     /// glued values, each freeing only the next) becomes one placeholder as a whole: fail
     /// closed. Either way the output holds no entity, and redacting it again changes nothing.
     pub fn redact<'t>(&self, text: &'t str) -> (std::borrow::Cow<'t, str>, Vec<Detection>) {
+        self.redact_within(text, MAX_REDACTION_PASSES)
+    }
+
+    /// [`redact`](Self::redact) with at most `passes` passes (lower only in tests, where no
+    /// known input needs [`MAX_REDACTION_PASSES`]).
+    fn redact_within<'t>(
+        &self,
+        text: &'t str,
+        passes: usize,
+    ) -> (std::borrow::Cow<'t, str>, Vec<Detection>) {
         let found = self.detect(text);
         if found.is_empty() {
             return (std::borrow::Cow::Borrowed(text), found);
         }
         let mut out = replace_all(text, &found);
-        for _ in 1..MAX_REDACTION_PASSES {
+        for _ in 1..passes {
             let more = self.detect(&out);
             if more.is_empty() {
                 return (std::borrow::Cow::Owned(out), found);
@@ -705,7 +715,7 @@ fn replace_all(text: &str, found: &[Detection]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn found(text: &str) -> Vec<(Entity, &str)> {
@@ -1616,6 +1626,29 @@ mod tests {
                 "{unit}: {work} steps for {} bytes",
                 text.len()
             );
+        }
+    }
+
+    /// A chain of glued values, each hiding the next, that takes four redaction passes: the
+    /// most a search over glued dev-set values found (none needs more than
+    /// [`MAX_REDACTION_PASSES`], so the step that fails closed is tested with fewer).
+    pub(crate) const FOUR_PASS_CHAIN: &str =
+        "-4111 1111 1111 1111DE89 3704 0044 0532 0130 00.4111 1111 1111 1111AKIAIOSFODNN7EXAMPLE- ";
+
+    #[test]
+    fn redaction_that_runs_out_of_passes_fails_closed() {
+        let d = PiiDetector::new();
+        let (settled, _) = d.redact(FOUR_PASS_CHAIN);
+        assert!(d.detect(&settled).is_empty(), "{settled}");
+        assert!(settled.contains("[REDACTED_SECRET]"), "{settled}");
+        assert_eq!(d.redact_within(FOUR_PASS_CHAIN, 4).0, settled);
+        for passes in 1..4 {
+            let (out, found) = d.redact_within(FOUR_PASS_CHAIN, passes);
+            assert!(
+                out.starts_with("[REDACTED_") && !out.contains(' '),
+                "{passes}: {out}"
+            );
+            assert!(!found.is_empty());
         }
     }
 
