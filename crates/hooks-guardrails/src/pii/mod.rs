@@ -1487,6 +1487,9 @@ pub(crate) mod tests {
             "'",
             "中",
             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "aaaaaaaaaaaaaaaaaaaaaaaa",
+            "-Abc12-",
+            "Ab3dEf9hIjKlMnOpQrStUvWxYz",
         ];
         let mut n = 0x2545_f491_4f6c_dd1du64;
         let mut next = |m: usize| {
@@ -1505,6 +1508,24 @@ pub(crate) mod tests {
                 "sk-aaaaaaaa-".repeat(80)
             ),
             format!("{}sk-Ab3dEf9hIjKlMnOpQrStUv", "xoxb-".repeat(200)),
+            // Placeholder runs (`aaaa…`) longer than any run of a key, then a real key, a
+            // key-like run as long as the placeholder's, and one longer.
+            format!(
+                "{}sk-Ab3dEf9hIjKlMnOpQrStUvWx ok",
+                "sk-aaaaaaaaaaaaaaaaaaaaaaaa-Abc12-".repeat(30)
+            ),
+            format!(
+                "{}Ab3dEf9hIjKlMnOpQrStUvWx-ok",
+                "sk-aaaaaaaaaaaaaaaaaaaaaaaa-Abc12-".repeat(30)
+            ),
+            format!(
+                "{}xoxb-1234567890-AbCdEfGhIjKlMnOpQrStUvWxYz ok",
+                "xoxb-aaaaaaaaaaaaaaaaaaaa-Abc12-".repeat(30)
+            ),
+            format!(
+                "{}Ab3dEf9hIjKlMnOpQrStUvWx0123456789abcdef ok",
+                "sk-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-".repeat(20)
+            ),
             // A good address right after bad ones, one whose domain runs past the window.
             format!("{}jane@example.com ok", "a@b.".repeat(50)),
             format!("x@{}example.com and y@z.io", "b".repeat(390)),
@@ -1522,6 +1543,25 @@ pub(crate) mod tests {
             let len = 1 + next(80);
             texts.push((0..len).map(|_| pieces[next(pieces.len())]).collect());
         }
+        // Long token runs of placeholder-like and key-like runs of about the same length
+        // (which of them is longest, and which comes last among the longest, decides).
+        let runs = [
+            "sk-",
+            "xoxb-",
+            "-",
+            "-x",
+            "-xy",
+            "aaaaaaaaaaaaaaaaaaaaaaaa",
+            "bbbbbbbbbbbbbbbbbbbbbbbbb",
+            "abababababababababababab",
+            "Ab3dEf9hIjKlMnOpQrStUvWx",
+            "Ab3dEf9hIjKlMnOpQrStUvW",
+            "Ab3dEf9hIjKlMnOpQrStUvWxY",
+        ];
+        for _ in 0..1_500 {
+            let len = 40 + next(160);
+            texts.push((0..len).map(|_| runs[next(runs.len())]).collect());
+        }
         let (mut secrets, mut addresses) = (0, 0);
         for t in &texts {
             let found = skipping.detect(t);
@@ -1530,10 +1570,10 @@ pub(crate) mod tests {
             addresses += found.iter().filter(|d| d.entity == Entity::Email).count();
         }
         assert!(secrets > 100 && addresses > 100, "{secrets} {addresses}");
-        for t in &texts[..5] {
+        for t in &texts[..9] {
             assert!(found(t).iter().any(|(e, _)| *e == Entity::Secret), "{t}");
         }
-        for t in &texts[5..9] {
+        for t in &texts[9..13] {
             assert!(found(t).iter().any(|(e, _)| *e == Entity::Email), "{t}");
         }
     }

@@ -118,7 +118,9 @@ pub(super) fn run_token_reach(text: &str, s: usize, _: Option<usize>, _: &Kind) 
     let body = read.get(3..).unwrap_or_default();
     let plain = !digit_or_capital(body);
     let short_runs = alnum_runs(body).all(|r| r.len() < 16);
-    let fails = few_distinct || (family != b"xapp-" && (plain || (sk && short_runs)));
+    let fails = few_distinct
+        || (family != b"xapp-" && (plain || (sk && short_runs)))
+        || placeholder_runs_decide(read, skip, cap + 3);
     if !fails || skip <= 1 {
         return None;
     }
@@ -130,6 +132,39 @@ pub(super) fn run_token_reach(text: &str, s: usize, _: Option<usize>, _: &Kind) 
         .filter_map(|(p, _)| memchr::memmem::find(&b[s + 1..end], p).map(|i| s + 1 + i))
         .min();
     Some(other.unwrap_or(end))
+}
+
+/// True when every token starting in `read[1..skip]` fails as a placeholder: its key's
+/// longest run of letters and digits repeats at most four characters (see `validate_secret`,
+/// which reads only the longest). It does when each such token's match (at least `reach`
+/// bytes from its start, or to the end of `read` when the run ends there) holds a whole run
+/// of at most four distinct characters longer than every run in `read` with more — so
+/// `sk-aaaa…aaaa-Abc12-` repeated is not read again from each of its tokens.
+fn placeholder_runs_decide(read: &[u8], skip: usize, reach: usize) -> bool {
+    // (start, end) of the runs with at most four distinct characters longer than every run
+    // with more, in order.
+    let mut runs = Vec::new();
+    let mut richest = 0;
+    let mut at = 0;
+    for run in read.split(|c| !c.is_ascii_alphanumeric()) {
+        if distinct_bytes(run) > 4 {
+            richest = richest.max(run.len());
+        } else {
+            runs.push((at, at + run.len()));
+        }
+        at += run.len() + 1;
+    }
+    runs.retain(|&(a, b)| b - a > richest);
+    // For each later start, the first such run that starts after its prefix (`sk-`, three
+    // bytes at least) must end inside its match.
+    let mut next = 0;
+    (1..skip).all(|start| {
+        while runs.get(next).is_some_and(|&(a, _)| a < start + 3) {
+            next += 1;
+        }
+        let end = (start + reach).min(read.len());
+        runs.get(next).is_some_and(|&(_, b)| b <= end)
+    })
 }
 
 pub(super) fn spec(
@@ -291,4 +326,62 @@ pub(super) fn specs() -> Vec<Spec> {
         ),
         spec(Entity::Phone, 3, phone_trigger, phone, 64, validate_phone),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `placeholder_runs_decide` says every token after the first fails as a placeholder
+    /// only when it does: checked against reading each window (every start, every end from
+    /// the shortest match on) the way `validate_secret` does, on generated runs of
+    /// placeholder-like and key-like stretches of about the same lengths.
+    #[test]
+    fn the_placeholder_rule_holds_for_every_window() {
+        let pieces: [&[u8]; 9] = [
+            b"-",
+            b"aaaa",
+            b"aaaaaaa",
+            b"abab",
+            b"b",
+            b"Ab3dE",
+            b"f9hIjK",
+            b"x",
+            b"-aaaaaaaaaa",
+        ];
+        let mut n = 0x853c_49e6_748f_ea9bu64;
+        let mut next = |m: usize| {
+            n ^= n << 13;
+            n ^= n >> 7;
+            n ^= n << 17;
+            (n % m as u64) as usize
+        };
+        let mut decided = 0;
+        for _ in 0..20_000 {
+            let len = 4 + next(40);
+            let read: Vec<u8> = (0..len)
+                .flat_map(|_| pieces[next(pieces.len())])
+                .copied()
+                .collect();
+            let reach = 8 + next(40);
+            let skip = 1 + next(read.len().min(2 * reach));
+            if !placeholder_runs_decide(&read, skip, reach) {
+                continue;
+            }
+            decided += 1;
+            for start in 1..skip {
+                for end in (start + reach).min(read.len())..=read.len() {
+                    let longest = alnum_runs(&read[start..end])
+                        .max_by_key(|run| run.len())
+                        .unwrap_or_default();
+                    assert!(
+                        distinct_bytes(longest) <= 4,
+                        "{} from {start} to {end}",
+                        String::from_utf8_lossy(&read)
+                    );
+                }
+            }
+        }
+        assert!(decided > 500, "{decided}");
+    }
 }
