@@ -289,6 +289,7 @@ impl Compiled {
                 window: sp.window,
                 anchored: sp.anchored,
                 back_window: sp.back_window,
+                domain_window: sp.domain_window,
                 reach: sp.reach,
                 validate: sp.validate,
             });
@@ -560,7 +561,7 @@ impl PiiDetector {
     /// The end of `kind`'s exact match for a candidate at `s`, if there is one.
     fn exact_end(&self, text: &str, kind: &Kind, s: usize) -> Option<usize> {
         let re = kind.re.as_ref()?;
-        let cut = ceil_char_boundary(text, s.saturating_add(kind.window));
+        let cut = kind.cut(text, s);
         let anchored = if kind.anchored {
             Anchored::Yes
         } else {
@@ -631,7 +632,7 @@ impl PiiDetector {
     ) -> Option<Detection> {
         let k = kind;
         let kind = &self.compiled.kinds[k];
-        let cut = ceil_char_boundary(text, s.saturating_add(kind.window));
+        let cut = kind.cut(text, s);
         let anchored = if kind.anchored {
             Anchored::Yes
         } else {
@@ -1498,6 +1499,7 @@ pub(crate) mod tests {
             n ^= n << 17;
             (n % m as u64) as usize
         };
+        let long_domain = format!("{0}.{0}.{0}.com", "b".repeat(60));
         let mut texts: Vec<String> = vec![
             // A real key after a run of a failed one, and a token of another prefix inside.
             format!("sk-{}-sk-Ab3dEf9hIjKlMnOpQrStUv ok", "a".repeat(25)),
@@ -1538,6 +1540,10 @@ pub(crate) mod tests {
                 "e".repeat(60)
             ),
             format!("{}.com and y@z.io", "x@b.".repeat(120)),
+            // Long local parts before long domains, good and bad.
+            format!("{}@{long_domain} ok", "a".repeat(250)),
+            format!("{}@{}.com and y@z.io", "a".repeat(250), "b".repeat(390)),
+            format!("{}@b.{} and y@z.io", "a".repeat(250), "c".repeat(400)),
         ];
         for _ in 0..3_000 {
             let len = 1 + next(80);
@@ -1573,9 +1579,15 @@ pub(crate) mod tests {
         for t in &texts[..9] {
             assert!(found(t).iter().any(|(e, _)| *e == Entity::Secret), "{t}");
         }
-        for t in &texts[9..13] {
+        for t in &texts[9..16] {
             assert!(found(t).iter().any(|(e, _)| *e == Entity::Email), "{t}");
         }
+        // An address longer than the window from its first start is found whole: its last 64
+        // local-part characters and all of its domain.
+        assert_eq!(
+            found(&texts[13]),
+            [(Entity::Email, &texts[13][250 - 64..texts[13].len() - 3])]
+        );
     }
 
     /// The skip after a failed address takes the first later start whose local part the
@@ -1646,7 +1658,8 @@ pub(crate) mod tests {
 
     /// Found by a hostile review: a run of local-part characters that no start can make an
     /// address of (`aaaa….@b.co`, or `aaaa…..a@b.co` up to the last `a`) read each byte some
-    /// 400 times (1.5 s per MB). The run is now read a few times.
+    /// 400 times (1.5 s per MB), and by the next one, a long local part before a domain that
+    /// fails or never ends (0.8–1 s per MB). The run is now read a few times.
     #[test]
     fn failed_local_parts_cost_a_few_reads_per_byte() {
         let d = PiiDetector::new();
@@ -1658,6 +1671,12 @@ pub(crate) mod tests {
             format!("'{long}'@b.co "),
             format!("{long}中..x@b.co "),
             format!("{}..b@c.io ", "a.".repeat(120)),
+            // Found by the third hostile review: a long local part before a domain that does
+            // not end (or fails) inside the window read each byte some 300 times.
+            format!("{long}@{}.com ", "b".repeat(390)),
+            format!("{long}@{} ", "b.".repeat(200)),
+            format!("{long}@b.{} ", "c".repeat(400)),
+            format!("{}@{}.com ", "a".repeat(60), "b".repeat(1000)),
         ] {
             let text = unit.repeat((64 << 10) / unit.len());
             let work = d.scan_work(&text);

@@ -33,10 +33,25 @@ pub(super) struct Kind {
     /// this anchor in its trigger: after a failed candidate the scan resumes there (see
     /// `skip_after_failure`).
     pub(super) back_window: Option<(&'static [u8], usize)>,
+    /// For an e-mail address: its exact match may reach this far past its `@` (or `%40`),
+    /// wherever the candidate starts — so every start before one `@` sees the same domain
+    /// (see [`email_reach`]). The `@` must be within `window` of the start.
+    pub(super) domain_window: Option<usize>,
     /// For a kind whose failure rules out more than its own start: where the scan may resume
     /// after a failed candidate at this start (see [`run_token_reach`]).
     pub(super) reach: Option<Reach>,
     pub(super) validate: Validate,
+}
+
+impl Kind {
+    /// Where the exact match for a candidate at `s` must end by.
+    pub(super) fn cut(&self, text: &str, s: usize) -> usize {
+        let cut = ceil_char_boundary(text, s.saturating_add(self.window));
+        match self.domain_window.zip(email_at(&text[s..cut])) {
+            Some((after, (at, at_len))) => ceil_char_boundary(text, s + at + at_len + after),
+            None => cut,
+        }
+    }
 }
 
 /// Where a pass may resume after its candidate of this kind at `s` failed, if further than
@@ -54,6 +69,7 @@ pub(super) struct Spec {
     pub(super) window: usize,
     pub(super) anchored: bool,
     pub(super) back_window: Option<(&'static [u8], usize)>,
+    pub(super) domain_window: Option<usize>,
     pub(super) reach: Option<Reach>,
     pub(super) validate: Validate,
 }
@@ -68,25 +84,23 @@ pub(super) struct Spec {
 pub(super) const PASSES: usize = 4;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 
-/// After a failed address at `s`: every later start before its `@` whose local part fails
-/// too is skipped (see `email_local_skip`) — and when the address failed on its domain, every
-/// start before the `@`: each reaches the same `@` (a local part holds no `@`) and the same
-/// domain (the exact pattern reads the domain the same way from any start), so each fails the
-/// domain's checks too (see `email_domain_ok`) — so neither `a@b.a@b.…` nor `aaaa…..a@b.co`
-/// is read again from each of its characters. The domain's verdict is shared only when its
-/// run ends inside the window: a later start sees further, and a longer run could read as
-/// another domain.
+/// After a failed address at `s`: every start before its `@` reaches the same `@` (a local
+/// part holds no `@`) and reads the same domain (the exact match ends within
+/// [`Kind::domain_window`] of the `@`, wherever it starts), so when the address failed on its
+/// domain — the exact pattern found none, or the domain's checks (`email_domain_ok`) refused
+/// it — every start before the `@` fails too; otherwise every later start whose local part
+/// fails too (see `email_local_skip`). So neither `a@b.a@b.…`, `aaaa…..a@b.co` nor a long
+/// local part before a domain that never ends is read again from each of its characters.
 pub(super) fn email_reach(text: &str, s: usize, end: Option<usize>, kind: &Kind) -> Option<usize> {
-    let end = end?;
-    let cut = ceil_char_boundary(text, s.saturating_add(kind.window));
-    let (at, at_len) = email_at(&text[s..end])?;
-    let domain_char = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-') || c >= 0x80;
-    let run_ends = text.as_bytes()[end..cut].iter().any(|&c| !domain_char(c));
-    let domain = &text[s + at + at_len..end];
-    if run_ends && !email_domain_ok(text, domain, end) {
-        return Some(s + at + at_len);
+    let window = ceil_char_boundary(text, s.saturating_add(kind.window));
+    let (at, at_len) = email_at(&text[s..window])?;
+    let (at, domain) = (s + at, s + at + at_len);
+    match end {
+        Some(end) if email_domain_ok(text, &text[domain..end], end) => {
+            Some(email_local_skip(text, s, at))
+        }
+        _ => Some(domain),
     }
-    Some(email_local_skip(text, s, s + at))
 }
 
 /// After a failed run token at `s` (`sk-…`, `xox?-…`, `xapp-N-…`): how far the scan may skip,
@@ -183,6 +197,7 @@ pub(super) fn spec(
         window,
         anchored: true,
         back_window: None,
+        domain_window: None,
         reach: None,
         validate,
     }
@@ -288,6 +303,7 @@ pub(super) fn specs() -> Vec<Spec> {
             window: 96,
             anchored: false,
             back_window: None,
+            domain_window: None,
             reach: None,
             validate: validate_aws_border,
         },
@@ -306,6 +322,8 @@ pub(super) fn specs() -> Vec<Spec> {
             // The local part is at most 64 characters (at most 256 bytes): no start further
             // before the `@` (or the `%` of `%40`) can be an address.
             back_window: Some((b"@", 256)),
+            // A domain is at most 253 bytes.
+            domain_window: Some(256),
             reach: Some(email_reach),
             ..spec(Entity::Email, 2, email_trigger, email, 400, validate_email)
         },
