@@ -47,8 +47,11 @@ impl Kind {
     /// Where the exact match for a candidate at `s` must end by.
     pub(super) fn cut(&self, text: &str, s: usize) -> usize {
         let cut = ceil_char_boundary(text, s.saturating_add(self.window));
-        match self.domain_window.zip(email_at(&text[s..cut])) {
-            Some((after, (at, at_len))) => ceil_char_boundary(text, s + at + at_len + after),
+        let Some(after) = self.domain_window else {
+            return cut;
+        };
+        match email_at(&text[s..cut]) {
+            Some((at, at_len)) => ceil_char_boundary(text, s + at + at_len + after),
             None => cut,
         }
     }
