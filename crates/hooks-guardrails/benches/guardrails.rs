@@ -119,6 +119,19 @@ fn scan_adversarial(c: &mut Criterion) {
             "failed_local_parts",
             fill(&format!("{}..a@b.co ", "a".repeat(250)), ""),
         ),
+        // Found by the third hostile review: a long local part before a domain that never
+        // ends inside the window (0.8–1 s per MB before every start read the same domain).
+        (
+            "long_local_part_long_domain",
+            fill(&format!("{}@{}.com ", "a".repeat(250), "b".repeat(390)), ""),
+        ),
+        // Tokens that fail as placeholders, each reading 400 bytes (96 ms per MB before the
+        // placeholder rule), and form-encoded digit groups.
+        (
+            "placeholder_token_runs",
+            fill("sk-aaaaaaaaaaaaaaaaaaaaaaaa-Abc12-", ""),
+        ),
+        ("form_encoded_digit_runs", fill("12+3+", "")),
     ];
     let detector = PiiDetector::new();
     let mut g = c.benchmark_group("guardrails/scan_adversarial");
