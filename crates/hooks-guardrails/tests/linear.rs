@@ -41,7 +41,7 @@ fn family(name: &str, n: usize) -> String {
         "json_escapes_between_digits" => "4\\u00a0".repeat(n),
         "jwt_run_with_a_placeholder_tail" => format!("{}.eyJaaaaa.aaaaaaaaaa", "eyJa-".repeat(n)),
         // Escapes decoded since: form-encoded spaces, URL escapes encoded twice.
-        "form_encoded_digit_runs" => "12+3+".repeat(n),
+        "form_encoded_digit_runs" => "x=12+3+".repeat(n),
         "twice_encoded_escapes" => "%2540a%25".repeat(n),
         "twice_escaped_entities" => "&amp;#64;a".repeat(n),
         _ => unreachable!(),

@@ -326,20 +326,82 @@ fn next_escape(text: &str, from: usize) -> Option<(usize, usize, char)> {
     None
 }
 
-/// The next `+` at or after `from` between two digits: a space in a form-encoded value
-/// (`phone=415+555+2671`, `card=4111+1111+…`), read as one. (`+` after anything else, as
-/// in `+44 20 …` or `=+44…`, stays a plus.)
+/// Whether the `+` at `p` may be a form-encoded space: it stands between two words' letters
+/// or digits (or a `)`, and a `(` or an escape's `%`): `phone=415+555+2671`,
+/// `iban=GB49+HBUK+…`, `to=%2B1+%28416%29+249-5843`, `1+(416)+…` — not where a plus starts
+/// a number (`+44 20 …`, `(+44 …`, `'+91 …`, `=+44`).
+fn form_space_at(b: &[u8], p: usize) -> bool {
+    p > 0
+        && (b[p - 1].is_ascii_alphanumeric() || b[p - 1] == b')')
+        && b.get(p + 1)
+            .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'%' || c == b'(')
+}
+
+/// The next `+` at or after `from` that may be a form-encoded space (see
+/// [`form_space_at`]).
 fn next_form_space(text: &str, from: usize) -> Option<(usize, usize, char)> {
     let b = text.as_bytes();
     let mut i = from;
     while let Some(k) = memchr::memchr(b'+', b.get(i..)?) {
         let p = i + k;
-        if p > 0 && b[p - 1].is_ascii_digit() && b.get(p + 1).is_some_and(u8::is_ascii_digit) {
+        if form_space_at(b, p) {
             return Some((p, p + 1, ' '));
         }
         i = p + 1;
     }
     None
+}
+
+/// The parts of `text` to read again with `+` as a space (see [`fold_form`]), since a `+`
+/// inside a value is as often a plus (a base64 key, `jane+tag@…`) as a space: each run of
+/// text without white space (a form-encoded value has none) that holds a `+` that may be a
+/// form-encoded space after an `=` (`phone=415+555+2671`, also as `%3D` in a link inside a
+/// link), with 64 bytes on either side (a label before it, the rest of a number after it)
+/// extended to white space; parts that touch are joined. Empty for most text.
+pub(super) fn form_regions(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let has_eq = |part: &[u8]| {
+        memchr::memchr(b'=', part).is_some()
+            || memchr::memmem::find(part, b"%3D").is_some()
+            || memchr::memmem::find(part, b"%3d").is_some()
+    };
+    let run_start = |i: usize| {
+        b[..i]
+            .iter()
+            .rposition(u8::is_ascii_whitespace)
+            .map_or(0, |w| w + 1)
+    };
+    let run_end = |i: usize| {
+        b[i..]
+            .iter()
+            .position(u8::is_ascii_whitespace)
+            .map_or(b.len(), |w| i + w)
+    };
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    // The run the last `+` is in: where it starts, and whether an `=` stands in it before
+    // that `+` (kept up to date as the pluses go by, so the text is read once).
+    let (mut run, mut eq, mut read) = (0, false, 0);
+    for p in memchr::memchr_iter(b'+', b) {
+        let gap = &b[read..p];
+        match gap.iter().rposition(u8::is_ascii_whitespace) {
+            Some(w) => {
+                run = read + w + 1;
+                eq = has_eq(&b[run..p]);
+            }
+            None => eq = eq || has_eq(gap),
+        }
+        read = p;
+        if !eq || out.last().is_some_and(|&(_, e)| p < e) || !form_space_at(b, p) {
+            continue;
+        }
+        let start = run_start(run.saturating_sub(64));
+        let end = run_end((run_end(p) + 64).min(b.len()));
+        match out.last_mut() {
+            Some(last) if start <= last.1 => last.1 = end,
+            _ => out.push((start, end)),
+        }
+    }
+    out
 }
 
 /// The earlier of two pending escapes.
@@ -357,12 +419,22 @@ fn earlier(
 /// The folded form of `text`, or `None` when folding changes nothing (all ASCII without
 /// escapes, or no character that folds): then the text is scanned as it is.
 pub(super) fn fold(text: &str) -> Option<Folded> {
+    fold_as(text, false)
+}
+
+/// [`fold`], reading every `+` that may be a form-encoded space (see [`form_space_at`]) as
+/// one (`phone=415+555+2671`).
+pub(super) fn fold_form(text: &str) -> Option<Folded> {
+    fold_as(text, true)
+}
+
+fn fold_as(text: &str, form: bool) -> Option<Folded> {
     // The next character to fold and the next escape, each found once and kept until the
     // copy passes it (so the text is searched once for each).
     let mut char_at = next_folding(text, 0);
     // Escapes, and form-encoded spaces: each stream searched once, the earlier one taken.
     let mut coded_at = next_escape(text, 0);
-    let mut plus_at = next_form_space(text, 0);
+    let mut plus_at = if form { next_form_space(text, 0) } else { None };
     let mut esc_at = earlier(coded_at, plus_at);
     if char_at.is_none() && esc_at.is_none() {
         return None;
@@ -526,8 +598,9 @@ mod tests {
         let e = f.text.find('é').unwrap();
         assert_eq!(f.original(e, e + 2), (t.find('é').unwrap(), t.len()));
         assert!(fold("plain ascii").is_none());
-        assert!(fold("a+b 1+ +1 c++ 1e+10 =+44").is_none());
-        let f = fold("phone=415+555+2671").unwrap();
+        assert!(fold("a+b 1+ +1 c++ 1e+10 =+44 phone=415+555+2671").is_none());
+        assert!(fold_form("1+ +1 a + b").is_none());
+        let f = fold_form("phone=415+555+2671").unwrap();
         assert_eq!(f.text, "phone=415 555 2671");
         assert!(
             fold("a & b \\ c &amp; \\q %25 %41 %+A %+9 %2541 %2525 &amp;amp; &amp;x;").is_none()

@@ -166,7 +166,12 @@ fn built() -> &'static Mutex<HashMap<Vec<Entity>, Arc<Compiled>>> {
 
 impl Pass {
     fn search(&self, text: &str, at: usize) -> Option<regex_automata::Match> {
-        let input = Input::new(text).range(at..);
+        self.search_in(text, at, text.len())
+    }
+
+    /// The first candidate in `text[at..to]`.
+    fn search_in(&self, text: &str, at: usize, to: usize) -> Option<regex_automata::Match> {
+        let input = Input::new(text).range(at..to);
         match &self.dense {
             // Our patterns have no quit bytes, so the DFA cannot fail; if it ever did, the lazy
             // engine answers instead.
@@ -389,7 +394,70 @@ impl PiiDetector {
     }
 
     fn scan_folded(&self, text: &str, mut found: impl FnMut(Detection) -> bool, work: &mut u64) {
-        match fold::fold(text) {
+        let regions = fold::form_regions(text);
+        if regions.is_empty() {
+            self.scan_view(text, fold::fold(text), found, work);
+            return;
+        }
+        // A `+` that may be a form-encoded space (`phone=415+555+2671`) or a plus (a base64
+        // key, `jane+tag@…`): the text is read as it is, the parts around such a `+` again
+        // with it as a space, and what either reading finds is reported, overlapping spans
+        // merged — so reading `+` as a space never hides what reading it as a plus finds.
+        let mut both = Vec::new();
+        self.scan_view(
+            text,
+            fold::fold(text),
+            |d| {
+                both.push(d);
+                true
+            },
+            work,
+        );
+        for (a, b) in regions {
+            let part = &text[a..b];
+            self.scan_view(
+                part,
+                fold::fold_form(part),
+                |d| {
+                    both.push(Detection {
+                        start: a + d.start,
+                        end: a + d.end,
+                        entity: d.entity,
+                    });
+                    true
+                },
+                work,
+            );
+        }
+        // By start, the longer first; the same span keeps the first reading's entity.
+        both.sort_by_key(|d: &Detection| (d.start, std::cmp::Reverse(d.end)));
+        let mut pending: Option<Detection> = None;
+        for d in both {
+            match &mut pending {
+                Some(p) if d.start < p.end => p.end = p.end.max(d.end),
+                _ => {
+                    if let Some(p) = pending.replace(d)
+                        && !found(p)
+                    {
+                        return;
+                    }
+                }
+            }
+        }
+        if let Some(p) = pending {
+            found(p);
+        }
+    }
+
+    /// Scans `text` as `folded` (its folded form, if folding changes it) reads it.
+    fn scan_view(
+        &self,
+        text: &str,
+        folded: Option<fold::Folded>,
+        mut found: impl FnMut(Detection) -> bool,
+        work: &mut u64,
+    ) {
+        match folded {
             None => self.scan_counted(text, found, work),
             Some(folded) => {
                 *work += text.len() as u64;
@@ -457,6 +525,20 @@ impl PiiDetector {
         // The last detection: what a validator reads before its candidate reads it as the
         // placeholder it becomes (see `Freed`).
         let mut freed = Freed::NONE;
+        // A detection that starts after its candidate did (an address whose local part is
+        // cut to its last 64 characters, a card glued to a word): held until no candidate of
+        // another pass starts before it, so a value that starts earlier is not passed over
+        // (one that reaches into it is merged with it).
+        let mut held: Option<Detection> = None;
+        // Reports `d` (an address with any secret that starts inside it and goes on past it).
+        let mut report = |d: Detection, seen: &mut Seen, work: &mut u64, freed: &mut Freed| {
+            let d = self.with_secrets_inside(text, d, freed, seen, work);
+            *freed = Freed {
+                start: d.start,
+                end: d.end,
+            };
+            (d.end, found(d))
+        };
         while at <= text.len() {
             let mut min = usize::MAX;
             for ((slot, pass), from) in slots.iter_mut().zip(&self.compiled.passes).zip(&mut resume)
@@ -487,17 +569,36 @@ impl PiiDetector {
                     min = min.min(m.start());
                 }
             }
+            if let Some(h) = held
+                && min >= h.start
+            {
+                // No candidate starts before the held detection any more.
+                held = None;
+                let (end, go_on) = report(h, &mut seen, work, &mut freed);
+                if !go_on {
+                    return;
+                }
+                at = at.max(end);
+                continue;
+            }
             if min == usize::MAX {
                 return;
             }
             let mut hit = None;
-            for ((slot, pass), from) in slots.iter().zip(&self.compiled.passes).zip(&mut resume) {
+            for (i, ((slot, pass), from)) in slots
+                .iter()
+                .zip(&self.compiled.passes)
+                .zip(&mut resume)
+                .enumerate()
+            {
                 let Slot::At(m) = slot else { continue };
                 if m.start() != min {
                     continue;
                 }
                 *work += (m.end() - m.start()) as u64;
-                hit = self.validate_at(text, pass, *m, &mut seen, &freed, work);
+                hit = self
+                    .validate_at(text, pass, *m, &mut seen, &freed, work)
+                    .map(|d| (d, i));
                 if hit.is_some() {
                     break;
                 }
@@ -505,19 +606,88 @@ impl PiiDetector {
                 *from = self.skip_after_failure(text, pass, *m, &seen);
             }
             match hit {
-                Some(d) => {
-                    at = d.end.max(min + 1);
-                    freed = Freed {
-                        start: d.start,
-                        end: d.end,
+                Some((d, pass)) if held.is_none() && d.start > min => {
+                    // Its pass's later candidates before it are the same value again; the
+                    // other passes are asked from here on (from this very start, for the
+                    // passes after this one).
+                    resume[pass] = resume[pass].max(d.end);
+                    held = Some(d);
+                    at = min;
+                }
+                Some((d, _)) => {
+                    let d = match held.take() {
+                        Some(h) if d.end > h.start => Detection {
+                            start: d.start.min(h.start),
+                            end: d.end.max(h.end),
+                            entity: d.entity,
+                        },
+                        // It ends before the held one: reported first.
+                        h => {
+                            held = h;
+                            d
+                        }
                     };
-                    if !found(d) {
+                    let (end, go_on) = report(d, &mut seen, work, &mut freed);
+                    if !go_on {
                         return;
                     }
+                    at = end.max(min + 1);
                 }
                 None => at = next_char(text, min),
             }
         }
+        if let Some(h) = held {
+            report(h, &mut seen, work, &mut freed);
+        }
+    }
+
+    /// An address `d`, reaching further when a secret starts inside it and goes on past it (a
+    /// SendGrid key glued after an `@` reads as the address's domain: `101@SG.ak8…` — the
+    /// key's tail would be left behind). Looked for only in the passes that find secrets,
+    /// among candidates starting inside `d` (their triggers read up to 128 bytes past it).
+    fn with_secrets_inside(
+        &self,
+        text: &str,
+        mut d: Detection,
+        freed: &Freed,
+        seen: &mut Seen,
+        work: &mut u64,
+    ) -> Detection {
+        if d.entity != Entity::Email {
+            return d;
+        }
+        for pass in &self.compiled.passes {
+            if !pass
+                .kinds
+                .iter()
+                .any(|&k| self.compiled.kinds[k].entity == Entity::Secret)
+            {
+                continue;
+            }
+            let mut from = next_char(text, d.start);
+            while from < d.end {
+                let to = ceil_char_boundary(text, d.end.saturating_add(128));
+                let Some(m) = pass.search_in(text, from, to) else {
+                    *work += (to - from) as u64;
+                    break;
+                };
+                *work += (m.end() - from) as u64;
+                if m.start() >= d.end {
+                    break;
+                }
+                match self.validate_at(text, pass, m, seen, freed, work) {
+                    Some(secret) => {
+                        if secret.end > d.end {
+                            d.end = secret.end;
+                            d.entity = Entity::Secret;
+                        }
+                        from = secret.end.max(next_char(text, m.start()));
+                    }
+                    None => from = self.skip_after_failure(text, pass, m, seen),
+                }
+            }
+        }
+        d
     }
 
     /// Where a pass resumes after its candidate `m` failed: the next character, or — for a
@@ -1685,6 +1855,100 @@ pub(crate) mod tests {
                 "{unit}: {work} steps for {} bytes",
                 text.len()
             );
+        }
+    }
+
+    /// A `+` between two characters is a space in a form-encoded value and a plus elsewhere
+    /// (a base64 key, `jane+tag@…`, a number glued after another): the text is read both
+    /// ways. Found by a hostile review: reading it only as a space (between digits) lost
+    /// these values, which the plus reading finds.
+    #[test]
+    fn a_plus_is_read_both_as_a_plus_and_as_a_form_encoded_space() {
+        for (text, want) in [
+            (
+                "aws_secret_access_key=8Hq2+7vXk3LpNc9Rt5Yw1Zb6Jm4Fs0Dg+Ae2Ui7O",
+                vec![(Entity::Secret, "8Hq2+7vXk3LpNc9Rt5Yw1Zb6Jm4Fs0Dg+Ae2Ui7O")],
+            ),
+            (
+                "Contact: ops2024+17@acme.io",
+                vec![(Entity::Email, "ops2024+17@acme.io")],
+            ),
+            ("a1+2b@x.org", vec![(Entity::Email, "a1+2b@x.org")]),
+            (
+                "mail jane+tag@example.com ok",
+                vec![(Entity::Email, "jane+tag@example.com")],
+            ),
+            (
+                "qty 2+4111 1111 1111 1111 ok",
+                vec![(Entity::CreditCard, "4111 1111 1111 1111")],
+            ),
+            ("5+078 05 1120", vec![(Entity::Ssn, "078 05 1120")]),
+            (
+                "0612345678+33612345678",
+                vec![
+                    (Entity::Phone, "0612345678"),
+                    (Entity::Phone, "+33612345678"),
+                ],
+            ),
+            // Form-encoded values: spaces as `+`, next to letters and escapes too.
+            (
+                "to=%2B1+%28416%29+249-5843&x=1",
+                vec![(Entity::Phone, "%2B1+%28416%29+249-5843")],
+            ),
+            (
+                "iban=GB49+HBUK+4318+2296+7600+83&x=1",
+                vec![(Entity::Iban, "GB49+HBUK+4318+2296+7600+83")],
+            ),
+        ] {
+            assert_eq!(found(text), want, "{text}");
+        }
+        assert!(found("1+1=2, C++ and a+b, at 10:00+01:00").is_empty());
+    }
+
+    /// Found by a hostile review: a value that an address's local part runs through (cut to
+    /// its last 64 characters, so the address starts inside the value) was passed over, and a
+    /// key glued after an `@` read as the address's domain left its tail behind.
+    #[test]
+    fn values_an_address_runs_into_are_covered_whole() {
+        let c60 = "c".repeat(60);
+        for (text, want) in [
+            (
+                format!("x-AKIAIOSFODNN7EXAMPLE.{c60}@example.com ok"),
+                vec![(
+                    Entity::Secret,
+                    format!("AKIAIOSFODNN7EXAMPLE.{c60}@example.com"),
+                )],
+            ),
+            (
+                format!("x-glpat-Ab3dEf9hIjKlMnOpQrSt.{c60}@example.com ok"),
+                vec![(
+                    Entity::Secret,
+                    format!("glpat-Ab3dEf9hIjKlMnOpQrSt.{c60}@example.com"),
+                )],
+            ),
+            (
+                "101@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 ok"
+                    .to_owned(),
+                vec![(
+                    Entity::Secret,
+                    "101@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"
+                        .to_owned(),
+                )],
+            ),
+            // A value that ends before the address starts is found on its own, first.
+            (
+                format!("call +1-415-555-2671.{c60}cccc@example.com now"),
+                vec![
+                    (Entity::Phone, "+1-415-555-2671".to_owned()),
+                    (Entity::Email, format!("{c60}cccc@example.com")),
+                ],
+            ),
+        ] {
+            let got: Vec<(Entity, String)> = found(&text)
+                .into_iter()
+                .map(|(e, v)| (e, v.to_owned()))
+                .collect();
+            assert_eq!(got, want, "{text}");
         }
     }
 
