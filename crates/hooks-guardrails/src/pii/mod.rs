@@ -1282,6 +1282,17 @@ pub(crate) mod tests {
             ("phone=415%20555%202671", "415%20555%202671", Entity::Phone),
             // Form encoding: `+` for a space between digits.
             ("phone=415+555+2671&x=1", "415+555+2671", Entity::Phone),
+            // A sentence glued on after the full stop that ends an address: not its domain.
+            (
+                "Write to jane@example.com.I will answer",
+                "jane@example.com",
+                Entity::Email,
+            ),
+            (
+                "mail jane@mail.example.co.a ok",
+                "jane@mail.example.co",
+                Entity::Email,
+            ),
             (
                 "to=%2B44+20+7946+0958&x=1",
                 "%2B44+20+7946+0958",

@@ -99,7 +99,7 @@ pub(super) fn email_reach(text: &str, s: usize, end: Option<usize>, kind: &Kind)
     let (at, at_len) = email_at(&text[s..window])?;
     let (at, domain) = (s + at, s + at + at_len);
     match end {
-        Some(end) if email_domain_ok(text, &text[domain..end], end) => {
+        Some(end) if email_domain_end(text, domain, end).is_some() => {
             Some(email_local_skip(text, s, at))
         }
         _ => Some(domain),

@@ -247,7 +247,26 @@ pub(super) fn validate_email(text: &str, s: usize, e: usize, _: &Freed) -> Optio
     let (at, at_len) = email_at(&text[s..e])?;
     let (at, domain) = (s + at, s + at + at_len);
     let start = email_local_start(text, s, at)?;
-    email_domain_ok(text, &text[domain..e], e).then_some((start, e))
+    email_domain_end(text, domain, e).map(|end| (start, end))
+}
+
+/// Where an address's domain (`text[domain..e]`, as matched) ends: at `e` when it passes the
+/// domain's checks ([`email_domain_ok`]); otherwise at the end of its longest run of labels
+/// (two or more, the last one letters) that does — a sentence glued on after a full stop
+/// (`jane@example.com.I will…`) is not the domain's last label — or nowhere.
+pub(super) fn email_domain_end(text: &str, domain: usize, e: usize) -> Option<usize> {
+    if email_domain_ok(text, &text[domain..e], e) {
+        return Some(e);
+    }
+    let b = &text.as_bytes()[domain..e];
+    memchr::memrchr_iter(b'.', b).take(10).find_map(|i| {
+        let name = &text[domain..domain + i];
+        let tld = &name[name.rfind('.')? + 1..];
+        let letters = tld.bytes().all(|c| c.is_ascii_alphabetic())
+            || tld.starts_with("xn--")
+            || !tld.is_ascii();
+        (letters && email_domain_ok(text, name, domain + i)).then_some(domain + i)
+    })
 }
 
 /// Whether a character belongs to the Latin (or Greek, Cyrillic) scripts, for cutting an
