@@ -530,7 +530,7 @@ impl PiiDetector {
         // another pass starts before it, so a value that starts earlier is not passed over
         // (one that reaches into it is merged with it).
         let mut held: Option<Detection> = None;
-        // Reports `d` (an address with any secret that starts inside it and goes on past it).
+        // Reports `d` (with any value that starts inside it and goes on past it).
         let mut report = |d: Detection, seen: &mut Seen, work: &mut u64, freed: &mut Freed| {
             let d = self.with_secrets_inside(text, d, freed, seen, work);
             *freed = Freed {
@@ -641,10 +641,13 @@ impl PiiDetector {
         }
     }
 
-    /// An address `d`, reaching further when a secret starts inside it and goes on past it (a
-    /// SendGrid key glued after an `@` reads as the address's domain: `101@SG.ak8…` — the
-    /// key's tail would be left behind). Looked for only in the passes that find secrets,
-    /// among candidates starting inside `d` (their triggers read up to 128 bytes past it).
+    /// `d`, reaching as far as any value that starts inside it and goes on past it (merged
+    /// into one detection, a secret's entity kept): a SendGrid key glued after an address's
+    /// `@` reads as its domain (`101@SG.ak8…`), a key's body runs into the number after it
+    /// (`…RTP 10.3.5.2`), a key glued after an address runs into a card — whatever the scan
+    /// would pass over, its tail would be left behind. Candidates are looked for in every
+    /// pass from inside `d` (their triggers read up to 64 bytes past it), again over what
+    /// each growth added.
     fn with_secrets_inside(
         &self,
         text: &str,
@@ -653,41 +656,45 @@ impl PiiDetector {
         seen: &mut Seen,
         work: &mut u64,
     ) -> Detection {
-        if d.entity != Entity::Email {
-            return d;
-        }
-        for pass in &self.compiled.passes {
-            if !pass
-                .kinds
-                .iter()
-                .any(|&k| self.compiled.kinds[k].entity == Entity::Secret)
-            {
-                continue;
-            }
-            let mut from = next_char(text, d.start);
-            while from < d.end {
-                let to = ceil_char_boundary(text, d.end.saturating_add(128));
-                let Some(m) = pass.search_in(text, from, to) else {
-                    *work += (to - from) as u64;
-                    break;
-                };
-                *work += (m.end() - from) as u64;
-                if m.start() >= d.end {
-                    break;
-                }
-                match self.validate_at(text, pass, m, seen, freed, work) {
-                    Some(secret) => {
-                        if secret.end > d.end {
-                            d.end = secret.end;
-                            d.entity = Entity::Secret;
-                        }
-                        from = secret.end.max(next_char(text, m.start()));
+        let mut from = next_char(text, d.start);
+        loop {
+            let end = d.end;
+            for pass in &self.compiled.passes {
+                let mut at = from;
+                while at < d.end {
+                    let to = ceil_char_boundary(text, d.end.saturating_add(64));
+                    let Some(m) = pass.search_in(text, at, to) else {
+                        *work += (to - at) as u64;
+                        break;
+                    };
+                    *work += (m.end() - at) as u64;
+                    if m.start() >= d.end {
+                        break;
                     }
-                    None => from = self.skip_after_failure(text, pass, m, seen),
+                    match self.validate_at(text, pass, m, seen, freed, work) {
+                        Some(x) => {
+                            // (An address whose local part ends a key — `ghp_…@github.com`
+                            // in a URL — leaves only its domain: the key's span stays.)
+                            let domain_only =
+                                d.entity == Entity::Secret && x.entity == Entity::Email;
+                            if x.end > d.end && !domain_only {
+                                d.end = x.end;
+                                if x.entity == Entity::Secret {
+                                    d.entity = Entity::Secret;
+                                }
+                            }
+                            at = x.end.max(next_char(text, m.start()));
+                        }
+                        None => at = self.skip_after_failure(text, pass, m, seen),
+                    }
                 }
             }
+            if d.end == end {
+                return d;
+            }
+            // The passes asked before it grew have not looked at what it grew by.
+            from = end;
         }
-        d
     }
 
     /// Where a pass resumes after its candidate `m` failed: the next character, or — for a
@@ -1917,11 +1924,14 @@ pub(crate) mod tests {
     }
 
     /// Found by a hostile review: a value that an address's local part runs through (cut to
-    /// its last 64 characters, so the address starts inside the value) was passed over, and a
-    /// key glued after an `@` read as the address's domain left its tail behind.
+    /// its last 64 characters, so the address starts inside the value) was passed over, a key
+    /// glued after an `@` read as the address's domain left its tail behind, and any value
+    /// that starts inside a detection and goes on past it was passed over: each is one
+    /// detection now.
     #[test]
     fn values_an_address_runs_into_are_covered_whole() {
         let c60 = "c".repeat(60);
+        let pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAGqmg8Z6v9hTqvmgaxbpDSDH76Dczm/PtN2fDJ2/Ysk5YyQgN\nR1LWRlSfutenOARhEqxDgjD3OwApzdIT/0FauutH9gs3O8yk9WK6kwkVK+9DKPtm\n-----END RSA PRIVATE KEY-----";
         for (text, want) in [
             (
                 format!("x-AKIAIOSFODNN7EXAMPLE.{c60}@example.com ok"),
@@ -1944,6 +1954,34 @@ pub(crate) mod tests {
                     Entity::Secret,
                     "101@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"
                         .to_owned(),
+                )],
+            ),
+            // Found by the fifth: a key glued after an address ran on into the next value,
+            // which was then passed over (a card's tail, a private key after a webhook).
+            (
+                "jane@example.sk-Ab3dEf9hIjKlMnOpQrStUv4111 1111 1111 1111 ok".to_owned(),
+                vec![(
+                    Entity::Secret,
+                    "jane@example.sk-Ab3dEf9hIjKlMnOpQrStUv4111 1111 1111 1111".to_owned(),
+                )],
+            ),
+            (
+                format!(
+                    "noah@example.comhttps://hooks.slack.com/services/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{pem} ok"
+                ),
+                vec![(
+                    Entity::Secret,
+                    format!(
+                        "noah@example.comhttps://hooks.slack.com/services/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{pem}"
+                    ),
+                )],
+            ),
+            // A key's body without an END line running into an address.
+            (
+                "-----BEGIN PRIVATE KEY-----IIEvgIB7qdnGqqX7RTP 10.3.5.2 ok".to_owned(),
+                vec![(
+                    Entity::Secret,
+                    "-----BEGIN PRIVATE KEY-----IIEvgIB7qdnGqqX7RTP 10.3.5.2".to_owned(),
                 )],
             ),
             // A value that ends before the address starts is found on its own, first.
