@@ -305,11 +305,26 @@ fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
                 return None;
             }
             let v = u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+            // An `@` encoded twice before a written one (`jane%2540corp@example.com`) is part
+            // of the local part, as written: decoded, it would split the address in two.
+            if v == b'@' && q > p + 1 && written_at_follows(b, q + 2) {
+                return None;
+            }
             ((v.is_ascii_punctuation() && v != b'%') || matches!(v, b' ' | b'\t' | b'\n' | b'\r'))
                 .then_some((q + 2, v as char))
         }
         _ => None,
     }
+}
+
+/// True when a written `@` follows `from` within an address's characters (letters,
+/// digits, `.`, `_`, `%`, `+`, `-`; within 64 bytes, a local part's length).
+fn written_at_follows(b: &[u8], from: usize) -> bool {
+    b[from.min(b.len())..]
+        .iter()
+        .take(64)
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'%' | b'+' | b'-')))
+        == Some(&b'@')
 }
 
 /// The next escape at or after `from` (see [`escape_at`]): its start, end and character.

@@ -1323,6 +1323,16 @@ pub(crate) mod tests {
                 Entity::Email,
             ),
             (
+                "mail jane.doe%2540corp@example.com ok",
+                "jane.doe%2540corp@example.com",
+                Entity::Email,
+            ),
+            (
+                "mail jane%2540@example.com ok",
+                "jane%2540@example.com",
+                Entity::Email,
+            ),
+            (
                 "to=jane%252540example.com&x=1",
                 "jane%252540example.com",
                 Entity::Email,
