@@ -377,8 +377,8 @@ pub(super) fn form_regions(text: &str) -> Vec<(usize, usize)> {
     let b = text.as_bytes();
     let has_eq = |part: &[u8]| {
         memchr::memchr(b'=', part).is_some()
-            || memchr::memmem::find(part, b"%3D").is_some()
-            || memchr::memmem::find(part, b"%3d").is_some()
+            || memchr::memchr_iter(b'%', part)
+                .any(|i| part[i + 1..].starts_with(b"3D") || part[i + 1..].starts_with(b"3d"))
     };
     let run_start = |i: usize| {
         b[..i]
@@ -393,10 +393,14 @@ pub(super) fn form_regions(text: &str) -> Vec<(usize, usize)> {
             .map_or(b.len(), |w| i + w)
     };
     let mut out: Vec<(usize, usize)> = Vec::new();
-    // The run the last `+` is in: where it starts, and whether an `=` stands in it before
-    // that `+` (kept up to date as the pluses go by, so the text is read once).
+    // The run the last `+` looked at is in: where it starts, and whether an `=` stands in
+    // it before that `+` (brought up to date only for a `+` that may be a space, reading
+    // on from where it was, so the text is read once).
     let (mut run, mut eq, mut read) = (0, false, 0);
     for p in memchr::memchr_iter(b'+', b) {
+        if out.last().is_some_and(|&(_, e)| p < e) || !form_space_at(b, p) {
+            continue;
+        }
         let gap = &b[read..p];
         match gap.iter().rposition(u8::is_ascii_whitespace) {
             Some(w) => {
@@ -406,7 +410,7 @@ pub(super) fn form_regions(text: &str) -> Vec<(usize, usize)> {
             None => eq = eq || has_eq(gap),
         }
         read = p;
-        if !eq || out.last().is_some_and(|&(_, e)| p < e) || !form_space_at(b, p) {
+        if !eq {
             continue;
         }
         let start = run_start(run.saturating_sub(64));
