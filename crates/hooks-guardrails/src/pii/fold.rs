@@ -317,14 +317,22 @@ fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
     }
 }
 
-/// True when a written `@` follows `from` within an address's characters (letters,
-/// digits, `.`, `_`, `%`, `+`, `-`; within 64 bytes, a local part's length).
+/// True when an `@` follows `from` within an address's characters (letters and digits of
+/// any script, `.`, `_`, `%`, `+`, `-`; within 64 bytes, a local part's length): written,
+/// fullwidth (`＠`) or encoded once (`%40`).
 fn written_at_follows(b: &[u8], from: usize) -> bool {
-    b[from.min(b.len())..]
-        .iter()
-        .take(64)
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'%' | b'+' | b'-')))
-        == Some(&b'@')
+    let rest = &b[from.min(b.len())..];
+    for (i, &c) in rest.iter().enumerate().take(64) {
+        match c {
+            b'@' => return true,
+            b'%' if rest[i + 1..].starts_with(b"40") => return true,
+            0xEF if rest[i + 1..].starts_with(&[0xBC, 0xA0]) => return true,
+            b'.' | b'_' | b'%' | b'+' | b'-' => {}
+            c if c.is_ascii_alphanumeric() || c >= 0x80 => {}
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// The next escape at or after `from` (see [`escape_at`]): its start, end and character.

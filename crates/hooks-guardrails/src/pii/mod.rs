@@ -656,6 +656,7 @@ impl PiiDetector {
         seen: &mut Seen,
         work: &mut u64,
     ) -> Detection {
+        let first = d.entity;
         let mut from = next_char(text, d.start);
         loop {
             let end = d.end;
@@ -673,11 +674,15 @@ impl PiiDetector {
                     }
                     match self.validate_at(text, pass, m, seen, freed, work) {
                         Some(x) => {
-                            // (An address whose local part ends a key — `ghp_…@github.com`
-                            // in a URL — leaves only its domain: the key's span stays.)
+                            // Another reading of a value of its own kind (`364 4111` inside
+                            // `0425 795 364`, an address inside an address) is no other
+                            // value — secrets aside, each one a key of its own. An address
+                            // whose local part ends a key (`ghp_…@github.com` in a URL)
+                            // leaves only its domain: the key's span stays.
+                            let same_kind = x.entity == first && x.entity != Entity::Secret;
                             let domain_only =
                                 d.entity == Entity::Secret && x.entity == Entity::Email;
-                            if x.end > d.end && !domain_only {
+                            if x.end > d.end && !same_kind && !domain_only {
                                 d.end = x.end;
                                 if x.entity == Entity::Secret {
                                     d.entity = Entity::Secret;
@@ -1330,6 +1335,12 @@ pub(crate) mod tests {
             (
                 "mail jane%2540@example.com ok",
                 "jane%2540@example.com",
+                Entity::Email,
+            ),
+            ("mail a%2540é@b.com ok", "a%2540é@b.com", Entity::Email),
+            (
+                "mail info%2540bü.jp@yahoo.co.jp ok",
+                "info%2540bü.jp@yahoo.co.jp",
                 Entity::Email,
             ),
             (
@@ -1993,6 +2004,22 @@ pub(crate) mod tests {
                     Entity::Secret,
                     "-----BEGIN PRIVATE KEY-----IIEvgIB7qdnGqqX7RTP 10.3.5.2".to_owned(),
                 )],
+            ),
+            // Another reading of a number inside a number is not a value of its own: the
+            // next number stays its own.
+            (
+                "0425 795 364 4111 1111 1111 1111".to_owned(),
+                vec![
+                    (Entity::Phone, "0425 795 364".to_owned()),
+                    (Entity::CreditCard, "4111 1111 1111 1111".to_owned()),
+                ],
+            ),
+            (
+                "+34 687 958 528 0201 379 4843".to_owned(),
+                vec![
+                    (Entity::Phone, "+34 687 958 528".to_owned()),
+                    (Entity::Phone, "0201 379 4843".to_owned()),
+                ],
             ),
             // A value that ends before the address starts is found on its own, first.
             (
