@@ -183,6 +183,36 @@ impl Pass {
     }
 }
 
+/// Detections in order of their starts, overlapping ones merged into one (the first one's
+/// entity kept), handed on as each is complete.
+#[derive(Default)]
+struct Merge {
+    pending: Option<Detection>,
+    stopped: bool,
+}
+
+impl Merge {
+    /// Takes `d`; false once `found` asked to stop.
+    fn push(&mut self, d: Detection, found: &mut impl FnMut(Detection) -> bool) -> bool {
+        match &mut self.pending {
+            Some(p) if d.start < p.end => p.end = p.end.max(d.end),
+            _ => {
+                if let Some(p) = self.pending.replace(d) {
+                    self.stopped = !found(p);
+                }
+            }
+        }
+        !self.stopped
+    }
+
+    /// Hands on the last one.
+    fn finish(self, found: &mut impl FnMut(Detection) -> bool) {
+        if let (false, Some(p)) = (self.stopped, self.pending) {
+            found(p);
+        }
+    }
+}
+
 /// What one scan keeps between candidates.
 #[derive(Default)]
 struct Seen {
@@ -431,22 +461,13 @@ impl PiiDetector {
         }
         // By start, the longer first; the same span keeps the first reading's entity.
         both.sort_by_key(|d: &Detection| (d.start, std::cmp::Reverse(d.end)));
-        let mut pending: Option<Detection> = None;
+        let mut merged = Merge::default();
         for d in both {
-            match &mut pending {
-                Some(p) if d.start < p.end => p.end = p.end.max(d.end),
-                _ => {
-                    if let Some(p) = pending.replace(d)
-                        && !found(p)
-                    {
-                        return;
-                    }
-                }
+            if !merged.push(d, &mut found) {
+                return;
             }
         }
-        if let Some(p) = pending {
-            found(p);
-        }
+        merged.finish(&mut found);
     }
 
     /// Scans `text` as `folded` (its folded form, if folding changes it) reads it.
@@ -464,35 +485,23 @@ impl PiiDetector {
                 // Two detections can share one original character that folded to several
                 // (`℅` → `c/o` ends one address and starts the next): mapped back, their
                 // spans would overlap, so they are merged into one.
-                let mut pending: Option<Detection> = None;
-                let mut go_on = true;
+                let mut merged = Merge::default();
                 self.scan_counted(
                     &folded.text,
                     |d| {
                         let (start, end) = folded.original(d.start, d.end);
-                        let d = Detection {
-                            start,
-                            end,
-                            entity: d.entity,
-                        };
-                        match &mut pending {
-                            Some(p) if d.start < p.end => {
-                                p.end = p.end.max(d.end);
-                                true
-                            }
-                            _ => {
-                                if let Some(p) = pending.replace(d) {
-                                    go_on = found(p);
-                                }
-                                go_on
-                            }
-                        }
+                        merged.push(
+                            Detection {
+                                start,
+                                end,
+                                entity: d.entity,
+                            },
+                            &mut found,
+                        )
                     },
                     work,
                 );
-                if go_on && let Some(p) = pending {
-                    found(p);
-                }
+                merged.finish(&mut found);
             }
         }
     }
@@ -532,7 +541,7 @@ impl PiiDetector {
         let mut held: Option<Detection> = None;
         // Reports `d` (with any value that starts inside it and goes on past it).
         let mut report = |d: Detection, seen: &mut Seen, work: &mut u64, freed: &mut Freed| {
-            let d = self.with_secrets_inside(text, d, freed, seen, work);
+            let d = self.merged_with_overlaps(text, d, freed, seen, work);
             *freed = Freed {
                 start: d.start,
                 end: d.end,
@@ -648,7 +657,7 @@ impl PiiDetector {
     /// would pass over, its tail would be left behind. Candidates are looked for in every
     /// pass from inside `d` (their triggers read up to 64 bytes past it), again over what
     /// each growth added.
-    fn with_secrets_inside(
+    fn merged_with_overlaps(
         &self,
         text: &str,
         mut d: Detection,
@@ -900,6 +909,18 @@ fn replace_all(text: &str, found: &[Detection]) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// A small seeded generator (xorshift) for the generated-input tests: `next(m)` is in
+    /// `0..m`.
+    pub(crate) fn numbers(seed: u64) -> impl FnMut(usize) -> usize {
+        let mut n = seed;
+        move |m| {
+            n ^= n << 13;
+            n ^= n >> 7;
+            n ^= n << 17;
+            (n % m as u64) as usize
+        }
+    }
 
     fn found(text: &str) -> Vec<(Entity, &str)> {
         PiiDetector::new()
@@ -1701,13 +1722,7 @@ pub(crate) mod tests {
             "-Abc12-",
             "Ab3dEf9hIjKlMnOpQrStUvWxYz",
         ];
-        let mut n = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: usize| {
-            n ^= n << 13;
-            n ^= n >> 7;
-            n ^= n << 17;
-            (n % m as u64) as usize
-        };
+        let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let long_domain = format!("{0}.{0}.{0}.com", "b".repeat(60));
         let mut texts: Vec<String> = vec![
             // A real key after a run of a failed one, and a token of another prefix inside.
@@ -1823,13 +1838,7 @@ pub(crate) mod tests {
             "ab.cd",
             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
         ];
-        let mut n = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |m: usize| {
-            n ^= n << 13;
-            n ^= n >> 7;
-            n ^= n << 17;
-            (n % m as u64) as usize
-        };
+        let mut next = numbers(0x9e37_79b9_7f4a_7c15);
         let (mut skipped, mut taken) = (0, 0);
         let (a62, a63) = ("a".repeat(62), "a".repeat(63));
         // Exactly 64 characters after another script's text, starting with dots or a quote.

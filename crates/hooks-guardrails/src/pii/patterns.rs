@@ -370,13 +370,7 @@ mod tests {
             b"x",
             b"-aaaaaaaaaa",
         ];
-        let mut n = 0x853c_49e6_748f_ea9bu64;
-        let mut next = |m: usize| {
-            n ^= n << 13;
-            n ^= n >> 7;
-            n ^= n << 17;
-            (n % m as u64) as usize
-        };
+        let mut next = crate::pii::tests::numbers(0x853c_49e6_748f_ea9b);
         let mut decided = 0;
         for _ in 0..20_000 {
             let len = 4 + next(40);

@@ -737,13 +737,7 @@ mod tests {
         ];
         let seps = [" ", "-", ".", "/", ""];
         let labels = ["", "Tel: ", "phone ", "id ", "+", "Tel: +", "00"];
-        let mut n = 0x5851_f42d_4c95_7f2du64;
-        let mut next = |m: usize| {
-            n ^= n << 13;
-            n ^= n >> 7;
-            n ^= n << 17;
-            (n % m as u64) as usize
-        };
+        let mut next = crate::pii::tests::numbers(0x5851_f42d_4c95_7f2d);
         let (mut numbers, mut tried) = (0, 0);
         for _ in 0..20_000 {
             let label = labels[next(labels.len())];
