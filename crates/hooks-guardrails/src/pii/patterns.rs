@@ -163,7 +163,7 @@ fn placeholder_runs_decide(read: &[u8], skip: usize, reach: usize) -> bool {
     let mut runs = Vec::new();
     let mut richest = 0;
     let mut at = 0;
-    for run in read.split(|c| !c.is_ascii_alphanumeric()) {
+    for run in alnum_runs(read) {
         if distinct_bytes(run) > 4 {
             richest = richest.max(run.len());
         } else {
