@@ -237,6 +237,15 @@ struct Pass {
     all_dense: Option<regex_automata::dfa::dense::DFA<Vec<u32>>>,
     /// The kind (index into `kinds`) of each pattern.
     kinds: Vec<usize>,
+    /// For a pass of several kinds, per pattern: the pass's triggers with that one left out
+    /// (it never matches, so pattern ids stay the same), for a kind with a
+    /// [`reach`](Kind::reach) — searched while that kind is quiet (see
+    /// [`PiiDetector::search_pass`]), so a run of its failing candidates is not visited one
+    /// by one.
+    without: Vec<Option<MetaRegex>>,
+    /// The longest match any trigger of the pass can have (set when `without` is: every
+    /// trigger of such a pass is bounded).
+    longest: usize,
 }
 
 impl fmt::Debug for PiiDetector {
@@ -374,12 +383,44 @@ impl Compiled {
                         .ok()
                 })
                 .flatten();
+            // A pattern no text matches, in place of a quiet kind's trigger.
+            const NEVER: &str = "[a&&b]";
+            // How long a trigger can be (`None`: unbounded, and then no variants — see
+            // `search_pass`).
+            let longest = triggers.iter().try_fold(0usize, |longest, t| {
+                let hir = regex_automata::util::syntax::parse(t).ok()?;
+                Some(longest.max(hir.properties().maximum_len()?))
+            });
+            let without = members
+                .iter()
+                .enumerate()
+                .map(|(p, &k)| {
+                    if members.len() < 2 || specs[k].reach.is_none() || longest.is_none() {
+                        return Ok(None);
+                    }
+                    let mut rest = triggers.clone();
+                    rest[p] = NEVER;
+                    MetaRegex::builder()
+                        .configure(
+                            MetaRegex::config()
+                                .match_kind(MatchKind::LeftmostFirst)
+                                .hybrid_cache_capacity(DFA_CACHE_BYTES)
+                                .nfa_size_limit(Some(64 << 20)),
+                        )
+                        .syntax(syntax::Config::new())
+                        .build_many(&rest)
+                        .map(Some)
+                        .map_err(|e| bad(specs[k].entity, Box::new(e)))
+                })
+                .collect::<crate::Result<Vec<_>>>()?;
             passes.push(Pass {
                 re: build(MatchKind::LeftmostFirst)?,
                 dense,
                 all: build(MatchKind::All)?,
                 all_dense,
                 kinds: members,
+                without,
+                longest: longest.unwrap_or(usize::MAX),
             });
         }
         Ok(Self { passes, kinds })
@@ -526,6 +567,9 @@ impl PiiDetector {
             At(regex_automata::Match),
         }
         let mut slots = [Slot::Unknown; PASSES];
+        // Per kind: none of its candidates that start before this can succeed (see
+        // `Kind::reach`); its validation is skipped there.
+        let mut quiet = vec![0usize; self.compiled.kinds.len()];
         // Where each pass searches from next: past the last detection, and past its own
         // failed candidates.
         let mut resume = [0usize; PASSES];
@@ -562,15 +606,9 @@ impl PiiDetector {
                     *slot = if *from > text.len() {
                         Slot::Done
                     } else {
-                        match pass.search(text, *from) {
-                            Some(m) => {
-                                *work += (m.end() - *from) as u64 + 1;
-                                Slot::At(m)
-                            }
-                            None => {
-                                *work += (text.len() - *from) as u64 + 1;
-                                Slot::Done
-                            }
+                        match self.search_pass(pass, text, *from, &quiet, work) {
+                            Some(m) => Slot::At(m),
+                            None => Slot::Done,
                         }
                     };
                 }
@@ -606,13 +644,22 @@ impl PiiDetector {
                 }
                 *work += (m.end() - m.start()) as u64;
                 hit = self
-                    .validate_at(text, pass, *m, &mut seen, &freed, work)
+                    .validate_at(text, pass, *m, &mut seen, &freed, &quiet, work)
                     .map(|d| (d, i));
                 if hit.is_some() {
                     break;
                 }
                 // This pass's candidate failed: resume past what it ruled out.
-                *from = self.skip_after_failure(text, pass, *m, &seen);
+                let k = pass.kinds[m.pattern().as_usize()];
+                if quiet[k] > m.start() {
+                    *from = next_char(text, m.start());
+                } else {
+                    let (to, kind_to) = self.skip_after_failure(text, pass, *m, &seen);
+                    *from = to;
+                    if let Some(r) = kind_to {
+                        quiet[k] = quiet[k].max(r);
+                    }
+                }
             }
             match hit {
                 Some((d, pass)) if held.is_none() && d.start > min => {
@@ -681,7 +728,7 @@ impl PiiDetector {
                     if m.start() >= d.end {
                         break;
                     }
-                    match self.validate_at(text, pass, m, seen, freed, work) {
+                    match self.validate_at(text, pass, m, seen, freed, &[], work) {
                         Some(x) => {
                             // Another reading of a value of its own kind (`364 4111` inside
                             // `0425 795 364`, an address inside an address) is no other
@@ -699,7 +746,7 @@ impl PiiDetector {
                             }
                             at = x.end.max(next_char(text, m.start()));
                         }
-                        None => at = self.skip_after_failure(text, pass, m, seen),
+                        None => at = self.skip_after_failure(text, pass, m, seen).0,
                     }
                 }
             }
@@ -715,14 +762,16 @@ impl PiiDetector {
     /// kind whose entity can only start a bounded distance before an anchor its trigger
     /// reached (an e-mail: 64 characters before its `@`), or whose failure rules out more
     /// (the rest of a run token's run, see `run_token_reach`; every start before an address's
-    /// `@` when its domain failed, see `email_reach`) — that point, if it is further.
+    /// `@` when its domain failed, see `email_reach`) — that point, if it is further. For a
+    /// kind that shares its pass, what its failure rules out is returned apart (the second
+    /// value): only that kind is quiet up to there, the others' candidates are still read.
     fn skip_after_failure(
         &self,
         text: &str,
         pass: &Pass,
         m: regex_automata::Match,
         seen: &Seen,
-    ) -> usize {
+    ) -> (usize, Option<usize>) {
         let next = next_char(text, m.start());
         let k = pass.kinds[m.pattern().as_usize()];
         let kind = &self.compiled.kinds[k];
@@ -743,10 +792,54 @@ impl PiiDetector {
                 _ => self.exact_end(text, kind, m.start()),
             };
             if let Some(r) = reach(text, m.start(), exact, kind) {
-                to = to.max(ceil_char_boundary(text, r));
+                let r = ceil_char_boundary(text, r);
+                if pass.kinds.len() > 1 {
+                    return (to, Some(r));
+                }
+                to = to.max(r);
             }
         }
-        to
+        (to, None)
+    }
+
+    /// The pass's first candidate from `from`, passing over those of its quiet kinds: while
+    /// a kind is quiet (`quiet[k]`: none of its candidates that start before it can succeed),
+    /// the pass is searched without that kind's trigger as far as it stays quiet — so a run
+    /// of its failing candidates (`1.2.3.4.1.2.3.4.…`) costs one search, not one per
+    /// candidate, while the other kinds' candidates there are all still found.
+    fn search_pass(
+        &self,
+        pass: &Pass,
+        text: &str,
+        from: usize,
+        quiet: &[usize],
+        work: &mut u64,
+    ) -> Option<regex_automata::Match> {
+        let full = |from: usize, work: &mut u64| {
+            let m = pass.search(text, from);
+            *work += (m.map_or(text.len(), |m| m.end()) - from) as u64 + 1;
+            m
+        };
+        // The kind quiet the farthest past `from`, of those the pass can leave out.
+        let Some((without, until)) = pass
+            .without
+            .iter()
+            .zip(&pass.kinds)
+            .filter_map(|(w, &k)| Some((w.as_ref()?, quiet[k])))
+            .filter(|&(_, until)| until > from)
+            .max_by_key(|&(_, until)| until)
+        else {
+            return full(from, work);
+        };
+        // A candidate that starts before `until` ends within the longest trigger past it.
+        let to = ceil_char_boundary(text, until.saturating_add(pass.longest));
+        let m = without.search(&Input::new(text).range(from..to));
+        *work += (m.map_or(to, |m| m.end()) - from) as u64 + 1;
+        match m {
+            Some(m) if m.start() < until => Some(m),
+            // Nothing but the quiet kind's candidates before `until`.
+            _ => full(until, work),
+        }
     }
 
     /// The end of `kind`'s exact match for a candidate at `s`, if there is one.
@@ -764,6 +857,8 @@ impl PiiDetector {
     /// Validates the kind whose trigger fired (`m`), then any other kind of the same pass whose
     /// trigger also matches at its start (one anchored search finds them: the cost is bounded
     /// by the longest trigger).
+    /// Kinds quiet at the start (see `search_pass`) are not validated.
+    #[allow(clippy::too_many_arguments)]
     fn validate_at(
         &self,
         text: &str,
@@ -771,11 +866,14 @@ impl PiiDetector {
         m: regex_automata::Match,
         seen: &mut Seen,
         freed: &Freed,
+        quiet: &[usize],
         work: &mut u64,
     ) -> Option<Detection> {
         let (s, fired) = (m.start(), m.pattern());
-        if let Some(d) =
-            self.validate_kind(text, pass.kinds[fired.as_usize()], s, freed, seen, work)
+        let awake = |k: &usize| quiet.get(*k).is_none_or(|&q| q <= s);
+        let first = pass.kinds[fired.as_usize()];
+        if awake(&first)
+            && let Some(d) = self.validate_kind(text, first, s, freed, seen, work)
         {
             return Some(d);
         }
@@ -786,6 +884,7 @@ impl PiiDetector {
             // A kind or two: asking each is cheaper than one overlapping search.
             return later
                 .iter()
+                .filter(|k| awake(k))
                 .find_map(|&k| self.validate_kind(text, k, s, freed, seen, work));
         }
         let mut set = seen
@@ -807,7 +906,9 @@ impl PiiDetector {
         let hit = set
             .iter()
             .filter(|&p| p > fired)
-            .find_map(|p| self.validate_kind(text, pass.kinds[p.as_usize()], s, freed, seen, work));
+            .map(|p| pass.kinds[p.as_usize()])
+            .filter(awake)
+            .find_map(|k| self.validate_kind(text, k, s, freed, seen, work));
         seen.set = Some(set);
         hit
     }
@@ -1721,6 +1822,19 @@ pub(crate) mod tests {
             "aaaaaaaaaaaaaaaaaaaaaaaa",
             "-Abc12-",
             "Ab3dEf9hIjKlMnOpQrStUvWxYz",
+            // Dotted numbers, and the digit-led kinds that share IPv4's pass.
+            "1.",
+            "2.3",
+            "10.0.0.",
+            "192.168.1.1",
+            "255",
+            "7",
+            "4111 1111 1111 1111",
+            "415-555-2671",
+            "123-45-6789",
+            "(12) ",
+            "fe80::1",
+            ":",
         ];
         let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let long_domain = format!("{0}.{0}.{0}.com", "b".repeat(60));
@@ -1768,6 +1882,13 @@ pub(crate) mod tests {
             format!("{}@{long_domain} ok", "a".repeat(250)),
             format!("{}@{}.com and y@z.io", "a".repeat(250), "b".repeat(390)),
             format!("{}@b.{} and y@z.io", "a".repeat(250), "c".repeat(400)),
+            // Dotted-number runs with an address after `..`, after a space, and the other
+            // digit-led kinds inside and after them.
+            format!("{}..10.0.0.1 ok", "1.2.3.4.".repeat(40)),
+            format!("{}1 10.0.0.1 ok", "1.2.3.4.".repeat(40)),
+            format!("{}415-555-2671 and 10.0.0.2", "1.2.3.4.".repeat(40)),
+            format!("{}.4111 1111 1111 1111 192.168.0.1", "1.2.".repeat(40)),
+            format!("v{}. 8.8.8.8", "9.".repeat(300)),
         ];
         for _ in 0..3_000 {
             let len = 1 + next(80);
@@ -1792,19 +1913,29 @@ pub(crate) mod tests {
             let len = 40 + next(160);
             texts.push((0..len).map(|_| runs[next(runs.len())]).collect());
         }
-        let (mut secrets, mut addresses) = (0, 0);
+        let (mut secrets, mut addresses, mut ips) = (0, 0, 0);
         for t in &texts {
             let found = skipping.detect(t);
             assert_eq!(found, plain.detect(t), "{t}");
             secrets += found.iter().filter(|d| d.entity == Entity::Secret).count();
             addresses += found.iter().filter(|d| d.entity == Entity::Email).count();
+            ips += found
+                .iter()
+                .filter(|d| d.entity == Entity::IpAddress)
+                .count();
         }
-        assert!(secrets > 100 && addresses > 100, "{secrets} {addresses}");
+        assert!(
+            secrets > 100 && addresses > 100 && ips > 100,
+            "{secrets} {addresses} {ips}"
+        );
         for t in &texts[..9] {
             assert!(found(t).iter().any(|(e, _)| *e == Entity::Secret), "{t}");
         }
         for t in &texts[9..16] {
             assert!(found(t).iter().any(|(e, _)| *e == Entity::Email), "{t}");
+        }
+        for t in &texts[16..21] {
+            assert!(found(t).iter().any(|(e, _)| *e == Entity::IpAddress), "{t}");
         }
         // An address longer than the window from its first start is found whole: its last 64
         // local-part characters and all of its domain.

@@ -37,8 +37,11 @@ pub(super) struct Kind {
     /// wherever the candidate starts — so every start before one `@` sees the same domain
     /// (see [`email_reach`]). The `@` must be within `window` of the start.
     pub(super) domain_window: Option<usize>,
-    /// For a kind whose failure rules out more than its own start: where the scan may resume
-    /// after a failed candidate at this start (see [`run_token_reach`]).
+    /// For a kind whose failure rules out more than its own start: how far no candidate of
+    /// this kind can succeed after a failed one at this start (see [`run_token_reach`]). A
+    /// kind alone in its pass makes the pass resume there; one that shares its pass (an IPv4
+    /// address, see [`ipv4_reach`]) is only itself quiet up to there. It must hold whatever
+    /// the scan detected before (validators that read the last detection have none).
     pub(super) reach: Option<Reach>,
     pub(super) validate: Validate,
 }
@@ -104,6 +107,25 @@ pub(super) fn email_reach(text: &str, s: usize, end: Option<usize>, kind: &Kind)
         }
         _ => Some(domain),
     }
+}
+
+/// After a failed IPv4 candidate at `s`: a later start in the same run of digits and dots
+/// that follows a digit and a dot (`1.2.3.4.5.6.7.8`: the `5`, the `6`, …) continues a
+/// dotted number, which `validate_ipv4` refuses, and a digit right after a digit starts no
+/// candidate (the trigger begins at a word border). So no candidate succeeds before the run
+/// ends or a digit follows `..` (or starts it) — where a dotted-number run of any length is
+/// passed over once, not from each of its numbers. Reads only the text: the last detection
+/// does not matter to `validate_ipv4`.
+pub(super) fn ipv4_reach(text: &str, s: usize, _: Option<usize>, _: &Kind) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut i = s + 1;
+    while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
+        if b[i].is_ascii_digit() && b[i - 1] == b'.' && !(i >= 2 && b[i - 2].is_ascii_digit()) {
+            break;
+        }
+        i += 1;
+    }
+    Some(i)
 }
 
 /// After a failed run token at `s` (`sk-…`, `xox?-…`, `xapp-N-…`): how far the scan may skip,
@@ -332,7 +354,10 @@ pub(super) fn specs() -> Vec<Spec> {
         },
         spec(Entity::CreditCard, 3, card.clone(), card, 40, validate_card),
         spec(Entity::IpAddress, 3, ipv6_trigger, ipv6, 64, validate_ipv6),
-        spec(Entity::IpAddress, 3, ipv4_trigger, ipv4, 24, validate_ipv4),
+        Spec {
+            reach: Some(ipv4_reach),
+            ..spec(Entity::IpAddress, 3, ipv4_trigger, ipv4, 24, validate_ipv4)
+        },
         // Read by its validator: no exact pattern.
         spec(Entity::Ssn, 3, ssn, String::new(), 24, validate_ssn),
         // Read by its validator (no exact pattern); after the digit-led kinds, so a failed
