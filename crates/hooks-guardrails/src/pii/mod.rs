@@ -335,6 +335,7 @@ impl Compiled {
                 back_window: sp.back_window,
                 domain_window: sp.domain_window,
                 reach: sp.reach,
+                reach_until_detection: sp.reach_until_detection,
                 validate: sp.validate,
             });
         }
@@ -584,12 +585,21 @@ impl PiiDetector {
         // (one that reaches into it is merged with it).
         let mut held: Option<Detection> = None;
         // Reports `d` (with any value that starts inside it and goes on past it).
-        let mut report = |d: Detection, seen: &mut Seen, work: &mut u64, freed: &mut Freed| {
+        let mut report = |d: Detection,
+                          seen: &mut Seen,
+                          work: &mut u64,
+                          freed: &mut Freed,
+                          quiet: &mut [usize]| {
             let d = self.merged_with_overlaps(text, d, freed, seen, work);
             *freed = Freed {
                 start: d.start,
                 end: d.end,
             };
+            for (q, kind) in quiet.iter_mut().zip(&self.compiled.kinds) {
+                if kind.reach_until_detection {
+                    *q = (*q).min(d.end);
+                }
+            }
             (d.end, found(d))
         };
         while at <= text.len() {
@@ -621,7 +631,7 @@ impl PiiDetector {
             {
                 // No candidate starts before the held detection any more.
                 held = None;
-                let (end, go_on) = report(h, &mut seen, work, &mut freed);
+                let (end, go_on) = report(h, &mut seen, work, &mut freed, &mut quiet);
                 if !go_on {
                     return;
                 }
@@ -683,7 +693,7 @@ impl PiiDetector {
                             d
                         }
                     };
-                    let (end, go_on) = report(d, &mut seen, work, &mut freed);
+                    let (end, go_on) = report(d, &mut seen, work, &mut freed, &mut quiet);
                     if !go_on {
                         return;
                     }
@@ -693,7 +703,7 @@ impl PiiDetector {
             }
         }
         if let Some(h) = held {
-            report(h, &mut seen, work, &mut freed);
+            report(h, &mut seen, work, &mut freed, &mut quiet);
         }
     }
 
@@ -1835,6 +1845,15 @@ pub(crate) mod tests {
             "(12) ",
             "fe80::1",
             ":",
+            "06 12 ",
+            "4111 ",
+            "1 ",
+            "415 ",
+            "555 2671",
+            "\\n",
+            "call ",
+            "+44 ",
+            "20 7946 0958",
         ];
         let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let long_domain = format!("{0}.{0}.{0}.com", "b".repeat(60));
@@ -1889,6 +1908,13 @@ pub(crate) mod tests {
             format!("{}415-555-2671 and 10.0.0.2", "1.2.3.4.".repeat(40)),
             format!("{}.4111 1111 1111 1111 192.168.0.1", "1.2.".repeat(40)),
             format!("v{}. 8.8.8.8", "9.".repeat(300)),
+            // Runs of groups no number starts in, then numbers that may start there: a
+            // North American shape, a lone `1`, a `+`, after a detection.
+            format!("{}415 555 2671 ok", "06 12 ".repeat(60)),
+            format!("{}1 415 555 2671 ok", "4111 ".repeat(60)),
+            format!("{}+44 20 7946 0958 ok", "06 12 ".repeat(60)),
+            "5-12 4111 1111 1111 1111 06 12 34 56 78 ok".to_owned(),
+            format!("call {}06 12 34 56 78", "06 12 34 56 78 ".repeat(30)),
         ];
         for _ in 0..3_000 {
             let len = 1 + next(80);
@@ -1913,20 +1939,19 @@ pub(crate) mod tests {
             let len = 40 + next(160);
             texts.push((0..len).map(|_| runs[next(runs.len())]).collect());
         }
-        let (mut secrets, mut addresses, mut ips) = (0, 0, 0);
+        let (mut secrets, mut addresses, mut ips, mut phones) = (0, 0, 0, 0);
         for t in &texts {
             let found = skipping.detect(t);
             assert_eq!(found, plain.detect(t), "{t}");
-            secrets += found.iter().filter(|d| d.entity == Entity::Secret).count();
-            addresses += found.iter().filter(|d| d.entity == Entity::Email).count();
-            ips += found
-                .iter()
-                .filter(|d| d.entity == Entity::IpAddress)
-                .count();
+            let count = |e: Entity| found.iter().filter(|d| d.entity == e).count();
+            secrets += count(Entity::Secret);
+            addresses += count(Entity::Email);
+            ips += count(Entity::IpAddress);
+            phones += count(Entity::Phone);
         }
         assert!(
-            secrets > 100 && addresses > 100 && ips > 100,
-            "{secrets} {addresses} {ips}"
+            secrets > 100 && addresses > 100 && ips > 100 && phones > 100,
+            "{secrets} {addresses} {ips} {phones}"
         );
         for t in &texts[..9] {
             assert!(found(t).iter().any(|(e, _)| *e == Entity::Secret), "{t}");
@@ -1936,6 +1961,9 @@ pub(crate) mod tests {
         }
         for t in &texts[16..21] {
             assert!(found(t).iter().any(|(e, _)| *e == Entity::IpAddress), "{t}");
+        }
+        for t in &texts[21..26] {
+            assert!(found(t).iter().any(|(e, _)| *e == Entity::Phone), "{t}");
         }
         // An address longer than the window from its first start is found whole: its last 64
         // local-part characters and all of its domain.

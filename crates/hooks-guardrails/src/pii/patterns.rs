@@ -4,7 +4,7 @@
 use regex_automata::meta::Regex as MetaRegex;
 
 use super::Entity;
-use super::phone::validate_phone;
+use super::phone::{PHONE_WINDOW, phone_reach, validate_phone};
 use super::validate::*;
 
 pub(super) const B: &str = r"(?-u:\b)";
@@ -43,6 +43,10 @@ pub(super) struct Kind {
     /// address, see [`ipv4_reach`]) is only itself quiet up to there. It must hold whatever
     /// the scan detected before (validators that read the last detection have none).
     pub(super) reach: Option<Reach>,
+    /// The reach read what stands right before later candidates, which the scan's next
+    /// detection changes (a validator reads it as the placeholder it becomes): it holds only
+    /// up to that detection's end.
+    pub(super) reach_until_detection: bool,
     pub(super) validate: Validate,
 }
 
@@ -77,6 +81,7 @@ pub(super) struct Spec {
     pub(super) back_window: Option<(&'static [u8], usize)>,
     pub(super) domain_window: Option<usize>,
     pub(super) reach: Option<Reach>,
+    pub(super) reach_until_detection: bool,
     pub(super) validate: Validate,
 }
 
@@ -224,6 +229,7 @@ pub(super) fn spec(
         back_window: None,
         domain_window: None,
         reach: None,
+        reach_until_detection: false,
         validate,
     }
 }
@@ -330,6 +336,7 @@ pub(super) fn specs() -> Vec<Spec> {
             back_window: None,
             domain_window: None,
             reach: None,
+            reach_until_detection: false,
             validate: validate_aws_border,
         },
         Spec {
@@ -370,7 +377,18 @@ pub(super) fn specs() -> Vec<Spec> {
             100,
             validate_iban,
         ),
-        spec(Entity::Phone, 3, phone_trigger, phone, 64, validate_phone),
+        Spec {
+            reach: Some(phone_reach),
+            reach_until_detection: true,
+            ..spec(
+                Entity::Phone,
+                3,
+                phone_trigger,
+                phone,
+                PHONE_WINDOW,
+                validate_phone,
+            )
+        },
     ]
 }
 

@@ -335,6 +335,52 @@ pub(super) fn validate_phone(
         .or_else(|| french_after_a_short_number(plus, all, &buf[..n], &before))
 }
 
+/// After a failed phone candidate at `s`: how far no later candidate can succeed, read in
+/// the run of digits and spaces after it (at most [`REACH_WALK`] bytes). A number that
+/// starts right after another number and a space is refused unless its first group has
+/// three digits (a North American shape) or is a lone `1` (see `validate_phone`), so in
+/// `06 12 06 12 …` or `4111 4111 …` every later start fails until a group of three, a `1`,
+/// or anything but a digit or a space: one validation per walk, not one per group. What
+/// stands before a start changes when the scan detects something there (it reads as the
+/// placeholder): the reach holds only until the next detection (see
+/// `Kind::reach_until_detection`), and before `s + 2` nothing is ruled out.
+pub(super) fn phone_reach(
+    text: &str,
+    s: usize,
+    _: Option<usize>,
+    _: &super::patterns::Kind,
+) -> Option<usize> {
+    let b = text.as_bytes();
+    let end = b.len().min(s.saturating_add(REACH_WALK));
+    let mut i = s + 1;
+    while i < end {
+        let c = b[i];
+        if c.is_ascii_digit() && !b[i - 1].is_ascii_digit() {
+            // A start (a digit after a non-digit): refused only after a number and a space,
+            // with a first group (as far as the candidate's window reads) of other than
+            // three digits or a lone `1`.
+            let after_number = i >= s + 2 && b[i - 1] == b' ' && b[i - 2].is_ascii_digit();
+            let run = b[i..b.len().min(i + PHONE_WINDOW)]
+                .iter()
+                .take_while(|c| c.is_ascii_digit())
+                .count();
+            if !after_number || run == 3 || (run == 1 && c == b'1') {
+                break;
+            }
+        } else if !(c.is_ascii_digit() || c == b' ') {
+            break;
+        }
+        i += 1;
+    }
+    Some(i)
+}
+
+/// How far [`phone_reach`] reads.
+const REACH_WALK: usize = 128;
+
+/// How far past its start a phone candidate is read (the kind's window).
+pub(super) const PHONE_WINDOW: usize = 64;
+
 /// `le 12 06 12 34 56 78`: a French number (five pairs from a trunk zero) right after a
 /// short number (one or two digits, no trunk zero) reads as one run of six groups, which no
 /// rule takes, and the start at its `06` is refused as the next group of a number. The
