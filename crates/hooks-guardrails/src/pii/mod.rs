@@ -237,15 +237,48 @@ struct Pass {
     all_dense: Option<regex_automata::dfa::dense::DFA<Vec<u32>>>,
     /// The kind (index into `kinds`) of each pattern.
     kinds: Vec<usize>,
-    /// For a pass of several kinds, per pattern: the pass's triggers with that one left out
-    /// (it never matches, so pattern ids stay the same), for a kind with a
-    /// [`reach`](Kind::reach) — searched while that kind is quiet (see
-    /// [`PiiDetector::search_pass`]), so a run of its failing candidates is not visited one
-    /// by one.
-    without: Vec<Option<MetaRegex>>,
-    /// The longest match any trigger of the pass can have (set when `without` is: every
-    /// trigger of such a pass is bounded).
+    /// For a pass of several kinds: the patterns of its kinds with a [`reach`](Kind::reach),
+    /// which can be quiet (see [`PiiDetector::search_pass`]).
+    quieting: Vec<usize>,
+    /// For each set of those (a bit per entry of `quieting`): the pass's triggers with that
+    /// set left out (they never match, so pattern ids stay the same), built the first time
+    /// a scan needs it — searched while they are quiet, so a run of their failing candidates
+    /// is not visited one by one. `None` if it did not build (the full search answers).
+    without: Vec<OnceLock<Option<MetaRegex>>>,
+    /// The pass's triggers (to build `without`).
+    triggers: Vec<String>,
+    /// The longest match any trigger of the pass can have (`quieting` is empty when a
+    /// trigger is unbounded).
     longest: usize,
+}
+
+impl Pass {
+    /// The pass without the patterns in `mask` (bits of `quieting`).
+    fn without(&self, mask: usize) -> Option<&MetaRegex> {
+        self.without
+            .get(mask)?
+            .get_or_init(|| {
+                // A pattern no text matches, in place of a quiet kind's trigger.
+                const NEVER: &str = "[a&&b]";
+                let mut rest: Vec<&str> = self.triggers.iter().map(String::as_str).collect();
+                for (bit, &p) in self.quieting.iter().enumerate() {
+                    if mask & (1 << bit) != 0 {
+                        rest[p] = NEVER;
+                    }
+                }
+                MetaRegex::builder()
+                    .configure(
+                        MetaRegex::config()
+                            .match_kind(MatchKind::LeftmostFirst)
+                            .hybrid_cache_capacity(DFA_CACHE_BYTES)
+                            .nfa_size_limit(Some(64 << 20)),
+                    )
+                    .syntax(syntax::Config::new())
+                    .build_many(&rest)
+                    .ok()
+            })
+            .as_ref()
+    }
 }
 
 impl fmt::Debug for PiiDetector {
@@ -384,43 +417,30 @@ impl Compiled {
                         .ok()
                 })
                 .flatten();
-            // A pattern no text matches, in place of a quiet kind's trigger.
-            const NEVER: &str = "[a&&b]";
-            // How long a trigger can be (`None`: unbounded, and then no variants — see
+            // How long a trigger can be (`None`: unbounded, and then no kind is quiet — see
             // `search_pass`).
             let longest = triggers.iter().try_fold(0usize, |longest, t| {
                 let hir = regex_automata::util::syntax::parse(t).ok()?;
                 Some(longest.max(hir.properties().maximum_len()?))
             });
-            let without = members
-                .iter()
-                .enumerate()
-                .map(|(p, &k)| {
-                    if members.len() < 2 || specs[k].reach.is_none() || longest.is_none() {
-                        return Ok(None);
-                    }
-                    let mut rest = triggers.clone();
-                    rest[p] = NEVER;
-                    MetaRegex::builder()
-                        .configure(
-                            MetaRegex::config()
-                                .match_kind(MatchKind::LeftmostFirst)
-                                .hybrid_cache_capacity(DFA_CACHE_BYTES)
-                                .nfa_size_limit(Some(64 << 20)),
-                        )
-                        .syntax(syntax::Config::new())
-                        .build_many(&rest)
-                        .map(Some)
-                        .map_err(|e| bad(specs[k].entity, Box::new(e)))
-                })
-                .collect::<crate::Result<Vec<_>>>()?;
+            let quieting: Vec<usize> = if members.len() < 2 || longest.is_none() {
+                Vec::new()
+            } else {
+                (0..members.len())
+                    .filter(|&p| specs[members[p]].reach.is_some())
+                    .collect()
+            };
             passes.push(Pass {
                 re: build(MatchKind::LeftmostFirst)?,
                 dense,
                 all: build(MatchKind::All)?,
                 all_dense,
                 kinds: members,
-                without,
+                without: (0..1usize << quieting.len())
+                    .map(|_| OnceLock::new())
+                    .collect(),
+                quieting,
+                triggers: triggers.iter().map(|t| (*t).to_owned()).collect(),
                 longest: longest.unwrap_or(usize::MAX),
             });
         }
@@ -813,42 +833,45 @@ impl PiiDetector {
     }
 
     /// The pass's first candidate from `from`, passing over those of its quiet kinds: while
-    /// a kind is quiet (`quiet[k]`: none of its candidates that start before it can succeed),
-    /// the pass is searched without that kind's trigger as far as it stays quiet — so a run
-    /// of its failing candidates (`1.2.3.4.1.2.3.4.…`) costs one search, not one per
-    /// candidate, while the other kinds' candidates there are all still found.
+    /// kinds are quiet (`quiet[k]`: none of that kind's candidates that start before it can
+    /// succeed), the pass is searched without their triggers as far as they all stay quiet,
+    /// then without those still quiet — so a run of failing candidates (`1.2.3.4.1.2.…`,
+    /// `4111 4111 …`) costs one search, not one per candidate, while the other kinds'
+    /// candidates there are all still found.
     fn search_pass(
         &self,
         pass: &Pass,
         text: &str,
-        from: usize,
+        mut from: usize,
         quiet: &[usize],
         work: &mut u64,
     ) -> Option<regex_automata::Match> {
-        let full = |from: usize, work: &mut u64| {
-            let m = pass.search(text, from);
-            *work += (m.map_or(text.len(), |m| m.end()) - from) as u64 + 1;
-            m
-        };
-        // The kind quiet the farthest past `from`, of those the pass can leave out.
-        let Some((without, until)) = pass
-            .without
-            .iter()
-            .zip(&pass.kinds)
-            .filter_map(|(w, &k)| Some((w.as_ref()?, quiet[k])))
-            .filter(|&(_, until)| until > from)
-            .max_by_key(|&(_, until)| until)
-        else {
-            return full(from, work);
-        };
-        // A candidate that starts before `until` ends within the longest trigger past it.
-        let to = ceil_char_boundary(text, until.saturating_add(pass.longest));
-        let m = without.search(&Input::new(text).range(from..to));
-        *work += (m.map_or(to, |m| m.end()) - from) as u64 + 1;
-        match m {
-            Some(m) if m.start() < until => Some(m),
-            // Nothing but the quiet kind's candidates before `until`.
-            _ => full(until, work),
+        loop {
+            // The kinds quiet at `from`, and how far they all stay quiet.
+            let (mut mask, mut until) = (0, usize::MAX);
+            for (bit, &p) in pass.quieting.iter().enumerate() {
+                let q = quiet[pass.kinds[p]];
+                if q > from {
+                    mask |= 1 << bit;
+                    until = until.min(q);
+                }
+            }
+            let without = if mask == 0 { None } else { pass.without(mask) };
+            let Some(without) = without else {
+                let m = pass.search(text, from);
+                *work += (m.map_or(text.len(), |m| m.end()) - from) as u64 + 1;
+                return m;
+            };
+            // A candidate that starts before `until` ends within the longest trigger past it.
+            let to = ceil_char_boundary(text, until.saturating_add(pass.longest));
+            let m = without.search(&Input::new(text).range(from..to));
+            *work += (m.map_or(to, |m| m.end()) - from) as u64 + 1;
+            match m {
+                Some(m) if m.start() < until => return Some(m),
+                // Nothing but quiet kinds' candidates before `until`: from there, fewer kinds
+                // are quiet.
+                _ => from = until,
+            }
         }
     }
 
@@ -1854,6 +1877,8 @@ pub(crate) mod tests {
             "call ",
             "+44 ",
             "20 7946 0958",
+            "4111111111111",
+            "  ",
         ];
         let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let long_domain = format!("{0}.{0}.{0}.com", "b".repeat(60));
@@ -1915,6 +1940,12 @@ pub(crate) mod tests {
             format!("{}+44 20 7946 0958 ok", "06 12 ".repeat(60)),
             "5-12 4111 1111 1111 1111 06 12 34 56 78 ok".to_owned(),
             format!("call {}06 12 34 56 78", "06 12 34 56 78 ".repeat(30)),
+            // Runs of spaced groups no card starts in, then cards that may start there:
+            // after two spaces, glued, dashed, after a detection.
+            format!("{} 4111 1111 1111 1111 ok", "4111 ".repeat(60)),
+            format!("{}4111111111111111 ok", "4111 ".repeat(60)),
+            format!("{}4111-1111-1111-1111 ok", "4111 ".repeat(60)),
+            format!("5-12 {}ok", "4111 1111 1111 1111 ".repeat(20)),
         ];
         for _ in 0..3_000 {
             let len = 1 + next(80);
@@ -1964,6 +1995,12 @@ pub(crate) mod tests {
         }
         for t in &texts[21..26] {
             assert!(found(t).iter().any(|(e, _)| *e == Entity::Phone), "{t}");
+        }
+        for t in &texts[26..30] {
+            assert!(
+                found(t).iter().any(|(e, _)| *e == Entity::CreditCard),
+                "{t}"
+            );
         }
         // An address longer than the window from its first start is found whole: its last 64
         // local-part characters and all of its domain.

@@ -359,7 +359,11 @@ pub(super) fn specs() -> Vec<Spec> {
             reach: Some(email_reach),
             ..spec(Entity::Email, 2, email_trigger, email, 400, validate_email)
         },
-        spec(Entity::CreditCard, 3, card.clone(), card, 40, validate_card),
+        Spec {
+            reach: Some(card_reach),
+            reach_until_detection: true,
+            ..spec(Entity::CreditCard, 3, card.clone(), card, 40, validate_card)
+        },
         spec(Entity::IpAddress, 3, ipv6_trigger, ipv6, 64, validate_ipv6),
         Spec {
             reach: Some(ipv4_reach),

@@ -623,6 +623,50 @@ pub(super) fn validate_card(
     })
 }
 
+/// After a failed card candidate at `s`: how far no later candidate can succeed, read in
+/// the run of digits and spaces after it (at most 128 bytes). A start there is a card only
+/// with 13 to 19 digits or a first group of four (the pattern); a group of four and a space
+/// after another number and a space continues that number (`card_at`: a tracking number in
+/// spaced groups) unless `other_number_before` says the number before is not one to join —
+/// so in `4111 4111 …` every later start fails until one of 13 to 19 digits, one of four
+/// not followed by a space, one after two spaces, or anything but a digit or a space. A
+/// start right after a detection reads differently (`after_detection`): the reach holds only
+/// until the next detection (see `Kind::reach_until_detection`).
+pub(super) fn card_reach(
+    text: &str,
+    s: usize,
+    _: Option<usize>,
+    _: &super::patterns::Kind,
+) -> Option<usize> {
+    let b = text.as_bytes();
+    let end = b.len().min(s.saturating_add(128));
+    let mut i = s + 1;
+    while i < end {
+        let c = b[i];
+        if c.is_ascii_digit() && !b[i - 1].is_ascii_digit() {
+            let run = b[i..]
+                .iter()
+                .take(20)
+                .take_while(|c| c.is_ascii_digit())
+                .count();
+            let no_match = run != 4 && !(13..=19).contains(&run);
+            let continues = run == 4
+                && b.get(i + 4) == Some(&b' ')
+                && i >= s + 2
+                && b[i - 1] == b' '
+                && b[i - 2].is_ascii_digit()
+                && !other_number_before(text, i);
+            if !(no_match || continues) {
+                break;
+            }
+        } else if !(c.is_ascii_digit() || c == b' ') {
+            break;
+        }
+        i += 1;
+    }
+    Some(i)
+}
+
 fn card_at(text: &str, s: usize, e: usize, freed: &Freed) -> Option<(usize, usize)> {
     // Glued to the words around it (`VISA4111…`, `…1111exp`): the letters are not part of
     // the number, and the word they make must not be a hex string (a hash or an id).
