@@ -2226,6 +2226,17 @@ pub(crate) mod tests {
                     (Entity::Phone, "0201 379 4843".to_owned()),
                 ],
             ),
+            // An IBAN in groups whose last group is glued to an address's local part: the
+            // country's length ends it, the address it runs into is merged with it. Unspaced,
+            // a longer token is some other token.
+            (
+                "GB67 MIDL 0231 8325 9312 09tlefevre@orange.fr ok".to_owned(),
+                vec![(
+                    Entity::Iban,
+                    "GB67 MIDL 0231 8325 9312 09tlefevre@orange.fr".to_owned(),
+                )],
+            ),
+            ("ref GB82WEST12345698765432abc ok".to_owned(), vec![]),
             // A value that ends before the address starts is found on its own, first.
             (
                 format!("call +1-415-555-2671.{c60}cccc@example.com now"),

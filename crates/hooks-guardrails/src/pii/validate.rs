@@ -544,9 +544,16 @@ pub(super) fn validate_iban(text: &str, s: usize, e: usize, _: &Freed) -> Option
         gap = 0;
     }
     let end = s + end;
+    // Written in groups, its last group may be glued to the word after it (an address's
+    // local part: `… 9312 09tlefevre@orange.fr`): the country's length says where it ends.
+    // Unspaced, a longer run of letters and digits is some other token.
+    let groups = m[..end - s]
+        .iter()
+        .filter(|&&b| b == b' ' || b == b'-')
+        .count();
     if chars.len() != want
         || (lower && upper)
-        || is_alnum(byte_at(text, end))
+        || (is_alnum(byte_at(text, end)) && groups < 3)
         || !iban_checksum_ok(&chars)
     {
         return None;
