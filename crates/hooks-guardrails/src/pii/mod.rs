@@ -1879,6 +1879,13 @@ pub(crate) mod tests {
             "20 7946 0958",
             "4111111111111",
             "  ",
+            "(12)",
+            "(07) ",
+            "(21) ",
+            "(415) ",
+            "99737-8290",
+            "(001)",
+            "(1)",
         ];
         let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let long_domain = format!("{0}.{0}.{0}.com", "b".repeat(60));
@@ -1940,6 +1947,11 @@ pub(crate) mod tests {
             format!("{}+44 20 7946 0958 ok", "06 12 ".repeat(60)),
             "5-12 4111 1111 1111 1111 06 12 34 56 78 ok".to_owned(),
             format!("call {}06 12 34 56 78", "06 12 34 56 78 ".repeat(30)),
+            format!("{}(21) 99737-8290 ok", "(12) ".repeat(60)),
+            format!("{}(415) 555-2671 ok", "(12)(34)".repeat(60)),
+            format!("{}(07) 3946 8914 ok", "(12) ".repeat(60)),
+            format!("{}(07) (34) (56) (78) (90) ok", "(12) ".repeat(60)),
+            format!("{}(34) (56) 123456 ok", "(12) ".repeat(60)),
             // Runs of spaced groups no card starts in, then cards that may start there:
             // after two spaces, glued, dashed, after a detection.
             format!("{} 4111 1111 1111 1111 ok", "4111 ".repeat(60)),
@@ -1993,10 +2005,10 @@ pub(crate) mod tests {
         for t in &texts[16..21] {
             assert!(found(t).iter().any(|(e, _)| *e == Entity::IpAddress), "{t}");
         }
-        for t in &texts[21..26] {
+        for t in &texts[21..31] {
             assert!(found(t).iter().any(|(e, _)| *e == Entity::Phone), "{t}");
         }
-        for t in &texts[26..30] {
+        for t in &texts[31..35] {
             assert!(
                 found(t).iter().any(|(e, _)| *e == Entity::CreditCard),
                 "{t}"

@@ -336,14 +336,23 @@ pub(super) fn validate_phone(
 }
 
 /// After a failed phone candidate at `s`: how far no later candidate can succeed, read in
-/// the run of digits and spaces after it (at most [`REACH_WALK`] bytes). A number that
-/// starts right after another number and a space is refused unless its first group has
-/// three digits (a North American shape) or is a lone `1` (see `validate_phone`), so in
-/// `06 12 06 12 …` or `4111 4111 …` every later start fails until a group of three, a `1`,
-/// or anything but a digit or a space: one validation per walk, not one per group. What
-/// stands before a start changes when the scan detects something there (it reads as the
-/// placeholder): the reach holds only until the next detection (see
-/// `Kind::reach_until_detection`), and before `s + 2` nothing is ruled out.
+/// the run of digit groups after it (at most [`REACH_WALK`] bytes). Every start it passes
+/// over fails whatever follows the run:
+/// - a number right after another number and a space is refused unless its first group has
+///   three digits (a North American shape) or is a lone `1` (see `validate_phone`): so in
+///   `06 12 06 12 …` or `4111 4111 …` no start succeeds until a group of three or a `1`;
+/// - a group of two digits in parentheses, not from a trunk zero, right after another
+///   (`(12) (34) (56) …`), with two more such groups after it: no rule takes it (no
+///   country code, no North American or Brazilian shape — that needs eight or nine digits
+///   in the two groups after — no trunk zero, and no word for a phone: the label before it
+///   is the `) ` after the last number, see `label_before`); glued to the next
+///   (`(12)(34)…`) it is a number of one group of two digits, which no reading takes;
+/// - a digit right after `(` whose run is closed by `)` within seven digits: a number of
+///   one group of fewer than eight digits, which no reading takes.
+///
+/// What stands before a start changes when the scan detects something there (it reads as
+/// the placeholder): the reach holds only until the next detection (see
+/// `Kind::reach_until_detection`), and nothing before `s + 2` is ruled out.
 pub(super) fn phone_reach(
     text: &str,
     s: usize,
@@ -352,22 +361,54 @@ pub(super) fn phone_reach(
 ) -> Option<usize> {
     let b = text.as_bytes();
     let end = b.len().min(s.saturating_add(REACH_WALK));
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    // Two digits in parentheses at `i`, the first not a zero when `trunk` is asked.
+    let pair = |i: usize, trunk: bool| {
+        b.get(i) == Some(&b'(')
+            && digit(i + 1)
+            && digit(i + 2)
+            && b.get(i + 3) == Some(&b')')
+            && !(trunk && b[i + 1] == b'0')
+    };
     let mut i = s + 1;
     while i < end {
         let c = b[i];
-        if c.is_ascii_digit() && !b[i - 1].is_ascii_digit() {
-            // A start (a digit after a non-digit): refused only after a number and a space,
-            // with a first group (as far as the candidate's window reads) of other than
-            // three digits or a lone `1`.
-            let after_number = i >= s + 2 && b[i - 1] == b' ' && b[i - 2].is_ascii_digit();
-            let run = b[i..b.len().min(i + PHONE_WINDOW)]
-                .iter()
-                .take_while(|c| c.is_ascii_digit())
-                .count();
-            if !after_number || run == 3 || (run == 1 && c == b'1') {
-                break;
+        let ruled_out = match c {
+            b' ' | b')' => true,
+            b'0'..=b'9' => match b[i - 1] {
+                p if p.is_ascii_digit() => true,
+                b' ' => {
+                    // Refused after a number and a space, with a first group (as far as
+                    // the candidate's window reads) of other than three digits or a lone `1`.
+                    let after_number = i >= s + 2 && digit(i - 2);
+                    let run = b[i..b.len().min(i + PHONE_WINDOW)]
+                        .iter()
+                        .take_while(|c| c.is_ascii_digit())
+                        .count();
+                    after_number && run != 3 && !(run == 1 && c == b'1')
+                }
+                b'(' => {
+                    let run = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+                    run < 8 && b.get(i + run) == Some(&b')')
+                }
+                _ => false,
+            },
+            b'(' => {
+                let spaced = i >= s + 3
+                    && b[i - 1] == b' '
+                    && b[i - 2] == b')'
+                    && digit(i - 3)
+                    && pair(i, true)
+                    && b.get(i + 4) == Some(&b' ')
+                    && pair(i + 5, false)
+                    && b.get(i + 9) == Some(&b' ')
+                    && pair(i + 10, false);
+                let glued = pair(i, false) && b.get(i + 4) == Some(&b'(');
+                spaced || glued
             }
-        } else if !(c.is_ascii_digit() || c == b' ') {
+            _ => false,
+        };
+        if !ruled_out {
             break;
         }
         i += 1;
