@@ -44,11 +44,20 @@ fn family(name: &str, n: usize) -> String {
         "form_encoded_digit_runs" => "x=12+3+".repeat(n),
         "twice_encoded_escapes" => "%2540a%25".repeat(n),
         "twice_escaped_entities" => "&amp;#64;a".repeat(n),
+        // Runs a kind is quiet over (its failed candidates rule out the rest of the run),
+        // and quiet kinds between detections, which end their quiet.
+        "ipv4_like_runs" => "1.2.3.4.".repeat(n),
+        "card_group_runs" => "4111 ".repeat(n),
+        "spaced_paren_groups" => "(12) ".repeat(n),
+        "address_runs" => "a@b.".repeat(n),
+        "quiet_kinds_between_detections" => {
+            "5-12 4111 1111 1111 1111 06 12 (12) (34) (56) 1.2.3.4.5 ".repeat(n / 8)
+        }
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 25] = [
+const FAMILIES: [&str; 30] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -74,6 +83,11 @@ const FAMILIES: [&str; 25] = [
     "form_encoded_digit_runs",
     "twice_encoded_escapes",
     "twice_escaped_entities",
+    "ipv4_like_runs",
+    "card_group_runs",
+    "spaced_paren_groups",
+    "address_runs",
+    "quiet_kinds_between_detections",
 ];
 
 #[test]
