@@ -213,6 +213,11 @@ impl Merge {
     }
 }
 
+/// The shortest stretch over which quiet kinds are passed over by a search without them
+/// (see [`PiiDetector::search_pass`]); over a shorter one the pass's own search answers and
+/// their candidates are only not validated.
+const QUIET_SEARCH_MIN: usize = 16;
+
 /// What one scan keeps between candidates.
 #[derive(Default)]
 struct Seen {
@@ -615,12 +620,42 @@ impl PiiDetector {
                 start: d.start,
                 end: d.end,
             };
+            // How far a kind was quiet past the detection, if one was.
+            let mut woke = None;
             for (q, kind) in quiet.iter_mut().zip(&self.compiled.kinds) {
-                if kind.reach_until_detection {
-                    *q = (*q).min(d.end);
+                if kind.reach_until_detection && *q > d.end {
+                    woke = woke.max(Some(*q));
+                    *q = d.end;
                 }
             }
-            (d.end, found(d))
+            (d.end, found(d), woke)
+        };
+        // A pass may have found its next candidate without a kind that is awake again (up to
+        // `until`): that stretch is searched again with every trigger.
+        let rewake = |slots: &mut [Slot; PASSES],
+                      resume: &[usize; PASSES],
+                      at: usize,
+                      until: usize,
+                      work: &mut u64| {
+            for ((slot, pass), &from) in slots.iter_mut().zip(&self.compiled.passes).zip(resume) {
+                let from = from.max(at);
+                let to = ceil_char_boundary(text, until.saturating_add(pass.longest));
+                if pass.quieting.is_empty() || from >= to {
+                    continue;
+                }
+                let Some(n) = pass.search_in(text, from, to) else {
+                    *work += (to - from) as u64;
+                    continue;
+                };
+                *work += (n.end() - from) as u64;
+                // (A candidate from `until` on may not fit before `to`: the pass's own
+                // search finds it.)
+                match slot {
+                    Slot::At(m) if m.start() <= n.start() => {}
+                    _ if n.start() >= until => {}
+                    _ => *slot = Slot::At(n),
+                }
+            }
         };
         while at <= text.len() {
             let mut min = usize::MAX;
@@ -651,11 +686,14 @@ impl PiiDetector {
             {
                 // No candidate starts before the held detection any more.
                 held = None;
-                let (end, go_on) = report(h, &mut seen, work, &mut freed, &mut quiet);
+                let (end, go_on, woke) = report(h, &mut seen, work, &mut freed, &mut quiet);
                 if !go_on {
                     return;
                 }
                 at = at.max(end);
+                if let Some(until) = woke {
+                    rewake(&mut slots, &resume, at, until, work);
+                }
                 continue;
             }
             if min == usize::MAX {
@@ -684,7 +722,7 @@ impl PiiDetector {
                 if quiet[k] > m.start() {
                     *from = next_char(text, m.start());
                 } else {
-                    let (to, kind_to) = self.skip_after_failure(text, pass, *m, &seen);
+                    let (to, kind_to) = self.skip_after_failure(text, pass, *m, &seen, true);
                     *from = to;
                     if let Some(r) = kind_to {
                         quiet[k] = quiet[k].max(r);
@@ -713,11 +751,14 @@ impl PiiDetector {
                             d
                         }
                     };
-                    let (end, go_on) = report(d, &mut seen, work, &mut freed, &mut quiet);
+                    let (end, go_on, woke) = report(d, &mut seen, work, &mut freed, &mut quiet);
                     if !go_on {
                         return;
                     }
                     at = end.max(min + 1);
+                    if let Some(until) = woke {
+                        rewake(&mut slots, &resume, at, until, work);
+                    }
                 }
                 None => at = next_char(text, min),
             }
@@ -776,7 +817,7 @@ impl PiiDetector {
                             }
                             at = x.end.max(next_char(text, m.start()));
                         }
-                        None => at = self.skip_after_failure(text, pass, m, seen).0,
+                        None => at = self.skip_after_failure(text, pass, m, seen, false).0,
                     }
                 }
             }
@@ -795,12 +836,16 @@ impl PiiDetector {
     /// `@` when its domain failed, see `email_reach`) — that point, if it is further. For a
     /// kind that shares its pass, what its failure rules out is returned apart (the second
     /// value): only that kind is quiet up to there, the others' candidates are still read.
+    ///
+    /// `kind_level`: whether the caller keeps kinds quiet (only the scan does); if not, a
+    /// kind that shares its pass is not walked for a reach nobody reads.
     fn skip_after_failure(
         &self,
         text: &str,
         pass: &Pass,
         m: regex_automata::Match,
         seen: &Seen,
+        kind_level: bool,
     ) -> (usize, Option<usize>) {
         let next = next_char(text, m.start());
         let k = pass.kinds[m.pattern().as_usize()];
@@ -814,16 +859,19 @@ impl PiiDetector {
                 (m.start() + i).saturating_sub(before),
             ));
         }
-        if let Some(reach) = kind.reach {
+        let shared = pass.kinds.len() > 1;
+        if let Some(reach) = kind.reach
+            && (kind_level || !shared)
+        {
             // The exact match the validation just read (searched again only if it was not
-            // this kind's: a kind with a reach is alone in its pass, so it always is).
-            let exact = match seen.exact {
+            // this kind's, and only by a reach that reads it).
+            let mut exact = || match seen.exact {
                 Some((sk, ss, end)) if sk == k && ss == m.start() => end,
                 _ => self.exact_end(text, kind, m.start()),
             };
-            if let Some(r) = reach(text, m.start(), exact, kind) {
+            if let Some(r) = reach(text, m.start(), &mut exact, kind) {
                 let r = ceil_char_boundary(text, r);
-                if pass.kinds.len() > 1 {
+                if shared {
                     return (to, Some(r));
                 }
                 to = to.max(r);
@@ -856,7 +904,12 @@ impl PiiDetector {
                     until = until.min(q);
                 }
             }
-            let without = if mask == 0 { None } else { pass.without(mask) };
+            // Over a short stretch the full search costs less than a second one.
+            let without = if mask == 0 || until - from < QUIET_SEARCH_MIN {
+                None
+            } else {
+                pass.without(mask)
+            };
             let Some(without) = without else {
                 let m = pass.search(text, from);
                 *work += (m.map_or(text.len(), |m| m.end()) - from) as u64 + 1;
@@ -2347,6 +2400,58 @@ pub(crate) mod tests {
     /// after a detected one was read as its continuation, so each redaction pass freed one more and a list of 17 wiped the
     /// whole text. The scan now reads the last detection as the placeholder it becomes: one
     /// pass finds every number of the list, and the text around it stays.
+    /// A kind quiet past a detection wakes at its end: a candidate right after it (which a
+    /// validator reading the last detection may take) is searched for again and validated,
+    /// even where its pass had already looked ahead without that kind. Built with kinds of
+    /// its own: a digit that is a value only right after a detection (quiet over the rest
+    /// of the text after one that is not), a run of `X`s, and a trigger nothing matches.
+    #[test]
+    fn a_kind_quiet_past_a_detection_wakes_at_its_end() {
+        fn right_after_a_detection(
+            _: &str,
+            s: usize,
+            e: usize,
+            freed: &Freed,
+        ) -> Option<(usize, usize)> {
+            (freed.end == s && freed.end > freed.start).then_some((s, e))
+        }
+        fn to_the_end(
+            text: &str,
+            _: usize,
+            _: &mut dyn FnMut() -> Option<usize>,
+            _: &Kind,
+        ) -> Option<usize> {
+            Some(text.len())
+        }
+        fn whole(_: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
+            Some((s, e))
+        }
+        let digit = Spec {
+            reach: Some(to_the_end),
+            reach_until_detection: true,
+            ..patterns::spec(
+                Entity::Phone,
+                3,
+                "[0-9]".into(),
+                "[0-9]".into(),
+                1,
+                right_after_a_detection,
+            )
+        };
+        let never = patterns::spec(Entity::Ssn, 3, "Q".into(), "Q".into(), 1, whole);
+        let xs = patterns::spec(Entity::Secret, 0, "X+".into(), "X+".into(), 64, whole);
+        let d = PiiDetector {
+            compiled: Arc::new(Compiled::from_specs(vec![xs, digit, never]).unwrap()),
+        };
+        let text = format!("1{}XX3 ok", " ".repeat(40));
+        let got: Vec<(Entity, &str)> = d
+            .detect(&text)
+            .into_iter()
+            .map(|x| (x.entity, &text[x.start..x.end]))
+            .collect();
+        assert_eq!(got, [(Entity::Secret, "XX"), (Entity::Phone, "3")]);
+    }
+
     #[test]
     fn a_long_list_of_numbers_is_found_in_one_pass_and_redacted_one_by_one() {
         let d = PiiDetector::new();

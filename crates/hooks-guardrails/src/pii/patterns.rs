@@ -66,8 +66,9 @@ impl Kind {
 
 /// Where a pass may resume after its candidate of this kind at `s` failed, if further than
 /// the next character.
-/// Called with the failed candidate's exact match's end, if it had one.
-pub(super) type Reach = fn(&str, usize, Option<usize>, &Kind) -> Option<usize>;
+/// Called with a way to ask for the failed candidate's exact match's end, if it had one
+/// (asked only by a reach that reads it: it may cost a search).
+pub(super) type Reach = fn(&str, usize, &mut dyn FnMut() -> Option<usize>, &Kind) -> Option<usize>;
 
 pub(super) struct Spec {
     pub(super) entity: Entity,
@@ -102,11 +103,16 @@ pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// it — every start before the `@` fails too; otherwise every later start whose local part
 /// fails too (see `email_local_skip`). So neither `a@b.a@b.…`, `aaaa…..a@b.co` nor a long
 /// local part before a domain that never ends is read again from each of its characters.
-pub(super) fn email_reach(text: &str, s: usize, end: Option<usize>, kind: &Kind) -> Option<usize> {
+pub(super) fn email_reach(
+    text: &str,
+    s: usize,
+    end: &mut dyn FnMut() -> Option<usize>,
+    kind: &Kind,
+) -> Option<usize> {
     let window = ceil_char_boundary(text, s.saturating_add(kind.window));
     let (at, at_len) = email_at(&text[s..window])?;
     let (at, domain) = (s + at, s + at + at_len);
-    match end {
+    match end() {
         Some(end) if email_domain_end(text, domain, end).is_some() => {
             Some(email_local_skip(text, s, at))
         }
@@ -121,7 +127,12 @@ pub(super) fn email_reach(text: &str, s: usize, end: Option<usize>, kind: &Kind)
 /// ends or a digit follows `..` (or starts it) — where a dotted-number run of any length is
 /// passed over once, not from each of its numbers. Reads only the text: the last detection
 /// does not matter to `validate_ipv4`.
-pub(super) fn ipv4_reach(text: &str, s: usize, _: Option<usize>, _: &Kind) -> Option<usize> {
+pub(super) fn ipv4_reach(
+    text: &str,
+    s: usize,
+    _: &mut dyn FnMut() -> Option<usize>,
+    _: &Kind,
+) -> Option<usize> {
     let b = text.as_bytes();
     let mut i = s + 1;
     while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
@@ -145,7 +156,12 @@ pub(super) fn ipv4_reach(text: &str, s: usize, _: Option<usize>, _: &Kind) -> Op
 /// digit or capital after the prefix; for `sk-`, no run of 16 letters and digits; every run of
 /// letters and digits made of at most four distinct characters. A token of another prefix
 /// inside is not skipped: the scan resumes at the first one.
-pub(super) fn run_token_reach(text: &str, s: usize, _: Option<usize>, _: &Kind) -> Option<usize> {
+pub(super) fn run_token_reach(
+    text: &str,
+    s: usize,
+    _: &mut dyn FnMut() -> Option<usize>,
+    _: &Kind,
+) -> Option<usize> {
     const FAMILIES: [(&[u8], usize); 3] = [(b"sk-", 400), (b"xox", 255), (b"xapp-", 255)];
     let b = text.as_bytes();
     let rest = b.get(s..)?;

@@ -356,7 +356,7 @@ pub(super) fn validate_phone(
 pub(super) fn phone_reach(
     text: &str,
     s: usize,
-    _: Option<usize>,
+    _: &mut dyn FnMut() -> Option<usize>,
     _: &super::patterns::Kind,
 ) -> Option<usize> {
     let b = text.as_bytes();

@@ -642,7 +642,7 @@ pub(super) fn validate_card(
 pub(super) fn card_reach(
     text: &str,
     s: usize,
-    _: Option<usize>,
+    _: &mut dyn FnMut() -> Option<usize>,
     _: &super::patterns::Kind,
 ) -> Option<usize> {
     let b = text.as_bytes();
