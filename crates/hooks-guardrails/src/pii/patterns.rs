@@ -134,14 +134,11 @@ pub(super) fn ipv4_reach(
     _: &Kind,
 ) -> Option<usize> {
     let b = text.as_bytes();
-    let mut i = s + 1;
-    while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
-        if b[i].is_ascii_digit() && b[i - 1] == b'.' && !(i >= 2 && b[i - 2].is_ascii_digit()) {
-            break;
-        }
-        i += 1;
-    }
-    Some(i)
+    Some(walk_after(text, s, usize::MAX, |i| {
+        let start =
+            b[i].is_ascii_digit() && b[i - 1] == b'.' && !(i >= 2 && b[i - 2].is_ascii_digit());
+        (b[i].is_ascii_digit() || b[i] == b'.') && !start
+    }))
 }
 
 /// After a failed run token at `s` (`sk-…`, `xox?-…`, `xapp-N-…`): how far the scan may skip,

@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::context::{contains_ignore_ascii_case, id_context, label_before};
-use super::validate::{Freed, byte_at, skip_escape};
+use super::validate::{Freed, byte_at, skip_escape, walk_after};
 
 /// Words that make the number after them a phone number (lower case; matched
 /// case-insensitively in the label before the number).
@@ -360,7 +360,6 @@ pub(super) fn phone_reach(
     _: &super::patterns::Kind,
 ) -> Option<usize> {
     let b = text.as_bytes();
-    let end = b.len().min(s.saturating_add(REACH_WALK));
     let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
     // Two digits in parentheses at `i`, the first not a zero when `trunk` is asked.
     let pair = |i: usize, trunk: bool| {
@@ -370,10 +369,9 @@ pub(super) fn phone_reach(
             && b.get(i + 3) == Some(&b')')
             && !(trunk && b[i + 1] == b'0')
     };
-    let mut i = s + 1;
-    while i < end {
+    Some(walk_after(text, s, REACH_WALK, |i| {
         let c = b[i];
-        let ruled_out = match c {
+        match c {
             b' ' | b')' => true,
             b'0'..=b'9' => match b[i - 1] {
                 p if p.is_ascii_digit() => true,
@@ -388,7 +386,11 @@ pub(super) fn phone_reach(
                     after_number && run != 3 && !(run == 1 && c == b'1')
                 }
                 b'(' => {
-                    let run = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+                    let run = b[i..]
+                        .iter()
+                        .take(8)
+                        .take_while(|c| c.is_ascii_digit())
+                        .count();
                     run < 8 && b.get(i + run) == Some(&b')')
                 }
                 _ => false,
@@ -407,13 +409,8 @@ pub(super) fn phone_reach(
                 spaced || glued
             }
             _ => false,
-        };
-        if !ruled_out {
-            break;
         }
-        i += 1;
-    }
-    Some(i)
+    }))
 }
 
 /// How far [`phone_reach`] reads.

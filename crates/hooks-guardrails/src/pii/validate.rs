@@ -646,9 +646,7 @@ pub(super) fn card_reach(
     _: &super::patterns::Kind,
 ) -> Option<usize> {
     let b = text.as_bytes();
-    let end = b.len().min(s.saturating_add(128));
-    let mut i = s + 1;
-    while i < end {
+    Some(walk_after(text, s, 128, |i| {
         let c = b[i];
         if c.is_ascii_digit() && !b[i - 1].is_ascii_digit() {
             let run = b[i..]
@@ -663,15 +661,27 @@ pub(super) fn card_reach(
                 && b[i - 1] == b' '
                 && b[i - 2].is_ascii_digit()
                 && !other_number_before(text, i);
-            if !(no_match || continues) {
-                break;
-            }
-        } else if !(c.is_ascii_digit() || c == b' ') {
-            break;
+            no_match || continues
+        } else {
+            c.is_ascii_digit() || c == b' '
         }
+    }))
+}
+
+/// For a kind's reach: the first position after `s` (at most `limit` bytes on) that
+/// `passed_over` does not pass over, or the text's end.
+pub(super) fn walk_after(
+    text: &str,
+    s: usize,
+    limit: usize,
+    mut passed_over: impl FnMut(usize) -> bool,
+) -> usize {
+    let end = text.len().min(s.saturating_add(limit));
+    let mut i = s + 1;
+    while i < end && passed_over(i) {
         i += 1;
     }
-    Some(i)
+    i.min(text.len())
 }
 
 fn card_at(text: &str, s: usize, e: usize, freed: &Freed) -> Option<(usize, usize)> {
