@@ -2302,6 +2302,29 @@ pub(crate) mod tests {
                 )],
             ),
             ("ref GB82WEST12345698765432abc ok".to_owned(), vec![]),
+            // Found by the review of that change: a longer number, other groupings (a UUID),
+            // a last group longer than four, two blanks between groups are other tokens.
+            ("ref DE89 3704 0044 0532 0130 0012 34 ok".to_owned(), vec![]),
+            ("ref GB82 WEST 1234 5698 7654 3210 ok".to_owned(), vec![]),
+            (
+                "id ad79ba14-25d5-8ee3-2fce-ee25f1a39ac9 ok".to_owned(),
+                vec![],
+            ),
+            ("ref DE89 3704 0044 0532013000abc ok".to_owned(), vec![]),
+            (
+                "ref DE89  3704  0044  0532  0130  00abc ok".to_owned(),
+                vec![],
+            ),
+            // Glued to a word in its own case: random groups, not an IBAN and a word.
+            ("ref GB82 WEST 1234 5698 7654 32ABC ok".to_owned(), vec![]),
+            ("ref gb82 west 1234 5698 7654 32abc ok".to_owned(), vec![]),
+            (
+                "iban DE89 3704 0044 0532 0130 00jane@example.com ok".to_owned(),
+                vec![(
+                    Entity::Iban,
+                    "DE89 3704 0044 0532 0130 00jane@example.com".to_owned(),
+                )],
+            ),
             // A value that ends before the address starts is found on its own, first.
             (
                 format!("call +1-415-555-2671.{c60}cccc@example.com now"),

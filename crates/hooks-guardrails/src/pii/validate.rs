@@ -544,21 +544,35 @@ pub(super) fn validate_iban(text: &str, s: usize, e: usize, _: &Freed) -> Option
         gap = 0;
     }
     let end = s + end;
-    // Written in groups, its last group may be glued to the word after it (an address's
-    // local part: `… 9312 09tlefevre@orange.fr`): the country's length says where it ends.
-    // Unspaced, a longer run of letters and digits is some other token.
-    let groups = m[..end - s]
-        .iter()
-        .filter(|&&b| b == b' ' || b == b'-')
-        .count();
+    // Printed in groups of four, its last group may be glued to a word in the other case
+    // (an address's local part: `… 9312 09tlefevre@orange.fr`): the country's length says
+    // where it ends. Otherwise a longer run of letters and digits (more digits, a hash, a
+    // UUID, random groups) is some other token.
+    let glued = byte_at(text, end).is_some_and(|b| {
+        if upper {
+            b.is_ascii_lowercase()
+        } else {
+            b.is_ascii_uppercase()
+        }
+    }) && printed_in_fours(&m[..end - s]);
     if chars.len() != want
         || (lower && upper)
-        || (is_alnum(byte_at(text, end)) && groups < 3)
+        || (is_alnum(byte_at(text, end)) && !glued)
         || !iban_checksum_ok(&chars)
     {
         return None;
     }
     Some((s, end))
+}
+
+/// True when `iban` is written as printed: groups of four split by one space or dash, the
+/// last of one to four.
+fn printed_in_fours(iban: &[u8]) -> bool {
+    let groups: Vec<&[u8]> = iban.split(|&b| b == b' ' || b == b'-').collect();
+    let Some((last, full)) = groups.split_last() else {
+        return false;
+    };
+    full.len() >= 3 && full.iter().all(|g| g.len() == 4) && (1..=4).contains(&last.len())
 }
 
 pub(super) fn luhn_ok(d: &[u8]) -> bool {
