@@ -41,7 +41,8 @@ pub(super) struct Kind {
     /// this kind can succeed after a failed one at this start (see [`run_token_reach`]). A
     /// kind alone in its pass makes the pass resume there; one that shares its pass (an IPv4
     /// address, see [`ipv4_reach`]) is only itself quiet up to there. It must hold whatever
-    /// the scan detected before (validators that read the last detection have none).
+    /// the scan detected before — or, for a kind whose validator reads the last detection,
+    /// up to the next detection (see `reach_until_detection`).
     pub(super) reach: Option<Reach>,
     /// The reach read what stands right before later candidates, which the scan's next
     /// detection changes (a validator reads it as the placeholder it becomes): it holds only
