@@ -596,6 +596,10 @@ impl PiiDetector {
         // Per kind: none of its candidates that start before this can succeed (see
         // `Kind::reach`); its validation is skipped there.
         let mut quiet = vec![0usize; self.compiled.kinds.len()];
+        // Per kind: whether a candidate of it failed since the last detection. A kind whose
+        // quiet ends at every detection is walked for its reach only from its second failure
+        // on: in text dense with detections its quiet would be cut short before it paid.
+        let mut failed = vec![false; self.compiled.kinds.len()];
         // Where each pass searches from next: past the last detection, and past its own
         // failed candidates.
         let mut resume = [0usize; PASSES];
@@ -614,7 +618,9 @@ impl PiiDetector {
                           seen: &mut Seen,
                           work: &mut u64,
                           freed: &mut Freed,
-                          quiet: &mut [usize]| {
+                          quiet: &mut [usize],
+                          failed: &mut [bool]| {
+            failed.fill(false);
             let d = self.merged_with_overlaps(text, d, freed, seen, work);
             *freed = Freed {
                 start: d.start,
@@ -686,7 +692,8 @@ impl PiiDetector {
             {
                 // No candidate starts before the held detection any more.
                 held = None;
-                let (end, go_on, woke) = report(h, &mut seen, work, &mut freed, &mut quiet);
+                let (end, go_on, woke) =
+                    report(h, &mut seen, work, &mut freed, &mut quiet, &mut failed);
                 if !go_on {
                     return;
                 }
@@ -722,7 +729,9 @@ impl PiiDetector {
                 if quiet[k] > m.start() {
                     *from = next_char(text, m.start());
                 } else {
-                    let (to, kind_to) = self.skip_after_failure(text, pass, *m, &seen, true);
+                    let walk = failed[k] || !self.compiled.kinds[k].reach_until_detection;
+                    failed[k] = true;
+                    let (to, kind_to) = self.skip_after_failure(text, pass, *m, &seen, walk);
                     *from = to;
                     if let Some(r) = kind_to {
                         quiet[k] = quiet[k].max(r);
@@ -751,7 +760,8 @@ impl PiiDetector {
                             d
                         }
                     };
-                    let (end, go_on, woke) = report(d, &mut seen, work, &mut freed, &mut quiet);
+                    let (end, go_on, woke) =
+                        report(d, &mut seen, work, &mut freed, &mut quiet, &mut failed);
                     if !go_on {
                         return;
                     }
@@ -764,7 +774,7 @@ impl PiiDetector {
             }
         }
         if let Some(h) = held {
-            report(h, &mut seen, work, &mut freed, &mut quiet);
+            report(h, &mut seen, work, &mut freed, &mut quiet, &mut failed);
         }
     }
 
@@ -2466,7 +2476,8 @@ pub(crate) mod tests {
         let d = PiiDetector {
             compiled: Arc::new(Compiled::from_specs(vec![xs, digit, never]).unwrap()),
         };
-        let text = format!("1{}XX3 ok", " ".repeat(40));
+        // Two digits fail first: a kind is walked for its reach from its second failure on.
+        let text = format!("1 2{}XX3 ok", " ".repeat(40));
         let got: Vec<(Entity, &str)> = d
             .detect(&text)
             .into_iter()

@@ -376,11 +376,13 @@ pub(super) fn phone_reach(
             b'0'..=b'9' => match b[i - 1] {
                 p if p.is_ascii_digit() => true,
                 b' ' => {
-                    // Refused after a number and a space, with a first group (as far as
-                    // the candidate's window reads) of other than three digits or a lone `1`.
+                    // Refused after a number and a space, with a first group of other
+                    // than three digits or a lone `1` (read up to four digits: enough to
+                    // tell, and within the candidate's window).
                     let after_number = i >= s + 2 && digit(i - 2);
-                    let run = b[i..b.len().min(i + PHONE_WINDOW)]
+                    let run = b[i..]
                         .iter()
+                        .take(4)
                         .take_while(|c| c.is_ascii_digit())
                         .count();
                     after_number && run != 3 && !(run == 1 && c == b'1')
@@ -414,7 +416,7 @@ pub(super) fn phone_reach(
 }
 
 /// How far [`phone_reach`] reads.
-const REACH_WALK: usize = 128;
+const REACH_WALK: usize = 64;
 
 /// How far past its start a phone candidate is read (the kind's window).
 pub(super) const PHONE_WINDOW: usize = 64;
