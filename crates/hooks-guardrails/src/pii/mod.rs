@@ -574,7 +574,8 @@ impl PiiDetector {
     }
 
     /// The scan's work on `text`: bytes the passes search for candidates, plus each
-    /// candidate's trigger and any detection (a validation reads a bounded, anchored window,
+    /// candidate's trigger, any detection and the walk of a kind's reach that makes it quiet
+    /// (see `search_pass`) (a validation reads a bounded, anchored window,
     /// so its cost per candidate is bounded; what can go quadratic is searching the same text
     /// again and again, and that is what this counts). Linear scanning means doubling a text
     /// at most about doubles it (tested with hostile inputs); it counts steps, not time.
@@ -734,6 +735,8 @@ impl PiiDetector {
                     let (to, kind_to) = self.skip_after_failure(text, pass, *m, &seen, walk);
                     *from = to;
                     if let Some(r) = kind_to {
+                        // The walk that found it read about that far.
+                        *work += (r - m.start()) as u64;
                         quiet[k] = quiet[k].max(r);
                     }
                 }
