@@ -850,8 +850,9 @@ impl PiiDetector {
     /// kind that shares its pass, what its failure rules out is returned apart (the second
     /// value): only that kind is quiet up to there, the others' candidates are still read.
     ///
-    /// `kind_level`: whether the caller keeps kinds quiet (only the scan does); if not, a
-    /// kind that shares its pass is not walked for a reach nobody reads.
+    /// `kind_level`: whether to walk a kind that shares its pass for its reach — the scan
+    /// asks from a kind's second failure since the last detection; merging overlaps never
+    /// does (nobody would read it).
     fn skip_after_failure(
         &self,
         text: &str,

@@ -645,7 +645,7 @@ pub(super) fn validate_card(
 }
 
 /// After a failed card candidate at `s`: how far no later candidate can succeed, read in
-/// the run of digits and spaces after it (at most 128 bytes). A start there is a card only
+/// the run of digits and spaces after it (at most [`CARD_REACH_WALK`] bytes). A start there is a card only
 /// with 13 to 19 digits or a first group of four (the pattern); a group of four and a space
 /// after another number and a space continues that number (`card_at`: a tracking number in
 /// spaced groups) unless `other_number_before` says the number before is not one to join —
@@ -660,7 +660,7 @@ pub(super) fn card_reach(
     _: &super::patterns::Kind,
 ) -> Option<usize> {
     let b = text.as_bytes();
-    Some(walk_after(text, s, 128, |i| {
+    Some(walk_after(text, s, CARD_REACH_WALK, |i| {
         let c = b[i];
         if c.is_ascii_digit() && !b[i - 1].is_ascii_digit() {
             let run = b[i..]
@@ -681,6 +681,9 @@ pub(super) fn card_reach(
         }
     }))
 }
+
+/// How far [`card_reach`] reads.
+const CARD_REACH_WALK: usize = 128;
 
 /// For a kind's reach: the first position after `s` (at most `limit` bytes on) that
 /// `passed_over` does not pass over, or the text's end.
