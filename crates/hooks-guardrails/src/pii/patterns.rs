@@ -49,6 +49,26 @@ pub(super) struct Kind {
     /// up to that detection's end.
     pub(super) reach_until_detection: bool,
     pub(super) validate: Validate,
+    /// A cheap necessary condition for a candidate at `s` to pass, asked before the exact
+    /// pattern is searched (see [`email_may_pass`]).
+    pub(super) may_pass: Option<MayPass>,
+}
+
+/// See [`Kind::may_pass`].
+pub(super) type MayPass = fn(&str, usize, &Kind) -> bool;
+
+/// Whether an address with its candidate at `s` may pass: not when its domain cannot (see
+/// [`email_domain_may_pass`]).
+pub(super) fn email_may_pass(text: &str, s: usize, kind: &Kind) -> bool {
+    let window = ceil_char_boundary(text, s.saturating_add(kind.window));
+    match email_at(&text[s..window]) {
+        Some((at, at_len)) => email_domain_may_pass(
+            text,
+            s + at + at_len,
+            kind.domain_window.unwrap_or(kind.window),
+        ),
+        None => true,
+    }
 }
 
 impl Kind {
@@ -71,6 +91,10 @@ impl Kind {
 /// (asked only by a reach that reads it: it may cost a search).
 pub(super) type Reach = fn(&str, usize, &mut dyn FnMut() -> Option<usize>, &Kind) -> Option<usize>;
 
+/// A pass's search read by hand (see [`email_trigger_at`]): the first match of its one
+/// trigger in `text[from..to]`, or `Err(at)`: the regex answers, searched from `at`.
+pub(super) type HandSearch = fn(&str, usize, usize) -> Result<Option<(usize, usize)>, usize>;
+
 pub(super) struct Spec {
     pub(super) entity: Entity,
     /// Which scan pass the trigger joins (see [`PiiDetector`]).
@@ -85,6 +109,10 @@ pub(super) struct Spec {
     pub(super) reach: Option<Reach>,
     pub(super) reach_until_detection: bool,
     pub(super) validate: Validate,
+    /// The trigger read by hand, for a kind alone in its pass (`None`: the regex searches).
+    pub(super) hand_search: Option<HandSearch>,
+    /// See [`Kind::may_pass`].
+    pub(super) may_pass: Option<MayPass>,
 }
 
 /// Pass 0: triggers that start with literals (a prefilter skips most text); pass 1: the
@@ -113,6 +141,9 @@ pub(super) fn email_reach(
     let window = ceil_char_boundary(text, s.saturating_add(kind.window));
     let (at, at_len) = email_at(&text[s..window])?;
     let (at, domain) = (s + at, s + at + at_len);
+    if !email_domain_may_pass(text, domain, kind.domain_window.unwrap_or(kind.window)) {
+        return Some(domain);
+    }
     match end() {
         Some(end) if email_domain_end(text, domain, end).is_some() => {
             Some(email_local_skip(text, s, at))
@@ -245,6 +276,8 @@ pub(super) fn spec(
         reach: None,
         reach_until_detection: false,
         validate,
+        hand_search: None,
+        may_pass: None,
     }
 }
 
@@ -352,6 +385,8 @@ pub(super) fn specs() -> Vec<Spec> {
             reach: None,
             reach_until_detection: false,
             validate: validate_aws_border,
+            hand_search: None,
+            may_pass: None,
         },
         Spec {
             reach: Some(run_token_reach),
@@ -371,6 +406,8 @@ pub(super) fn specs() -> Vec<Spec> {
             // A domain is at most 253 bytes.
             domain_window: Some(256),
             reach: Some(email_reach),
+            hand_search: Some(email_trigger_at),
+            may_pass: Some(email_may_pass),
             ..spec(Entity::Email, 2, email_trigger, email, 400, validate_email)
         },
         Spec {

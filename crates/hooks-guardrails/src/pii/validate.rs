@@ -246,8 +246,9 @@ pub(super) fn validate_aws_secret(
 pub(super) fn validate_email(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     let (at, at_len) = email_at(&text[s..e])?;
     let (at, domain) = (s + at, s + at + at_len);
-    let start = email_local_start(text, s, at)?;
-    email_domain_end(text, domain, e).map(|end| (start, end))
+    // The domain first: in a run of failing addresses (`a@b.a@b.…`) it is what fails.
+    let end = email_domain_end(text, domain, e)?;
+    email_local_start(text, s, at).map(|start| (start, end))
 }
 
 /// Where an address's domain (`text[domain..e]`, as matched) ends: at `e` when it passes the
@@ -258,15 +259,29 @@ pub(super) fn email_domain_end(text: &str, domain: usize, e: usize) -> Option<us
     if email_domain_ok(text, &text[domain..e], e) {
         return Some(e);
     }
+    // Shorter runs end at one of the last ten dots (the last first), their last label
+    // starting after the dot before it. One walk back over the domain finds both (a domain
+    // is short: a plain loop costs less than a search's set-up, and a run of failing
+    // addresses asks this for every `@`).
     let b = &text.as_bytes()[domain..e];
-    memchr::memrchr_iter(b'.', b).take(10).find_map(|i| {
-        let name = &text[domain..domain + i];
-        let tld = &name[name.rfind('.')? + 1..];
-        let letters = tld.bytes().all(|c| c.is_ascii_alphabetic())
-            || tld.starts_with("xn--")
-            || !tld.is_ascii();
-        (letters && email_domain_ok(text, name, domain + i)).then_some(domain + i)
-    })
+    let (mut later, mut tried) = (None, 0);
+    for j in (0..b.len()).rev().filter(|&j| b[j] == b'.') {
+        if let Some(i) = later {
+            let tld = &text[domain + j + 1..domain + i];
+            let letters = tld.bytes().all(|c| c.is_ascii_alphabetic())
+                || tld.starts_with("xn--")
+                || !tld.is_ascii();
+            if letters && email_domain_ok(text, &text[domain..domain + i], domain + i) {
+                return Some(domain + i);
+            }
+            tried += 1;
+            if tried == 10 {
+                return None;
+            }
+        }
+        later = Some(j);
+    }
+    None
 }
 
 /// Whether a character belongs to the Latin (or Greek, Cyrillic) scripts, for cutting an
@@ -386,6 +401,100 @@ pub(super) fn email_local_skip(text: &str, s: usize, at: usize) -> usize {
         }
     }
     at
+}
+
+/// The e-mail trigger's first match (`local+@label+\.`, leftmost-first, see `specs`) in
+/// `text[from..to]`, read by hand where the text is ASCII: `Ok(Some((start, end)))`, or
+/// `Ok(None)` when there is none. `Err(at)` when a byte past 0x7F decides it (the classes
+/// hold Unicode letters, marks and digits): the caller searches with the regex from `at`,
+/// past every `@` already ruled out, which finds the same match as a search from `from`.
+///
+/// The regex engine searches a run of failing addresses (`a@b.a@b.…`) from each `@` again
+/// at some 700 instructions a time; this reads each `@`'s neighbourhood once:
+/// - a local part holds no `@`, so a match ends its local part at the first `@` after its
+///   start, and no start before one `@` reaches a later one;
+/// - the starts whose `local+` reaches an `@` are the positions back to the first byte that
+///   is neither a local character nor the `%` of an escape (an escape's two hex digits are
+///   local characters on their own, so no such byte is inside an escape): the leftmost is
+///   the start, clipped at `from`;
+/// - `label+` is greedy and a label character is not a `.`: the match ends after the label
+///   run that follows the `@`, and its `.`, or this `@` has no match from any start.
+///
+/// Tested against the regex on generated texts (`the_hand_read_email_trigger_agrees_with_the_regex`).
+pub(super) fn email_trigger_at(
+    text: &str,
+    from: usize,
+    to: usize,
+) -> Result<Option<(usize, usize)>, usize> {
+    let b = text.as_bytes();
+    let mut after = from;
+    while let Some(i) = memchr::memchr(b'@', &b[after..to]).map(|i| after + i) {
+        // Back over the local part.
+        let mut s = i;
+        while s > after {
+            let c = b[s - 1];
+            if c >= 0x80 {
+                return Err(after);
+            }
+            let escape = c == b'%'
+                && s + 1 < i
+                && (matches!(b[s], b'0'..=b'3' | b'5'..=b'9' | b'A'..=b'F' | b'a'..=b'f')
+                    && b[s + 1].is_ascii_hexdigit()
+                    || b[s] == b'4' && matches!(b[s + 1], b'1'..=b'9' | b'A'..=b'F' | b'a'..=b'f'));
+            if !(c.is_ascii_alphanumeric()
+                || matches!(c, b'.' | b'_' | b'+' | b'\'' | b'-')
+                || escape)
+            {
+                break;
+            }
+            s -= 1;
+        }
+        // Forward over the first label.
+        let mut e = i + 1;
+        while e < to && (b[e].is_ascii_alphanumeric() || b[e] == b'-') {
+            e += 1;
+        }
+        if e < to && b[e] >= 0x80 {
+            return Err(after);
+        }
+        if s < i && e > i + 1 && e < to && b[e] == b'.' {
+            return Ok(Some((s, e + 1)));
+        }
+        after = i + 1;
+    }
+    Ok(None)
+}
+
+/// Whether some address whose domain starts at `domain` may pass [`email_domain_end`]: false
+/// when the `window` bytes after it (as far as an exact match reads) hold no label of two
+/// ASCII letters after a dot before a byte that ends the domain, and no byte past 0x7F.
+/// Every passing domain has one: its last label is letters (two or more), `xn--…`, or in
+/// another script. It reads only the domain, so every start before the same `@` shares it.
+///
+/// A cheap first look for the runs of failing addresses where every `@` fails on its
+/// domain (`a@b.a@b.…`): the exact pattern and the checks are not run for them.
+pub(super) fn email_domain_may_pass(text: &str, domain: usize, window: usize) -> bool {
+    let b = text.as_bytes();
+    let end = b.len().min(domain.saturating_add(window));
+    // Letters since the last dot (`None`: not in a label that started after a dot).
+    let mut letters: Option<u8> = None;
+    for &c in &b[domain.min(end)..end] {
+        match c {
+            0x80.. => return true,
+            b'.' => letters = Some(0),
+            c if c.is_ascii_alphabetic() => {
+                if let Some(n) = &mut letters {
+                    *n += 1;
+                    if *n == 2 {
+                        return true;
+                    }
+                }
+            }
+            c if c.is_ascii_digit() || c == b'-' => letters = None,
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// Where an address's `@` (or `%40`) is in its match `m`: its offset and length.
