@@ -134,6 +134,15 @@ fn scan_adversarial(c: &mut Criterion) {
             fill("sk-aaaaaaaaaaaaaaaaaaaaaaaa-Abc12-", ""),
         ),
         ("form_encoded_digit_runs", fill("x=12+3+", "")),
+        // Addresses that fail on their domain past its first look (`a@b.cc1`: a two-letter
+        // label, then a digit; asset names, `icon@2x.png`).
+        ("failing_domain_runs", fill("a@b.cc1", "")),
+        ("asset_name_runs", fill("i@2x.png ", "")),
+        // Text made only of real values: every few bytes a detection (validated, merged
+        // with what runs into it, reported) — not a failing family, the dearest text per
+        // byte there is.
+        ("cards_back_to_back", fill("4111 1111 1111 1111 ", "")),
+        ("addresses_back_to_back", fill("a@b.co ", "")),
     ];
     let detector = PiiDetector::new();
     let mut g = c.benchmark_group("guardrails/scan_adversarial");

@@ -50,6 +50,9 @@ fn family(name: &str, n: usize) -> String {
         "card_group_runs" => "4111 ".repeat(n),
         "spaced_paren_groups" => "(12) ".repeat(n),
         "address_runs" => "a@b.".repeat(n),
+        "failing_domain_runs" => "a@b.cc1".repeat(n),
+        "asset_name_runs" => "i@2x.png ".repeat(n),
+        "addresses_back_to_back" => "a@b.co ".repeat(n),
         "quiet_kinds_between_detections" => {
             "5-12 4111 1111 1111 1111 06 12 (12) (34) (56) 1.2.3.4.5 ".repeat(n / 8)
         }
@@ -57,7 +60,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 30] = [
+const FAMILIES: [&str; 33] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -87,6 +90,9 @@ const FAMILIES: [&str; 30] = [
     "card_group_runs",
     "spaced_paren_groups",
     "address_runs",
+    "failing_domain_runs",
+    "asset_name_runs",
+    "addresses_back_to_back",
     "quiet_kinds_between_detections",
 ];
 
