@@ -631,13 +631,25 @@ impl PiiDetector {
         let mut held: Option<Detection> = None;
         // Reports `d` (with any value that starts inside it and goes on past it).
         let mut report = |d: Detection,
+                          held: &mut Option<Detection>,
                           seen: &mut Seen,
                           work: &mut u64,
                           freed: &mut Freed,
                           quiet: &mut [usize],
                           failed: &mut [bool]| {
             failed.fill(false);
-            let d = self.merged_with_overlaps(text, d, freed, seen, work);
+            let mut d = self.merged_with_overlaps(text, d, freed, seen, work);
+            // The held detection can be what this one now runs into (`1.1.1.1中a@b.co`: the
+            // address, held, starts after the CJK its candidate started before; the IPv4
+            // address, found first, grows over it): taken in, so no two reported spans
+            // overlap — with what it runs into in turn.
+            if let Some(h) = held.take_if(|h| h.start < d.end) {
+                d.end = d.end.max(h.end);
+                if h.entity == Entity::Secret {
+                    d.entity = Entity::Secret;
+                }
+                d = self.merged_with_overlaps(text, d, freed, seen, work);
+            }
             *freed = Freed {
                 start: d.start,
                 end: d.end,
@@ -708,8 +720,15 @@ impl PiiDetector {
             {
                 // No candidate starts before the held detection any more.
                 held = None;
-                let (end, go_on, woke) =
-                    report(h, &mut seen, work, &mut freed, &mut quiet, &mut failed);
+                let (end, go_on, woke) = report(
+                    h,
+                    &mut None,
+                    &mut seen,
+                    work,
+                    &mut freed,
+                    &mut quiet,
+                    &mut failed,
+                );
                 if !go_on {
                     return;
                 }
@@ -778,8 +797,15 @@ impl PiiDetector {
                             d
                         }
                     };
-                    let (end, go_on, woke) =
-                        report(d, &mut seen, work, &mut freed, &mut quiet, &mut failed);
+                    let (end, go_on, woke) = report(
+                        d,
+                        &mut held,
+                        &mut seen,
+                        work,
+                        &mut freed,
+                        &mut quiet,
+                        &mut failed,
+                    );
                     if !go_on {
                         return;
                     }
@@ -792,7 +818,15 @@ impl PiiDetector {
             }
         }
         if let Some(h) = held {
-            report(h, &mut seen, work, &mut freed, &mut quiet, &mut failed);
+            report(
+                h,
+                &mut None,
+                &mut seen,
+                work,
+                &mut freed,
+                &mut quiet,
+                &mut failed,
+            );
         }
     }
 
@@ -837,7 +871,10 @@ impl PiiDetector {
                             let same_kind = x.entity == first && x.entity != Entity::Secret;
                             let domain_only =
                                 d.entity == Entity::Secret && x.entity == Entity::Email;
-                            if x.end > d.end && !same_kind && !domain_only {
+                            // (A value whose candidate started inside `d` but that
+                            // itself starts past it — an address cut off the CJK text its
+                            // local part ran over — runs into nothing: the scan reports it.)
+                            if x.end > d.end && x.start < d.end && !same_kind && !domain_only {
                                 d.end = x.end;
                                 if x.entity == Entity::Secret {
                                     d.entity = Entity::Secret;
@@ -1119,7 +1156,12 @@ fn replace_all(text: &str, found: &[Detection]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
     for d in found {
-        out.push_str(&text[last..d.start]);
+        // Detections never overlap (the scan merges them); were one ever to, the text it
+        // shares with the one before is replaced once, not sliced backwards.
+        if d.end <= last {
+            continue;
+        }
+        out.push_str(&text[last..d.start.max(last)]);
         out.push_str(d.entity.placeholder());
         last = d.end;
     }
@@ -1470,6 +1512,66 @@ pub(crate) mod tests {
         let (out, _) = PiiDetector::new()
             .redact("mail ja\u{200B}ne@example.com, card ４１１１ １１１１ １１１１ １１１１.");
         assert_eq!(out, "mail [REDACTED_EMAIL], card [REDACTED_CREDIT_CARD].");
+    }
+
+    /// Found by a hostile review (2026-12-03): a digit-led value glued to text in another
+    /// script and an address (`1.1.1.1中a@b.co`) came out as two overlapping detections —
+    /// the address's candidate started on the digits (they are local-part characters) and
+    /// its detection after the CJK, so it was held back, while the IPv4 address grew over
+    /// it — and `redact` panicked slicing backwards. Each value is reported on its own now,
+    /// and no pair of reported spans overlaps, whatever is glued to what.
+    #[test]
+    fn a_value_glued_across_another_script_to_an_address_is_reported_apart() {
+        assert_eq!(
+            found("1.1.1.1中a@b.co"),
+            [(Entity::IpAddress, "1.1.1.1"), (Entity::Email, "a@b.co")]
+        );
+        assert_eq!(
+            found("4111111111111111中a@b.co"),
+            [
+                (Entity::CreditCard, "4111111111111111"),
+                (Entity::Email, "a@b.co")
+            ]
+        );
+        assert_eq!(
+            found("123-45-6789中a@b.co"),
+            [(Entity::Ssn, "123-45-6789"), (Entity::Email, "a@b.co")]
+        );
+        let values = [
+            "1.1.1.1",
+            "4111111111111111",
+            "4111 1111 1111 1111",
+            "123-45-6789",
+            "415-555-2671",
+            "DE89370400440532013000",
+            "jane@example.com",
+            "a@b.co",
+            "sk-proj-abcdefghijklmnopqrstuvwxyz012345",
+            "ghp_jfs5PmXFxQfcM97YtJ1PgVZSTOUbb7Q1QSaJ",
+            "2001:db8::1",
+        ];
+        let glue = [
+            "中", "é", "я", "", " ", "x", ".", "+", "%2B", "'", "中中", "\u{200B}",
+        ];
+        let d = PiiDetector::new();
+        let mut texts = 0;
+        for a in values {
+            for g in glue {
+                for b in values {
+                    for h in glue {
+                        let text = format!("{a}{g}{b}{h}{a}");
+                        let got = d.detect(&text);
+                        for w in got.windows(2) {
+                            assert!(w[0].end <= w[1].start, "{text}: {got:?}");
+                        }
+                        let (out, _) = d.redact(&text);
+                        assert!(d.detect(&out).is_empty(), "{text} -> {out}");
+                        texts += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(texts, values.len() * values.len() * glue.len() * glue.len());
     }
 
     #[test]
@@ -2582,6 +2684,53 @@ pub(crate) mod tests {
             .map(|x| (x.entity, &text[x.start..x.end]))
             .collect();
         assert_eq!(got, [(Entity::Secret, "XX"), (Entity::Phone, "3")]);
+    }
+
+    /// A value held back (its detection starts after its candidate did) that another
+    /// detection grows over is taken into it: the two are reported as one, never as two
+    /// overlapping spans. Built with kinds of its own, since no real pattern reaches it
+    /// today: `A`s (a value), a key whose value starts at its `X` (held), and a reading
+    /// that starts on the last `A` and runs to the `X` (what the `A`s grow by).
+    #[test]
+    fn a_held_value_another_one_grows_over_is_merged_into_it() {
+        fn from_the_x(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
+            text[s..e].find('X').map(|x| (s + x, e))
+        }
+        fn whole(_: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
+            Some((s, e))
+        }
+        let held = patterns::spec(
+            Entity::Secret,
+            0,
+            "A+hy+X".into(),
+            "A+hy+X".into(),
+            64,
+            from_the_x,
+        );
+        let grows = patterns::spec(Entity::Phone, 1, "Ahy+X".into(), "Ahy+X".into(), 64, whole);
+        let value = patterns::spec(Entity::Ssn, 3, "A+".into(), "A+".into(), 64, whole);
+        let d = PiiDetector {
+            compiled: Arc::new(Compiled::from_specs(vec![held, grows, value]).unwrap()),
+        };
+        let text = "AAAhyyX ok";
+        let got: Vec<(Entity, &str)> = d
+            .detect(text)
+            .into_iter()
+            .map(|x| (x.entity, &text[x.start..x.end]))
+            .collect();
+        assert_eq!(got, [(Entity::Secret, "AAAhyyX")]);
+        assert_eq!(replace_all(text, &d.detect(text)), "[REDACTED_SECRET] ok");
+        // Were two spans ever to overlap, replacing them would not slice backwards.
+        let overlapping = [
+            (0, 4, Entity::Ssn),
+            (2, 6, Entity::Email),
+            (3, 5, Entity::Phone),
+        ]
+        .map(|(start, end, entity)| Detection { start, end, entity });
+        assert_eq!(
+            replace_all("abcdefg", &overlapping),
+            "[REDACTED_SSN][REDACTED_EMAIL]g"
+        );
     }
 
     #[test]
