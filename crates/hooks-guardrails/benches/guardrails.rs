@@ -138,6 +138,9 @@ fn scan_adversarial(c: &mut Criterion) {
         // label, then a digit; asset names, `icon@2x.png`).
         ("failing_domain_runs", fill("a@b.cc1", "")),
         ("asset_name_runs", fill("i@2x.png ", "")),
+        // The same in other scripts (local parts, and a one-letter last label).
+        ("other_script_address_runs", fill("é@b.", "")),
+        ("other_script_label_runs", fill("a@b.é.", "")),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

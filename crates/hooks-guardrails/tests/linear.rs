@@ -52,6 +52,8 @@ fn family(name: &str, n: usize) -> String {
         "address_runs" => "a@b.".repeat(n),
         "failing_domain_runs" => "a@b.cc1".repeat(n),
         "asset_name_runs" => "i@2x.png ".repeat(n),
+        "other_script_address_runs" => "é@b.".repeat(n),
+        "other_script_label_runs" => "a@b.é.".repeat(n),
         "addresses_back_to_back" => "a@b.co ".repeat(n),
         "quiet_kinds_between_detections" => {
             "5-12 4111 1111 1111 1111 06 12 (12) (34) (56) 1.2.3.4.5 ".repeat(n / 8)
@@ -60,7 +62,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 33] = [
+const FAMILIES: [&str; 35] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -92,6 +94,8 @@ const FAMILIES: [&str; 33] = [
     "address_runs",
     "failing_domain_runs",
     "asset_name_runs",
+    "other_script_address_runs",
+    "other_script_label_runs",
     "addresses_back_to_back",
     "quiet_kinds_between_detections",
 ];

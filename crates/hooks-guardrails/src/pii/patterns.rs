@@ -92,8 +92,8 @@ impl Kind {
 pub(super) type Reach = fn(&str, usize, &mut dyn FnMut() -> Option<usize>, &Kind) -> Option<usize>;
 
 /// A pass's search read by hand (see [`email_trigger_at`]): the first match of its one
-/// trigger in `text[from..to]`, or `Err(at)`: the regex answers, searched from `at`.
-pub(super) type HandSearch = fn(&str, usize, usize) -> Result<Option<(usize, usize)>, usize>;
+/// trigger in `text[from..to]`.
+pub(super) type HandSearch = fn(&str, usize, usize) -> Option<(usize, usize)>;
 
 pub(super) struct Spec {
     pub(super) entity: Entity,

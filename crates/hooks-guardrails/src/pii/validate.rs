@@ -2,6 +2,7 @@
 //! e-mail address or secret (checksums, ranges, issuing rules, borders).
 
 use std::net::Ipv6Addr;
+use std::sync::OnceLock;
 
 use super::context::*;
 
@@ -403,29 +404,56 @@ pub(super) fn email_local_skip(text: &str, s: usize, at: usize) -> usize {
     at
 }
 
+/// Whether `c` is a letter, a mark or a digit in Unicode's sense (`[\p{L}\p{M}\p{N}]`, the
+/// non-ASCII part of the e-mail classes): read with the regex engine's own Unicode tables
+/// (a fully built DFA for the one class, built the first time it is asked), so the hand
+/// reading below and the patterns cannot disagree on a character.
+pub(super) fn letter_mark_or_digit(c: char) -> bool {
+    use regex_automata::dfa::{Automaton, dense};
+    static DFA: OnceLock<Option<dense::DFA<Vec<u32>>>> = OnceLock::new();
+    let Some(dfa) = DFA
+        .get_or_init(|| {
+            dense::Builder::new()
+                .configure(
+                    dense::Config::new()
+                        .start_kind(regex_automata::dfa::StartKind::Anchored)
+                        .minimize(true),
+                )
+                .build(r"[\p{L}\p{M}\p{N}]")
+                .ok()
+        })
+        .as_ref()
+    else {
+        // It always builds (a fixed pattern; `every_pattern_compiles` builds it too).
+        return c.is_alphanumeric();
+    };
+    let Ok(mut state) = dfa.start_state(
+        &regex_automata::util::start::Config::new().anchored(regex_automata::Anchored::Yes),
+    ) else {
+        return c.is_alphanumeric();
+    };
+    for &byte in c.encode_utf8(&mut [0; 4]).as_bytes() {
+        state = dfa.next_state(state, byte);
+    }
+    dfa.is_match_state(dfa.next_eoi_state(state))
+}
+
 /// The e-mail trigger's first match (`local+@label+\.`, leftmost-first, see `specs`) in
-/// `text[from..to]`, read by hand where the text is ASCII: `Ok(Some((start, end)))`, or
-/// `Ok(None)` when there is none. `Err(at)` when a byte past 0x7F decides it (the classes
-/// hold Unicode letters, marks and digits): the caller searches with the regex from `at`,
-/// past every `@` already ruled out, which finds the same match as a search from `from`.
+/// `text[from..to]`, read by hand: its start and end, or `None` when there is none.
 ///
 /// The regex engine searches a run of failing addresses (`a@b.a@b.…`) from each `@` again
 /// at some 700 instructions a time; this reads each `@`'s neighbourhood once:
 /// - a local part holds no `@`, so a match ends its local part at the first `@` after its
 ///   start, and no start before one `@` reaches a later one;
-/// - the starts whose `local+` reaches an `@` are the positions back to the first byte that
-///   is neither a local character nor the `%` of an escape (an escape's two hex digits are
-///   local characters on their own, so no such byte is inside an escape): the leftmost is
-///   the start, clipped at `from`;
+/// - the starts whose `local+` reaches an `@` are the positions back to the first character
+///   that is neither a local character nor the `%` of an escape (an escape's two hex digits
+///   are local characters on their own, so no such character is inside an escape): the
+///   leftmost is the start, clipped at `from`;
 /// - `label+` is greedy and a label character is not a `.`: the match ends after the label
 ///   run that follows the `@`, and its `.`, or this `@` has no match from any start.
 ///
 /// Tested against the regex on generated texts (`the_hand_read_email_trigger_agrees_with_the_regex`).
-pub(super) fn email_trigger_at(
-    text: &str,
-    from: usize,
-    to: usize,
-) -> Result<Option<(usize, usize)>, usize> {
+pub(super) fn email_trigger_at(text: &str, from: usize, to: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let mut after = from;
     while let Some(i) = memchr::memchr(b'@', &b[after..to]).map(|i| after + i) {
@@ -434,7 +462,13 @@ pub(super) fn email_trigger_at(
         while s > after {
             let c = b[s - 1];
             if c >= 0x80 {
-                return Err(after);
+                match text[after..s].chars().next_back() {
+                    Some(ch) if letter_mark_or_digit(ch) => {
+                        s -= ch.len_utf8();
+                        continue;
+                    }
+                    _ => break,
+                }
             }
             let escape = c == b'%'
                 && s + 1 < i
@@ -451,47 +485,65 @@ pub(super) fn email_trigger_at(
         }
         // Forward over the first label.
         let mut e = i + 1;
-        while e < to && (b[e].is_ascii_alphanumeric() || b[e] == b'-') {
-            e += 1;
-        }
-        if e < to && b[e] >= 0x80 {
-            return Err(after);
+        while e < to {
+            let c = b[e];
+            if c.is_ascii_alphanumeric() || c == b'-' {
+                e += 1;
+            } else if c >= 0x80
+                && let Some(ch) = text[e..to].chars().next()
+                && letter_mark_or_digit(ch)
+            {
+                e += ch.len_utf8();
+            } else {
+                break;
+            }
         }
         if s < i && e > i + 1 && e < to && b[e] == b'.' {
-            return Ok(Some((s, e + 1)));
+            return Some((s, e + 1));
         }
         after = i + 1;
     }
-    Ok(None)
+    None
 }
 
 /// Whether some address whose domain starts at `domain` may pass [`email_domain_end`]: false
-/// when the `window` bytes after it (as far as an exact match reads) hold no label of two
-/// ASCII letters after a dot before a byte that ends the domain, and no byte past 0x7F.
-/// Every passing domain has one: its last label is letters (two or more), `xn--…`, or in
-/// another script. It reads only the domain, so every start before the same `@` shares it.
+/// when, within the `window` bytes after it (as far as an exact match reads) and before an
+/// ASCII byte that ends a domain, no label after a dot has two characters and either starts
+/// with two ASCII letters or holds a character past ASCII. Every passing domain has one:
+/// its last label has two to 24 characters and is letters, `xn--…`, or in another script
+/// (a character past ASCII that is no label character is taken as one: that only makes the
+/// answer "may" more often). It reads only the domain, so every start before the same `@`
+/// shares it.
 ///
 /// A cheap first look for the runs of failing addresses where every `@` fails on its
-/// domain (`a@b.a@b.…`): the exact pattern and the checks are not run for them.
+/// domain (`a@b.a@b.…`, `é@b.é@b.…`): the exact pattern and the checks are not run for them.
 pub(super) fn email_domain_may_pass(text: &str, domain: usize, window: usize) -> bool {
     let b = text.as_bytes();
     let end = b.len().min(domain.saturating_add(window));
-    // Letters since the last dot (`None`: not in a label that started after a dot).
-    let mut letters: Option<u8> = None;
+    // The label after the last dot (`None` before the first): its characters so far,
+    // whether its first two (so far) are ASCII letters, whether it holds a character past
+    // ASCII.
+    let mut label: Option<(usize, bool, bool)> = None;
     for &c in &b[domain.min(end)..end] {
-        match c {
-            0x80.. => return true,
-            b'.' => letters = Some(0),
-            c if c.is_ascii_alphabetic() => {
-                if let Some(n) = &mut letters {
-                    *n += 1;
-                    if *n == 2 {
-                        return true;
-                    }
-                }
+        if c == b'.' {
+            label = Some((0, true, false));
+            continue;
+        }
+        if c < 0x80 && !(c.is_ascii_alphanumeric() || c == b'-') {
+            return false;
+        }
+        if let Some((chars, letters, other)) = &mut label {
+            // A byte that does not continue a UTF-8 character starts one.
+            if c & 0xC0 != 0x80 {
+                *chars += 1;
             }
-            c if c.is_ascii_digit() || c == b'-' => letters = None,
-            _ => return false,
+            if *chars <= 2 && !c.is_ascii_alphabetic() {
+                *letters = false;
+            }
+            *other |= c >= 0x80;
+            if *chars >= 2 && (*letters || *other) {
+                return true;
+            }
         }
     }
     false
