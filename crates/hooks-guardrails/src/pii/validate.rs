@@ -417,7 +417,7 @@ pub(super) fn letter_mark_or_digit(c: char) -> bool {
                 .configure(
                     dense::Config::new()
                         .start_kind(regex_automata::dfa::StartKind::Anchored)
-                        .minimize(true),
+                        .minimize(false),
                 )
                 .build(r"[\p{L}\p{M}\p{N}]")
                 .ok()
