@@ -254,7 +254,7 @@ struct Pass {
     /// is not visited one by one. `None` if it did not build (the full search answers).
     without: Vec<OnceLock<Option<MetaRegex>>>,
     /// For a pass of one kind whose trigger is read by hand (see `Spec::hand_search`): that
-    /// reading, before the regex.
+    /// reading, in place of the regex's search (the tests compare the two).
     hand: Option<patterns::HandSearch>,
     /// The pass's triggers (to build `without`).
     triggers: Vec<String>,
