@@ -869,9 +869,12 @@ impl PiiDetector {
                             let domain_only =
                                 d.entity == Entity::Secret && x.entity == Entity::Email;
                             // (A value whose candidate started inside `d` but that
-                            // itself starts past it — an address cut off the CJK text its
-                            // local part ran over — runs into nothing: the scan reports it.)
-                            if x.end > d.end && x.start < d.end && !same_kind && !domain_only {
+                            // itself starts past its end, not at it — an address cut off
+                            // the CJK text its local part ran over — runs into nothing:
+                            // the scan reports it, its trigger found again from `d`'s end.
+                            // One that starts right at the end is glued on, and its
+                            // trigger may have read `d`'s last character as its border.)
+                            if x.end > d.end && x.start <= d.end && !same_kind && !domain_only {
                                 d.end = x.end;
                                 if x.entity == Entity::Secret {
                                     d.entity = Entity::Secret;
@@ -1534,6 +1537,15 @@ pub(crate) mod tests {
             found("123-45-6789中a@b.co"),
             [(Entity::Ssn, "123-45-6789"), (Entity::Email, "a@b.co")]
         );
+        // Glued right on (no gap), a value whose trigger read the address's last character
+        // as its border is taken in, as before (found by the next review).
+        for (text, whole) in [
+            ("a@b.рф2001:db8::1", "a@b.рф2001:db8::1"),
+            ("ü@müller.de4111111111111111", "ü@müller.de4111111111111111"),
+            ("a@中.co4111 1111 1111 1111", "a@中.co4111 1111 1111 1111"),
+        ] {
+            assert_eq!(found(text), [(Entity::Email, whole)], "{text}");
+        }
         let values = [
             "1.1.1.1",
             "4111111111111111",
@@ -1546,6 +1558,9 @@ pub(crate) mod tests {
             "sk-proj-abcdefghijklmnopqrstuvwxyz012345",
             "ghp_jfs5PmXFxQfcM97YtJ1PgVZSTOUbb7Q1QSaJ",
             "2001:db8::1",
+            "ü@müller.de",
+            "a@b.рф",
+            "fe80::1",
         ];
         let glue = [
             "中", "é", "я", "", " ", "x", ".", "+", "%2B", "'", "中中", "\u{200B}",
