@@ -510,45 +510,97 @@ pub(super) fn email_trigger_at(text: &str, from: usize, to: usize) -> Option<(us
 
 /// Whether some address whose domain starts at `domain` may pass [`email_domain_end`]: false
 /// when, within the `window` bytes after it (as far as an exact match reads) and before an
-/// ASCII byte that ends a domain, no label after a dot has two characters and either starts
-/// with two ASCII letters or holds a character past ASCII. Every passing domain has one:
-/// its last label has two to 24 characters and is letters, `xn--…`, or in another script
-/// (a character past ASCII that is no label character is taken as one: that only makes the
-/// answer "may" more often). It reads only the domain, so every start before the same `@`
-/// shares it.
+/// ASCII byte that ends a domain, no label after a dot could be a passing domain's last
+/// label. That label has two to 24 characters and is one of:
+/// - the exact pattern's: a run of ASCII letters at the label's start (`xn--…` starts with
+///   one) that a digit does not follow when the domain so far is ASCII (`email_domain_ok`
+///   reads `b.cc1` as a word going on), or a run of characters past ASCII at its start;
+/// - a shorter run's (`email_domain_end`): a label that ends at a dot and is letters or
+///   holds a character past ASCII.
+///
+/// Any character past ASCII is taken as a label character and a letter: that only makes
+/// the answer "may" more often. It reads only the domain, so every start before the same
+/// `@` shares it.
 ///
 /// A cheap first look for the runs of failing addresses where every `@` fails on its
-/// domain (`a@b.a@b.…`, `é@b.é@b.…`): the exact pattern and the checks are not run for them.
+/// domain (`a@b.a@b.…`, `a@b.cc1…`, `é@b.é@b.…`, `é@b.cé…`): the exact pattern and the
+/// checks are not run for them.
 pub(super) fn email_domain_may_pass(text: &str, domain: usize, window: usize) -> bool {
+    /// The label after the last dot.
+    struct Label {
+        /// Its characters so far.
+        chars: usize,
+        /// The length of its leading run of ASCII letters, while the label is still in it.
+        letters: Option<usize>,
+        /// The characters of its leading run past ASCII, while the label is still in it.
+        others: Option<usize>,
+        /// Whether it holds a character past ASCII.
+        other: bool,
+    }
     let b = text.as_bytes();
     let end = b.len().min(domain.saturating_add(window));
-    // The label after the last dot (`None` before the first): its characters so far,
-    // whether its first two (so far) are ASCII letters, whether it holds a character past
-    // ASCII.
-    let mut label: Option<(usize, bool, bool)> = None;
+    // Whether the domain so far holds a character past ASCII (then `email_domain_ok` does
+    // not refuse a letter run that a digit follows).
+    let mut other_seen = false;
+    let mut label: Option<Label> = None;
+    // Whether the label's leading letter run, ending here on a byte that is no digit,
+    // may end a passing domain.
+    let letters_end = |label: &Option<Label>| {
+        label
+            .as_ref()
+            .and_then(|l| l.letters)
+            .is_some_and(|n| n >= 2)
+    };
     for &c in &b[domain.min(end)..end] {
         if c == b'.' {
-            label = Some((0, true, false));
+            if let Some(l) = &label
+                && (letters_end(&label) || l.other && l.chars >= 2)
+            {
+                return true;
+            }
+            label = Some(Label {
+                chars: 0,
+                letters: Some(0),
+                others: Some(0),
+                other: false,
+            });
             continue;
         }
         if c < 0x80 && !(c.is_ascii_alphanumeric() || c == b'-') {
-            return false;
+            return letters_end(&label);
         }
-        if let Some((chars, letters, other)) = &mut label {
+        if let Some(l) = &mut label {
             // A byte that does not continue a UTF-8 character starts one.
-            if c & 0xC0 != 0x80 {
-                *chars += 1;
+            let starts = c & 0xC0 != 0x80;
+            if starts {
+                l.chars += 1;
             }
-            if *chars <= 2 && !c.is_ascii_alphabetic() {
-                *letters = false;
+            if let Some(n) = l.letters {
+                if c.is_ascii_alphabetic() {
+                    l.letters = Some(n + 1);
+                } else {
+                    l.letters = None;
+                    if n >= 2 && (!c.is_ascii_digit() || other_seen) {
+                        return true;
+                    }
+                }
             }
-            *other |= c >= 0x80;
-            if *chars >= 2 && (*letters || *other) {
-                return true;
+            if let Some(n) = l.others {
+                if c >= 0x80 {
+                    let n = n + usize::from(starts);
+                    if n >= 2 {
+                        return true;
+                    }
+                    l.others = Some(n);
+                } else {
+                    l.others = None;
+                }
             }
+            l.other |= c >= 0x80;
         }
+        other_seen |= c >= 0x80;
     }
-    false
+    letters_end(&label)
 }
 
 /// Where an address's `@` (or `%40`) is in its match `m`: its offset and length.
