@@ -134,8 +134,9 @@ fn scan_adversarial(c: &mut Criterion) {
             fill("sk-aaaaaaaaaaaaaaaaaaaaaaaa-Abc12-", ""),
         ),
         ("form_encoded_digit_runs", fill("x=12+3+", "")),
-        // Addresses that fail on their domain past its first look (`a@b.cc1`: a two-letter
-        // label, then a digit; asset names, `icon@2x.png`).
+        // Addresses that fail on their domain: a letter run that goes on into a digit
+        // (`a@b.cc1`, turned away by the domain's first look), asset names (`icon@2x.png`,
+        // which pass it and fail on the extension).
         ("failing_domain_runs", fill("a@b.cc1", "")),
         ("asset_name_runs", fill("i@2x.png ", "")),
         // The same in other scripts (local parts, and a one-letter last label).
