@@ -19,7 +19,13 @@ use crate::violation::{GuardrailViolation, Store, ViolationLocation};
 pub const REDACTED_CONTENT: &str = "[REDACTED]";
 
 pub(crate) struct Engine {
+    /// The detector for the entities not set to ALLOW: an allowed entity is not looked for,
+    /// so its value can never hide another one (a card glued to an allowed address is
+    /// found as a card).
     pub(crate) detector: PiiDetector,
+    /// For a detection under WARN or REDACT: a detector for the entities set to something
+    /// stricter, if any is (see [`strictest_inside`](Engine::strictest_inside)).
+    stricter: Vec<(GuardrailAction, PiiDetector)>,
     /// The detector without the entities set to ASK (when any is): what an ASK value could
     /// hide is looked for with it (see `unmask_asked`).
     ask_free: Option<PiiDetector>,
@@ -74,6 +80,17 @@ pub(crate) struct Scrubbed {
     /// Scrubbing a tool call's arguments (in a reply, or before the call): ASK may interrupt
     /// the call instead of blocking.
     pub(crate) may_ask: bool,
+}
+
+/// How strict an action is, for a value that two rules apply to: BLOCK (and ASK, which acts
+/// as BLOCK wherever nothing can pause) above REDACT above WARN above ALLOW.
+fn strictness(a: GuardrailAction) -> u8 {
+    match a {
+        GuardrailAction::Allow => 0,
+        GuardrailAction::Warn => 1,
+        GuardrailAction::Redact => 2,
+        GuardrailAction::Block | GuardrailAction::Ask => 3,
+    }
 }
 
 /// Compiles a blocked-content pattern. The three built-in ones are compiled once per process
@@ -149,9 +166,14 @@ impl Engine {
             .pii
             .iter()
             .any(|e| configured(e) == GuardrailAction::Ask);
+        let guarded: Vec<Entity> = config
+            .pii
+            .iter()
+            .copied()
+            .filter(|e| configured(e) != GuardrailAction::Allow)
+            .collect();
         let ask_free = if asks {
-            let rest: Vec<Entity> = config
-                .pii
+            let rest: Vec<Entity> = guarded
                 .iter()
                 .copied()
                 .filter(|e| configured(e) != GuardrailAction::Ask)
@@ -160,9 +182,24 @@ impl Engine {
         } else {
             None
         };
+        let mut stricter = Vec::new();
+        for weaker in [GuardrailAction::Warn, GuardrailAction::Redact] {
+            if !guarded.iter().any(|e| configured(e) == weaker) {
+                continue;
+            }
+            let above: Vec<Entity> = guarded
+                .iter()
+                .copied()
+                .filter(|e| strictness(configured(e)) > strictness(weaker))
+                .collect();
+            if !above.is_empty() {
+                stricter.push((weaker, PiiDetector::for_entities(&above)?));
+            }
+        }
         Ok(Engine {
             ask_free,
-            detector: PiiDetector::for_entities(&config.pii)?,
+            detector: PiiDetector::for_entities(&guarded)?,
+            stricter,
             patterns,
             blocked_tools: config.blocked_tools.iter().cloned().collect(),
             allowed_tools: config
@@ -492,20 +529,48 @@ impl Engine {
             }
         }
         for d in self.detector.detect(text) {
-            let rule = pii_rule(d.entity);
-            let action = self.action(rule);
+            let action = self.action(pii_rule(d.entity));
             if action == GuardrailAction::Allow {
                 continue;
             }
+            let (entity, action) = self.strictest_inside(text, &d, action);
             let finding = Finding {
-                rule: rule.to_owned(),
-                description: format!("{} detected", d.entity.description()),
-                entity: Some(d.entity),
+                rule: pii_rule(entity).to_owned(),
+                description: format!("{} detected", entity.description()),
+                entity: Some(entity),
                 span: (d.start, d.end),
             };
-            self.decide(&mut verdict, finding, action, d.entity.placeholder());
+            self.decide(&mut verdict, finding, action, entity.placeholder());
         }
         verdict
+    }
+
+    /// The entity (and its action) that decides what happens to detection `d`, whose own
+    /// action is `action`: a detection can hold a value of another entity glued into it
+    /// (`ü@müller.de4111…` is one address to the scan, a card number inside), and a value
+    /// under a stricter rule must get that rule, not the weaker one of the value it is glued
+    /// to. So when some entity is set to something stricter than `action`, the detection's
+    /// span is scanned for those (with up to 64 bytes before it as context, such as an
+    /// `ssn:` label), and the strictest one that starts inside the span decides for the
+    /// whole span.
+    fn strictest_inside(
+        &self,
+        text: &str,
+        d: &crate::pii::Detection,
+        action: GuardrailAction,
+    ) -> (Entity, GuardrailAction) {
+        let Some((_, detector)) = self.stricter.iter().find(|(a, _)| *a == action) else {
+            return (d.entity, action);
+        };
+        let from = crate::pii::floor_char_boundary(text, d.start.saturating_sub(64));
+        let mut decided = (d.entity, action);
+        for x in detector.detect(&text[from..d.end]) {
+            let a = self.action(pii_rule(x.entity));
+            if from + x.start >= d.start && strictness(a) > strictness(decided.1) {
+                decided = (x.entity, a);
+            }
+        }
+        decided
     }
 
     /// After a redaction: redacts what it uncovered (an entity its neighbour hid), BLOCK and

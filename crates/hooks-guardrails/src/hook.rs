@@ -148,7 +148,8 @@ impl GuardrailsHook {
         self.inner.store.clear();
     }
 
-    /// The PII detector in use.
+    /// The PII detector in use: for the configured entities not set to ALLOW (an allowed
+    /// entity is not looked for, so it cannot hide another one).
     pub fn detector(&self) -> &PiiDetector {
         &self.inner.detector
     }

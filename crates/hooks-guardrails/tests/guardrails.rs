@@ -131,6 +131,73 @@ fn injection_in_the_prompt_refuses_the_run() {
     );
 }
 
+/// A value glued into another one gets its own rule when that is stricter. The scan reads
+/// `ü@müller.de4111…` (and a card number written as an address's local part) as one address:
+/// an address under ALLOW, WARN or REDACT must not carry a card under REDACT or BLOCK
+/// through, into the model's input or the record.
+#[test]
+fn a_value_glued_into_a_laxer_one_gets_its_own_stricter_rule() {
+    use GuardrailAction::{Allow, Block, Redact, Warn};
+    const GLUED: &str = "4111111111111111";
+    for (email, card) in [
+        (Allow, Redact),
+        (Warn, Redact),
+        (Allow, Block),
+        (Warn, Block),
+        (Redact, Block),
+    ] {
+        for prompt in [
+            format!("mail ü@müller.de{GLUED} now"),
+            format!("mail {GLUED}@gmail.com now"),
+            format!("ssn 123-45-6789 mail ü@müller.de{GLUED}"),
+        ] {
+            let config = GuardrailConfig::default()
+                .with_action("pii_email", email)
+                .with_action("pii_credit_card", card)
+                .with_action("pii_ssn", Allow);
+            let s = setup(config, vec![text("ok")], "x");
+            let what = format!("{email:?}/{card:?}: {prompt}");
+            match (card, run(&s, &prompt)) {
+                (Block, Err(e)) => {
+                    assert!(
+                        e.to_string().ends_with("credit card number detected"),
+                        "{what}: {e}"
+                    );
+                    assert_eq!(s.model.calls(&e.state.run_id), 0, "{what}");
+                }
+                (Redact, Ok(out)) => {
+                    let seen = &s.model.received(&out.state.run_id)[0][0].content;
+                    assert!(!seen.contains(GLUED), "{what}: {seen}");
+                    assert!(seen.contains("[REDACTED_CREDIT_CARD]"), "{what}: {seen}");
+                    assert!(
+                        !format!("{:?}", out.state.metadata).contains(GLUED),
+                        "{what}"
+                    );
+                }
+                (_, got) => panic!("{what}: {:?}", got.map(|o| o.answer)),
+            }
+            assert!(
+                s.guard
+                    .violations()
+                    .iter()
+                    .any(|v| v.rule == "pii_credit_card" && v.action == card),
+                "{what}: {:?}",
+                s.guard.violations()
+            );
+        }
+    }
+    // A value next to another one, not inside it, keeps its own rule.
+    let config = GuardrailConfig::default()
+        .with_action("pii_email", Warn)
+        .with_action("pii_credit_card", Redact);
+    let s = setup(config, vec![text("ok")], "x");
+    let out = run(&s, &format!("card {GLUED} mail {EMAIL}")).unwrap();
+    assert_eq!(
+        s.model.received(&out.state.run_id)[0][0].content,
+        format!("card [REDACTED_CREDIT_CARD] mail {EMAIL}")
+    );
+}
+
 #[test]
 fn a_blocked_tool_is_a_cancel_the_model_sees_and_the_run_goes_on() {
     let s = setup(

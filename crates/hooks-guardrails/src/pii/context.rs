@@ -109,7 +109,7 @@ pub(super) fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
         .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
-pub(super) fn floor_char_boundary(text: &str, i: usize) -> usize {
+pub(crate) fn floor_char_boundary(text: &str, i: usize) -> usize {
     let mut i = i.min(text.len());
     while !text.is_char_boundary(i) {
         i -= 1;

@@ -128,7 +128,7 @@ mod patterns;
 mod phone;
 mod validate;
 
-pub(crate) use context::key_gives_context;
+pub(crate) use context::{floor_char_boundary, key_gives_context};
 
 use patterns::{DENSE_PASSES, DFA_CACHE_BYTES, Kind, PASSES, Spec, specs};
 use validate::{Freed, ceil_char_boundary, next_char};
