@@ -142,11 +142,28 @@ fn scan_adversarial(c: &mut Criterion) {
         // The same in other scripts (local parts, and a one-letter last label).
         ("other_script_address_runs", fill("é@b.", "")),
         ("other_script_label_runs", fill("a@b.é.", "")),
+        // A last label's letters that run on into a digit: each place in them is asked
+        // whether a value glued to the address starts there (`email_glued`), the second
+        // run made of the first bytes of keys (`sk`), which the cheap look lets through.
+        (
+            "letter_runs_before_a_digit",
+            fill("x@y.abcdefghijklmnopqrstuvwx1 ", ""),
+        ),
+        (
+            "key_prefix_runs_before_a_digit",
+            fill("a@b.sksksksksksksksksksksk1", ""),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.
         ("cards_back_to_back", fill("4111 1111 1111 1111 ", "")),
         ("addresses_back_to_back", fill("a@b.co ", "")),
+        // Addresses glued to a value each, as a table read cell by cell: two detections
+        // per 29 bytes.
+        (
+            "addresses_glued_to_values",
+            fill("jane@example.com415-555-2671 ", ""),
+        ),
     ];
     let detector = PiiDetector::new();
     let mut g = c.benchmark_group("guardrails/scan_adversarial");

@@ -55,6 +55,9 @@ fn family(name: &str, n: usize) -> String {
         "other_script_address_runs" => "é@b.".repeat(n),
         "other_script_label_runs" => "a@b.é.".repeat(n),
         "addresses_back_to_back" => "a@b.co ".repeat(n),
+        "letter_runs_before_a_digit" => "x@y.abcdefghijklmnopqrstuvwx1 ".repeat(n / 8),
+        "key_prefix_runs_before_a_digit" => "a@b.sksksksksksksksksksksk1".repeat(n / 8),
+        "addresses_glued_to_values" => "jane@example.com415-555-2671 ".repeat(n / 8),
         "quiet_kinds_between_detections" => {
             "5-12 4111 1111 1111 1111 06 12 (12) (34) (56) 1.2.3.4.5 ".repeat(n / 8)
         }
@@ -62,7 +65,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 35] = [
+const FAMILIES: [&str; 38] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -97,6 +100,9 @@ const FAMILIES: [&str; 35] = [
     "other_script_address_runs",
     "other_script_label_runs",
     "addresses_back_to_back",
+    "letter_runs_before_a_digit",
+    "key_prefix_runs_before_a_digit",
+    "addresses_glued_to_values",
     "quiet_kinds_between_detections",
 ];
 

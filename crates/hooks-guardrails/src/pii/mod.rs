@@ -229,6 +229,13 @@ struct Seen {
     /// The exact match the last validation read: its kind, its candidate's start and the
     /// match's end, if any (a failed candidate's reach reads it instead of searching again).
     exact: Option<(usize, usize, Option<usize>)>,
+    /// The value glued right after the last address that ended before it (see
+    /// [`PiiDetector::email_glued`]): reported on its own right after that address.
+    glued: Option<Detection>,
+    /// The domain (its start) the last look for a glued value read, and whether a value was
+    /// found glued to it with the domain passing up to there: then an address before that
+    /// `@` that failed failed on its local part, and later starts may pass.
+    glued_domain: Option<(usize, bool)>,
 }
 
 /// One scan: the triggers of some kinds, one pattern each, so a match says which kind fired.
@@ -239,9 +246,11 @@ struct Pass {
     dense: Option<regex_automata::dfa::regex::Regex>,
     /// The same triggers with all-matches semantics: which of them match at a position.
     all: MetaRegex,
-    /// For the digit-led pass: the same as `all`, anchored only, as a fully built DFA (asked
-    /// after most failed candidates there; the lazy engine's overlapping search cost about
-    /// as much as validating them).
+    /// For every pass whose triggers a regex reads (not by hand): the same as `all`,
+    /// anchored only, as a fully built DFA. The digit-led pass asks it after most failed
+    /// candidates (the lazy engine's overlapping search cost about as much as validating
+    /// them); every pass asks it for a value glued to an address's domain (see `value_at`).
+    /// 2.5 ms of a detector's build, most of it the secrets' pass.
     all_dense: Option<regex_automata::dfa::dense::DFA<Vec<u32>>>,
     /// The kind (index into `kinds`) of each pattern.
     kinds: Vec<usize>,
@@ -261,6 +270,77 @@ struct Pass {
     /// The longest match any trigger of the pass can have (`quieting` is empty when a
     /// trigger is unbounded).
     longest: usize,
+    /// For a pass that holds no e-mail address: what finds where a value of it may start
+    /// right after an address's domain (see `value_at`).
+    glue: Option<Glue>,
+}
+
+/// What [`PiiDetector::value_at`] asks a pass's anchored DFA (`Pass::all_dense`) before it
+/// walks it, so that trying every place in a run of letters costs a few reads each.
+struct Glue {
+    /// The DFA's anchored start state at the start of a text (the same for every place).
+    start: regex_automata::util::primitives::StateID,
+    /// A bit per pair of first bytes (`b0 << 8 | b1`): set when the DFA is still alive (or
+    /// has matched) after them.
+    pairs: Box<[u64]>,
+    /// The most ASCII letters a match can start with before it needs something else
+    /// (`usize::MAX`: any number — a trigger can match on letters alone): a value that
+    /// starts further back in a run of letters is not looked for in this pass.
+    letters: usize,
+}
+
+impl Glue {
+    fn new(dfa: &regex_automata::dfa::dense::DFA<Vec<u32>>) -> Option<Glue> {
+        use regex_automata::dfa::Automaton;
+        let start = dfa
+            .start_state_forward(&Input::new("").anchored(Anchored::Yes))
+            .ok()?;
+        let mut pairs = vec![0u64; 1024].into_boxed_slice();
+        for b0 in 0..=255u8 {
+            let one = dfa.next_state(start, b0);
+            if dfa.is_dead_state(one) {
+                continue;
+            }
+            for b1 in 0..=255u8 {
+                let two = dfa.next_state(one, b1);
+                if dfa.is_match_state(one) || !dfa.is_dead_state(two) {
+                    let bit = usize::from(b0) << 8 | usize::from(b1);
+                    pairs[bit / 64] |= 1 << (bit % 64);
+                }
+            }
+        }
+        Some(Glue {
+            start,
+            pairs,
+            letters: leading_letters(dfa, start),
+        })
+    }
+
+    /// Whether a trigger of `dfa` (the one this was built from) matches at the start of
+    /// `text`: a plain walk until the DFA dies or matches, with none of an overlapping
+    /// search's bookkeeping. True when it cannot tell (the search then answers).
+    fn matches_at(&self, dfa: &regex_automata::dfa::dense::DFA<Vec<u32>>, text: &[u8]) -> bool {
+        use regex_automata::dfa::Automaton;
+        if let [b0, b1, ..] = text {
+            let bit = usize::from(*b0) << 8 | usize::from(*b1);
+            if self.pairs[bit / 64] & (1 << (bit % 64)) == 0 {
+                return false;
+            }
+        }
+        let mut sid = self.start;
+        for &b in text {
+            sid = dfa.next_state(sid, b);
+            if dfa.is_special_state(sid) {
+                if dfa.is_dead_state(sid) {
+                    return false;
+                }
+                if dfa.is_match_state(sid) || dfa.is_quit_state(sid) {
+                    return true;
+                }
+            }
+        }
+        dfa.is_match_state(dfa.next_eoi_state(sid))
+    }
 }
 
 impl Pass {
@@ -415,8 +495,13 @@ impl Compiled {
                         .ok()
                 })
                 .flatten();
-            let all_dense = DENSE_PASSES
-                .contains(&pass)
+            let hand = match members[..] {
+                [only] => specs[only].hand_search,
+                _ => None,
+            };
+            // Also for the passes whose values can be glued to an address's domain: asked at
+            // each place such a value may start (see `value_at`).
+            let all_dense = (DENSE_PASSES.contains(&pass) || hand.is_none())
                 .then(|| {
                     regex_automata::dfa::dense::Builder::new()
                         .configure(
@@ -442,15 +527,15 @@ impl Compiled {
                     .filter(|&p| specs[members[p]].reach.is_some())
                     .collect()
             };
-            let hand = match members[..] {
-                [only] => specs[only].hand_search,
-                _ => None,
-            };
             passes.push(Pass {
+                glue: all_dense
+                    .as_ref()
+                    .filter(|_| members.iter().all(|&m| specs[m].entity != Entity::Email))
+                    .and_then(Glue::new),
+                all_dense,
                 re: build(MatchKind::LeftmostFirst)?,
                 dense,
                 all: build(MatchKind::All)?,
-                all_dense,
                 kinds: members,
                 without: (0..1usize << quieting.len())
                     .map(|_| OnceLock::new())
@@ -626,7 +711,9 @@ impl PiiDetector {
         // another pass starts before it, so a value that starts earlier is not passed over
         // (one that reaches into it is merged with it).
         let mut held: Option<Detection> = None;
-        // Reports `d` (with any value that starts inside it and goes on past it).
+        // Reports `d` (with any value that starts inside it and goes on past it), then the
+        // value glued right after it, if it is an address that runs into one (see
+        // `email_glued`).
         let mut report = |d: Detection,
                           held: &mut Option<Detection>,
                           seen: &mut Seen,
@@ -635,31 +722,44 @@ impl PiiDetector {
                           quiet: &mut [usize],
                           failed: &mut [bool]| {
             failed.fill(false);
-            let mut d = self.merged_with_overlaps(text, d, freed, seen, work);
-            // The held detection can be what this one now runs into (`1.1.1.1中a@b.co`: the
-            // address, held, starts after the CJK its candidate started before; the IPv4
-            // address, found first, grows over it): taken in, so no two reported spans
-            // overlap — with what it runs into in turn.
-            if let Some(h) = held.take_if(|h| h.start < d.end) {
-                d.end = d.end.max(h.end);
-                if h.entity == Entity::Secret {
-                    d.entity = Entity::Secret;
-                }
-                d = self.merged_with_overlaps(text, d, freed, seen, work);
-            }
-            *freed = Freed {
-                start: d.start,
-                end: d.end,
-            };
-            // How far a kind was quiet past the detection, if one was.
+            let mut next = Some(d);
             let mut woke = None;
-            for (q, kind) in quiet.iter_mut().zip(&self.compiled.kinds) {
-                if kind.reach_until_detection && *q > d.end {
-                    woke = woke.max(Some(*q));
-                    *q = d.end;
+            let mut last = (d.end, true);
+            while let Some(d) = next.take() {
+                let glued = seen.glued.take().filter(|g| g.start == d.end);
+                let mut d =
+                    self.merged_with_overlaps(text, d, freed, seen, work, glued.map(|g| g.start));
+                // The held detection can be what this one now runs into (`1.1.1.1中a@b.co`:
+                // the address, held, starts after the CJK its candidate started before; the
+                // IPv4 address, found first, grows over it): taken in, so no two reported
+                // spans overlap — with what it runs into in turn.
+                if let Some(h) = held.take_if(|h| h.start < d.end) {
+                    d.end = d.end.max(h.end);
+                    if h.entity == Entity::Secret {
+                        d.entity = Entity::Secret;
+                    }
+                    d = self.merged_with_overlaps(text, d, freed, seen, work, None);
+                }
+                *freed = Freed {
+                    start: d.start,
+                    end: d.end,
+                };
+                // How far a kind was quiet past the detection, if one was.
+                for (q, kind) in quiet.iter_mut().zip(&self.compiled.kinds) {
+                    if kind.reach_until_detection && *q > d.end {
+                        woke = woke.max(Some(*q));
+                        *q = d.end;
+                    }
+                }
+                next = glued
+                    .or_else(|| seen.glued.take())
+                    .filter(|g| g.start == d.end);
+                last = (d.end, found(d));
+                if !last.1 {
+                    break;
                 }
             }
-            (d.end, found(d), woke)
+            (last.0, last.1, woke)
         };
         // A pass may have found its next candidate without a kind that is awake again (up to
         // `until`): that stretch is searched again with every trigger.
@@ -834,6 +934,9 @@ impl PiiDetector {
     /// would pass over, its tail would be left behind. Candidates are looked for in every
     /// pass from inside `d` (their triggers read up to 64 bytes past it), again over what
     /// each growth added.
+    ///
+    /// `apart`: where a value glued to an address starts that is reported on its own (see
+    /// `email_glued`): a value that starts right there is not taken in.
     fn merged_with_overlaps(
         &self,
         text: &str,
@@ -841,6 +944,7 @@ impl PiiDetector {
         freed: &Freed,
         seen: &mut Seen,
         work: &mut u64,
+        apart: Option<usize>,
     ) -> Detection {
         let first = d.entity;
         let mut from = next_char(text, d.start);
@@ -874,7 +978,13 @@ impl PiiDetector {
                             // the scan reports it, its trigger found again from `d`'s end.
                             // One that starts right at the end is glued on, and its
                             // trigger may have read `d`'s last character as its border.)
-                            if x.end > d.end && x.start <= d.end && !same_kind && !domain_only {
+                            let reported_apart = apart == Some(x.start) && x.start == d.end;
+                            if x.end > d.end
+                                && x.start <= d.end
+                                && !same_kind
+                                && !domain_only
+                                && !reported_apart
+                            {
                                 d.end = x.end;
                                 if x.entity == Entity::Secret {
                                     d.entity = Entity::Secret;
@@ -926,6 +1036,21 @@ impl PiiDetector {
             ));
         }
         let shared = pass.kinds.len() > 1;
+        // An address whose domain passes up to a value glued to it failed on its local
+        // part: later starts before its `@` may pass (see `email_glued`).
+        if kind.entity == Entity::Email
+            && kind.reach.is_some()
+            && !shared
+            && let Some((g, true)) = seen.glued_domain
+            && let Some((at, at_len)) =
+                validate::email_at(&text[m.start()..kind.cut(text, m.start())])
+            && m.start() + at + at_len == g
+        {
+            return (
+                to.max(validate::email_local_skip(text, m.start(), m.start() + at)),
+                None,
+            );
+        }
         if let Some(reach) = kind.reach
             && (kind_level || !shared)
         {
@@ -1076,7 +1201,212 @@ impl PiiDetector {
     ) -> Option<Detection> {
         let k = kind;
         let kind = &self.compiled.kinds[k];
-        if let Some(may_pass) = kind.may_pass
+        if kind.entity != Entity::Email {
+            return self.validate_plain(text, k, s, freed, seen, work, true);
+        }
+        let window = ceil_char_boundary(text, s.saturating_add(kind.window));
+        let Some((at, at_len)) = validate::email_at(&text[s..window]) else {
+            return self.validate_plain(text, k, s, freed, seen, work, true);
+        };
+        let domain = s + at + at_len;
+        // The address's first look (`email_may_pass`), which also tells whether the domain
+        // may run into a glued value.
+        let look = match kind.may_pass {
+            Some(_) => {
+                validate::email_domain_look(text, domain, kind.domain_window.unwrap_or(kind.window))
+            }
+            None => validate::DomainLook {
+                may_pass: true,
+                runs_on: true,
+            },
+        };
+        let found = if look.may_pass {
+            self.validate_plain(text, k, s, freed, seen, work, false)
+        } else {
+            None
+        };
+        // An address whose domain runs into a value with nothing between: only when it
+        // failed; when its last label's letters run on into a token (`…comsk-proj-…`,
+        // `ü@müller.de4111…`); or when it passed only at a shorter run of labels
+        // (`…@mail.example.org4111…` passes as `…@mail.example`).
+        let from = match found {
+            None if !look.runs_on => return None,
+            None => domain,
+            Some(d)
+                if matches!(
+                    validate::byte_at(text, d.end),
+                    Some(b'0'..=b'9' | b'-' | b'_')
+                ) && text.as_bytes()[d.end - 1].is_ascii_alphabetic() =>
+            {
+                domain
+            }
+            Some(d) if validate::byte_at(text, d.end) == Some(b'.') => d.end + 1,
+            Some(d) => return Some(d),
+        };
+        // (Its exact match stays the one a failed candidate's reach reads.)
+        let exact = seen.exact;
+        let glued = self.email_glued(text, k, s, domain, from, freed, seen, work);
+        seen.exact = exact;
+        match glued {
+            Some((d, value)) => {
+                seen.glued = Some(value);
+                Some(d)
+            }
+            None => found,
+        }
+    }
+
+    /// An address whose domain runs into a value of another kind with nothing between
+    /// (`jane@example.com415-555-2671`, `a@b.coeyJ…`, `x@y.comDE89…`, `…comsk-proj-…`, as
+    /// text pulled out of a table cell by cell reads): the address, ending where the value
+    /// starts, and the value. The value starts inside or right after the leading letters of
+    /// one of the domain's labels after a dot — what is left before it a last label of two
+    /// letters or more — and reads as a value from there on its own (see
+    /// [`value_at`](Self::value_at)); the address must pass ending right there. The first
+    /// such place, in order, in the labels that start at `from` or later. `None` when there
+    /// is none — the address then stands as it was.
+    #[allow(clippy::too_many_arguments)]
+    fn email_glued(
+        &self,
+        text: &str,
+        k: usize,
+        s: usize,
+        domain: usize,
+        from: usize,
+        freed: &Freed,
+        seen: &mut Seen,
+        work: &mut u64,
+    ) -> Option<(Detection, Detection)> {
+        let b = text.as_bytes();
+        // A domain is at most 253 bytes, in at most ten labels.
+        let limit = b.len().min(domain + 253);
+        let (mut l, mut labels) = (domain, 0);
+        loop {
+            let mut r = l;
+            while r < limit && b[r].is_ascii_alphabetic() {
+                r += 1;
+            }
+            let mut e = r;
+            while e < limit && (b[e].is_ascii_alphanumeric() || b[e] == b'-' || b[e] >= 0x80) {
+                e += 1;
+            }
+            *work += (e - l) as u64;
+            // Letters that run on into a token: a digit, `-` or `_` right after them.
+            if labels > 0
+                && l >= from
+                && r - l >= 2
+                && r < b.len()
+                && matches!(b[r], b'0'..=b'9' | b'-' | b'_')
+            {
+                // A last label is at most 24 characters; no value starts with `-` or `_`.
+                let to = if b[r].is_ascii_digit() { r } else { r - 1 };
+                for i in l + 2..=to.min(l + 24) {
+                    let Some(value) = self.value_at(text, i, r - i, seen, work) else {
+                        continue;
+                    };
+                    let cut = &text[..i];
+                    let passes = validate::email_domain_end(cut, domain, i) == Some(i);
+                    if seen.glued_domain != Some((domain, true)) {
+                        seen.glued_domain = Some((domain, passes));
+                    }
+                    if !passes {
+                        continue;
+                    }
+                    // The local part does not change with `i`: if it fails here, it fails
+                    // at every place.
+                    let address = self.validate_plain(cut, k, s, freed, seen, work, true)?;
+                    if address.end == i {
+                        return Some((address, value));
+                    }
+                }
+            }
+            labels += 1;
+            if e >= limit || b[e] != b'.' || labels == 10 {
+                return None;
+            }
+            l = e + 1;
+        }
+    }
+
+    /// The value of a kind other than an e-mail address that starts right at `i`, read as
+    /// if what stands before it were a border (the text from `i` on, alone): every pass's
+    /// triggers anchored there (a fully built DFA each; most die within a byte or two), each
+    /// one that matches validated.
+    ///
+    /// `letters`: how many ASCII letters stand at `i` (a pass whose triggers cannot start
+    /// with that many is not asked).
+    fn value_at(
+        &self,
+        text: &str,
+        i: usize,
+        letters: usize,
+        seen: &mut Seen,
+        work: &mut u64,
+    ) -> Option<Detection> {
+        use regex_automata::dfa::Automaton;
+        let rest = &text[i..];
+        let input = Input::new(rest).anchored(Anchored::Yes);
+        let mut hit = None;
+        'passes: for pass in &self.compiled.passes {
+            let (Some(glue), Some(dfa)) = (&pass.glue, &pass.all_dense) else {
+                continue;
+            };
+            *work += 1;
+            if letters > glue.letters || !glue.matches_at(dfa, rest.as_bytes()) {
+                continue;
+            }
+            let mut set = seen
+                .set
+                .take()
+                .unwrap_or_else(|| PatternSet::new(self.compiled.kinds.len()));
+            set.clear();
+            let dense = pass
+                .all_dense
+                .as_ref()
+                .map(|dfa| dfa.try_which_overlapping_matches(&input, &mut set));
+            if !matches!(dense, Some(Ok(()))) {
+                set.clear();
+                pass.all.which_overlapping_matches(&input, &mut set);
+            }
+            for p in set.iter() {
+                let k = pass.kinds[p.as_usize()];
+                let mut own = Seen::default();
+                if let Some(d) = self.validate_plain(rest, k, 0, &Freed::NONE, &mut own, work, true)
+                    && d.start == 0
+                {
+                    hit = Some(Detection {
+                        start: i,
+                        end: i + d.end,
+                        entity: d.entity,
+                    });
+                    break;
+                }
+            }
+            seen.set = Some(set);
+            if hit.is_some() {
+                break 'passes;
+            }
+        }
+        hit
+    }
+
+    /// A candidate of kind `kind` at `s`, validated: its first look (with `first_look`), its
+    /// exact pattern, its validator.
+    #[allow(clippy::too_many_arguments)]
+    fn validate_plain(
+        &self,
+        text: &str,
+        kind: usize,
+        s: usize,
+        freed: &Freed,
+        seen: &mut Seen,
+        work: &mut u64,
+        first_look: bool,
+    ) -> Option<Detection> {
+        let k = kind;
+        let kind = &self.compiled.kinds[k];
+        if first_look
+            && let Some(may_pass) = kind.may_pass
             && !may_pass(text, s, kind)
         {
             return None;
@@ -1144,6 +1474,54 @@ impl PiiDetector {
         }
         (std::borrow::Cow::Owned(out), found)
     }
+}
+
+/// The most ASCII letters a match of `dfa`'s triggers (anchored, all matches, at the start
+/// of a text) can start with while it still needs more: the longest walk from the start over
+/// letters only that neither dies nor matches. `usize::MAX` when a walk over letters matches
+/// or never has to end (or is longer than 64).
+fn leading_letters(
+    dfa: &regex_automata::dfa::dense::DFA<Vec<u32>>,
+    start: regex_automata::util::primitives::StateID,
+) -> usize {
+    use regex_automata::dfa::Automaton;
+    use regex_automata::util::primitives::StateID;
+    const UNBOUNDED: usize = usize::MAX;
+    // Depth-first, each state's answer kept; a state met again on the way is a cycle.
+    fn walk(
+        dfa: &regex_automata::dfa::dense::DFA<Vec<u32>>,
+        sid: StateID,
+        depth: usize,
+        known: &mut HashMap<StateID, Option<usize>>,
+    ) -> usize {
+        match known.get(&sid) {
+            Some(Some(n)) => return *n,
+            Some(None) => return UNBOUNDED,
+            None => {}
+        }
+        if depth > 64 {
+            return UNBOUNDED;
+        }
+        known.insert(sid, None);
+        let mut most = 0;
+        for b in (b'A'..=b'Z').chain(b'a'..=b'z') {
+            let next = dfa.next_state(sid, b);
+            if dfa.is_dead_state(next) {
+                continue;
+            }
+            if dfa.is_match_state(next) || dfa.is_quit_state(next) {
+                most = UNBOUNDED;
+                break;
+            }
+            most = most.max(walk(dfa, next, depth + 1, known).saturating_add(1));
+            if most == UNBOUNDED {
+                break;
+            }
+        }
+        known.insert(sid, Some(most));
+        most
+    }
+    walk(dfa, start, 0, &mut HashMap::new())
 }
 
 /// The most passes [`PiiDetector::redact`] (and the guard) makes before it replaces the whole
@@ -1529,6 +1907,80 @@ pub(crate) mod tests {
         assert_eq!(out, "mail [REDACTED_EMAIL], card [REDACTED_CREDIT_CARD].");
     }
 
+    /// Text pulled out of a table cell by cell glues an address to the next cell's value
+    /// (`jane@example.com415-555-2671`). The address ends where the value starts — inside or
+    /// right after its last label's letters, what is left a last label of two letters or
+    /// more — and the value is reported on its own, so each gets its own rule: before, the
+    /// domain read on into the value, and the address failed (both stayed in the clear) or
+    /// took the value's first letters (`…comsk` left the key's body).
+    #[test]
+    fn an_address_glued_to_a_value_ends_where_the_value_starts() {
+        let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+        let values = [
+            ("4111111111111111", Entity::CreditCard),
+            ("4111 1111 1111 1111", Entity::CreditCard),
+            ("415-555-2671", Entity::Phone),
+            ("+1 415 555 2671", Entity::Phone),
+            ("123-45-6789", Entity::Ssn),
+            ("DE89370400440532013000", Entity::Iban),
+            ("de89 3704 0044 0532 0130 00", Entity::Iban),
+            ("192.168.1.1", Entity::IpAddress),
+            ("2001:db8::1", Entity::IpAddress),
+            ("fe80::1", Entity::IpAddress),
+            ("sk-proj-Ab3dEf9hIjKlMnOpQrStUvWx", Entity::Secret),
+            ("AKIAIOSFODNN7EXAMPLE", Entity::Secret),
+            ("ghp_jfs5PmXFxQfcM97YtJ1PgVZSTOUbb7Q1QSaJ", Entity::Secret),
+            ("glpat-h9dcuyTMztfjqcmbauP0", Entity::Secret),
+            (jwt, Entity::Secret),
+        ];
+        let addresses = [
+            "jane@example.com",
+            "a@b.co",
+            "j.doe+tag@mail.example.org",
+            "ü@müller.de",
+            "x@y.info",
+        ];
+        let d = PiiDetector::new();
+        for address in addresses {
+            for (value, entity) in values {
+                let text = format!("cells {address}{value} end");
+                assert_eq!(
+                    found(&text),
+                    [(Entity::Email, address), (entity, value)],
+                    "{text}"
+                );
+                let (out, _) = d.redact(&text);
+                assert_eq!(
+                    out,
+                    format!("cells [REDACTED_EMAIL]{} end", entity.placeholder()),
+                    "{text}"
+                );
+            }
+        }
+        // Where nothing glued reads as a value, the address stands as it did.
+        for (text, want) in [
+            (
+                "mail jane@example.com-based ok",
+                vec![(Entity::Email, "jane@example.com")],
+            ),
+            ("mail x@y.co_z ok", vec![(Entity::Email, "x@y.co")]),
+            (
+                "mail ops@host.ab12345678.example.com ok",
+                vec![(Entity::Email, "ops@host.ab12345678.example.com")],
+            ),
+            ("mail a@b.cc1 ok", vec![]),
+            ("mail a@b.company4 ok", vec![]),
+            ("mail a@b.co-1 ok", vec![(Entity::Email, "a@b.co")]),
+            // An asset name is no address, whatever is glued to it.
+            (
+                "icon i@2x.png4111111111111111 ok",
+                vec![(Entity::CreditCard, "4111111111111111")],
+            ),
+        ] {
+            assert_eq!(found(text), want, "{text}");
+        }
+    }
+
     /// Found by a hostile review (2026-12-03): a digit-led value glued to text in another
     /// script and an address (`1.1.1.1中a@b.co`) came out as two overlapping detections —
     /// the address's candidate started on the digits (they are local-part characters) and
@@ -1553,14 +2005,27 @@ pub(crate) mod tests {
             [(Entity::Ssn, "123-45-6789"), (Entity::Email, "a@b.co")]
         );
         // Glued right on (no gap), a value whose trigger read the address's last character
-        // as its border is taken in, as before (found by the next review).
-        for (text, whole) in [
-            ("a@b.рф2001:db8::1", "a@b.рф2001:db8::1"),
-            ("ü@müller.de4111111111111111", "ü@müller.de4111111111111111"),
-            ("a@中.co4111 1111 1111 1111", "a@中.co4111 1111 1111 1111"),
-        ] {
-            assert_eq!(found(text), [(Entity::Email, whole)], "{text}");
-        }
+        // as its border is taken in, as before (found by the next review)…
+        assert_eq!(
+            found("a@b.рф2001:db8::1"),
+            [(Entity::Email, "a@b.рф2001:db8::1")]
+        );
+        // …unless the address's last label ends in ASCII letters: then the value is read
+        // from there on its own and reported apart (see `email_glued`).
+        assert_eq!(
+            found("ü@müller.de4111111111111111"),
+            [
+                (Entity::Email, "ü@müller.de"),
+                (Entity::CreditCard, "4111111111111111")
+            ]
+        );
+        assert_eq!(
+            found("a@中.co4111 1111 1111 1111"),
+            [
+                (Entity::Email, "a@中.co"),
+                (Entity::CreditCard, "4111 1111 1111 1111")
+            ]
+        );
         let values = [
             "1.1.1.1",
             "4111111111111111",
@@ -2119,6 +2584,19 @@ pub(crate) mod tests {
             ".\u{301}a",
             "€",
             "é@b.",
+            // Values glued right after a domain's letters (see `email_glued`).
+            ".com4111111111111111",
+            ".co415-555-2671",
+            ".deDE89370400440532013000",
+            ".comde89 3704 0044 0532 0130 00",
+            ".comsk-proj-Ab3dEf9hIjKlMnOpQrStUv",
+            ".coeyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+            ".co2001:db8::1",
+            ".comAKIAIOSFODNN7EXAMPLE",
+            ".cc192.168.1.1",
+            ".png4111111111111111",
+            "AKIA",
+            "ghp_",
         ];
         let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let long_domain = format!("{0}.{0}.{0}.com", "b".repeat(60));

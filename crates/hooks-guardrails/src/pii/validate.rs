@@ -526,6 +526,28 @@ pub(super) fn email_trigger_at(text: &str, from: usize, to: usize) -> Option<(us
 /// domain (`a@b.a@b.…`, `a@b.cc1…`, `é@b.é@b.…`, `é@b.cé…`): the exact pattern and the
 /// checks are not run for them.
 pub(super) fn email_domain_may_pass(text: &str, domain: usize, window: usize) -> bool {
+    email_domain_look(text, domain, window).may_pass
+}
+
+/// What [`email_domain_look`] tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct DomainLook {
+    /// See [`email_domain_may_pass`].
+    pub(super) may_pass: bool,
+    /// Known only when `may_pass` is false (else true): whether a label after a dot starts
+    /// with two ASCII letters or more that a digit, `-` or `_` follows — the letters of a
+    /// domain that may run into a value glued to it (see `PiiDetector::email_glued`, which
+    /// is not asked when this is false).
+    pub(super) runs_on: bool,
+}
+
+/// [`email_domain_may_pass`], and, in the same walk, whether the domain's letters may run
+/// into a value glued to it.
+pub(super) fn email_domain_look(text: &str, domain: usize, window: usize) -> DomainLook {
+    const MAY: DomainLook = DomainLook {
+        may_pass: true,
+        runs_on: true,
+    };
     /// The label after the last dot.
     struct Label {
         /// Its characters so far.
@@ -551,12 +573,13 @@ pub(super) fn email_domain_may_pass(text: &str, domain: usize, window: usize) ->
             .and_then(|l| l.letters)
             .is_some_and(|n| n >= 2)
     };
+    let mut runs_on = false;
     for &c in &b[domain.min(end)..end] {
         if c == b'.' {
             if let Some(l) = &label
                 && (letters_end(&label) || l.other && l.chars >= 2)
             {
-                return true;
+                return MAY;
             }
             label = Some(Label {
                 chars: 0,
@@ -567,7 +590,15 @@ pub(super) fn email_domain_may_pass(text: &str, domain: usize, window: usize) ->
             continue;
         }
         if c < 0x80 && !(c.is_ascii_alphanumeric() || c == b'-') {
-            return letters_end(&label);
+            return if letters_end(&label) {
+                MAY
+            } else {
+                DomainLook {
+                    may_pass: false,
+                    runs_on: runs_on
+                        || c == b'_' && label.is_some_and(|l| l.letters.is_some_and(|n| n >= 2)),
+                }
+            };
         }
         if let Some(l) = &mut label {
             // A byte that does not continue a UTF-8 character starts one.
@@ -581,15 +612,16 @@ pub(super) fn email_domain_may_pass(text: &str, domain: usize, window: usize) ->
                 } else {
                     l.letters = None;
                     if n >= 2 && (!c.is_ascii_digit() || other_seen) {
-                        return true;
+                        return MAY;
                     }
+                    runs_on |= n >= 2;
                 }
             }
             if let Some(n) = l.others {
                 if c >= 0x80 {
                     let n = n + usize::from(starts);
                     if n >= 2 {
-                        return true;
+                        return MAY;
                     }
                     l.others = Some(n);
                 } else {
@@ -600,7 +632,14 @@ pub(super) fn email_domain_may_pass(text: &str, domain: usize, window: usize) ->
         }
         other_seen |= c >= 0x80;
     }
-    letters_end(&label)
+    if letters_end(&label) {
+        MAY
+    } else {
+        DomainLook {
+            may_pass: false,
+            runs_on,
+        }
+    }
 }
 
 /// Where an address's `@` (or `%40`) is in its match `m`: its offset and length.
