@@ -23,8 +23,9 @@ pub(crate) struct Engine {
     /// so its value can never hide another one (a card glued to an allowed address is
     /// found as a card).
     pub(crate) detector: PiiDetector,
-    /// For a detection under WARN or REDACT: a detector for the entities set to something
-    /// stricter, if any is (see [`strictest_inside`](Engine::strictest_inside)).
+    /// For a detection under WARN or REDACT, the stricter actions some entity is set to,
+    /// strictest first, each with a detector for its entities alone (see
+    /// [`strictest_inside`](Engine::strictest_inside)).
     stricter: Vec<(GuardrailAction, PiiDetector)>,
     /// The detector without the entities set to ASK (when any is): what an ASK value could
     /// hide is looked for with it (see `unmask_asked`).
@@ -182,18 +183,23 @@ impl Engine {
         } else {
             None
         };
+        // (ASK acts as BLOCK here, as `action` maps it.)
+        let acting = |e: &Entity| match configured(e) {
+            GuardrailAction::Ask => GuardrailAction::Block,
+            a => a,
+        };
         let mut stricter = Vec::new();
-        for weaker in [GuardrailAction::Warn, GuardrailAction::Redact] {
-            if !guarded.iter().any(|e| configured(e) == weaker) {
-                continue;
-            }
-            let above: Vec<Entity> = guarded
+        for level in [GuardrailAction::Block, GuardrailAction::Redact] {
+            let at: Vec<Entity> = guarded
                 .iter()
                 .copied()
-                .filter(|e| strictness(configured(e)) > strictness(weaker))
+                .filter(|e| acting(e) == level)
                 .collect();
-            if !above.is_empty() {
-                stricter.push((weaker, PiiDetector::for_entities(&above)?));
+            let laxer = guarded
+                .iter()
+                .any(|e| strictness(acting(e)) < strictness(level));
+            if !at.is_empty() && laxer {
+                stricter.push((level, PiiDetector::for_entities(&at)?));
             }
         }
         Ok(Engine {
@@ -546,31 +552,36 @@ impl Engine {
     }
 
     /// The entity (and its action) that decides what happens to detection `d`, whose own
-    /// action is `action`: a detection can hold a value of another entity glued into it
-    /// (`ü@müller.de4111…` is one address to the scan, a card number inside), and a value
-    /// under a stricter rule must get that rule, not the weaker one of the value it is glued
-    /// to. So when some entity is set to something stricter than `action`, the detection's
-    /// span is scanned for those (with up to 64 bytes before it as context, such as an
-    /// `ssn:` label), and the strictest one that starts inside the span decides for the
-    /// whole span.
+    /// action is `action`: a detection can hold a value of another entity glued into it (a
+    /// card number as an address's local part, a key's body running into an address), and a
+    /// value under a stricter rule must get that rule, not the laxer one of the value it is
+    /// glued to. So for each stricter action some entity is set to, strictest first, the
+    /// span is scanned for the entities set to it alone (so two of them cannot merge into
+    /// one of a laxer rule), with up to 64 bytes before it as context (an `ssn:` label) and
+    /// 256 after (a value that starts inside and runs on past the end); the first one found
+    /// that starts inside the span decides for the whole span.
     fn strictest_inside(
         &self,
         text: &str,
         d: &crate::pii::Detection,
         action: GuardrailAction,
     ) -> (Entity, GuardrailAction) {
-        let Some((_, detector)) = self.stricter.iter().find(|(a, _)| *a == action) else {
-            return (d.entity, action);
-        };
         let from = crate::pii::floor_char_boundary(text, d.start.saturating_sub(64));
-        let mut decided = (d.entity, action);
-        for x in detector.detect(&text[from..d.end]) {
-            let a = self.action(pii_rule(x.entity));
-            if from + x.start >= d.start && strictness(a) > strictness(decided.1) {
-                decided = (x.entity, a);
+        let to = crate::pii::ceil_char_boundary(text, d.end.saturating_add(256));
+        for (level, detector) in &self.stricter {
+            if strictness(*level) <= strictness(action) {
+                break;
+            }
+            let inside = detector
+                .detect(&text[from..to])
+                .into_iter()
+                .take_while(|x| from + x.start < d.end)
+                .find(|x| from + x.start >= d.start);
+            if let Some(x) = inside {
+                return (x.entity, *level);
             }
         }
-        decided
+        (d.entity, action)
     }
 
     /// After a redaction: redacts what it uncovered (an entity its neighbour hid), BLOCK and

@@ -186,6 +186,38 @@ fn a_value_glued_into_a_laxer_one_gets_its_own_stricter_rule() {
             );
         }
     }
+    // Found by a hostile review: a stricter value that starts inside a laxer one and runs on
+    // past its end (a key's body glued to an address), and two stricter values that the
+    // rescan itself would merge into one of a laxer rule (an address glued to a card).
+    for (config, prompt, rule) in [
+        (
+            GuardrailConfig::default()
+                .with_action("pii_secret", Warn)
+                .with_action("pii_email", Block),
+            "key sk-proj-Ab3dEf9hIjKlMnOpQrStUvWxjane@example.com".to_owned(),
+            "pii_email",
+        ),
+        (
+            GuardrailConfig::default()
+                .with_action("pii_secret", Warn)
+                .with_action("pii_email", Redact)
+                .with_action("pii_credit_card", Block),
+            "A@B.COM\u{301}5500-0000-0000-0004\u{ff0e}glpat-h9dcuyTMztfjqcmbauP0".to_owned(),
+            "pii_credit_card",
+        ),
+    ] {
+        let s = setup(config, vec![text("ok")], "x");
+        let err = run(&s, &prompt).unwrap_err();
+        assert_eq!(s.model.calls(&err.state.run_id), 0, "{prompt}");
+        assert!(
+            s.guard
+                .violations()
+                .iter()
+                .any(|v| v.rule == rule && v.action == Block),
+            "{prompt}: {:?}",
+            s.guard.violations()
+        );
+    }
     // A value next to another one, not inside it, keeps its own rule.
     let config = GuardrailConfig::default()
         .with_action("pii_email", Warn)

@@ -19,7 +19,7 @@ use std::time::Duration;
 use tracing_subscriber::Layer as _;
 
 use hooks::agent::{Agent, FnTool};
-use hooks::guardrails::{Entity, GuardrailAction, GuardrailConfig, GuardrailsHook};
+use hooks::guardrails::{Entity, GuardrailAction, GuardrailConfig, GuardrailsHook, PiiDetector};
 use hooks::http::HttpConfig;
 use hooks::logging::{LoggingHook, StructuredLoggingHook};
 use hooks::openai::OpenAiModel;
@@ -232,6 +232,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
 
     let values = values();
     assert_eq!(values.len(), 1164 + 1110);
+    let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));
     let mut finals = Vec::new();
@@ -264,8 +265,21 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
             .map(|(l, v)| format!("{}%3D{}", l.replace(' ', "_"), encoded_twice(v)))
             .collect::<Vec<_>>()
             .join("%26");
-        let result =
-            format!("Found: {snippet}\\n{escaped}\\nhttps://crm.example/?next=%2Fview%3F{link}");
+        // … and as a table read cell by cell: each address with the next value glued on
+        // (one that reads as a value on its own: a bare 9-digit SSN needs its label).
+        let alone = |v: &str| {
+            let found = detector.detect(v);
+            found.len() == 1 && found[0].start == 0 && found[0].end == v.len()
+        };
+        let cells = chunk
+            .windows(2)
+            .filter(|w| w[0].0 == "email" && w[1].0 != "email" && alone(&w[1].1))
+            .map(|w| format!("{}{}", w[0].1, w[1].1))
+            .collect::<Vec<_>>()
+            .join(" | ");
+        let result = format!(
+            "Found: {snippet}\\n{escaped}\\nhttps://crm.example/?next=%2Fview%3F{link}\\ncells: {cells}"
+        );
         let tools_log = seen_by_tools.clone();
         let lookup = FnTool::new(
             ToolSpec::new("lookup", "looks up a customer", json!({})),

@@ -131,7 +131,8 @@ mod validate;
 pub(crate) use context::{floor_char_boundary, key_gives_context};
 
 use patterns::{DENSE_PASSES, DFA_CACHE_BYTES, Kind, PASSES, Spec, specs};
-use validate::{Freed, ceil_char_boundary, next_char};
+pub(crate) use validate::ceil_char_boundary;
+use validate::{Freed, next_char};
 
 /// Finds PII and secrets in text.
 ///
@@ -968,10 +969,14 @@ impl PiiDetector {
                             // `0425 795 364`, an address inside an address) is no other
                             // value — secrets aside, each one a key of its own. An address
                             // whose local part ends a key (`ghp_…@github.com` in a URL)
-                            // leaves only its domain: the key's span stays.
+                            // leaves only its domain: the key's span stays — unless a value
+                            // may be glued on after it (`…bob@corp.com(415) 555-2671`, cells
+                            // of a table read one after the other), which would then stand
+                            // glued to the domain, read by nothing: then it is taken in.
                             let same_kind = x.entity == first && x.entity != Entity::Secret;
-                            let domain_only =
-                                d.entity == Entity::Secret && x.entity == Entity::Email;
+                            let domain_only = d.entity == Entity::Secret
+                                && x.entity == Entity::Email
+                                && !glued_on(text, x.end);
                             // (A value whose candidate started inside `d` but that
                             // itself starts past its end, not at it — an address cut off
                             // the CJK text its local part ran over — runs into nothing:
@@ -1524,6 +1529,15 @@ fn leading_letters(
     walk(dfa, start, 0, &mut HashMap::new())
 }
 
+/// Whether what stands at `i` is glued on to what ends there: a letter, a digit, or a
+/// character that starts a value or goes on with one (`(`, `+`, `-`, `_`), or one past
+/// ASCII.
+fn glued_on(text: &str, i: usize) -> bool {
+    validate::byte_at(text, i).is_some_and(|b| {
+        b.is_ascii_alphanumeric() || matches!(b, b'(' | b'+' | b'-' | b'_') || b >= 0x80
+    })
+}
+
 /// The most passes [`PiiDetector::redact`] (and the guard) makes before it replaces the whole
 /// text instead: each pass costs one scan, and only values glued to each other (each
 /// hiding the next) need more than two — a list, even without separators beyond a space,
@@ -1971,6 +1985,12 @@ pub(crate) mod tests {
             ("mail a@b.cc1 ok", vec![]),
             ("mail a@b.company4 ok", vec![]),
             ("mail a@b.co-1 ok", vec![(Entity::Email, "a@b.co")]),
+            // A key's body that runs into an address keeps only the key (a URL's user
+            // part)…
+            (
+                "see https://ghp_jfs5PmXFxQfcM97YtJ1PgVZSTOUbb7Q1QSaJ@github.com/org/repo",
+                vec![(Entity::Secret, "ghp_jfs5PmXFxQfcM97YtJ1PgVZSTOUbb7Q1QSaJ")],
+            ),
             // An asset name is no address, whatever is glued to it.
             (
                 "icon i@2x.png4111111111111111 ok",
@@ -1979,6 +1999,25 @@ pub(crate) mod tests {
         ] {
             assert_eq!(found(text), want, "{text}");
         }
+        // … unless a value is glued on after the address: then the address is taken in, so
+        // the value is not left glued to a bare domain that nothing reads (found by a
+        // hostile review: three cells in a row left the phone in the clear).
+        let text = "jane@example.comsk-proj-Ab3dEf9hIjKlMnOpQrStUvWxbob@corp.com(415) 555-2671";
+        assert_eq!(
+            found(text),
+            [
+                (Entity::Email, "jane@example.com"),
+                (
+                    Entity::Secret,
+                    "sk-proj-Ab3dEf9hIjKlMnOpQrStUvWxbob@corp.com"
+                ),
+                (Entity::Phone, "(415) 555-2671")
+            ]
+        );
+        assert_eq!(
+            d.redact(text).0,
+            "[REDACTED_EMAIL][REDACTED_SECRET][REDACTED_PHONE]"
+        );
     }
 
     /// Found by a hostile review (2026-12-03): a digit-led value glued to text in another

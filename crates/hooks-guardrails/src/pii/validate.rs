@@ -13,7 +13,7 @@ pub(super) fn next_char(text: &str, s: usize) -> usize {
         .map_or(text.len(), |c| s + c.len_utf8())
 }
 
-pub(super) fn ceil_char_boundary(text: &str, i: usize) -> usize {
+pub(crate) fn ceil_char_boundary(text: &str, i: usize) -> usize {
     if i >= text.len() {
         return text.len();
     }
