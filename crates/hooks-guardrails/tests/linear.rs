@@ -58,6 +58,9 @@ fn family(name: &str, n: usize) -> String {
         "letter_runs_before_a_digit" => "x@y.abcdefghijklmnopqrstuvwx1 ".repeat(n / 8),
         "key_prefix_runs_before_a_digit" => "a@b.sksksksksksksksksksksk1".repeat(n / 8),
         "addresses_glued_to_values" => "jane@example.com415-555-2671 ".repeat(n / 8),
+        "jwt_starts_in_a_label" => {
+            format!("x@y.coeyJeyJeyJeyJeyJeyJeyJ{} ", "aB3-".repeat(64)).repeat(n / 64)
+        }
         "quiet_kinds_between_detections" => {
             "5-12 4111 1111 1111 1111 06 12 (12) (34) (56) 1.2.3.4.5 ".repeat(n / 8)
         }
@@ -65,7 +68,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 38] = [
+const FAMILIES: [&str; 39] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -103,6 +106,7 @@ const FAMILIES: [&str; 38] = [
     "letter_runs_before_a_digit",
     "key_prefix_runs_before_a_digit",
     "addresses_glued_to_values",
+    "jwt_starts_in_a_label",
     "quiet_kinds_between_detections",
 ];
 

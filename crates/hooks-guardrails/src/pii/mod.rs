@@ -276,6 +276,9 @@ struct Pass {
     glue: Option<Glue>,
 }
 
+/// The most bytes [`Glue::matches_at`] walks.
+const GLUE_WALK: usize = 256;
+
 /// What [`PiiDetector::value_at`] asks a pass's anchored DFA (`Pass::all_dense`) before it
 /// walks it, so that trying every place in a run of letters costs a few reads each.
 struct Glue {
@@ -319,8 +322,18 @@ impl Glue {
 
     /// Whether a trigger of `dfa` (the one this was built from) matches at the start of
     /// `text`: a plain walk until the DFA dies or matches, with none of an overlapping
-    /// search's bookkeeping. True when it cannot tell (the search then answers).
-    fn matches_at(&self, dfa: &regex_automata::dfa::dense::DFA<Vec<u32>>, text: &[u8]) -> bool {
+    /// search's bookkeeping. True when it cannot tell (the search then answers). A walk
+    /// that has neither after [`GLUE_WALK`] bytes (a JWT's first part, which runs on to
+    /// its dot) counts as no match: each place in a label's letters could start one, and a
+    /// JWT header that long glued to an address is left to what the scan makes of it.
+    ///
+    /// Adds the bytes it walked to `work`.
+    fn matches_at(
+        &self,
+        dfa: &regex_automata::dfa::dense::DFA<Vec<u32>>,
+        text: &[u8],
+        work: &mut u64,
+    ) -> bool {
         use regex_automata::dfa::Automaton;
         if let [b0, b1, ..] = text {
             let bit = usize::from(*b0) << 8 | usize::from(*b1);
@@ -329,9 +342,10 @@ impl Glue {
             }
         }
         let mut sid = self.start;
-        for &b in text {
+        for (i, &b) in text[..text.len().min(GLUE_WALK)].iter().enumerate() {
             sid = dfa.next_state(sid, b);
             if dfa.is_special_state(sid) {
+                *work += i as u64 + 1;
                 if dfa.is_dead_state(sid) {
                     return false;
                 }
@@ -340,7 +354,8 @@ impl Glue {
                 }
             }
         }
-        dfa.is_match_state(dfa.next_eoi_state(sid))
+        *work += text.len().min(GLUE_WALK) as u64;
+        text.len() <= GLUE_WALK && dfa.is_match_state(dfa.next_eoi_state(sid))
     }
 }
 
@@ -1357,7 +1372,7 @@ impl PiiDetector {
                 continue;
             };
             *work += 1;
-            if letters > glue.letters || !glue.matches_at(dfa, rest.as_bytes()) {
+            if letters > glue.letters || !glue.matches_at(dfa, rest.as_bytes(), work) {
                 continue;
             }
             let mut set = seen
