@@ -230,6 +230,10 @@ struct Seen {
     /// The exact match the last validation read: its kind, its candidate's start and the
     /// match's end, if any (a failed candidate's reach reads it instead of searching again).
     exact: Option<(usize, usize, Option<usize>)>,
+    /// Why the last address validated failed: its kind, its candidate's start, its `@`, its
+    /// domain's start and what failed (read by the reach instead of the domain's checks
+    /// again).
+    email_failed: Option<(usize, usize, usize, usize, validate::EmailFailure)>,
     /// The value glued right after the last address that ended before it (see
     /// [`PiiDetector::email_glued`]): reported on its own right after that address.
     glued: Option<Detection>,
@@ -1080,7 +1084,20 @@ impl PiiDetector {
                 Some((sk, ss, end)) if sk == k && ss == m.start() => end,
                 _ => self.exact_end(text, kind, m.start()),
             };
-            if let Some(r) = reach(text, m.start(), &mut exact, kind) {
+            // An address whose validation said what failed: its reach without reading the
+            // domain again (the same answer as `email_reach`).
+            let known = match seen.email_failed {
+                Some((fk, fs, at, domain, why)) if fk == k && fs == m.start() => Some(match why {
+                    validate::EmailFailure::Domain => domain,
+                    validate::EmailFailure::Local => validate::email_local_skip(text, fs, at),
+                }),
+                _ => None,
+            };
+            let r = match known {
+                Some(r) => Some(r),
+                None => reach(text, m.start(), &mut exact, kind),
+            };
+            if let Some(r) = r {
                 let r = ceil_char_boundary(text, r);
                 if shared {
                     return (to, Some(r));
@@ -1243,6 +1260,7 @@ impl PiiDetector {
         let found = if look.may_pass {
             self.validate_plain(text, k, s, freed, seen, work, false)
         } else {
+            seen.email_failed = Some((k, s, s + at, domain, validate::EmailFailure::Domain));
             None
         };
         // An address whose domain runs into a value with nothing between: only when it
@@ -1264,9 +1282,9 @@ impl PiiDetector {
             Some(d) => return Some(d),
         };
         // (Its exact match stays the one a failed candidate's reach reads.)
-        let exact = seen.exact;
+        let (exact, failed) = (seen.exact, seen.email_failed);
         let glued = self.email_glued(text, k, s, domain, from, freed, seen, work);
-        seen.exact = exact;
+        (seen.exact, seen.email_failed) = (exact, failed);
         match glued {
             Some((d, value)) => {
                 seen.glued = Some(value);
@@ -1448,9 +1466,32 @@ impl PiiDetector {
         };
         let m = re.search(&Input::new(text).range(s..cut).anchored(anchored));
         seen.exact = Some((k, s, m.map(|m| m.end())));
-        let m = m?;
+        // An address's domain: where its failure is kept for its reach.
+        let at = || {
+            kind.domain_window?;
+            validate::email_at(&text[s..cut]).map(|(at, at_len)| (s + at, s + at + at_len))
+        };
+        let Some(m) = m else {
+            if let Some((at, domain)) = at() {
+                seen.email_failed = Some((k, s, at, domain, validate::EmailFailure::Domain));
+            }
+            return None;
+        };
         *work += (m.end() - s) as u64;
-        let (start, end) = (kind.validate)(text, m.start(), m.end(), freed)?;
+        let (start, end) = if kind.domain_window.is_some() {
+            // An address: what failed is kept for its reach.
+            match validate::email_verdict(text, m.start(), m.end()) {
+                Ok(span) => span,
+                Err(why) => {
+                    if let Some((at, domain)) = at() {
+                        seen.email_failed = Some((k, s, at, domain, why));
+                    }
+                    return None;
+                }
+            }
+        } else {
+            (kind.validate)(text, m.start(), m.end(), freed)?
+        };
         Some(Detection {
             start,
             end,

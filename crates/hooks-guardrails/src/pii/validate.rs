@@ -245,11 +245,32 @@ pub(super) fn validate_aws_secret(
 }
 
 pub(super) fn validate_email(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
-    let (at, at_len) = email_at(&text[s..e])?;
+    email_verdict(text, s, e).ok()
+}
+
+/// Why an address failed [`validate_email`]: what a failed candidate's reach reads (see
+/// `email_reach`), kept so that it need not read the domain again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum EmailFailure {
+    /// On its domain (or no `@`): every start before the same `@` fails too.
+    Domain,
+    /// On its local part, its domain passing: later starts before the `@` may pass.
+    Local,
+}
+
+/// [`validate_email`], saying what failed.
+pub(super) fn email_verdict(
+    text: &str,
+    s: usize,
+    e: usize,
+) -> Result<(usize, usize), EmailFailure> {
+    let (at, at_len) = email_at(&text[s..e]).ok_or(EmailFailure::Domain)?;
     let (at, domain) = (s + at, s + at + at_len);
     // The domain first: in a run of failing addresses (`a@b.a@b.…`) it is what fails.
-    let end = email_domain_end(text, domain, e)?;
-    email_local_start(text, s, at).map(|start| (start, end))
+    let end = email_domain_end(text, domain, e).ok_or(EmailFailure::Domain)?;
+    email_local_start(text, s, at)
+        .map(|start| (start, end))
+        .ok_or(EmailFailure::Local)
 }
 
 /// Where an address's domain (`text[domain..e]`, as matched) ends: at `e` when it passes the
