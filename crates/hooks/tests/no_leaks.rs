@@ -266,7 +266,8 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
             .collect::<Vec<_>>()
             .join("%26");
         // … and as a table read cell by cell: each address with the next value glued on
-        // (one that reads as a value on its own: a bare 9-digit SSN needs its label).
+        // (one that reads as a value on its own: a bare 9-digit SSN needs its label), and
+        // each address with a bare order number glued on.
         let alone = |v: &str| {
             let found = detector.detect(v);
             found.len() == 1 && found[0].start == 0 && found[0].end == v.len()
@@ -275,6 +276,12 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
             .windows(2)
             .filter(|w| w[0].0 == "email" && w[1].0 != "email" && alone(&w[1].1))
             .map(|w| format!("{}{}", w[0].1, w[1].1))
+            .chain(
+                chunk
+                    .iter()
+                    .filter(|(l, _)| l == "email")
+                    .map(|(_, v)| format!("{v}70010423")),
+            )
             .collect::<Vec<_>>()
             .join(" | ");
         let result = format!(

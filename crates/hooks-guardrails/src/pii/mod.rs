@@ -1287,7 +1287,7 @@ impl PiiDetector {
         (seen.exact, seen.email_failed) = (exact, failed);
         match glued {
             Some((d, value)) => {
-                seen.glued = Some(value);
+                seen.glued = value;
                 Some(d)
             }
             None => found,
@@ -1301,8 +1301,11 @@ impl PiiDetector {
     /// one of the domain's labels after a dot — what is left before it a last label of two
     /// letters or more — and reads as a value from there on its own (see
     /// [`value_at`](Self::value_at)); the address must pass ending right there. The first
-    /// such place, in order, in the labels that start at `from` or later. `None` when there
-    /// is none — the address then stands as it was.
+    /// such place, in order, in the labels that start at `from` or later. Where no value
+    /// starts in a label's letters but a bare number of [`BARE_NUMBER_DIGITS`] or more
+    /// follows them and ends the label (`…@tailspin.travel70010423`), the address ends at
+    /// the letters, with no value beside it. `None` when there is none of these — the
+    /// address then stands as it was.
     #[allow(clippy::too_many_arguments)]
     fn email_glued(
         &self,
@@ -1314,7 +1317,7 @@ impl PiiDetector {
         freed: &Freed,
         seen: &mut Seen,
         work: &mut u64,
-    ) -> Option<(Detection, Detection)> {
+    ) -> Option<(Detection, Option<Detection>)> {
         let b = text.as_bytes();
         // A domain is at most 253 bytes, in at most ten labels.
         let limit = b.len().min(domain + 253);
@@ -1354,7 +1357,23 @@ impl PiiDetector {
                     // at every place.
                     let address = self.validate_plain(cut, k, s, freed, seen, work, true)?;
                     if address.end == i {
-                        return Some((address, value));
+                        return Some((address, Some(value)));
+                    }
+                }
+                // No value there, but a bare number right after the letters, as long as an
+                // ID (`…@tailspin.travel70010423`, the next cell's order number): the
+                // address ends at the letters and the number stays.
+                if bare_number(text, r, e) {
+                    let cut = &text[..r];
+                    let passes = validate::email_domain_end(cut, domain, r) == Some(r);
+                    if seen.glued_domain != Some((domain, true)) {
+                        seen.glued_domain = Some((domain, passes));
+                    }
+                    if passes {
+                        let address = self.validate_plain(cut, k, s, freed, seen, work, true)?;
+                        if address.end == r {
+                            return Some((address, None));
+                        }
                     }
                 }
             }
@@ -1583,6 +1602,25 @@ fn leading_letters(
         most
     }
     walk(dfa, start, 0, &mut HashMap::new())
+}
+
+/// The fewest digits a bare number glued after an address's letters has for the address to
+/// end at the letters (see `email_glued`): an ID, not a typo's stray digit (`a@b.cc1`).
+const BARE_NUMBER_DIGITS: usize = 4;
+
+/// Whether `text[r..e]` (the rest of a domain label after its leading letters) is a bare
+/// number of [`BARE_NUMBER_DIGITS`] digits or more that ends there: not going on as a word
+/// (`_`) or as a dotted number or name (`.5`, `.com`).
+fn bare_number(text: &str, r: usize, e: usize) -> bool {
+    let b = text.as_bytes();
+    e - r >= BARE_NUMBER_DIGITS
+        && b[r..e].iter().all(u8::is_ascii_digit)
+        && match b.get(e) {
+            None => true,
+            Some(b'_') => false,
+            Some(b'.') => !b.get(e + 1).is_some_and(|c| c.is_ascii_alphanumeric()),
+            Some(_) => true,
+        }
 }
 
 /// Whether what stands at `i` is glued on to what ends there: a letter, a digit, or a
@@ -1975,6 +2013,46 @@ pub(crate) mod tests {
         let (out, _) = PiiDetector::new()
             .redact("mail ja\u{200B}ne@example.com, card ４１１１ １１１１ １１１１ １１１１.");
         assert_eq!(out, "mail [REDACTED_EMAIL], card [REDACTED_CREDIT_CARD].");
+    }
+
+    /// An address glued to a bare number that is no value on its own (the next cell's
+    /// order number, `jane@tailspin.travel70010423`) was no address at all: the digits
+    /// after its last label's letters read as the word going on. A run of four digits or
+    /// more that ends there now ends the address at the letters; the number stays.
+    #[test]
+    fn an_address_glued_to_a_bare_number_ends_at_its_letters() {
+        let d = PiiDetector::new();
+        for (text, address) in [
+            (
+                "cells jane@tailspin.travel70010423 end",
+                "jane@tailspin.travel",
+            ),
+            ("ops@mail.example.org20240115, next", "ops@mail.example.org"),
+            ("to x@y.co1234", "x@y.co"),
+            ("mail a@b.com1234. Thanks", "a@b.com"),
+            ("ü@müller.de55501234 ok", "ü@müller.de"),
+            // A local part that fails from its first start: the later one is still read.
+            ("see a..b@x.travel12345 ok", "b@x.travel"),
+        ] {
+            assert_eq!(found(text), [(Entity::Email, address)], "{text}");
+            let (out, _) = d.redact(text);
+            assert_eq!(out, text.replace(address, "[REDACTED_EMAIL]"), "{text}");
+        }
+        // A stray digit or three, a number going on as a word or a dotted number, an asset
+        // name: as before.
+        for text in [
+            "mail a@b.cc1 ok",
+            "mail a@b.cc123 ok",
+            "mail a@b.com1234_x ok",
+            "mail a@b.com1234.5 ok",
+            "icon i@2x.png12345 ok",
+        ] {
+            assert!(found(text).is_empty(), "{text}: {:?}", found(text));
+        }
+        assert_eq!(
+            found("mail a@b.com1234.org ok"),
+            [(Entity::Email, "a@b.com1234.org")]
+        );
     }
 
     /// Text pulled out of a table cell by cell glues an address to the next cell's value
@@ -2690,6 +2768,10 @@ pub(crate) mod tests {
             ".comAKIAIOSFODNN7EXAMPLE",
             ".cc192.168.1.1",
             ".png4111111111111111",
+            // Bare numbers glued after a domain's letters.
+            ".travel70010423",
+            ".co1234",
+            "1234",
             "AKIA",
             "ghp_",
         ];
