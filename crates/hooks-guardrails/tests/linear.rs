@@ -61,6 +61,10 @@ fn family(name: &str, n: usize) -> String {
         "jwt_starts_in_a_label" => {
             format!("x@y.coeyJeyJeyJeyJeyJeyJeyJ{} ", "aB3-".repeat(64)).repeat(n / 64)
         }
+        // A JWT-like run past the cheap look's bound, walked to its end once per label.
+        "long_jwt_runs_in_a_label" => {
+            format!("x@y.coeyJeyJeyJ{}.eyJab ", "aB3-".repeat(512)).repeat(n / 500)
+        }
         "quiet_kinds_between_detections" => {
             "5-12 4111 1111 1111 1111 06 12 (12) (34) (56) 1.2.3.4.5 ".repeat(n / 8)
         }
@@ -68,7 +72,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 39] = [
+const FAMILIES: [&str; 40] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -107,6 +111,7 @@ const FAMILIES: [&str; 39] = [
     "key_prefix_runs_before_a_digit",
     "addresses_glued_to_values",
     "jwt_starts_in_a_label",
+    "long_jwt_runs_in_a_label",
     "quiet_kinds_between_detections",
 ];
 

@@ -328,14 +328,16 @@ impl Glue {
     /// `text`: a plain walk until the DFA dies or matches, with none of an overlapping
     /// search's bookkeeping. True when it cannot tell (the search then answers). A walk
     /// that has neither after [`GLUE_WALK`] bytes (a JWT's first part, which runs on to
-    /// its dot) counts as no match: each place in a label's letters could start one, and a
-    /// JWT header that long glued to an address is left to what the scan makes of it.
+    /// its dot) is true only when `long` (see [`PiiDetector::value_at`]), which it then
+    /// takes: each place in a label's letters could start one, and walking the run from
+    /// each would read it again and again.
     ///
     /// Adds the bytes it walked to `work`.
     fn matches_at(
         &self,
         dfa: &regex_automata::dfa::dense::DFA<Vec<u32>>,
         text: &[u8],
+        long: &mut bool,
         work: &mut u64,
     ) -> bool {
         use regex_automata::dfa::Automaton;
@@ -346,20 +348,27 @@ impl Glue {
             }
         }
         let mut sid = self.start;
-        for (i, &b) in text[..text.len().min(GLUE_WALK)].iter().enumerate() {
-            sid = dfa.next_state(sid, b);
-            if dfa.is_special_state(sid) {
-                *work += i as u64 + 1;
-                if dfa.is_dead_state(sid) {
-                    return false;
-                }
-                if dfa.is_match_state(sid) || dfa.is_quit_state(sid) {
-                    return true;
+        let (mut i, mut to) = (0, text.len().min(GLUE_WALK));
+        loop {
+            while i < to {
+                sid = dfa.next_state(sid, text[i]);
+                i += 1;
+                if dfa.is_special_state(sid)
+                    && (dfa.is_dead_state(sid) || dfa.is_match_state(sid) || dfa.is_quit_state(sid))
+                {
+                    *work += i as u64;
+                    return !dfa.is_dead_state(sid);
                 }
             }
+            // Alive at the bound: on to the end, once per `long`.
+            if to < text.len() && std::mem::take(long) {
+                to = text.len();
+                continue;
+            }
+            break;
         }
-        *work += text.len().min(GLUE_WALK) as u64;
-        text.len() <= GLUE_WALK && dfa.is_match_state(dfa.next_eoi_state(sid))
+        *work += i as u64;
+        i == text.len() && dfa.is_match_state(dfa.next_eoi_state(sid))
     }
 }
 
@@ -1341,8 +1350,10 @@ impl PiiDetector {
             {
                 // A last label is at most 24 characters; no value starts with `-` or `_`.
                 let to = if b[r].is_ascii_digit() { r } else { r - 1 };
+                // One look past `GLUE_WALK` per label (a JWT with a long header).
+                let mut long = true;
                 for i in l + 2..=to.min(l + 24) {
-                    let Some(value) = self.value_at(text, i, r - i, seen, work) else {
+                    let Some(value) = self.value_at(text, i, r - i, &mut long, seen, work) else {
                         continue;
                     };
                     let cut = &text[..i];
@@ -1391,12 +1402,14 @@ impl PiiDetector {
     /// one that matches validated.
     ///
     /// `letters`: how many ASCII letters stand at `i` (a pass whose triggers cannot start
-    /// with that many is not asked).
+    /// with that many is not asked). `long`: whether a trigger still alive after
+    /// [`GLUE_WALK`] bytes may be walked to its end (see [`Glue::matches_at`]).
     fn value_at(
         &self,
         text: &str,
         i: usize,
         letters: usize,
+        long: &mut bool,
         seen: &mut Seen,
         work: &mut u64,
     ) -> Option<Detection> {
@@ -1409,7 +1422,7 @@ impl PiiDetector {
                 continue;
             };
             *work += 1;
-            if letters > glue.letters || !glue.matches_at(dfa, rest.as_bytes(), work) {
+            if letters > glue.letters || !glue.matches_at(dfa, rest.as_bytes(), long, work) {
                 continue;
             }
             let mut set = seen
@@ -2064,7 +2077,14 @@ pub(crate) mod tests {
     #[test]
     fn an_address_glued_to_a_value_ends_where_the_value_starts() {
         let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+        // A header that carries a certificate chain (`x5c`) runs on for kilobytes before
+        // its dot: longer than a glued value's cheap look walks.
+        let long_jwt = format!(
+            "eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlC{}In1d.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+            "QUFB".repeat(400)
+        );
         let values = [
+            (long_jwt.as_str(), Entity::Secret),
             ("4111111111111111", Entity::CreditCard),
             ("4111 1111 1111 1111", Entity::CreditCard),
             ("415-555-2671", Entity::Phone),
