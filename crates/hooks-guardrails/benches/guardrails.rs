@@ -153,6 +153,12 @@ fn scan_adversarial(c: &mut Criterion) {
             "key_prefix_runs_before_a_digit",
             fill("a@b.sksksksksksksksksksksk1", ""),
         ),
+        // Bare numbers glued after a known top-level domain (`email_glued`), every local
+        // part failing: the domain is checked up to the letters, the local part read.
+        (
+            "bare_numbers_after_failing_local_parts",
+            fill("@x.travel12345.", ""),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

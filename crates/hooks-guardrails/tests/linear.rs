@@ -65,6 +65,8 @@ fn family(name: &str, n: usize) -> String {
         "long_jwt_runs_in_a_label" => {
             format!("x@y.coeyJeyJeyJ{}.eyJab ", "aB3-".repeat(512)).repeat(n / 500)
         }
+        // Bare numbers after a known top-level domain, every local part failing.
+        "bare_numbers_after_failing_local_parts" => "@x.travel12345.".repeat(n / 8),
         "quiet_kinds_between_detections" => {
             "5-12 4111 1111 1111 1111 06 12 (12) (34) (56) 1.2.3.4.5 ".repeat(n / 8)
         }
@@ -72,7 +74,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 40] = [
+const FAMILIES: [&str; 41] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -112,6 +114,7 @@ const FAMILIES: [&str; 40] = [
     "addresses_glued_to_values",
     "jwt_starts_in_a_label",
     "long_jwt_runs_in_a_label",
+    "bare_numbers_after_failing_local_parts",
     "quiet_kinds_between_detections",
 ];
 

@@ -1372,15 +1372,22 @@ impl PiiDetector {
                     }
                 }
                 // No value there, but a bare number right after the letters, as long as an
-                // ID (`…@tailspin.travel70010423`, the next cell's order number): the
-                // address ends at the letters and the number stays.
-                if bare_number(text, r, e) {
+                // ID (`…@tailspin.travel70010423`, the next cell's order number), and the
+                // letters a known top-level domain: the address ends at the letters and the
+                // number stays.
+                if bare_number(text, r, e) && validate::known_tld(&text[l..r]) {
                     let cut = &text[..r];
                     let passes = validate::email_domain_end(cut, domain, r) == Some(r);
                     if seen.glued_domain != Some((domain, true)) {
                         seen.glued_domain = Some((domain, passes));
                     }
-                    if passes {
+                    // (The local part first: it is what fails in a run of them.)
+                    let at = if b[domain - 1] == b'@' {
+                        domain - 1
+                    } else {
+                        domain - 3
+                    };
+                    if passes && validate::email_local_start(text, s, at).is_some() {
                         let address = self.validate_plain(cut, k, s, freed, seen, work, true)?;
                         if address.end == r {
                             return Some((address, None));
@@ -1622,8 +1629,8 @@ fn leading_letters(
 const BARE_NUMBER_DIGITS: usize = 4;
 
 /// Whether `text[r..e]` (the rest of a domain label after its leading letters) is a bare
-/// number of [`BARE_NUMBER_DIGITS`] digits or more that ends there: not going on as a word
-/// (`_`) or as a dotted number or name (`.5`, `.com`).
+/// number of [`BARE_NUMBER_DIGITS`] digits or more that ends the domain: not going on as a
+/// word (`_`), a dotted number or another label (`.5`, `.com`, `.рф`).
 fn bare_number(text: &str, r: usize, e: usize) -> bool {
     let b = text.as_bytes();
     e - r >= BARE_NUMBER_DIGITS
@@ -1631,7 +1638,9 @@ fn bare_number(text: &str, r: usize, e: usize) -> bool {
         && match b.get(e) {
             None => true,
             Some(b'_') => false,
-            Some(b'.') => !b.get(e + 1).is_some_and(|c| c.is_ascii_alphanumeric()),
+            Some(b'.') => !b
+                .get(e + 1)
+                .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'-' || c >= 0x80),
             Some(_) => true,
         }
 }
@@ -2052,20 +2061,41 @@ pub(crate) mod tests {
             assert_eq!(out, text.replace(address, "[REDACTED_EMAIL]"), "{text}");
         }
         // A stray digit or three, a number going on as a word or a dotted number, an asset
-        // name: as before.
+        // name, letters that are no known top-level domain (a hostname, a matrix product in
+        // code, a package): as before.
         for text in [
             "mail a@b.cc1 ok",
             "mail a@b.cc123 ok",
             "mail a@b.com1234_x ok",
             "mail a@b.com1234.5 ok",
             "icon i@2x.png12345 ok",
+            "ssh root@db.worker0001",
+            "out = h@self.fc1234",
+            "npm i pkg@scope.name1234",
         ] {
             assert!(found(text).is_empty(), "{text}: {:?}", found(text));
         }
-        assert_eq!(
-            found("mail a@b.com1234.org ok"),
-            [(Entity::Email, "a@b.com1234.org")]
-        );
+        // A number inside the domain, another label after it: the whole address, and a
+        // value glued after it apart.
+        for (text, want) in [
+            (
+                "mail a@b.com1234.org ok",
+                vec![(Entity::Email, "a@b.com1234.org")],
+            ),
+            (
+                "ivan@mail.de2024.рф.ru70010423 ok",
+                vec![(Entity::Email, "ivan@mail.de2024.рф.ru")],
+            ),
+            (
+                "jane@a.co1234.例子.com415-555-2671 ok",
+                vec![
+                    (Entity::Email, "jane@a.co1234.例子.com"),
+                    (Entity::Phone, "415-555-2671"),
+                ],
+            ),
+        ] {
+            assert_eq!(found(text), want, "{text}");
+        }
     }
 
     /// Text pulled out of a table cell by cell glues an address to the next cell's value

@@ -306,6 +306,88 @@ pub(super) fn email_domain_end(text: &str, domain: usize, e: usize) -> Option<us
     None
 }
 
+/// The country-code top-level domains (two letters each, lowercase, space-separated).
+const COUNTRY_TLDS: &[u8] =
+    b"ac ad ae af ag ai al am ao aq ar as at au aw ax az ba bb bd be bf bg \
+bh bi bj bm bn bo br bs bt bw by bz ca cc cd cf cg ch ci ck cl cm cn co cr cu cv cw cx cy cz de dj \
+dk dm do dz ec ee eg er es et eu fi fj fk fm fo fr ga gd ge gf gg gh gi gl gm gn gp gq gr gs gt gu \
+gw gy hk hm hn hr ht hu id ie il im in io iq ir is it je jm jo jp ke kg kh ki km kn kp kr kw ky kz \
+la lb lc li lk lr ls lt lu lv ly ma mc md me mg mh mk ml mm mn mo mp mq mr ms mt mu mv mw mx my mz \
+na nc ne nf ng ni nl no np nr nu nz om pa pe pf pg ph pk pl pm pn pr ps pt pw py qa re ro rs ru rw \
+sa sb sc sd se sg sh si sj sk sl sm sn so sr ss st su sv sx sy sz tc td tf tg th tj tk tl tm tn to \
+tr tt tv tw tz ua ug uk us uy uz va vc ve vg vi vn vu wf ws ye yt za zm zw";
+
+/// [`COUNTRY_TLDS`] as a bit per second letter, for each first letter.
+const COUNTRY_TLD_BITS: [u32; 26] = {
+    let mut bits = [0u32; 26];
+    let mut i = 0;
+    while i + 1 < COUNTRY_TLDS.len() {
+        bits[(COUNTRY_TLDS[i] - b'a') as usize] |= 1 << (COUNTRY_TLDS[i + 1] - b'a');
+        i += 3;
+    }
+    bits
+};
+
+/// The generic top-level domains most addresses use.
+const GENERIC_TLDS: [&str; 40] = [
+    "com",
+    "net",
+    "org",
+    "edu",
+    "gov",
+    "mil",
+    "int",
+    "info",
+    "biz",
+    "pro",
+    "aero",
+    "coop",
+    "museum",
+    "travel",
+    "jobs",
+    "mobi",
+    "asia",
+    "tel",
+    "app",
+    "dev",
+    "cloud",
+    "tech",
+    "online",
+    "site",
+    "shop",
+    "store",
+    "xyz",
+    "top",
+    "club",
+    "email",
+    "company",
+    "digital",
+    "agency",
+    "studio",
+    "media",
+    "network",
+    "solutions",
+    "services",
+    "group",
+    "global",
+];
+
+/// Whether `label` (ASCII letters) is a top-level domain addresses are known to end with: a
+/// country's, or one of [`GENERIC_TLDS`]. Asked only where an address's end is a guess (its
+/// last label's letters glued to a number, see `PiiDetector::email_glued`): a hostname
+/// (`root@db.worker0001`) or a matrix product in code (`h@self.fc1234`) is not taken for one.
+pub(super) fn known_tld(label: &str) -> bool {
+    match label.as_bytes() {
+        [a, b] => {
+            let (a, b) = (a.to_ascii_lowercase(), b.to_ascii_lowercase());
+            a.is_ascii_lowercase()
+                && b.is_ascii_lowercase()
+                && COUNTRY_TLD_BITS[usize::from(a - b'a')] & 1 << (b - b'a') != 0
+        }
+        _ => GENERIC_TLDS.iter().any(|t| t.eq_ignore_ascii_case(label)),
+    }
+}
+
 /// Whether a character belongs to the Latin (or Greek, Cyrillic) scripts, for cutting an
 /// address off text in another script it is glued to.
 fn latinish(c: char) -> bool {
@@ -1198,4 +1280,29 @@ pub(super) fn validate_ssn(text: &str, s: usize, e: usize, _: &Freed) -> Option<
         return None;
     }
     Some((s, end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_top_level_domains_are_countries_and_the_common_generic_ones() {
+        let countries: Vec<&[u8]> = COUNTRY_TLDS.split(|&b| b == b' ').collect();
+        assert!(countries.len() > 240, "{}", countries.len());
+        for cc in &countries {
+            assert!(
+                cc.len() == 2 && cc.iter().all(u8::is_ascii_lowercase),
+                "{cc:?}"
+            );
+            let cc = std::str::from_utf8(cc).unwrap();
+            assert!(known_tld(cc) && known_tld(&cc.to_ascii_uppercase()), "{cc}");
+        }
+        for tld in ["com", "ORG", "travel", "de", "uk", "io", "Museum"] {
+            assert!(known_tld(tld), "{tld}");
+        }
+        for not in ["fc", "zz", "worker", "name", "prod", "x", "", "é", "c1"] {
+            assert!(!known_tld(not), "{not}");
+        }
+    }
 }
