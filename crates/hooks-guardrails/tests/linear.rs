@@ -66,7 +66,7 @@ fn family(name: &str, n: usize) -> String {
             format!("x@y.coeyJeyJeyJ{}.eyJab ", "aB3-".repeat(512)).repeat(n / 500)
         }
         // Bare numbers after a known top-level domain, every local part failing.
-        "bare_numbers_after_failing_local_parts" => "@x.travel12345.".repeat(n / 8),
+        "bare_numbers_after_failing_local_parts" => "@x.travel123456.".repeat(n / 8),
         "quiet_kinds_between_detections" => {
             "5-12 4111 1111 1111 1111 06 12 (12) (34) (56) 1.2.3.4.5 ".repeat(n / 8)
         }

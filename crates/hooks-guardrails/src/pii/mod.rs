@@ -1313,8 +1313,10 @@ impl PiiDetector {
     /// such place, in order, in the labels that start at `from` or later. Where no value
     /// starts in a label's letters but a bare number of [`BARE_NUMBER_DIGITS`] or more
     /// follows them and ends the label (`…@tailspin.travel70010423`), the address ends at
-    /// the letters, with no value beside it. `None` when there is none of these — the
-    /// address then stands as it was.
+    /// the letters, with no value beside it. Where a value starts but the address fails
+    /// whatever its end (on its local part: `a.@b.coeyJ…`) and no later start before the
+    /// `@` may pass, the value alone (in the address's place). `None` when there is none of
+    /// these — the address then stands as it was.
     #[allow(clippy::too_many_arguments)]
     fn email_glued(
         &self,
@@ -1328,6 +1330,12 @@ impl PiiDetector {
         work: &mut u64,
     ) -> Option<(Detection, Option<Detection>)> {
         let b = text.as_bytes();
+        // The `@` (or `%40`) before the domain.
+        let at = if b[domain - 1] == b'@' {
+            domain - 1
+        } else {
+            domain - 3
+        };
         // A domain is at most 253 bytes, in at most ten labels.
         let limit = b.len().min(domain + 253);
         let (mut l, mut labels) = (domain, 0);
@@ -1365,8 +1373,14 @@ impl PiiDetector {
                         continue;
                     }
                     // The local part does not change with `i`: if it fails here, it fails
-                    // at every place.
-                    let address = self.validate_plain(cut, k, s, freed, seen, work, true)?;
+                    // at every place. The value still stands on its own (`a.@b.coeyJ…`)
+                    // — unless a later start before the `@` may pass: that address will
+                    // find it.
+                    let Some(address) = self.validate_plain(cut, k, s, freed, seen, work, true)
+                    else {
+                        return (validate::email_local_skip(text, s, at) == at)
+                            .then_some((value, None));
+                    };
                     if address.end == i {
                         return Some((address, Some(value)));
                     }
@@ -1382,11 +1396,6 @@ impl PiiDetector {
                         seen.glued_domain = Some((domain, passes));
                     }
                     // (The local part first: it is what fails in a run of them.)
-                    let at = if b[domain - 1] == b'@' {
-                        domain - 1
-                    } else {
-                        domain - 3
-                    };
                     if passes && validate::email_local_start(text, s, at).is_some() {
                         let address = self.validate_plain(cut, k, s, freed, seen, work, true)?;
                         if address.end == r {
@@ -1625,8 +1634,9 @@ fn leading_letters(
 }
 
 /// The fewest digits a bare number glued after an address's letters has for the address to
-/// end at the letters (see `email_glued`): an ID, not a typo's stray digit (`a@b.cc1`).
-const BARE_NUMBER_DIGITS: usize = 4;
+/// end at the letters (see `email_glued`): an ID, not a typo's stray digit (`a@b.cc1`), a
+/// numbered host (`admin@db.ca0001`) or a year.
+const BARE_NUMBER_DIGITS: usize = 6;
 
 /// Whether `text[r..e]` (the rest of a domain label after its leading letters) is a bare
 /// number of [`BARE_NUMBER_DIGITS`] digits or more that ends the domain: not going on as a
@@ -2039,7 +2049,7 @@ pub(crate) mod tests {
 
     /// An address glued to a bare number that is no value on its own (the next cell's
     /// order number, `jane@tailspin.travel70010423`) was no address at all: the digits
-    /// after its last label's letters read as the word going on. A run of four digits or
+    /// after its last label's letters read as the word going on. A run of six digits or
     /// more that ends there now ends the address at the letters; the number stays.
     #[test]
     fn an_address_glued_to_a_bare_number_ends_at_its_letters() {
@@ -2050,11 +2060,11 @@ pub(crate) mod tests {
                 "jane@tailspin.travel",
             ),
             ("ops@mail.example.org20240115, next", "ops@mail.example.org"),
-            ("to x@y.co1234", "x@y.co"),
-            ("mail a@b.com1234. Thanks", "a@b.com"),
+            ("to x@y.co123456", "x@y.co"),
+            ("mail a@b.com123456. Thanks", "a@b.com"),
             ("ü@müller.de55501234 ok", "ü@müller.de"),
             // A local part that fails from its first start: the later one is still read.
-            ("see a..b@x.travel12345 ok", "b@x.travel"),
+            ("see a..b@x.travel123456 ok", "b@x.travel"),
         ] {
             assert_eq!(found(text), [(Entity::Email, address)], "{text}");
             let (out, _) = d.redact(text);
@@ -2065,13 +2075,16 @@ pub(crate) mod tests {
         // code, a package): as before.
         for text in [
             "mail a@b.cc1 ok",
-            "mail a@b.cc123 ok",
-            "mail a@b.com1234_x ok",
-            "mail a@b.com1234.5 ok",
-            "icon i@2x.png12345 ok",
-            "ssh root@db.worker0001",
-            "out = h@self.fc1234",
-            "npm i pkg@scope.name1234",
+            "mail a@b.cc12345 ok",
+            "mail a@b.com123456_x ok",
+            "mail a@b.com123456.5 ok",
+            "icon i@2x.png123456 ok",
+            "ssh root@db.worker000001",
+            "out = h@self.fc123456",
+            "npm i pkg@scope.name123456",
+            // A numbered host, a year.
+            "ssh admin@db.ca0001 -p 22",
+            "ubuntu@ip.in2024",
         ] {
             assert!(found(text).is_empty(), "{text}: {:?}", found(text));
         }
@@ -2083,13 +2096,13 @@ pub(crate) mod tests {
                 vec![(Entity::Email, "a@b.com1234.org")],
             ),
             (
-                "ivan@mail.de2024.рф.ru70010423 ok",
-                vec![(Entity::Email, "ivan@mail.de2024.рф.ru")],
+                "ivan@mail.de202401.рф.ru70010423 ok",
+                vec![(Entity::Email, "ivan@mail.de202401.рф.ru")],
             ),
             (
-                "jane@a.co1234.例子.com415-555-2671 ok",
+                "jane@a.co123456.例子.com415-555-2671 ok",
                 vec![
-                    (Entity::Email, "jane@a.co1234.例子.com"),
+                    (Entity::Email, "jane@a.co123456.例子.com"),
                     (Entity::Phone, "415-555-2671"),
                 ],
             ),
@@ -2154,6 +2167,35 @@ pub(crate) mod tests {
                     "{text}"
                 );
             }
+        }
+        // An address that fails whatever its end (its local part) leaves the value glued to
+        // it standing on its own — unless a later start before the `@` makes an address.
+        for (text, want) in [
+            (
+                format!("x a.@b.co{jwt} y"),
+                vec![(Entity::Secret, jwt.to_owned())],
+            ),
+            (
+                format!("x a.@b.co{long_jwt} y"),
+                vec![(Entity::Secret, long_jwt.clone())],
+            ),
+            (
+                "x 'a.@b.co415-555-2671 y".to_owned(),
+                vec![(Entity::Phone, "415-555-2671".to_owned())],
+            ),
+            (
+                "x a..b@b.co415-555-2671 y".to_owned(),
+                vec![
+                    (Entity::Email, "b@b.co".to_owned()),
+                    (Entity::Phone, "415-555-2671".to_owned()),
+                ],
+            ),
+        ] {
+            let got: Vec<(Entity, String)> = found(&text)
+                .into_iter()
+                .map(|(e, v)| (e, v.to_owned()))
+                .collect();
+            assert_eq!(got, want, "{text}");
         }
         // Where nothing glued reads as a value, the address stands as it did.
         for (text, want) in [
@@ -2820,8 +2862,8 @@ pub(crate) mod tests {
             ".png4111111111111111",
             // Bare numbers glued after a domain's letters.
             ".travel70010423",
-            ".co1234",
-            "1234",
+            ".co123456",
+            "123456",
             "AKIA",
             "ghp_",
         ];
