@@ -1389,14 +1389,19 @@ impl PiiDetector {
                 // ID (`…@tailspin.travel70010423`, the next cell's order number), and the
                 // letters a known top-level domain: the address ends at the letters and the
                 // number stays.
-                if bare_number(text, r, e) && validate::known_tld(&text[l..r]) {
+                // (The local part first: when it fails from every start before the `@`,
+                // there is nothing to find — a run of failing addresses asks this at each.)
+                let local = || validate::email_local_start(text, s, at).is_some();
+                if bare_number(text, r, e)
+                    && validate::known_tld(&text[l..r])
+                    && (local() || validate::email_local_skip(text, s, at) < at)
+                {
                     let cut = &text[..r];
                     let passes = validate::email_domain_end(cut, domain, r) == Some(r);
                     if seen.glued_domain != Some((domain, true)) {
                         seen.glued_domain = Some((domain, passes));
                     }
-                    // (The local part first: it is what fails in a run of them.)
-                    if passes && validate::email_local_start(text, s, at).is_some() {
+                    if passes && local() {
                         let address = self.validate_plain(cut, k, s, freed, seen, work, true)?;
                         if address.end == r {
                             return Some((address, None));
