@@ -1388,23 +1388,23 @@ impl PiiDetector {
                 // No value there, but a bare number right after the letters, as long as an
                 // ID (`…@tailspin.travel70010423`, the next cell's order number), and the
                 // letters a known top-level domain: the address ends at the letters and the
-                // number stays.
-                // (The local part first: when it fails from every start before the `@`,
-                // there is nothing to find — a run of failing addresses asks this at each.)
-                let local = || validate::email_local_start(text, s, at).is_some();
-                if bare_number(text, r, e)
-                    && validate::known_tld(&text[l..r])
-                    && (local() || validate::email_local_skip(text, s, at) < at)
-                {
-                    let cut = &text[..r];
-                    let passes = validate::email_domain_end(cut, domain, r) == Some(r);
-                    if seen.glued_domain != Some((domain, true)) {
-                        seen.glued_domain = Some((domain, passes));
-                    }
-                    if passes && local() {
-                        let address = self.validate_plain(cut, k, s, freed, seen, work, true)?;
-                        if address.end == r {
-                            return Some((address, None));
+                // number stays. The local part is read first: when it fails from every
+                // start before the `@`, there is nothing to find (a run of failing
+                // addresses asks this at each).
+                if bare_number(text, r, e) && validate::known_tld(&text[l..r]) {
+                    let local = validate::email_local_start(text, s, at).is_some();
+                    if local || validate::email_local_skip(text, s, at) < at {
+                        let cut = &text[..r];
+                        let passes = validate::email_domain_end(cut, domain, r) == Some(r);
+                        if seen.glued_domain != Some((domain, true)) {
+                            seen.glued_domain = Some((domain, passes));
+                        }
+                        if passes && local {
+                            let address =
+                                self.validate_plain(cut, k, s, freed, seen, work, true)?;
+                            if address.end == r {
+                                return Some((address, None));
+                            }
                         }
                     }
                 }
