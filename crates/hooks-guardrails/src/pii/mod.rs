@@ -1391,7 +1391,7 @@ impl PiiDetector {
                 // number stays. The local part is read first: when it fails from every
                 // start before the `@`, there is nothing to find (a run of failing
                 // addresses asks this at each).
-                if bare_number(text, r, e) && validate::known_tld(&text[l..r]) {
+                if bare_number(text, r) && validate::known_tld(&text[l..r]) {
                     let local = validate::email_local_start(text, s, at).is_some();
                     if local || validate::email_local_skip(text, s, at) < at {
                         let cut = &text[..r];
@@ -1643,21 +1643,64 @@ fn leading_letters(
 /// numbered host (`admin@db.ca0001`) or a year.
 const BARE_NUMBER_DIGITS: usize = 6;
 
-/// Whether `text[r..e]` (the rest of a domain label after its leading letters) is a bare
-/// number of [`BARE_NUMBER_DIGITS`] digits or more that ends the domain: not going on as a
-/// word (`_`), a dotted number or another label (`.5`, `.com`, `.рф`).
-fn bare_number(text: &str, r: usize, e: usize) -> bool {
+/// Whether what stands at `r` (right after a domain label's leading letters) is a bare
+/// number of [`BARE_NUMBER_DIGITS`] digits or more, or a date (`2024-01-15`, `2024/01/15`,
+/// `2024.01.15`, with a time after a `T` and a zone or not: `2024-01-15T12:00:00Z`,
+/// `20240115T120000Z`), that ends the domain: not going on as a word (a letter, a digit,
+/// `-`, `_`) or as a dotted number or another label (`.5`, `.com`, `.рф`).
+fn bare_number(text: &str, r: usize) -> bool {
     let b = text.as_bytes();
-    e - r >= BARE_NUMBER_DIGITS
-        && b[r..e].iter().all(u8::is_ascii_digit)
-        && match b.get(e) {
-            None => true,
-            Some(b'_') => false,
-            Some(b'.') => !b
-                .get(e + 1)
-                .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'-' || c >= 0x80),
-            Some(_) => true,
+    let digits = |i: usize| {
+        b.get(i..).map_or(0, |rest| {
+            rest.iter().take_while(|c| c.is_ascii_digit()).count()
+        })
+    };
+    let at = |i: usize, c: u8| b.get(i) == Some(&c);
+    let n = digits(r);
+    let mut i = r + n;
+    if n == 4 && matches!(b.get(i), Some(b'-' | b'/' | b'.')) {
+        // A date: the same separator twice.
+        let sep = b[i];
+        if !(digits(i + 1) == 2 && at(i + 3, sep) && digits(i + 4) == 2) {
+            return false;
         }
+        i += 6;
+    } else if n < BARE_NUMBER_DIGITS {
+        return false;
+    }
+    // A time, and its zone.
+    if at(i, b'T') {
+        match digits(i + 1) {
+            2 if at(i + 3, b':') && digits(i + 4) == 2 => {
+                i += 6;
+                if at(i, b':') && digits(i + 1) == 2 {
+                    i += 3;
+                }
+                if at(i, b'.') && digits(i + 1) > 0 {
+                    i += 1 + digits(i + 1);
+                }
+            }
+            4 | 6 => i += 1 + digits(i + 1),
+            _ => return false,
+        }
+        if at(i, b'Z') {
+            i += 1;
+        } else if matches!(b.get(i), Some(b'+' | b'-')) && digits(i + 1) >= 2 {
+            i += 3;
+            if at(i, b':') {
+                i += 1;
+            }
+            i += digits(i).min(2);
+        }
+    }
+    match b.get(i) {
+        None => true,
+        Some(c) if c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_') || *c >= 0x80 => false,
+        Some(b'.') => !b
+            .get(i + 1)
+            .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'-' || c >= 0x80),
+        Some(_) => true,
+    }
 }
 
 /// Whether what stands at `i` is glued on to what ends there: a letter, a digit, or a
@@ -2055,7 +2098,8 @@ pub(crate) mod tests {
     /// An address glued to a bare number that is no value on its own (the next cell's
     /// order number, `jane@tailspin.travel70010423`) was no address at all: the digits
     /// after its last label's letters read as the word going on. A run of six digits or
-    /// more that ends there now ends the address at the letters; the number stays.
+    /// more, or a date or time stamp, that ends there now ends the address at the letters;
+    /// the number stays.
     #[test]
     fn an_address_glued_to_a_bare_number_ends_at_its_letters() {
         let d = PiiDetector::new();
@@ -2070,6 +2114,15 @@ pub(crate) mod tests {
             ("ü@müller.de55501234 ok", "ü@müller.de"),
             // A local part that fails from its first start: the later one is still read.
             ("see a..b@x.travel123456 ok", "b@x.travel"),
+            // A date or a time stamp in the next cell.
+            ("cells jane@example.com2024-01-15 end", "jane@example.com"),
+            (
+                "jane@tailspin.com20240115T120000Z next",
+                "jane@tailspin.com",
+            ),
+            ("to x@y.de2024/01/15, then", "x@y.de"),
+            ("a@b.co2024.01.15 ok", "a@b.co"),
+            ("ops@x.org2024-01-15T12:30:00.123+02:00 ok", "ops@x.org"),
         ] {
             assert_eq!(found(text), [(Entity::Email, address)], "{text}");
             let (out, _) = d.redact(text);
@@ -2087,9 +2140,13 @@ pub(crate) mod tests {
             "ssh root@db.worker000001",
             "out = h@self.fc123456",
             "npm i pkg@scope.name123456",
-            // A numbered host, a year.
+            // A numbered host, a year, what is no date or goes on past one.
             "ssh admin@db.ca0001 -p 22",
             "ubuntu@ip.in2024",
+            "mail a@b.com2024-1-15 ok",
+            "mail a@b.com2024-01-15x ok",
+            "mail a@b.com2024-01-15T1 ok",
+            "mail a@b.com2024-01/15 ok",
         ] {
             assert!(found(text).is_empty(), "{text}: {:?}", found(text));
         }
@@ -2869,6 +2926,8 @@ pub(crate) mod tests {
             ".travel70010423",
             ".co123456",
             "123456",
+            ".com2024-01-15",
+            "T12:30:00Z",
             "AKIA",
             "ghp_",
         ];
