@@ -1647,7 +1647,8 @@ const BARE_NUMBER_DIGITS: usize = 6;
 /// number of [`BARE_NUMBER_DIGITS`] digits or more, or a date (`2024-01-15`, `2024/01/15`,
 /// `2024.01.15`, with a time after a `T` and a zone or not: `2024-01-15T12:00:00Z`,
 /// `20240115T120000Z`), that ends the domain: not going on as a word (a letter, a digit,
-/// `-`, `_`) or as a dotted number or another label (`.5`, `.com`, `.рф`).
+/// `-`, `_`, `+`: a half zone) or as a dotted number or another label (`.5`, `.com`,
+/// `.рф`).
 fn bare_number(text: &str, r: usize) -> bool {
     let b = text.as_bytes();
     let digits = |i: usize| {
@@ -1695,7 +1696,9 @@ fn bare_number(text: &str, r: usize) -> bool {
     }
     match b.get(i) {
         None => true,
-        Some(c) if c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_') || *c >= 0x80 => false,
+        Some(c) if c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'+') || *c >= 0x80 => {
+            false
+        }
         Some(b'.') => !b
             .get(i + 1)
             .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'-' || c >= 0x80),
@@ -2146,6 +2149,8 @@ pub(crate) mod tests {
             "mail a@b.com2024-1-15 ok",
             "mail a@b.com2024-01-15x ok",
             "mail a@b.com2024-01-15T1 ok",
+            "mail a@b.com2024-01-15T12:30+0 ok",
+            "mail a@b.com2024-01-15T12:30-0 ok",
             "mail a@b.com2024-01/15 ok",
         ] {
             assert!(found(text).is_empty(), "{text}: {:?}", found(text));

@@ -329,9 +329,10 @@ const COUNTRY_TLD_BITS: [u32; 26] = {
 };
 
 /// Whether `label` (ASCII letters) is a top-level domain addresses are known to end with: a
-/// country's, or one of the 40 generic ones most addresses use. Asked only where an address's end is a guess (its
-/// last label's letters glued to a number, see `PiiDetector::email_glued`): a hostname
-/// (`root@db.worker0001`) or a matrix product in code (`h@self.fc1234`) is not taken for one.
+/// country's, or one of the 40 generic ones most addresses use. Asked only where an
+/// address's end is a guess (its last label's letters glued to a number, see
+/// `PiiDetector::email_glued`): a hostname (`root@db.worker0001`) or a matrix product in
+/// code (`h@self.fc1234`) is not taken for one.
 pub(super) fn known_tld(label: &str) -> bool {
     match label.as_bytes() {
         [a, b] => {
