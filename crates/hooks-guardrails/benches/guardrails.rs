@@ -159,6 +159,16 @@ fn scan_adversarial(c: &mut Criterion) {
             "bare_numbers_after_failing_local_parts",
             fill("@x.travel123456.", ""),
         ),
+        // Credentials a URL or an authorization header would hold, every one failing.
+        ("url_passwords_without_an_at", fill("://a:bcdefgh", "")),
+        (
+            "bearer_tokens_without_digits",
+            fill("Bearer abcdefghijklmnopqrstuvwxyz ", ""),
+        ),
+        (
+            "basic_credentials_that_do_not_decode",
+            fill("Basic YWJjZGVmZ2hpams= ", ""),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

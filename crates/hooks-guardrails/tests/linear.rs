@@ -67,6 +67,13 @@ fn family(name: &str, n: usize) -> String {
         }
         // Bare numbers after a known top-level domain, every local part failing.
         "bare_numbers_after_failing_local_parts" => "@x.travel123456.".repeat(n / 8),
+        // Credentials a URL or an authorization header would hold, every one failing: a
+        // password with no `@` after it, users that run on, tokens without a digit, base64
+        // that is not `user:password`.
+        "url_passwords_without_an_at" => "://a:bcdefgh".repeat(n / 11),
+        "url_users_that_run_on" => format!("{}:", "://a@".repeat(n / 5)),
+        "bearer_tokens_without_digits" => "Bearer abcdefghijklmnopqrstuvwxyz ".repeat(n / 34),
+        "basic_credentials_that_do_not_decode" => "Basic YWJjZGVmZ2hpams= ".repeat(n / 23),
         "quiet_kinds_between_detections" => {
             "5-12 4111 1111 1111 1111 06 12 (12) (34) (56) 1.2.3.4.5 ".repeat(n / 8)
         }
@@ -74,7 +81,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 41] = [
+const FAMILIES: [&str; 45] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -115,6 +122,10 @@ const FAMILIES: [&str; 41] = [
     "jwt_starts_in_a_label",
     "long_jwt_runs_in_a_label",
     "bare_numbers_after_failing_local_parts",
+    "url_passwords_without_an_at",
+    "url_users_that_run_on",
+    "bearer_tokens_without_digits",
+    "basic_credentials_that_do_not_decode",
     "quiet_kinds_between_detections",
 ];
 
@@ -157,7 +168,7 @@ proptest! {
     #[test]
     fn doubling_any_input_at_most_about_doubles_the_work(
         unit in prop::collection::vec(
-            prop::sample::select(vec!["a", ".", "@", "b.co", "1", " ", "-", ":", "eyJ", "+", ",", "\n", "x@y.", "4111", "%40", "(", ")", "é", "\u{200B}", "０", "-----BEGIN PRIVATE KEY-----\n", "00", "%2B", "eyJ", ".eyJ", "℅", "\\u00", "&#", ";"]),
+            prop::sample::select(vec!["a", ".", "@", "b.co", "1", " ", "-", ":", "eyJ", "+", ",", "\n", "x@y.", "4111", "%40", "(", ")", "é", "\u{200B}", "０", "-----BEGIN PRIVATE KEY-----\n", "00", "%2B", "eyJ", ".eyJ", "℅", "\\u00", "&#", ";", "://u:", "Bearer ", "Basic ", "p4ss"]),
             1..12,
         ),
         n in 50usize..400,

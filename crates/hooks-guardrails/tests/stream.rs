@@ -290,6 +290,25 @@ async fn invisible_padding_and_labels_far_to_the_left_leak_nothing() {
             vec!["4111"],
         ),
         (format!("card 4111 1111 1111{} 1111 ", z(400)), vec!["4111"]),
+        // Credentials whose context is a word, a URL or a long token run before the value.
+        (
+            format!("Authorization: Bearer{} tK9mQ2vX7pL4wZ8rB3nY6cH1 ", z(100)),
+            vec!["tK9mQ2vX7pL4wZ8r"],
+        ),
+        (
+            format!(
+                "Authorization: Bearer 7Zq{} ",
+                "tK9mQ2vX7pL4wZ8r".repeat(200)
+            ),
+            vec!["tK9mQ2vX7pL4wZ8r"],
+        ),
+        (
+            format!(
+                "DATABASE_URL=postgres://app:Qm7v{}X2pL9rT4wZ8k@db:5432/orders ",
+                z(150)
+            ),
+            vec!["X2pL9rT4wZ8k"],
+        ),
     ];
     for (body, markers) in &cases {
         for off in (0..320).step_by(32) {

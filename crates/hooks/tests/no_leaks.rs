@@ -150,7 +150,42 @@ fn values() -> Vec<(String, String)> {
             out.push((label.to_owned(), v.to_owned()));
         }
     }
+    // Credentials as agents pass them to tools: in a URL, an authorization header, a
+    // connection string (the label is the text around the value, `{}` where it goes).
+    for (label, v) in [
+        (
+            "DATABASE_URL=postgres://app:{}@db:5432/orders",
+            "Qm7vX2pL9rT4wZ8k",
+        ),
+        ("redis://:{}@cache:6379/0", "Rk4!tW9@zP2qLm"),
+        (
+            "curl -H 'Authorization: Bearer {}' https://api",
+            "tK9mQ2vX7pL4wZ8rB3nY6cH1",
+        ),
+        (
+            "Authorization: Basic {}",
+            "c3ZjLWRlcGxveTpKeDgjcFEybVc3dlI=",
+        ),
+        (
+            "AccountName=acct;AccountKey={};EndpointSuffix=core.windows.net",
+            "CzBVep/E6Q4zWH2ix+wRNluApcrvFDleg6jN8hc8YYar0PUaP2SJrtP4HUJnjLHW+yBFao+02f4jSG2St9wBJg==",
+        ),
+        (
+            "token",
+            "dop_v1_5e1c9a7f3b2d4e6a8c0f1b3d5e7a9c2f4b6d8e0a1c3e5f7a9b2d4c6e8f0a1b3c",
+        ),
+    ] {
+        out.push((label.to_owned(), v.to_owned()));
+    }
     out
+}
+
+/// `v` in its context: inside its label where that has a `{}`, else after it and `sep`.
+fn put(label: &str, v: &str, sep: &str) -> String {
+    match label.split_once("{}") {
+        Some((a, b)) => format!("{a}{v}{b}"),
+        None => format!("{label}{sep}{v}"),
+    }
 }
 
 #[test]
@@ -231,7 +266,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1110);
+    assert_eq!(values.len(), 1164 + 1110 + 6);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));
@@ -239,7 +274,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     for chunk in values.chunks(12) {
         let snippet = chunk
             .iter()
-            .map(|(l, v)| format!("{l} {v}"))
+            .map(|(l, v)| put(l, v, " "))
             .collect::<Vec<_>>()
             .join(" ; ");
         *unjudged.snippet.lock().unwrap() = snippet.clone();
@@ -256,13 +291,16 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
         // break (`\n`, two characters), where it is glued to the escape's `n`.
         let escaped = chunk
             .iter()
-            .map(|(l, v)| format!("{l}:\\n{v}"))
+            .map(|(l, v)| put(l, v, ":\\n"))
             .collect::<Vec<_>>()
             .join("\\n");
         // … and as a link to it whose query was URL-encoded twice (`%2540` for `@`).
         let link = chunk
             .iter()
-            .map(|(l, v)| format!("{}%3D{}", l.replace(' ', "_"), encoded_twice(v)))
+            .map(|(l, v)| match l.contains("{}") {
+                true => format!("cred%3D{}", encoded_twice(&put(l, v, ""))),
+                false => format!("{}%3D{}", l.replace(' ', "_"), encoded_twice(v)),
+            })
             .collect::<Vec<_>>()
             .join("%26");
         // … and as a table read cell by cell: each address with the next value glued on

@@ -35,7 +35,11 @@ pub enum Entity {
     /// An IBAN (mod-97 and the country's length).
     #[serde(rename = "IBAN_CODE")]
     Iban,
-    /// An API key, token or private key in a well-known format.
+    /// An API key, token or private key in a well-known format (AWS, GitHub, GitLab, Slack,
+    /// Stripe, OpenAI, Anthropic, Google, Hugging Face, npm, SendGrid, DigitalOcean, Azure
+    /// connection strings, JWTs, PEM and PGP private keys), or a credential in its usual
+    /// place: the password in a URL (`postgres://app:…@db`), an HTTP authorization's bearer
+    /// token or basic credentials.
     #[serde(rename = "SECRET")]
     Secret,
 }
@@ -100,7 +104,7 @@ impl Entity {
             Entity::CreditCard => "credit card number",
             Entity::IpAddress => "IP address",
             Entity::Iban => "IBAN",
-            Entity::Secret => "secret (API key, token or private key)",
+            Entity::Secret => "secret (API key, token, password or private key)",
         }
     }
 }
@@ -2786,6 +2790,70 @@ pub(crate) mod tests {
         }
     }
 
+    /// What agents pass to tools every day: a database URL with its password, an HTTP
+    /// authorization header, a cloud connection string. The credential is the secret; the
+    /// user, the host and the header's name stay readable. Templates a program fills in,
+    /// masks, placeholders and prose are not credentials.
+    #[test]
+    fn credentials_in_urls_and_authorization_headers_are_secrets() {
+        let azure = "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4/QEFCQ0RFRg==";
+        let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
+        let cases: [(String, &[&str]); 16] = [
+            ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
+            ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
+            ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
+            // The password runs to the authority's last `@`, and takes in `:`.
+            ("https://deploy:p@ss:w0rd@git/x".into(), &["p@ss:w0rd"]),
+            // JSON-escaped slashes, a percent-encoded `@` in the password or the user.
+            (r#""url": "https:\/\/bot:Tok3n-value@git.internal\/repo""#.into(), &["Tok3n-value"]),
+            ("https://user:pa%40ss@host/".into(), &["pa%40ss"]),
+            ("postgres://jane.doe@example.com:S3cret99@db/x".into(), &["jane.doe@example.com", "S3cret99"]),
+            ("curl -H 'Authorization: Bearer 8f3a9c2e71d04b5fa6e2c9d1b7f04e3a' https://api".into(), &["8f3a9c2e71d04b5fa6e2c9d1b7f04e3a"]),
+            (r#"-H "authorization: bearer ya29.a0AfH6SMBx3k9Qz-7f_kLm~2+Zq/w==""#.into(), &["ya29.a0AfH6SMBx3k9Qz-7f_kLm~2+Zq/w=="]),
+            ("Authorization: Basic amFuZTpodW50ZXIy\r\n".into(), &["amFuZTpodW50ZXIy"]),
+            (format!("DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={azure};EndpointSuffix=core.windows.net"), &[azure]),
+            (format!("Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey={bus}"), &[bus]),
+            ("DIGITALOCEAN_TOKEN=dop_v1_3b7a5e9c1d2f4a6b8c0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e".into(), &["dop_v1_3b7a5e9c1d2f4a6b8c0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e"]),
+            // Inside a run a failed `sk-` token passes over.
+            (
+                "sk-proj-Bearer 8f3a9c2e71d04b5fa6e2c9d1b7f04e3a".into(),
+                &["8f3a9c2e71d04b5fa6e2c9d1b7f04e3a"],
+            ),
+            // A token a known pattern finds is that token, once.
+            ("{'Authorization': 'Bearer sk_live_2eqsFEF0uZWEOvnwdrGbos3D9okYQFendEc51DjVQY7hRLG6YMyc'}".into(), &["sk_live_2eqsFEF0uZWEOvnwdrGbos3D9okYQFendEc51DjVQY7hRLG6YMyc"]),
+            ("git clone https://oauth2:glpat-abcdefghij1234567890@gitlab.com/g/r.git".into(), &["glpat-abcdefghij1234567890"]),
+        ];
+        for (text, want) in &cases {
+            let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
+            assert_eq!(&got, want, "{text}");
+            assert!(
+                found(text)
+                    .iter()
+                    .all(|(e, v)| *e == Entity::Secret || v.contains('@')),
+                "{text}"
+            );
+        }
+        for text in [
+            "DATABASE_URL=postgres://app:${DB_PASSWORD}@db:5432/orders",
+            "postgres://app:$DB_PASSWORD@db/x",
+            "mysql://root:%s@localhost/db",
+            "mysql://u:%(password)s@h/db",
+            "https://u:****@h/",
+            "https://example.com:8443/path",
+            "http://localhost:3000/api",
+            "we need a basic understanding of bearer authentication",
+            "Authorization: Bearer YOUR_ACCESS_TOKEN_HERE",
+            "Authorization: Bearer <token>",
+            "Bearer aaaaaaaaaaaaaaaaaaaa1",
+            "WWW-Authenticate: Basic realm=\"api\"",
+            // Base64 that is not `user:password`.
+            "Basic dGVzdA==",
+            "Basic dXNlcjpwYXNz+moreBase64",
+        ] {
+            assert!(found(text).is_empty(), "{text}: {:?}", found(text));
+        }
+    }
+
     /// Each pass of a redaction frees only the next value of these chains (a national number
     /// right after another is read as its continuation): however long the chain, nothing
     /// detectable is left — past the last pass, the whole text becomes one placeholder.
@@ -2935,6 +3003,13 @@ pub(crate) mod tests {
             "T12:30:00Z",
             "AKIA",
             "ghp_",
+            // Credentials in a URL or an authorization header.
+            "://",
+            "u:",
+            "p4ss!w0rd@",
+            "Bearer ",
+            "Basic ",
+            "amFuZTpodW50ZXIy",
         ];
         let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let long_domain = format!("{0}.{0}.{0}.com", "b".repeat(60));

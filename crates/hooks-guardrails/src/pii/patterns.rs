@@ -8,6 +8,11 @@ use super::phone::{PHONE_WINDOW, phone_reach, validate_phone};
 use super::validate::*;
 
 pub(super) const B: &str = r"(?-u:\b)";
+/// The characters of a URL's user name (RFC 3986's userinfo without the `:`), and an `@`
+/// (a `%40` folded, or written unencoded in a password).
+const USERINFO: &str = r"[A-Za-z0-9\-._~%!$&'()*+,;=@]";
+/// The characters of a bearer token (RFC 6750's `b64token`, without its padding).
+pub(super) const BEARER: &str = r"[A-Za-z0-9\-._~+/]";
 
 /// The lazy DFA's cache for the combined pattern: large enough that scanning never falls back
 /// to the slow engines.
@@ -117,7 +122,10 @@ pub(super) struct Spec {
 
 /// Pass 0: triggers that start with literals (a prefilter skips most text); pass 1: the
 /// tokens whose key is a run of characters after a prefix (`sk-`, `xoxb-`, `xapp-1-`), on
-/// their own so that a failed one can skip the rest of its run (see [`run_token_reach`]);
+/// their own so that a failed one can skip the rest of its run (see [`run_token_reach`]),
+/// and the secrets added since (credentials in a URL or an authorization header,
+/// DigitalOcean tokens, Azure keys: their literals in pass 0 would make its prefilter the
+/// slower kind that holds more of them);
 /// pass 2: e-mail (found from its `@`; a URL-encoded `%40` is decoded to `@` by folding
 /// first); pass 3: the digit-led formats, one fully built DFA, phone numbers last (their broad
 /// trigger fires on most numbers; as the last pattern, a failed phone candidate makes no other
@@ -214,13 +222,38 @@ pub(super) fn run_token_reach(
         return None;
     }
     let end = s + skip;
-    // The first token of another prefix inside, if any.
+    // The first token of another prefix inside, if any, and the first start of the pass's
+    // other triggers whose first characters a run holds (`sk-proj-Bearer 1a2b…`).
     let other = FAMILIES
         .iter()
         .filter(|(p, _)| *p != family)
         .filter_map(|(p, _)| memchr::memmem::find(&b[s + 1..end], p).map(|i| s + 1 + i))
+        .chain(other_trigger_in(&b[s + 1..end]).map(|i| s + 1 + i))
         .min();
     Some(other.unwrap_or(end))
+}
+
+/// Where the first of the run-token pass's other triggers may start in `run` (see
+/// `specs`): an authorization scheme, a DigitalOcean token, an Azure key's name — all
+/// made of a run's characters. Read once, by their first letters.
+fn other_trigger_in(run: &[u8]) -> Option<usize> {
+    const STARTS: [&[u8]; 11] = [
+        b"Bearer",
+        b"bearer",
+        b"BEARER",
+        b"Basic",
+        b"basic",
+        b"BASIC",
+        b"doo_v1_",
+        b"dop_v1_",
+        b"dor_v1_",
+        b"AccountKey=",
+        b"SharedAccessKey=",
+    ];
+    (0..run.len()).find(|&i| {
+        matches!(run[i], b'B' | b'b' | b'd' | b'A' | b'S')
+            && STARTS.iter().any(|p| run[i..].starts_with(p))
+    })
 }
 
 /// True when every token starting in `read[1..skip]` fails as a placeholder: its key's
@@ -312,6 +345,18 @@ pub(super) fn specs() -> Vec<Spec> {
         r"https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,200}"
             .to_owned(),
         format!(r"{B}eyJ[A-Za-z0-9_-]{{5,}}\.eyJ[A-Za-z0-9_-]{{5,}}\.[A-Za-z0-9_-]{{10,}}"),
+        format!(r"{B}do[opr]_v1_[a-f0-9]{{64}}{B}"),
+        // Azure storage and Service Bus keys in a connection string (the value is the
+        // secret: see `validate_secret`).
+        r"AccountKey=[A-Za-z0-9+/]{86}==|SharedAccessKey=[A-Za-z0-9+/]{43}=".to_owned(),
+        // A URL's credentials (`postgres://app:s3cret@db:5432`): the user (RFC 3986's
+        // userinfo characters, and an `@` a folded `%40` became), a colon, the password up
+        // to the last `@` of the authority.
+        format!(r"://{USERINFO}{{0,256}}:(?:{USERINFO}|[:@]){{1,256}}@"),
+        // An HTTP authorization's credentials: a bearer token (its run is read to its end
+        // by the validator), or a basic one (base64 of `user:password`).
+        format!(r"{B}(?:Bearer|bearer|BEARER)[ \t]{{1,8}}{BEARER}{{16}}"),
+        format!(r"{B}(?:Basic|basic|BASIC)[ \t]{{1,8}}[A-Za-z0-9+/]{{8}}"),
     ]
     .join("|");
     // Local parts and internationalised domains in any script; `@` or `%40`. (Where a
@@ -349,7 +394,9 @@ pub(super) fn specs() -> Vec<Spec> {
     let secret_trigger = format!(
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}[srp]k_(?:live|test)_|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/"
     );
-    let run_token_trigger = format!(r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)");
+    let run_token_trigger = format!(
+        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{USERINFO}*:(?:{USERINFO}|[:@])|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,8}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,8}}[A-Za-z0-9+/]{{8}}"
+    );
     let email_trigger = format!(r"{local}+@{label}+\.");
     let iban_trigger = format!(r"{B}[A-Za-z]{{2}}[ -]{{0,2}}[0-9]{{2}}[ -]{{0,2}}[A-Za-z0-9]{{4}}");
     let ipv6_trigger = r"(?:(?m:^)|[^0-9A-Za-z_:./])(?:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:|[0-9A-Fa-f]{1,4}::[0-9A-Fa-f]|::[0-9A-Fa-f])".to_owned();

@@ -124,6 +124,32 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
     if m.starts_with("eyJ") {
         return Some((s, e));
     }
+    if m.starts_with("://") {
+        return url_password(m).map(|(a, b)| (s + a, s + b));
+    }
+    if let Some(key) = m
+        .strip_prefix("AccountKey=")
+        .or_else(|| m.strip_prefix("SharedAccessKey="))
+    {
+        // The value is the secret; its name stays readable.
+        return Some((e - key.len(), e));
+    }
+    if let Some(scheme) = ["Bearer", "bearer", "BEARER", "Basic", "basic", "BASIC"]
+        .iter()
+        .find(|p| m.starts_with(*p))
+    {
+        let token = s
+            + scheme.len()
+            + m[scheme.len()..]
+                .bytes()
+                .take_while(|&c| c == b' ' || c == b'\t')
+                .count();
+        return if scheme.eq_ignore_ascii_case("bearer") {
+            bearer_token(text, token)
+        } else {
+            basic_credentials(text, token)
+        };
+    }
     // A placeholder (`npm_XXXX…`, `…/services/T00000000/B00000000/XXXX…`): its longest run of
     // letters and digits repeats a handful of characters.
     let longest = alnum_runs(m.as_bytes())
@@ -145,6 +171,114 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
         return Some((s, past_the_cap(text, s + trimmed.len(), e, m)));
     }
     Some((s, past_the_cap(text, e, e, m)))
+}
+
+/// The password in a URL's credentials (`m`: `://user:password@`, the `@` the last of the
+/// authority's), as offsets into `m` — unless it is a template a program fills in
+/// (`$DB_PASSWORD`, `%(password)s`, `%s`) or a mask (`****`, `xxxx`): one character over
+/// and over. (`${…}`, `{{…}}` and `<…>` hold characters a URL's user information does not,
+/// so the pattern never matches them.)
+fn url_password(m: &str) -> Option<(usize, usize)> {
+    let colon = 3 + m[3..].find(':')?;
+    let (a, b) = (colon + 1, m.len() - 1);
+    let pw = m.get(a..b).filter(|pw| !pw.is_empty())?;
+    let env = pw.strip_prefix('$').is_some_and(|name| {
+        !name.is_empty()
+            && name
+                .bytes()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
+    });
+    let printf = pw == "%s" || (pw.starts_with("%(") && pw.ends_with(")s"));
+    let mask = pw.bytes().all(|c| c == pw.as_bytes()[0]);
+    (!env && !printf && !mask).then_some((a, b))
+}
+
+/// The most bytes of a bearer token or basic credentials read (a token this long is
+/// redacted whole; a longer run is not a token a server sends).
+const AUTH_TOKEN_MAX: usize = 16 << 10;
+
+/// The bearer token at `at` (after `Bearer `): its whole run of token characters (RFC
+/// 6750's `b64token`) and padding. A token holds a digit (`Bearer YOUR_TOKEN`, `bearer
+/// authentication` are words) and is not a placeholder (see `validate_secret`).
+fn bearer_token(text: &str, at: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let token =
+        |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~' | b'+' | b'/');
+    let run = b[at..]
+        .iter()
+        .take(AUTH_TOKEN_MAX)
+        .take_while(|c| token(c))
+        .count();
+    let pad = b[at + run..]
+        .iter()
+        .take(2)
+        .take_while(|&&c| c == b'=')
+        .count();
+    let t = &b[at..at + run];
+    let longest = alnum_runs(t).max_by_key(|r| r.len()).unwrap_or_default();
+    (run >= 16 && t.iter().any(u8::is_ascii_digit) && distinct_bytes(longest) > 4)
+        .then_some((at, at + run + pad))
+}
+
+/// The basic credentials at `at` (after `Basic `): base64 that decodes to printable
+/// `user:password` (so `basic understanding` is a phrase, not credentials).
+fn basic_credentials(text: &str, at: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let run = b[at..]
+        .iter()
+        .take(AUTH_TOKEN_MAX)
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/'))
+        .count();
+    let pad = b[at + run..]
+        .iter()
+        .take(2)
+        .take_while(|&&c| c == b'=')
+        .count();
+    let end = at + run + pad;
+    // Glued to more base64, it is not these credentials.
+    if b.get(end)
+        .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='))
+    {
+        return None;
+    }
+    let decoded = base64_decode(&b[at..end])?;
+    let text = std::str::from_utf8(&decoded).ok()?;
+    let (user, password) = text.split_once(':')?;
+    (!user.is_empty() && !password.is_empty() && !text.chars().any(char::is_control))
+        .then_some((at, end))
+}
+
+/// Standard base64 with its padding (`None` when `b` is not that).
+fn base64_decode(b: &[u8]) -> Option<Vec<u8>> {
+    if b.is_empty() || !b.len().is_multiple_of(4) {
+        return None;
+    }
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let pad = b.iter().rev().take_while(|&&c| c == b'=').count();
+    let mut out = Vec::with_capacity(b.len() / 4 * 3);
+    for (i, quad) in b.chunks(4).enumerate() {
+        let last = i == b.len() / 4 - 1;
+        let keep = if last { 4 - pad } else { 4 };
+        if keep < 2 {
+            return None;
+        }
+        let mut n = 0u32;
+        for (j, &c) in quad.iter().enumerate() {
+            n = (n << 6) | if j < keep { value(c)? } else { 0 };
+        }
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&bytes[..keep - 1]);
+    }
+    Some(out)
 }
 
 /// The runs of ASCII letters and digits in `b`. With [`distinct_bytes`] and
@@ -1295,6 +1429,35 @@ pub(super) fn validate_ssn(text: &str, s: usize, e: usize, _: &Freed) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn basic_credentials_are_base64_of_a_user_and_a_password() {
+        for (b64, plain) in [
+            ("YTpi", "a:b"),
+            ("YTpiYw==", "a:bc"),
+            ("YTpiY2Q=", "a:bcd"),
+            ("amFuZTpodW50ZXIy", "jane:hunter2"),
+            (
+                "c3ZjLWRlcGxveTpKeDgjcFEybVc3dlI=",
+                "svc-deploy:Jx8#pQ2mW7vR",
+            ),
+        ] {
+            assert_eq!(base64_decode(b64.as_bytes()).unwrap(), plain.as_bytes());
+            let text = format!("Basic {b64}\n");
+            assert_eq!(
+                basic_credentials(&text, 6),
+                Some((6, 6 + b64.len())),
+                "{b64}"
+            );
+        }
+        for bad in ["YTpiY===", "Y", "YTp", "YTp!", "YT=i", ""] {
+            assert!(base64_decode(bad.as_bytes()).is_none(), "{bad}");
+        }
+        // Base64, but not `user:password`: no colon, an empty side, a control character.
+        for b64 in ["dGVzdA==", "OnB3", "dTo=", "dTpwCg=="] {
+            assert_eq!(basic_credentials(&format!("Basic {b64}"), 6), None, "{b64}");
+        }
+    }
 
     #[test]
     fn known_top_level_domains_are_countries_and_the_common_generic_ones() {
