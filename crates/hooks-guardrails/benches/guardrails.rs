@@ -169,6 +169,11 @@ fn scan_adversarial(c: &mut Criterion) {
             "basic_credentials_that_do_not_decode",
             fill("Basic YWJjZGVmZ2hpams= ", ""),
         ),
+        // Fields named for a secret whose values are variables (code, not secrets).
+        (
+            "named_fields_with_variables",
+            fill("password=password ", ""),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

@@ -657,7 +657,32 @@ impl Engine {
     /// [`judge`](Self::judge) for a string under a JSON key: PII is looked for in
     /// `"<key>: <text>"` (so `{"ssn": "123456789"}` counts as an SSN), spans stay relative to
     /// the string.
+    ///
+    /// A field named for a secret (`password`, `client_secret`, `apiKey`, …) holds one: its
+    /// whole value is a secret unless it is a template, a mask or a schema's word (see
+    /// `pii::secret_field`).
     pub(crate) fn judge_keyed(&self, key: Option<&str>, text: &str, content: bool) -> Verdict {
+        let mut verdict = self.judge_in_context(key, text, content);
+        let action = self.action(pii_rule(Entity::Secret));
+        if action != GuardrailAction::Allow
+            && key.is_some_and(|k| crate::pii::secret_field(k, text))
+            && !verdict
+                .replace
+                .iter()
+                .any(|r| (r.0, r.1) == (0, text.len()))
+        {
+            let finding = Finding {
+                rule: pii_rule(Entity::Secret).to_owned(),
+                description: format!("{} detected", Entity::Secret.description()),
+                entity: Some(Entity::Secret),
+                span: (0, text.len()),
+            };
+            self.decide(&mut verdict, finding, action, Entity::Secret.placeholder());
+        }
+        verdict
+    }
+
+    fn judge_in_context(&self, key: Option<&str>, text: &str, content: bool) -> Verdict {
         let Some(key) = key.filter(|k| crate::pii::key_gives_context(k)) else {
             return self.judge(text, content);
         };
@@ -840,6 +865,42 @@ mod tests {
         let mut v = json!({"bluebird": "x"});
         let r = e.scrub_json(&run, ViolationLocation::ToolArgs, None, &mut v, true);
         assert_eq!(r.blocked.as_deref(), Some("blocked content: codename"));
+    }
+
+    #[test]
+    fn a_field_named_for_a_secret_holds_one_whatever_its_value_looks_like() {
+        let run = RunId::new("r");
+        let e = engine(&[("pii_secret", GuardrailAction::Redact)]);
+        let mut v = json!({
+            "password": "hunter",
+            "db": {"clientSecret": "abc12345", "password_confirm": "hunter"},
+            "apiKey": 12345678,
+            "token_type": "Bearer",
+            "DB_PASSWORD": "${DB_PASSWORD}",
+            "secret": true,
+            "old_password": "****",
+            "api_key": "null",
+        });
+        let r = e.scrub_json(&run, ViolationLocation::ToolArgs, None, &mut v, true);
+        assert!(r.changed);
+        assert_eq!(
+            v,
+            json!({
+                "password": "[REDACTED_SECRET]",
+                "db": {"clientSecret": "[REDACTED_SECRET]", "password_confirm": "hunter"},
+                "apiKey": "[REDACTED_SECRET]",
+                "token_type": "Bearer",
+                "DB_PASSWORD": "${DB_PASSWORD}",
+                "secret": true,
+                "old_password": "****",
+                "api_key": "null",
+            })
+        );
+        // With the rule on ALLOW, nothing is touched.
+        let e = engine(&[("pii_secret", GuardrailAction::Allow)]);
+        let mut v = json!({"password": "hunter"});
+        e.scrub_json(&run, ViolationLocation::ToolArgs, None, &mut v, true);
+        assert_eq!(v, json!({"password": "hunter"}));
     }
 
     #[test]

@@ -74,6 +74,10 @@ fn family(name: &str, n: usize) -> String {
         "url_users_that_run_on" => format!("{}:", "://a@".repeat(n / 5)),
         "bearer_tokens_without_digits" => "Bearer abcdefghijklmnopqrstuvwxyz ".repeat(n / 34),
         "basic_credentials_that_do_not_decode" => "Basic YWJjZGVmZ2hpams= ".repeat(n / 23),
+        // Fields named for a secret whose values fail (a variable) or run on unclosed.
+        "named_fields_with_variables" => "password=password ".repeat(n / 18),
+        "named_fields_glued_in_a_row" => "api_key=x".repeat(n / 9),
+        "named_fields_with_unclosed_quotes" => format!("{}x", "secret: '$".repeat(n / 10)),
         "quiet_kinds_between_detections" => {
             "5-12 4111 1111 1111 1111 06 12 (12) (34) (56) 1.2.3.4.5 ".repeat(n / 8)
         }
@@ -81,7 +85,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 45] = [
+const FAMILIES: [&str; 48] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -126,6 +130,9 @@ const FAMILIES: [&str; 45] = [
     "url_users_that_run_on",
     "bearer_tokens_without_digits",
     "basic_credentials_that_do_not_decode",
+    "named_fields_with_variables",
+    "named_fields_glued_in_a_row",
+    "named_fields_with_unclosed_quotes",
     "quiet_kinds_between_detections",
 ];
 
@@ -168,7 +175,7 @@ proptest! {
     #[test]
     fn doubling_any_input_at_most_about_doubles_the_work(
         unit in prop::collection::vec(
-            prop::sample::select(vec!["a", ".", "@", "b.co", "1", " ", "-", ":", "eyJ", "+", ",", "\n", "x@y.", "4111", "%40", "(", ")", "é", "\u{200B}", "０", "-----BEGIN PRIVATE KEY-----\n", "00", "%2B", "eyJ", ".eyJ", "℅", "\\u00", "&#", ";", "://u:", "Bearer ", "Basic ", "p4ss"]),
+            prop::sample::select(vec!["a", ".", "@", "b.co", "1", " ", "-", ":", "eyJ", "+", ",", "\n", "x@y.", "4111", "%40", "(", ")", "é", "\u{200B}", "０", "-----BEGIN PRIVATE KEY-----\n", "00", "%2B", "eyJ", ".eyJ", "℅", "\\u00", "&#", ";", "://u:", "Bearer ", "Basic ", "p4ss", "password=", "'", "\""]),
             1..12,
         ),
         n in 50usize..400,

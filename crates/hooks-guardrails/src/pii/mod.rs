@@ -133,6 +133,7 @@ mod phone;
 mod validate;
 
 pub(crate) use context::{floor_char_boundary, key_gives_context};
+pub(crate) use validate::secret_field;
 
 use patterns::{DENSE_PASSES, DFA_CACHE_BYTES, Kind, PASSES, Spec, specs};
 pub(crate) use validate::ceil_char_boundary;
@@ -846,9 +847,12 @@ impl PiiDetector {
                 }
             }
             if let Some(h) = held
-                && min >= h.start
+                && min > h.start
             {
-                // No candidate starts before the held detection any more.
+                // No candidate starts before the held detection any more, nor at its start
+                // (a private key that a field's name before it made the candidate of a
+                // shorter value: `"private_key": "-----BEGIN…`): what is found there is
+                // merged with it.
                 held = None;
                 let (end, go_on, woke) = report(
                     h,
@@ -916,6 +920,17 @@ impl PiiDetector {
                 }
                 Some((d, _)) => {
                     let d = match held.take() {
+                        // An address whose local part is a held secret (a URL's password:
+                        // `://app:S3cret@db.internal`) leaves its domain, as one whose local
+                        // part ends a key does (see `merged_with_overlaps`).
+                        Some(h)
+                            if h.entity == Entity::Secret
+                                && d.entity == Entity::Email
+                                && d.start >= h.start
+                                && !glued_on(text, d.end) =>
+                        {
+                            h
+                        }
                         Some(h) if d.end > h.start => Detection {
                             start: d.start.min(h.start),
                             end: d.end.max(h.end),
@@ -2798,7 +2813,7 @@ pub(crate) mod tests {
     fn credentials_in_urls_and_authorization_headers_are_secrets() {
         let azure = "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4/QEFCQ0RFRg==";
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
-        let cases: [(String, &[&str]); 16] = [
+        let cases: [(String, &[&str]); 36] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -2819,13 +2834,46 @@ pub(crate) mod tests {
                 "sk-proj-Bearer 8f3a9c2e71d04b5fa6e2c9d1b7f04e3a".into(),
                 &["8f3a9c2e71d04b5fa6e2c9d1b7f04e3a"],
             ),
+            // Passwords as `.env` files hold them (unencoded) or percent-encoded, users in
+            // any script.
+            ("postgres://app:p#ss/w?rd9@db:5432/x".into(), &["p#ss/w?rd9"]),
+            ("postgresql://app:Xk9%23mP2%24vL%5E@db".into(), &["Xk9%23mP2%24vL%5E"]),
+            ("https://josé:pässwört99@host/".into(), &["pässwört99"]),
+            // Basic credentials with an empty side (`curl -u sk_live_…:`), a line break
+            // encoded at the end, unpadded, URL-safe.
+            ("Authorization: Basic c2tfbGl2ZV80ZUMzOUhxTHlqV0Rhcmp0VDF6ZHA3ZGM6".into(), &["c2tfbGl2ZV80ZUMzOUhxTHlqV0Rhcmp0VDF6ZHA3ZGM6"]),
+            ("Authorization: Basic dXNlcjpTM2NyZXRQdzk5Cg==".into(), &["dXNlcjpTM2NyZXRQdzk5Cg=="]),
+            ("Basic YWRtaW46UzNjcmV0UHc5OQ".into(), &["YWRtaW46UzNjcmV0UHc5OQ"]),
+            ("Basic dTp-fn4_".into(), &["dTp-fn4_"]),
+            // Bearer tokens with `|` (Laravel Sanctum), `=` inside, groups of four, no digit.
+            ("Authorization: Bearer 5|fYx7Kq2LmN8pRs4TvW6yZa1Bc3De5Fg7Hi9Jk0Lm".into(), &["5|fYx7Kq2LmN8pRs4TvW6yZa1Bc3De5Fg7Hi9Jk0Lm"]),
+            ("Authorization: Bearer ATATT3xFfGF0T5lq8Zk2Hq9w=E5C3A1F0".into(), &["ATATT3xFfGF0T5lq8Zk2Hq9w=E5C3A1F0"]),
+            ("Authorization: Bearer 7a3f-9c2e-1b4d-8e6f-2a9c".into(), &["7a3f-9c2e-1b4d-8e6f-2a9c"]),
+            ("Authorization: Bearer abcdefghijklmnopqrstuvwxyzABCDEFGH".into(), &["abcdefghijklmnopqrstuvwxyzABCDEFGH"]),
+            // A field named for a secret: env files, JSON (escaped too), YAML, connection
+            // strings, query strings, code with a literal.
+            ("DB_PASSWORD=hunter2\nDEBUG=1".into(), &["hunter2"]),
+            ("MYSQL_ROOT_PASSWORD: 'correct horse battery staple'".into(), &["correct horse battery staple"]),
+            (r#"{"password": "S3cr3t!", "user": "app"}"#.into(), &["S3cr3t!"]),
+            (r#"{\"client_secret\": \"x9Yk2mQp\"}"#.into(), &["x9Yk2mQp"]),
+            ("Server=db;Database=app;User Id=sa;Password=S3cretPw99;".into(), &["S3cretPw99"]),
+            ("jdbc:postgresql://db:5432/app?user=app&password=S3cretPw99".into(), &["S3cretPw99"]),
+            ("client = OpenAI(api_key=\"proj-4f9a8b7c6d5e\")".into(), &["proj-4f9a8b7c6d5e"]),
+            ("spring.datasource.password=Tr0ub4dor&3".into(), &["Tr0ub4dor"]),
+            ("'secret_key' => 'k3yV4lue',".into(), &["k3yV4lue"]),
             // A token a known pattern finds is that token, once.
             ("{'Authorization': 'Bearer sk_live_2eqsFEF0uZWEOvnwdrGbos3D9okYQFendEc51DjVQY7hRLG6YMyc'}".into(), &["sk_live_2eqsFEF0uZWEOvnwdrGbos3D9okYQFendEc51DjVQY7hRLG6YMyc"]),
             ("git clone https://oauth2:glpat-abcdefghij1234567890@gitlab.com/g/r.git".into(), &["glpat-abcdefghij1234567890"]),
         ];
+        let d = PiiDetector::new();
         for (text, want) in &cases {
             let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
             assert_eq!(&got, want, "{text}");
+            // Redacted in one pass, nothing is left to find: the placeholder is no password
+            // either (else redaction would go on until it fails closed).
+            let (out, first) = d.redact(text);
+            assert_eq!(out, replace_all(text, &first), "{text}");
+            assert!(d.detect(&out).is_empty(), "{out}");
             assert!(
                 found(text)
                     .iter()
@@ -2833,7 +2881,30 @@ pub(crate) mod tests {
                 "{text}"
             );
         }
+        // A private key under such a name is that key, whole, however long.
+        let pem = format!(
+            "-----BEGIN PRIVATE KEY-----\\n{}\\n-----END PRIVATE KEY-----",
+            "MIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8w".repeat(12)
+        );
+        let text = format!("{{\"private_key\": \"{pem}\"}}");
+        assert_eq!(found(&text), [(Entity::Secret, pem.as_str())]);
         for text in [
+            "password=password",
+            "login(user, password=args.password)",
+            "api_key = os.environ[\"OPENAI_API_KEY\"]",
+            "password: str",
+            "password: Optional[str] = None",
+            "\"password\": null",
+            "password: ${{ secrets.DB_PASSWORD }}",
+            "password: \"{{ vault_db_password }}\"",
+            "PASSWORD=$DB_PASSWORD",
+            "password=*****",
+            "password=[REDACTED]",
+            "\"password\": \"\"",
+            "password_hint: my dog",
+            "passwords: 3 reset today",
+            "docker://alpine:3.18@sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "http://localhost:8080,bob",
             "DATABASE_URL=postgres://app:${DB_PASSWORD}@db:5432/orders",
             "postgres://app:$DB_PASSWORD@db/x",
             "mysql://root:%s@localhost/db",

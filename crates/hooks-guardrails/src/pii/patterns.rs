@@ -8,11 +8,71 @@ use super::phone::{PHONE_WINDOW, phone_reach, validate_phone};
 use super::validate::*;
 
 pub(super) const B: &str = r"(?-u:\b)";
-/// The characters of a URL's user name (RFC 3986's userinfo without the `:`), and an `@`
-/// (a `%40` folded, or written unencoded in a password).
-const USERINFO: &str = r"[A-Za-z0-9\-._~%!$&'()*+,;=@]";
-/// The characters of a bearer token (RFC 6750's `b64token`, without its padding).
-pub(super) const BEARER: &str = r"[A-Za-z0-9\-._~+/]";
+/// The characters of a URL's user name: RFC 3986's userinfo without the `:`, an `@` (a
+/// folded `%40`) and any non-ASCII character (`josé`).
+const URL_USER: &str = r"(?:[A-Za-z0-9\-._~%!$&'()*+,;=@]|[^\x00-\x7F])";
+/// The characters of a URL's password as people write it (in `.env` files, unencoded:
+/// `p#ss/w?rd`, or percent-encoded, which folding decodes): anything but white space,
+/// quotes, angle brackets and backslashes — which end the URL in the text around it. (The
+/// validator reads what follows the last `@` as a host and refuses a port and a path.)
+const URL_PASSWORD: &str = r#"[^\s'"`<>\\]"#;
+/// The characters of a bearer token: RFC 6750's `b64token` (`=` also inside: some tokens
+/// hold one) and `|` (Laravel Sanctum's `id|secret`).
+pub(super) const BEARER: &str = r"[A-Za-z0-9\-._~+/=|]";
+/// The characters of basic credentials: base64, standard or URL-safe.
+const BASIC: &str = r"[A-Za-z0-9+/_\-]";
+/// Names of the fields that hold a password or a key (`DB_PASSWORD=`, `"client_secret":`,
+/// `apiKey:`), as they are written: lower case, capitals, capitalised, camel case. A field
+/// whose name ends in one of them (`MYSQL_ROOT_PASSWORD`, `spring.datasource.password`)
+/// holds a secret (see `validate::named_secret`).
+pub(super) const SECRET_NAMES: [&str; 36] = [
+    "password",
+    "Password",
+    "PASSWORD",
+    "passwd",
+    "Passwd",
+    "PASSWD",
+    "passphrase",
+    "Passphrase",
+    "PASSPHRASE",
+    "secret",
+    "Secret",
+    "SECRET",
+    "secret_key",
+    "secretKey",
+    "SecretKey",
+    "SECRET_KEY",
+    "private_key",
+    "privateKey",
+    "PRIVATE_KEY",
+    "api_key",
+    "apiKey",
+    "ApiKey",
+    "API_KEY",
+    "apikey",
+    "APIKEY",
+    "api-key",
+    "access_token",
+    "accessToken",
+    "ACCESS_TOKEN",
+    "refresh_token",
+    "refreshToken",
+    "REFRESH_TOKEN",
+    "auth_token",
+    "authToken",
+    "AUTH_TOKEN",
+    "client_secret",
+];
+
+/// A field named by [`SECRET_NAMES`], its separator (`=`, `:`, `=>`, the name and the value
+/// each quoted or not, JSON-escaped up to three times) and the value's first character.
+fn named_secret() -> String {
+    let q = r#"(?:\\{0,3}["'])?"#;
+    format!(
+        r#"(?:{}){q}[ \t]{{0,8}}(?:=>|[:=])[ \t]{{0,8}}{q}[^\s"'\\>]"#,
+        SECRET_NAMES.join("|")
+    )
+}
 
 /// The lazy DFA's cache for the combined pattern: large enough that scanning never falls back
 /// to the slow engines.
@@ -228,32 +288,48 @@ pub(super) fn run_token_reach(
         .iter()
         .filter(|(p, _)| *p != family)
         .filter_map(|(p, _)| memchr::memmem::find(&b[s + 1..end], p).map(|i| s + 1 + i))
-        .chain(other_trigger_in(&b[s + 1..end]).map(|i| s + 1 + i))
+        .chain(other_trigger_in(b, s + 1, end))
         .min();
     Some(other.unwrap_or(end))
 }
 
-/// Where the first of the run-token pass's other triggers may start in `run` (see
-/// `specs`): an authorization scheme, a DigitalOcean token, an Azure key's name — all
-/// made of a run's characters. Read once, by their first letters.
-fn other_trigger_in(run: &[u8]) -> Option<usize> {
-    const STARTS: [&[u8]; 11] = [
-        b"Bearer",
-        b"bearer",
-        b"BEARER",
-        b"Basic",
-        b"basic",
-        b"BASIC",
-        b"doo_v1_",
-        b"dop_v1_",
-        b"dor_v1_",
-        b"AccountKey=",
-        b"SharedAccessKey=",
+/// Where the first of the run-token pass's other triggers may start in `b[from..to]` (see
+/// `specs`): an authorization scheme and the blank its trigger needs after it, a
+/// DigitalOcean token, an Azure key's name — words a run's characters can spell. Read
+/// once, by their first letters; the text after `to` is read too (the run may end inside
+/// the trigger: `xoxa-aaaa-dop_v1_…`), and a word glued after a letter or a digit is not a
+/// start (the trigger begins at a word border), so `sk-Bearer-` runs do not stop the skip.
+fn other_trigger_in(b: &[u8], from: usize, to: usize) -> Option<usize> {
+    const STARTS: [(&[u8], bool); 11] = [
+        (b"Bearer", true),
+        (b"bearer", true),
+        (b"BEARER", true),
+        (b"Basic", true),
+        (b"basic", true),
+        (b"BASIC", true),
+        (b"doo_v1_", false),
+        (b"dop_v1_", false),
+        (b"dor_v1_", false),
+        (b"AccountKey=", false),
+        (b"SharedAccessKey=", false),
     ];
-    (0..run.len()).find(|&i| {
-        matches!(run[i], b'B' | b'b' | b'd' | b'A' | b'S')
-            && STARTS.iter().any(|p| run[i..].starts_with(p))
-    })
+    // A field's name ends the run (its separator is no run character): only a name that
+    // ends where the run does can be followed by one.
+    let named = SECRET_NAMES
+        .iter()
+        .filter(|n| b[..to].ends_with(n.as_bytes()) && to - n.len() >= from)
+        .map(|n| to - n.len())
+        .min();
+    let word = (from..to).find(|&i| {
+        matches!(b[i], b'B' | b'b' | b'd' | b'A' | b'S')
+            && STARTS.iter().any(|&(p, blank)| {
+                let word = p[0] != b'A' && p[0] != b'S';
+                b[i..].starts_with(p)
+                    && (!word || !b[i - 1].is_ascii_alphanumeric())
+                    && (!blank || matches!(b.get(i + p.len()), Some(b' ' | b'\t')))
+            })
+    });
+    word.into_iter().chain(named).min()
 }
 
 /// True when every token starting in `read[1..skip]` fails as a placeholder: its key's
@@ -352,11 +428,12 @@ pub(super) fn specs() -> Vec<Spec> {
         // A URL's credentials (`postgres://app:s3cret@db:5432`): the user (RFC 3986's
         // userinfo characters, and an `@` a folded `%40` became), a colon, the password up
         // to the last `@` of the authority.
-        format!(r"://{USERINFO}{{0,256}}:(?:{USERINFO}|[:@]){{1,256}}@"),
+        format!(r"://{URL_USER}{{0,256}}:{URL_PASSWORD}{{1,256}}@"),
         // An HTTP authorization's credentials: a bearer token (its run is read to its end
         // by the validator), or a basic one (base64 of `user:password`).
-        format!(r"{B}(?:Bearer|bearer|BEARER)[ \t]{{1,8}}{BEARER}{{16}}"),
-        format!(r"{B}(?:Basic|basic|BASIC)[ \t]{{1,8}}[A-Za-z0-9+/]{{8}}"),
+        format!(r"{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{16}}"),
+        format!(r"{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}"),
+        named_secret(),
     ]
     .join("|");
     // Local parts and internationalised domains in any script; `@` or `%40`. (Where a
@@ -395,7 +472,8 @@ pub(super) fn specs() -> Vec<Spec> {
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}[srp]k_(?:live|test)_|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/"
     );
     let run_token_trigger = format!(
-        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{USERINFO}*:(?:{USERINFO}|[:@])|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,8}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,8}}[A-Za-z0-9+/]{{8}}"
+        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}",
+        named_secret()
     );
     let email_trigger = format!(r"{local}+@{label}+\.");
     let iban_trigger = format!(r"{B}[A-Za-z]{{2}}[ -]{{0,2}}[0-9]{{2}}[ -]{{0,2}}[A-Za-z0-9]{{4}}");

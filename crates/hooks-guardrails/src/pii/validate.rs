@@ -125,7 +125,7 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
         return Some((s, e));
     }
     if m.starts_with("://") {
-        return url_password(m).map(|(a, b)| (s + a, s + b));
+        return url_password(text, s, m).map(|(a, b)| (s + a, s + b));
     }
     if let Some(key) = m
         .strip_prefix("AccountKey=")
@@ -149,6 +149,13 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
         } else {
             basic_credentials(text, token)
         };
+    }
+    if let Some(name) = super::patterns::SECRET_NAMES
+        .iter()
+        .filter(|n| m.starts_with(*n))
+        .max_by_key(|n| n.len())
+    {
+        return named_secret(text, s + name.len(), e);
     }
     // A placeholder (`npm_XXXX…`, `…/services/T00000000/B00000000/XXXX…`): its longest run of
     // letters and digits repeats a handful of characters.
@@ -174,23 +181,230 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
 }
 
 /// The password in a URL's credentials (`m`: `://user:password@`, the `@` the last of the
-/// authority's), as offsets into `m` — unless it is a template a program fills in
-/// (`$DB_PASSWORD`, `%(password)s`, `%s`) or a mask (`****`, `xxxx`): one character over
-/// and over. (`${…}`, `{{…}}` and `<…>` hold characters a URL's user information does not,
-/// so the pattern never matches them.)
-fn url_password(m: &str) -> Option<(usize, usize)> {
+/// run), as offsets into `m` — unless it is not one: a template a program fills in
+/// (`$DB_PASSWORD`, `${DB_PASSWORD}`, `$(DB_PASSWORD)`, `{{password}}`, `%DB_PASSWORD%`,
+/// `%(password)s`, `%s`), a mask (one character over and over: `****`), a port followed by
+/// a path or the next item of a list (`http://host:8080/@user`, `http://localhost:8000,
+/// admin@example.com`), or what follows the `@` is no host (`docker://alpine:3.18@sha256:…`,
+/// a digest), or a placeholder in brackets (`[REDACTED_SECRET]`, what redaction writes).
+/// (`<password>` holds characters the pattern does not take.)
+fn url_password(text: &str, s: usize, m: &str) -> Option<(usize, usize)> {
     let colon = 3 + m[3..].find(':')?;
     let (a, b) = (colon + 1, m.len() - 1);
     let pw = m.get(a..b).filter(|pw| !pw.is_empty())?;
-    let env = pw.strip_prefix('$').is_some_and(|name| {
-        !name.is_empty()
-            && name
-                .bytes()
-                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
-    });
-    let printf = pw == "%s" || (pw.starts_with("%(") && pw.ends_with(")s"));
+    let word = |w: &str| !w.is_empty() && w.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+    let template = pw.strip_prefix('$').is_some_and(|v| {
+        word(v)
+            || v.strip_prefix('(')
+                .and_then(|v| v.strip_suffix(')'))
+                .is_some_and(word)
+    }) || (pw.len() > 2
+        && pw.starts_with('%')
+        && pw.ends_with('%')
+        && word(&pw[1..pw.len() - 1]))
+        || pw == "%s"
+        || (pw.starts_with("%(") && pw.ends_with(")s"))
+        || ((pw.starts_with("${") || pw.starts_with('{')) && pw.ends_with('}'))
+        // A placeholder, this guard's own (`[REDACTED_SECRET]`: redacting again must find
+        // nothing) or a writer's.
+        || (pw.starts_with('[') && pw.ends_with(']'));
     let mask = pw.bytes().all(|c| c == pw.as_bytes()[0]);
-    (!env && !printf && !mask).then_some((a, b))
+    let digits = pw.bytes().take_while(u8::is_ascii_digit).count();
+    let port = (1..=5).contains(&digits)
+        && matches!(
+            pw.as_bytes().get(digits),
+            Some(b'/' | b',' | b';' | b'?' | b'#' | b')' | b']' | b'}')
+        );
+    (!template && !mask && !port && host_follows(text, s + m.len())).then_some((a, b))
+}
+
+/// True when a host (a name, an IPv4 address, an IPv6 one in brackets, or nothing) and an
+/// optional port start at `at`, followed by the end of the authority: a path, a query, a
+/// fragment, a list's separator, a quote, white space or the end of the text — not a
+/// digest's `sha256:e3b0…`.
+fn host_follows(text: &str, at: usize) -> bool {
+    let b = text.as_bytes();
+    let mut i = at;
+    if b.get(i) == Some(&b'[') {
+        i += 1 + b[i + 1..]
+            .iter()
+            .take(64)
+            .take_while(|&&c| c.is_ascii_hexdigit() || c == b':' || c == b'.')
+            .count();
+        if b.get(i) != Some(&b']') {
+            return false;
+        }
+        i += 1;
+    } else {
+        i += b[i..]
+            .iter()
+            .take(256)
+            .take_while(|&&c| {
+                c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_' | b'%') || c >= 0x80
+            })
+            .count();
+    }
+    if b.get(i) == Some(&b':') {
+        let port = b[i + 1..]
+            .iter()
+            .take(6)
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        if port > 5 {
+            return false;
+        }
+        i += 1 + port;
+    }
+    b.get(i).is_none_or(|&c| {
+        !(c.is_ascii_alphanumeric() || matches!(c, b':' | b'@' | b'.' | b'-' | b'_' | b'%'))
+    })
+}
+
+/// The longest value a named field's secret is read to.
+const NAMED_VALUE_MAX: usize = 256;
+
+/// The value of a field named for a secret (`password=…`, `"client_secret": "…"`,
+/// `apiKey: …`), its name ending at `at`, the trigger's match ending at `e` (on the value's
+/// first character). A quoted value runs to its closing quote (escaped as the opening one
+/// is, on its line); a bare one to white space or punctuation that ends a value in code,
+/// URLs and connection strings (`&`, `;`, `,`, brackets, quotes).
+///
+/// Not a secret: fewer than four characters; a template (`${DB_PASSWORD}`, `$(…)`,
+/// `{{ vault_pw }}`, `%s`, `%(pw)s`, `%PASSWORD%`, `<password>`); a mask (`****`, `****1234`,
+/// one character over and over); a placeholder in brackets (`[REDACTED]`, what redaction
+/// writes); a word a schema or a type says (`null`, `true`, `required`, `string`, …); and a
+/// bare word made only of letters, `_` and `.` — in code that is a variable
+/// (`password=password`, `api_key=args.api_key`, `password: str`), so a field whose value is a
+/// single unquoted word is left alone (a YAML `password: hunter` is missed; `hunter2` is not).
+fn named_secret(text: &str, at: usize, e: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let first = e - 1;
+    // The opening quote, if any: the byte before the value's first character.
+    let quote = match b[first - 1] {
+        q @ (b'"' | b'\'') if first > at => Some(q),
+        _ => None,
+    };
+    let escapes = match quote {
+        Some(_) => b[at..first - 1]
+            .iter()
+            .rev()
+            .take_while(|&&c| c == b'\\')
+            .count(),
+        None => 0,
+    };
+    // What ends a bare value: white space, and punctuation that ends one in code, URLs and
+    // connection strings.
+    let bare_end = |c: u8| {
+        c.is_ascii_whitespace()
+            || matches!(
+                c,
+                b'"' | b'\''
+                    | b'`'
+                    | b'\\'
+                    | b'&'
+                    | b';'
+                    | b','
+                    | b'('
+                    | b')'
+                    | b'['
+                    | b']'
+                    | b'{'
+                    | b'}'
+                    | b'<'
+                    | b'>'
+            )
+    };
+    // A quoted value's closing quote (or the line's end) in `r`: its length then.
+    let close_in = |r: &[u8], q: u8| {
+        r.iter()
+            .position(|&c| c == q || c == b'\n' || c == b'\r')
+            .map(|i| {
+                if r[i] == q {
+                    i.saturating_sub(escapes)
+                } else {
+                    i
+                }
+            })
+    };
+    // The value is judged on its first NAMED_VALUE_MAX bytes; one that passes is taken whole
+    // (up to AUTH_TOKEN_MAX), read only then — so a run of fields that fail is read a
+    // bounded length each, and a long value (a key, a JWT) is never cut.
+    let limit = ceil_char_boundary(text, first.saturating_add(NAMED_VALUE_MAX));
+    let rest = &b[first..limit];
+    let (len, quoted) = match quote {
+        Some(q) => (close_in(rest, q).unwrap_or(rest.len()), true),
+        None => (rest.iter().take_while(|&&c| !bare_end(c)).count(), false),
+    };
+    let value = std::str::from_utf8(&rest[..len]).ok()?;
+    if !secret_value(value, quoted, rest.get(len).copied()) {
+        return None;
+    }
+    if len < rest.len() || limit == b.len() {
+        return Some((first, first + len));
+    }
+    let whole = &b[first..ceil_char_boundary(text, first.saturating_add(AUTH_TOKEN_MAX))];
+    let len = match quote {
+        Some(q) => close_in(whole, q).unwrap_or(whole.len()),
+        None => whole.iter().take_while(|&&c| !bare_end(c)).count(),
+    };
+    Some((first, first + len))
+}
+
+/// True when a JSON field named `key` holds a secret as its value `value` (a string, or a
+/// number as written): its name ends in one of [`SECRET_NAMES`](super::patterns::SECRET_NAMES)
+/// (`db_password`, `clientSecret`) and the value is one as a quoted value is (see
+/// [`named_secret`]). The walker of arguments and results asks it for each field, since the
+/// value alone says nothing (`{"password": "hunter"}`).
+pub(crate) fn secret_field(key: &str, value: &str) -> bool {
+    super::patterns::SECRET_NAMES
+        .iter()
+        .any(|n| key.ends_with(n))
+        && secret_value(value, true, None)
+}
+
+/// What [`named_secret`] asks of a value (`next`: the byte after a bare one).
+fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
+    let v = value.as_bytes();
+    if v.len() < 4 {
+        return false;
+    }
+    let word =
+        |w: &[u8]| !w.is_empty() && w.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    let template = v[0] == b'$'
+        || v.starts_with(b"{")
+        || (v[0] == b'%' && (v.ends_with(b"%") || v.ends_with(b")s") || value == "%s"))
+        || (v[0] == b'<' && v.ends_with(b">"))
+        || (v[0] == b'[' && v.ends_with(b"]"))
+        || (v[0] == b'(' && v.ends_with(b")") && word(&v[1..v.len() - 1]));
+    let mask = v.iter().take(3).all(|&c| c == b'*') || v.iter().all(|&c| c == v[0]);
+    const SCHEMA: [&str; 18] = [
+        "null",
+        "none",
+        "nil",
+        "undefined",
+        "true",
+        "false",
+        "required",
+        "optional",
+        "string",
+        "str",
+        "text",
+        "bool",
+        "boolean",
+        "int",
+        "integer",
+        "number",
+        "object",
+        "hidden",
+    ];
+    let schema = SCHEMA.iter().any(|w| value.eq_ignore_ascii_case(w));
+    // A bare word in code: a variable, a field, a call (`getpass()`), an index.
+    let variable = !quoted
+        && (v
+            .iter()
+            .all(|c| c.is_ascii_alphabetic() || matches!(c, b'_' | b'.'))
+            || matches!(next, Some(b'(' | b'[')));
+    !template && !mask && !schema && !variable
 }
 
 /// The most bytes of a bearer token or basic credentials read (a token this long is
@@ -198,36 +412,43 @@ fn url_password(m: &str) -> Option<(usize, usize)> {
 const AUTH_TOKEN_MAX: usize = 16 << 10;
 
 /// The bearer token at `at` (after `Bearer `): its whole run of token characters (RFC
-/// 6750's `b64token`) and padding. A token holds a digit (`Bearer YOUR_TOKEN`, `bearer
-/// authentication` are words) and is not a placeholder (see `validate_secret`).
+/// 6750's `b64token`, and `=` or `|` inside) and padding. A token holds a digit, or is at
+/// least 20 characters of both cases (`Bearer YOUR_TOKEN`, `bearer authentication` are
+/// words), and is not a placeholder: more than four distinct letters and digits in all.
 fn bearer_token(text: &str, at: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    let token =
-        |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~' | b'+' | b'/');
+    let token = |c: &u8| {
+        c.is_ascii_alphanumeric()
+            || matches!(c, b'-' | b'.' | b'_' | b'~' | b'+' | b'/' | b'=' | b'|')
+    };
     let run = b[at..]
         .iter()
         .take(AUTH_TOKEN_MAX)
         .take_while(|c| token(c))
         .count();
-    let pad = b[at + run..]
-        .iter()
-        .take(2)
-        .take_while(|&&c| c == b'=')
-        .count();
     let t = &b[at..at + run];
-    let longest = alnum_runs(t).max_by_key(|r| r.len()).unwrap_or_default();
-    (run >= 16 && t.iter().any(u8::is_ascii_digit) && distinct_bytes(longest) > 4)
-        .then_some((at, at + run + pad))
+    let alnum: Vec<u8> = t
+        .iter()
+        .copied()
+        .filter(u8::is_ascii_alphanumeric)
+        .collect();
+    let digit = t.iter().any(u8::is_ascii_digit);
+    let cases = t.iter().any(u8::is_ascii_uppercase) && t.iter().any(u8::is_ascii_lowercase);
+    (run >= 16 && (digit || (cases && run >= 20)) && distinct_bytes(&alnum) > 4)
+        .then_some((at, at + run))
 }
 
-/// The basic credentials at `at` (after `Basic `): base64 that decodes to printable
-/// `user:password` (so `basic understanding` is a phrase, not credentials).
+/// The basic credentials at `at` (after `Basic `): base64 (standard or URL-safe, padded or
+/// not) that decodes to UTF-8 `user:password` — either side may be empty, not both (`curl -u
+/// sk_live_…:` sends an empty password), a line break at its end allowed (`echo user:pw |
+/// base64`), no other control character (so `basic understanding` is a phrase, not
+/// credentials).
 fn basic_credentials(text: &str, at: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let run = b[at..]
         .iter()
         .take(AUTH_TOKEN_MAX)
-        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/'))
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'_' | b'-'))
         .count();
     let pad = b[at + run..]
         .iter()
@@ -237,46 +458,48 @@ fn basic_credentials(text: &str, at: usize) -> Option<(usize, usize)> {
     let end = at + run + pad;
     // Glued to more base64, it is not these credentials.
     if b.get(end)
-        .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='))
+        .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=' | b'_' | b'-'))
     {
         return None;
     }
     let decoded = base64_decode(&b[at..end])?;
-    let text = std::str::from_utf8(&decoded).ok()?;
-    let (user, password) = text.split_once(':')?;
-    (!user.is_empty() && !password.is_empty() && !text.chars().any(char::is_control))
-        .then_some((at, end))
+    let plain = std::str::from_utf8(&decoded).ok()?;
+    let plain = plain
+        .strip_suffix('\n')
+        .map_or(plain, |p| p.strip_suffix('\r').unwrap_or(p));
+    let (user, password) = plain.split_once(':')?;
+    let control = plain.chars().any(|c| c.is_control() && c != '\t');
+    let empty = user.is_empty() && password.is_empty();
+    (!empty && !control).then_some((at, end))
 }
 
-/// Standard base64 with its padding (`None` when `b` is not that).
+/// Base64, standard or URL-safe, with its padding or without (`None` when `b` is not that).
 fn base64_decode(b: &[u8]) -> Option<Vec<u8>> {
-    if b.is_empty() || !b.len().is_multiple_of(4) {
+    let pad = b.iter().rev().take_while(|&&c| c == b'=').count();
+    let body = &b[..b.len() - pad];
+    // Padded to whole quads, or unpadded; a lone sixth of a byte is no encoding.
+    if body.is_empty() || pad > 2 || (pad > 0 && !b.len().is_multiple_of(4)) || body.len() % 4 == 1
+    {
         return None;
     }
     let value = |c: u8| -> Option<u32> {
-        Some(match c {
+        Some(u32::from(match c {
             b'A'..=b'Z' => c - b'A',
             b'a'..=b'z' => c - b'a' + 26,
             b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
             _ => return None,
-        } as u32)
+        }))
     };
-    let pad = b.iter().rev().take_while(|&&c| c == b'=').count();
-    let mut out = Vec::with_capacity(b.len() / 4 * 3);
-    for (i, quad) in b.chunks(4).enumerate() {
-        let last = i == b.len() / 4 - 1;
-        let keep = if last { 4 - pad } else { 4 };
-        if keep < 2 {
-            return None;
-        }
+    let mut out = Vec::with_capacity(body.len() / 4 * 3 + 2);
+    for quad in body.chunks(4) {
         let mut n = 0u32;
-        for (j, &c) in quad.iter().enumerate() {
-            n = (n << 6) | if j < keep { value(c)? } else { 0 };
+        for i in 0..4 {
+            n = (n << 6) | quad.get(i).map_or(Some(0), |&c| value(c))?;
         }
         let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&bytes[..keep - 1]);
+        out.extend_from_slice(&bytes[..quad.len() - 1]);
     }
     Some(out)
 }
@@ -1450,11 +1673,29 @@ mod tests {
                 "{b64}"
             );
         }
-        for bad in ["YTpiY===", "Y", "YTp", "YTp!", "YT=i", ""] {
+        // Unpadded, URL-safe, with a line break at the end, an empty side.
+        for (b64, plain) in [
+            ("YTpiYw", "a:bc"),
+            ("YTpiY2Q", "a:bcd"),
+            ("dTp-fn4_", "u:~~~?"),
+            ("eDo-Pj4", "x:>>>"),
+            ("dXNlcjpTM2NyZXRQdzk5Cg==", "user:S3cretPw99\n"),
+            ("OnB3", ":pw"),
+            ("dTo=", "u:"),
+        ] {
+            assert_eq!(base64_decode(b64.as_bytes()).unwrap(), plain.as_bytes());
+            let text = format!("Basic {b64} x");
+            assert_eq!(
+                basic_credentials(&text, 6),
+                Some((6, 6 + b64.len())),
+                "{b64}"
+            );
+        }
+        for bad in ["YTpiY===", "Y", "YTpiY", "YTp!", "YT=i", "", "==", "YTp=i"] {
             assert!(base64_decode(bad.as_bytes()).is_none(), "{bad}");
         }
-        // Base64, but not `user:password`: no colon, an empty side, a control character.
-        for b64 in ["dGVzdA==", "OnB3", "dTo=", "dTpwCg=="] {
+        // Base64, but not `user:password`: no colon, both sides empty, a control character.
+        for b64 in ["dGVzdA==", "Og==", "dTpwCnE="] {
             assert_eq!(basic_credentials(&format!("Basic {b64}"), 6), None, "{b64}");
         }
     }
