@@ -872,7 +872,8 @@ mod tests {
         let run = RunId::new("r");
         let e = engine(&[("pii_secret", GuardrailAction::Redact)]);
         let mut v = json!({
-            "password": "hunter",
+            "password": "hunter2",
+            "label": {"password": "Passwort", "new_password": "must be at least 8 characters"},
             "db": {"clientSecret": "abc12345", "password_confirm": "hunter"},
             "apiKey": 12345678,
             "token_type": "Bearer",
@@ -887,6 +888,7 @@ mod tests {
             v,
             json!({
                 "password": "[REDACTED_SECRET]",
+                "label": {"password": "Passwort", "new_password": "must be at least 8 characters"},
                 "db": {"clientSecret": "[REDACTED_SECRET]", "password_confirm": "hunter"},
                 "apiKey": "[REDACTED_SECRET]",
                 "token_type": "Bearer",
@@ -898,9 +900,9 @@ mod tests {
         );
         // With the rule on ALLOW, nothing is touched.
         let e = engine(&[("pii_secret", GuardrailAction::Allow)]);
-        let mut v = json!({"password": "hunter"});
+        let mut v = json!({"password": "hunter2"});
         e.scrub_json(&run, ViolationLocation::ToolArgs, None, &mut v, true);
-        assert_eq!(v, json!({"password": "hunter"}));
+        assert_eq!(v, json!({"password": "hunter2"}));
     }
 
     #[test]

@@ -174,6 +174,8 @@ fn values() -> Vec<(String, String)> {
             "token",
             "dop_v1_5e1c9a7f3b2d4e6a8c0f1b3d5e7a9c2f4b6d8e0a1c3e5f7a9b2d4c6e8f0a1b3c",
         ),
+        ("DB_PASSWORD={}", "Jq8vR2mWx7pLk3"),
+        ("'client_secret': '{}'", "cs_9fT2kLm7QxP4"),
     ] {
         out.push((label.to_owned(), v.to_owned()));
     }
@@ -266,7 +268,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1110 + 6);
+    assert_eq!(values.len(), 1164 + 1110 + 8);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

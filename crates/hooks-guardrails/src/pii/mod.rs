@@ -2813,7 +2813,7 @@ pub(crate) mod tests {
     fn credentials_in_urls_and_authorization_headers_are_secrets() {
         let azure = "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4/QEFCQ0RFRg==";
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
-        let cases: [(String, &[&str]); 36] = [
+        let cases: [(String, &[&str]); 42] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -2853,13 +2853,22 @@ pub(crate) mod tests {
             // A field named for a secret: env files, JSON (escaped too), YAML, connection
             // strings, query strings, code with a literal.
             ("DB_PASSWORD=hunter2\nDEBUG=1".into(), &["hunter2"]),
-            ("MYSQL_ROOT_PASSWORD: 'correct horse battery staple'".into(), &["correct horse battery staple"]),
+            ("MYSQL_ROOT_PASSWORD: 'c0rrect-h0rse'".into(), &["c0rrect-h0rse"]),
+            // A first character that is not ASCII, an escaped quote inside, aligned blanks,
+            // Go's `:=`, a `$` that starts no variable.
+            (r#"{"password": "äpfel2024"}"#.into(), &["äpfel2024"]),
+            (r#"password = "pa\"ss9word""#.into(), &[r#"pa\"ss9word"#]),
+            ("password          =    \"hunter2x\"".into(), &["hunter2x"]),
+            ("password := \"hunter2x\"".into(), &["hunter2x"]),
+            ("password=$ecretPa55".into(), &["$ecretPa55"]),
+            // An `.env` line: the value runs to white space, punctuation and all.
+            ("DB_PASSWORD=x8#kL(2m]Q;zpq\nexport API_KEY=Tr0ub4dor&3xyz".into(), &["x8#kL(2m]Q;zpq", "Tr0ub4dor&3xyz"]),
             (r#"{"password": "S3cr3t!", "user": "app"}"#.into(), &["S3cr3t!"]),
             (r#"{\"client_secret\": \"x9Yk2mQp\"}"#.into(), &["x9Yk2mQp"]),
             ("Server=db;Database=app;User Id=sa;Password=S3cretPw99;".into(), &["S3cretPw99"]),
             ("jdbc:postgresql://db:5432/app?user=app&password=S3cretPw99".into(), &["S3cretPw99"]),
             ("client = OpenAI(api_key=\"proj-4f9a8b7c6d5e\")".into(), &["proj-4f9a8b7c6d5e"]),
-            ("spring.datasource.password=Tr0ub4dor&3".into(), &["Tr0ub4dor"]),
+            ("spring.datasource.password=Tr0ub4dor&3".into(), &["Tr0ub4dor&3"]),
             ("'secret_key' => 'k3yV4lue',".into(), &["k3yV4lue"]),
             // A token a known pattern finds is that token, once.
             ("{'Authorization': 'Bearer sk_live_2eqsFEF0uZWEOvnwdrGbos3D9okYQFendEc51DjVQY7hRLG6YMyc'}".into(), &["sk_live_2eqsFEF0uZWEOvnwdrGbos3D9okYQFendEc51DjVQY7hRLG6YMyc"]),
@@ -2889,6 +2898,31 @@ pub(crate) mod tests {
         let text = format!("{{\"private_key\": \"{pem}\"}}");
         assert_eq!(found(&text), [(Entity::Secret, pem.as_str())]);
         for text in [
+            // Labels and prompts, templates with defaults, YAML tags and aliases,
+            // translations, messages, references, code, placeholders.
+            "pw = getpass.getpass(\"Password: \")  # prompt",
+            "fmt.Println(\"Password:\", pw, \"ok\")",
+            "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-postgres}",
+            "password: !vault |",
+            "password: *default_password",
+            r#"{"password": "Passwort"}"#,
+            r#""password": "must be at least 8 characters""#,
+            "existingSecret: redis-secret",
+            "private_key: ~/.ssh/id_rsa",
+            "PASSWORD=/run/secrets/db-password",
+            "apiKey: process.env.OPENAI_API_KEY!,",
+            ".filter(password => !password)",
+            "password: :password",
+            "password=password2",
+            "DB_PASSWORD=your-password-here",
+            "SECRET_KEY=change-this-in-production",
+            "Authorization: Bearer YourAccessTokenGoesHere",
+            "password = \"%s-%s\" % (a, b)",
+            "{password:t.password??\"\",apiKey:n.key||void 0}",
+            "'password' => 'required|string|min:8|confirmed',",
+            "client_secret: !Ref ClientSecret",
+            "{\"reset_password\": \"/api/v1/reset\"}",
+            "password: arn:aws:secretsmanager:us-east-1:123456789012:secret:db",
             "password=password",
             "login(user, password=args.password)",
             "api_key = os.environ[\"OPENAI_API_KEY\"]",
@@ -3081,6 +3115,10 @@ pub(crate) mod tests {
             "Bearer ",
             "Basic ",
             "amFuZTpodW50ZXIy",
+            // Fields named for a secret.
+            "DB_PASSWORD=",
+            "\": \"",
+            "S3cr3t9",
         ];
         let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let long_domain = format!("{0}.{0}.{0}.com", "b".repeat(60));

@@ -69,7 +69,7 @@ pub(super) const SECRET_NAMES: [&str; 36] = [
 fn named_secret() -> String {
     let q = r#"(?:\\{0,3}["'])?"#;
     format!(
-        r#"(?:{}){q}[ \t]{{0,8}}(?:=>|[:=])[ \t]{{0,8}}{q}[^\s"'\\>]"#,
+        r#"(?:{}){q}[ \t]{{0,40}}(?:=>|:=|[:=])[ \t]{{0,40}}{q}[^\s"'\\>]"#,
         SECRET_NAMES.join("|")
     )
 }

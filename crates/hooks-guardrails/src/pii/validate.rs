@@ -155,7 +155,7 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
         .filter(|n| m.starts_with(*n))
         .max_by_key(|n| n.len())
     {
-        return named_secret(text, s + name.len(), e);
+        return named_secret(text, s, s + name.len(), e);
     }
     // A placeholder (`npm_XXXX…`, `…/services/T00000000/B00000000/XXXX…`): its longest run of
     // letters and digits repeats a handful of characters.
@@ -194,7 +194,7 @@ fn url_password(text: &str, s: usize, m: &str) -> Option<(usize, usize)> {
     let pw = m.get(a..b).filter(|pw| !pw.is_empty())?;
     let word = |w: &str| !w.is_empty() && w.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
     let template = pw.strip_prefix('$').is_some_and(|v| {
-        word(v)
+        (word(v) && !v.bytes().any(|c| c.is_ascii_digit()))
             || v.strip_prefix('(')
                 .and_then(|v| v.strip_suffix(')'))
                 .is_some_and(word)
@@ -264,26 +264,44 @@ fn host_follows(text: &str, at: usize) -> bool {
 const NAMED_VALUE_MAX: usize = 256;
 
 /// The value of a field named for a secret (`password=…`, `"client_secret": "…"`,
-/// `apiKey: …`), its name ending at `at`, the trigger's match ending at `e` (on the value's
-/// first character). A quoted value runs to its closing quote (escaped as the opening one
-/// is, on its line); a bare one to white space or punctuation that ends a value in code,
-/// URLs and connection strings (`&`, `;`, `,`, brackets, quotes).
+/// `apiKey: …`), its name at `name..at`, the trigger's match ending at `e` (on the value's
+/// first character). A quoted value runs to its closing quote (the one escaped as the
+/// opening one is: `\"` inside `"…"` is part of the value), on its line; a bare one to white
+/// space — in an `.env` line (`KEY=value` at a line's start) — or else also to punctuation
+/// that ends a value in code, URLs and connection strings (`&`, `;`, `,`, brackets, quotes).
 ///
-/// Not a secret: fewer than four characters; a template (`${DB_PASSWORD}`, `$(…)`,
-/// `{{ vault_pw }}`, `%s`, `%(pw)s`, `%PASSWORD%`, `<password>`); a mask (`****`, `****1234`,
-/// one character over and over); a placeholder in brackets (`[REDACTED]`, what redaction
-/// writes); a word a schema or a type says (`null`, `true`, `required`, `string`, …); and a
-/// bare word made only of letters, `_` and `.` — in code that is a variable
-/// (`password=password`, `api_key=args.api_key`, `password: str`), so a field whose value is a
-/// single unquoted word is left alone (a YAML `password: hunter` is missed; `hunter2` is not).
-fn named_secret(text: &str, at: usize, e: usize) -> Option<(usize, usize)> {
+/// Not a field's value: a name inside a template (`${DB_PASSWORD:-postgres}`: a default), a
+/// label or prompt that ends at its colon (`getpass("Password: ")`: the quote after it
+/// closes the string); see [`secret_value`] for what a value must be.
+fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    let first = e - 1;
+    // The value's first character: the trigger's last (it may be more than one byte).
+    let first = e - text[..e].chars().next_back()?.len_utf8();
+    let key = name
+        - b[..name]
+            .iter()
+            .rev()
+            .take(256)
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+            .count();
+    let before_key = key.checked_sub(1).map(|i| b[i]);
+    if matches!(before_key, Some(b'{' | b'$')) {
+        return None;
+    }
     // The opening quote, if any: the byte before the value's first character.
     let quote = match b[first - 1] {
         q @ (b'"' | b'\'') if first > at => Some(q),
         _ => None,
     };
+    // A quote that closes a string (`"Password:", pw`) rather than opens a value.
+    if quote.is_some()
+        && matches!(
+            b[first],
+            b')' | b',' | b';' | b']' | b'}' | b'+' | b'.' | b'%'
+        )
+    {
+        return None;
+    }
     let escapes = match quote {
         Some(_) => b[at..first - 1]
             .iter()
@@ -292,39 +310,49 @@ fn named_secret(text: &str, at: usize, e: usize) -> Option<(usize, usize)> {
             .count(),
         None => 0,
     };
-    // What ends a bare value: white space, and punctuation that ends one in code, URLs and
-    // connection strings.
+    let line_start =
+        matches!(before_key, None | Some(b'\n' | b'\r')) || b[..key].ends_with(b"export ");
+    let env_line = quote.is_none() && line_start && b[at] == b'=';
+    // What ends a bare value.
     let bare_end = |c: u8| {
         c.is_ascii_whitespace()
-            || matches!(
-                c,
-                b'"' | b'\''
-                    | b'`'
-                    | b'\\'
-                    | b'&'
-                    | b';'
-                    | b','
-                    | b'('
-                    | b')'
-                    | b'['
-                    | b']'
-                    | b'{'
-                    | b'}'
-                    | b'<'
-                    | b'>'
-            )
+            || (!env_line
+                && matches!(
+                    c,
+                    b'"' | b'\''
+                        | b'`'
+                        | b'\\'
+                        | b'&'
+                        | b';'
+                        | b','
+                        | b'('
+                        | b')'
+                        | b'['
+                        | b']'
+                        | b'{'
+                        | b'}'
+                        | b'<'
+                        | b'>'
+                ))
     };
-    // A quoted value's closing quote (or the line's end) in `r`: its length then.
+    // A quoted value's closing quote (the one after as many backslashes as the opening
+    // one), or the line's end: its length then.
     let close_in = |r: &[u8], q: u8| {
-        r.iter()
-            .position(|&c| c == q || c == b'\n' || c == b'\r')
-            .map(|i| {
-                if r[i] == q {
-                    i.saturating_sub(escapes)
-                } else {
-                    i
+        let mut i = 0;
+        while i < r.len() {
+            match r[i] {
+                b'\n' | b'\r' => return Some(i),
+                c if c == q => {
+                    let slashes = r[..i].iter().rev().take_while(|&&c| c == b'\\').count();
+                    if slashes == escapes {
+                        return Some(i - escapes);
+                    }
                 }
-            })
+                _ => {}
+            }
+            i += 1;
+        }
+        None
     };
     // The value is judged on its first NAMED_VALUE_MAX bytes; one that passes is taken whole
     // (up to AUTH_TOKEN_MAX), read only then — so a run of fields that fail is read a
@@ -353,8 +381,8 @@ fn named_secret(text: &str, at: usize, e: usize) -> Option<(usize, usize)> {
 /// True when a JSON field named `key` holds a secret as its value `value` (a string, or a
 /// number as written): its name ends in one of [`SECRET_NAMES`](super::patterns::SECRET_NAMES)
 /// (`db_password`, `clientSecret`) and the value is one as a quoted value is (see
-/// [`named_secret`]). The walker of arguments and results asks it for each field, since the
-/// value alone says nothing (`{"password": "hunter"}`).
+/// [`secret_value`]). The walker of arguments and results asks it for each field, since the
+/// value alone says nothing (`{"password": "hunter2"}`).
 pub(crate) fn secret_field(key: &str, value: &str) -> bool {
     super::patterns::SECRET_NAMES
         .iter()
@@ -362,21 +390,59 @@ pub(crate) fn secret_field(key: &str, value: &str) -> bool {
         && secret_value(value, true, None)
 }
 
-/// What [`named_secret`] asks of a value (`next`: the byte after a bare one).
+/// Whether a named field's value (`next`: the byte after a bare one) is a secret, not what
+/// code, configuration and documentation put there. A secret has four characters or more,
+/// no white space (prose: a label, an error message, a translation), and a digit — or a
+/// letter and a symbol (`P@ssword`) — so words, names and references are not one
+/// (`Passwort`, `redis-secret`, `NPM_TOKEN`, `your-password-here`, `changeme`). Not one
+/// either:
+/// - a template or a reference: `${…}`, `$(…)`, `$DB_PASSWORD` (a variable without a digit),
+///   `{{ vault_pw }}`, `%s`, `%(pw)s`, `%PASSWORD%`, `<password>`, a placeholder in brackets
+///   (`[REDACTED]`, what redaction writes), a YAML tag, alias or anchor (`!vault`,
+///   `*default`, `&anchor`), a path (`/run/secrets/db`, `~/.ssh/id_rsa`), a URL or an ARN;
+/// - a mask: one character over and over, or three masking characters before at most four
+///   others (`****1234`);
+/// - a word a schema, a type or a template says (`null`, `string`, `example`, `changeme`);
+/// - in code, bare: a dotted path (`cfg.db.pw_2`, `process.env.API_KEY`), a call or an
+///   index (`getpass()`), or a variable named for what it holds (`password=password2`).
 fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
     let v = value.as_bytes();
-    if v.len() < 4 {
+    if v.len() < 4 || value.chars().any(char::is_whitespace) {
         return false;
     }
     let word =
         |w: &[u8]| !w.is_empty() && w.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
-    let template = v[0] == b'$'
-        || v.starts_with(b"{")
+    let digit = v.iter().any(u8::is_ascii_digit);
+    let symbol = v[1..].iter().any(|c| {
+        matches!(
+            c,
+            b'@' | b'#' | b'$' | b'^' | b'&' | b'*' | b'+' | b'=' | b'!' | b'~'
+        )
+    });
+    if !(digit || (symbol && v.iter().any(u8::is_ascii_alphabetic))) {
+        return false;
+    }
+    let template = (v[0] == b'$'
+        && (matches!(v[1], b'{' | b'(')
+            || (word(&v[1..]) && !v[1..].iter().any(u8::is_ascii_digit))))
+        || (v[0] == b'{' && (v.ends_with(b"}") || v.starts_with(b"{{")))
         || (v[0] == b'%' && (v.ends_with(b"%") || v.ends_with(b")s") || value == "%s"))
         || (v[0] == b'<' && v.ends_with(b">"))
         || (v[0] == b'[' && v.ends_with(b"]"))
-        || (v[0] == b'(' && v.ends_with(b")") && word(&v[1..v.len() - 1]));
-    let mask = v.iter().take(3).all(|&c| c == b'*') || v.iter().all(|&c| c == v[0]);
+        || (v[0] == b'(' && v.ends_with(b")") && word(&v[1..v.len() - 1]))
+        || (matches!(v[0], b'!' | b'*' | b'&' | b'@')
+            && v[1].is_ascii_alphabetic()
+            && word(&v[1..]))
+        || v[0] == b'/'
+        || v.starts_with(b"~/")
+        || v.starts_with(b"./")
+        || v.starts_with(b"../")
+        || value.contains("://")
+        || v.starts_with(b"arn:")
+        || v.starts_with(b"env:");
+    let masking = |c: &u8| matches!(c, b'*' | b'x' | b'X' | b'#');
+    let mask = v.iter().all(|&c| c == v[0])
+        || (v.iter().take(3).all(masking) && v.iter().skip_while(|c| masking(c)).count() <= 4);
     const SCHEMA: [&str; 18] = [
         "null",
         "none",
@@ -397,13 +463,34 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
         "object",
         "hidden",
     ];
-    let schema = SCHEMA.iter().any(|w| value.eq_ignore_ascii_case(w));
-    // A bare word in code: a variable, a field, a call (`getpass()`), an index.
+    // (`required`: a validation rule, `'required|string|min:8'`.)
+    const PLACEHOLDERS: [&str; 11] = [
+        "your",
+        "example",
+        "changeme",
+        "change_me",
+        "change-me",
+        "placeholder",
+        "redacted",
+        "xxxx",
+        "dummy",
+        "sample",
+        "required",
+    ];
+    let lower = value.to_ascii_lowercase();
+    let schema = SCHEMA.contains(&lower.as_str()) || PLACEHOLDERS.iter().any(|w| lower.contains(w));
+    // A bare value in code: a dotted path, a call, an index, a variable named for a secret.
     let variable = !quoted
-        && (v
-            .iter()
-            .all(|c| c.is_ascii_alphabetic() || matches!(c, b'_' | b'.'))
-            || matches!(next, Some(b'(' | b'[')));
+        && ((word(v)
+            && ["pass", "secret", "key", "token", "pwd"]
+                .iter()
+                .any(|w| lower.contains(w)))
+            || matches!(next, Some(b'(' | b'['))
+            || (v
+                .iter()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'!' | b'?'))
+                && v.windows(2)
+                    .any(|w| w[0] == b'.' && w[1].is_ascii_alphabetic())));
     !template && !mask && !schema && !variable
 }
 
@@ -413,8 +500,9 @@ const AUTH_TOKEN_MAX: usize = 16 << 10;
 
 /// The bearer token at `at` (after `Bearer `): its whole run of token characters (RFC
 /// 6750's `b64token`, and `=` or `|` inside) and padding. A token holds a digit, or is at
-/// least 20 characters of both cases (`Bearer YOUR_TOKEN`, `bearer authentication` are
-/// words), and is not a placeholder: more than four distinct letters and digits in all.
+/// least 32 characters of both cases (`Bearer YOUR_TOKEN`, `Bearer YourAccessTokenGoesHere`,
+/// `bearer authentication` are words), and is not a placeholder: more than four distinct
+/// letters and digits in all.
 fn bearer_token(text: &str, at: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let token = |c: &u8| {
@@ -434,7 +522,7 @@ fn bearer_token(text: &str, at: usize) -> Option<(usize, usize)> {
         .collect();
     let digit = t.iter().any(u8::is_ascii_digit);
     let cases = t.iter().any(u8::is_ascii_uppercase) && t.iter().any(u8::is_ascii_lowercase);
-    (run >= 16 && (digit || (cases && run >= 20)) && distinct_bytes(&alnum) > 4)
+    (run >= 16 && (digit || (cases && run >= 32)) && distinct_bytes(&alnum) > 4)
         .then_some((at, at + run))
 }
 
