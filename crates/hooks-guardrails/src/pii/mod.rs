@@ -2813,7 +2813,7 @@ pub(crate) mod tests {
     fn credentials_in_urls_and_authorization_headers_are_secrets() {
         let azure = "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4/QEFCQ0RFRg==";
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
-        let cases: [(String, &[&str]); 42] = [
+        let cases: [(String, &[&str]); 49] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -2861,6 +2861,16 @@ pub(crate) mod tests {
             ("password          =    \"hunter2x\"".into(), &["hunter2x"]),
             ("password := \"hunter2x\"".into(), &["hunter2x"]),
             ("password=$ecretPa55".into(), &["$ecretPa55"]),
+            // A name after `$` (PHP) or `{` (an object literal), a template's default,
+            // a quoted value that starts like a YAML tag, keys with a dot or a name's word.
+            ("$db_password = 'Xk9!mQ2#vL7p';".into(), &["Xk9!mQ2#vL7p"]),
+            ("db.connect({password: \"Xk9mQ2vL7p!\"})".into(), &["Xk9mQ2vL7p!"]),
+            ("spring.datasource.password=${DB_PASSWORD:Xk9mQ2vL7p}".into(), &["Xk9mQ2vL7p"]),
+            ("password: \"@dmin2024\"".into(), &["@dmin2024"]),
+            ("export MAPBOX_ACCESS_TOKEN=pk.eyJ1IjoiYWJjZGVmIiwiYSI6ImNsMTIzNDU2In0.AbCdEf123456".into(), &["pk.eyJ1IjoiYWJjZGVmIiwiYSI6ImNsMTIzNDU2In0.AbCdEf123456"]),
+            ("AIRTABLE_API_KEY=keyAbC123dEf456Gh".into(), &["keyAbC123dEf456Gh"]),
+            // A URL's password ends at the first `@` a host follows, not a path's.
+            ("https://u:Xk9mQ2vL7p@npm.corp.com/@scope/pkg".into(), &["Xk9mQ2vL7p"]),
             // An `.env` line: the value runs to white space, punctuation and all.
             ("DB_PASSWORD=x8#kL(2m]Q;zpq\nexport API_KEY=Tr0ub4dor&3xyz".into(), &["x8#kL(2m]Q;zpq", "Tr0ub4dor&3xyz"]),
             (r#"{"password": "S3cr3t!", "user": "app"}"#.into(), &["S3cr3t!"]),
@@ -2923,6 +2933,24 @@ pub(crate) mod tests {
             "client_secret: !Ref ClientSecret",
             "{\"reset_password\": \"/api/v1/reset\"}",
             "password: arn:aws:secretsmanager:us-east-1:123456789012:secret:db",
+            // Types, bind parameters, rules, object names, key files, digests, regular
+            // expressions, ranges, versions, dates, lengths, variables.
+            "input SignupInput {\n  email: String!\n  password: String!\n}",
+            "interface Keypair { publicKey: PublicKey; secretKey: Uint8Array; }",
+            "pub struct Keypair { secret: u128, public: u128 }",
+            "pub struct Wallet { private_key: H256, address: H160 }",
+            "def verify(password: bytes, secret: bytes32) -> bool:",
+            "WHERE users.password = :password_1 AND users.name = :name_1",
+            "'password' => 'nullable|min:8|confirmed',",
+            "existingSecret: mysql-auth-v2",
+            "private_key: id_ed25519",
+            "client_secret: sha256:deadbeef",
+            r#""password": "^(?=.*\d)[A-Za-z\d@$!%*?&]{8,}$""#,
+            "- password: 8-128 chars, at least 1 digit",
+            "secret_key: v1.2.3",
+            "ApiKey: 2024-01-01",
+            "Password=1.5em;",
+            "password: $DB_PASSWORD_2",
             "password=password",
             "login(user, password=args.password)",
             "api_key = os.environ[\"OPENAI_API_KEY\"]",

@@ -190,7 +190,13 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
 /// (`<password>` holds characters the pattern does not take.)
 fn url_password(text: &str, s: usize, m: &str) -> Option<(usize, usize)> {
     let colon = 3 + m[3..].find(':')?;
-    let (a, b) = (colon + 1, m.len() - 1);
+    // The password ends at the first `@` a host follows (`u:p@ss@host`: the second; `u:pw@
+    // npm.corp.com/@scope/pkg`: the first, not the path's).
+    let a = colon + 1;
+    let b = m[a..]
+        .match_indices('@')
+        .map(|(i, _)| a + i)
+        .find(|&i| host_follows(text, s + i + 1))?;
     let pw = m.get(a..b).filter(|pw| !pw.is_empty())?;
     let word = |w: &str| !w.is_empty() && w.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
     let template = pw.strip_prefix('$').is_some_and(|v| {
@@ -215,7 +221,7 @@ fn url_password(text: &str, s: usize, m: &str) -> Option<(usize, usize)> {
             pw.as_bytes().get(digits),
             Some(b'/' | b',' | b';' | b'?' | b'#' | b')' | b']' | b'}')
         );
-    (!template && !mask && !port && host_follows(text, s + m.len())).then_some((a, b))
+    (!template && !mask && !port).then_some((a, b))
 }
 
 /// True when a host (a name, an IPv4 address, an IPv6 one in brackets, or nothing) and an
@@ -270,9 +276,10 @@ const NAMED_VALUE_MAX: usize = 256;
 /// space — in an `.env` line (`KEY=value` at a line's start) — or else also to punctuation
 /// that ends a value in code, URLs and connection strings (`&`, `;`, `,`, brackets, quotes).
 ///
-/// Not a field's value: a name inside a template (`${DB_PASSWORD:-postgres}`: a default), a
-/// label or prompt that ends at its colon (`getpass("Password: ")`: the quote after it
-/// closes the string); see [`secret_value`] for what a value must be.
+/// Not a field's value: a label or prompt that ends at its colon (`getpass("Password: ")`:
+/// the quote after it closes the string); see [`secret_value`] for what a value must be. A
+/// name inside a template is read too: its default (`${DB_PASSWORD:Xk9m…}`, Spring's) is
+/// often the real password (`${POSTGRES_PASSWORD:-postgres}`'s is no secret).
 fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     // The value's first character: the trigger's last (it may be more than one byte).
@@ -285,9 +292,6 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
             .count();
     let before_key = key.checked_sub(1).map(|i| b[i]);
-    if matches!(before_key, Some(b'{' | b'$')) {
-        return None;
-    }
     // The opening quote, if any: the byte before the value's first character.
     let quote = match b[first - 1] {
         q @ (b'"' | b'\'') if first > at => Some(q),
@@ -412,8 +416,13 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
     }
     let word =
         |w: &[u8]| !w.is_empty() && w.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    let lower = value.to_ascii_lowercase();
     let digit = v.iter().any(u8::is_ascii_digit);
-    let symbol = v[1..].iter().any(|c| {
+    let body = v
+        .strip_suffix(b"!")
+        .or_else(|| v.strip_suffix(b"?"))
+        .unwrap_or(v);
+    let symbol = body[1..].iter().any(|c| {
         matches!(
             c,
             b'@' | b'#' | b'$' | b'^' | b'&' | b'*' | b'+' | b'=' | b'!' | b'~'
@@ -422,15 +431,21 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
     if !(digit || (symbol && v.iter().any(u8::is_ascii_alphabetic))) {
         return false;
     }
-    let template = (v[0] == b'$'
-        && (matches!(v[1], b'{' | b'(')
-            || (word(&v[1..]) && !v[1..].iter().any(u8::is_ascii_digit))))
+    // A variable: `$DB_PASSWORD`, `$DB_PASSWORD_2` — not `$ecretPa55`, lower case and digits.
+    let variable_name = |w: &[u8]| {
+        word(w) && !(w.iter().any(u8::is_ascii_digit) && w.iter().any(u8::is_ascii_lowercase))
+    };
+    let template = (v[0] == b'$' && (matches!(v[1], b'{' | b'(') || variable_name(&v[1..])))
+        // A bind parameter (`:password_1`, `?`), a regular expression.
+        || (matches!(v[0], b':' | b'?') && word(&v[1..]))
+        || (v[0] == b'^' && v.ends_with(b"$"))
         || (v[0] == b'{' && (v.ends_with(b"}") || v.starts_with(b"{{")))
         || (v[0] == b'%' && (v.ends_with(b"%") || v.ends_with(b")s") || value == "%s"))
         || (v[0] == b'<' && v.ends_with(b">"))
         || (v[0] == b'[' && v.ends_with(b"]"))
         || (v[0] == b'(' && v.ends_with(b")") && word(&v[1..v.len() - 1]))
-        || (matches!(v[0], b'!' | b'*' | b'&' | b'@')
+        || (!quoted
+            && matches!(v[0], b'!' | b'*' | b'&' | b'@')
             && v[1].is_ascii_alphabetic()
             && word(&v[1..]))
         || v[0] == b'/'
@@ -439,7 +454,10 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
         || v.starts_with(b"../")
         || value.contains("://")
         || v.starts_with(b"arn:")
-        || v.starts_with(b"env:");
+        || v.starts_with(b"env:")
+        // A key file's or a digest's name.
+        || v.starts_with(b"id_")
+        || ["sha1:", "sha256:", "sha512:", "md5:"].iter().any(|p| lower.starts_with(p));
     let masking = |c: &u8| matches!(c, b'*' | b'x' | b'X' | b'#');
     let mask = v.iter().all(|&c| c == v[0])
         || (v.iter().take(3).all(masking) && v.iter().skip_while(|c| masking(c)).count() <= 4);
@@ -477,11 +495,14 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
         "sample",
         "required",
     ];
-    let lower = value.to_ascii_lowercase();
-    let schema = SCHEMA.contains(&lower.as_str()) || PLACEHOLDERS.iter().any(|w| lower.contains(w));
+    let schema = SCHEMA.contains(&lower.as_str())
+        || PLACEHOLDERS.iter().any(|w| lower.contains(w))
+        || not_a_secret_shape(&lower, quoted);
     // A bare value in code: a dotted path, a call, an index, a variable named for a secret.
     let variable = !quoted
         && ((word(v)
+            && !v.iter().any(u8::is_ascii_uppercase)
+            && v.iter().filter(|c| c.is_ascii_digit()).count() <= 2
             && ["pass", "secret", "key", "token", "pwd"]
                 .iter()
                 .any(|w| lower.contains(w)))
@@ -490,8 +511,74 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
                 .iter()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'!' | b'?'))
                 && v.windows(2)
-                    .any(|w| w[0] == b'.' && w[1].is_ascii_alphabetic())));
+                    .any(|w| w[0] == b'.' && w[1].is_ascii_alphabetic())
+                // (a key with a dot: `pk.eyJ1…`, `hvs.CAES…` has a long part)
+                && v.split(|&c| c == b'.').all(|part| part.len() <= 16)));
     !template && !mask && !schema && !variable
+}
+
+/// Shapes a field named for a secret holds that are no secret: a version (`v1.2.3`), a date,
+/// a length with its unit (`1.5em`), a range (`8-128`), a validation rule
+/// (`nullable|min:8`), a Kubernetes object's name (`mysql-auth-v2`: words and a version),
+/// and, bare, a type with a size (`u128`, `bytes32`, `H256`, `Uint8Array`).
+fn not_a_secret_shape(lower: &str, quoted: bool) -> bool {
+    // (A statement's end, read into an `.env`-style value: `Password=1.5em;`.)
+    let lower = lower.trim_end_matches([';', ',']);
+    let v = lower.as_bytes();
+    let digits = |w: &[u8]| !w.is_empty() && w.iter().all(u8::is_ascii_digit);
+    let version = {
+        let w = lower.strip_prefix('v').unwrap_or(lower);
+        w.split('.').count() >= 2 && w.split('.').all(|p| digits(p.as_bytes()))
+    };
+    let date = v.len() >= 10
+        && digits(&v[..4])
+        && v[4] == b'-'
+        && digits(&v[5..7])
+        && v[7] == b'-'
+        && digits(&v[8..10]);
+    let unit = [
+        "px", "em", "rem", "pt", "%", "ms", "s", "kb", "mb", "gb", "chars", "bit",
+    ]
+    .iter()
+    .any(|u| {
+        lower
+            .strip_suffix(u)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit() || c == b'.'))
+    });
+    let range = lower
+        .split_once('-')
+        .is_some_and(|(a, b)| digits(a.as_bytes()) && digits(b.as_bytes()));
+    let rule = lower.contains('|')
+        && lower.split('|').all(|part| {
+            let (name, arg) = part.split_once(':').unwrap_or((part, "0"));
+            !name.is_empty()
+                && name.bytes().all(|c| c.is_ascii_lowercase() || c == b'_')
+                && arg.bytes().all(|c| c.is_ascii_digit() || c == b',')
+        });
+    let object_name = {
+        let parts: Vec<&str> = lower.split('-').collect();
+        let (last, words) = parts.split_last().unwrap_or((&"", &[]));
+        !words.is_empty()
+            && words
+                .iter()
+                .all(|w| !w.is_empty() && w.bytes().all(|c| c.is_ascii_lowercase()))
+            && {
+                let n = last.strip_prefix('v').unwrap_or(last);
+                (1..=3).contains(&n.len()) && digits(n.as_bytes())
+            }
+    };
+    let sized_type = !quoted && {
+        let w = lower.strip_suffix("array").unwrap_or(lower);
+        let n = w.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+        let prefix = &w[..w.len() - n.len()];
+        (1..=3).contains(&n.len())
+            && digits(n.as_bytes())
+            && [
+                "u", "i", "f", "int", "uint", "bytes", "float", "h", "b", "hash",
+            ]
+            .contains(&prefix)
+    };
+    version || date || unit || range || rule || object_name || sized_type
 }
 
 /// The most bytes of a bearer token or basic credentials read (a token this long is
