@@ -72,6 +72,8 @@ fn family(name: &str, n: usize) -> String {
         // that is not `user:password`.
         "url_passwords_without_an_at" => "://a:bcdefgh".repeat(n / 11),
         "url_users_that_run_on" => format!("{}:", "://a@".repeat(n / 5)),
+        "url_colon_runs" => "://a:".repeat(n / 5),
+        "urls_glued_with_ports" => "https://a:b@c:1".repeat(n / 15),
         "bearer_tokens_without_digits" => "Bearer abcdefghijklmnopqrstuvwxyz ".repeat(n / 34),
         "basic_credentials_that_do_not_decode" => "Basic YWJjZGVmZ2hpams= ".repeat(n / 23),
         // Fields named for a secret whose values fail (a variable) or run on unclosed.
@@ -85,7 +87,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 48] = [
+const FAMILIES: [&str; 50] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -128,6 +130,8 @@ const FAMILIES: [&str; 48] = [
     "bare_numbers_after_failing_local_parts",
     "url_passwords_without_an_at",
     "url_users_that_run_on",
+    "url_colon_runs",
+    "urls_glued_with_ports",
     "bearer_tokens_without_digits",
     "basic_credentials_that_do_not_decode",
     "named_fields_with_variables",

@@ -11,11 +11,14 @@ pub(super) const B: &str = r"(?-u:\b)";
 /// The characters of a URL's user name: RFC 3986's userinfo without the `:`, an `@` (a
 /// folded `%40`) and any non-ASCII character (`josé`).
 const URL_USER: &str = r"(?:[A-Za-z0-9\-._~%!$&'()*+,;=@]|[^\x00-\x7F])";
-/// The characters of a URL's password as people write it (in `.env` files, unencoded:
+/// A character of a URL's password as people write it (in `.env` files, unencoded:
 /// `p#ss/w?rd`, or percent-encoded, which folding decodes): anything but white space,
-/// quotes, angle brackets and backslashes — which end the URL in the text around it. (The
-/// validator reads what follows the last `@` as a host and refuses a port and a path.)
-const URL_PASSWORD: &str = r#"[^\s'"`<>\\]"#;
+/// quotes, angle brackets and backslashes — which end the URL in the text around it — and a
+/// slash only before something other than a slash (a password holds no `//`: there the
+/// next URL starts, so a run of URLs without credentials is not read again from each of
+/// them). (The validator reads what follows the `@` as a host and refuses a port and a
+/// path.)
+const URL_PASSWORD: &str = r#"(?:[^\s'"`<>\\/]|/[^\s'"`<>\\/])"#;
 /// The characters of a bearer token: RFC 6750's `b64token` (`=` also inside: some tokens
 /// hold one) and `|` (Laravel Sanctum's `id|secret`).
 pub(super) const BEARER: &str = r"[A-Za-z0-9\-._~+/=|]";
