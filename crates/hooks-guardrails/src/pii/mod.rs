@@ -2817,7 +2817,7 @@ pub(crate) mod tests {
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
-            // The password runs to the authority's last `@`, and takes in `:`.
+            // The password runs to the first `@` a host follows, and takes in `:` and `@`.
             ("https://deploy:p@ss:w0rd@git/x".into(), &["p@ss:w0rd"]),
             // JSON-escaped slashes, a percent-encoded `@` in the password or the user.
             (r#""url": "https:\/\/bot:Tok3n-value@git.internal\/repo""#.into(), &["Tok3n-value"]),

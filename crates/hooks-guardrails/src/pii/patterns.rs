@@ -429,8 +429,8 @@ pub(super) fn specs() -> Vec<Spec> {
         // secret: see `validate_secret`).
         r"AccountKey=[A-Za-z0-9+/]{86}==|SharedAccessKey=[A-Za-z0-9+/]{43}=".to_owned(),
         // A URL's credentials (`postgres://app:s3cret@db:5432`): the user (RFC 3986's
-        // userinfo characters, and an `@` a folded `%40` became), a colon, the password up
-        // to the last `@` of the authority.
+        // userinfo characters, and an `@` a folded `%40` became), a colon, the password (the
+        // validator ends it at the first `@` a host follows).
         format!(r"://{URL_USER}{{0,256}}:{URL_PASSWORD}{{1,256}}@"),
         // An HTTP authorization's credentials: a bearer token (its run is read to its end
         // by the validator), or a basic one (base64 of `user:password`).

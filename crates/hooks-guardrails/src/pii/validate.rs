@@ -180,8 +180,8 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
     Some((s, past_the_cap(text, e, e, m)))
 }
 
-/// The password in a URL's credentials (`m`: `://user:password@`, the `@` the last of the
-/// run), as offsets into `m` — unless it is not one: a template a program fills in
+/// The password in a URL's credentials (`m`: `://user:password@`), up to the first `@` a host
+/// follows, as offsets into `m` — unless it is not one: a template a program fills in
 /// (`$DB_PASSWORD`, `${DB_PASSWORD}`, `$(DB_PASSWORD)`, `{{password}}`, `%DB_PASSWORD%`,
 /// `%(password)s`, `%s`), a mask (one character over and over: `****`), a port followed by
 /// a path or the next item of a list (`http://host:8080/@user`, `http://localhost:8000,
