@@ -21,7 +21,7 @@ const URL_USER: &str = r"(?:[A-Za-z0-9\-._~%!$&'()*+,;=@]|[^\x00-\x7F])";
 const URL_PASSWORD: &str = r#"(?:[^\s'"`<>\\/]|/[^\s'"`<>\\/])"#;
 /// The characters of a bearer token: RFC 6750's `b64token` (`=` also inside: some tokens
 /// hold one) and `|` (Laravel Sanctum's `id|secret`).
-pub(super) const BEARER: &str = r"[A-Za-z0-9\-._~+/=|]";
+const BEARER: &str = r"[A-Za-z0-9\-._~+/=|]";
 /// The characters of basic credentials: base64, standard or URL-safe.
 const BASIC: &str = r"[A-Za-z0-9+/_\-]";
 /// Names of the fields that hold a password or a key (`DB_PASSWORD=`, `"client_secret":`,
@@ -186,9 +186,9 @@ pub(super) struct Spec {
 /// Pass 0: triggers that start with literals (a prefilter skips most text); pass 1: the
 /// tokens whose key is a run of characters after a prefix (`sk-`, `xoxb-`, `xapp-1-`), on
 /// their own so that a failed one can skip the rest of its run (see [`run_token_reach`]),
-/// and the secrets added since (credentials in a URL or an authorization header,
-/// DigitalOcean tokens, Azure keys: their literals in pass 0 would make its prefilter the
-/// slower kind that holds more of them);
+/// and the secrets added since (credentials in a URL or an authorization header, fields
+/// named for a secret, DigitalOcean tokens, Azure keys: their literals in pass 0 would
+/// make its prefilter the slower kind that holds more of them);
 /// pass 2: e-mail (found from its `@`; a URL-encoded `%40` is decoded to `@` by folding
 /// first); pass 3: the digit-led formats, one fully built DFA, phone numbers last (their broad
 /// trigger fires on most numbers; as the last pattern, a failed phone candidate makes no other
@@ -326,9 +326,9 @@ fn other_trigger_in(b: &[u8], from: usize, to: usize) -> Option<usize> {
     let word = (from..to).find(|&i| {
         matches!(b[i], b'B' | b'b' | b'd' | b'A' | b'S')
             && STARTS.iter().any(|&(p, blank)| {
-                let word = p[0] != b'A' && p[0] != b'S';
+                let bordered = p[0] != b'A' && p[0] != b'S';
                 b[i..].starts_with(p)
-                    && (!word || !b[i - 1].is_ascii_alphanumeric())
+                    && (!bordered || !b[i - 1].is_ascii_alphanumeric())
                     && (!blank || matches!(b.get(i + p.len()), Some(b' ' | b'\t')))
             })
     });

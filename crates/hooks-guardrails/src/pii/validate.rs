@@ -181,9 +181,9 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
 }
 
 /// The password in a URL's credentials (`m`: `://user:password@`), up to the first `@` a host
-/// follows, as offsets into `m` — unless it is not one: a template a program fills in
-/// (`$DB_PASSWORD`, `${DB_PASSWORD}`, `$(DB_PASSWORD)`, `{{password}}`, `%DB_PASSWORD%`,
-/// `%(password)s`, `%s`), a mask (one character over and over: `****`), a port followed by
+/// follows, as offsets into `m` — unless it is not one: a template a program fills in (see
+/// [`template`]: `$DB_PASSWORD`, `${DB_PASSWORD}`, `%s`, …), a mask (see [`masked`]: `****`), a
+/// port followed by
 /// a path or the next item of a list (`http://host:8080/@user`, `http://localhost:8000,
 /// admin@example.com`), or what follows the `@` is no host (`docker://alpine:3.18@sha256:…`,
 /// a digest), or a placeholder in brackets (`[REDACTED_SECRET]`, what redaction writes).
@@ -198,23 +198,9 @@ fn url_password(text: &str, s: usize, m: &str) -> Option<(usize, usize)> {
         .map(|(i, _)| a + i)
         .find(|&i| host_follows(text, s + i + 1))?;
     let pw = m.get(a..b).filter(|pw| !pw.is_empty())?;
-    let word = |w: &str| !w.is_empty() && w.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
-    let template = pw.strip_prefix('$').is_some_and(|v| {
-        (word(v) && !v.bytes().any(|c| c.is_ascii_digit()))
-            || v.strip_prefix('(')
-                .and_then(|v| v.strip_suffix(')'))
-                .is_some_and(word)
-    }) || (pw.len() > 2
-        && pw.starts_with('%')
-        && pw.ends_with('%')
-        && word(&pw[1..pw.len() - 1]))
-        || pw == "%s"
-        || (pw.starts_with("%(") && pw.ends_with(")s"))
-        || ((pw.starts_with("${") || pw.starts_with('{')) && pw.ends_with('}'))
-        // A placeholder, this guard's own (`[REDACTED_SECRET]`: redacting again must find
-        // nothing) or a writer's.
-        || (pw.starts_with('[') && pw.ends_with(']'));
-    let mask = pw.bytes().all(|c| c == pw.as_bytes()[0]);
+    // (A placeholder in brackets may be this guard's own, `[REDACTED_SECRET]`: redacting
+    // again must find nothing.)
+    let (template, mask) = (template(pw.as_bytes()), masked(pw.as_bytes()));
     let digits = pw.bytes().take_while(u8::is_ascii_digit).count();
     let port = (1..=5).contains(&digits)
         && matches!(
@@ -394,6 +380,39 @@ pub(crate) fn secret_field(key: &str, value: &str) -> bool {
         && secret_value(value, true, None)
 }
 
+/// A word of code: letters, digits and `_`.
+fn ident(w: &[u8]) -> bool {
+    !w.is_empty() && w.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+/// A template a program fills in, as a field's value or a URL's password: `${…}`, `$(…)`, a
+/// variable (`$DB_PASSWORD`, `$DB_PASSWORD_2` — not `$ecretPa55`, lower case and digits),
+/// `{{ vault_pw }}`, `%s`, `%(pw)s`, `%PASSWORD%`, `<password>`, `(password)`, or a
+/// placeholder in brackets (`[REDACTED]`).
+fn template(v: &[u8]) -> bool {
+    let variable = |w: &[u8]| {
+        ident(w) && !(w.iter().any(u8::is_ascii_digit) && w.iter().any(u8::is_ascii_lowercase))
+    };
+    let (first, rest) = match v {
+        [first, rest @ ..] if !rest.is_empty() => (*first, rest),
+        _ => return false,
+    };
+    (first == b'$' && (matches!(rest[0], b'{' | b'(') || variable(rest)))
+        || (first == b'{' && (v.ends_with(b"}") || rest[0] == b'{'))
+        || (first == b'%' && (v.ends_with(b"%") || v.ends_with(b")s") || v == b"%s"))
+        || (first == b'<' && v.ends_with(b">"))
+        || (first == b'[' && v.ends_with(b"]"))
+        || (first == b'(' && v.ends_with(b")") && ident(&v[1..v.len() - 1]))
+}
+
+/// A mask: one character over and over (`****`), or three masking characters before at
+/// most four others (`****1234`).
+fn masked(v: &[u8]) -> bool {
+    let masking = |c: &u8| matches!(c, b'*' | b'x' | b'X' | b'#');
+    v.iter().all(|&c| c == v[0])
+        || (v.iter().take(3).all(masking) && v.iter().skip_while(|c| masking(c)).count() <= 4)
+}
+
 /// Whether a named field's value (`next`: the byte after a bare one) is a secret, not what
 /// code, configuration and documentation put there. A secret has four characters or more,
 /// no white space (prose: a label, an error message, a translation), and a digit — or a
@@ -414,8 +433,6 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
     if v.len() < 4 || value.chars().any(char::is_whitespace) {
         return false;
     }
-    let word =
-        |w: &[u8]| !w.is_empty() && w.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
     let lower = value.to_ascii_lowercase();
     let digit = v.iter().any(u8::is_ascii_digit);
     let body = v
@@ -431,23 +448,14 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
     if !(digit || (symbol && v.iter().any(u8::is_ascii_alphabetic))) {
         return false;
     }
-    // A variable: `$DB_PASSWORD`, `$DB_PASSWORD_2` — not `$ecretPa55`, lower case and digits.
-    let variable_name = |w: &[u8]| {
-        word(w) && !(w.iter().any(u8::is_ascii_digit) && w.iter().any(u8::is_ascii_lowercase))
-    };
-    let template = (v[0] == b'$' && (matches!(v[1], b'{' | b'(') || variable_name(&v[1..])))
+    let template = template(v)
         // A bind parameter (`:password_1`, `?`), a regular expression.
-        || (matches!(v[0], b':' | b'?') && word(&v[1..]))
+        || (matches!(v[0], b':' | b'?') && ident(&v[1..]))
         || (v[0] == b'^' && v.ends_with(b"$"))
-        || (v[0] == b'{' && (v.ends_with(b"}") || v.starts_with(b"{{")))
-        || (v[0] == b'%' && (v.ends_with(b"%") || v.ends_with(b")s") || value == "%s"))
-        || (v[0] == b'<' && v.ends_with(b">"))
-        || (v[0] == b'[' && v.ends_with(b"]"))
-        || (v[0] == b'(' && v.ends_with(b")") && word(&v[1..v.len() - 1]))
         || (!quoted
             && matches!(v[0], b'!' | b'*' | b'&' | b'@')
             && v[1].is_ascii_alphabetic()
-            && word(&v[1..]))
+            && ident(&v[1..]))
         || v[0] == b'/'
         || v.starts_with(b"~/")
         || v.starts_with(b"./")
@@ -458,9 +466,7 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
         // A key file's or a digest's name.
         || v.starts_with(b"id_")
         || ["sha1:", "sha256:", "sha512:", "md5:"].iter().any(|p| lower.starts_with(p));
-    let masking = |c: &u8| matches!(c, b'*' | b'x' | b'X' | b'#');
-    let mask = v.iter().all(|&c| c == v[0])
-        || (v.iter().take(3).all(masking) && v.iter().skip_while(|c| masking(c)).count() <= 4);
+    let mask = masked(v);
     const SCHEMA: [&str; 18] = [
         "null",
         "none",
@@ -500,7 +506,7 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
         || not_a_secret_shape(&lower, quoted);
     // A bare value in code: a dotted path, a call, an index, a variable named for a secret.
     let variable = !quoted
-        && ((word(v)
+        && ((ident(v)
             && !v.iter().any(u8::is_ascii_uppercase)
             && v.iter().filter(|c| c.is_ascii_digit()).count() <= 2
             && ["pass", "secret", "key", "token", "pwd"]
