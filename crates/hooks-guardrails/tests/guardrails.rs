@@ -304,6 +304,33 @@ fn pii_in_tool_arguments_is_blocked_by_default() {
 }
 
 #[test]
+fn a_git_remote_is_no_address_to_block() {
+    let remote = "git@github.com:acme/widgets.git";
+    let s = setup(
+        GuardrailConfig::default(),
+        vec![
+            call("lookup", json!({"cmd": format!("git clone {remote}")})),
+            text("done"),
+        ],
+        "Cloning into 'widgets'...",
+    );
+    let out = run(&s, "clone it").unwrap();
+    assert_eq!(
+        tool_result_seen_by_model(&s, &out),
+        "Cloning into 'widgets'..."
+    );
+    assert_eq!(
+        *s.tool_seen.lock().unwrap(),
+        [json!({"cmd": format!("git clone {remote}")})]
+    );
+    assert!(
+        s.guard.violations().is_empty(),
+        "{:?}",
+        s.guard.violations()
+    );
+}
+
+#[test]
 fn the_tool_gate_cannot_be_talked_past() {
     let gate = ToolGate::new()
         .deny("transfer", "transfers need a human")

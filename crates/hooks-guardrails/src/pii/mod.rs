@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum Entity {
-    /// An e-mail address.
+    /// An e-mail address (not a Git host's SSH login: `git@github.com:org/repo.git`).
     #[serde(rename = "EMAIL_ADDRESS")]
     Email,
     /// A phone number (international, NANP, common national formats).
@@ -788,7 +788,10 @@ impl PiiDetector {
                 next = glued
                     .or_else(|| seen.glued.take())
                     .filter(|g| g.start == d.end);
-                last = (d.end, found(d));
+                // An SSH login (`git@github.com:org/repo.git`) is consumed like an address,
+                // so nothing inside it is read again, but not reported.
+                let login = d.entity == Entity::Email && self.ssh_login(&text[d.start..d.end]);
+                last = (d.end, login || found(d));
                 if !last.1 {
                     break;
                 }
@@ -1725,6 +1728,21 @@ fn bare_number(text: &str, r: usize) -> bool {
     }
 }
 
+impl PiiDetector {
+    /// Whether `address` is the login of a Git host's SSH user (`git@github.com`, as in
+    /// `git@github.com:org/repo.git` or `ssh://git@gitlab.example.com/…`): a service account
+    /// every clone and push names, not a person's mailbox. Only the user `git` exactly, on
+    /// a plain ASCII host that holds no value of its own (`git@4111111111111111.example`
+    /// stays an address, so nothing hides in a host's labels).
+    fn ssh_login(&self, address: &str) -> bool {
+        address.strip_prefix("git@").is_some_and(|host| {
+            host.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+                && !self.contains_any(host)
+        })
+    }
+}
+
 /// Whether what stands at `i` is glued on to what ends there: a letter, a digit, or a
 /// character that starts a value or goes on with one (`(`, `+`, `-`, `_`), or one past
 /// ASCII.
@@ -2000,6 +2018,58 @@ pub(crate) mod tests {
         assert!(found(&format!("commit {aws}")).is_empty());
         assert!(found("7e8f8417eaf627a5a173bb95c87d81d033c0383f").is_empty());
         assert!(found("token: sk-...1RQZ").is_empty());
+    }
+
+    #[test]
+    fn the_ssh_login_of_a_git_host_is_not_an_address() {
+        // Remotes as `git clone`, `git remote -v`, `.git/config` and `ssh` write them.
+        for text in [
+            "git clone git@github.com:org/repo.git",
+            "origin\tgit@gitlab.com:group/sub/proj.git (fetch)",
+            "url = ssh://git@gitlab.example.com:2222/group/proj.git",
+            "remote = git@ssh.dev.azure.com:v3/org/proj/repo",
+            "ssh -T git@github.com",
+            "[\"git@bitbucket.org:team/repo.git\"]",
+            "git%40github.com:a/b",
+            "请克隆git@github.com:org/repo.git",
+        ] {
+            assert_eq!(found(text), [], "{text}");
+        }
+        // Another user, a host that holds a value, or a value glued on: reported as before.
+        let card = "4111111111111111";
+        for (text, want) in [
+            (
+                "jane.git@github.com",
+                vec![(Entity::Email, "jane.git@github.com")],
+            ),
+            ("xgit@github.com", vec![(Entity::Email, "xgit@github.com")]),
+            ("Git@github.com", vec![(Entity::Email, "Git@github.com")]),
+            (
+                "git@4111111111111111.example",
+                vec![(Entity::Email, "git@4111111111111111.example")],
+            ),
+            (
+                "git@github.com:4111111111111111",
+                vec![(Entity::CreditCard, card)],
+            ),
+            (
+                "git@github.com jane@example.com",
+                vec![(Entity::Email, "jane@example.com")],
+            ),
+            (
+                "git@SG.abcdefghijklmnop.qrstuvwxyzabcdefghijklmnopqrstuvwxyz1234",
+                vec![(
+                    Entity::Secret,
+                    "git@SG.abcdefghijklmnop.qrstuvwxyzabcdefghijklmnopqrstuvwxyz1234",
+                )],
+            ),
+            (
+                "https://git:s3cr3tP4ss@github.com/org/r.git",
+                vec![(Entity::Secret, "s3cr3tP4ss")],
+            ),
+        ] {
+            assert_eq!(found(text), want, "{text}");
+        }
     }
 
     #[test]
