@@ -790,7 +790,7 @@ impl PiiDetector {
                     .filter(|g| g.start == d.end);
                 // An SSH login (`git@github.com:org/repo.git`) is consumed like an address,
                 // so nothing inside it is read again, but not reported.
-                let login = d.entity == Entity::Email && self.ssh_login(&text[d.start..d.end]);
+                let login = d.entity == Entity::Email && self.ssh_login(text, d.start, d.end);
                 last = (d.end, login || found(d));
                 if !last.1 {
                     break;
@@ -1729,15 +1729,40 @@ fn bare_number(text: &str, r: usize) -> bool {
 }
 
 impl PiiDetector {
-    /// Whether `address` is the login of a Git host's SSH user (`git@github.com`, as in
-    /// `git@github.com:org/repo.git` or `ssh://git@gitlab.example.com/…`): a service account
-    /// every clone and push names, not a person's mailbox. Only the user `git` exactly, on
-    /// a plain ASCII host that holds no value of its own (`git@4111111111111111.example`
-    /// stays an address, so nothing hides in a host's labels).
-    fn ssh_login(&self, address: &str) -> bool {
-        address.strip_prefix("git@").is_some_and(|host| {
+    /// Whether the address `text[s..e]` is the login of a Git host's SSH user
+    /// (`git@github.com`, as in `git@github.com:org/repo.git` or
+    /// `ssh://git@gitlab.example.com/…`): a service account every clone and push names, not
+    /// a person's mailbox. Only the user `git` exactly, on a plain ASCII host that holds no
+    /// value of its own (`git@4111111111111111.example` stays an address) nor a run of five
+    /// digits (which a word before the address could make an SSN or a phone number:
+    /// `ssn: git@536221234.com`), and followed by the end of the text, a blank, a path or
+    /// port's `:` or `/`, a closing quote or bracket, or a sentence's last punctuation — not by
+    /// another `@` (`git@github.comjane.doe@example.com`: the host ran on into the next
+    /// address's local part).
+    fn ssh_login(&self, text: &str, s: usize, e: usize) -> bool {
+        let b = text.as_bytes();
+        let ends = match b.get(e) {
+            None => true,
+            Some(b'.' | b',' | b';' | b'!' | b'?') => {
+                b.get(e + 1).is_none_or(u8::is_ascii_whitespace)
+            }
+            Some(&c) => {
+                c.is_ascii_whitespace()
+                    || matches!(
+                        c,
+                        b':' | b'/' | b'"' | b'\'' | b'`' | b')' | b']' | b'}' | b'>'
+                    )
+            }
+        };
+        let digits = |host: &str| {
+            host.as_bytes()
+                .split(|c| !c.is_ascii_digit())
+                .any(|run| run.len() >= 5)
+        };
+        ends && text[s..e].strip_prefix("git@").is_some_and(|host| {
             host.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+                && !digits(host)
                 && !self.contains_any(host)
         })
     }
@@ -2032,6 +2057,9 @@ pub(crate) mod tests {
             "[\"git@bitbucket.org:team/repo.git\"]",
             "git%40github.com:a/b",
             "请克隆git@github.com:org/repo.git",
+            "(git@github.com)",
+            "Host key verified for git@github.com.",
+            "{\"ssh_url\": \"git@github.com:o/r.git\"}",
         ] {
             assert_eq!(found(text), [], "{text}");
         }
@@ -2066,6 +2094,33 @@ pub(crate) mod tests {
             (
                 "https://git:s3cr3tP4ss@github.com/org/r.git",
                 vec![(Entity::Secret, "s3cr3tP4ss")],
+            ),
+            // A host that runs on into another address's local part (found by an attack
+            // review: the second address was never read), in any form of `@`.
+            (
+                "git@github.comjane.doe@example.com",
+                vec![(Entity::Email, "git@github.comjane.doe")],
+            ),
+            (
+                "git@github.com.jane@example.com",
+                vec![(Entity::Email, "git@github.com.jane")],
+            ),
+            (
+                "git@github.com.jane＠example.com",
+                vec![(Entity::Email, "git@github.com.jane")],
+            ),
+            (
+                "git@github.comgit@gitlab.com",
+                vec![(Entity::Email, "git@github.comgit")],
+            ),
+            // Digits a word before the address would make a value.
+            (
+                "ssn: git@536221234.com",
+                vec![(Entity::Email, "git@536221234.com")],
+            ),
+            (
+                "call git@806378550722.git",
+                vec![(Entity::Email, "git@806378550722.git")],
             ),
         ] {
             assert_eq!(found(text), want, "{text}");
