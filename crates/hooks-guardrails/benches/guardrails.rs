@@ -174,6 +174,16 @@ fn scan_adversarial(c: &mut Criterion) {
             "named_fields_with_variables",
             fill("password=password ", ""),
         ),
+        // Credentials on command lines whose commands and options fail: each command's
+        // line is read for its `-p`.
+        (
+            "commands_without_a_password",
+            fill("mysql -u root -p db ", ""),
+        ),
+        (
+            "secret_options_with_placeholders",
+            fill(" --password changeme", ""),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

@@ -80,6 +80,15 @@ fn family(name: &str, n: usize) -> String {
         "named_fields_with_variables" => "password=password ".repeat(n / 18),
         "named_fields_glued_in_a_row" => "api_key=x".repeat(n / 9),
         "named_fields_with_unclosed_quotes" => format!("{}x", "secret: '$".repeat(n / 10)),
+        // Credentials on command lines and in headers, every one failing: placeholders,
+        // commands without a password, templates, tokens without a digit.
+        "secret_options_with_placeholders" => " --password changeme".repeat(n / 20),
+        "commands_without_a_password" => "mysql -u root -p db ".repeat(n / 20),
+        "netrc_logins_without_a_password" => "login bob ".repeat(n / 10),
+        "user_options_with_templates" => " -u a:$PASS".repeat(n / 11),
+        "token_headers_without_digits" => {
+            "Authorization: Token abcdefghijklmnopqrstuvwxyz ".repeat(n / 48)
+        }
         "quiet_kinds_between_detections" => {
             "5-12 4111 1111 1111 1111 06 12 (12) (34) (56) 1.2.3.4.5 ".repeat(n / 8)
         }
@@ -87,7 +96,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 50] = [
+const FAMILIES: [&str; 55] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -137,6 +146,11 @@ const FAMILIES: [&str; 50] = [
     "named_fields_with_variables",
     "named_fields_glued_in_a_row",
     "named_fields_with_unclosed_quotes",
+    "secret_options_with_placeholders",
+    "commands_without_a_password",
+    "netrc_logins_without_a_password",
+    "user_options_with_templates",
+    "token_headers_without_digits",
     "quiet_kinds_between_detections",
 ];
 

@@ -176,6 +176,15 @@ fn values() -> Vec<(String, String)> {
         ),
         ("DB_PASSWORD={}", "Jq8vR2mWx7pLk3"),
         ("'client_secret': '{}'", "cs_9fT2kLm7QxP4"),
+        // On command lines and in headers.
+        ("curl -u deploy:{} https://api", "Vb6nQ3kLz8Wx"),
+        ("mysql -h db -u root -p{} orders", "Hy7tR4mKq2Zp"),
+        ("app --password '{}' --verbose", "Lm3#wQ8vNk2x"),
+        ("curl -H 'X-API-Key: {}' https://api", "xk_7Gh2Lp9Qw4Rt6Zm"),
+        (
+            "curl -H 'Authorization: Token {}' https://api",
+            "9c2f7e1a4b8d3f6a0e5c",
+        ),
     ] {
         out.push((label.to_owned(), v.to_owned()));
     }
@@ -268,7 +277,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1110 + 8);
+    assert_eq!(values.len(), 1164 + 1110 + 13);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

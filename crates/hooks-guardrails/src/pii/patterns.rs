@@ -28,7 +28,7 @@ const BASIC: &str = r"[A-Za-z0-9+/_\-]";
 /// `apiKey:`), as they are written: lower case, capitals, capitalised, camel case. A field
 /// whose name ends in one of them (`MYSQL_ROOT_PASSWORD`, `spring.datasource.password`)
 /// holds a secret (see `validate::named_secret`).
-pub(super) const SECRET_NAMES: [&str; 36] = [
+pub(super) const SECRET_NAMES: [&str; 43] = [
     "password",
     "Password",
     "PASSWORD",
@@ -55,6 +55,11 @@ pub(super) const SECRET_NAMES: [&str; 36] = [
     "apikey",
     "APIKEY",
     "api-key",
+    "API-Key",
+    "Api-Key",
+    "api_token",
+    "apiToken",
+    "API_TOKEN",
     "access_token",
     "accessToken",
     "ACCESS_TOKEN",
@@ -64,16 +69,58 @@ pub(super) const SECRET_NAMES: [&str; 36] = [
     "auth_token",
     "authToken",
     "AUTH_TOKEN",
+    "Auth-Token",
+    "auth-token",
     "client_secret",
 ];
 
-/// A field named by [`SECRET_NAMES`], its separator (`=`, `:`, `=>`, the name and the value
+/// Command-line options whose value is a secret, after their `--` (`--password S3cret`,
+/// `--api-key sk…`): the value is the next argument (see `validate::flag_value`). (With an
+/// `=` they are fields named for a secret.)
+pub(super) const SECRET_FLAGS: [&str; 10] = [
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "client-secret",
+    "api-key",
+    "api-token",
+    "access-token",
+    "auth-token",
+    "token",
+];
+
+/// Commands that take a password with `-p` (see `validate::command_password`): the MySQL
+/// and MariaDB clients glued to it (`mysql -uroot -pS3cret`: `-p S3cret` prompts and names a
+/// database), `sshpass` and a registry's `login` either way.
+pub(super) const PASSWORD_COMMANDS: [&str; 4] = ["mysql", "mariadb", "sshpass", "login"];
+
+/// Options, commands and headers that carry credentials on a command line or in a request
+/// (see `validate::validate_secret`): a secret option's value (`--password S3cret`), curl's
+/// `-u user:password`, a command's `-p` (see [`PASSWORD_COMMANDS`]), a `.netrc` line
+/// (`machine h login bob password S3cret`), and `Authorization: Token …` (Django REST
+/// framework's, GitHub's scheme).
+fn command_line_secrets() -> String {
+    let q = r#"(?:\\{0,3}["'])?"#;
+    format!(
+        r#"--(?:{flags})(?:[ \t]{{1,8}}|{q}[ \t]*,[ \t]*){q}[^\s"'\\-]|(?:-u|--user)[ \t]{{1,8}}{q}[^\s"'\\:-][^\s"'\\:]{{0,64}}:[^\s"'\\]|{B}(?:{commands})[ \t]|{B}(?:Authorization|authorization){q}[ \t]*[:=][ \t]*{q}(?:Token|token)[ \t]{{1,16}}{BEARER}{{16}}"#,
+        flags = SECRET_FLAGS.join("|"),
+        commands = "mysql[a-z]*|mariadb[a-z-]*|sshpass|login",
+    )
+}
+
+/// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
+/// since) are looked for in the command-line pass, whose prefilter then stays the faster
+/// kind with fewer literals (see `specs`).
+pub(super) const RUN_PASS_NAMES: usize = 36;
+
+/// A field named by one of `names`, its separator (`=`, `:`, `=>`, the name and the value
 /// each quoted or not, JSON-escaped up to three times) and the value's first character.
-fn named_secret() -> String {
+fn named_secret(names: &[&str]) -> String {
     let q = r#"(?:\\{0,3}["'])?"#;
     format!(
         r#"(?:{}){q}[ \t]{{0,40}}(?:=>|:=|[:=])[ \t]{{0,40}}{q}[^\s"'\\>]"#,
-        SECRET_NAMES.join("|")
+        names.join("|")
     )
 }
 
@@ -192,8 +239,12 @@ pub(super) struct Spec {
 /// pass 2: e-mail (found from its `@`; a URL-encoded `%40` is decoded to `@` by folding
 /// first); pass 3: the digit-led formats, one fully built DFA, phone numbers last (their broad
 /// trigger fires on most numbers; as the last pattern, a failed phone candidate makes no other
-/// kind look again). At one start, passes are asked in this order.
-pub(super) const PASSES: usize = 4;
+/// kind look again); pass 4: credentials on command lines and in headers (`--password …`,
+/// `curl -u user:…`, `mysql -p…`, `Authorization: Token …`, `X-API-Key: …`: see
+/// [`command_line_secrets`]), on their own so that neither pass 1's prefilter nor its
+/// skip over a failed run (see `other_trigger_in`) need know them. At one start, passes
+/// are asked in this order.
+pub(super) const PASSES: usize = 5;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 
 /// After a failed address at `s`: every start before its `@` reaches the same `@` (a local
@@ -436,7 +487,7 @@ pub(super) fn specs() -> Vec<Spec> {
         // by the validator), or a basic one (base64 of `user:password`).
         format!(r"{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{16}}"),
         format!(r"{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}"),
-        named_secret(),
+        named_secret(&SECRET_NAMES[..RUN_PASS_NAMES]),
     ]
     .join("|");
     // Local parts and internationalised domains in any script; `@` or `%40`. (Where a
@@ -476,7 +527,15 @@ pub(super) fn specs() -> Vec<Spec> {
     );
     let run_token_trigger = format!(
         r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}",
-        named_secret()
+        named_secret(&SECRET_NAMES[..RUN_PASS_NAMES])
+    );
+    // Credentials on command lines and in headers (see `command_line_secrets`), and the
+    // header names: a pass of their own, so the run-token pass's prefilter keeps its
+    // literals (one prefilter with both read the text about twice as slowly).
+    let command_line_trigger = format!(
+        "{}|{}",
+        command_line_secrets(),
+        named_secret(&SECRET_NAMES[RUN_PASS_NAMES..])
     );
     let email_trigger = format!(r"{local}+@{label}+\.");
     let iban_trigger = format!(r"{B}[A-Za-z]{{2}}[ -]{{0,2}}[0-9]{{2}}[ -]{{0,2}}[A-Za-z0-9]{{4}}");
@@ -527,6 +586,16 @@ pub(super) fn specs() -> Vec<Spec> {
                 validate_secret,
             )
         },
+        // (Its exact pattern is its trigger: a smaller automaton than all the secrets',
+        // read once per candidate, and a candidate is a word as common as `login`.)
+        spec(
+            Entity::Secret,
+            4,
+            command_line_trigger.clone(),
+            command_line_trigger,
+            SECRET_WINDOW,
+            validate_secret,
+        ),
         Spec {
             // The local part is at most 64 characters (at most 256 bytes): no start further
             // before the `@` (or the `%` of `%40`) can be an address.

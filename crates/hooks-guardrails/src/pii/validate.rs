@@ -150,6 +150,9 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
             basic_credentials(text, token)
         };
     }
+    if let Some(found) = command_line_secret(text, s, e) {
+        return found;
+    }
     if let Some(name) = super::patterns::SECRET_NAMES
         .iter()
         .filter(|n| m.starts_with(*n))
@@ -250,6 +253,175 @@ fn host_follows(text: &str, at: usize) -> bool {
     b.get(i).is_none_or(|&c| {
         !(c.is_ascii_alphanumeric() || matches!(c, b':' | b'@' | b'.' | b'-' | b'_' | b'%'))
     })
+}
+
+/// For a candidate of the command-line forms (see `patterns::command_line_secrets`, `m`:
+/// its match `text[s..e]`): `Some` of what it finds, `None` when it is not one of them.
+#[allow(clippy::option_option)]
+fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, usize)>> {
+    use super::patterns::{PASSWORD_COMMANDS, SECRET_FLAGS};
+    let m = &text[s..e];
+    let b = text.as_bytes();
+    // An option stands after a blank, a quote or an argument list's `[`/`(`, or at a line's
+    // start.
+    let option_start = || {
+        s.checked_sub(1).is_none_or(|i| {
+            matches!(
+                b[i],
+                b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'[' | b'('
+            )
+        })
+    };
+    // The value's first character: the match's last.
+    let first = || e - text[..e].chars().next_back().map_or(1, char::len_utf8);
+    if m.starts_with("-u") || m.starts_with("--user") {
+        return Some(
+            option_start()
+                // (The trigger ends on the password's first character, after the `:`.)
+                .then(|| user_password(text, s, first() - 1))
+                .flatten(),
+        );
+    }
+    if let Some(rest) = m.strip_prefix("--")
+        && SECRET_FLAGS.iter().any(|f| rest.starts_with(f))
+    {
+        return Some(option_start().then(|| argument(text, first())).flatten());
+    }
+    if m.starts_with("Authorization") || m.starts_with("authorization") {
+        let Some(scheme) = m.find("Token").or_else(|| m.find("token")) else {
+            return Some(None);
+        };
+        let scheme = scheme + "Token".len();
+        let at = s
+            + scheme
+            + m[scheme..]
+                .bytes()
+                .take_while(|&c| c == b' ' || c == b'\t')
+                .count();
+        return Some(bearer_token(text, at));
+    }
+    let command = PASSWORD_COMMANDS.iter().find(|c| m.starts_with(*c))?;
+    Some(command_password(text, s, command))
+}
+
+/// The argument whose first character is at `first` (quoted when a quote stands before it,
+/// then up to the same quote; bare, up to white space or what ends a shell word), if it is
+/// a secret as a named field's value is (see [`secret_value`]).
+fn argument(text: &str, first: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let quote = first
+        .checked_sub(1)
+        .map(|i| b[i])
+        .filter(|q| matches!(q, b'"' | b'\''));
+    let limit = ceil_char_boundary(text, first.saturating_add(NAMED_VALUE_MAX));
+    let rest = &b[first..limit];
+    let len = match quote {
+        Some(q) => rest
+            .iter()
+            .take_while(|&&c| c != q && c != b'\\' && c != b'\n' && c != b'\r')
+            .count(),
+        None => rest
+            .iter()
+            .take_while(|&&c| {
+                !c.is_ascii_whitespace()
+                    && !matches!(
+                        c,
+                        b'"' | b'\'' | b'`' | b'\\' | b';' | b'|' | b'&' | b')' | b',' | b']'
+                    )
+            })
+            .count(),
+    };
+    let value = std::str::from_utf8(&rest[..len]).ok()?;
+    secret_value(value, quote.is_some(), rest.get(len).copied()).then_some((first, first + len))
+}
+
+/// curl's `-u user:password` (also `--user`, httpie's and wget's; the option at `s`, the
+/// argument's first `:` at `colon`): the password after it, whatever it holds (`-u
+/// admin:pw`; quoted, blanks too) — unless a template or a mask (`$USER:$PASS`, `****`), or
+/// both sides are numbers (`docker run -u 1000:1000`: a user and a group id).
+fn user_password(text: &str, s: usize, colon: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let user_at = b[s..colon]
+        .iter()
+        .rposition(|&c| matches!(c, b' ' | b'\t' | b'"' | b'\''))
+        .map_or(s, |i| s + i + 1);
+    let user = &b[user_at..colon];
+    let quote = user_at
+        .checked_sub(1)
+        .map(|i| b[i])
+        .filter(|q| matches!(q, b'"' | b'\''));
+    let rest = &b[colon + 1..ceil_char_boundary(text, (colon + 1).saturating_add(NAMED_VALUE_MAX))];
+    let len = match quote {
+        Some(q) => rest
+            .iter()
+            .take_while(|&&c| c != q && !matches!(c, b'\\' | b'\n' | b'\r'))
+            .count(),
+        None => rest
+            .iter()
+            .take_while(|c| !c.is_ascii_whitespace() && !matches!(c, b'"' | b'\'' | b'\\'))
+            .count(),
+    };
+    let pw = &rest[..len];
+    let numbers = |w: &[u8]| !w.is_empty() && w.iter().all(u8::is_ascii_digit);
+    let ids = numbers(user) && numbers(pw);
+    (len > 0 && !template(pw) && !masked(pw) && !ids).then_some((colon + 1, colon + 1 + len))
+}
+
+/// The password a command at `s` (one of `PASSWORD_COMMANDS`) is given on its command line
+/// (up to a line break, `|`, `;` or `&`, at most 512 bytes) with its first `-p`: MySQL's and
+/// MariaDB's clients glued to it (`-pS3cret`; `-p S3cret` prompts, then names a database),
+/// `sshpass -p` and a registry login's `-p` either way (`docker login -u bob -p S3cret`;
+/// `login` after `docker`, `podman`, `helm registry`, `nerdctl`, `oras`, `buildah` or
+/// `skopeo`); or, for `login`, a `.netrc` line's password (`machine h login bob password
+/// S3cret`). The value must be a secret as a named field's is (see [`secret_value`]).
+fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let start = s + command.len();
+    // (Read only as far as needed: a word as common as `login` is a candidate.)
+    let window = &b[start..ceil_char_boundary(text, start.saturating_add(512))];
+    let blank = |c: u8| c == b' ' || c == b'\t';
+    let ends = |c: &u8| matches!(c, b'\n' | b'\r' | b'|' | b';' | b'&');
+    if command == "login" {
+        // `.netrc`: `login <user> password <value>`, on one line or several.
+        let mut words = window
+            .split(u8::is_ascii_whitespace)
+            .filter(|w| !w.is_empty());
+        if let (Some(_), Some(b"password"), Some(value)) =
+            (words.next(), words.next(), words.next())
+        {
+            return argument(text, value.as_ptr() as usize - b.as_ptr() as usize);
+        }
+        const CLIS: [&str; 8] = [
+            "docker", "podman", "registry", "nerdctl", "oras", "buildah", "skopeo", "helm",
+        ];
+        let before = text[..s].trim_end_matches([' ', '\t']);
+        if !CLIS.iter().any(|c| before.ends_with(c)) {
+            return None;
+        }
+    }
+    let glued_only = command.starts_with("mysql") || command.starts_with("mariadb");
+    // The command's `-p` (the first: a command takes one), after a blank, before the
+    // command ends.
+    let i = memchr::memchr_iter(b'-', window)
+        .find(|&i| i > 0 && blank(window[i - 1]) && window.get(i + 1) == Some(&b'p'))?;
+    if window[..i].iter().any(ends) {
+        return None;
+    }
+    let end = start + window.len();
+    let mut at = start + i + 2;
+    if b.get(at).is_some_and(|&c| blank(c)) {
+        if glued_only {
+            return None;
+        }
+        at += b[at..end].iter().take_while(|&&c| blank(c)).count();
+    }
+    if at < end && matches!(b[at], b'"' | b'\'') {
+        at += 1;
+    }
+    if at >= end || b[at] == b'-' || blank(b[at]) || ends(&b[at]) {
+        return None;
+    }
+    argument(text, at)
 }
 
 /// The longest value a named field's secret is read to.
