@@ -184,6 +184,12 @@ fn scan_adversarial(c: &mut Criterion) {
             "secret_options_with_placeholders",
             fill(" --password changeme", ""),
         ),
+        (
+            "command_names_before_an_option",
+            fill(&format!("{}-p; ", "mysql ".repeat(85)), ""),
+        ),
+        ("command_names_in_a_row", fill("curl ", "")),
+        ("header_names_with_words", fill("X-API-Key: ", "")),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

@@ -85,7 +85,10 @@ fn family(name: &str, n: usize) -> String {
         "secret_options_with_placeholders" => " --password changeme".repeat(n / 20),
         "commands_without_a_password" => "mysql -u root -p db ".repeat(n / 20),
         "netrc_logins_without_a_password" => "login bob ".repeat(n / 10),
-        "user_options_with_templates" => " -u a:$PASS".repeat(n / 11),
+        "user_options_with_templates" => "curl -u a:$PASS ".repeat(n / 16),
+        "command_names_in_a_row" => "curl ".repeat(n / 5),
+        "command_names_before_an_option" => format!("{}-p; ", "mysql ".repeat(85)).repeat(n / 514),
+        "header_names_with_words" => "X-API-Key: ".repeat(n / 11),
         "token_headers_without_digits" => {
             "Authorization: Token abcdefghijklmnopqrstuvwxyz ".repeat(n / 48)
         }
@@ -96,7 +99,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 55] = [
+const FAMILIES: [&str; 58] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -150,6 +153,9 @@ const FAMILIES: [&str; 55] = [
     "commands_without_a_password",
     "netrc_logins_without_a_password",
     "user_options_with_templates",
+    "command_names_in_a_row",
+    "command_names_before_an_option",
+    "header_names_with_words",
     "token_headers_without_digits",
     "quiet_kinds_between_detections",
 ];

@@ -39,7 +39,10 @@ pub enum Entity {
     /// Stripe, OpenAI, Anthropic, Google, Hugging Face, npm, SendGrid, DigitalOcean, Azure
     /// connection strings, JWTs, PEM and PGP private keys), or a credential in its usual
     /// place: the password in a URL (`postgres://app:…@db`), an HTTP authorization's bearer
-    /// token or basic credentials.
+    /// token, basic credentials or `Token`, the value of a field or header named for a secret
+    /// (`DB_PASSWORD=…`, `"client_secret": …`, `X-API-Key: …`), or of a command line's
+    /// (`--password …`, `curl -u user:…`, `mysql -p…`, `sshpass -p …`, a registry login's
+    /// `-p …`, a `.netrc` line's `password …`).
     #[serde(rename = "SECRET")]
     Secret,
 }
@@ -3118,14 +3121,14 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 24] = [
+        let cases: [(&str, &[&str]); 55] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
             ),
             ("curl --user 'deploy:S3cr3t!x' https://x", &["S3cr3t!x"]),
             // Whatever the password holds, quoted blanks too; JSON-escaped quotes.
-            ("curl -u admin:pw https://x", &["pw"]),
+            ("curl -u admin:Zq9 https://x", &["Zq9"]),
             ("curl -u 'bob:S3c ret' https://x", &["S3c ret"]),
             (
                 r#"{"cmd": "curl -u \"bob:S3cret99\" https://x"}"#,
@@ -3181,6 +3184,92 @@ pub(crate) mod tests {
             ),
             (r#"{"apiToken": "Xk9mQ2vL7p"}"#, &["Xk9mQ2vL7p"]),
             ("Api-Key: Xk9mQ2vL7p", &["Xk9mQ2vL7p"]),
+            // Found by an attack review: JSON-escaped quotes, escapes inside, argument lists
+            // (JSON, Python, Go), continued lines, `;` inside a quoted query, `=`, spellings
+            // of options, glued and long forms, other clients and CLIs, `.netrc` variants,
+            // headers set in code, short tokens, capitals.
+            (
+                r#"{"command":"mysql -uroot -p\"S3cr3tPw\" db"}"#,
+                &["S3cr3tPw"],
+            ),
+            (
+                r#"{"command":"docker login -u bob -p \"S3cr3tPw\" r"}"#,
+                &["S3cr3tPw"],
+            ),
+            (r#"app --password "S3cr3t\"Pw99""#, &[r#"S3cr3t\"Pw99"#]),
+            (
+                r#"curl -u "admin:Pa\$\$w0rd" https://x"#,
+                &[r#"Pa\$\$w0rd"#],
+            ),
+            (r#"["mysql", "-uroot", "-pS3cr3tPw"]"#, &["S3cr3tPw"]),
+            (
+                r#"["sshpass", "-p", "S3cr3tPw", "ssh", "h"]"#,
+                &["S3cr3tPw"],
+            ),
+            (
+                r#"["docker", "login", "-u", "bob", "-p", "S3cr3tPw"]"#,
+                &["S3cr3tPw"],
+            ),
+            (
+                r#"subprocess.run(["curl", "--user", "bob:S3cr3tPw", url])"#,
+                &["S3cr3tPw"],
+            ),
+            (
+                r#"exec.Command("mysql", "-uroot", "-pS3cr3tPw")"#,
+                &["S3cr3tPw"],
+            ),
+            ("mysql \\\n  -uroot \\\n  -pS3cr3tPw", &["S3cr3tPw"]),
+            (
+                "mysql -e 'SELECT 1;' -uroot -pS3cr3tPw orders",
+                &["S3cr3tPw"],
+            ),
+            ("app --password \\\n    S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "app --passphrase \"Pw99 horse battery\"",
+                &["Pw99 horse battery"],
+            ),
+            (
+                "app --token=S3cr3tPw99 --db-password S3cr3tPw",
+                &["S3cr3tPw99", "S3cr3tPw"],
+            ),
+            (
+                "--PASSWORD S3cr3tPw `--client_secret S3cr3tPw`",
+                &["S3cr3tPw", "S3cr3tPw"],
+            ),
+            ("curl -uadmin:Hunter2pw https://x", &["Hunter2pw"]),
+            ("curl --user=admin:Hunter2pw https://x", &["Hunter2pw"]),
+            (
+                "curl -sS -X POST -H 'a: b' -u 1000:123456789 https://x",
+                &["123456789"],
+            ),
+            ("curl -U proxyuser:Pr0xyPw https://x", &["Pr0xyPw"]),
+            ("http -a bob:S3cret99 example.org", &["S3cret99"]),
+            ("MySQL -uroot -pS3cr3tPw", &["S3cr3tPw"]),
+            ("$(which mysql8) -uroot -pS3cr3tPw", &["S3cr3tPw"]),
+            (
+                "docker --context prod login -u bob -p S3cr3tPw",
+                &["S3cr3tPw"],
+            ),
+            ("oc login -u dev -p S3cr3tPw https://api", &["S3cr3tPw"]),
+            (
+                "machine h login \"bob\" password \"S3cr3tPw\"",
+                &["S3cr3tPw"],
+            ),
+            (
+                "machine h login bob account x password S3cr3tPw",
+                &["S3cr3tPw"],
+            ),
+            ("Authorization: Token S3cr3tPw", &["S3cr3tPw"]),
+            ("AUTHORIZATION: TOKEN 9f8e7d6c5b4a", &["9f8e7d6c5b4a"]),
+            (
+                r#"req.set("Authorization", "Token 9f8e7d6c5b4a")"#,
+                &["9f8e7d6c5b4a"],
+            ),
+            (
+                "setRequestHeader('X-API-Key', '9f8e7d6c5b4a')",
+                &["9f8e7d6c5b4a"],
+            ),
+            ("Private-Token: glpat9f8e7d6c5b4a", &["glpat9f8e7d6c5b4a"]),
         ];
         for (text, want) in cases {
             let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
@@ -3214,6 +3303,21 @@ pub(crate) mod tests {
             "Authorization: Token <token>",
             "X-API-Key: ${API_KEY}",
             "the login page; password reset",
+            // Found by an attack review: build secrets, other commands' `-u` (a user and a
+            // group, a URL), placeholders and defaults, a published port, a token id, a
+            // placeholder token, lists of field names.
+            "docker build --secret id=mysecret,src=/run/x .",
+            "docker service create --secret source=ssh-key,target=ssh x",
+            "docker run -u root:root img && docker exec -u www-data:www-data c sh",
+            "pip install --user git+https://github.com/org/repo.git",
+            "socat -u TCP:localhost:8080 STDOUT",
+            "curl -u USER:PASS https://x; curl -u guest:guest https://x",
+            "curl -u username:password https://x",
+            "docker run -d --name mysql -p3306:3306 mysql:8",
+            "llama-cli --token 128001",
+            "Authorization: Token YOUR_TOKEN_HERE_1234",
+            "fields = (\"username\", \"password\", \"email1\")",
+            "docker run -p 8080:80 img; docker login -u bob --password-stdin",
         ] {
             assert!(found(text).is_empty(), "{text}: {:?}", found(text));
         }
@@ -3379,6 +3483,19 @@ pub(crate) mod tests {
             "DB_PASSWORD=",
             "\": \"",
             "S3cr3t9",
+            // Credentials on command lines: runs of commands' names a failed one passes over.
+            "curl ",
+            "mysql ",
+            "oc ",
+            "login ",
+            "sshpass ",
+            "-p",
+            "-pS3cr3t99",
+            " -u ",
+            "a:S3cr3t99",
+            "--password ",
+            "X-API-Key: ",
+            "\\\n",
         ];
         let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let long_domain = format!("{0}.{0}.{0}.com", "b".repeat(60));
@@ -3452,6 +3569,18 @@ pub(crate) mod tests {
             format!("{}4111-1111-1111-1111 ok", "4111 ".repeat(60)),
             format!("5-12 {}ok", "4111 1111 1111 1111 ".repeat(20)),
         ];
+        texts.extend([
+            // Commands' names before one that carries a password, nearer and further than
+            // the 2 KiB a command's line is read; a quoted line break; other triggers.
+            format!("{}curl -u a:S3cr3t99 ok", "curl ".repeat(600)),
+            format!("{}curl -u a:S3cr3t99 ok", "curl ".repeat(100)),
+            format!("{}oc login -p S3cr3t99", "oc ".repeat(1000)),
+            format!("{}mysql 'x\n' -pS3cr3t99", "mysql ".repeat(500)),
+            "curl x curl \"\n -u a:S3cr3tPw\"".to_owned(),
+            format!("{}X-API-Key: S3cr3t99 ok", "docker ".repeat(700)),
+            format!("{}login bob password S3cr3t99", "mysql ".repeat(400)),
+            format!("{}Authorization: Token 9f8e7d6c5b", "http ".repeat(500)),
+        ]);
         for _ in 0..3_000 {
             let len = 1 + next(80);
             texts.push((0..len).map(|_| pieces[next(pieces.len())]).collect());

@@ -27,8 +27,9 @@ const BASIC: &str = r"[A-Za-z0-9+/_\-]";
 /// Names of the fields that hold a password or a key (`DB_PASSWORD=`, `"client_secret":`,
 /// `apiKey:`), as they are written: lower case, capitals, capitalised, camel case. A field
 /// whose name ends in one of them (`MYSQL_ROOT_PASSWORD`, `spring.datasource.password`)
-/// holds a secret (see `validate::named_secret`).
-pub(super) const SECRET_NAMES: [&str; 43] = [
+/// holds a secret (see `validate::named_secret`). The first [`RUN_PASS_NAMES`] are fields'
+/// names; the rest, headers' (`X-API-Key`, `X-Auth-Token`, `Private-Token`) and tokens'.
+pub(super) const SECRET_NAMES: [&str; 57] = [
     "password",
     "Password",
     "PASSWORD",
@@ -55,11 +56,6 @@ pub(super) const SECRET_NAMES: [&str; 43] = [
     "apikey",
     "APIKEY",
     "api-key",
-    "API-Key",
-    "Api-Key",
-    "api_token",
-    "apiToken",
-    "API_TOKEN",
     "access_token",
     "accessToken",
     "ACCESS_TOKEN",
@@ -69,43 +65,58 @@ pub(super) const SECRET_NAMES: [&str; 43] = [
     "auth_token",
     "authToken",
     "AUTH_TOKEN",
+    "client_secret",
+    "API-Key",
+    "Api-Key",
+    "api_token",
+    "apiToken",
+    "API_TOKEN",
     "Auth-Token",
     "auth-token",
-    "client_secret",
-];
-
-/// Command-line options whose value is a secret, after their `--` (`--password S3cret`,
-/// `--api-key sk…`): the value is the next argument (see `validate::flag_value`). (With an
-/// `=` they are fields named for a secret.)
-pub(super) const SECRET_FLAGS: [&str; 10] = [
-    "password",
-    "passwd",
-    "passphrase",
-    "secret",
-    "client-secret",
-    "api-key",
+    "AUTH-TOKEN",
+    "API-KEY",
+    "Api-key",
+    "Api-Token",
     "api-token",
+    "API-Token",
+    "ApiToken",
+    "apitoken",
+    "Access-Token",
     "access-token",
-    "auth-token",
-    "token",
+    "Private-Token",
+    "PRIVATE-TOKEN",
+    "private-token",
+    "Vault-Token",
 ];
 
-/// Commands that take a password with `-p` (see `validate::command_password`): the MySQL
-/// and MariaDB clients glued to it (`mysql -uroot -pS3cret`: `-p S3cret` prompts and names a
-/// database), `sshpass` and a registry's `login` either way.
-pub(super) const PASSWORD_COMMANDS: [&str; 4] = ["mysql", "mariadb", "sshpass", "login"];
+/// What a command-line option's name ends with when its value is a secret (any case, after
+/// `--` and any words: `--password`, `--db-password`, `--API-TOKEN`, `--client_secret`):
+/// the value is the next argument or follows an `=` (see `validate::command_line_secret`).
+const SECRET_FLAGS: &str =
+    "(?i:password|passwd|passphrase|secret|token|apikey|api[-_]key|secret[-_]key|private[-_]key)";
 
-/// Options, commands and headers that carry credentials on a command line or in a request
-/// (see `validate::validate_secret`): a secret option's value (`--password S3cret`), curl's
-/// `-u user:password`, a command's `-p` (see [`PASSWORD_COMMANDS`]), a `.netrc` line
-/// (`machine h login bob password S3cret`), and `Authorization: Token …` (Django REST
-/// framework's, GitHub's scheme).
+/// Commands whose line may carry a password (see `validate::command_password`): the MySQL
+/// and MariaDB clients glued to `-p` (`mysql -uroot -pS3cret`: `-p S3cret` prompts and
+/// names a database), `sshpass -p`, a registry's `login -p` (after these tools' names),
+/// curl's `-u user:password` (and `-U`, `--user`, `--proxy-user`), httpie's `-a`/`--auth`.
+pub(super) const PASSWORD_COMMANDS: [&str; 20] = [
+    "mysql", "MySQL", "MYSQL", "mariadb", "MariaDB", "MARIADB", "sshpass", "curl", "http", "https",
+    "docker", "podman", "nerdctl", "oras", "buildah", "skopeo", "helm", "oc", "az", "cf",
+];
+
+/// Credentials on a command line or in a request (see `validate::command_line_secret`): an
+/// option's value (`--password S3cret`, `--token=…`, `["--api-key", "…"]`), a command's
+/// (see [`PASSWORD_COMMANDS`]), a `.netrc` line (`machine h login bob password S3cret`),
+/// and `Authorization: Token …` (Django REST framework's, GitHub's scheme). An option's
+/// value follows blanks, a line continuation (`\` and a line break), an `=`, or, in an
+/// argument list, a quote and a comma (`"--password", "S3cret"`).
 fn command_line_secrets() -> String {
     let q = r#"(?:\\{0,3}["'])?"#;
+    let qq = r#"\\{0,3}["']"#;
+    let sep = format!(r"(?:(?:[ \t]*\\\r?\n)?[ \t]{{1,40}}|\\\r?\n|=|{qq}[ \t\r\n]*,[ \t\r\n]*)");
+    let commands = "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB)[A-Za-z0-9_.-]*|sshpass|curl|https?|docker|podman|nerdctl|oras|buildah|skopeo|helm|oc|az|cf";
     format!(
-        r#"--(?:{flags})(?:[ \t]{{1,8}}|{q}[ \t]*,[ \t]*){q}[^\s"'\\-]|(?:-u|--user)[ \t]{{1,8}}{q}[^\s"'\\:-][^\s"'\\:]{{0,64}}:[^\s"'\\]|{B}(?:{commands})[ \t]|{B}(?:Authorization|authorization){q}[ \t]*[:=][ \t]*{q}(?:Token|token)[ \t]{{1,16}}{BEARER}{{16}}"#,
-        flags = SECRET_FLAGS.join("|"),
-        commands = "mysql[a-z]*|mariadb[a-z-]*|sshpass|login",
+        r#"--[A-Za-z0-9_-]*{SECRET_FLAGS}{sep}{q}[^\s"'\\-]|{B}(?:{commands})(?:\.exe)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:Authorization|authorization|AUTHORIZATION){q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)[ \t]*{q}(?:Token|token|TOKEN)[ \t]{{1,16}}{BEARER}{{4}}"#
     )
 }
 
@@ -115,13 +126,19 @@ fn command_line_secrets() -> String {
 pub(super) const RUN_PASS_NAMES: usize = 36;
 
 /// A field named by one of `names`, its separator (`=`, `:`, `=>`, the name and the value
-/// each quoted or not, JSON-escaped up to three times) and the value's first character.
-fn named_secret(names: &[&str]) -> String {
+/// each quoted or not, JSON-escaped up to three times; with `comma`, also a comma between
+/// the two quoted, as code passes a header: `.header("X-API-Key", "…")` — not for the
+/// field names, which lists of names hold: `("username", "password", "email1")`) and the
+/// value's first character.
+fn named_secret(names: &[&str], comma: bool) -> String {
     let q = r#"(?:\\{0,3}["'])?"#;
-    format!(
-        r#"(?:{}){q}[ \t]{{0,40}}(?:=>|:=|[:=])[ \t]{{0,40}}{q}[^\s"'\\>]"#,
-        names.join("|")
-    )
+    let qq = r#"\\{0,3}["']"#;
+    let names = names.join("|");
+    let mut out = format!(r#"(?:{names}){q}[ \t]{{0,40}}(?:=>|:=|[:=])[ \t]{{0,40}}{q}[^\s"'\\>]"#);
+    if comma {
+        out += &format!(r#"|(?:{names}){qq}[ \t]*,[ \t]*{qq}[^\s"'\\>]"#);
+    }
+    out
 }
 
 /// The lazy DFA's cache for the combined pattern: large enough that scanning never falls back
@@ -347,6 +364,60 @@ pub(super) fn run_token_reach(
     Some(other.unwrap_or(end))
 }
 
+/// After a failed candidate at `s` of the command-line pass that is a command's name (see
+/// [`PASSWORD_COMMANDS`]; its other candidates resume at the next character): how far no
+/// candidate of the pass can succeed, so a run of commands' names (`curl curl …`) is not
+/// read again from each of them. A command's password needs an option (`-p`, `-u`, `-U`,
+/// `-a`, `--user`, …), which starts with `-`, on its line within the 2 KiB its validator
+/// reads; the pass's other candidates start with `--`, `login`, `LOGIN`, an authorization
+/// header's name or a header name for a key or token. So no start more than 2 KiB before
+/// the first `-` or such word after `s` (read up to 4 KiB) can succeed. (Line ends are not
+/// trusted: a quoted line break does not end a command.)
+pub(super) fn command_reach(
+    text: &str,
+    s: usize,
+    _: &mut dyn FnMut() -> Option<usize>,
+    _: &Kind,
+) -> Option<usize> {
+    const WINDOW: usize = 2048;
+    let b = text.as_bytes();
+    let word = PASSWORD_COMMANDS
+        .iter()
+        .find(|c| b[s..].starts_with(c.as_bytes()))?;
+    let from = s + word.len();
+    let to = b.len().min(s + 2 * WINDOW);
+    let other = |i: usize| {
+        let rest = &b[i..];
+        match b[i] {
+            b'-' => true,
+            b'l' | b'L' => rest.starts_with(b"login") || rest.starts_with(b"LOGIN"),
+            b'a' | b'A' => ["Authorization", "authorization", "AUTHORIZATION"]
+                .iter()
+                .chain(&SECRET_NAMES[RUN_PASS_NAMES..])
+                .any(|n| rest.starts_with(n.as_bytes())),
+            b'p' | b'P' | b'V' => SECRET_NAMES[RUN_PASS_NAMES..]
+                .iter()
+                .any(|n| rest.starts_with(n.as_bytes())),
+            _ => false,
+        }
+    };
+    // The first `-` (found fast: in a run of names before one, each name looks for it),
+    // then, over only what that would skip, the other triggers' words: every start up to
+    // 2 KiB before the first of them fails (a command's validator reads at most 2 KiB from
+    // its name's start).
+    let dash = memchr::memchr(b'-', &b[from..to]).map_or(to, |i| from + i);
+    let reach = if dash == b.len() {
+        b.len()
+    } else {
+        dash.saturating_sub(WINDOW)
+    };
+    if reach <= s + 1 {
+        return None;
+    }
+    let reach = (from..reach).find(|&i| other(i)).unwrap_or(reach);
+    (reach > s + 1).then(|| ceil_char_boundary(text, reach))
+}
+
 /// Where the first of the run-token pass's other triggers may start in `b[from..to]` (see
 /// `specs`): an authorization scheme and the blank its trigger needs after it, a
 /// DigitalOcean token, an Azure key's name — words a run's characters can spell. Read
@@ -487,7 +558,7 @@ pub(super) fn specs() -> Vec<Spec> {
         // by the validator), or a basic one (base64 of `user:password`).
         format!(r"{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{16}}"),
         format!(r"{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}"),
-        named_secret(&SECRET_NAMES[..RUN_PASS_NAMES]),
+        named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
     ]
     .join("|");
     // Local parts and internationalised domains in any script; `@` or `%40`. (Where a
@@ -527,7 +598,7 @@ pub(super) fn specs() -> Vec<Spec> {
     );
     let run_token_trigger = format!(
         r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}",
-        named_secret(&SECRET_NAMES[..RUN_PASS_NAMES])
+        named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false)
     );
     // Credentials on command lines and in headers (see `command_line_secrets`), and the
     // header names: a pass of their own, so the run-token pass's prefilter keeps its
@@ -535,7 +606,7 @@ pub(super) fn specs() -> Vec<Spec> {
     let command_line_trigger = format!(
         "{}|{}",
         command_line_secrets(),
-        named_secret(&SECRET_NAMES[RUN_PASS_NAMES..])
+        named_secret(&SECRET_NAMES[RUN_PASS_NAMES..], true)
     );
     let email_trigger = format!(r"{local}+@{label}+\.");
     let iban_trigger = format!(r"{B}[A-Za-z]{{2}}[ -]{{0,2}}[0-9]{{2}}[ -]{{0,2}}[A-Za-z0-9]{{4}}");
@@ -587,15 +658,18 @@ pub(super) fn specs() -> Vec<Spec> {
             )
         },
         // (Its exact pattern is its trigger: a smaller automaton than all the secrets',
-        // read once per candidate, and a candidate is a word as common as `login`.)
-        spec(
-            Entity::Secret,
-            4,
-            command_line_trigger.clone(),
-            command_line_trigger,
-            SECRET_WINDOW,
-            validate_secret,
-        ),
+        // read once per candidate, and a candidate is a word as common as `curl`.)
+        Spec {
+            reach: Some(command_reach),
+            ..spec(
+                Entity::Secret,
+                4,
+                command_line_trigger.clone(),
+                command_line_trigger,
+                SECRET_WINDOW,
+                validate_secret,
+            )
+        },
         Spec {
             // The local part is at most 64 characters (at most 256 bytes): no start further
             // before the `@` (or the `%` of `%40`) can be an address.

@@ -255,173 +255,408 @@ fn host_follows(text: &str, at: usize) -> bool {
     })
 }
 
-/// For a candidate of the command-line forms (see `patterns::command_line_secrets`, `m`:
-/// its match `text[s..e]`): `Some` of what it finds, `None` when it is not one of them.
+/// For a candidate of the command-line forms (see `patterns::command_line_secrets`; its
+/// match `text[s..e]`): `Some` of what it finds, `None` when it is not one of them.
 #[allow(clippy::option_option)]
 fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, usize)>> {
-    use super::patterns::{PASSWORD_COMMANDS, SECRET_FLAGS};
+    use super::patterns::PASSWORD_COMMANDS;
     let m = &text[s..e];
     let b = text.as_bytes();
-    // An option stands after a blank, a quote or an argument list's `[`/`(`, or at a line's
-    // start.
-    let option_start = || {
-        s.checked_sub(1).is_none_or(|i| {
-            matches!(
-                b[i],
-                b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'[' | b'('
-            )
-        })
-    };
+    // An option stands after a blank, a quote, a backtick, an argument list's `[`, `(` or
+    // `,`, or at a line's start.
+    let option_start = s.checked_sub(1).is_none_or(|i| {
+        matches!(
+            b[i],
+            b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'`' | b'[' | b'(' | b','
+        )
+    });
     // The value's first character: the match's last.
-    let first = || e - text[..e].chars().next_back().map_or(1, char::len_utf8);
-    if m.starts_with("-u") || m.starts_with("--user") {
+    let first = e - text[..e].chars().next_back().map_or(1, char::len_utf8);
+    if let Some(rest) = m.strip_prefix("--") {
+        let name = rest
+            .bytes()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_'))
+            .map(|c| c.to_ascii_lowercase())
+            .collect::<Vec<u8>>();
+        const NAMES: [&[u8]; 12] = [
+            b"password",
+            b"passwd",
+            b"passphrase",
+            b"secret",
+            b"token",
+            b"apikey",
+            b"api-key",
+            b"api_key",
+            b"secret-key",
+            b"secret_key",
+            b"private-key",
+            b"private_key",
+        ];
+        if !NAMES.iter().any(|n| name.ends_with(n)) {
+            return Some(None);
+        }
+        let token = name.ends_with(b"token");
         return Some(
-            option_start()
-                // (The trigger ends on the password's first character, after the `:`.)
-                .then(|| user_password(text, s, first() - 1))
-                .flatten(),
+            option_start
+                .then(|| argument(text, first))
+                .flatten()
+                .filter(|&(a, z)| option_value(&text[a..z], token)),
         );
     }
-    if let Some(rest) = m.strip_prefix("--")
-        && SECRET_FLAGS.iter().any(|f| rest.starts_with(f))
+    if ["Authorization", "authorization", "AUTHORIZATION"]
+        .iter()
+        .any(|p| m.starts_with(p))
     {
-        return Some(option_start().then(|| argument(text, first())).flatten());
-    }
-    if m.starts_with("Authorization") || m.starts_with("authorization") {
-        let Some(scheme) = m.find("Token").or_else(|| m.find("token")) else {
+        let lower = m.to_ascii_lowercase();
+        let Some(scheme) = lower.rfind("token") else {
             return Some(None);
         };
-        let scheme = scheme + "Token".len();
+        let scheme = scheme + "token".len();
         let at = s
             + scheme
             + m[scheme..]
                 .bytes()
                 .take_while(|&c| c == b' ' || c == b'\t')
                 .count();
-        return Some(bearer_token(text, at));
+        return Some(auth_token(text, at, 8));
     }
+    if m.starts_with("login") || m.starts_with("LOGIN") {
+        return Some(netrc_password(text, s + "login".len()));
+    }
+    // A command's name, then what ends it in the trigger (not `https://hooks.slack.com/…`).
     let command = PASSWORD_COMMANDS.iter().find(|c| m.starts_with(*c))?;
+    let word = m
+        .bytes()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+        .count();
+    if !matches!(
+        m.as_bytes().get(word),
+        Some(b' ' | b'\t' | b'\\' | b'"' | b'\'' | b')')
+    ) {
+        return None;
+    }
     Some(command_password(text, s, command))
 }
 
-/// The argument whose first character is at `first` (quoted when a quote stands before it,
-/// then up to the same quote; bare, up to white space or what ends a shell word), if it is
-/// a secret as a named field's value is (see [`secret_value`]).
+/// A `.netrc` line's password (`machine h login bob password S3cret`, quoted or after an
+/// `account`; the words after `login` from `at`), if it is a secret as an option's value is
+/// (see [`argument`]).
+fn netrc_password(text: &str, at: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let window = &b[at..b.len().min(at + 512)];
+    let words: Vec<&[u8]> = window
+        .split(u8::is_ascii_whitespace)
+        .filter(|w| !w.is_empty())
+        .take(5)
+        .collect();
+    let value = match words.as_slice() {
+        [_, b"password" | b"passwd", v, ..]
+        | [_, b"account", _, b"password" | b"passwd", v, ..] => v,
+        _ => return None,
+    };
+    let mut first = value.as_ptr() as usize - b.as_ptr() as usize;
+    if matches!(b[first], b'"' | b'\'') {
+        first += 1;
+    }
+    argument(text, first)
+}
+
+/// Whether an option's value (`token`: of an option named for a token) is no secret although
+/// it passed as one: a list of settings (`docker build --secret id=npmrc,src=…`), or a
+/// number for a token (`--token 128001`: a model's token id).
+fn option_value(value: &str, token: bool) -> bool {
+    let settings = value.split_once('=').is_some_and(|(name, rest)| {
+        ident(name.as_bytes()) && !rest.is_empty() && !rest.starts_with('=')
+    });
+    let number = token && value.bytes().all(|c| c.is_ascii_digit());
+    !settings && !number
+}
+
+/// The quote that opens a value whose first character is at `first`, and how many
+/// backslashes escape it (JSON escapes a quote inside a string: `-p\"S3cret\"`).
+fn opening_quote(b: &[u8], first: usize) -> Option<(u8, usize)> {
+    let q = *b.get(first.checked_sub(1)?)?;
+    if !matches!(q, b'"' | b'\'') {
+        return None;
+    }
+    let escapes = b[..first - 1]
+        .iter()
+        .rev()
+        .take(3)
+        .take_while(|&&c| c == b'\\')
+        .count();
+    Some((q, escapes))
+}
+
+/// How long the value at `first` runs: a quoted one (see [`opening_quote`]) to the same
+/// quote escaped as many times (an escaped quote inside is part of it) or the line's end;
+/// a bare one to white space, a quote, a backtick or a shell operator (`;`, `|`, `&`, `)`),
+/// or a backslash that escapes a closing quote (JSON's `\"` after a bare value).
+fn value_len(b: &[u8], first: usize, quote: Option<(u8, usize)>) -> usize {
+    let rest = &b[first..b.len().min(first.saturating_add(NAMED_VALUE_MAX))];
+    match quote {
+        Some((q, escapes)) => {
+            let mut i = 0;
+            while i < rest.len() {
+                match rest[i] {
+                    b'\n' | b'\r' => return i,
+                    c if c == q => {
+                        let slashes = rest[..i].iter().rev().take_while(|&&c| c == b'\\').count();
+                        if slashes == escapes {
+                            return i - escapes;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            rest.len()
+        }
+        None => {
+            rest.iter()
+                .enumerate()
+                .position(|(i, &c)| {
+                    c.is_ascii_whitespace()
+                        || matches!(c, b'"' | b'\'' | b'`' | b';' | b'|' | b'&' | b')')
+                        || (c == b'\\'
+                            && rest[i..].iter().find(|&&d| d != b'\\').is_none_or(|&d| {
+                                matches!(d, b'"' | b'\'') || d.is_ascii_whitespace()
+                            }))
+                })
+                .unwrap_or(rest.len())
+        }
+    }
+}
+
+/// The argument whose first character is at `first`, if it is a secret: as a named field's
+/// value is (see [`secret_value`]), or, quoted, a passphrase of words (`--passphrase
+/// "correct horse battery 42"`: on a command line a quoted value is one argument).
 fn argument(text: &str, first: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    let quote = first
-        .checked_sub(1)
-        .map(|i| b[i])
-        .filter(|q| matches!(q, b'"' | b'\''));
-    let limit = ceil_char_boundary(text, first.saturating_add(NAMED_VALUE_MAX));
-    let rest = &b[first..limit];
-    let len = match quote {
-        Some(q) => rest
+    let quote = opening_quote(b, first);
+    let len = value_len(b, first, quote);
+    let end = ceil_char_boundary(text, first + len);
+    let value = &text[first..end];
+    let phrase = quote.is_some()
+        && value.len() >= 8
+        && value.contains(' ')
+        && !template(value.as_bytes())
+        && !placeholder(value);
+    (phrase || secret_value(value, quote.is_some(), b.get(end).copied())).then_some((first, end))
+}
+
+/// A word documentation puts where a credential goes (`USER:PASS`, `changeme`,
+/// `your-token`, `<password>`): a placeholder word, or capitals and `_` only.
+fn placeholder(value: &str) -> bool {
+    const WORDS: [&str; 10] = [
+        "pass", "password", "passwd", "pwd", "secret", "token", "apikey", "api_key", "key", "pw",
+    ];
+    let lower = value.to_ascii_lowercase();
+    WORDS.contains(&lower.as_str())
+        || [
+            "your",
+            "example",
+            "changeme",
+            "placeholder",
+            "redacted",
+            "xxxx",
+            "dummy",
+        ]
+        .iter()
+        .any(|w| lower.contains(w))
+        || value.bytes().all(|c| c.is_ascii_uppercase() || c == b'_')
+}
+
+/// Where the line (up to a line break that no `\` continues, or a `|`, `;` or `&` outside
+/// quotes) that starts at `from` ends, reading at most `max` bytes; and stopping at `stop`.
+fn command_end(b: &[u8], from: usize, max: usize, stop: impl Fn(usize) -> bool) -> usize {
+    let to = b.len().min(from.saturating_add(max));
+    let mut quote = None;
+    let mut i = from;
+    while i < to {
+        let c = b[i];
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                b'"' | b'\'' => quote = Some(c),
+                b'\n' | b'\r' if i == 0 || b[i - 1] != b'\\' => return i,
+                b'|' | b';' | b'&' => return i,
+                _ if stop(i) => return i,
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    to
+}
+
+/// Where the value after an option ends up starting (`at`: right after the option's name):
+/// past blanks or a line continuation, an `=`, or an argument list's `", "`, and an opening
+/// quote, escaped or not; and whether anything separated it from the option (`-p S3cret`, not
+/// `-pS3cret`). `None` when no value follows before `end`.
+fn option_argument(b: &[u8], mut at: usize, end: usize) -> Option<(usize, bool)> {
+    let ws = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r');
+    let start = at;
+    // Blanks, and line breaks a `\` continues.
+    while at < end {
+        match b[at] {
+            b' ' | b'\t' => at += 1,
+            b'\\' if matches!(b.get(at + 1), Some(b'\n' | b'\r')) => at += 2,
+            b'\n' | b'\r' if at > start => at += 1,
+            _ => break,
+        }
+    }
+    if at == start && b.get(at) == Some(&b'=') {
+        at += 1;
+    } else if at == start {
+        // An argument list: the option's closing quote, a comma, the value's opening one.
+        let slashes = b[at..end]
             .iter()
-            .take_while(|&&c| c != q && c != b'\\' && c != b'\n' && c != b'\r')
-            .count(),
-        None => rest
+            .take(3)
+            .take_while(|&&c| c == b'\\')
+            .count();
+        if matches!(b.get(at + slashes), Some(b'"' | b'\'')) {
+            let mut k = at + slashes + 1;
+            k += b[k..end].iter().take_while(|c| ws(c)).count();
+            if b.get(k) == Some(&b',') {
+                k += 1;
+                at = k + b[k..end].iter().take_while(|c| ws(c)).count();
+            }
+        }
+    }
+    let separated = at > start;
+    let slashes = b[at..end]
+        .iter()
+        .take(3)
+        .take_while(|&&c| c == b'\\')
+        .count();
+    if matches!(b.get(at + slashes), Some(b'"' | b'\'')) {
+        at += slashes + 1;
+    }
+    (at < end && !matches!(b[at], b'-' | b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\''))
+        .then_some((at, separated))
+}
+
+/// The password of curl's `-u user:password` (httpie's `-a`), the argument at `first`:
+/// whatever it holds (`-u admin:Zq9`; quoted, blanks too) — unless a template, a mask, a
+/// placeholder (`USER:PASS`, `user:password`) or the user again (`guest:guest`).
+fn user_password(text: &str, first: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let quote = opening_quote(b, first);
+    let arg = value_len(b, first, quote);
+    let colon = first + b[first..first + arg].iter().position(|&c| c == b':')?;
+    let user = &text[first..colon];
+    let end = ceil_char_boundary(text, first + arg);
+    let pw = &text[colon + 1..end];
+    let refused = pw.is_empty()
+        || template(pw.as_bytes())
+        || masked(pw.as_bytes())
+        || placeholder(pw)
+        || pw == user;
+    (!refused).then_some((colon + 1, end))
+}
+
+/// The password the command at `s` (one of `PASSWORD_COMMANDS`) is given on its line (see
+/// [`command_end`]; an argument list too, at most 2 KiB, up to the next such command), by
+/// the first option that carries one: MySQL's and MariaDB's clients glued to `-p`
+/// (`-pS3cret`, `"-pS3cret"`; `-p S3cret` prompts, then names a database), `sshpass -p`
+/// either way, a registry's `login … -p` (`docker login -u bob -p S3cret`; `docker run -p
+/// 8080:80` publishes a port), curl's `-u`/`-U`/`--user`/`--proxy-user` `user:password`,
+/// httpie's `-a`/`--auth`. A `-p` value must be a secret as an option's is (see
+/// [`argument`]) and no port (`--name mysql -p3306:3306`); a password after a user, as
+/// [`user_password`] reads it.
+fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize)> {
+    use super::patterns::PASSWORD_COMMANDS;
+    let b = text.as_bytes();
+    let word = b[s..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+        .count();
+    let start = s + word;
+    let lower = command.to_ascii_lowercase();
+    let (glued_only, user_options): (bool, &[&[u8]]) = match lower.as_str() {
+        "mysql" | "mariadb" => (true, &[]),
+        "curl" => (false, &[b"-u", b"-U", b"--user", b"--proxy-user"]),
+        "http" | "https" => (false, &[b"-a", b"--auth"]),
+        _ => (false, &[]),
+    };
+    let login = !glued_only && user_options.is_empty() && lower != "sshpass";
+    // Up to the next such command (read once, not again from each of a run of them).
+    let next_command = |i: usize| {
+        matches!(
+            b[i],
+            b'm' | b'M' | b's' | b'c' | b'h' | b'd' | b'p' | b'n' | b'o' | b'b' | b'a'
+        ) && !b[i - 1].is_ascii_alphanumeric()
+            && PASSWORD_COMMANDS.iter().any(|c| {
+                c.as_bytes()[0] == b[i]
+                    && b[i..].starts_with(c.as_bytes())
+                    && b.get(i + c.len())
+                        .is_none_or(|&d| !d.is_ascii_alphanumeric())
+            })
+    };
+    // (At most 2 KiB from the name's start, however long the name: see
+    // `patterns::command_reach`.)
+    let end = command_end(b, start, (s + 2048).saturating_sub(start), next_command);
+    let line = &b[start..end];
+    // A registry's `-p` comes after its `login`.
+    let from = if login {
+        let at = memchr::memchr_iter(b'l', line).find(|&i| {
+            i > 0
+                && line[i..].starts_with(b"login")
+                && !line[i - 1].is_ascii_alphanumeric()
+                && line.get(i + 5).is_none_or(|c| !c.is_ascii_alphanumeric())
+        })?;
+        at + 5
+    } else {
+        0
+    };
+    // The options, in order: each `-` after a blank, a quote or a line break.
+    for i in memchr::memchr_iter(b'-', &line[from..]).map(|i| from + i) {
+        if i == 0 || !matches!(line[i - 1], b' ' | b'\t' | b'\n' | b'"' | b'\'') {
+            continue;
+        }
+        let name = line[i..]
             .iter()
             .take_while(|&&c| {
-                !c.is_ascii_whitespace()
-                    && !matches!(
-                        c,
-                        b'"' | b'\'' | b'`' | b'\\' | b';' | b'|' | b'&' | b')' | b',' | b']'
-                    )
+                !matches!(
+                    c,
+                    b' ' | b'\t' | b'\n' | b'\r' | b'=' | b'"' | b'\'' | b',' | b'\\'
+                )
             })
-            .count(),
-    };
-    let value = std::str::from_utf8(&rest[..len]).ok()?;
-    secret_value(value, quote.is_some(), rest.get(len).copied()).then_some((first, first + len))
-}
-
-/// curl's `-u user:password` (also `--user`, httpie's and wget's; the option at `s`, the
-/// argument's first `:` at `colon`): the password after it, whatever it holds (`-u
-/// admin:pw`; quoted, blanks too) — unless a template or a mask (`$USER:$PASS`, `****`), or
-/// both sides are numbers (`docker run -u 1000:1000`: a user and a group id).
-fn user_password(text: &str, s: usize, colon: usize) -> Option<(usize, usize)> {
-    let b = text.as_bytes();
-    let user_at = b[s..colon]
-        .iter()
-        .rposition(|&c| matches!(c, b' ' | b'\t' | b'"' | b'\''))
-        .map_or(s, |i| s + i + 1);
-    let user = &b[user_at..colon];
-    let quote = user_at
-        .checked_sub(1)
-        .map(|i| b[i])
-        .filter(|q| matches!(q, b'"' | b'\''));
-    let rest = &b[colon + 1..ceil_char_boundary(text, (colon + 1).saturating_add(NAMED_VALUE_MAX))];
-    let len = match quote {
-        Some(q) => rest
+            .count();
+        let option = &line[i..i + name];
+        if user_options.is_empty() {
+            if !option.starts_with(b"-p") {
+                continue;
+            }
+            // The first `-p`: glued (`-pS3cret`) or its own argument.
+            let (at, separated) = if option.len() > 2 {
+                (start + i + 2, false)
+            } else {
+                option_argument(b, start + i + 2, end)?
+            };
+            if separated && glued_only {
+                return None;
+            }
+            let (a, z) = argument(text, at)?;
+            let port = text[a..z]
+                .split(':')
+                .all(|p| (1..=5).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()));
+            return (!port).then_some((a, z));
+        }
+        // curl's or httpie's user and password, glued to a short option or after it.
+        let glued = user_options
             .iter()
-            .take_while(|&&c| c != q && !matches!(c, b'\\' | b'\n' | b'\r'))
-            .count(),
-        None => rest
-            .iter()
-            .take_while(|c| !c.is_ascii_whitespace() && !matches!(c, b'"' | b'\'' | b'\\'))
-            .count(),
-    };
-    let pw = &rest[..len];
-    let numbers = |w: &[u8]| !w.is_empty() && w.iter().all(u8::is_ascii_digit);
-    let ids = numbers(user) && numbers(pw);
-    (len > 0 && !template(pw) && !masked(pw) && !ids).then_some((colon + 1, colon + 1 + len))
-}
-
-/// The password a command at `s` (one of `PASSWORD_COMMANDS`) is given on its command line
-/// (up to a line break, `|`, `;` or `&`, at most 512 bytes) with its first `-p`: MySQL's and
-/// MariaDB's clients glued to it (`-pS3cret`; `-p S3cret` prompts, then names a database),
-/// `sshpass -p` and a registry login's `-p` either way (`docker login -u bob -p S3cret`;
-/// `login` after `docker`, `podman`, `helm registry`, `nerdctl`, `oras`, `buildah` or
-/// `skopeo`); or, for `login`, a `.netrc` line's password (`machine h login bob password
-/// S3cret`). The value must be a secret as a named field's is (see [`secret_value`]).
-fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize)> {
-    let b = text.as_bytes();
-    let start = s + command.len();
-    // (Read only as far as needed: a word as common as `login` is a candidate.)
-    let window = &b[start..ceil_char_boundary(text, start.saturating_add(512))];
-    let blank = |c: u8| c == b' ' || c == b'\t';
-    let ends = |c: &u8| matches!(c, b'\n' | b'\r' | b'|' | b';' | b'&');
-    if command == "login" {
-        // `.netrc`: `login <user> password <value>`, on one line or several.
-        let mut words = window
-            .split(u8::is_ascii_whitespace)
-            .filter(|w| !w.is_empty());
-        if let (Some(_), Some(b"password"), Some(value)) =
-            (words.next(), words.next(), words.next())
-        {
-            return argument(text, value.as_ptr() as usize - b.as_ptr() as usize);
-        }
-        const CLIS: [&str; 8] = [
-            "docker", "podman", "registry", "nerdctl", "oras", "buildah", "skopeo", "helm",
-        ];
-        let before = text[..s].trim_end_matches([' ', '\t']);
-        if !CLIS.iter().any(|c| before.ends_with(c)) {
-            return None;
-        }
+            .find(|o| o.len() == 2 && option.len() > 2 && option.starts_with(o));
+        let at = match glued {
+            Some(_) => start + i + 2,
+            None if user_options.contains(&option) => option_argument(b, start + i + name, end)?.0,
+            None => continue,
+        };
+        return user_password(text, at);
     }
-    let glued_only = command.starts_with("mysql") || command.starts_with("mariadb");
-    // The command's `-p` (the first: a command takes one), after a blank, before the
-    // command ends.
-    let i = memchr::memchr_iter(b'-', window)
-        .find(|&i| i > 0 && blank(window[i - 1]) && window.get(i + 1) == Some(&b'p'))?;
-    if window[..i].iter().any(ends) {
-        return None;
-    }
-    let end = start + window.len();
-    let mut at = start + i + 2;
-    if b.get(at).is_some_and(|&c| blank(c)) {
-        if glued_only {
-            return None;
-        }
-        at += b[at..end].iter().take_while(|&&c| blank(c)).count();
-    }
-    if at < end && matches!(b[at], b'"' | b'\'') {
-        at += 1;
-    }
-    if at >= end || b[at] == b'-' || blank(b[at]) || ends(&b[at]) {
-        return None;
-    }
-    argument(text, at)
+    None
 }
 
 /// The longest value a named field's secret is read to.
@@ -449,6 +684,11 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .take(256)
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
             .count();
+    // A URL's user (`https://x-access-token:…@github.com`): its password is read as one
+    // (see `url_password`), to the host.
+    if b[..key].ends_with(b"://") {
+        return None;
+    }
     let before_key = key.checked_sub(1).map(|i| b[i]);
     // The opening quote, if any: the byte before the value's first character.
     let quote = match b[first - 1] {
@@ -767,8 +1007,14 @@ const AUTH_TOKEN_MAX: usize = 16 << 10;
 /// 6750's `b64token`, and `=` or `|` inside) and padding. A token holds a digit, or is at
 /// least 32 characters of both cases (`Bearer YOUR_TOKEN`, `Bearer YourAccessTokenGoesHere`,
 /// `bearer authentication` are words), and is not a placeholder: more than four distinct
-/// letters and digits in all.
+/// letters and digits in all, and no placeholder word (`YOUR_TOKEN_HERE_1234`).
 fn bearer_token(text: &str, at: usize) -> Option<(usize, usize)> {
+    auth_token(text, at, 16)
+}
+
+/// [`bearer_token`] for a scheme whose tokens may be as short as `shortest` (`Token
+/// 9f8e7d6c`).
+fn auth_token(text: &str, at: usize, shortest: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let token = |c: &u8| {
         c.is_ascii_alphanumeric()
@@ -787,7 +1033,21 @@ fn bearer_token(text: &str, at: usize) -> Option<(usize, usize)> {
         .collect();
     let digit = t.iter().any(u8::is_ascii_digit);
     let cases = t.iter().any(u8::is_ascii_uppercase) && t.iter().any(u8::is_ascii_lowercase);
-    (run >= 16 && (digit || (cases && run >= 32)) && distinct_bytes(&alnum) > 4)
+    let lower = text[at..at + run].to_ascii_lowercase();
+    let placeholder = [
+        "your",
+        "example",
+        "placeholder",
+        "redacted",
+        "xxxx",
+        "dummy",
+    ]
+    .iter()
+    .any(|w| lower.contains(w));
+    (run >= shortest
+        && (digit || (cases && run >= 32))
+        && distinct_bytes(&alnum) > 4
+        && !placeholder)
         .then_some((at, at + run))
 }
 
