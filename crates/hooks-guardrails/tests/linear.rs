@@ -89,6 +89,9 @@ fn family(name: &str, n: usize) -> String {
         "command_names_in_a_row" => "curl ".repeat(n / 5),
         "command_names_before_an_option" => format!("{}-p; ", "mysql ".repeat(85)).repeat(n / 514),
         "header_names_with_words" => "X-API-Key: ".repeat(n / 11),
+        // Found by an attack review: quadratic before (each `--` read to the end).
+        "dashes_before_an_option_name" => format!("{}password x", "-".repeat(n)),
+        "glued_options_before_a_name" => format!("{}password x", "--a".repeat(n / 3)),
         "token_headers_without_digits" => {
             "Authorization: Token abcdefghijklmnopqrstuvwxyz ".repeat(n / 48)
         }
@@ -99,7 +102,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 58] = [
+const FAMILIES: [&str; 60] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -156,6 +159,8 @@ const FAMILIES: [&str; 58] = [
     "command_names_in_a_row",
     "command_names_before_an_option",
     "header_names_with_words",
+    "dashes_before_an_option_name",
+    "glued_options_before_a_name",
     "token_headers_without_digits",
     "quiet_kinds_between_detections",
 ];

@@ -138,7 +138,7 @@ mod validate;
 pub(crate) use context::{floor_char_boundary, key_gives_context};
 pub(crate) use validate::secret_field;
 
-use patterns::{DENSE_PASSES, DFA_CACHE_BYTES, Kind, PASSES, Spec, specs};
+use patterns::{APART_PASSES, DENSE_PASSES, DFA_CACHE_BYTES, Kind, PASSES, Spec, specs};
 pub(crate) use validate::ceil_char_boundary;
 use validate::{Freed, next_char};
 
@@ -283,6 +283,10 @@ struct Pass {
     /// The longest match any trigger of the pass can have (`quieting` is empty when a
     /// trigger is unbounded).
     longest: usize,
+    /// Whether the pass's values stand apart from their triggers, with the pass's other
+    /// triggers between (a command's name, then a header's key, then the command's password:
+    /// see `patterns::APART_PASSES`).
+    apart: bool,
     /// For a pass that holds no e-mail address: what finds where a value of it may start
     /// right after an address's domain (see `value_at`).
     glue: Option<Glue>,
@@ -565,6 +569,7 @@ impl Compiled {
                     .collect()
             };
             passes.push(Pass {
+                apart: APART_PASSES.contains(&pass),
                 glue: all_dense
                     .as_ref()
                     .filter(|_| members.iter().all(|&m| specs[m].entity != Entity::Email))
@@ -895,7 +900,7 @@ impl PiiDetector {
                 *work += (m.end() - m.start()) as u64;
                 hit = self
                     .validate_at(text, pass, *m, &mut seen, &freed, &quiet, work)
-                    .map(|d| (d, i));
+                    .map(|d| (d, i, m.end()));
                 if hit.is_some() {
                     break;
                 }
@@ -916,15 +921,22 @@ impl PiiDetector {
                 }
             }
             match hit {
-                Some((d, pass)) if held.is_none() && d.start > min => {
-                    // Its pass's later candidates before it are the same value again; the
+                Some((d, pass, trigger_end)) if held.is_none() && d.start > min => {
+                    // Its pass's later candidates before it are the same value again — unless
+                    // the pass finds values apart from their triggers (a command's password
+                    // after a header's key on its line): then from the trigger's end on. The
                     // other passes are asked from here on (from this very start, for the
                     // passes after this one).
-                    resume[pass] = resume[pass].max(d.end);
+                    let past = if self.compiled.passes[pass].apart {
+                        trigger_end
+                    } else {
+                        d.end
+                    };
+                    resume[pass] = resume[pass].max(past);
                     held = Some(d);
                     at = min;
                 }
-                Some((d, _)) => {
+                Some((d, _, _)) => {
                     let d = match held.take() {
                         // An address whose local part is a held secret (a URL's password:
                         // `://app:S3cret@db.internal`) leaves its domain, as one whose local
@@ -3121,7 +3133,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 55] = [
+        let cases: [(&str, &[&str]); 59] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3270,6 +3282,24 @@ pub(crate) mod tests {
                 &["9f8e7d6c5b4a"],
             ),
             ("Private-Token: glpat9f8e7d6c5b4a", &["glpat9f8e7d6c5b4a"]),
+            // Found by a second review: a header's key before the command's password on
+            // its line, a URL before the option, a header set by index.
+            (
+                r#"curl -H "X-API-Key: a8Fk29dLq0Zx7" -u admin:Zq9xK2mPq https://x"#,
+                &["a8Fk29dLq0Zx7", "Zq9xK2mPq"],
+            ),
+            (
+                "curl https://api.example.com/v1/items -u admin:Zq9xK2mPq",
+                &["Zq9xK2mPq"],
+            ),
+            (
+                "oc login https://api.cluster:6443 -u kubeadmin -p Zq9xK2mPq",
+                &["Zq9xK2mPq"],
+            ),
+            (
+                r#"session.headers["PRIVATE-TOKEN"] = "glX9a8Fk29dLq0Zx""#,
+                &["glX9a8Fk29dLq0Zx"],
+            ),
         ];
         for (text, want) in cases {
             let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();

@@ -116,7 +116,7 @@ fn command_line_secrets() -> String {
     let sep = format!(r"(?:(?:[ \t]*\\\r?\n)?[ \t]{{1,40}}|\\\r?\n|=|{qq}[ \t\r\n]*,[ \t\r\n]*)");
     let commands = "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB)[A-Za-z0-9_.-]*|sshpass|curl|https?|docker|podman|nerdctl|oras|buildah|skopeo|helm|oc|az|cf";
     format!(
-        r#"--[A-Za-z0-9_-]*{SECRET_FLAGS}{sep}{q}[^\s"'\\-]|{B}(?:{commands})(?:\.exe)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:Authorization|authorization|AUTHORIZATION){q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)[ \t]*{q}(?:Token|token|TOKEN)[ \t]{{1,16}}{BEARER}{{4}}"#
+        r#"(?:^|[ \t\r\n"'`\[(,])--[A-Za-z0-9_-]*{SECRET_FLAGS}{sep}{q}[^\s"'\\-]|{B}(?:{commands})(?:\.exe)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:Authorization|authorization|AUTHORIZATION){q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)[ \t]*{q}(?:Token|token|TOKEN)[ \t]{{1,16}}{BEARER}{{4}}"#
     )
 }
 
@@ -137,6 +137,8 @@ fn named_secret(names: &[&str], comma: bool) -> String {
     let mut out = format!(r#"(?:{names}){q}[ \t]{{0,40}}(?:=>|:=|[:=])[ \t]{{0,40}}{q}[^\s"'\\>]"#);
     if comma {
         out += &format!(r#"|(?:{names}){qq}[ \t]*,[ \t]*{qq}[^\s"'\\>]"#);
+        // … or as an index (`headers["X-API-Key"] = "…"`).
+        out += &format!(r#"|(?:{names}){qq}\][ \t]{{0,40}}=[ \t]{{0,40}}{q}[^\s"'\\>]"#);
     }
     out
 }
@@ -263,6 +265,10 @@ pub(super) struct Spec {
 /// are asked in this order.
 pub(super) const PASSES: usize = 5;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
+/// Passes whose values may stand after other triggers of theirs (a command's password after
+/// a header's key on its line): after such a value, held until the scan reaches it, the pass
+/// resumes right after the trigger, not past the value.
+pub(super) const APART_PASSES: [usize; 1] = [4];
 
 /// After a failed address at `s`: every start before its `@` reaches the same `@` (a local
 /// part holds no `@`) and reads the same domain (the exact match ends within

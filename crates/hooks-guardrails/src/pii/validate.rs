@@ -262,6 +262,11 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
     use super::patterns::PASSWORD_COMMANDS;
     let m = &text[s..e];
     let b = text.as_bytes();
+    // An option's trigger starts with what stands before it (a blank, a quote, …).
+    let (s, m) = match m.find("--") {
+        Some(i @ 0..=1) if !m.starts_with(|c: char| c.is_ascii_alphanumeric()) => (s + i, &m[i..]),
+        _ => (s, m),
+    };
     // An option stands after a blank, a quote, a backtick, an argument list's `[`, `(` or
     // `,`, or at a line's start.
     let option_start = s.checked_sub(1).is_none_or(|i| {
@@ -589,10 +594,25 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
             b'm' | b'M' | b's' | b'c' | b'h' | b'd' | b'p' | b'n' | b'o' | b'b' | b'a'
         ) && !b[i - 1].is_ascii_alphanumeric()
             && PASSWORD_COMMANDS.iter().any(|c| {
+                // A command as its trigger reads one: its name (MySQL's and MariaDB's with
+                // any suffix), then a blank, a quote, a `\\`, a `)` or `.exe` — not the
+                // scheme of a URL (`curl https://…`).
+                let after = i + c.len();
+                let after = if c.starts_with(['m', 'M']) {
+                    after
+                        + b[after.min(b.len())..]
+                            .iter()
+                            .take_while(|d| {
+                                d.is_ascii_alphanumeric() || matches!(d, b'_' | b'.' | b'-')
+                            })
+                            .count()
+                } else {
+                    after + usize::from(b[after.min(b.len())..].starts_with(b".exe")) * 4
+                };
                 c.as_bytes()[0] == b[i]
                     && b[i..].starts_with(c.as_bytes())
-                    && b.get(i + c.len())
-                        .is_none_or(|&d| !d.is_ascii_alphanumeric())
+                    && b.get(after)
+                        .is_none_or(|&d| matches!(d, b' ' | b'\t' | b'"' | b'\'' | b'\\' | b')'))
             })
     };
     // (At most 2 KiB from the name's start, however long the name: see
