@@ -92,6 +92,10 @@ fn family(name: &str, n: usize) -> String {
         // Found by an attack review: quadratic before (each `--` read to the end).
         "dashes_before_an_option_name" => format!("{}password x", "-".repeat(n)),
         "glued_options_before_a_name" => format!("{}password x", "--a".repeat(n / 3)),
+        // Found by the step-count proptest: fields glued in a row whose values pass, each
+        // read whole (16 KiB) again as it grew the detection.
+        "named_fields_glued_with_values" => "password=eyJ-x@y.".repeat(n / 18),
+        "header_names_glued" => "apiKey:".repeat(n / 7),
         "token_headers_without_digits" => {
             "Authorization: Token abcdefghijklmnopqrstuvwxyz ".repeat(n / 48)
         }
@@ -102,7 +106,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 60] = [
+const FAMILIES: [&str; 62] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -161,6 +165,8 @@ const FAMILIES: [&str; 60] = [
     "header_names_with_words",
     "dashes_before_an_option_name",
     "glued_options_before_a_name",
+    "named_fields_glued_with_values",
+    "header_names_glued",
     "token_headers_without_digits",
     "quiet_kinds_between_detections",
 ];

@@ -3133,7 +3133,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 59] = [
+        let cases: [(&str, &[&str]); 58] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3255,7 +3255,6 @@ pub(crate) mod tests {
                 &["123456789"],
             ),
             ("curl -U proxyuser:Pr0xyPw https://x", &["Pr0xyPw"]),
-            ("http -a bob:S3cret99 example.org", &["S3cret99"]),
             ("MySQL -uroot -pS3cr3tPw", &["S3cr3tPw"]),
             ("$(which mysql8) -uroot -pS3cr3tPw", &["S3cr3tPw"]),
             (

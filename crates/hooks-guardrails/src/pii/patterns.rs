@@ -97,11 +97,11 @@ const SECRET_FLAGS: &str =
 
 /// Commands whose line may carry a password (see `validate::command_password`): the MySQL
 /// and MariaDB clients glued to `-p` (`mysql -uroot -pS3cret`: `-p S3cret` prompts and
-/// names a database), `sshpass -p`, a registry's `login -p` (after these tools' names),
-/// curl's `-u user:password` (and `-U`, `--user`, `--proxy-user`), httpie's `-a`/`--auth`.
-pub(super) const PASSWORD_COMMANDS: [&str; 20] = [
-    "mysql", "MySQL", "MYSQL", "mariadb", "MariaDB", "MARIADB", "sshpass", "curl", "http", "https",
-    "docker", "podman", "nerdctl", "oras", "buildah", "skopeo", "helm", "oc", "az", "cf",
+/// names a database), `sshpass -p`, a registry's `login -p` (after docker, podman, nerdctl,
+/// oras, buildah, skopeo, helm, oc, az or cf), curl's `-u user:password` (and `-U`,
+/// `--user`, `--proxy-user`).
+pub(super) const PASSWORD_COMMANDS: [&str; 9] = [
+    "mysql", "MySQL", "MYSQL", "mariadb", "MariaDB", "MARIADB", "sshpass", "curl", "login",
 ];
 
 /// Credentials on a command line or in a request (see `validate::command_line_secret`): an
@@ -114,9 +114,12 @@ fn command_line_secrets() -> String {
     let q = r#"(?:\\{0,3}["'])?"#;
     let qq = r#"\\{0,3}["']"#;
     let sep = format!(r"(?:(?:[ \t]*\\\r?\n)?[ \t]{{1,40}}|\\\r?\n|=|{qq}[ \t\r\n]*,[ \t\r\n]*)");
-    let commands = "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB)[A-Za-z0-9_.-]*|sshpass|curl|https?|docker|podman|nerdctl|oras|buildah|skopeo|helm|oc|az|cf";
+    // (Not the registries' names: `oc`, `az`, `cf` are letters of every other word, which
+    // the prefilter would stop at; their `login` is the trigger.)
+    let commands =
+        "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB)[A-Za-z0-9_.-]*|sshpass|curl|login";
     format!(
-        r#"(?:^|[ \t\r\n"'`\[(,])--[A-Za-z0-9_-]*{SECRET_FLAGS}{sep}{q}[^\s"'\\-]|{B}(?:{commands})(?:\.exe)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:Authorization|authorization|AUTHORIZATION){q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)[ \t]*{q}(?:Token|token|TOKEN)[ \t]{{1,16}}{BEARER}{{4}}"#
+        r#"(?:^|[ \t\r\n"'`\[(,])--[A-Za-z0-9_-]*{SECRET_FLAGS}{sep}{q}[^\s"'\\-]|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:{commands})(?:\.exe)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:Authorization|authorization|AUTHORIZATION){q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)[ \t]*{q}(?:Token|token|TOKEN)[ \t]{{1,16}}{BEARER}{{4}}"#
     )
 }
 

@@ -325,7 +325,9 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
                 .count();
         return Some(auth_token(text, at, 8));
     }
-    if m.starts_with("login") || m.starts_with("LOGIN") {
+    if (m.starts_with("login") || m.starts_with("LOGIN"))
+        && (m.trim_end().ends_with("password") || m.trim_end().ends_with("passwd"))
+    {
         return Some(netrc_password(text, s + "login".len()));
     }
     // A command's name, then what ends it in the trigger (not `https://hooks.slack.com/…`).
@@ -543,7 +545,7 @@ fn option_argument(b: &[u8], mut at: usize, end: usize) -> Option<(usize, bool)>
         .then_some((at, separated))
 }
 
-/// The password of curl's `-u user:password` (httpie's `-a`), the argument at `first`:
+/// The password of curl's `-u user:password`, the argument at `first`:
 /// whatever it holds (`-u admin:Zq9`; quoted, blanks too) — unless a template, a mask, a
 /// placeholder (`USER:PASS`, `user:password`) or the user again (`guest:guest`).
 fn user_password(text: &str, first: usize) -> Option<(usize, usize)> {
@@ -566,9 +568,10 @@ fn user_password(text: &str, first: usize) -> Option<(usize, usize)> {
 /// [`command_end`]; an argument list too, at most 2 KiB, up to the next such command), by
 /// the first option that carries one: MySQL's and MariaDB's clients glued to `-p`
 /// (`-pS3cret`, `"-pS3cret"`; `-p S3cret` prompts, then names a database), `sshpass -p`
-/// either way, a registry's `login … -p` (`docker login -u bob -p S3cret`; `docker run -p
-/// 8080:80` publishes a port), curl's `-u`/`-U`/`--user`/`--proxy-user` `user:password`,
-/// httpie's `-a`/`--auth`. A `-p` value must be a secret as an option's is (see
+/// either way, a registry's `login … -p` (`docker login -u bob -p S3cret`, the registry's
+/// tool named before `login` on its line; `docker run -p 8080:80` publishes a port), curl's
+/// `-u`/`-U`/`--user`/`--proxy-user` `user:password`. A `-p` value must be a secret as an
+/// option's is (see
 /// [`argument`]) and no port (`--name mysql -p3306:3306`); a password after a user, as
 /// [`user_password`] reads it.
 fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize)> {
@@ -583,10 +586,30 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
     let (glued_only, user_options): (bool, &[&[u8]]) = match lower.as_str() {
         "mysql" | "mariadb" => (true, &[]),
         "curl" => (false, &[b"-u", b"-U", b"--user", b"--proxy-user"]),
-        "http" | "https" => (false, &[b"-a", b"--auth"]),
         _ => (false, &[]),
     };
-    let login = !glued_only && user_options.is_empty() && lower != "sshpass";
+    if lower == "login" {
+        // A registry's login: its tool's name before it on its line.
+        const CLIS: [&str; 11] = [
+            "docker", "podman", "registry", "nerdctl", "oras", "buildah", "skopeo", "helm", "oc",
+            "az", "cf",
+        ];
+        let from = s.saturating_sub(64);
+        let from = b[from..s]
+            .iter()
+            .rposition(|&c| matches!(c, b'\n' | b'|' | b';' | b'&'))
+            .map_or(from, |i| from + i + 1);
+        let cli = b[from..s]
+            .split(|&c| !(c.is_ascii_alphanumeric() || c == b'.' || c == b'/' || c == b'-'))
+            .any(|w| {
+                let w = w.rsplit(|&c| c == b'/').next().unwrap_or(w);
+                let w = w.strip_suffix(b".exe").unwrap_or(w);
+                CLIS.iter().any(|c| w == c.as_bytes())
+            });
+        if !cli {
+            return None;
+        }
+    }
     // Up to the next such command (read once, not again from each of a run of them).
     let next_command = |i: usize| {
         matches!(
@@ -609,7 +632,8 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
                 } else {
                     after + usize::from(b[after.min(b.len())..].starts_with(b".exe")) * 4
                 };
-                c.as_bytes()[0] == b[i]
+                *c != "login"
+                    && c.as_bytes()[0] == b[i]
                     && b[i..].starts_with(c.as_bytes())
                     && b.get(after)
                         .is_none_or(|&d| matches!(d, b' ' | b'\t' | b'"' | b'\'' | b'\\' | b')'))
@@ -619,18 +643,7 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
     // `patterns::command_reach`.)
     let end = command_end(b, start, (s + 2048).saturating_sub(start), next_command);
     let line = &b[start..end];
-    // A registry's `-p` comes after its `login`.
-    let from = if login {
-        let at = memchr::memchr_iter(b'l', line).find(|&i| {
-            i > 0
-                && line[i..].starts_with(b"login")
-                && !line[i - 1].is_ascii_alphanumeric()
-                && line.get(i + 5).is_none_or(|c| !c.is_ascii_alphanumeric())
-        })?;
-        at + 5
-    } else {
-        0
-    };
+    let from = 0;
     // The options, in order: each `-` after a blank, a quote or a line break.
     for i in memchr::memchr_iter(b'-', &line[from..]).map(|i| from + i) {
         if i == 0 || !matches!(line[i - 1], b' ' | b'\t' | b'\n' | b'"' | b'\'') {
@@ -665,7 +678,7 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
                 .all(|p| (1..=5).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()));
             return (!port).then_some((a, z));
         }
-        // curl's or httpie's user and password, glued to a short option or after it.
+        // curl's user and password, glued to a short option or after it.
         let glued = user_options
             .iter()
             .find(|o| o.len() == 2 && option.len() > 2 && option.starts_with(o));
@@ -779,8 +792,20 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // The value is judged on its first NAMED_VALUE_MAX bytes; one that passes is taken whole
     // (up to AUTH_TOKEN_MAX), read only then — so a run of fields that fail is read a
     // bounded length each, and a long value (a key, a JWT) is never cut.
+    //
+    // A value ends, too, where the field's name comes again (`password=x@y.password=x@y.…`:
+    // fields glued in a row, each its own; a secret never holds its own field's name) — else
+    // each field inside a value taken whole would be read whole again as it grows the
+    // detection, 16 KiB each.
+    let own = &b[name..at];
+    let again = |r: &[u8]| {
+        memchr::memchr_iter(own[0], r)
+            .find(|&i| i > 0 && r[i..].starts_with(own))
+            .unwrap_or(r.len())
+    };
     let limit = ceil_char_boundary(text, first.saturating_add(NAMED_VALUE_MAX));
     let rest = &b[first..limit];
+    let rest = &rest[..again(rest)];
     let (len, quoted) = match quote {
         Some(q) => (close_in(rest, q).unwrap_or(rest.len()), true),
         None => (rest.iter().take_while(|&&c| !bare_end(c)).count(), false),
@@ -789,7 +814,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     if !secret_value(value, quoted, rest.get(len).copied()) {
         return None;
     }
-    if len < rest.len() || limit == b.len() {
+    if len < rest.len() || limit == b.len() || first + len < limit {
         return Some((first, first + len));
     }
     let whole = &b[first..ceil_char_boundary(text, first.saturating_add(AUTH_TOKEN_MAX))];
@@ -797,7 +822,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         Some(q) => close_in(whole, q).unwrap_or(whole.len()),
         None => whole.iter().take_while(|&&c| !bare_end(c)).count(),
     };
-    Some((first, first + len))
+    Some((first, first + len.min(again(&whole[..len]))))
 }
 
 /// True when a JSON field named `key` holds a secret as its value `value` (a string, or a
