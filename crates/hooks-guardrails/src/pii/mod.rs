@@ -180,6 +180,12 @@ impl Pass {
 
     /// The first candidate in `text[at..to]`.
     fn search_in(&self, text: &str, at: usize, to: usize) -> Option<regex_automata::Match> {
+        if at == 0
+            && let Some(start) = &self.at_start
+            && let Some(m) = start.search(&Input::new(text).range(0..to).anchored(Anchored::Yes))
+        {
+            return Some(regex_automata::Match::must(0, m.range()));
+        }
         if let Some(hand) = self.hand {
             return hand(text, at, to).map(|(s, e)| regex_automata::Match::must(0, s..e));
         }
@@ -283,6 +289,9 @@ struct Pass {
     /// The longest match any trigger of the pass can have (`quieting` is empty when a
     /// trigger is unbounded).
     longest: usize,
+    /// What the pass's one trigger also matches at the text's start only (see
+    /// `Spec::at_start`), searched there first.
+    at_start: Option<MetaRegex>,
     /// Whether the pass's values stand apart from their triggers, with the pass's other
     /// triggers between (a command's name, then a header's key, then the command's password:
     /// see `patterns::APART_PASSES`).
@@ -540,6 +549,14 @@ impl Compiled {
                 [only] => specs[only].hand_search,
                 _ => None,
             };
+            let at_start = match members[..] {
+                [only] => specs[only]
+                    .at_start
+                    .as_ref()
+                    .map(|re| MetaRegex::new(re).map_err(|e| bad(specs[only].entity, Box::new(e))))
+                    .transpose()?,
+                _ => None,
+            };
             // Also for the passes whose values can be glued to an address's domain: asked at
             // each place such a value may start (see `value_at`).
             let all_dense = (DENSE_PASSES.contains(&pass) || hand.is_none())
@@ -569,6 +586,7 @@ impl Compiled {
                     .collect()
             };
             passes.push(Pass {
+                at_start,
                 apart: APART_PASSES.contains(&pass),
                 glue: all_dense
                     .as_ref()

@@ -104,6 +104,17 @@ pub(super) const PASSWORD_COMMANDS: [&str; 9] = [
     "mysql", "MySQL", "MYSQL", "mariadb", "MariaDB", "MARIADB", "sshpass", "curl", "login",
 ];
 
+/// An option named for a secret and its value's first character (see
+/// [`command_line_secrets`]), from its `--`: after a blank, a quote, a bracket, a comma or a
+/// backtick in the trigger — at the text's start, searched there alone (see
+/// `Spec::at_start`: as `(?:^|…)--` the prefilter would look for `--` everywhere).
+fn secret_option() -> String {
+    let q = r#"(?:\\{0,3}["'])?"#;
+    let qq = r#"\\{0,3}["']"#;
+    let sep = format!(r"(?:(?:[ \t]*\\\r?\n)?[ \t]{{1,40}}|\\\r?\n|=|{qq}[ \t\r\n]*,[ \t\r\n]*)");
+    format!(r#"--[A-Za-z0-9_-]*{SECRET_FLAGS}{sep}{q}[^\s"'\\-]"#)
+}
+
 /// Credentials on a command line or in a request (see `validate::command_line_secret`): an
 /// option's value (`--password S3cret`, `--token=…`, `["--api-key", "…"]`), a command's
 /// (see [`PASSWORD_COMMANDS`]), a `.netrc` line (`machine h login bob password S3cret`),
@@ -113,13 +124,13 @@ pub(super) const PASSWORD_COMMANDS: [&str; 9] = [
 fn command_line_secrets() -> String {
     let q = r#"(?:\\{0,3}["'])?"#;
     let qq = r#"\\{0,3}["']"#;
-    let sep = format!(r"(?:(?:[ \t]*\\\r?\n)?[ \t]{{1,40}}|\\\r?\n|=|{qq}[ \t\r\n]*,[ \t\r\n]*)");
     // (Not the registries' names: `oc`, `az`, `cf` are letters of every other word, which
     // the prefilter would stop at; their `login` is the trigger.)
     let commands =
         "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB)[A-Za-z0-9_.-]*|sshpass|curl|login";
+    let flag = secret_option();
     format!(
-        r#"(?:^|[ \t\r\n"'`\[(,])--[A-Za-z0-9_-]*{SECRET_FLAGS}{sep}{q}[^\s"'\\-]|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:{commands})(?:\.exe)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:Authorization|authorization|AUTHORIZATION){q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)[ \t]*{q}(?:Token|token|TOKEN)[ \t]{{1,16}}{BEARER}{{4}}"#
+        r#"[ \t\r\n"'`\[(,]{flag}|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:{commands})(?:\.exe)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:Authorization|authorization|AUTHORIZATION){q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)[ \t]*{q}(?:Token|token|TOKEN)[ \t]{{1,16}}{BEARER}{{4}}"#
     )
 }
 
@@ -250,6 +261,10 @@ pub(super) struct Spec {
     pub(super) hand_search: Option<HandSearch>,
     /// See [`Kind::may_pass`].
     pub(super) may_pass: Option<MayPass>,
+    /// For a kind alone in its pass: what its trigger also matches at the text's start only
+    /// (searched there, anchored, before the pass's search), kept out of the trigger so that
+    /// the pass's prefilter need not look for a shorter literal everywhere.
+    pub(super) at_start: Option<String>,
 }
 
 /// Pass 0: triggers that start with literals (a prefilter skips most text); pass 1: the
@@ -521,6 +536,7 @@ pub(super) fn spec(
         validate,
         hand_search: None,
         may_pass: None,
+        at_start: None,
     }
 }
 
@@ -654,6 +670,7 @@ pub(super) fn specs() -> Vec<Spec> {
             validate: validate_aws_border,
             hand_search: None,
             may_pass: None,
+            at_start: None,
         },
         Spec {
             reach: Some(run_token_reach),
@@ -670,11 +687,13 @@ pub(super) fn specs() -> Vec<Spec> {
         // read once per candidate, and a candidate is a word as common as `curl`.)
         Spec {
             reach: Some(command_reach),
+            at_start: Some(secret_option()),
             ..spec(
                 Entity::Secret,
                 4,
                 command_line_trigger.clone(),
-                command_line_trigger,
+                // (And what `at_start` finds.)
+                format!("{command_line_trigger}|{}", secret_option()),
                 SECRET_WINDOW,
                 validate_secret,
             )
