@@ -498,6 +498,17 @@ fn command_end(b: &[u8], from: usize, max: usize, stop: impl Fn(usize) -> bool) 
     to
 }
 
+/// Past the quote at `at` (escaped by up to three backslashes, as JSON holds one), if one
+/// stands there before `end`.
+fn past_quote(b: &[u8], at: usize, end: usize) -> Option<usize> {
+    let slashes = b[at..end]
+        .iter()
+        .take(3)
+        .take_while(|&&c| c == b'\\')
+        .count();
+    matches!(b.get(at + slashes), Some(b'"' | b'\'')).then_some(at + slashes + 1)
+}
+
 /// Where the value after an option ends up starting (`at`: right after the option's name):
 /// past blanks or a line continuation, an `=`, or an argument list's `", "`, and an opening
 /// quote, escaped or not; and whether anything separated it from the option (`-p S3cret`, not
@@ -518,13 +529,7 @@ fn option_argument(b: &[u8], mut at: usize, end: usize) -> Option<(usize, bool)>
         at += 1;
     } else if at == start {
         // An argument list: the option's closing quote, a comma, the value's opening one.
-        let slashes = b[at..end]
-            .iter()
-            .take(3)
-            .take_while(|&&c| c == b'\\')
-            .count();
-        if matches!(b.get(at + slashes), Some(b'"' | b'\'')) {
-            let mut k = at + slashes + 1;
+        if let Some(mut k) = past_quote(b, at, end) {
             k += b[k..end].iter().take_while(|c| ws(c)).count();
             if b.get(k) == Some(&b',') {
                 k += 1;
@@ -533,14 +538,7 @@ fn option_argument(b: &[u8], mut at: usize, end: usize) -> Option<(usize, bool)>
         }
     }
     let separated = at > start;
-    let slashes = b[at..end]
-        .iter()
-        .take(3)
-        .take_while(|&&c| c == b'\\')
-        .count();
-    if matches!(b.get(at + slashes), Some(b'"' | b'\'')) {
-        at += slashes + 1;
-    }
+    at = past_quote(b, at, end).unwrap_or(at);
     (at < end && !matches!(b[at], b'-' | b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\''))
         .then_some((at, separated))
 }
