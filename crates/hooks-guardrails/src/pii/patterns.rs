@@ -92,8 +92,20 @@ pub(super) const SECRET_NAMES: [&str; 57] = [
 /// What a command-line option's name ends with when its value is a secret (any case, after
 /// `--` and any words: `--password`, `--db-password`, `--API-TOKEN`, `--client_secret`):
 /// the value is the next argument or follows an `=` (see `validate::command_line_secret`).
-const SECRET_FLAGS: &str =
-    "(?i:password|passwd|passphrase|secret|token|apikey|api[-_]key|secret[-_]key|private[-_]key)";
+pub(super) const SECRET_OPTIONS: [&str; 12] = [
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "apikey",
+    "api-key",
+    "api_key",
+    "secret-key",
+    "secret_key",
+    "private-key",
+    "private_key",
+];
 
 /// Commands whose line may carry a password (see `validate::command_password`): the MySQL
 /// and MariaDB clients glued to `-p` (`mysql -uroot -pS3cret`: `-p S3cret` prompts and
@@ -112,7 +124,8 @@ fn secret_option() -> String {
     let q = r#"(?:\\{0,3}["'])?"#;
     let qq = r#"\\{0,3}["']"#;
     let sep = format!(r"(?:(?:[ \t]*\\\r?\n)?[ \t]{{1,40}}|\\\r?\n|=|{qq}[ \t\r\n]*,[ \t\r\n]*)");
-    format!(r#"--[A-Za-z0-9_-]*{SECRET_FLAGS}{sep}{q}[^\s"'\\-]"#)
+    let names = SECRET_OPTIONS.join("|");
+    format!(r#"--[A-Za-z0-9_-]*(?i:{names}){sep}{q}[^\s"'\\-]"#)
 }
 
 /// Credentials on a command line or in a request (see `validate::command_line_secret`): an

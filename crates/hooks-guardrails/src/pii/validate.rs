@@ -283,21 +283,10 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_'))
             .map(|c| c.to_ascii_lowercase())
             .collect::<Vec<u8>>();
-        const NAMES: [&[u8]; 12] = [
-            b"password",
-            b"passwd",
-            b"passphrase",
-            b"secret",
-            b"token",
-            b"apikey",
-            b"api-key",
-            b"api_key",
-            b"secret-key",
-            b"secret_key",
-            b"private-key",
-            b"private_key",
-        ];
-        if !NAMES.iter().any(|n| name.ends_with(n)) {
+        if !super::patterns::SECRET_OPTIONS
+            .iter()
+            .any(|n| name.ends_with(n.as_bytes()))
+        {
             return Some(None);
         }
         let token = name.ends_with(b"token");
@@ -610,10 +599,7 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
     }
     // Up to the next such command (read once, not again from each of a run of them).
     let next_command = |i: usize| {
-        matches!(
-            b[i],
-            b'm' | b'M' | b's' | b'c' | b'h' | b'd' | b'p' | b'n' | b'o' | b'b' | b'a'
-        ) && !b[i - 1].is_ascii_alphanumeric()
+        !b[i - 1].is_ascii_alphanumeric()
             && PASSWORD_COMMANDS.iter().any(|c| {
                 // A command as its trigger reads one: its name (MySQL's and MariaDB's with
                 // any suffix), then a blank, a quote, a `\\`, a `)` or `.exe` — not the
