@@ -30,6 +30,9 @@ pub(crate) struct Engine {
     /// The detector without the entities set to ASK (when any is): what an ASK value could
     /// hide is looked for with it (see `unmask_asked`).
     ask_free: Option<PiiDetector>,
+    /// The detector for secrets alone (unless they are allowed): it reads a JSON array's
+    /// strings as the argument list they usually are (see [`argv_context`](Engine::argv_context)).
+    argv: Option<PiiDetector>,
     pub(crate) patterns: Vec<(String, Regex)>,
     pub(crate) blocked_tools: HashSet<String>,
     pub(crate) allowed_tools: Option<HashSet<String>>,
@@ -202,8 +205,14 @@ impl Engine {
                 stricter.push((level, PiiDetector::for_entities(&at)?));
             }
         }
+        let argv = if guarded.contains(&Entity::Secret) {
+            Some(PiiDetector::for_entities(&[Entity::Secret])?)
+        } else {
+            None
+        };
         Ok(Engine {
             ask_free,
+            argv,
             detector: PiiDetector::for_entities(&guarded)?,
             stricter,
             patterns,
@@ -237,13 +246,42 @@ impl Engine {
     /// either), and the result settled. Every finding is reported; the first BLOCK is kept.
     pub(crate) fn scrub_text(
         &self,
-        (run_id, loc, tool): (&RunId, ViolationLocation, Option<&str>),
+        site: (&RunId, ViolationLocation, Option<&str>),
         key: Option<&str>,
         text: &str,
         content: bool,
         out: &mut Scrubbed,
     ) -> Option<String> {
+        self.scrub_text_with(site, key, text, content, Vec::new(), out)
+    }
+
+    /// [`scrub_text`](Self::scrub_text) with findings its neighbours gave the string (see
+    /// [`argv_context`](Self::argv_context)) added to its own.
+    fn scrub_text_with(
+        &self,
+        (run_id, loc, tool): (&RunId, ViolationLocation, Option<&str>),
+        key: Option<&str>,
+        text: &str,
+        content: bool,
+        context: Vec<(Finding, GuardrailAction)>,
+        out: &mut Scrubbed,
+    ) -> Option<String> {
         let mut verdict = self.judge_keyed(key, text, content);
+        for (finding, action) in context {
+            if verdict
+                .violations
+                .iter()
+                .any(|(f, _)| f.span == finding.span && f.rule == finding.rule)
+            {
+                continue;
+            }
+            if action == GuardrailAction::Block {
+                verdict
+                    .blocked
+                    .get_or_insert_with(|| finding.description.clone());
+            }
+            verdict.violations.push((finding, action));
+        }
         if verdict.violations.is_empty() {
             return None;
         }
@@ -411,26 +449,41 @@ impl Engine {
         content: bool,
         out: &mut Scrubbed,
     ) {
-        let mut stack: Vec<(Option<&str>, &mut Value)> = vec![(None, v)];
-        while let Some((key, v)) = stack.pop() {
+        type Context = Vec<(Finding, GuardrailAction)>;
+        let mut stack: Vec<(Option<&str>, &mut Value, Context)> = vec![(None, v, Vec::new())];
+        while let Some((key, v, context)) = stack.pop() {
             match v {
                 Value::String(s) => {
-                    if let Some(new) = self.scrub_text((run_id, loc, tool), key, s, content, out) {
+                    if let Some(new) =
+                        self.scrub_text_with((run_id, loc, tool), key, s, content, context, out)
+                    {
                         *s = new;
                     }
                 }
                 // No entity is written with fewer than 7 digits (SSNs have 9, phones 7 and
-                // more, cards 13 and more): smaller numbers need no look.
-                Value::Number(n) if n.as_i64().is_some_and(|i| i.unsigned_abs() < 1_000_000) => {}
+                // more, cards 13 and more): smaller numbers need no look, unless their
+                // neighbours make them a secret (`["sshpass", "-p", 4711]`).
+                Value::Number(n)
+                    if context.is_empty()
+                        && n.as_i64().is_some_and(|i| i.unsigned_abs() < 1_000_000) => {}
                 Value::Number(n) => {
                     let text = n.to_string();
                     if let Some(new) =
-                        self.scrub_text((run_id, loc, tool), key, &text, content, out)
+                        self.scrub_text_with((run_id, loc, tool), key, &text, content, context, out)
                     {
                         *v = Value::String(new);
                     }
                 }
-                Value::Array(items) => stack.extend(items.iter_mut().rev().map(|i| (key, i))),
+                Value::Array(items) => {
+                    let contexts = self.argv_context(items);
+                    stack.extend(
+                        items
+                            .iter_mut()
+                            .zip(contexts)
+                            .rev()
+                            .map(|(i, c)| (key, i, c)),
+                    );
+                }
                 Value::Object(map) => {
                     let renames: Vec<(String, String)> = map
                         .keys()
@@ -454,11 +507,80 @@ impl Engine {
                             map.insert(name, value);
                         }
                     }
-                    stack.extend(map.iter_mut().rev().map(|(k, i)| (Some(k.as_str()), i)));
+                    stack.extend(
+                        map.iter_mut()
+                            .rev()
+                            .map(|(k, i)| (Some(k.as_str()), i, Vec::new())),
+                    );
                 }
                 Value::Bool(_) | Value::Null => {}
             }
         }
+    }
+
+    /// What each item of a JSON array holds because of its neighbours. An array of strings
+    /// is most often an argument list (`["mysql", "-uroot", "-pS3cret"]`,
+    /// `["sshpass", "-p", "S3cret", "ssh", "host"]`), and a command-line credential is only
+    /// one with its command and option before it: judged alone, `"S3cret"` is a word. So the
+    /// array's strings and numbers are read once more as one list, `["a", "b", 1]` (other
+    /// items as `null`), by the secrets detector, and each secret found there is given to the
+    /// items it covers, with spans relative to each. One more read of the array's text:
+    /// linear, whatever the array holds.
+    fn argv_context(&self, items: &[Value]) -> Vec<Vec<(Finding, GuardrailAction)>> {
+        let mut contexts: Vec<Vec<(Finding, GuardrailAction)>> =
+            items.iter().map(|_| Vec::new()).collect();
+        let Some(detector) = &self.argv else {
+            return contexts;
+        };
+        let texts = items
+            .iter()
+            .filter(|i| matches!(i, Value::String(_) | Value::Number(_)))
+            .count();
+        if texts < 2 {
+            return contexts;
+        }
+        let mut list = String::from("[");
+        // (item, start, end) of each string's or number's text in `list`, in order.
+        let mut ranges: Vec<(usize, usize, usize)> = Vec::with_capacity(texts);
+        for (at, item) in items.iter().enumerate() {
+            if at > 0 {
+                list.push_str(", ");
+            }
+            let number;
+            let text = match item {
+                Value::String(s) => s.as_str(),
+                Value::Number(n) => {
+                    number = n.to_string();
+                    number.as_str()
+                }
+                _ => {
+                    list.push_str("null");
+                    continue;
+                }
+            };
+            list.push('"');
+            ranges.push((at, list.len(), list.len() + text.len()));
+            list.push_str(text);
+            list.push('"');
+        }
+        list.push(']');
+        let action = self.action(pii_rule(Entity::Secret));
+        for d in detector.detect(&list) {
+            let first = ranges.partition_point(|&(_, _, e)| e <= d.start);
+            for &(at, s, e) in ranges[first..].iter().take_while(|&&(_, s, _)| s < d.end) {
+                if s == e {
+                    continue;
+                }
+                let finding = Finding {
+                    rule: pii_rule(Entity::Secret).to_owned(),
+                    description: format!("{} detected", Entity::Secret.description()),
+                    entity: Some(Entity::Secret),
+                    span: (d.start.max(s) - s, d.end.min(e) - s),
+                };
+                contexts[at].push((finding, action));
+            }
+        }
+        contexts
     }
 
     /// What `rule` does where nothing can pause: ASK acts as BLOCK (fail closed).
@@ -903,6 +1025,56 @@ mod tests {
         let mut v = json!({"password": "hunter2"});
         e.scrub_json(&run, ViolationLocation::ToolArgs, None, &mut v, true);
         assert_eq!(v, json!({"password": "hunter2"}));
+    }
+
+    /// A tool's arguments often hold a command as a list: each item is judged with the items
+    /// before it, as it would be on one line.
+    #[test]
+    fn an_arrays_items_are_read_as_the_argument_list_they_are() {
+        let run = RunId::new("r");
+        let e = engine(&[("pii_secret", GuardrailAction::Redact)]);
+        let mut v = json!({
+            "cmd": ["mysql", "-h", "db", "-uroot", "-pS3cr3tPw", "orders"],
+            "ssh": ["sshpass", "-p", 471108, "ssh", {"host": "h"}, "uptime"],
+            "login": ["docker", "login", "-u", "bob", "-p", "Xk9mQ2vL7p", "registry"],
+            "nested": [["app", "--client-secret", "cs9fT2kLm7Qx"], "--password"],
+            "spaced": ["app", "--passphrase", "Pw99 horse battery", "-v"],
+            // Not credentials: names of fields, other options, a prompt, a port.
+            "fields": ["username", "password", "email1"],
+            "run": ["docker", "run", "-u", "1000:1000", "-p", "8080:80", "img"],
+            "prompt": ["mysql", "-u", "root", "-p", "orders"],
+            "lone": ["--password"],
+            "numbers": [3306, 4711, "-p"],
+        });
+        let r = e.scrub_json(&run, ViolationLocation::ToolArgs, None, &mut v, true);
+        assert!(r.changed);
+        assert_eq!(
+            v,
+            json!({
+                "cmd": ["mysql", "-h", "db", "-uroot", "-p[REDACTED_SECRET]", "orders"],
+                "ssh": ["sshpass", "-p", "[REDACTED_SECRET]", "ssh", {"host": "h"}, "uptime"],
+                "login": ["docker", "login", "-u", "bob", "-p", "[REDACTED_SECRET]", "registry"],
+                "nested": [["app", "--client-secret", "[REDACTED_SECRET]"], "--password"],
+                "spaced": ["app", "--passphrase", "[REDACTED_SECRET]", "-v"],
+                "fields": ["username", "password", "email1"],
+                "run": ["docker", "run", "-u", "1000:1000", "-p", "8080:80", "img"],
+                "prompt": ["mysql", "-u", "root", "-p", "orders"],
+                "lone": ["--password"],
+                "numbers": [3306, 4711, "-p"],
+            })
+        );
+        assert_eq!(r.violations.len(), 5);
+        assert!(r.violations.iter().all(|v| v.rule == "pii_secret"));
+        // Under BLOCK, the call is refused; with secrets allowed, nothing is touched.
+        let e = engine(&[("pii_secret", GuardrailAction::Block)]);
+        let mut v = json!(["sshpass", "-p", "S3cr3tPw", "ssh", "h"]);
+        let r = e.scrub_json(&run, ViolationLocation::ToolArgs, None, &mut v, true);
+        assert!(r.blocked.is_some());
+        assert_eq!(v, json!(["sshpass", "-p", "[REDACTED_SECRET]", "ssh", "h"]));
+        let e = engine(&[("pii_secret", GuardrailAction::Allow)]);
+        let mut v = json!(["sshpass", "-p", "S3cr3tPw", "ssh", "h"]);
+        let r = e.scrub_json(&run, ViolationLocation::ToolArgs, None, &mut v, true);
+        assert!(r.violations.is_empty() && !r.changed);
     }
 
     #[test]

@@ -118,6 +118,9 @@ fn encoded_twice(v: &str) -> String {
         .collect()
 }
 
+/// A numeric password, passed as a JSON number on an argument list.
+const PIN: u64 = 73_915_046;
+
 fn values() -> Vec<(String, String)> {
     let data = [
         include_str!("../../hooks-guardrails/tests/data/pii-dev.jsonl"),
@@ -289,8 +292,33 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
             .collect::<Vec<_>>()
             .join(" ; ");
         *unjudged.snippet.lock().unwrap() = snippet.clone();
-        let args =
-            json!({"customer": {"notes": [{"text": snippet.clone()}], "level": 2}, "limit": 5});
+        // … and each value as a password on an argument list (where only the items before
+        // it make it one), with a numeric one among them.
+        let argv: Vec<Value> = chunk
+            .iter()
+            .flat_map(|(_, v)| {
+                [
+                    json!("sshpass"),
+                    json!("-p"),
+                    json!(v),
+                    json!("ssh"),
+                    json!("h"),
+                ]
+            })
+            .chain([json!("mysql"), json!("-uroot"), json!(format!("-p{PIN}"))])
+            .chain([
+                json!("sshpass"),
+                json!("-p"),
+                json!(PIN),
+                json!("ssh"),
+                json!("h"),
+            ])
+            .collect();
+        let args = json!({
+            "customer": {"notes": [{"text": snippet.clone()}], "level": 2},
+            "limit": 5,
+            "argv": argv,
+        });
         let model = Arc::new(ScriptedModel::new(vec![
             Ok(ModelResponse::tool_calls(vec![ToolCall::new(
                 "c1", "lookup", args,
@@ -388,6 +416,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     for v in values
         .iter()
         .flat_map(|(_, v)| [v.clone(), encoded_twice(v)])
+        .chain([PIN.to_string()])
     {
         for (place, text) in [
             ("logs", &logs),
