@@ -3543,6 +3543,9 @@ pub(crate) mod tests {
             "--password ",
             "X-API-Key: ",
             "\\\n",
+            "\"",
+            "; ",
+            "mysql -uroot ",
         ];
         let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let long_domain = format!("{0}.{0}.{0}.com", "b".repeat(60));
@@ -3627,6 +3630,19 @@ pub(crate) mod tests {
             format!("{}X-API-Key: S3cr3t99 ok", "docker ".repeat(700)),
             format!("{}login bob password S3cr3t99", "mysql ".repeat(400)),
             format!("{}Authorization: Token 9f8e7d6c5b", "http ".repeat(500)),
+            // Runs of names read one after another to the first line with an option: the
+            // option after the run, after a terminator, a quote, a registry's login, past
+            // 2 KiB, and a command inside quotes whose line runs on past them.
+            format!("{}-pS3cr3t99 ok", "mysql ".repeat(85)),
+            format!("{}; mysql -pS3cr3t99", "mysql ".repeat(50)),
+            format!("{}mysql \"x\" -pS3cr3t99", "mysql ".repeat(50)),
+            format!("{}echo \"mysql -pS3cr3t99\"", "mysql ".repeat(50)),
+            format!("mysql \"{}\" mysql -pS3cr3t99 \"", "mysql ".repeat(50)),
+            format!("mysql \"{}\" ; -pS3cr3t99", "mysql ".repeat(50)),
+            format!("{}\"mysql\" ; -pS3cr3t99", "mysql ".repeat(50)),
+            format!("{}docker login -u bob -p S3cr3t99", "mysql ".repeat(50)),
+            format!("{}sshpass -p S3cr3t99 ssh h", "mysql curl ".repeat(300)),
+            format!("{}x\nmysql y -pS3cr3t99", "mysql curl sshpass ".repeat(20)),
         ]);
         for _ in 0..3_000 {
             let len = 1 + next(80);

@@ -89,6 +89,38 @@ pub(super) const SECRET_NAMES: [&str; 57] = [
     "Vault-Token",
 ];
 
+/// For each byte, which of [`SECRET_NAMES`] have it first (bit `i` for name `i`), and which
+/// have it second (see [`secret_name_at`]).
+const SECRET_NAME_BYTES: [[u64; 256]; 2] = {
+    let mut masks = [[0; 256]; 2];
+    let mut i = 0;
+    while i < SECRET_NAMES.len() {
+        let b = SECRET_NAMES[i].as_bytes();
+        masks[0][b[0] as usize] |= 1 << i;
+        masks[1][b[1] as usize] |= 1 << i;
+        i += 1;
+    }
+    masks
+};
+
+/// The longest of [`SECRET_NAMES`] that `m` starts with. (Each candidate of a name asks: its
+/// first two bytes leave a handful of names to compare.)
+pub(super) fn secret_name_at(m: &[u8]) -> Option<&'static str> {
+    const _: () = assert!(SECRET_NAMES.len() <= 64);
+    let (&first, &second) = (m.first()?, m.get(1)?);
+    let mut left =
+        SECRET_NAME_BYTES[0][usize::from(first)] & SECRET_NAME_BYTES[1][usize::from(second)];
+    let mut longest: Option<&'static str> = None;
+    while left != 0 {
+        let name = SECRET_NAMES[left.trailing_zeros() as usize];
+        left &= left - 1;
+        if m.starts_with(name.as_bytes()) && longest.is_none_or(|l| l.len() < name.len()) {
+            longest = Some(name);
+        }
+    }
+    longest
+}
+
 /// What a command-line option's name ends with when its value is a secret (any case, after
 /// `--` and any words: `--password`, `--db-password`, `--API-TOKEN`, `--client_secret`):
 /// the value is the next argument or follows an `=` (see `validate::command_line_secret`).
@@ -409,7 +441,8 @@ pub(super) fn run_token_reach(
 /// reads; the pass's other candidates start with `--`, `login`, `LOGIN`, an authorization
 /// header's name or a header name for a key or token. So no start more than 2 KiB before
 /// the first `-` or such word after `s` (read up to 4 KiB) can succeed. (Line ends are not
-/// trusted: a quoted line break does not end a command.)
+/// trusted: a quoted line break does not end a command.) Where that `-` is nearer, the run
+/// of commands before it that fail is passed over (see [`failing_commands`]).
 pub(super) fn command_reach(
     text: &str,
     s: usize,
@@ -448,11 +481,47 @@ pub(super) fn command_reach(
     } else {
         dash.saturating_sub(WINDOW)
     };
+    // Else the run of names before the option (`mysql mysql … -p`), read once.
+    let reach = if reach > s + 1 {
+        reach
+    } else {
+        failing_commands(b, s)
+    };
     if reach <= s + 1 {
         return None;
     }
-    let reach = (from..reach).find(|&i| other(i)).unwrap_or(reach);
+    // (An option's trigger starts a character before its `--`.)
+    let reach = (from..reach)
+        .find(|&i| other(i))
+        .map_or(reach, |i| if b[i] == b'-' { i - 1 } else { i });
     (reach > s + 1).then(|| ceil_char_boundary(text, reach))
+}
+
+/// How far the commands on from the failed one at `s` fail too (see [`command_reach`]): a
+/// command whose line (as its validator reads it, see `validate::command_line`) holds no
+/// `-` fails, and where that line ends at the next command, that one is next; so the first
+/// command on from `s` whose line holds a `-` is the first that may succeed (or, where a
+/// line ends at a terminator, what follows it). Only over lines without quotes: in quotes,
+/// a command's name does not end the line before it, but the line read from that name
+/// may run on past the quote. Each line is read once.
+fn failing_commands(b: &[u8], s: usize) -> usize {
+    let mut at = s;
+    loop {
+        let (start, end, next) = super::validate::command_line(b, at);
+        let line = &b[start..end];
+        let stop = match at == s {
+            // (`s` failed, whatever options its line holds.)
+            true => memchr::memchr2(b'"', b'\'', line),
+            false => memchr::memchr3(b'-', b'"', b'\'', line),
+        };
+        if stop.is_some() {
+            return at;
+        }
+        if !next {
+            return end;
+        }
+        at = end;
+    }
 }
 
 /// Where the first of the run-token pass's other triggers may start in `b[from..to]` (see

@@ -153,11 +153,7 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
     if let Some(found) = command_line_secret(text, s, e) {
         return found;
     }
-    if let Some(name) = super::patterns::SECRET_NAMES
-        .iter()
-        .filter(|n| m.starts_with(*n))
-        .max_by_key(|n| n.len())
-    {
+    if let Some(name) = super::patterns::secret_name_at(m.as_bytes()) {
         return named_secret(text, s, s + name.len(), e);
     }
     // A placeholder (`npm_XXXX…`, `…/services/T00000000/B00000000/XXXX…`): its longest run of
@@ -263,8 +259,9 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
     let m = &text[s..e];
     let b = text.as_bytes();
     // An option's trigger starts with what stands before it (a blank, a quote, …).
-    let (s, m) = match m.find("--") {
-        Some(i @ 0..=1) if !m.starts_with(|c: char| c.is_ascii_alphanumeric()) => (s + i, &m[i..]),
+    let dashes = (0..=1).find(|&i| m.as_bytes().get(i..i + 2) == Some(b"--"));
+    let (s, m) = match dashes {
+        Some(i) if !m.starts_with(|c: char| c.is_ascii_alphanumeric()) => (s + i, &m[i..]),
         _ => (s, m),
     };
     // An option stands after a blank, a quote, a backtick, an argument list's `[`, `(` or
@@ -332,6 +329,54 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
         return None;
     }
     Some(command_password(text, s, command))
+}
+
+/// True when a command of `PASSWORD_COMMANDS` but `login` starts at `i` (`i > 0`) as its
+/// trigger reads one: at a word's start, its name (MySQL's and MariaDB's with any suffix),
+/// then a blank, a quote, a `\\`, a `)` or `.exe` — not the scheme of a URL
+/// (`curl https://…`).
+pub(super) fn next_command(b: &[u8], i: usize) -> bool {
+    use super::patterns::PASSWORD_COMMANDS;
+    !b[i - 1].is_ascii_alphanumeric()
+        && PASSWORD_COMMANDS.iter().any(|c| {
+            if *c == "login" || c.as_bytes()[0] != b[i] || !b[i..].starts_with(c.as_bytes()) {
+                return false;
+            }
+            let after = i + c.len();
+            let after = if c.starts_with(['m', 'M']) {
+                after
+                    + b[after.min(b.len())..]
+                        .iter()
+                        .take_while(|d| {
+                            d.is_ascii_alphanumeric() || matches!(d, b'_' | b'.' | b'-')
+                        })
+                        .count()
+            } else {
+                after + usize::from(b[after.min(b.len())..].starts_with(b".exe")) * 4
+            };
+            b.get(after)
+                .is_none_or(|&d| matches!(d, b' ' | b'\t' | b'"' | b'\'' | b'\\' | b')'))
+        })
+}
+
+/// The line [`command_password`] reads for the command whose name starts at `s`: from past
+/// its name (`start`) to the next command (see [`next_command`]), a terminator outside
+/// quotes (see [`command_end`]), or 2 KiB from `s`, however long the name (see
+/// `patterns::command_reach`); and whether it ended at the next command.
+pub(super) fn command_line(b: &[u8], s: usize) -> (usize, usize, bool) {
+    let word = b[s..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+        .count();
+    let start = s + word;
+    let end = command_end(b, start, (s + 2048).saturating_sub(start), |i| {
+        next_command(b, i)
+    });
+    (
+        start,
+        end,
+        end < b.len() && end > start && next_command(b, end),
+    )
 }
 
 /// A `.netrc` line's password (`machine h login bob password S3cret`, quoted or after an
@@ -562,20 +607,16 @@ fn user_password(text: &str, first: usize) -> Option<(usize, usize)> {
 /// [`argument`]) and no port (`--name mysql -p3306:3306`); a password after a user, as
 /// [`user_password`] reads it.
 fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize)> {
-    use super::patterns::PASSWORD_COMMANDS;
     let b = text.as_bytes();
-    let word = b[s..]
-        .iter()
-        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
-        .count();
-    let start = s + word;
-    let lower = command.to_ascii_lowercase();
-    let (glued_only, user_options): (bool, &[&[u8]]) = match lower.as_str() {
-        "mysql" | "mariadb" => (true, &[]),
-        "curl" => (false, &[b"-u", b"-U", b"--user", b"--proxy-user"]),
-        _ => (false, &[]),
+    let is = |name: &str| command.eq_ignore_ascii_case(name);
+    let (glued_only, user_options): (bool, &[&[u8]]) = if is("mysql") || is("mariadb") {
+        (true, &[])
+    } else if is("curl") {
+        (false, &[b"-u", b"-U", b"--user", b"--proxy-user"])
+    } else {
+        (false, &[])
     };
-    if lower == "login" {
+    if is("login") {
         // A registry's login: its tool's name before it on its line.
         const CLIS: [&str; 11] = [
             "docker", "podman", "registry", "nerdctl", "oras", "buildah", "skopeo", "helm", "oc",
@@ -598,34 +639,7 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
         }
     }
     // Up to the next such command (read once, not again from each of a run of them).
-    let next_command = |i: usize| {
-        !b[i - 1].is_ascii_alphanumeric()
-            && PASSWORD_COMMANDS.iter().any(|c| {
-                // A command as its trigger reads one: its name (MySQL's and MariaDB's with
-                // any suffix), then a blank, a quote, a `\\`, a `)` or `.exe` — not the
-                // scheme of a URL (`curl https://…`).
-                let after = i + c.len();
-                let after = if c.starts_with(['m', 'M']) {
-                    after
-                        + b[after.min(b.len())..]
-                            .iter()
-                            .take_while(|d| {
-                                d.is_ascii_alphanumeric() || matches!(d, b'_' | b'.' | b'-')
-                            })
-                            .count()
-                } else {
-                    after + usize::from(b[after.min(b.len())..].starts_with(b".exe")) * 4
-                };
-                *c != "login"
-                    && c.as_bytes()[0] == b[i]
-                    && b[i..].starts_with(c.as_bytes())
-                    && b.get(after)
-                        .is_none_or(|&d| matches!(d, b' ' | b'\t' | b'"' | b'\'' | b'\\' | b')'))
-            })
-    };
-    // (At most 2 KiB from the name's start, however long the name: see
-    // `patterns::command_reach`.)
-    let end = command_end(b, start, (s + 2048).saturating_sub(start), next_command);
+    let (start, end, _) = command_line(b, s);
     let line = &b[start..end];
     let from = 0;
     // The options, in order: each `-` after a blank, a quote or a line break.
