@@ -241,6 +241,9 @@ const QUIET_SEARCH_MIN: usize = 16;
 struct Seen {
     /// For [`PiiDetector::validate_at`]'s overlapping search.
     set: Option<PatternSet>,
+    /// The candidate being validated when its trigger's match is its exact match (see
+    /// `Kind::trigger_is_exact`): its kind, start and end.
+    trigger: Option<(usize, usize, usize)>,
     /// The exact match the last validation read: its kind, its candidate's start and the
     /// match's end, if any (a failed candidate's reach reads it instead of searching again).
     exact: Option<(usize, usize, Option<usize>)>,
@@ -512,6 +515,7 @@ impl Compiled {
                 reach_until_detection: sp.reach_until_detection,
                 validate: sp.validate,
                 may_pass: sp.may_pass,
+                trigger_is_exact: false,
             });
         }
         let mut passes = Vec::new();
@@ -549,6 +553,16 @@ impl Compiled {
                 [only] => specs[only].hand_search,
                 _ => None,
             };
+            if let [only] = members[..] {
+                let sp = &specs[only];
+                kinds[only].trigger_is_exact = sp.anchored
+                    && sp.hand_search.is_none()
+                    && (sp.exact == sp.trigger
+                        || sp
+                            .exact
+                            .strip_prefix(sp.trigger.as_str())
+                            .is_some_and(|rest| rest.starts_with('|')));
+            }
             let at_start = match members[..] {
                 [only] => specs[only]
                     .at_start
@@ -1250,10 +1264,18 @@ impl PiiDetector {
         let (s, fired) = (m.start(), m.pattern());
         let awake = |k: &usize| quiet.get(*k).is_none_or(|&q| q <= s);
         let first = pass.kinds[fired.as_usize()];
-        if awake(&first)
-            && let Some(d) = self.validate_kind(text, first, s, freed, seen, work)
-        {
-            return Some(d);
+        // (Found over the whole text, by the pass's own search: not by its search at the
+        // text's start alone.)
+        seen.trigger = (self.compiled.kinds[first].trigger_is_exact
+            && pass.quieting.is_empty()
+            && (s > 0 || pass.at_start.is_none()))
+        .then_some((first, s, m.end()));
+        let found = awake(&first)
+            .then(|| self.validate_kind(text, first, s, freed, seen, work))
+            .flatten();
+        seen.trigger = None;
+        if found.is_some() {
+            return found;
         }
         // Leftmost-first reports the first pattern (in the pass's order) that matches at the
         // leftmost start: only later patterns can match here too. None after the last.
@@ -1572,7 +1594,18 @@ impl PiiDetector {
                 entity: kind.entity,
             });
         };
-        let m = re.search(&Input::new(text).range(s..cut).anchored(anchored));
+        let m = match seen.trigger {
+            Some((tk, ts, te)) if (tk, ts) == (k, s) && te <= cut => {
+                debug_assert_eq!(
+                    re.search(&Input::new(text).range(s..cut).anchored(anchored))
+                        .map(|m| m.range()),
+                    Some(s..te),
+                    "a trigger's match is its kind's exact match"
+                );
+                Some(regex_automata::Match::must(0, s..te))
+            }
+            _ => re.search(&Input::new(text).range(s..cut).anchored(anchored)),
+        };
         seen.exact = Some((k, s, m.map(|m| m.end())));
         // An address's domain: where its failure is kept for its reach.
         let at = || {

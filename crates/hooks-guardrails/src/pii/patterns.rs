@@ -245,6 +245,12 @@ pub(super) struct Kind {
     /// A cheap necessary condition for a candidate at `s` to pass, asked before the exact
     /// pattern is searched (see [`email_may_pass`]).
     pub(super) may_pass: Option<MayPass>,
+    /// The kind is alone in its pass and its exact pattern starts with its trigger, all of it,
+    /// as its first alternatives (`trigger|more`): a candidate the pass's search found at
+    /// `s` over the whole text is its exact match at `s`, as found (leftmost-first prefers
+    /// the trigger's alternatives, and over the same text from the same start they end at
+    /// the same place), so it is not searched for again.
+    pub(super) trigger_is_exact: bool,
 }
 
 /// See [`Kind::may_pass`].
@@ -485,7 +491,8 @@ pub(super) fn command_reach(
     let reach = if reach > s + 1 {
         reach
     } else {
-        failing_commands(b, s)
+        // (Up to the character before that `-`: an option's trigger starts there.)
+        failing_commands(b, s, dash.saturating_sub(1))
     };
     if reach <= s + 1 {
         return None;
@@ -503,18 +510,20 @@ pub(super) fn command_reach(
 /// command on from `s` whose line holds a `-` is the first that may succeed (or, where a
 /// line ends at a terminator, what follows it). Only over lines without quotes: in quotes,
 /// a command's name does not end the line before it, but the line read from that name
-/// may run on past the quote. Each line is read once.
-fn failing_commands(b: &[u8], s: usize) -> usize {
+/// may run on past the quote. Each line is read once, and none past `until` (just before
+/// the first `-` after `s`, where the reach ends anyway: see [`command_reach`]); a command
+/// whose line is read up to there may hold an option past it, so it is the next candidate.
+fn failing_commands(b: &[u8], s: usize, until: usize) -> usize {
     let mut at = s;
     loop {
-        let (start, end, next) = super::validate::command_line(b, at);
+        let (start, end, next) = super::validate::command_line(b, at, until);
         let line = &b[start..end];
         let stop = match at == s {
             // (`s` failed, whatever options its line holds.)
             true => memchr::memchr2(b'"', b'\'', line),
             false => memchr::memchr3(b'-', b'"', b'\'', line),
         };
-        if stop.is_some() {
+        if stop.is_some() || (at > s && end >= until) {
             return at;
         }
         if !next {

@@ -105,9 +105,15 @@ fn trim_key_end(m: &str) -> &str {
     }
 }
 
+/// True when `m` starts with `p`, its first byte compared first (a candidate is checked
+/// against many prefixes, most of which its first byte rules out without a comparison call).
+fn begins(m: &str, p: &str) -> bool {
+    m.as_bytes().first() == p.as_bytes().first() && m.starts_with(p)
+}
+
 pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     let m = &text[s..e];
-    if m.starts_with("-----BEGIN") {
+    if begins(m, "-----BEGIN") {
         // A key block: at least a line's worth of key material after the BEGIN line (a
         // header alone holds no secret).
         let m = trim_key_end(m);
@@ -121,22 +127,23 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
     }
     // A JWT whose trigger (its whole shape) matched is one: no further check, so a candidate
     // that read far never fails and makes the scan read it again from the next start.
-    if m.starts_with("eyJ") {
+    if begins(m, "eyJ") {
         return Some((s, e));
     }
-    if m.starts_with("://") {
+    if begins(m, "://") {
         return url_password(text, s, m).map(|(a, b)| (s + a, s + b));
     }
-    if let Some(key) = m
-        .strip_prefix("AccountKey=")
-        .or_else(|| m.strip_prefix("SharedAccessKey="))
+    if let Some(key) = ["AccountKey=", "SharedAccessKey="]
+        .iter()
+        .find(|p| begins(m, p))
+        .map(|p| &m[p.len()..])
     {
         // The value is the secret; its name stays readable.
         return Some((e - key.len(), e));
     }
     if let Some(scheme) = ["Bearer", "bearer", "BEARER", "Basic", "basic", "BASIC"]
         .iter()
-        .find(|p| m.starts_with(*p))
+        .find(|p| begins(m, p))
     {
         let token = s
             + scheme.len()
@@ -296,7 +303,7 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
     }
     if ["Authorization", "authorization", "AUTHORIZATION"]
         .iter()
-        .any(|p| m.starts_with(p))
+        .any(|p| begins(m, p))
     {
         let lower = m.to_ascii_lowercase();
         let Some(scheme) = lower.rfind("token") else {
@@ -311,13 +318,13 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
                 .count();
         return Some(auth_token(text, at, 8));
     }
-    if (m.starts_with("login") || m.starts_with("LOGIN"))
+    if (begins(m, "login") || begins(m, "LOGIN"))
         && (m.trim_end().ends_with("password") || m.trim_end().ends_with("passwd"))
     {
         return Some(netrc_password(text, s + "login".len()));
     }
     // A command's name, then what ends it in the trigger (not `https://hooks.slack.com/…`).
-    let command = PASSWORD_COMMANDS.iter().find(|c| m.starts_with(*c))?;
+    let command = PASSWORD_COMMANDS.iter().find(|c| begins(m, c))?;
     let word = m
         .bytes()
         .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
@@ -362,16 +369,16 @@ pub(super) fn next_command(b: &[u8], i: usize) -> bool {
 /// The line [`command_password`] reads for the command whose name starts at `s`: from past
 /// its name (`start`) to the next command (see [`next_command`]), a terminator outside
 /// quotes (see [`command_end`]), or 2 KiB from `s`, however long the name (see
-/// `patterns::command_reach`); and whether it ended at the next command.
-pub(super) fn command_line(b: &[u8], s: usize) -> (usize, usize, bool) {
+/// `patterns::command_reach`) — read no further than `until`; and whether it ended at the
+/// next command.
+pub(super) fn command_line(b: &[u8], s: usize, until: usize) -> (usize, usize, bool) {
     let word = b[s..]
         .iter()
         .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
         .count();
     let start = s + word;
-    let end = command_end(b, start, (s + 2048).saturating_sub(start), |i| {
-        next_command(b, i)
-    });
+    let max = (s + 2048).min(until).saturating_sub(start);
+    let end = command_end(b, start, max, |i| next_command(b, i));
     (
         start,
         end,
@@ -639,7 +646,7 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
         }
     }
     // Up to the next such command (read once, not again from each of a run of them).
-    let (start, end, _) = command_line(b, s);
+    let (start, end, _) = command_line(b, s, b.len());
     let line = &b[start..end];
     let from = 0;
     // The options, in order: each `-` after a blank, a quote or a line break.
