@@ -516,6 +516,7 @@ impl Compiled {
                 validate: sp.validate,
                 may_pass: sp.may_pass,
                 trigger_is_exact: false,
+                named_exact: sp.named_exact,
             });
         }
         let mut passes = Vec::new();
@@ -1266,7 +1267,9 @@ impl PiiDetector {
         let first = pass.kinds[fired.as_usize()];
         // (Found over the whole text, by the pass's own search: not by its search at the
         // text's start alone.)
-        seen.trigger = (self.compiled.kinds[first].trigger_is_exact
+        let kind = &self.compiled.kinds[first];
+        seen.trigger = ((kind.trigger_is_exact
+            || (kind.named_exact && patterns::secret_name_at(&text.as_bytes()[s..]).is_some()))
             && pass.quieting.is_empty()
             && (s > 0 || pass.at_start.is_none()))
         .then_some((first, s, m.end()));
@@ -3401,6 +3404,53 @@ pub(crate) mod tests {
         ] {
             assert!(found(text).is_empty(), "{text}: {:?}", found(text));
         }
+    }
+
+    /// A command's line ends after 2 KiB: an option's quote right at that end is not read
+    /// past it (found by an attack review: the scan panicked on these).
+    #[test]
+    fn a_quote_at_the_end_of_a_commands_line_is_read_within_it() {
+        let d = PiiDetector::new();
+        for n in 2020..2050 {
+            let pad = "x".repeat(n);
+            for text in [
+                format!("sshpass {pad} -p'S3cr3t99'"),
+                format!("sshpass {pad} -p\"S3cr3t99\""),
+                format!("sshpass {pad} -p', 'S3cr3t99'"),
+                format!("[\"sshpass\", \"{pad}\", \"-p\", \"S3cr3t99\"]"),
+                format!("curl {pad} -u'a:S3cr3t99'"),
+            ] {
+                d.detect(&text);
+            }
+        }
+    }
+
+    /// A candidate whose trigger's match is taken as its exact match (a command line's, a
+    /// field named for a secret) is one: the scan's debug assertion compares the two for
+    /// every such candidate, here for every name, separator and quoting, valid or not.
+    #[test]
+    fn a_trigger_taken_as_the_exact_match_is_it() {
+        let d = PiiDetector::new();
+        let mut found = 0;
+        for name in patterns::SECRET_NAMES {
+            for sep in [
+                "=",
+                ": ",
+                "\": \"",
+                " => ",
+                ":=",
+                "\"]=\"",
+                "', '",
+                "\\\": \\\"",
+            ] {
+                for value in ["Xk9mQ2vL7p", "x", "${X}", "a b", "apiKey:apiKey:"] {
+                    let text = format!("{name}{sep}{value} --password S3cr3tPw99 curl -u a:b");
+                    found += d.detect(&text).len();
+                    found += d.detect(&format!("X-{text}")).len();
+                }
+            }
+        }
+        assert!(found > 500, "{found}");
     }
 
     /// Each pass of a redaction frees only the next value of these chains (a national number

@@ -251,6 +251,8 @@ pub(super) struct Kind {
     /// the trigger's alternatives, and over the same text from the same start they end at
     /// the same place), so it is not searched for again.
     pub(super) trigger_is_exact: bool,
+    /// See `Spec::named_exact`.
+    pub(super) named_exact: bool,
 }
 
 /// See [`Kind::may_pass`].
@@ -316,6 +318,11 @@ pub(super) struct Spec {
     /// (searched there, anchored, before the pass's search), kept out of the trigger so that
     /// the pass's prefilter need not look for a shorter literal everywhere.
     pub(super) at_start: Option<String>,
+    /// The trigger and the exact pattern both end with the same alternative for fields named
+    /// for a secret, and no earlier alternative of either can match where a secret's name
+    /// starts (their first two bytes differ from every name's): a candidate that starts
+    /// with a name is its exact match as the pass found it (see `Kind::trigger_is_exact`).
+    pub(super) named_exact: bool,
 }
 
 /// Pass 0: triggers that start with literals (a prefilter skips most text); pass 1: the
@@ -628,6 +635,7 @@ pub(super) fn spec(
         hand_search: None,
         may_pass: None,
         at_start: None,
+        named_exact: false,
     }
 }
 
@@ -762,9 +770,11 @@ pub(super) fn specs() -> Vec<Spec> {
             hand_search: None,
             may_pass: None,
             at_start: None,
+            named_exact: false,
         },
         Spec {
             reach: Some(run_token_reach),
+            named_exact: true,
             ..spec(
                 Entity::Secret,
                 1,

@@ -542,12 +542,14 @@ fn command_end(b: &[u8], from: usize, max: usize, stop: impl Fn(usize) -> bool) 
 /// Past the quote at `at` (escaped by up to three backslashes, as JSON holds one), if one
 /// stands there before `end`.
 fn past_quote(b: &[u8], at: usize, end: usize) -> Option<usize> {
-    let slashes = b[at..end]
+    let slashes = b
+        .get(at..end)?
         .iter()
         .take(3)
         .take_while(|&&c| c == b'\\')
         .count();
-    matches!(b.get(at + slashes), Some(b'"' | b'\'')).then_some(at + slashes + 1)
+    // (Only a quote before `end`: the line may end right at it.)
+    (at + slashes < end && matches!(b[at + slashes], b'"' | b'\'')).then_some(at + slashes + 1)
 }
 
 /// Where the value after an option ends up starting (`at`: right after the option's name):
@@ -561,7 +563,7 @@ fn option_argument(b: &[u8], mut at: usize, end: usize) -> Option<(usize, bool)>
     while at < end {
         match b[at] {
             b' ' | b'\t' => at += 1,
-            b'\\' if matches!(b.get(at + 1), Some(b'\n' | b'\r')) => at += 2,
+            b'\\' if at + 1 < end && matches!(b[at + 1], b'\n' | b'\r') => at += 2,
             b'\n' | b'\r' if at > start => at += 1,
             _ => break,
         }
@@ -572,7 +574,7 @@ fn option_argument(b: &[u8], mut at: usize, end: usize) -> Option<(usize, bool)>
         // An argument list: the option's closing quote, a comma, the value's opening one.
         if let Some(mut k) = past_quote(b, at, end) {
             k += b[k..end].iter().take_while(|c| ws(c)).count();
-            if b.get(k) == Some(&b',') {
+            if k < end && b[k] == b',' {
                 k += 1;
                 at = k + b[k..end].iter().take_while(|c| ws(c)).count();
             }
@@ -895,7 +897,6 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
     if v.len() < 4 || value.chars().any(char::is_whitespace) {
         return false;
     }
-    let lower = value.to_ascii_lowercase();
     let digit = v.iter().any(u8::is_ascii_digit);
     let body = v
         .strip_suffix(b"!")
@@ -910,6 +911,7 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
     if !(digit || (symbol && v.iter().any(u8::is_ascii_alphabetic))) {
         return false;
     }
+    let lower = value.to_ascii_lowercase();
     let template = template(v)
         // A bind parameter (`:password_1`, `?`), a regular expression.
         || (matches!(v[0], b':' | b'?') && ident(&v[1..]))
