@@ -522,10 +522,13 @@ impl Engine {
     /// is most often an argument list (`["mysql", "-uroot", "-pS3cret"]`,
     /// `["sshpass", "-p", "S3cret", "ssh", "host"]`), and a command-line credential is only
     /// one with its command and option before it: judged alone, `"S3cret"` is a word. So the
-    /// array's strings and numbers are read once more as one list, `["a", "b", 1]` (other
-    /// items as `null`), by the secrets detector, and each secret found there is given to the
-    /// items it covers, with spans relative to each. One more read of the array's text:
-    /// linear, whatever the array holds.
+    /// array's strings and numbers are read once more, by the secrets detector, as the
+    /// command line a shell would be given: one blank between items, an item that holds a
+    /// blank, a quote or a shell operator in single quotes (in double ones if it holds a
+    /// single quote) — so an item's `;` or `&` stays inside its argument, and an item's
+    /// inner quote inside its value. Each secret found there is given to the items it
+    /// covers, with spans relative to each. One more read of the array's text: linear,
+    /// whatever the array holds.
     fn argv_context(&self, items: &[Value]) -> Vec<Vec<(Finding, GuardrailAction)>> {
         let mut contexts: Vec<Vec<(Finding, GuardrailAction)>> =
             items.iter().map(|_| Vec::new()).collect();
@@ -539,13 +542,10 @@ impl Engine {
         if texts < 2 {
             return contexts;
         }
-        let mut list = String::from("[");
+        let mut list = String::new();
         // (item, start, end) of each string's or number's text in `list`, in order.
         let mut ranges: Vec<(usize, usize, usize)> = Vec::with_capacity(texts);
         for (at, item) in items.iter().enumerate() {
-            if at > 0 {
-                list.push_str(", ");
-            }
             let number;
             let text = match item {
                 Value::String(s) => s.as_str(),
@@ -553,17 +553,17 @@ impl Engine {
                     number = n.to_string();
                     number.as_str()
                 }
-                _ => {
-                    list.push_str("null");
-                    continue;
-                }
+                _ => continue,
             };
-            list.push('"');
+            if !list.is_empty() {
+                list.push(' ');
+            }
+            let quote = shell_quote(text);
+            list.extend(quote);
             ranges.push((at, list.len(), list.len() + text.len()));
             list.push_str(text);
-            list.push('"');
+            list.extend(quote);
         }
-        list.push(']');
         let action = self.action(pii_rule(Entity::Secret));
         for d in detector.detect(&list) {
             let first = ranges.partition_point(|&(_, _, e)| e <= d.start);
@@ -905,6 +905,36 @@ pub(crate) fn pii_rule(e: Entity) -> &'static str {
     }
 }
 
+/// The quote an argument needs on a shell's command line (see `Engine::argv_context`): none
+/// for a word of plain characters, `'` for one with a blank, a quote or a shell operator, `"`
+/// for one that holds a `'`.
+fn shell_quote(arg: &str) -> Option<char> {
+    let plain = !arg.is_empty()
+        && !arg.bytes().any(|c| {
+            c.is_ascii_whitespace()
+                || matches!(
+                    c,
+                    b'\''
+                        | b'"'
+                        | b'`'
+                        | b'\\'
+                        | b';'
+                        | b'|'
+                        | b'&'
+                        | b'('
+                        | b')'
+                        | b'<'
+                        | b'>'
+                        | b'$'
+                )
+        });
+    match plain {
+        true => None,
+        false if arg.contains('\'') && !arg.contains('"') => Some('"'),
+        false => Some('\''),
+    }
+}
+
 /// Applies the replacements (sorted, non-overlapping after filtering) to `text`.
 pub(crate) fn apply(text: &str, mut replace: Vec<(usize, usize, &'static str)>) -> String {
     replace.sort_by_key(|r| (r.0, std::cmp::Reverse(r.1)));
@@ -1065,6 +1095,38 @@ mod tests {
         );
         assert_eq!(r.violations.len(), 5);
         assert!(r.violations.iter().all(|v| v.rule == "pii_secret"));
+        // Found by an attack review: an item's `;`, `&` or `|` (read as ending the command's
+        // line), hundreds of items before the password (each item's quotes used up the
+        // line's 2 KiB), a header split across items, a quote inside the password (half of
+        // it left).
+        let many = std::iter::once("curl")
+            .chain(std::iter::repeat_n("-k", 450))
+            .chain(["-u", "bob:S3cr3tPw"]);
+        for mut v in [
+            json!(["curl", "-d", "a=1&b=2", "-u", "bob:S3cr3tPw", "https://h"]),
+            json!(["curl", "-G", "https://h/?a=1&b=2", "-u", "bob:S3cr3tPw"]),
+            json!(["curl", "-H", "Accept: a|b", "-u", "bob:S3cr3tPw"]),
+            json!(["sshpass", "-o", "a;b", "-p", "S3cr3tPw", "ssh"]),
+            json!(["mysql", "-e", "select 1;", "-pS3cr3tPw"]),
+            json!(["mysql", "-e", "select 1; select 2", "-uroot", "-pS3cr3tPw"]),
+            json!(["mysql", "-D", "db", "--execute=show tables;", "-pS3cr3tPw"]),
+            json!(["mysql", "-e", "select \"a\"; x", "-pS3cr3tPw"]),
+            json!(many.collect::<Vec<_>>()),
+            json!(["curl", "-H", "X-API-Key:", "S3cr3tPw9Abc", "https://h"]),
+            json!(["curl", "-H", "Authorization:", "Token S3cr3tPw90abcdef"]),
+            json!(["sshpass", "-p", "S3cr\"3tPw", "ssh", "h"]),
+            json!(["curl", "-u", "bob:S3cr\"3tPw", "h"]),
+            json!(["app", "--password", "S3cr\"3tPw"]),
+            json!(["app", "--password", "S3cr'3tPw"]),
+        ] {
+            let before = v.to_string();
+            let r = e.scrub_json(&run, ViolationLocation::ToolArgs, None, &mut v, true);
+            let after = v.to_string();
+            assert!(
+                r.changed && !after.contains("S3cr") && !after.contains("3tPw"),
+                "{before} -> {after}"
+            );
+        }
         // Under BLOCK, the call is refused; with secrets allowed, nothing is touched.
         let e = engine(&[("pii_secret", GuardrailAction::Block)]);
         let mut v = json!(["sshpass", "-p", "S3cr3tPw", "ssh", "h"]);
