@@ -3187,7 +3187,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 58] = [
+        let cases: [(&str, &[&str]); 62] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3353,6 +3353,24 @@ pub(crate) mod tests {
                 r#"session.headers["PRIVATE-TOKEN"] = "glX9a8Fk29dLq0Zx""#,
                 &["glX9a8Fk29dLq0Zx"],
             ),
+            // An authorization header's credentials in other schemes: Discord's, Okta's,
+            // Elastic's, any vendor's.
+            (
+                "Authorization: Bot MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+                &["MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs"],
+            ),
+            (
+                "curl -H 'Authorization: SSWS 00QCjAl4MlV-WPXM8ZR9nMQ3i6bEF0xVHs' https://okta",
+                &["00QCjAl4MlV-WPXM8ZR9nMQ3i6bEF0xVHs"],
+            ),
+            (
+                r#"{"Authorization": "ApiKey VnVhQ2ZHY0JDZGJrUW0tZTVh"}"#,
+                &["VnVhQ2ZHY0JDZGJrUW0tZTVh"],
+            ),
+            (
+                r#"headers["Authorization"] = "Klaviyo-API-Key pk_9f8e7d6c5b4a3928""#,
+                &["pk_9f8e7d6c5b4a3928"],
+            ),
         ];
         for (text, want) in cases {
             let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
@@ -3401,6 +3419,15 @@ pub(crate) mod tests {
             "Authorization: Token YOUR_TOKEN_HERE_1234",
             "fields = (\"username\", \"password\", \"email1\")",
             "docker run -p 8080:80 img; docker login -u bob --password-stdin",
+            // Authorization in prose, placeholders in other schemes; bearer and basic
+            // credentials that their own checks refuse stay refused.
+            "Authorization: required for every endpoint since v2",
+            "Authorization: ApiKey <api-key>",
+            "Authorization: Bot ${DISCORD_TOKEN}",
+            "Authorization: SSWS YOUR_API_TOKEN_1234",
+            "Authorization: RFC 7235",
+            "Authorization: Bearer abc",
+            "Authorization: Basic understanding",
         ] {
             assert!(found(text).is_empty(), "{text}: {:?}", found(text));
         }

@@ -163,7 +163,10 @@ fn secret_option() -> String {
 /// Credentials on a command line or in a request (see `validate::command_line_secret`): an
 /// option's value (`--password S3cret`, `--token=…`, `["--api-key", "…"]`), a command's
 /// (see [`PASSWORD_COMMANDS`]), a `.netrc` line (`machine h login bob password S3cret`),
-/// and `Authorization: Token …` (Django REST framework's, GitHub's scheme). An option's
+/// and an `Authorization` header's credentials in any scheme but the two that have
+/// triggers of their own, `Bearer` and `Basic` (see `validate::command_line_secret`):
+/// `Token …` (Django REST framework's, GitHub's), `Bot …` (Discord's), `SSWS …` (Okta's),
+/// `ApiKey …` (Elastic's), any other. An option's
 /// value follows blanks, a line continuation (`\` and a line break), an `=`, or, in an
 /// argument list, a quote and a comma (`"--password", "S3cret"`).
 fn command_line_secrets() -> String {
@@ -175,7 +178,7 @@ fn command_line_secrets() -> String {
         "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB)[A-Za-z0-9_.-]*|sshpass|curl|login";
     let flag = secret_option();
     format!(
-        r#"[ \t\r\n"'`\[(,]{flag}|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:{commands})(?:\.exe)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:Authorization|authorization|AUTHORIZATION){q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)[ \t]*{q}(?:Token|token|TOKEN)[ \t]{{1,16}}{BEARER}{{4}}"#
+        r#"[ \t\r\n"'`\[(,]{flag}|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:{commands})(?:\.exe)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:Authorization|authorization|AUTHORIZATION)(?:{q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)|{qq}\][ \t]{{0,40}}=)[ \t]*{q}[A-Za-z][A-Za-z0-9_-]{{0,31}}[ \t]{{1,16}}{BEARER}{{4}}"#
     )
 }
 

@@ -305,18 +305,19 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
         .iter()
         .any(|p| begins(m, p))
     {
-        let lower = m.to_ascii_lowercase();
-        let Some(scheme) = lower.rfind("token") else {
+        // The trigger ends with the scheme, blanks and the credentials' first characters.
+        let Some(blank) = m.rfind([' ', '\t']) else {
             return Some(None);
         };
-        let scheme = scheme + "token".len();
-        let at = s
-            + scheme
-            + m[scheme..]
-                .bytes()
-                .take_while(|&c| c == b' ' || c == b'\t')
-                .count();
-        return Some(auth_token(text, at, 8));
+        let head = m[..blank].trim_end_matches([' ', '\t']);
+        let scheme = &head[head
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .map_or(0, |i| i + 1)..];
+        // (A bearer token and basic credentials are read by their own triggers.)
+        if scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("basic") {
+            return Some(None);
+        }
+        return Some(auth_token(text, s + blank + 1, 8));
     }
     if (begins(m, "login") || begins(m, "LOGIN"))
         && (m.trim_end().ends_with("password") || m.trim_end().ends_with("passwd"))
