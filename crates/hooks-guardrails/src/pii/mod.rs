@@ -3187,7 +3187,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 62] = [
+        let cases: [(&str, &[&str]); 74] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3371,6 +3371,38 @@ pub(crate) mod tests {
                 r#"headers["Authorization"] = "Klaviyo-API-Key pk_9f8e7d6c5b4a3928""#,
                 &["pk_9f8e7d6c5b4a3928"],
             ),
+            // Other clients' passwords: Redis, SQL Server, MongoDB, zip, keytool (both of
+            // its passwords, and what lies between), openssl (`pass:` only), Samba, lftp.
+            ("redis-cli -h cache -a S3cr3tPw99 ping", &["S3cr3tPw99"]),
+            ("redis-cli --pass S3cr3tPw99 -h cache", &["S3cr3tPw99"]),
+            (
+                "sqlcmd -S db -U sa -P 'S3cr3t#Pw9' -Q 'select 1'",
+                &["S3cr3t#Pw9"],
+            ),
+            (
+                "mongosh -u admin -p S3cr3tPw99 --authenticationDatabase admin",
+                &["S3cr3tPw99"],
+            ),
+            ("mongodump -u admin -pS3cr3tPw99 --db app", &["S3cr3tPw99"]),
+            ("zip -P S3cr3tPw99 out.zip a.txt", &["S3cr3tPw99"]),
+            (
+                "keytool -genkey -keystore k.jks -storepass S3cr3tPw99 -keypass K3yPw9988",
+                &["S3cr3tPw99 -keypass K3yPw9988"],
+            ),
+            (
+                "openssl pkcs12 -export -in c.pem -passout pass:S3cr3tPw99 -out c.p12",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "openssl rsa -in k.pem -passin env:KEYPW -passout pass:S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "openssl enc -aes-256-cbc -k S3cr3tPw99 -in a",
+                &["S3cr3tPw99"],
+            ),
+            ("smbclient //fs/share -U bob%S3cr3tPw99", &["S3cr3tPw99"]),
+            ("lftp -u bob,S3cr3tPw99 sftp://h", &["S3cr3tPw99"]),
         ];
         for (text, want) in cases {
             let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
@@ -3428,6 +3460,17 @@ pub(crate) mod tests {
             "Authorization: RFC 7235",
             "Authorization: Bearer abc",
             "Authorization: Basic understanding",
+            // Those clients' other options, variables, prompts, other sources.
+            "redis-cli -a $REDIS_PASSWORD ping",
+            "openssl rsa -passin env:KEYPW -passout file:pw.txt",
+            "openssl s_client -connect h:443 -servername h",
+            "zip -r out.zip dir && gzip -k file",
+            "keytool -list -keystore k.jks -storepass:env STOREPW",
+            "smbclient -L fs -U bob",
+            "lftp -u bob sftp://h",
+            "mongo --port 27017 -u admin -p",
+            "sqlcmd -S db -E -Q 'select 1'",
+            "see the zip code and the mongo docs",
         ] {
             assert!(found(text).is_empty(), "{text}: {:?}", found(text));
         }

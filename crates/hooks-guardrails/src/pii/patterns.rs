@@ -141,11 +141,30 @@ pub(super) const SECRET_OPTIONS: [&str; 12] = [
 
 /// Commands whose line may carry a password (see `validate::command_password`): the MySQL
 /// and MariaDB clients glued to `-p` (`mysql -uroot -pS3cret`: `-p S3cret` prompts and
-/// names a database), `sshpass -p`, a registry's `login -p` (after docker, podman, nerdctl,
-/// oras, buildah, skopeo, helm, oc, az or cf), curl's `-u user:password` (and `-U`,
-/// `--user`, `--proxy-user`).
-pub(super) const PASSWORD_COMMANDS: [&str; 9] = [
-    "mysql", "MySQL", "MYSQL", "mariadb", "MariaDB", "MARIADB", "sshpass", "curl", "login",
+/// names a database), the MongoDB shell and tools' `-p` (`mongo` with any suffix, as the
+/// MySQL clients' names), `sshpass -p`, a registry's `login -p` (after docker, podman,
+/// nerdctl, oras, buildah, skopeo, helm, oc, az or cf), curl's `-u user:password` (and
+/// `-U`, `--user`, `--proxy-user`), `redis-cli -a`, `sqlcmd -P`, `zip -P`, keytool's
+/// `-storepass`/`-keypass` (and their `-src…`/`-dest…`), openssl's `-pass…` `pass:…` and
+/// `-k`, `smbclient -U user%password`, `lftp -u user,password`.
+pub(super) const PASSWORD_COMMANDS: [&str; 17] = [
+    "mysql",
+    "MySQL",
+    "MYSQL",
+    "mariadb",
+    "MariaDB",
+    "MARIADB",
+    "mongo",
+    "sshpass",
+    "curl",
+    "login",
+    "redis-cli",
+    "sqlcmd",
+    "zip",
+    "keytool",
+    "openssl",
+    "smbclient",
+    "lftp",
 ];
 
 /// An option named for a secret and its value's first character (see
@@ -174,8 +193,7 @@ fn command_line_secrets() -> String {
     let qq = r#"\\{0,3}["']"#;
     // (Not the registries' names: `oc`, `az`, `cf` are letters of every other word, which
     // the prefilter would stop at; their `login` is the trigger.)
-    let commands =
-        "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB)[A-Za-z0-9_.-]*|sshpass|curl|login";
+    let commands = "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB|mongo)[A-Za-z0-9_.-]*|sshpass|curl|login|redis-cli|sqlcmd|zip|keytool|openssl|smbclient|lftp";
     let flag = secret_option();
     format!(
         r#"[ \t\r\n"'`\[(,]{flag}|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:{commands})(?:\.exe)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:Authorization|authorization|AUTHORIZATION)(?:{q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)|{qq}\][ \t]{{0,40}}=)[ \t]*{q}[A-Za-z][A-Za-z0-9_-]{{0,31}}[ \t]{{1,16}}{BEARER}{{4}}"#

@@ -590,11 +590,11 @@ fn option_argument(b: &[u8], mut at: usize, end: usize) -> Option<(usize, bool)>
 /// The password of curl's `-u user:password`, the argument at `first`:
 /// whatever it holds (`-u admin:Zq9`; quoted, blanks too) — unless a template, a mask, a
 /// placeholder (`USER:PASS`, `user:password`) or the user again (`guest:guest`).
-fn user_password(text: &str, first: usize) -> Option<(usize, usize)> {
+fn user_password(text: &str, first: usize, sep: u8) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let quote = opening_quote(b, first);
     let arg = value_len(b, first, quote);
-    let colon = first + b[first..first + arg].iter().position(|&c| c == b':')?;
+    let colon = first + b[first..first + arg].iter().position(|&c| c == sep)?;
     let user = &text[first..colon];
     let end = ceil_char_boundary(text, first + arg);
     let pw = &text[colon + 1..end];
@@ -619,12 +619,47 @@ fn user_password(text: &str, first: usize) -> Option<(usize, usize)> {
 fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let is = |name: &str| command.eq_ignore_ascii_case(name);
-    let (glued_only, user_options): (bool, &[&[u8]]) = if is("mysql") || is("mariadb") {
-        (true, &[])
+    // Options whose argument is the password (`-p` also glued: `-pS3cret`), whether only
+    // glued counts, options whose argument is `user<sep>password`, and `sep`.
+    type Options = (&'static [&'static [u8]], bool, &'static [&'static [u8]], u8);
+    let (password_options, glued_only, user_options, sep): Options = if is("mysql") || is("mariadb")
+    {
+        (&[b"-p"], true, &[], b':')
     } else if is("curl") {
-        (false, &[b"-u", b"-U", b"--user", b"--proxy-user"])
+        (
+            &[],
+            false,
+            &[b"-u", b"-U", b"--user", b"--proxy-user"],
+            b':',
+        )
+    } else if is("redis-cli") {
+        (&[b"-a", b"--pass"], false, &[], b':')
+    } else if is("sqlcmd") || is("zip") {
+        (&[b"-P"], false, &[], b':')
+    } else if is("keytool") {
+        const KEYTOOL: [&[u8]; 6] = [
+            b"-storepass",
+            b"-keypass",
+            b"-srcstorepass",
+            b"-deststorepass",
+            b"-srckeypass",
+            b"-destkeypass",
+        ];
+        (&KEYTOOL, false, &[], b':')
+    } else if is("openssl") {
+        (
+            &[b"-passout", b"-passin", b"-pass", b"-k"],
+            false,
+            &[],
+            b':',
+        )
+    } else if is("smbclient") {
+        (&[], false, &[b"-U", b"--user"], b'%')
+    } else if is("lftp") {
+        (&[], false, &[b"-u", b"--user"], b',')
     } else {
-        (false, &[])
+        // mongo…, sshpass, a registry's login.
+        (&[b"-p"], false, &[], b':')
     };
     if is("login") {
         // A registry's login: its tool's name before it on its line.
@@ -650,6 +685,8 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
     }
     // Up to the next such command (read once, not again from each of a run of them).
     let (start, end, _) = command_line(b, s, b.len());
+    let multi = is("keytool") || is("openssl");
+    let mut span = None;
     let line = &b[start..end];
     let from = 0;
     // The options, in order: each `-` after a blank, a quote or a line break.
@@ -667,37 +704,52 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
             })
             .count();
         let option = &line[i..i + name];
-        if user_options.is_empty() {
-            if !option.starts_with(b"-p") {
-                continue;
-            }
-            // The first `-p`: glued (`-pS3cret`) or its own argument.
-            let (at, separated) = if option.len() > 2 {
-                (start + i + 2, false)
-            } else {
-                option_argument(b, start + i + 2, end)?
-            };
+        // A one-letter option may have its argument glued on (`-pS3cret`, `-ubob:pw`).
+        let glued = |o: &&&[u8]| o.len() == 2 && option.len() > 2 && option.starts_with(o);
+        let found = if password_options.iter().any(|o| glued(&o)) {
+            // (A port, `-p3306:3306`, is none.)
+            argument(text, start + i + 2).filter(|&(a, z)| {
+                !text[a..z]
+                    .split(':')
+                    .all(|p| (1..=5).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()))
+            })
+        } else if password_options.contains(&option) {
+            // (A MySQL client's `-p S3cret` prompts, then names a database.)
+            let (at, separated) = option_argument(b, start + i + name, end)?;
             if separated && glued_only {
                 return None;
             }
-            let (a, z) = argument(text, at)?;
-            let port = text[a..z]
-                .split(':')
-                .all(|p| (1..=5).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()));
-            return (!port).then_some((a, z));
+            // openssl's `-pass…` names where the password comes from: `pass:` gives it,
+            // `env:`, `file:`, `fd:`, `stdin` do not (another option may).
+            match option.starts_with(b"-pass") {
+                true if b[at..end].starts_with(b"pass:") => argument(text, at + "pass:".len()),
+                true => continue,
+                false => argument(text, at),
+            }
+        } else {
+            None
+        };
+        if password_options.iter().any(|o| glued(&o) || *o == option) {
+            // The first such option decides; but keytool and openssl take two (`-storepass
+            // … -keypass …`, `-passin … -passout …`): from the first to the last, so neither
+            // is left.
+            if !multi {
+                return found;
+            }
+            if let Some((_, z)) = found {
+                span = Some(span.map_or_else(|| found.unwrap_or_default(), |(a, _)| (a, z)));
+            }
+            continue;
         }
-        // curl's user and password, glued to a short option or after it.
-        let glued = user_options
-            .iter()
-            .find(|o| o.len() == 2 && option.len() > 2 && option.starts_with(o));
-        let at = match glued {
+        // A user and a password, glued to a short option or after it.
+        let at = match user_options.iter().find(glued) {
             Some(_) => start + i + 2,
             None if user_options.contains(&option) => option_argument(b, start + i + name, end)?.0,
             None => continue,
         };
-        return user_password(text, at);
+        return user_password(text, at, sep);
     }
-    None
+    span
 }
 
 /// The longest value a named field's secret is read to.
