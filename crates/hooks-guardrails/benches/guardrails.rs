@@ -190,6 +190,21 @@ fn scan_adversarial(c: &mut Criterion) {
         ),
         ("command_names_in_a_row", fill("curl ", "")),
         ("header_names_with_words", fill("X-API-Key: ", "")),
+        // Field names glued in a row (`apiKey:apiKey:…`): a candidate every 7 bytes, each
+        // a search and a validation; authorization headers in any scheme, and other
+        // clients' password options, every one failing.
+        ("header_names_glued", fill("apiKey:", "")),
+        (
+            "authorization_schemes_without_credentials",
+            fill("Authorization: a ", ""),
+        ),
+        (
+            "client_options_without_passwords",
+            fill(
+                "keytool -storepass $X openssl -passin env:X redis-cli -a $Y ",
+                "",
+            ),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

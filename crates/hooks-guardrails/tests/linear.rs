@@ -96,6 +96,11 @@ fn family(name: &str, n: usize) -> String {
         // read whole (16 KiB) again as it grew the detection.
         "named_fields_glued_with_values" => "password=eyJ-x@y.".repeat(n / 18),
         "header_names_glued" => "apiKey:".repeat(n / 7),
+        // Authorization in any scheme, and other clients' password options, all failing.
+        "authorization_schemes_without_credentials" => "Authorization: a ".repeat(n / 17),
+        "client_options_without_passwords" => {
+            "keytool -storepass $X openssl -passin env:X redis-cli -a $Y ".repeat(n / 60)
+        }
         "token_headers_without_digits" => {
             "Authorization: Token abcdefghijklmnopqrstuvwxyz ".repeat(n / 48)
         }
@@ -106,7 +111,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 62] = [
+const FAMILIES: [&str; 64] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -167,6 +172,8 @@ const FAMILIES: [&str; 62] = [
     "glued_options_before_a_name",
     "named_fields_glued_with_values",
     "header_names_glued",
+    "authorization_schemes_without_credentials",
+    "client_options_without_passwords",
     "token_headers_without_digits",
     "quiet_kinds_between_detections",
 ];
