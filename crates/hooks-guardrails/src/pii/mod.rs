@@ -38,11 +38,13 @@ pub enum Entity {
     /// An API key, token or private key in a well-known format (AWS, GitHub, GitLab, Slack,
     /// Stripe, OpenAI, Anthropic, Google, Hugging Face, npm, SendGrid, DigitalOcean, Azure
     /// connection strings, JWTs, PEM and PGP private keys), or a credential in its usual
-    /// place: the password in a URL (`postgres://app:…@db`), an HTTP authorization's bearer
-    /// token, basic credentials or `Token`, the value of a field or header named for a secret
-    /// (`DB_PASSWORD=…`, `"client_secret": …`, `X-API-Key: …`), or of a command line's
-    /// (`--password …`, `curl -u user:…`, `mysql -p…`, `sshpass -p …`, a registry login's
-    /// `-p …`, a `.netrc` line's `password …`).
+    /// place: the password in a URL (`postgres://app:…@db`), an HTTP authorization's
+    /// credentials in any scheme (`Bearer`, `Basic`, `Token`, `Bot`, `SSWS`, `ApiKey`, …), the
+    /// value of a field or header named for a secret (`DB_PASSWORD=…`, `"client_secret": …`,
+    /// `X-API-Key: …`), or of a command line's (`--password …`, `curl -u user:…`,
+    /// `mysql -p…`, `sshpass -p …`, a registry login's `-p …`, `redis-cli -a`, `sqlcmd -P`,
+    /// `mongosh -p`, `zip -P`, keytool's `-storepass`/`-keypass`, openssl's `pass:`,
+    /// `smbclient -U user%…`, `lftp -u user,…`, a `.netrc` line's `password …`).
     #[serde(rename = "SECRET")]
     Secret,
 }
@@ -3182,8 +3184,9 @@ pub(crate) mod tests {
     }
 
     /// What agents put on command lines and in requests: a secret option's value, curl's
-    /// `-u user:password`, a MySQL client's or `sshpass`'s or a registry login's `-p`, a
-    /// `.netrc` line, `Authorization: Token`, API-key and auth-token headers.
+    /// `-u user:password`, a MySQL client's or `sshpass`'s or a registry login's `-p`, other
+    /// clients' password options, a `.netrc` line, `Authorization` in schemes other than
+    /// `Bearer` and `Basic`, API-key and auth-token headers.
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
