@@ -3190,7 +3190,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 74] = [
+        let cases: [(&str, &[&str]); 82] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3406,6 +3406,34 @@ pub(crate) mod tests {
             ),
             ("smbclient //fs/share -U bob%S3cr3tPw99", &["S3cr3tPw99"]),
             ("lftp -u bob,S3cr3tPw99 sftp://h", &["S3cr3tPw99"]),
+            // Found by an attack review: a file's `.zip` ended the command's line; zip's
+            // option clusters, unzip; openssl's `-password`, quoted `pass:` arguments.
+            (
+                "curl -T backup.zip -u bob:S3cretPw9 ftp://host/",
+                &["S3cretPw9"],
+            ),
+            (
+                "curl -F file=@site.zip -u admin:S3cretPw9 https://h/upload",
+                &["S3cretPw9"],
+            ),
+            (
+                "openssl enc -aes-256-cbc -in backup.zip -out b.zip.enc -k S3cretPw9",
+                &["S3cretPw9"],
+            ),
+            ("zip -rP S3cretPw9 out.zip dir", &["S3cretPw9"]),
+            ("unzip -o -P S3cretPw9 out.zip", &["S3cretPw9"]),
+            (
+                "openssl pkcs12 -export -in c.pem -out o.p12 -password pass:S3cretPw9",
+                &["S3cretPw9"],
+            ),
+            (
+                "openssl rsa -in k.pem -passout pass:\"S3cret Pw9 x\" -out k2.pem",
+                &["S3cret Pw9 x"],
+            ),
+            (
+                "openssl rsa -in k.pem -passin 'pass:S3cret Pw9 x' -out k2.pem",
+                &["S3cret Pw9 x"],
+            ),
         ];
         for (text, want) in cases {
             let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
@@ -3474,6 +3502,15 @@ pub(crate) mod tests {
             "mongo --port 27017 -u admin -p",
             "sqlcmd -S db -E -Q 'select 1'",
             "see the zip code and the mongo docs",
+            // Found by an attack review: ports after a MongoDB container's or a tool's name,
+            // log lines with a word after `Authorization:`, a digest's fields.
+            "docker run -d --name mongo -p 27017:27017 mongo:6",
+            "docker run --name mongo-express -p 8081:8081 mongo-express",
+            "mongoose -p 3000 && mongod --port 27017 -p 8080",
+            "Authorization: revoked 2024-01-02T10:00:00Z",
+            "authorization: denied request_id=4f9a8b7c6d5e",
+            "Authorization: expires 1735689600",
+            "Authorization: Digest username=bob2024, realm=x",
         ] {
             assert!(found(text).is_empty(), "{text}: {:?}", found(text));
         }

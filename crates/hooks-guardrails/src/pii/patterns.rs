@@ -141,19 +141,24 @@ pub(super) const SECRET_OPTIONS: [&str; 12] = [
 
 /// Commands whose line may carry a password (see `validate::command_password`): the MySQL
 /// and MariaDB clients glued to `-p` (`mysql -uroot -pS3cret`: `-p S3cret` prompts and
-/// names a database), the MongoDB shell and tools' `-p` (`mongo` with any suffix, as the
-/// MySQL clients' names), `sshpass -p`, a registry's `login -p` (after docker, podman,
+/// names a database), the MongoDB shell's and tools' `-p`, `sshpass -p`, a registry's `login -p` (after docker, podman,
 /// nerdctl, oras, buildah, skopeo, helm, oc, az or cf), curl's `-u user:password` (and
-/// `-U`, `--user`, `--proxy-user`), `redis-cli -a`, `sqlcmd -P`, `zip -P`, keytool's
+/// `-U`, `--user`, `--proxy-user`), `redis-cli -a`, `sqlcmd -P`, `zip`'s and `unzip`'s
+/// `-P` (also last of a cluster, `-rP`), keytool's
 /// `-storepass`/`-keypass` (and their `-src…`/`-dest…`), openssl's `-pass…` `pass:…` and
 /// `-k`, `smbclient -U user%password`, `lftp -u user,password`.
-pub(super) const PASSWORD_COMMANDS: [&str; 17] = [
+pub(super) const PASSWORD_COMMANDS: [&str; 23] = [
     "mysql",
     "MySQL",
     "MYSQL",
     "mariadb",
     "MariaDB",
     "MARIADB",
+    "mongosh",
+    "mongodump",
+    "mongorestore",
+    "mongoexport",
+    "mongoimport",
     "mongo",
     "sshpass",
     "curl",
@@ -161,6 +166,7 @@ pub(super) const PASSWORD_COMMANDS: [&str; 17] = [
     "redis-cli",
     "sqlcmd",
     "zip",
+    "unzip",
     "keytool",
     "openssl",
     "smbclient",
@@ -193,7 +199,7 @@ fn command_line_secrets() -> String {
     let qq = r#"\\{0,3}["']"#;
     // (Not the registries' names: `oc`, `az`, `cf` are letters of every other word, which
     // the prefilter would stop at; their `login` is the trigger.)
-    let commands = "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB|mongo)[A-Za-z0-9_.-]*|sshpass|curl|login|redis-cli|sqlcmd|zip|keytool|openssl|smbclient|lftp";
+    let commands = "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB)[A-Za-z0-9_.-]*|mongo(?:sh|dump|restore|export|import)?|sshpass|curl|login|redis-cli|sqlcmd|zip|unzip|keytool|openssl|smbclient|lftp";
     let flag = secret_option();
     format!(
         r#"[ \t\r\n"'`\[(,]{flag}|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:{commands})(?:\.exe)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:Authorization|authorization|AUTHORIZATION)(?:{q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)|{qq}\][ \t]{{0,40}}=)[ \t]*{q}[A-Za-z][A-Za-z0-9_-]{{0,31}}[ \t]{{1,16}}{BEARER}{{4}}"#
@@ -490,10 +496,20 @@ pub(super) fn command_reach(
         .find(|c| b[s..].starts_with(c.as_bytes()))?;
     let from = s + word.len();
     let to = b.len().min(s + 2 * WINDOW);
+    // An option's `-` stands after a blank, a quote or a list's punctuation (not the `-` of
+    // a name: `redis-cli`).
+    let option = |i: usize| {
+        b[i] == b'-'
+            && i > 0
+            && matches!(
+                b[i - 1],
+                b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'`' | b'[' | b'(' | b','
+            )
+    };
     let other = |i: usize| {
         let rest = &b[i..];
         match b[i] {
-            b'-' => true,
+            b'-' => option(i),
             b'l' | b'L' => rest.starts_with(b"login") || rest.starts_with(b"LOGIN"),
             b'a' | b'A' => ["Authorization", "authorization", "AUTHORIZATION"]
                 .iter()
@@ -509,7 +525,10 @@ pub(super) fn command_reach(
     // then, over only what that would skip, the other triggers' words: every start up to
     // 2 KiB before the first of them fails (a command's validator reads at most 2 KiB from
     // its name's start).
-    let dash = memchr::memchr(b'-', &b[from..to]).map_or(to, |i| from + i);
+    let dash = memchr::memchr_iter(b'-', &b[from..to])
+        .map(|i| from + i)
+        .find(|&i| option(i))
+        .unwrap_or(to);
     let reach = if dash == b.len() {
         b.len()
     } else {

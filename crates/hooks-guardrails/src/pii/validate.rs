@@ -313,8 +313,16 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
         let scheme = &head[head
             .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
             .map_or(0, |i| i + 1)..];
-        // (A bearer token and basic credentials are read by their own triggers.)
-        if scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("basic") {
+        // (A bearer token and basic credentials are read by their own triggers; a digest's
+        // fields are a hash's; a scheme is capitalised or `token` — not a log's word:
+        // `Authorization: revoked 2024-…`.)
+        let named = scheme.starts_with(|c: char| c.is_ascii_uppercase())
+            || scheme.eq_ignore_ascii_case("token");
+        if !named
+            || ["bearer", "basic", "digest"]
+                .iter()
+                .any(|w| scheme.eq_ignore_ascii_case(w))
+        {
             return Some(None);
         }
         return Some(auth_token(text, s + blank + 1, 8));
@@ -326,6 +334,10 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
     }
     // A command's name, then what ends it in the trigger (not `https://hooks.slack.com/…`).
     let command = PASSWORD_COMMANDS.iter().find(|c| begins(m, c))?;
+    // (Not a command inside a word or a file's name: a candidate of this form that fails.)
+    if !command_position(b, s) {
+        return Some(None);
+    }
     let word = m
         .bytes()
         .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
@@ -345,13 +357,13 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
 /// (`curl https://…`).
 pub(super) fn next_command(b: &[u8], i: usize) -> bool {
     use super::patterns::PASSWORD_COMMANDS;
-    !b[i - 1].is_ascii_alphanumeric()
+    command_position(b, i)
         && PASSWORD_COMMANDS.iter().any(|c| {
             if *c == "login" || c.as_bytes()[0] != b[i] || !b[i..].starts_with(c.as_bytes()) {
                 return false;
             }
             let after = i + c.len();
-            let after = if c.starts_with(['m', 'M']) {
+            let after = if c.starts_with(['m', 'M']) && !c.starts_with("mongo") {
                 after
                     + b[after.min(b.len())..]
                         .iter()
@@ -385,6 +397,29 @@ pub(super) fn command_line(b: &[u8], s: usize, until: usize) -> (usize, usize, b
         end,
         end < b.len() && end > start && next_command(b, end),
     )
+}
+
+/// True when a command's name at `i` stands where a command does: at the text's start, after
+/// a blank, a quote, a backtick, a bracket, a path's `/` or a shell operator — not inside a
+/// word or a file's name (`backup.zip`, `x-curl`).
+fn command_position(b: &[u8], i: usize) -> bool {
+    i == 0
+        || matches!(
+            b[i - 1],
+            b' ' | b'\t'
+                | b'\n'
+                | b'\r'
+                | b'"'
+                | b'\''
+                | b'`'
+                | b'('
+                | b'['
+                | b','
+                | b'/'
+                | b';'
+                | b'|'
+                | b'&'
+        )
 }
 
 /// A `.netrc` line's password (`machine h login bob password S3cret`, quoted or after an
@@ -492,6 +527,34 @@ fn argument(text: &str, first: usize) -> Option<(usize, usize)> {
         && !template(value.as_bytes())
         && !placeholder(value);
     (phrase || secret_value(value, quote.is_some(), b.get(end).copied())).then_some((first, end))
+}
+
+/// A port or a port mapping (`8080`, `8080:80`): what `-p` means to most commands that are
+/// not given a password by it.
+fn port(value: &str) -> bool {
+    value
+        .split(':')
+        .all(|p| (1..=5).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()))
+}
+
+/// openssl's `pass:…` argument at `at` (after its option): the password after `pass:`,
+/// quoted or not, and the whole argument quoted (`'pass:S3cret words'`).
+fn pass_argument(text: &str, at: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let inner = at + "pass:".len();
+    match opening_quote(b, at) {
+        // The whole argument quoted: its value runs to the closing quote.
+        Some(q) => {
+            let len = value_len(b, at, Some(q));
+            let end = ceil_char_boundary(text, at + len);
+            let value = text.get(inner..end)?;
+            let phrase = value.len() >= 8 && value.contains(' ') && !placeholder(value);
+            (phrase || secret_value(value, true, b.get(end).copied())).then_some((inner, end))
+        }
+        // `pass:"…"`: the password quoted after `pass:`.
+        None if matches!(b.get(inner), Some(b'"' | b'\'')) => argument(text, inner + 1),
+        None => argument(text, inner),
+    }
 }
 
 /// A word documentation puts where a credential goes (`USER:PASS`, `changeme`,
@@ -634,7 +697,7 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
         )
     } else if is("redis-cli") {
         (&[b"-a", b"--pass"], false, &[], b':')
-    } else if is("sqlcmd") || is("zip") {
+    } else if is("sqlcmd") || is("zip") || is("unzip") {
         (&[b"-P"], false, &[], b':')
     } else if is("keytool") {
         const KEYTOOL: [&[u8]; 6] = [
@@ -647,12 +710,8 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
         ];
         (&KEYTOOL, false, &[], b':')
     } else if is("openssl") {
-        (
-            &[b"-passout", b"-passin", b"-pass", b"-k"],
-            false,
-            &[],
-            b':',
-        )
+        const OPENSSL: [&[u8]; 5] = [b"-passout", b"-passin", b"-pass", b"-password", b"-k"];
+        (&OPENSSL, false, &[], b':')
     } else if is("smbclient") {
         (&[], false, &[b"-U", b"--user"], b'%')
     } else if is("lftp") {
@@ -704,16 +763,16 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
             })
             .count();
         let option = &line[i..i + name];
-        // A one-letter option may have its argument glued on (`-pS3cret`, `-ubob:pw`).
+        // zip's `-P` last of a cluster of one-letter options (`-rP S3cret`).
+        let cluster = (is("zip") || is("unzip"))
+            && option.len() > 2
+            && option.ends_with(b"P")
+            && option[1..].iter().all(u8::is_ascii_alphabetic);
         let glued = |o: &&&[u8]| o.len() == 2 && option.len() > 2 && option.starts_with(o);
         let found = if password_options.iter().any(|o| glued(&o)) {
             // (A port, `-p3306:3306`, is none.)
-            argument(text, start + i + 2).filter(|&(a, z)| {
-                !text[a..z]
-                    .split(':')
-                    .all(|p| (1..=5).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()))
-            })
-        } else if password_options.contains(&option) {
+            argument(text, start + i + 2).filter(|&(a, z)| !port(&text[a..z]))
+        } else if password_options.contains(&option) || cluster {
             // (A MySQL client's `-p S3cret` prompts, then names a database.)
             let (at, separated) = option_argument(b, start + i + name, end)?;
             if separated && glued_only {
@@ -722,14 +781,14 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
             // openssl's `-pass…` names where the password comes from: `pass:` gives it,
             // `env:`, `file:`, `fd:`, `stdin` do not (another option may).
             match option.starts_with(b"-pass") {
-                true if b[at..end].starts_with(b"pass:") => argument(text, at + "pass:".len()),
+                true if b[at..end].starts_with(b"pass:") => pass_argument(text, at),
                 true => continue,
-                false => argument(text, at),
+                false => argument(text, at).filter(|&(a, z)| !port(&text[a..z])),
             }
         } else {
             None
         };
-        if password_options.iter().any(|o| glued(&o) || *o == option) {
+        if cluster || password_options.iter().any(|o| glued(&o) || *o == option) {
             // The first such option decides; but keytool and openssl take two (`-storepass
             // … -keypass …`, `-passin … -passout …`): from the first to the last, so neither
             // is left.
