@@ -462,7 +462,7 @@ impl Engine {
                 }
                 // No entity is written with fewer than 7 digits (SSNs have 9, phones 7 and
                 // more, cards 13 and more): smaller numbers need no look, unless their
-                // neighbours make them a secret (`["sshpass", "-p", 4711]`).
+                // neighbours make them a secret (`["sshpass", "-p", 471108]`).
                 Value::Number(n)
                     if context.is_empty()
                         && n.as_i64().is_some_and(|i| i.unsigned_abs() < 1_000_000) => {}

@@ -3190,7 +3190,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 82] = [
+        let cases: [(&str, &[&str]); 83] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3410,6 +3410,11 @@ pub(crate) mod tests {
             // option clusters, unzip; openssl's `-password`, quoted `pass:` arguments.
             (
                 "curl -T backup.zip -u bob:S3cretPw9 ftp://host/",
+                &["S3cretPw9"],
+            ),
+            // (A field's `=` stands before a command: a link's `cmd=curl …`, decoded.)
+            (
+                "https://h/?cmd%3Dcurl%2520-u%2520bob%253AS3cretPw9",
                 &["S3cretPw9"],
             ),
             (

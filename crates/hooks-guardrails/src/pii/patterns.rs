@@ -141,10 +141,10 @@ pub(super) const SECRET_OPTIONS: [&str; 12] = [
 
 /// Commands whose line may carry a password (see `validate::command_password`): the MySQL
 /// and MariaDB clients glued to `-p` (`mysql -uroot -pS3cret`: `-p S3cret` prompts and
-/// names a database), the MongoDB shell's and tools' `-p`, `sshpass -p`, a registry's `login -p` (after docker, podman,
-/// nerdctl, oras, buildah, skopeo, helm, oc, az or cf), curl's `-u user:password` (and
-/// `-U`, `--user`, `--proxy-user`), `redis-cli -a`, `sqlcmd -P`, `zip`'s and `unzip`'s
-/// `-P` (also last of a cluster, `-rP`), keytool's
+/// names a database), the MongoDB shell's and tools' `-p`, `sshpass -p`, a registry's
+/// `login -p` (after docker, podman, nerdctl, oras, buildah, skopeo, helm, oc, az or cf),
+/// curl's `-u user:password` (and `-U`, `--user`, `--proxy-user`), `redis-cli -a`,
+/// `sqlcmd -P`, `zip`'s and `unzip`'s `-P` (also last of a cluster, `-rP`), keytool's
 /// `-storepass`/`-keypass` (and their `-src…`/`-dest…`), openssl's `-pass…` `pass:…` and
 /// `-k`, `smbclient -U user%password`, `lftp -u user,password`.
 pub(super) const PASSWORD_COMMANDS: [&str; 23] = [

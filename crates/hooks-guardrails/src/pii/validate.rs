@@ -399,27 +399,13 @@ pub(super) fn command_line(b: &[u8], s: usize, until: usize) -> (usize, usize, b
     )
 }
 
-/// True when a command's name at `i` stands where a command does: at the text's start, after
-/// a blank, a quote, a backtick, a bracket, a path's `/` or a shell operator — not inside a
-/// word or a file's name (`backup.zip`, `x-curl`).
+/// True when a command's name at `i` stands where a command does: at the text's start or
+/// after anything but a letter, a digit or what joins a word or a file's name (`.`, `-`,
+/// `_`, `@`) — so `backup.zip`, `mongo-express`, `x_curl` are no commands, while a path
+/// (`/usr/bin/curl`), a blank, a quote, an operator, a field's `=` (`cmd=curl …`, decoded
+/// from a link) are before one.
 fn command_position(b: &[u8], i: usize) -> bool {
-    i == 0
-        || matches!(
-            b[i - 1],
-            b' ' | b'\t'
-                | b'\n'
-                | b'\r'
-                | b'"'
-                | b'\''
-                | b'`'
-                | b'('
-                | b'['
-                | b','
-                | b'/'
-                | b';'
-                | b'|'
-                | b'&'
-        )
+    i == 0 || !(b[i - 1].is_ascii_alphanumeric() || matches!(b[i - 1], b'.' | b'-' | b'_' | b'@'))
 }
 
 /// A `.netrc` line's password (`machine h login bob password S3cret`, quoted or after an
