@@ -70,6 +70,26 @@ pub(crate) struct Verdict {
     pub(crate) violations: Vec<(Finding, GuardrailAction)>,
 }
 
+impl Verdict {
+    /// Adds what the string's context found (a JSON key's, an argument list's), unless the
+    /// string's own judgement already holds it (the same span under the same rule); a BLOCK
+    /// is kept as the first one if none came before.
+    fn add_from_context(&mut self, finding: Finding, action: GuardrailAction) {
+        if self
+            .violations
+            .iter()
+            .any(|(f, _)| f.span == finding.span && f.rule == finding.rule)
+        {
+            return;
+        }
+        if action == GuardrailAction::Block {
+            self.blocked
+                .get_or_insert_with(|| finding.description.clone());
+        }
+        self.violations.push((finding, action));
+    }
+}
+
 /// What [`Engine::scrub_json`] found in a JSON value.
 #[derive(Debug, Default)]
 pub(crate) struct Scrubbed {
@@ -268,19 +288,7 @@ impl Engine {
     ) -> Option<String> {
         let mut verdict = self.judge_keyed(key, text, content);
         for (finding, action) in context {
-            if verdict
-                .violations
-                .iter()
-                .any(|(f, _)| f.span == finding.span && f.rule == finding.rule)
-            {
-                continue;
-            }
-            if action == GuardrailAction::Block {
-                verdict
-                    .blocked
-                    .get_or_insert_with(|| finding.description.clone());
-            }
-            verdict.violations.push((finding, action));
+            verdict.add_from_context(finding, action);
         }
         if verdict.violations.is_empty() {
             return None;
@@ -817,19 +825,7 @@ impl Engine {
         keyed.replace.retain(|r| r.0 >= offset);
         for (mut finding, action) in keyed.violations {
             finding.span = (finding.span.0 - offset, finding.span.1 - offset);
-            if verdict
-                .violations
-                .iter()
-                .any(|(f, _)| f.span == finding.span && f.rule == finding.rule)
-            {
-                continue;
-            }
-            if action == GuardrailAction::Block {
-                verdict
-                    .blocked
-                    .get_or_insert_with(|| finding.description.clone());
-            }
-            verdict.violations.push((finding, action));
+            verdict.add_from_context(finding, action);
         }
         for (s, e, with) in keyed.replace {
             let r = (s - offset, e - offset, with);
