@@ -915,7 +915,8 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         Some(q) => (close_in(rest, q).unwrap_or(rest.len()), true),
         None => (rest.iter().take_while(|&&c| !bare_end(c)).count(), false),
     };
-    let value = std::str::from_utf8(&rest[..len]).ok()?;
+    // (Part of `text`: whole characters when both ends are on their boundaries.)
+    let value = text.get(first..first + len)?;
     if !secret_value(value, quoted, rest.get(len).copied()) {
         return None;
     }
@@ -992,21 +993,54 @@ fn masked(v: &[u8]) -> bool {
 ///   index (`getpass()`), or a variable named for what it holds (`password=password2`).
 fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
     let v = value.as_bytes();
-    if v.len() < 4 || value.chars().any(char::is_whitespace) {
+    if v.len() < 4 {
         return false;
     }
-    let digit = v.iter().any(u8::is_ascii_digit);
-    let body = v
-        .strip_suffix(b"!")
-        .or_else(|| v.strip_suffix(b"?"))
-        .unwrap_or(v);
-    let symbol = body[1..].iter().any(|c| {
-        matches!(
-            c,
-            b'@' | b'#' | b'$' | b'^' | b'&' | b'*' | b'+' | b'=' | b'!' | b'~'
-        )
-    });
-    if !(digit || (symbol && v.iter().any(u8::is_ascii_alphabetic))) {
+    // What the value's bytes are, read once (each candidate of a named field asks).
+    const WHITE: u8 = 1;
+    const DIGIT: u8 = 2;
+    const ALPHA: u8 = 4;
+    const SYMBOL: u8 = 8;
+    const HIGH: u8 = 16;
+    const CLASS: [u8; 256] = {
+        let mut t = [0; 256];
+        let mut c = 0;
+        while c < 256 {
+            let b = c as u8;
+            t[c] = match b {
+                // (What `char::is_whitespace` says of ASCII: tab to carriage return, and the
+                // blank.)
+                b'\t'..=b'\r' | b' ' => WHITE,
+                b'0'..=b'9' => DIGIT,
+                b'a'..=b'z' | b'A'..=b'Z' => ALPHA,
+                b'@' | b'#' | b'$' | b'^' | b'&' | b'*' | b'+' | b'=' | b'!' | b'~' => SYMBOL,
+                0x80.. => HIGH,
+                _ => 0,
+            };
+            c += 1;
+        }
+        t
+    };
+    // A symbol counts after the first character and before a last `!` or `?` (`Summer!`).
+    let body = v.len() - usize::from(matches!(v[v.len() - 1], b'!' | b'?'));
+    let (mut all, mut inner) = (0, 0);
+    for (i, &c) in v.iter().enumerate() {
+        let class = CLASS[usize::from(c)];
+        all |= class;
+        if (1..body).contains(&i) {
+            inner |= class;
+        }
+    }
+    let white = match all & HIGH {
+        0 => all & WHITE != 0,
+        _ => value.chars().any(char::is_whitespace),
+    };
+    if white {
+        return false;
+    }
+    let digit = all & DIGIT != 0;
+    let symbol = inner & SYMBOL != 0;
+    if !(digit || (symbol && all & ALPHA != 0)) {
         return false;
     }
     let lower = value.to_ascii_lowercase();
@@ -2415,6 +2449,34 @@ pub(super) fn validate_ssn(text: &str, s: usize, e: usize, _: &Freed) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What makes a value a secret by its characters: a digit, or a letter and a symbol
+    /// after the first character and before a last `!` or `?` — and no white space,
+    /// ASCII's (the vertical tab too) or beyond it.
+    #[test]
+    fn a_secret_values_characters_are_read_as_the_rule_says() {
+        for (value, secret) in [
+            ("hunter22", true),
+            ("hunterxx", false),
+            ("hun@terx", true),
+            ("@hunterx", false),
+            ("hunterx!", false),
+            ("hunterx?", false),
+            ("hunter!x", true),
+            ("hunt!er!", true),
+            ("hun~terx", true),
+            ("@#$%^&*!", false),
+            ("huñter@x", true),
+            ("huñterxx", false),
+            ("hun\u{b}ter2", false),
+            ("hun\u{3000}ter2", false),
+            ("hun\u{a0}ter2", false),
+            ("hun\u{200b}ter2", true),
+            ("ab1", false),
+        ] {
+            assert_eq!(secret_value(value, true, None), secret, "{value:?}");
+        }
+    }
 
     #[test]
     fn basic_credentials_are_base64_of_a_user_and_a_password() {
