@@ -205,6 +205,9 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // Short command lines whose one option gives no password (`zip -x `: a candidate
+        // every 7 bytes, its line read to the next command).
+        ("commands_with_other_options", fill("zip -x ", "")),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

@@ -101,6 +101,11 @@ fn family(name: &str, n: usize) -> String {
         "client_options_without_passwords" => {
             "keytool -storepass $X openssl -passin env:X redis-cli -a $Y ".repeat(n / 60)
         }
+        // Short command lines whose one option gives no password: a candidate every 7
+        // bytes, each line read to the next command; LDAP tools' names (any letters after
+        // `ldap` in the trigger).
+        "commands_with_other_options" => "zip -x curl -k ldapsearch -x ".repeat(n / 29),
+        "ldap_words_that_are_no_tools" => "ldapfoo -w ".repeat(n / 11),
         "token_headers_without_digits" => {
             "Authorization: Token abcdefghijklmnopqrstuvwxyz ".repeat(n / 48)
         }
@@ -111,7 +116,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 64] = [
+const FAMILIES: [&str; 66] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -176,6 +181,8 @@ const FAMILIES: [&str; 64] = [
     "client_options_without_passwords",
     "token_headers_without_digits",
     "quiet_kinds_between_detections",
+    "commands_with_other_options",
+    "ldap_words_that_are_no_tools",
 ];
 
 #[test]

@@ -44,7 +44,8 @@ pub enum Entity {
     /// `X-API-Key: …`), or of a command line's (`--password …`, `curl -u user:…`,
     /// `mysql -p…`, `sshpass -p …`, a registry login's `-p …`, `redis-cli -a`, `sqlcmd -P`,
     /// `mongosh -p`, `zip -P`, keytool's `-storepass`/`-keypass`, openssl's `pass:`,
-    /// `smbclient -U user%…`, `lftp -u user,…`, a `.netrc` line's `password …`).
+    /// `smbclient -U user%…`, `lftp -u user,…`, `ldapsearch -w` (and the other OpenLDAP
+    /// tools), a `.netrc` line's `password …`).
     #[serde(rename = "SECRET")]
     Secret,
 }
@@ -3190,7 +3191,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 83] = [
+        let cases: [(&str, &[&str]); 89] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3406,6 +3407,28 @@ pub(crate) mod tests {
             ),
             ("smbclient //fs/share -U bob%S3cr3tPw99", &["S3cr3tPw99"]),
             ("lftp -u bob,S3cr3tPw99 sftp://h", &["S3cr3tPw99"]),
+            // SQL Server's client as Windows scripts write it, OpenLDAP's tools.
+            ("SQLCMD -S db -U sa -P S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "ldapsearch -x -H ldap://h -D cn=admin,dc=x -w S3cr3tPw99 -b dc=x",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "ldapmodify -D cn=admin -wS3cr3tPw99 -f x.ldif",
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"ldapadd -x -D "cn=admin,dc=x" -w "S3cr3t Pw 99" -f a.ldif"#,
+                &["S3cr3t Pw 99"],
+            ),
+            (
+                "ldappasswd -x -D cn=admin -w S3cr3tPw99 uid=bob",
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"["ldapwhoami", "-x", "-w", "S3cr3tPw99"]"#,
+                &["S3cr3tPw99"],
+            ),
             // Found by an attack review: a file's `.zip` ended the command's line; zip's
             // option clusters, unzip; openssl's `-password`, quoted `pass:` arguments.
             (
@@ -3506,6 +3529,11 @@ pub(crate) mod tests {
             "lftp -u bob sftp://h",
             "mongo --port 27017 -u admin -p",
             "sqlcmd -S db -E -Q 'select 1'",
+            // A prompt, a variable, a URL, a word that is no tool's.
+            "ldapsearch -x -W -D cn=admin -b dc=x",
+            "ldapsearch -x -w $LDAP_PASSWORD -b dc=x",
+            "ldaps://dc1.corp:636 -w 2024",
+            "ldapfoo -w S3cr3tPw99",
             "see the zip code and the mongo docs",
             // Found by an attack review: ports after a MongoDB container's or a tool's name,
             // log lines with a word after `Authorization:`, a digest's fields.

@@ -172,8 +172,11 @@ pub(super) const SECRET_OPTIONS: [&str; 12] = [
 /// curl's `-u user:password` (and `-U`, `--user`, `--proxy-user`), `redis-cli -a`,
 /// `sqlcmd -P`, `zip`'s and `unzip`'s `-P` (also last of a cluster, `-rP`), keytool's
 /// `-storepass`/`-keypass` (and their `-src…`/`-dest…`), openssl's `-pass…` `pass:…` and
-/// `-k`, `smbclient -U user%password`, `lftp -u user,password`.
-pub(super) const PASSWORD_COMMANDS: [&str; 23] = [
+/// `-k`, `smbclient -U user%password`, `lftp -u user,password`,
+/// `SQLCMD -P` (as Windows scripts write it), and the OpenLDAP tools' `-w` (`ldapsearch`,
+/// `ldapmodify`, …: a name of `ldap` and letters in the trigger, one literal for the
+/// prefilter).
+pub(super) const PASSWORD_COMMANDS: [&str; 33] = [
     "mysql",
     "MySQL",
     "MYSQL",
@@ -197,7 +200,46 @@ pub(super) const PASSWORD_COMMANDS: [&str; 23] = [
     "openssl",
     "smbclient",
     "lftp",
+    "SQLCMD",
+    "ldapsearch",
+    "ldapmodify",
+    "ldapadd",
+    "ldapdelete",
+    "ldapwhoami",
+    "ldappasswd",
+    "ldapcompare",
+    "ldapmodrdn",
+    "ldapexop",
 ];
+
+/// For each byte, which of [`PASSWORD_COMMANDS`] start with it (bit `i` for command `i`):
+/// a command's line is read to the next command, asked at every byte (see
+/// `validate::next_command`), and each candidate asks which command it is.
+pub(super) const COMMAND_STARTS: [u64; 256] = {
+    const _: () = assert!(PASSWORD_COMMANDS.len() <= 64);
+    let mut starts = [0; 256];
+    let mut i = 0;
+    while i < PASSWORD_COMMANDS.len() {
+        starts[PASSWORD_COMMANDS[i].as_bytes()[0] as usize] |= 1 << i;
+        i += 1;
+    }
+    starts
+};
+
+/// The commands of [`PASSWORD_COMMANDS`] that `b` starts with, in the list's order.
+pub(super) fn commands_at(b: &[u8]) -> impl Iterator<Item = &'static str> + '_ {
+    let mut left = b.first().map_or(0, |&c| COMMAND_STARTS[usize::from(c)]);
+    std::iter::from_fn(move || {
+        while left != 0 {
+            let c = PASSWORD_COMMANDS[left.trailing_zeros() as usize];
+            left &= left - 1;
+            if b.starts_with(c.as_bytes()) {
+                return Some(c);
+            }
+        }
+        None
+    })
+}
 
 /// An option named for a secret and its value's first character (see
 /// [`command_line_secrets`]), from its `--`: after a blank, a quote, a bracket, a comma or a
@@ -225,7 +267,7 @@ fn command_line_secrets() -> String {
     let qq = r#"\\{0,3}["']"#;
     // (Not the registries' names: `oc`, `az`, `cf` are letters of every other word, which
     // the prefilter would stop at; their `login` is the trigger.)
-    let commands = "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB)[A-Za-z0-9_.-]*|mongo(?:sh|dump|restore|export|import)?|sshpass|curl|login|redis-cli|sqlcmd|zip|unzip|keytool|openssl|smbclient|lftp";
+    let commands = "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB)[A-Za-z0-9_.-]*|mongo(?:sh|dump|restore|export|import)?|sshpass|curl|login|redis-cli|sqlcmd|SQLCMD|zip|unzip|keytool|openssl|smbclient|lftp|ldap[a-z]{3,7}";
     let flag = secret_option();
     format!(
         r#"[ \t\r\n"'`\[(,]{flag}|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:{commands})(?:\.exe)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:Authorization|authorization|AUTHORIZATION)(?:{q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)|{qq}\][ \t]{{0,40}}=)[ \t]*{q}[A-Za-z][A-Za-z0-9_-]{{0,31}}[ \t]{{1,16}}{BEARER}{{4}}"#
@@ -517,9 +559,7 @@ pub(super) fn command_reach(
 ) -> Option<usize> {
     const WINDOW: usize = 2048;
     let b = text.as_bytes();
-    let word = PASSWORD_COMMANDS
-        .iter()
-        .find(|c| b[s..].starts_with(c.as_bytes()))?;
+    let word = commands_at(&b[s..]).next()?;
     let from = s + word.len();
     let to = b.len().min(s + 2 * WINDOW);
     // An option's `-` stands after a blank, a quote or a list's punctuation (not the `-` of

@@ -262,7 +262,6 @@ fn host_follows(text: &str, at: usize) -> bool {
 /// match `text[s..e]`): `Some` of what it finds, `None` when it is not one of them.
 #[allow(clippy::option_option)]
 fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, usize)>> {
-    use super::patterns::PASSWORD_COMMANDS;
     let m = &text[s..e];
     let b = text.as_bytes();
     // An option's trigger starts with what stands before it (a blank, a quote, …).
@@ -333,7 +332,11 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
         return Some(netrc_password(text, s + "login".len()));
     }
     // A command's name, then what ends it in the trigger (not `https://hooks.slack.com/…`).
-    let command = PASSWORD_COMMANDS.iter().find(|c| begins(m, c))?;
+    let Some(command) = super::patterns::commands_at(m.as_bytes()).next() else {
+        // (The trigger reads `ldap` and any letters: another word is no tool's, and no
+        // secret — not a candidate for the checks after this one.)
+        return begins(m, "ldap").then_some(None);
+    };
     // (Not a command inside a word or a file's name: a candidate of this form that fails.)
     if !command_position(b, s) {
         return Some(None);
@@ -356,27 +359,31 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
 /// then a blank, a quote, a `\\`, a `)` or `.exe` — not the scheme of a URL
 /// (`curl https://…`).
 pub(super) fn next_command(b: &[u8], i: usize) -> bool {
-    use super::patterns::PASSWORD_COMMANDS;
-    command_position(b, i)
-        && PASSWORD_COMMANDS.iter().any(|c| {
-            if *c == "login" || c.as_bytes()[0] != b[i] || !b[i..].starts_with(c.as_bytes()) {
-                return false;
-            }
-            let after = i + c.len();
-            let after = if c.starts_with(['m', 'M']) && !c.starts_with("mongo") {
-                after
-                    + b[after.min(b.len())..]
-                        .iter()
-                        .take_while(|d| {
-                            d.is_ascii_alphanumeric() || matches!(d, b'_' | b'.' | b'-')
-                        })
-                        .count()
-            } else {
-                after + usize::from(b[after.min(b.len())..].starts_with(b".exe")) * 4
-            };
-            b.get(after)
-                .is_none_or(|&d| matches!(d, b' ' | b'\t' | b'"' | b'\'' | b'\\' | b')'))
-        })
+    use super::patterns::COMMAND_STARTS;
+    // (Most bytes start no command's name: one lookup says so.)
+    if b.get(i)
+        .is_none_or(|&c| COMMAND_STARTS[usize::from(c)] == 0)
+        || !command_position(b, i)
+    {
+        return false;
+    }
+    super::patterns::commands_at(&b[i..]).any(|c| {
+        if c == "login" {
+            return false;
+        }
+        let after = i + c.len();
+        let after = if c.starts_with(['m', 'M']) && !c.starts_with("mongo") {
+            after
+                + b[after.min(b.len())..]
+                    .iter()
+                    .take_while(|d| d.is_ascii_alphanumeric() || matches!(d, b'_' | b'.' | b'-'))
+                    .count()
+        } else {
+            after + usize::from(b[after.min(b.len())..].starts_with(b".exe")) * 4
+        };
+        b.get(after)
+            .is_none_or(|&d| matches!(d, b' ' | b'\t' | b'"' | b'\'' | b'\\' | b')'))
+    })
 }
 
 /// The line [`command_password`] reads for the command whose name starts at `s`: from past
@@ -685,6 +692,8 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
         (&[b"-a", b"--pass"], false, &[], b':')
     } else if is("sqlcmd") || is("zip") || is("unzip") {
         (&[b"-P"], false, &[], b':')
+    } else if command.starts_with("ldap") {
+        (&[b"-w"], false, &[], b':')
     } else if is("keytool") {
         const KEYTOOL: [&[u8]; 6] = [
             b"-storepass",
