@@ -106,6 +106,11 @@ fn family(name: &str, n: usize) -> String {
         // `ldap` in the trigger).
         "commands_with_other_options" => "zip -x curl -k ldapsearch -x ".repeat(n / 29),
         "ldap_words_that_are_no_tools" => "ldapfoo -w ".repeat(n / 11),
+        // PowerShell's cmdlet over and over, and with parameters that are not the switch.
+        "secure_strings_in_a_row" => "ConvertTo-SecureString ".repeat(n / 23),
+        "secure_strings_without_the_switch" => {
+            "ConvertTo-SecureString -a: -Key 'k' x ".repeat(n / 38)
+        }
         "token_headers_without_digits" => {
             "Authorization: Token abcdefghijklmnopqrstuvwxyz ".repeat(n / 48)
         }
@@ -116,7 +121,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 66] = [
+const FAMILIES: [&str; 68] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -183,6 +188,8 @@ const FAMILIES: [&str; 66] = [
     "quiet_kinds_between_detections",
     "commands_with_other_options",
     "ldap_words_that_are_no_tools",
+    "secure_strings_in_a_row",
+    "secure_strings_without_the_switch",
 ];
 
 #[test]

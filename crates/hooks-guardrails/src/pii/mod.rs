@@ -45,7 +45,8 @@ pub enum Entity {
     /// `mysql -p…`, `sshpass -p …`, a registry login's `-p …`, `redis-cli -a`, `sqlcmd -P`,
     /// `mongosh -p`, `zip -P`, keytool's `-storepass`/`-keypass`, openssl's `pass:`,
     /// `smbclient -U user%…`, `lftp -u user,…`, `ldapsearch -w` (and the other OpenLDAP
-    /// tools), a `.netrc` line's `password …`).
+    /// tools), PowerShell's `ConvertTo-SecureString "…" -AsPlainText`, a `.netrc` line's
+    /// `password …`).
     #[serde(rename = "SECRET")]
     Secret,
 }
@@ -3191,7 +3192,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 89] = [
+        let cases: [(&str, &[&str]); 96] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3407,6 +3408,36 @@ pub(crate) mod tests {
             ),
             ("smbclient //fs/share -U bob%S3cr3tPw99", &["S3cr3tPw99"]),
             ("lftp -u bob,S3cr3tPw99 sftp://h", &["S3cr3tPw99"]),
+            // PowerShell's plain-text secure strings: positional, `-String`, in a
+            // credential, continued over lines, quotes doubled or escaped.
+            (
+                r#"$pw = ConvertTo-SecureString "P@ssw0rd!" -AsPlainText -Force"#,
+                &["P@ssw0rd!"],
+            ),
+            (
+                "ConvertTo-SecureString 'S3cr3t''s99' -AsPlainText -Force",
+                &["S3cr3t''s99"],
+            ),
+            (
+                r#"convertto-securestring -String "S3cr3tPw99" -asplaintext -force"#,
+                &["S3cr3tPw99"],
+            ),
+            (
+                "ConvertTo-SecureString -AsPlain -Force -String S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"New-Object PSCredential("bob", (ConvertTo-SecureString "S3cr3t Pw 99" -AsPlainText -Force))"#,
+                &["S3cr3t Pw 99"],
+            ),
+            (
+                "ConvertTo-SecureString `\r\n  \"S3cr3tPw99\" `\n  -AsPlainText -Force",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "ConvertTo-SecureString \"a`\"S3cr3tPw99\" -AsPlainText",
+                &["a`\"S3cr3tPw99"],
+            ),
             // SQL Server's client as Windows scripts write it, OpenLDAP's tools.
             ("SQLCMD -S db -U sa -P S3cr3tPw99", &["S3cr3tPw99"]),
             (
@@ -3529,6 +3560,13 @@ pub(crate) mod tests {
             "lftp -u bob sftp://h",
             "mongo --port 27017 -u admin -p",
             "sqlcmd -S db -E -Q 'select 1'",
+            // An encrypted string (no `-AsPlainText`), variables, prose.
+            "ConvertTo-SecureString $encrypted -Key $key",
+            "ConvertTo-SecureString \"01000000d08c9ddf0115d1118c7a\" | Out-Null",
+            "ConvertTo-SecureString $env:DB_PASSWORD -AsPlainText -Force",
+            r#"ConvertTo-SecureString "$pw" -AsPlainText -Force"#,
+            "the ConvertTo-SecureString cmdlet turns text -AsPlainText into one",
+            "ConvertTo-SecureString -Key $k -AsPlainText -String $s",
             // A prompt, a variable, a URL, a word that is no tool's.
             "ldapsearch -x -W -D cn=admin -b dc=x",
             "ldapsearch -x -w $LDAP_PASSWORD -b dc=x",
@@ -3547,6 +3585,38 @@ pub(crate) mod tests {
         ] {
             assert!(found(text).is_empty(), "{text}: {:?}", found(text));
         }
+    }
+
+    /// A secure string's arguments are read up to 1 KiB: every form cut at every length,
+    /// and padded so that its quote, parameter or `:` falls on that end, is read without
+    /// a panic — and a run of the cmdlet's name costs one read each (see `linear.rs`).
+    #[test]
+    fn a_secure_strings_arguments_are_read_within_their_window() {
+        let d = PiiDetector::new();
+        let forms = [
+            "ConvertTo-SecureString -AsPlainText:$true 'S3cr3tPw99' -Force",
+            "ConvertTo-SecureString \"a`\"b''c\" `\r\n -String x -Key k",
+            "convertto-securestring é'S3cr3t' -AsPlainText",
+        ];
+        for form in forms {
+            for cut in 0..=form.len() {
+                if let Some(f) = form.get(..cut) {
+                    d.detect(f);
+                }
+            }
+            for pad in 1000..1040 {
+                let (head, tail) = form.split_at(23);
+                d.detect(&format!("{head}{}{tail}", " ".repeat(pad)));
+                d.detect(&format!("{head}'{}' -AsPlainText", "x".repeat(pad)));
+                d.detect(&format!("{head}{}-AsPlainText:", "-a ".repeat(pad / 3)));
+            }
+        }
+        // (Found past a long run of blanks only within the window.)
+        let near = format!(
+            "ConvertTo-SecureString {}S3cr3tPw99 -AsPlainText",
+            " ".repeat(900)
+        );
+        assert_eq!(d.detect(&near).len(), 1);
     }
 
     /// A command's line ends after 2 KiB: an option's quote right at that end is not read

@@ -326,6 +326,9 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
         }
         return Some(auth_token(text, s + blank + 1, 8));
     }
+    if begins(m, "ConvertTo-SecureString") || begins(m, "convertto-securestring") {
+        return Some(secure_string(text, s + "ConvertTo-SecureString".len()));
+    }
     if (begins(m, "login") || begins(m, "LOGIN"))
         && (m.trim_end().ends_with("password") || m.trim_end().ends_with("passwd"))
     {
@@ -413,6 +416,114 @@ pub(super) fn command_line(b: &[u8], s: usize, until: usize) -> (usize, usize, b
 /// from a link) are before one.
 fn command_position(b: &[u8], i: usize) -> bool {
     i == 0 || !(b[i - 1].is_ascii_alphanumeric() || matches!(b[i - 1], b'.' | b'-' | b'_' | b'@'))
+}
+
+/// PowerShell's `ConvertTo-SecureString 'S3cret' -AsPlainText -Force` (`at`: right after
+/// the cmdlet's name): its string — the first argument that is no parameter's, or
+/// `-String`'s — when `-AsPlainText` (or a prefix of it, as PowerShell takes) is among its
+/// arguments (without it, the string is an encrypted one) and the string is a secret as an
+/// option's value is (see [`argument`]). Arguments are read on the cmdlet's line, up to a
+/// pipe, a `;`, a `)` or a `}` outside quotes; a backtick before a line break continues
+/// it. A single-quoted string ends at a quote not doubled (`'it''s'`), a double-quoted one
+/// at a quote no backtick escapes.
+fn secure_string(text: &str, at: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let end = b.len().min(at + 1024);
+    let mut i = at;
+    // The string (its span, and whether it was quoted), whether `-AsPlainText` was given,
+    // and what the last parameter's name says of the next argument.
+    let (mut value, mut plain) = (None, false);
+    let (mut is_string, mut is_key) = (false, false);
+    for _ in 0..12 {
+        loop {
+            match b.get(i) {
+                Some(b' ' | b'\t') if i < end => i += 1,
+                Some(b'`') if matches!(b.get(i + 1), Some(b'\n' | b'\r')) => {
+                    i += 2 + usize::from(b[i + 1] == b'\r' && b.get(i + 2) == Some(&b'\n'));
+                }
+                _ => break,
+            }
+        }
+        if i >= end {
+            break;
+        }
+        // (The cmdlet again is its own candidate: a run of them is read once each.)
+        let again = b[i..end]
+            .get(.."ConvertTo-SecureString".len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(b"ConvertTo-SecureString"));
+        if again {
+            break;
+        }
+        let (first, last, quoted) = match b[i] {
+            b'\n' | b'\r' | b'|' | b';' | b')' | b'}' | b'&' => break,
+            b'-' if !is_string => {
+                let name = b[i + 1..end]
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphanumeric())
+                    .count();
+                let lower = text[i + 1..i + 1 + name].to_ascii_lowercase();
+                plain |= !lower.is_empty() && "asplaintext".starts_with(&lower);
+                is_string = lower == "string";
+                is_key = lower == "key" || lower == "securekey";
+                i += 1 + name;
+                // (`-AsPlainText:$true`: the switch's value is glued on.)
+                if i < end && b[i] == b':' {
+                    i += 1 + b[i + 1..end]
+                        .iter()
+                        .take_while(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+                        .count();
+                }
+                continue;
+            }
+            q @ (b'\'' | b'"') => {
+                let first = i + 1;
+                let mut k = first;
+                while k < end && !matches!(b[k], b'\n' | b'\r') {
+                    if b[k] == b'`' && q == b'"' {
+                        k += 2;
+                        continue;
+                    }
+                    if b[k] == q {
+                        if b.get(k + 1) == Some(&q) {
+                            k += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    k += 1;
+                }
+                let k = k.min(end);
+                i = (k + 1).min(end);
+                (first, k, true)
+            }
+            _ => {
+                let len = b[i..end]
+                    .iter()
+                    .take_while(|c| {
+                        !matches!(
+                            c,
+                            b' ' | b'\t' | b'\n' | b'\r' | b'|' | b';' | b')' | b'}' | b'&'
+                        )
+                    })
+                    .count();
+                let first = i;
+                i += len;
+                (first, i, false)
+            }
+        };
+        if is_key {
+            is_key = false;
+        } else if value.is_none() {
+            value = Some((first, last, quoted));
+        }
+        is_string = false;
+    }
+    let (first, last, quoted) = value?;
+    let last = ceil_char_boundary(text, last);
+    let v = text.get(first..last)?;
+    let phrase =
+        quoted && v.len() >= 8 && v.contains(' ') && !template(v.as_bytes()) && !placeholder(v);
+    (plain && (phrase || secret_value(v, quoted, b.get(last).copied()))).then_some((first, last))
 }
 
 /// A `.netrc` line's password (`machine h login bob password S3cret`, quoted or after an
