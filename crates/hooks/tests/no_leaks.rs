@@ -293,7 +293,8 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
             .join(" ; ");
         *unjudged.snippet.lock().unwrap() = snippet.clone();
         // … and each value as a password on an argument list (where only the items before
-        // it make it one), with a numeric one among them.
+        // it make it one: sshpass's, an LDAP tool's), in a PowerShell line, with a numeric
+        // one among them.
         let argv: Vec<Value> = chunk
             .iter()
             .flat_map(|(_, v)| {
@@ -303,6 +304,14 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
                     json!(v),
                     json!("ssh"),
                     json!("h"),
+                    json!("ldapsearch"),
+                    json!("-x"),
+                    json!("-w"),
+                    json!(v),
+                    json!(format!(
+                        "ConvertTo-SecureString '{}' -AsPlainText -Force",
+                        v.replace('\'', "''")
+                    )),
                 ]
             })
             .chain([json!("mysql"), json!("-uroot"), json!(format!("-p{PIN}"))])
