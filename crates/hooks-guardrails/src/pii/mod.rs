@@ -3192,7 +3192,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 96] = [
+        let cases: [(&str, &[&str]); 108] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3460,6 +3460,39 @@ pub(crate) mod tests {
                 r#"["ldapwhoami", "-x", "-w", "S3cr3tPw99"]"#,
                 &["S3cr3tPw99"],
             ),
+            ("ldapsearch -xLLLw S3cr3tPw99 -b dc=x", &["S3cr3tPw99"]),
+            ("ldapsearch -ZZw S3cr3tPw99 -b dc=x", &["S3cr3tPw99"]),
+            // Found by an attack review: an LDAP tool's or SQLCMD's name as another
+            // command's argument cut that command's line before its password.
+            (
+                "curl -T ldapsearch -u admin:S3cr3tPw99 ftp://h/",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "curl https://h/api/ldapadd -u admin:S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "keytool -import -alias ldapsearch -keystore t.jks -storepass S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "redis-cli -n 0 SET ldapsearch x -a S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            ("zip -r ldapsearch -P S3cr3tPw99 dir", &["S3cr3tPw99"]),
+            ("mysql -u root ldapadd -pS3cr3tPw99", &["S3cr3tPw99"]),
+            ("smbclient //fs/ldapadd -U bob%S3cr3tPw99", &["S3cr3tPw99"]),
+            ("lftp ldapsearch -u bob,S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "openssl enc -in SQLCMD -pass pass:S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            // … while a tool of their own kind still ends their line.
+            (
+                "ldapsearch -x -W ldapadd -w S3cr3tPw99 -f a",
+                &["S3cr3tPw99"],
+            ),
             // Found by an attack review: a file's `.zip` ended the command's line; zip's
             // option clusters, unzip; openssl's `-password`, quoted `pass:` arguments.
             (
@@ -3572,6 +3605,9 @@ pub(crate) mod tests {
             "ldapsearch -x -w $LDAP_PASSWORD -b dc=x",
             "ldaps://dc1.corp:636 -w 2024",
             "ldapfoo -w S3cr3tPw99",
+            // (A longer word is no tool: the trigger reads `ldap` and any letters.)
+            "ldapadduser -w S3cr3tPw99 bob",
+            "ldapsearchy -w S3cr3tPw99",
             "see the zip code and the mongo docs",
             // Found by an attack review: ports after a MongoDB container's or a tool's name,
             // log lines with a word after `Authorization:`, a digest's fields.

@@ -354,14 +354,24 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
     ) {
         return None;
     }
+    // An LDAP tool's name is the whole word (the trigger reads `ldap` and any letters:
+    // `ldapadduser` is no `ldapadd`).
+    let name = &m.as_bytes()[..word];
+    if command.starts_with("ldap")
+        && name != command.as_bytes()
+        && name.strip_suffix(b".exe") != Some(command.as_bytes())
+    {
+        return Some(None);
+    }
     Some(command_password(text, s, command))
 }
 
 /// True when a command of `PASSWORD_COMMANDS` but `login` starts at `i` (`i > 0`) as its
-/// trigger reads one: at a word's start, its name (MySQL's and MariaDB's with any suffix),
-/// then a blank, a quote, a `\\`, a `)` or `.exe` — not the scheme of a URL
-/// (`curl https://…`).
-pub(super) fn next_command(b: &[u8], i: usize) -> bool {
+/// trigger reads one, ending the line of the command `of`: at a word's start, its name
+/// (MySQL's and MariaDB's with any suffix), then a blank, a quote, a `\\`, a `)` or `.exe`
+/// — not the scheme of a URL (`curl https://…`); an LDAP tool or `SQLCMD` only on a line of
+/// its own kind (see [`line_family`]).
+pub(super) fn next_command(b: &[u8], i: usize, of: Option<&str>) -> bool {
     use super::patterns::COMMAND_STARTS;
     // (Most bytes start no command's name: one lookup says so.)
     if b.get(i)
@@ -371,7 +381,7 @@ pub(super) fn next_command(b: &[u8], i: usize) -> bool {
         return false;
     }
     super::patterns::commands_at(&b[i..]).any(|c| {
-        if c == "login" {
+        if c == "login" || line_family(c).is_some_and(|f| of.and_then(line_family) != Some(f)) {
             return false;
         }
         let after = i + c.len();
@@ -399,14 +409,29 @@ pub(super) fn command_line(b: &[u8], s: usize, until: usize) -> (usize, usize, b
         .iter()
         .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
         .count();
+    let of = super::patterns::commands_at(&b[s..]).next();
     let start = s + word;
     let max = (s + 2048).min(until).saturating_sub(start);
-    let end = command_end(b, start, max, |i| next_command(b, i));
+    let end = command_end(b, start, max, |i| next_command(b, i, of));
     (
         start,
         end,
-        end < b.len() && end > start && next_command(b, end),
+        end < b.len() && end > start && next_command(b, end, of),
     )
+}
+
+/// The commands whose names end only their own kind's lines (see [`next_command`]): an
+/// OpenLDAP tool's, `SQLCMD` — added after the others, they would otherwise cut another
+/// command's line where it names them (`curl -T ldapsearch -u …`, `zip -r ldapadd -P …`)
+/// before its password.
+fn line_family(command: &str) -> Option<&'static str> {
+    if command.starts_with("ldap") {
+        Some("ldap")
+    } else if command.eq_ignore_ascii_case("sqlcmd") {
+        Some("sqlcmd")
+    } else {
+        None
+    }
 }
 
 /// True when a command's name at `i` stands where a command does: at the text's start or
@@ -869,11 +894,18 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
             })
             .count();
         let option = &line[i..i + name];
-        // zip's `-P` last of a cluster of one-letter options (`-rP S3cret`).
-        let cluster = (is("zip") || is("unzip"))
-            && option.len() > 2
-            && option.ends_with(b"P")
-            && option[1..].iter().all(u8::is_ascii_alphabetic);
+        // zip's `-P` last of a cluster of one-letter options (`-rP S3cret`), an LDAP tool's
+        // `-w` (`-xw S3cret`, `-ZZw …`).
+        let last = match command {
+            "zip" | "unzip" => Some(b'P'),
+            c if c.starts_with("ldap") => Some(b'w'),
+            _ => None,
+        };
+        let cluster = last.is_some_and(|l| {
+            option.len() > 2
+                && option.ends_with(&[l])
+                && option[1..].iter().all(u8::is_ascii_alphabetic)
+        });
         let glued = |o: &&&[u8]| o.len() == 2 && option.len() > 2 && option.starts_with(o);
         let found = if password_options.iter().any(|o| glued(&o)) {
             // (A port, `-p3306:3306`, is none.)
