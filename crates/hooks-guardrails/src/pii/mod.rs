@@ -3878,6 +3878,13 @@ pub(crate) mod tests {
             "\"",
             "; ",
             "mysql -uroot ",
+            // Candidates of the same kind that end no other command's line: an LDAP tool's
+            // name, SQLCMD, PowerShell's cmdlet.
+            "ldapsearch ",
+            "-w ",
+            "SQLCMD ",
+            "ConvertTo-SecureString ",
+            " -AsPlainText",
         ];
         let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let long_domain = format!("{0}.{0}.{0}.com", "b".repeat(60));
@@ -3975,6 +3982,17 @@ pub(crate) mod tests {
             format!("{}docker login -u bob -p S3cr3t99", "mysql ".repeat(50)),
             format!("{}sshpass -p S3cr3t99 ssh h", "mysql curl ".repeat(300)),
             format!("{}x\nmysql y -pS3cr3t99", "mysql curl sshpass ".repeat(20)),
+            // (Found reviewing the reach: such a candidate inside a line the reach read was
+            // passed over.)
+            format!("{}ldapsearch -w S3cr3t99", "mysql ".repeat(50)),
+            "mysql mysql ldapsearch -w S3cr3t99".to_owned(),
+            "mysql ConvertTo-SecureString S3cr3t99 -AsPlainText".to_owned(),
+            format!(
+                "{}ConvertTo-SecureString 'S3cr3t99' -AsPlainText",
+                "curl a ".repeat(30)
+            ),
+            format!("{}SQLCMD -P S3cr3t99", "mysql ".repeat(50)),
+            format!("{}ldapsearch -w S3cr3t99", "ldapsearch ".repeat(50)),
         ]);
         for _ in 0..3_000 {
             let len = 1 + next(80);

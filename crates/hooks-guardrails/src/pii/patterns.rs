@@ -547,7 +547,9 @@ pub(super) fn run_token_reach(
 /// read again from each of them. A command's password needs an option (`-p`, `-u`, `-U`,
 /// `-a`, `--user`, …), which starts with `-`, on its line within the 2 KiB its validator
 /// reads; the pass's other candidates start with `--`, `login`, `LOGIN`, an authorization
-/// header's name or a header name for a key or token. So no start more than 2 KiB before
+/// header's name, a header name for a key or token, PowerShell's `ConvertTo-SecureString`,
+/// or are commands that end no other command's line (an LDAP tool, `SQLCMD`: see
+/// `validate::line_family`), so a line read may hold one. So no start more than 2 KiB before
 /// the first `-` or such word after `s` (read up to 4 KiB) can succeed. (Line ends are not
 /// trusted: a quoted line break does not end a command.) Where that `-` is nearer, the run
 /// of commands before it that fail is passed over (see [`failing_commands`]).
@@ -576,7 +578,18 @@ pub(super) fn command_reach(
         let rest = &b[i..];
         match b[i] {
             b'-' => option(i),
-            b'l' | b'L' => rest.starts_with(b"login") || rest.starts_with(b"LOGIN"),
+            // (An LDAP tool's name, SQLCMD and PowerShell's cmdlet end no line that is not
+            // their own kind's, so the lines read here may hold one: each is a candidate.)
+            b'l' | b'L' => {
+                rest.starts_with(b"login")
+                    || rest.starts_with(b"LOGIN")
+                    || rest.starts_with(b"ldap")
+            }
+            b'S' => rest.starts_with(b"SQLCMD"),
+            b'C' | b'c' => {
+                rest.starts_with(b"ConvertTo-SecureString")
+                    || rest.starts_with(b"convertto-securestring")
+            }
             b'a' | b'A' => ["Authorization", "authorization", "AUTHORIZATION"]
                 .iter()
                 .chain(&SECRET_NAMES[RUN_PASS_NAMES..])
@@ -595,6 +608,11 @@ pub(super) fn command_reach(
         .map(|i| from + i)
         .find(|&i| option(i))
         .unwrap_or(to);
+    // (An option right after the name: no other name stands before it, and the kind's next
+    // candidate is past it anyway — nothing to pass over.)
+    if dash <= from + 1 {
+        return None;
+    }
     let reach = if dash == b.len() {
         b.len()
     } else {

@@ -405,6 +405,7 @@ pub(super) fn next_command(b: &[u8], i: usize, of: Option<&str>) -> bool {
 /// `patterns::command_reach`) — read no further than `until`; and whether it ended at the
 /// next command.
 pub(super) fn command_line(b: &[u8], s: usize, until: usize) -> (usize, usize, bool) {
+    use super::patterns::COMMAND_STARTS;
     let word = b[s..]
         .iter()
         .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
@@ -412,12 +413,16 @@ pub(super) fn command_line(b: &[u8], s: usize, until: usize) -> (usize, usize, b
     let of = super::patterns::commands_at(&b[s..]).next();
     let start = s + word;
     let max = (s + 2048).min(until).saturating_sub(start);
-    let end = command_end(b, start, max, |i| next_command(b, i, of));
-    (
-        start,
-        end,
-        end < b.len() && end > start && next_command(b, end, of),
-    )
+    // (Whether the next command ended it, as it is read: most bytes start none, and that
+    // one lookup is made here, not in a call.)
+    let at_next = std::cell::Cell::new(false);
+    let end = command_end(b, start, max, |i| {
+        let next = COMMAND_STARTS[usize::from(b[i])] != 0 && next_command(b, i, of);
+        at_next.set(next);
+        next
+    });
+    let next = at_next.get() || next_command(b, end, of);
+    (start, end, end < b.len() && end > start && next)
 }
 
 /// The commands whose names end only their own kind's lines (see [`next_command`]): an
