@@ -3192,7 +3192,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 108] = [
+        let cases: [(&str, &[&str]); 113] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3488,6 +3488,16 @@ pub(crate) mod tests {
                 "openssl enc -in SQLCMD -pass pass:S3cr3tPw99",
                 &["S3cr3tPw99"],
             ),
+            // Line continuations in Windows line endings, cmd.exe's `^` and PowerShell's
+            // backtick (found by an attack review: each ended the command's line).
+            (
+                "ldapsearch -x \\\r\n  -w S3cr3tPw99 -b dc=x",
+                &["S3cr3tPw99"],
+            ),
+            ("sqlcmd -S db ^\r\n  -U sa -P S3cr3tPw99", &["S3cr3tPw99"]),
+            ("mysql -u root `\r\n  -pS3cr3tPw99", &["S3cr3tPw99"]),
+            ("curl -s ^\n -u admin:S3cr3tPw99 https://h", &["S3cr3tPw99"]),
+            ("sshpass -p ^\r\n S3cr3tPw99 ssh h", &["S3cr3tPw99"]),
             // … while a tool of their own kind still ends their line.
             (
                 "ldapsearch -x -W ldapadd -w S3cr3tPw99 -f a",
@@ -3885,6 +3895,10 @@ pub(crate) mod tests {
             "SQLCMD ",
             "ConvertTo-SecureString ",
             " -AsPlainText",
+            // Line continuations: Windows line endings, cmd.exe's, PowerShell's.
+            "\\\r\n",
+            " ^\r\n",
+            " `\n",
         ];
         let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let long_domain = format!("{0}.{0}.{0}.com", "b".repeat(60));

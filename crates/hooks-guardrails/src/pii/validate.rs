@@ -713,8 +713,24 @@ fn placeholder(value: &str) -> bool {
         || value.bytes().all(|c| c.is_ascii_uppercase() || c == b'_')
 }
 
-/// Where the line (up to a line break that no `\` continues, or a `|`, `;` or `&` outside
-/// quotes) that starts at `from` ends, reading at most `max` bytes; and stopping at `stop`.
+/// True when the line break at `i` (`\n` or `\r`) continues its command's line: after a
+/// `\` (a POSIX shell's), or a `^` (cmd.exe's) or a backtick (PowerShell's) after a blank,
+/// the `\r` of a `\r\n` between them.
+fn continued(b: &[u8], i: usize) -> bool {
+    let j = match b[i] {
+        b'\n' if i > 0 && b[i - 1] == b'\r' => i - 1,
+        _ => i,
+    };
+    match j.checked_sub(1).map(|k| b[k]) {
+        Some(b'\\') => true,
+        Some(b'^' | b'`') => j >= 2 && matches!(b[j - 2], b' ' | b'\t'),
+        _ => false,
+    }
+}
+
+/// Where the line (up to a line break that does not continue it, see [`continued`], or a
+/// `|`, `;` or `&` outside quotes) that starts at `from` ends, reading at most `max` bytes;
+/// and stopping at `stop`.
 fn command_end(b: &[u8], from: usize, max: usize, stop: impl Fn(usize) -> bool) -> usize {
     let to = b.len().min(from.saturating_add(max));
     let mut quote = None;
@@ -726,7 +742,7 @@ fn command_end(b: &[u8], from: usize, max: usize, stop: impl Fn(usize) -> bool) 
             Some(_) => {}
             None => match c {
                 b'"' | b'\'' => quote = Some(c),
-                b'\n' | b'\r' if i == 0 || b[i - 1] != b'\\' => return i,
+                b'\n' | b'\r' if !continued(b, i) => return i,
                 b'|' | b';' | b'&' => return i,
                 _ if stop(i) => return i,
                 _ => {}
@@ -757,11 +773,18 @@ fn past_quote(b: &[u8], at: usize, end: usize) -> Option<usize> {
 fn option_argument(b: &[u8], mut at: usize, end: usize) -> Option<(usize, bool)> {
     let ws = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r');
     let start = at;
-    // Blanks, and line breaks a `\` continues.
+    // Blanks, and line breaks a `\` continues (or a `^` or a backtick after a blank: see
+    // [`continued`]).
     while at < end {
         match b[at] {
             b' ' | b'\t' => at += 1,
-            b'\\' if at + 1 < end && matches!(b[at + 1], b'\n' | b'\r') => at += 2,
+            c @ (b'\\' | b'^' | b'`')
+                if at + 1 < end
+                    && matches!(b[at + 1], b'\n' | b'\r')
+                    && (c == b'\\' || (at > start && matches!(b[at - 1], b' ' | b'\t'))) =>
+            {
+                at += 2
+            }
             b'\n' | b'\r' if at > start => at += 1,
             _ => break,
         }
