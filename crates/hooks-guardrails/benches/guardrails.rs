@@ -208,6 +208,12 @@ fn scan_adversarial(c: &mut Criterion) {
         // Short command lines whose one option gives no password (`zip -x `: a candidate
         // every 7 bytes, its line read to the next command).
         ("commands_with_other_options", fill("zip -x ", "")),
+        // Names of the tools that end only their own kind's lines (an LDAP tool's, SQLCMD),
+        // hundreds before one option: read once as a run, not once per name.
+        (
+            "own_kind_names_before_an_option",
+            fill(&format!("{}-x\n", "ldapadd ".repeat(250)), ""),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

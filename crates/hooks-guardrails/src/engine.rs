@@ -1114,6 +1114,15 @@ mod tests {
             json!(["curl", "-u", "bob:S3cr\"3tPw", "h"]),
             json!(["app", "--password", "S3cr\"3tPw"]),
             json!(["app", "--password", "S3cr'3tPw"]),
+            // Tools added since: an LDAP tool, an archiver (its `-p` glued to the password),
+            // PowerShell's secure string as one item.
+            json!(["ldapsearch", "-x", "-w", "S3cr3tPw", "-b", "dc=x"]),
+            json!(["7z", "a", "-pS3cr3tPw", "o.7z", "dir"]),
+            json!([
+                "pwsh",
+                "-c",
+                "ConvertTo-SecureString 'S3cr3tPw' -AsPlainText"
+            ]),
         ] {
             let before = v.to_string();
             let r = e.scrub_json(&run, ViolationLocation::ToolArgs, None, &mut v, true);

@@ -108,6 +108,7 @@ fn family(name: &str, n: usize) -> String {
         "ldap_words_that_are_no_tools" => "ldapfoo -w ".repeat(n / 11),
         // (Found by an attack review: a word a tool's name starts, 290x slower than text.)
         "ldap_tools_names_with_more_letters" => "ldapaddx -x ".repeat(n / 12),
+        "archivers_without_a_password" => "7z a -p rar x -p- ".repeat(n / 18),
         // PowerShell's cmdlet over and over, and with parameters that are not the switch.
         "secure_strings_in_a_row" => "ConvertTo-SecureString ".repeat(n / 23),
         "secure_strings_without_the_switch" => {
@@ -123,7 +124,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 69] = [
+const FAMILIES: [&str; 70] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -191,6 +192,7 @@ const FAMILIES: [&str; 69] = [
     "commands_with_other_options",
     "ldap_words_that_are_no_tools",
     "ldap_tools_names_with_more_letters",
+    "archivers_without_a_password",
     "secure_strings_in_a_row",
     "secure_strings_without_the_switch",
 ];

@@ -3192,7 +3192,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 113] = [
+        let cases: [(&str, &[&str]); 125] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3498,6 +3498,34 @@ pub(crate) mod tests {
             ("mysql -u root `\r\n  -pS3cr3tPw99", &["S3cr3tPw99"]),
             ("curl -s ^\n -u admin:S3cr3tPw99 https://h", &["S3cr3tPw99"]),
             ("sshpass -p ^\r\n S3cr3tPw99 ssh h", &["S3cr3tPw99"]),
+            // Found by a second attack review: `sqlcmd` after another command on its line
+            // (passed over when it ended only its own kind's lines), `-String:'…'`,
+            // ldappasswd's new password.
+            ("mysql a sqlcmd -P S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "Install curl and sqlcmd -S db -U sa -P S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            ("lftp sqlcmd -S db -U sa -P S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "ConvertTo-SecureString -String:'S3cr3tPw99' -AsPlainText -Force",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "ldappasswd -x -D cn=admin -W -s N3wPassw0rd uid=bob",
+                &["N3wPassw0rd"],
+            ),
+            (
+                "ldappasswd -x -D cn=admin -w S3cr3tPw99 -s N3wPassw0rd uid=bob",
+                &["S3cr3tPw99 -s N3wPassw0rd"],
+            ),
+            // Archivers: `-p` glued to the password (rar's `-hp` too), in an argument list.
+            ("7z a -pS3cr3tPw99 -mhe=on out.7z dir", &["S3cr3tPw99"]),
+            (r"C:\tools\7z.exe x -pS3cr3tPw99 a.7z", &["S3cr3tPw99"]),
+            ("7za x -p'S3cr3t Pw 99' a.7z", &["S3cr3t Pw 99"]),
+            ("rar a -hpS3cr3tPw99 out.rar dir", &["S3cr3tPw99"]),
+            ("unrar x -pS3cr3tPw99 a.rar", &["S3cr3tPw99"]),
+            ("zip -r 7z -P S3cr3tPw99 dir", &["S3cr3tPw99"]),
             // … while a tool of their own kind still ends their line.
             (
                 "ldapsearch -x -W ldapadd -w S3cr3tPw99 -f a",
@@ -3615,6 +3643,14 @@ pub(crate) mod tests {
             "ldapsearch -x -w $LDAP_PASSWORD -b dc=x",
             "ldaps://dc1.corp:636 -w 2024",
             "ldapfoo -w S3cr3tPw99",
+            // A variable cast to a type, the switch turned off.
+            "ConvertTo-SecureString [string]$x -AsPlainText",
+            "ConvertTo-SecureString -AsPlainText:$false 'x1234567'",
+            // A prompt (`-p` apart from a value), no password (`-p-`), a file's name.
+            "7z a -p out.7z dir",
+            "7z a -p Archive2024 out.7z",
+            "rar a -p- out.rar dir",
+            "tar czf backup.7z -p dir2024",
             // (A longer word is no tool: the trigger reads `ldap` and any letters.)
             "ldapadduser -w S3cr3tPw99 bob",
             "ldapsearchy -w S3cr3tPw99",
@@ -3895,6 +3931,10 @@ pub(crate) mod tests {
             "SQLCMD ",
             "ConvertTo-SecureString ",
             " -AsPlainText",
+            "7z ",
+            "rar ",
+            "sqlcmd ",
+            "-pS3cr3t99 ",
             // Line continuations: Windows line endings, cmd.exe's, PowerShell's.
             "\\\r\n",
             " ^\r\n",
@@ -4007,6 +4047,11 @@ pub(crate) mod tests {
             ),
             format!("{}SQLCMD -P S3cr3t99", "mysql ".repeat(50)),
             format!("{}ldapsearch -w S3cr3t99", "ldapsearch ".repeat(50)),
+            format!("{}7z a -pS3cr3t99 o.7z", "mysql ".repeat(50)),
+            "mysql a sqlcmd -P S3cr3t99".to_owned(),
+            format!("{}-x\nldapadd -w S3cr3t99", "ldapadd ".repeat(250)),
+            format!("curl -x {}\nSQLCMD -P S3cr3t99", "SQLCMD ".repeat(230)),
+            format!("{}rar a -pS3cr3t99 o.rar", "curl a ".repeat(50)),
         ]);
         for _ in 0..3_000 {
             let len = 1 + next(80);

@@ -173,10 +173,13 @@ pub(super) const SECRET_OPTIONS: [&str; 12] = [
 /// `sqlcmd -P`, `zip`'s and `unzip`'s `-P` (also last of a cluster, `-rP`), keytool's
 /// `-storepass`/`-keypass` (and their `-src…`/`-dest…`), openssl's `-pass…` `pass:…` and
 /// `-k`, `smbclient -U user%password`, `lftp -u user,password`,
-/// `SQLCMD -P` (as Windows scripts write it), and the OpenLDAP tools' `-w` (`ldapsearch`,
+/// `SQLCMD -P` (as Windows scripts write it), the OpenLDAP tools' `-w` (`ldapsearch`,
 /// `ldapmodify`, …: a name of `ldap` and letters in the trigger, one literal for the
-/// prefilter).
-pub(super) const PASSWORD_COMMANDS: [&str; 33] = [
+/// prefilter), and the archivers' `-p` glued to the password (`7z`, `7za`, `7zr`, `rar`,
+/// `unrar`; rar's `-hp` too: a `-p` apart from its value prompts for one). (`7z` is
+/// written out with what follows it in the trigger: as a two-byte literal, the prefilter's
+/// fingerprints shrank to it and every text was read 25% slower.)
+pub(super) const PASSWORD_COMMANDS: [&str; 38] = [
     "mysql",
     "MySQL",
     "MYSQL",
@@ -210,6 +213,11 @@ pub(super) const PASSWORD_COMMANDS: [&str; 33] = [
     "ldapcompare",
     "ldapmodrdn",
     "ldapexop",
+    "7za",
+    "7zr",
+    "7z",
+    "unrar",
+    "rar",
 ];
 
 /// For each byte, which of [`PASSWORD_COMMANDS`] start with it (bit `i` for command `i`):
@@ -270,7 +278,7 @@ fn command_line_secrets() -> String {
     let commands = "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB)[A-Za-z0-9_.-]*|mongo(?:sh|dump|restore|export|import)?|sshpass|curl|login|redis-cli|sqlcmd|SQLCMD|zip|unzip|keytool|openssl|smbclient|lftp|ldap[a-z]{3,7}";
     let flag = secret_option();
     format!(
-        r#"[ \t\r\n"'`\[(,]{flag}|{B}(?:ConvertTo-SecureString|convertto-securestring)[ \t]|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:{commands})(?:\.exe)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:Authorization|authorization|AUTHORIZATION)(?:{q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)|{qq}\][ \t]{{0,40}}=)[ \t]*{q}[A-Za-z][A-Za-z0-9_-]{{0,31}}[ \t]{{1,16}}{BEARER}{{4}}"#
+        r#"[ \t\r\n"'`\[(,]{flag}|{B}(?:ConvertTo-SecureString|convertto-securestring)[ \t]|{B}(?:7z(?:[ar]|\.exe|[ar]\.exe)?|(?:un)?rar(?:\.exe)?)[ \t]|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:{commands})(?:\.exe)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:Authorization|authorization|AUTHORIZATION)(?:{q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)|{qq}\][ \t]{{0,40}}=)[ \t]*{q}[A-Za-z][A-Za-z0-9_-]{{0,31}}[ \t]{{1,16}}{BEARER}{{4}}"#
     )
 }
 
@@ -547,10 +555,9 @@ pub(super) fn run_token_reach(
 /// read again from each of them. A command's password needs an option (`-p`, `-u`, `-U`,
 /// `-a`, `--user`, …), which starts with `-`, on its line within the 2 KiB its validator
 /// reads; the pass's other candidates start with `--`, `login`, `LOGIN`, an authorization
-/// header's name, a header name for a key or token, PowerShell's `ConvertTo-SecureString`,
-/// or are commands that end no other command's line (an LDAP tool, `SQLCMD`: see
-/// `validate::line_family`), so a line read may hold one. So no start more than 2 KiB before
-/// the first `-` or such word after `s` (read up to 4 KiB) can succeed. (Line ends are not
+/// header's name or a header name for a key or token — or need an option too (PowerShell's
+/// `ConvertTo-SecureString` its `-AsPlainText`). So no start more than 2 KiB before the
+/// first `-` or such word after `s` (read up to 4 KiB) can succeed. (Line ends are not
 /// trusted: a quoted line break does not end a command.) Where that `-` is nearer, the run
 /// of commands before it that fail is passed over (see [`failing_commands`]).
 pub(super) fn command_reach(
@@ -578,18 +585,7 @@ pub(super) fn command_reach(
         let rest = &b[i..];
         match b[i] {
             b'-' => option(i),
-            // (An LDAP tool's name, SQLCMD and PowerShell's cmdlet end no line that is not
-            // their own kind's, so the lines read here may hold one: each is a candidate.)
-            b'l' | b'L' => {
-                rest.starts_with(b"login")
-                    || rest.starts_with(b"LOGIN")
-                    || rest.starts_with(b"ldap")
-            }
-            b'S' => rest.starts_with(b"SQLCMD"),
-            b'C' | b'c' => {
-                rest.starts_with(b"ConvertTo-SecureString")
-                    || rest.starts_with(b"convertto-securestring")
-            }
+            b'l' | b'L' => rest.starts_with(b"login") || rest.starts_with(b"LOGIN"),
             b'a' | b'A' => ["Authorization", "authorization", "AUTHORIZATION"]
                 .iter()
                 .chain(&SECRET_NAMES[RUN_PASS_NAMES..])
@@ -644,6 +640,9 @@ pub(super) fn command_reach(
 /// may run on past the quote. Each line is read once, and none past `until` (just before
 /// the first `-` after `s`, where the reach ends anyway: see [`command_reach`]); a command
 /// whose line is read up to there may hold an option past it, so it is the next candidate.
+/// So is a candidate that ends no other command's line (an LDAP tool's name, `SQLCMD`, an
+/// archiver's, PowerShell's cmdlet: see `validate::line_family`) inside a line read: its own
+/// line runs on past the lines read here.
 fn failing_commands(b: &[u8], s: usize, until: usize) -> usize {
     let mut at = s;
     loop {
@@ -657,10 +656,30 @@ fn failing_commands(b: &[u8], s: usize, until: usize) -> usize {
         if stop.is_some() || (at > s && end >= until) {
             return at;
         }
+        if let Some(i) = (start..end).find(|&i| ends_no_line(b, i)) {
+            return i;
+        }
         if !next {
             return end;
         }
         at = end;
+    }
+}
+
+/// Whether a candidate of the command-line pass that ends no other command's line may
+/// start at `i` (see [`failing_commands`]): any `ldap`, `SQLCMD`, `7z`, `unrar`, `rar` or
+/// PowerShell's cmdlet, wherever it stands (a superset of where their trigger matches).
+fn ends_no_line(b: &[u8], i: usize) -> bool {
+    let rest = &b[i..];
+    match b[i] {
+        b'l' => rest.starts_with(b"ldap"),
+        b'S' => rest.starts_with(b"SQLCMD"),
+        b'7' => rest.starts_with(b"7z"),
+        b'u' => rest.starts_with(b"unrar"),
+        b'r' => rest.starts_with(b"rar"),
+        b'C' => rest.starts_with(b"ConvertTo-SecureString"),
+        b'c' => rest.starts_with(b"convertto-securestring"),
+        _ => false,
     }
 }
 

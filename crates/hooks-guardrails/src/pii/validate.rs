@@ -426,14 +426,19 @@ pub(super) fn command_line(b: &[u8], s: usize, until: usize) -> (usize, usize, b
 }
 
 /// The commands whose names end only their own kind's lines (see [`next_command`]): an
-/// OpenLDAP tool's, `SQLCMD` — added after the others, they would otherwise cut another
-/// command's line where it names them (`curl -T ldapsearch -u …`, `zip -r ldapadd -P …`)
-/// before its password.
+/// OpenLDAP tool's, `SQLCMD`, an archiver's (`7z`, `rar`) — added after the others, they
+/// would otherwise cut another command's line where it names them (`curl -T ldapsearch -u
+/// …`, `zip -r ldapadd -P …`) before its password.
 fn line_family(command: &str) -> Option<&'static str> {
     if command.starts_with("ldap") {
         Some("ldap")
-    } else if command.eq_ignore_ascii_case("sqlcmd") {
+    } else if command == "SQLCMD" {
+        // (Not `sqlcmd`: it ended every line before `SQLCMD` was added.)
         Some("sqlcmd")
+    } else if command.starts_with("7z") {
+        Some("7z")
+    } else if command.ends_with("rar") {
+        Some("rar")
     } else {
         None
     }
@@ -492,16 +497,25 @@ fn secure_string(text: &str, at: usize) -> Option<(usize, usize)> {
                     .take_while(|c| c.is_ascii_alphanumeric())
                     .count();
                 let lower = text[i + 1..i + 1 + name].to_ascii_lowercase();
-                plain |= !lower.is_empty() && "asplaintext".starts_with(&lower);
+                let switch = !lower.is_empty() && "asplaintext".starts_with(&lower);
                 is_string = lower == "string";
                 is_key = lower == "key" || lower == "securekey";
                 i += 1 + name;
-                // (`-AsPlainText:$true`: the switch's value is glued on.)
-                if i < end && b[i] == b':' {
-                    i += 1 + b[i + 1..end]
+                // A value glued on after a `:` (`-AsPlainText:$true`, `-String:'…'`): a
+                // parameter's is read next, as if apart; a switch's says whether it is on.
+                let glued = i < end && b[i] == b':';
+                if glued {
+                    i += 1;
+                }
+                if glued && switch {
+                    let value = b[i..end]
                         .iter()
                         .take_while(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
                         .count();
+                    plain |= !b[i..i + value].eq_ignore_ascii_case(b"$false");
+                    i += value;
+                } else {
+                    plain |= switch;
                 }
                 continue;
             }
@@ -551,6 +565,10 @@ fn secure_string(text: &str, at: usize) -> Option<(usize, usize)> {
     let (first, last, quoted) = value?;
     let last = ceil_char_boundary(text, last);
     let v = text.get(first..last)?;
+    // (A variable cast to a type, `[string]$pw`, is none.)
+    if !quoted && v.starts_with('[') && v.find("]$").is_some() {
+        return None;
+    }
     let phrase =
         quoted && v.len() >= 8 && v.contains(' ') && !template(v.as_bytes()) && !placeholder(v);
     (plain && (phrase || secret_value(v, quoted, b.get(last).copied()))).then_some((first, last))
@@ -856,8 +874,15 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
         (&[b"-a", b"--pass"], false, &[], b':')
     } else if is("sqlcmd") || is("zip") || is("unzip") {
         (&[b"-P"], false, &[], b':')
+    } else if command == "ldappasswd" {
+        // (The old password and the new one too.)
+        (&[b"-w", b"-a", b"-s"], false, &[], b':')
     } else if command.starts_with("ldap") {
         (&[b"-w"], false, &[], b':')
+    } else if command.starts_with("7z") {
+        (&[b"-p"], true, &[], b':')
+    } else if command.ends_with("rar") {
+        (&[b"-p", b"-hp"], true, &[], b':')
     } else if is("keytool") {
         const KEYTOOL: [&[u8]; 6] = [
             b"-storepass",
@@ -903,7 +928,7 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
     }
     // Up to the next such command (read once, not again from each of a run of them).
     let (start, end, _) = command_line(b, s, b.len());
-    let multi = is("keytool") || is("openssl");
+    let multi = is("keytool") || is("openssl") || is("ldappasswd");
     let mut span = None;
     let line = &b[start..end];
     let from = 0;
@@ -934,10 +959,13 @@ fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize
                 && option.ends_with(&[l])
                 && option[1..].iter().all(u8::is_ascii_alphabetic)
         });
-        let glued = |o: &&&[u8]| o.len() == 2 && option.len() > 2 && option.starts_with(o);
-        let found = if password_options.iter().any(|o| glued(&o)) {
+        // A short option glued to its value (`-pS3cret`; rar's `-hpS3cret`).
+        let glued = |o: &&&[u8]| {
+            (o.len() == 2 || **o == b"-hp") && option.len() > o.len() && option.starts_with(o)
+        };
+        let found = if let Some(o) = password_options.iter().find(glued) {
             // (A port, `-p3306:3306`, is none.)
-            argument(text, start + i + 2).filter(|&(a, z)| !port(&text[a..z]))
+            argument(text, start + i + o.len()).filter(|&(a, z)| !port(&text[a..z]))
         } else if password_options.contains(&option) || cluster {
             // (A MySQL client's `-p S3cret` prompts, then names a database.)
             let (at, separated) = option_argument(b, start + i + name, end)?;
