@@ -569,9 +569,7 @@ fn secure_string(text: &str, at: usize) -> Option<(usize, usize)> {
     if !quoted && v.starts_with('[') && v.find("]$").is_some() {
         return None;
     }
-    let phrase =
-        quoted && v.len() >= 8 && v.contains(' ') && !template(v.as_bytes()) && !placeholder(v);
-    (plain && (phrase || secret_value(v, quoted, b.get(last).copied()))).then_some((first, last))
+    (plain && secret_argument(v, quoted, b.get(last).copied())).then_some((first, last))
 }
 
 /// A `.netrc` line's password (`machine h login bob password S3cret`, quoted or after an
@@ -672,13 +670,18 @@ fn argument(text: &str, first: usize) -> Option<(usize, usize)> {
     let quote = opening_quote(b, first);
     let len = value_len(b, first, quote);
     let end = ceil_char_boundary(text, first + len);
-    let value = &text[first..end];
-    let phrase = quote.is_some()
+    secret_argument(&text[first..end], quote.is_some(), b.get(end).copied()).then_some((first, end))
+}
+
+/// Whether an argument's `value` (`quoted` or not; `next`: the byte after it) is a secret:
+/// as a named field's value is, or, quoted, a passphrase of words (see [`argument`]).
+fn secret_argument(value: &str, quoted: bool, next: Option<u8>) -> bool {
+    let phrase = quoted
         && value.len() >= 8
         && value.contains(' ')
         && !template(value.as_bytes())
         && !placeholder(value);
-    (phrase || secret_value(value, quote.is_some(), b.get(end).copied())).then_some((first, end))
+    phrase || secret_value(value, quoted, next)
 }
 
 /// A port or a port mapping (`8080`, `8080:80`): what `-p` means to most commands that are
