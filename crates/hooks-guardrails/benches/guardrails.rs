@@ -208,6 +208,9 @@ fn scan_adversarial(c: &mut Criterion) {
         // Short command lines whose one option gives no password (`zip -x `: a candidate
         // every 7 bytes, its line read to the next command).
         ("commands_with_other_options", fill("zip -x ", "")),
+        // Registry logins in a row (each line read 2 KiB before `login` ended its own
+        // kind's lines: ~100x slower than text).
+        ("registry_logins_in_a_row", fill("docker login ", "")),
         // Names of the tools that end only their own kind's lines (an LDAP tool's, SQLCMD),
         // hundreds before one option: read once as a run, not once per name.
         (

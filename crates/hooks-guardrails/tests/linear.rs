@@ -109,6 +109,8 @@ fn family(name: &str, n: usize) -> String {
         // (Found by an attack review: a word a tool's name starts, 290x slower than text.)
         "ldap_tools_names_with_more_letters" => "ldapaddx -x ".repeat(n / 12),
         "archivers_without_a_password" => "7z a -p rar x -p- ".repeat(n / 18),
+        // (Found by an attack review: each registry login read its 2 KiB line.)
+        "registry_logins_in_a_row" => "docker login ".repeat(n / 13),
         // PowerShell's cmdlet over and over, and with parameters that are not the switch.
         "secure_strings_in_a_row" => "ConvertTo-SecureString ".repeat(n / 23),
         "secure_strings_without_the_switch" => {
@@ -124,7 +126,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 70] = [
+const FAMILIES: [&str; 71] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -193,6 +195,7 @@ const FAMILIES: [&str; 70] = [
     "ldap_words_that_are_no_tools",
     "ldap_tools_names_with_more_letters",
     "archivers_without_a_password",
+    "registry_logins_in_a_row",
     "secure_strings_in_a_row",
     "secure_strings_without_the_switch",
 ];

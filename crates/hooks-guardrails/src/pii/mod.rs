@@ -3192,7 +3192,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 125] = [
+        let cases: [(&str, &[&str]); 126] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3498,6 +3498,7 @@ pub(crate) mod tests {
             ("mysql -u root `\r\n  -pS3cr3tPw99", &["S3cr3tPw99"]),
             ("curl -s ^\n -u admin:S3cr3tPw99 https://h", &["S3cr3tPw99"]),
             ("sshpass -p ^\r\n S3cr3tPw99 ssh h", &["S3cr3tPw99"]),
+            ("sqlcmd -S db -U sa^\r\n -P S3cr3tPw99", &["S3cr3tPw99"]),
             // Found by a second attack review: `sqlcmd` after another command on its line
             // (passed over when it ended only its own kind's lines), `-String:'…'`,
             // ldappasswd's new password.
@@ -4049,6 +4050,14 @@ pub(crate) mod tests {
             format!("{}ldapsearch -w S3cr3t99", "ldapsearch ".repeat(50)),
             format!("{}7z a -pS3cr3t99 o.7z", "mysql ".repeat(50)),
             "mysql a sqlcmd -P S3cr3t99".to_owned(),
+            format!(
+                "{}docker login -u bob -p S3cr3t99",
+                "docker login ".repeat(200)
+            ),
+            format!(
+                "{}-x\ndocker login -p S3cr3t99",
+                "podman login -u ".repeat(150)
+            ),
             format!("{}-x\nldapadd -w S3cr3t99", "ldapadd ".repeat(250)),
             format!("curl -x {}\nSQLCMD -P S3cr3t99", "SQLCMD ".repeat(230)),
             format!("{}rar a -pS3cr3t99 o.rar", "curl a ".repeat(50)),

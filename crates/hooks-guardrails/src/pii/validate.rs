@@ -366,11 +366,11 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
     Some(command_password(text, s, command))
 }
 
-/// True when a command of `PASSWORD_COMMANDS` but `login` starts at `i` (`i > 0`) as its
-/// trigger reads one, ending the line of the command `of`: at a word's start, its name
-/// (MySQL's and MariaDB's with any suffix), then a blank, a quote, a `\\`, a `)` or `.exe`
-/// — not the scheme of a URL (`curl https://…`); an LDAP tool or `SQLCMD` only on a line of
-/// its own kind (see [`line_family`]).
+/// True when a command of `PASSWORD_COMMANDS` starts at `i` (`i > 0`) as its trigger reads
+/// one, ending the line of the command `of`: at a word's start, its name (MySQL's and
+/// MariaDB's with any suffix), then a blank, a quote, a `\\`, a `)` or `.exe` — not the
+/// scheme of a URL (`curl https://…`); a registry's `login`, an LDAP tool, `SQLCMD` or an
+/// archiver only on a line of its own kind (see [`line_family`]).
 pub(super) fn next_command(b: &[u8], i: usize, of: Option<&str>) -> bool {
     use super::patterns::COMMAND_STARTS;
     // (Most bytes start no command's name: one lookup says so.)
@@ -381,7 +381,7 @@ pub(super) fn next_command(b: &[u8], i: usize, of: Option<&str>) -> bool {
         return false;
     }
     super::patterns::commands_at(&b[i..]).any(|c| {
-        if c == "login" || line_family(c).is_some_and(|f| of.and_then(line_family) != Some(f)) {
+        if line_family(c).is_some_and(|f| of.and_then(line_family) != Some(f)) {
             return false;
         }
         let after = i + c.len();
@@ -425,20 +425,23 @@ pub(super) fn command_line(b: &[u8], s: usize, until: usize) -> (usize, usize, b
     (start, end, end < b.len() && end > start && next)
 }
 
-/// The commands whose names end only their own kind's lines (see [`next_command`]): an
-/// OpenLDAP tool's, `SQLCMD`, an archiver's (`7z`, `rar`) — added after the others, they
-/// would otherwise cut another command's line where it names them (`curl -T ldapsearch -u
-/// …`, `zip -r ldapadd -P …`) before its password.
+/// The commands whose names end only their own kind's lines (see [`next_command`]): a
+/// registry's `login`, an OpenLDAP tool's, `SQLCMD`, an archiver's (`7z`, `rar`) — added
+/// after the others, they would otherwise cut another command's line where it names them
+/// (`curl -T ldapsearch -u …`, `zip -r ldapadd -P …`) before its password. (`login` ended
+/// no line before: a run of registry logins read 2 KiB each, 100x slower than text.)
 fn line_family(command: &str) -> Option<&'static str> {
-    if command.starts_with("ldap") {
-        Some("ldap")
-    } else if command == "SQLCMD" {
-        // (Not `sqlcmd`: it ended every line before `SQLCMD` was added.)
-        Some("sqlcmd")
-    } else if command.starts_with("7z") {
-        Some("7z")
-    } else if command.ends_with("rar") {
-        Some("rar")
+    // (`login`: a registry's, after its tool's name, which is no command — `docker login`.
+    // `SQLCMD`, not `sqlcmd`: that one ended every line before `SQLCMD` was added. The tools
+    // added since end each other's lines, so a run of them mixed is read once, too.)
+    if command == "login" {
+        Some("login")
+    } else if command.starts_with("ldap")
+        || command == "SQLCMD"
+        || command.starts_with("7z")
+        || command.ends_with("rar")
+    {
+        Some("added")
     } else {
         None
     }
@@ -735,8 +738,8 @@ fn placeholder(value: &str) -> bool {
 }
 
 /// True when the line break at `i` (`\n` or `\r`) continues its command's line: after a
-/// `\` (a POSIX shell's), or a `^` (cmd.exe's) or a backtick (PowerShell's) after a blank,
-/// the `\r` of a `\r\n` between them.
+/// `\` (a POSIX shell's), a `^` (cmd.exe's) or a backtick after a blank (PowerShell's), the
+/// `\r` of a `\r\n` between them.
 fn continued(b: &[u8], i: usize) -> bool {
     let j = match b[i] {
         b'\n' if i > 0 && b[i - 1] == b'\r' => i - 1,
@@ -744,7 +747,10 @@ fn continued(b: &[u8], i: usize) -> bool {
     };
     match j.checked_sub(1).map(|k| b[k]) {
         Some(b'\\') => true,
-        Some(b'^' | b'`') => j >= 2 && matches!(b[j - 2], b' ' | b'\t'),
+        // (cmd.exe's `^` wherever it stands; a backtick only after a blank, not the end of
+        // a command substitution.)
+        Some(b'^') => true,
+        Some(b'`') => j >= 2 && matches!(b[j - 2], b' ' | b'\t'),
         _ => false,
     }
 }
@@ -802,7 +808,7 @@ fn option_argument(b: &[u8], mut at: usize, end: usize) -> Option<(usize, bool)>
             c @ (b'\\' | b'^' | b'`')
                 if at + 1 < end
                     && matches!(b[at + 1], b'\n' | b'\r')
-                    && (c == b'\\' || (at > start && matches!(b[at - 1], b' ' | b'\t'))) =>
+                    && (c != b'`' || (at > start && matches!(b[at - 1], b' ' | b'\t'))) =>
             {
                 at += 2
             }
