@@ -3192,7 +3192,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 126] = [
+        let cases: [(&str, &[&str]); 128] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3499,6 +3499,8 @@ pub(crate) mod tests {
             ("curl -s ^\n -u admin:S3cr3tPw99 https://h", &["S3cr3tPw99"]),
             ("sshpass -p ^\r\n S3cr3tPw99 ssh h", &["S3cr3tPw99"]),
             ("sqlcmd -S db -U sa^\r\n -P S3cr3tPw99", &["S3cr3tPw99"]),
+            ("app --password ^\r\n S3cr3tPw99", &["S3cr3tPw99"]),
+            ("app --db-password `\r\n  S3cr3tPw99", &["S3cr3tPw99"]),
             // Found by a second attack review: `sqlcmd` after another command on its line
             // (passed over when it ended only its own kind's lines), `-String:'…'`,
             // ldappasswd's new password.

@@ -256,7 +256,11 @@ pub(super) fn commands_at(b: &[u8]) -> impl Iterator<Item = &'static str> + '_ {
 fn secret_option() -> String {
     let q = r#"(?:\\{0,3}["'])?"#;
     let qq = r#"\\{0,3}["']"#;
-    let sep = format!(r"(?:(?:[ \t]*\\\r?\n)?[ \t]{{1,40}}|\\\r?\n|=|{qq}[ \t\r\n]*,[ \t\r\n]*)");
+    // (A line continued by a shell's `\`, cmd.exe's `^` or PowerShell's backtick after a
+    // blank: see `validate::continued`.)
+    let sep = format!(
+        r"(?:(?:[ \t]*[\\^]\r?\n|[ \t]+`\r?\n)?[ \t]{{1,40}}|[\\^]\r?\n|=|{qq}[ \t\r\n]*,[ \t\r\n]*)"
+    );
     let names = SECRET_OPTIONS.join("|");
     format!(r#"--[A-Za-z0-9_-]*(?i:{names}){sep}{q}[^\s"'\\-]"#)
 }
