@@ -671,20 +671,13 @@ fn failing_commands(b: &[u8], s: usize, until: usize) -> usize {
 }
 
 /// Whether a candidate of the command-line pass that ends no other command's line may
-/// start at `i` (see [`failing_commands`]): any `ldap`, `SQLCMD`, `7z`, `unrar`, `rar` or
-/// PowerShell's cmdlet, wherever it stands (a superset of where their trigger matches).
+/// start at `i` (see [`failing_commands`]): a command of a line family added later (see
+/// `validate::line_family`), wherever its name stands, or PowerShell's cmdlet.
 fn ends_no_line(b: &[u8], i: usize) -> bool {
     let rest = &b[i..];
-    match b[i] {
-        b'l' => rest.starts_with(b"ldap"),
-        b'S' => rest.starts_with(b"SQLCMD"),
-        b'7' => rest.starts_with(b"7z"),
-        b'u' => rest.starts_with(b"unrar"),
-        b'r' => rest.starts_with(b"rar"),
-        b'C' => rest.starts_with(b"ConvertTo-SecureString"),
-        b'c' => rest.starts_with(b"convertto-securestring"),
-        _ => false,
-    }
+    rest.starts_with(b"ConvertTo-SecureString")
+        || rest.starts_with(b"convertto-securestring")
+        || commands_at(rest).any(|c| super::validate::line_family(c) == Some("added"))
 }
 
 /// Where the first of the run-token pass's other triggers may start in `b[from..to]` (see

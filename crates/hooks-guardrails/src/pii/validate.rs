@@ -430,7 +430,7 @@ pub(super) fn command_line(b: &[u8], s: usize, until: usize) -> (usize, usize, b
 /// after the others, they would otherwise cut another command's line where it names them
 /// (`curl -T ldapsearch -u …`, `zip -r ldapadd -P …`) before its password. (`login` ended
 /// no line before: a run of registry logins read 2 KiB each, 100x slower than text.)
-fn line_family(command: &str) -> Option<&'static str> {
+pub(super) fn line_family(command: &str) -> Option<&'static str> {
     // (`login`: a registry's, after its tool's name, which is no command — `docker login`.
     // `SQLCMD`, not `sqlcmd`: that one ended every line before `SQLCMD` was added. The tools
     // added since end each other's lines, so a run of them mixed is read once, too.)
