@@ -3942,6 +3942,12 @@ pub(crate) mod tests {
             "\\\r\n",
             " ^\r\n",
             " `\n",
+            // Short lines whose option gives no password, each ending at the next command
+            // (read one after another, see `patterns::failing_chain`).
+            "zip -x ",
+            "-x ",
+            "7z a -px ",
+            "zip.exe ",
         ];
         let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let long_domain = format!("{0}.{0}.{0}.com", "b".repeat(60));
@@ -4063,6 +4069,38 @@ pub(crate) mod tests {
             format!("{}-x\nldapadd -w S3cr3t99", "ldapadd ".repeat(250)),
             format!("curl -x {}\nSQLCMD -P S3cr3t99", "SQLCMD ".repeat(230)),
             format!("{}rar a -pS3cr3t99 o.rar", "curl a ".repeat(50)),
+            // Chains of short lines whose option gives no password, then one that does, or
+            // another candidate inside the last line: an option named `--…`, a header name,
+            // the cmdlet, a command of another line family, a registry's login, `.exe`.
+            format!("{}zip -P S3cr3t99 a.zip", "zip -x ".repeat(50)),
+            format!("{}7z a -pS3cr3t99 o.7z", "7z a -px ".repeat(50)),
+            format!("{}curl -u bob:S3cr3t99", "curl -x ".repeat(50)),
+            format!("{}zip.exe -P S3cr3t99 a", "zip -x ".repeat(20)),
+            format!("{}--password S3cr3t99", "zip -x ".repeat(20)),
+            format!("{}X-API-Key: S3cr3t99", "zip -x ".repeat(20)),
+            format!(
+                "{}ConvertTo-SecureString 'S3cr3t99' -AsPlainText",
+                "zip -x ".repeat(20)
+            ),
+            format!("{}ldapsearch -w S3cr3t99", "zip -x ".repeat(20)),
+            format!(
+                "{}zip -x ldapsearch -w S3cr3t99 zip -x zip -x",
+                "zip -x ".repeat(5)
+            ),
+            format!(
+                "{}zip -x --password S3cr3t99 zip -x zip -x",
+                "zip -x ".repeat(5)
+            ),
+            format!("{}docker login -p S3cr3t99", "zip -x ".repeat(20)),
+            format!("{}login bob password S3cr3t99", "zip -x ".repeat(20)),
+            format!(
+                "{}login bob password S3cr3t99",
+                "docker login -x ".repeat(5)
+            ),
+            format!("{}curl -x \"a\" -u bob:S3cr3t99", "zip -x ".repeat(20)),
+            format!("{}zip -x \"zip -x\" -P S3cr3t99", "zip -x ".repeat(20)),
+            format!("{}SQLCMD -P S3cr3t99", "SQLCMD -x ".repeat(20)),
+            format!("zip -x {}zip -P S3cr3t99", "a ".repeat(20)),
         ]);
         for _ in 0..3_000 {
             let len = 1 + next(80);

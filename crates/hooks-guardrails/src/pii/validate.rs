@@ -452,7 +452,7 @@ pub(super) fn line_family(command: &str) -> Option<&'static str> {
 /// `_`, `@`) — so `backup.zip`, `mongo-express`, `x_curl` are no commands, while a path
 /// (`/usr/bin/curl`), a blank, a quote, an operator, a field's `=` (`cmd=curl …`, decoded
 /// from a link) are before one.
-fn command_position(b: &[u8], i: usize) -> bool {
+pub(super) fn command_position(b: &[u8], i: usize) -> bool {
     i == 0 || !(b[i - 1].is_ascii_alphanumeric() || matches!(b[i - 1], b'.' | b'-' | b'_' | b'@'))
 }
 
@@ -863,7 +863,7 @@ fn user_password(text: &str, first: usize, sep: u8) -> Option<(usize, usize)> {
 /// option's is (see
 /// [`argument`]) and no port (`--name mysql -p3306:3306`); a password after a user, as
 /// [`user_password`] reads it.
-fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize)> {
+pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let is = |name: &str| command.eq_ignore_ascii_case(name);
     // Options whose argument is the password (`-p` also glued: `-pS3cret`), whether only
