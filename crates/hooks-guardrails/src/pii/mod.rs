@@ -3192,7 +3192,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 128] = [
+        let cases: [(&str, &[&str]); 134] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3462,6 +3462,26 @@ pub(crate) mod tests {
             ),
             ("ldapsearch -xLLLw S3cr3tPw99 -b dc=x", &["S3cr3tPw99"]),
             ("ldapsearch -ZZw S3cr3tPw99 -b dc=x", &["S3cr3tPw99"]),
+            // An option repeated after one that gives no password: the tool takes the last.
+            (
+                "ldapsearch -x -w $LDAP_PW -D cn=admin -w S3cr3tPw99 -b dc=x",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "curl -u \"$CREDS\" -u bob:S3cr3tPw99 https://h/",
+                &["S3cr3tPw99"],
+            ),
+            ("mysql -p$DB_PW -h db -pS3cr3tPw99 app", &["S3cr3tPw99"]),
+            ("redis-cli -a - -a S3cr3tPw99 ping", &["S3cr3tPw99"]),
+            // A last option without its argument leaves the password before it.
+            (
+                "keytool -genkey -storepass S3cr3tPw99 -keypass",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "openssl pkcs12 -passin pass:S3cr3tPw99 -passout",
+                &["S3cr3tPw99"],
+            ),
             // Found by an attack review: an LDAP tool's or SQLCMD's name as another
             // command's argument cut that command's line before its password.
             (

@@ -977,7 +977,10 @@ pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(u
             argument(text, start + i + o.len()).filter(|&(a, z)| !port(&text[a..z]))
         } else if password_options.contains(&option) || cluster {
             // (A MySQL client's `-p S3cret` prompts, then names a database.)
-            let (at, separated) = option_argument(b, start + i + name, end)?;
+            // (No argument, `-a -`: another such option may give one.)
+            let Some((at, separated)) = option_argument(b, start + i + name, end) else {
+                continue;
+            };
             if separated && glued_only {
                 return None;
             }
@@ -992,11 +995,15 @@ pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(u
             None
         };
         if cluster || password_options.iter().any(|o| glued(&o) || *o == option) {
-            // The first such option decides; but keytool and openssl take two (`-storepass
-            // … -keypass …`, `-passin … -passout …`): from the first to the last, so neither
-            // is left.
+            // The first such option that gives a password decides (one that gives none —
+            // `-w $PW`, `-w -` — may be repeated: a tool takes the last); but keytool and
+            // openssl take two (`-storepass … -keypass …`, `-passin … -passout …`): from the
+            // first to the last, so neither is left.
             if !multi {
-                return found;
+                if found.is_some() {
+                    return found;
+                }
+                continue;
             }
             if let Some((_, z)) = found {
                 span = Some(span.map_or_else(|| found.unwrap_or_default(), |(a, _)| (a, z)));
@@ -1006,10 +1013,18 @@ pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(u
         // A user and a password, glued to a short option or after it.
         let at = match user_options.iter().find(glued) {
             Some(_) => start + i + 2,
-            None if user_options.contains(&option) => option_argument(b, start + i + name, end)?.0,
+            None if user_options.contains(&option) => {
+                match option_argument(b, start + i + name, end) {
+                    Some((at, _)) => at,
+                    None => continue,
+                }
+            }
             None => continue,
         };
-        return user_password(text, at, sep);
+        // (The same: `curl -u "$CREDS" -u bob:S3cret`.)
+        if let Some(found) = user_password(text, at, sep) {
+            return Some(found);
+        }
     }
     span
 }
