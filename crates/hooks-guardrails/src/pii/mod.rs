@@ -3192,7 +3192,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 134] = [
+        let cases: [(&str, &[&str]); 138] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3473,6 +3473,17 @@ pub(crate) mod tests {
             ),
             ("mysql -p$DB_PW -h db -pS3cr3tPw99 app", &["S3cr3tPw99"]),
             ("redis-cli -a - -a S3cr3tPw99 ping", &["S3cr3tPw99"]),
+            // Windows' upper-case file names.
+            ("SQLCMD.EXE -S db -U sa -P S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                r"& 'C:\Program Files\Microsoft SQL Server\Tools\Binn\SQLCMD.EXE' -S db -P S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            ("ldapsearch.EXE -x -w S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "curl -T SQLCMD.EXE -u bob:S3cr3tPw99 ftp://h/",
+                &["S3cr3tPw99"],
+            ),
             // A last option without its argument leaves the password before it.
             (
                 "keytool -genkey -storepass S3cr3tPw99 -keypass",

@@ -282,7 +282,7 @@ fn command_line_secrets() -> String {
     let commands = "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB)[A-Za-z0-9_.-]*|mongo(?:sh|dump|restore|export|import)?|sshpass|curl|login|redis-cli|sqlcmd|SQLCMD|zip|unzip|keytool|openssl|smbclient|lftp|ldap[a-z]{3,7}";
     let flag = secret_option();
     format!(
-        r#"[ \t\r\n"'`\[(,]{flag}|{B}(?:ConvertTo-SecureString|convertto-securestring)[ \t]|{B}(?:7z(?:[ar]|\.exe|[ar]\.exe)?|(?:un)?rar(?:\.exe)?)[ \t]|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:{commands})(?:\.exe)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:Authorization|authorization|AUTHORIZATION)(?:{q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)|{qq}\][ \t]{{0,40}}=)[ \t]*{q}[A-Za-z][A-Za-z0-9_-]{{0,31}}[ \t]{{1,16}}{BEARER}{{4}}"#
+        r#"[ \t\r\n"'`\[(,]{flag}|{B}(?:ConvertTo-SecureString|convertto-securestring)[ \t]|{B}(?:7z(?:[ar]|\.exe|[ar]\.exe)?|(?:un)?rar(?:\.exe)?)[ \t]|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:{commands})(?:\.exe|\.EXE)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:Authorization|authorization|AUTHORIZATION)(?:{q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)|{qq}\][ \t]{{0,40}}=)[ \t]*{q}[A-Za-z][A-Za-z0-9_-]{{0,31}}[ \t]{{1,16}}{BEARER}{{4}}"#
     )
 }
 

@@ -359,7 +359,7 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
     let name = &m.as_bytes()[..word];
     if command.starts_with("ldap")
         && name != command.as_bytes()
-        && name.strip_suffix(b".exe") != Some(command.as_bytes())
+        && name.strip_suffix(b".exe").or(name.strip_suffix(b".EXE")) != Some(command.as_bytes())
     {
         return Some(None);
     }
@@ -368,7 +368,7 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
 
 /// True when a command of `PASSWORD_COMMANDS` starts at `i` (`i > 0`) as its trigger reads
 /// one, ending the line of the command `of`: at a word's start, its name (MySQL's and
-/// MariaDB's with any suffix), then a blank, a quote, a `\\`, a `)` or `.exe` — not the
+/// MariaDB's with any suffix), then a blank, a quote, a `\\`, a `)` or `.exe` (`.EXE`) — not the
 /// scheme of a URL (`curl https://…`); a registry's `login`, an LDAP tool, `SQLCMD` or an
 /// archiver only on a line of its own kind (see [`line_family`]).
 pub(super) fn next_command(b: &[u8], i: usize, of: Option<&str>) -> bool {
@@ -392,7 +392,10 @@ pub(super) fn next_command(b: &[u8], i: usize, of: Option<&str>) -> bool {
                     .take_while(|d| d.is_ascii_alphanumeric() || matches!(d, b'_' | b'.' | b'-'))
                     .count()
         } else {
-            after + usize::from(b[after.min(b.len())..].starts_with(b".exe")) * 4
+            let exe = b
+                .get(after..after + 4)
+                .is_some_and(|e| e.eq_ignore_ascii_case(b".exe"));
+            after + usize::from(exe) * 4
         };
         b.get(after)
             .is_none_or(|&d| matches!(d, b' ' | b'\t' | b'"' | b'\'' | b'\\' | b')'))
