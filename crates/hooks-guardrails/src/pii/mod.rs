@@ -3192,7 +3192,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 138] = [
+        let cases: [(&str, &[&str]); 143] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3473,6 +3473,15 @@ pub(crate) mod tests {
             ),
             ("mysql -p$DB_PW -h db -pS3cr3tPw99 app", &["S3cr3tPw99"]),
             ("redis-cli -a - -a S3cr3tPw99 ping", &["S3cr3tPw99"]),
+            // A shell's escaped blank inside a password (cut there, its rest was left).
+            ("ldapsearch -x -w S3cr3t\\ Pw99 -b dc=x", &["S3cr3t\\ Pw99"]),
+            ("curl -u bob:S3cr3t\\ Pw99 https://h/", &["S3cr3t\\ Pw99"]),
+            ("mysql -uroot -pS3cr3t\\ Pw99 db", &["S3cr3t\\ Pw99"]),
+            ("app --password S3cr3t\\ Pw99 --v", &["S3cr3t\\ Pw99"]),
+            (
+                r#"{"cmd": "zip -P S3cr3t\\ Pw99 a.zip d"}"#,
+                &[r"S3cr3t\\ Pw99"],
+            ),
             // Windows' upper-case file names.
             ("SQLCMD.EXE -S db -U sa -P S3cr3tPw99", &["S3cr3tPw99"]),
             (

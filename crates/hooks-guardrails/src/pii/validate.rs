@@ -653,17 +653,42 @@ fn value_len(b: &[u8], first: usize, quote: Option<(u8, usize)>) -> usize {
             rest.len()
         }
         None => {
-            rest.iter()
-                .enumerate()
-                .position(|(i, &c)| {
-                    c.is_ascii_whitespace()
-                        || matches!(c, b'"' | b'\'' | b'`' | b';' | b'|' | b'&' | b')')
-                        || (c == b'\\'
-                            && rest[i..].iter().find(|&&d| d != b'\\').is_none_or(|&d| {
-                                matches!(d, b'"' | b'\'') || d.is_ascii_whitespace()
-                            }))
-                })
-                .unwrap_or(rest.len())
+            let ends = |c: u8| {
+                c.is_ascii_whitespace()
+                    || matches!(c, b'"' | b'\'' | b'`' | b';' | b'|' | b'&' | b')')
+            };
+            let mut i = 0;
+            while i < rest.len() {
+                if rest[i] != b'\\' {
+                    if ends(rest[i]) {
+                        return i;
+                    }
+                    i += 1;
+                    continue;
+                }
+                let slashes = rest[i..].iter().take_while(|&&c| c == b'\\').count();
+                match rest.get(i + slashes) {
+                    // A shell's escaped blank inside the value (`S3cr3t\ Pw99`, JSON-escaped
+                    // up to twice more), with more of the value after it: the value goes on
+                    // (cut there, the rest of the password would be left in the text).
+                    Some(b' ' | b'\t')
+                        if slashes <= 3
+                            && rest
+                                .get(i + slashes + 1)
+                                .is_some_and(|&d| !ends(d) && d != b'\\') =>
+                    {
+                        i += slashes + 1;
+                    }
+                    // A line continuation, an escaped closing quote (JSON's `\"` after a bare
+                    // value), the end.
+                    None
+                    | Some(b'"' | b'\'' | b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c') => {
+                        return i;
+                    }
+                    Some(_) => i += slashes,
+                }
+            }
+            rest.len()
         }
     }
 }
@@ -676,7 +701,10 @@ fn argument(text: &str, first: usize) -> Option<(usize, usize)> {
     let quote = opening_quote(b, first);
     let len = value_len(b, first, quote);
     let end = ceil_char_boundary(text, first + len);
-    secret_argument(&text[first..end], quote.is_some(), b.get(end).copied()).then_some((first, end))
+    let value = &text[first..end];
+    // (A bare value with an escaped blank is one argument, as a quoted one is.)
+    let quoted = quote.is_some() || value.contains("\\ ") || value.contains("\\\t");
+    secret_argument(value, quoted, b.get(end).copied()).then_some((first, end))
 }
 
 /// Whether an argument's `value` (`quoted` or not; `next`: the byte after it) is a secret:
