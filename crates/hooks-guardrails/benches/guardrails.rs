@@ -206,8 +206,10 @@ fn scan_adversarial(c: &mut Criterion) {
             ),
         ),
         // Short command lines whose one option gives no password (`zip -x `: a candidate
-        // every 7 bytes, its line read to the next command).
+        // every 7 bytes, its line read to the next command, which is validated there), and
+        // an archiver's after a word (`7z a -px `, its `-p` glued to too short a value).
         ("commands_with_other_options", fill("zip -x ", "")),
+        ("archivers_with_other_options", fill("7z a -px ", "")),
         // Registry logins in a row (each line read 2 KiB before `login` ended its own
         // kind's lines: ~100x slower than text).
         ("registry_logins_in_a_row", fill("docker login ", "")),
