@@ -3712,6 +3712,87 @@ pub(crate) mod tests {
         }
     }
 
+    /// A command the reach passes over without validating it (see
+    /// `patterns::failing_chain`) has no option that may give a password: wherever
+    /// `command_password` finds one, `may_give_password` says its line may give one — over
+    /// random lines of every command's options, values, quotes and separators.
+    #[test]
+    fn a_line_said_to_give_no_password_gives_none() {
+        let pieces = [
+            "-p",
+            "-P",
+            "-u",
+            "-U",
+            "--user",
+            "--proxy-user",
+            "-a",
+            "--pass",
+            "-w",
+            "-s",
+            "-hp",
+            "-storepass",
+            "-keypass",
+            "-srcstorepass",
+            "-destkeypass",
+            "-passin",
+            "-passout",
+            "-pass",
+            "-password",
+            "-k",
+            "-x",
+            "-rP",
+            "-xw",
+            "-ZZw",
+            "-pS3cr3t99",
+            "-hpS3cr3t99",
+            "-wS3cr3t99",
+            "-uS3cr3t99:x",
+            "pass:S3cr3t99",
+            "S3cr3t99",
+            "bob:S3cr3t99",
+            "bob%S3cr3t99",
+            "bob,S3cr3t99",
+            "=",
+            "\"",
+            "'",
+            " ",
+            "  ",
+            "-",
+            "--",
+            ",",
+            "\\",
+            "é",
+            "a",
+            "\\\n",
+            "$PW",
+            "8080:80",
+        ];
+        let mut next = numbers(0x5eed_c4a1_2b3d_9e01);
+        let (mut passing, mut said) = (0, 0);
+        for command in patterns::PASSWORD_COMMANDS {
+            if command == "login" {
+                continue;
+            }
+            for _ in 0..1_500 {
+                let len = 1 + next(8);
+                let line: String = (0..len)
+                    .map(|_| [pieces[next(pieces.len())], " "].concat())
+                    .collect();
+                let text = format!("{command} {line}");
+                let b = text.as_bytes();
+                let (start, end, _) = validate::command_line(b, 0, b.len());
+                let may = validate::may_give_password(&b[start..end], command);
+                said += usize::from(may);
+                if validate::command_password(&text, 0, command).is_some() {
+                    passing += 1;
+                    assert!(may, "{text}");
+                }
+            }
+        }
+        // (Both answers are common: the test can fail.)
+        assert!(passing > 2_000 && said > passing, "{passing} {said}");
+    }
+
     /// A secure string's arguments are read up to 1 KiB: every form cut at every length,
     /// and padded so that its quote, parameter or `:` falls on that end, is read without
     /// a panic — and a run of the cmdlet's name costs one read each (see `linear.rs`).
@@ -4141,6 +4222,10 @@ pub(crate) mod tests {
             format!("{}zip -x \"zip -x\" -P S3cr3t99", "zip -x ".repeat(20)),
             format!("{}SQLCMD -P S3cr3t99", "SQLCMD -x ".repeat(20)),
             format!("zip -x {}zip -P S3cr3t99", "a ".repeat(20)),
+            // (A chain hands a run of lines without an option over to the search.)
+            format!("curl -x {}curl -u bob:S3cr3t99", "curl a ".repeat(30)),
+            format!("zip -x {}zip -P S3cr3t99", "zip a -x ".repeat(30)),
+            format!("zip -x {}zip -P S3cr3t99", "zip a zip -x ".repeat(30)),
         ]);
         for _ in 0..3_000 {
             let len = 1 + next(80);

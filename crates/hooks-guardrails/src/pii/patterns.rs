@@ -634,7 +634,10 @@ pub(super) fn command_reach(
         .map_or(reach, |i| if b[i] == b'-' { i - 1 } else { i });
     // (Short of the option: where the line ends at the next command, the commands from
     // there may fail too — `7z a -px 7z a -px …`.)
-    let reach = match reach < dash {
+    // (Only where the reach is short: past a long one — a run of bare names, `curl curl …`
+    // with no option in 4 KiB — the chain would read every name's line for a shorter
+    // reach, 3.5-6x slower; found by an attack review.)
+    let reach = match reach < dash && reach < s + CHAIN_LINE {
         true => failing_chain(text, s).map_or(reach, |chained| chained.max(reach)),
         false => reach,
     };
@@ -676,23 +679,27 @@ fn failing_commands(b: &[u8], s: usize, until: usize) -> usize {
     }
 }
 
+/// The longest line [`failing_chain`] reads: after a longer one, the search for the next
+/// command costs less than a byte's read of the line, and in text most failed commands'
+/// lines end at no other command (reading every one again to its end made every scan 2.4%
+/// slower, its first 32 bytes 0.1-0.4%).
+const CHAIN_LINE: usize = 32;
+
 /// How far the commands that follow the failed one at `s`, each at the end of the line
 /// before it (see `validate::command_line`), fail too, read one after another here: where
 /// a command's line holds an option that gives no password (`zip -x zip -x …`), its
-/// next command is the next candidate, and validating it here costs no search of the
-/// pass before it. Each is validated as the pass would (see `validate::command_password`)
-/// and passed over while it fails; the chain stops at the first place between them where
-/// another candidate of the pass may start (see [`chain_stop`]), at a line that no command
-/// ends within 32 bytes, and at a command that passes or whose trigger is not its bare
-/// name and a blank (`zip.exe`, `mysqldump`, `zip\`): the search goes on from there.
-/// Each line is read twice at most (here and by its validation), and each command once: no
-/// more than the search would have.
+/// next command is the next candidate, and reading it here costs no search of the pass
+/// before it. Each is passed over while it fails: its line holds none of its password
+/// options (see `validate::may_give_password`), or its validation fails as the pass's
+/// would (see `validate::command_password`). The chain stops at the first place between
+/// them where another candidate of the pass may start (see [`chain_stop`]), at a line that
+/// no command ends within [`CHAIN_LINE`] bytes, at a line with no option (see below), and
+/// at a command that passes or whose trigger is not its bare name and a blank
+/// (`zip.exe`, `mysqldump`, `zip\`): the search goes on from there. Each line is read at
+/// most three times (as the line before a command and as its own here, and by its
+/// validation), and each command validated at most twice (here, and by the search where it
+/// passes).
 fn failing_chain(text: &str, s: usize) -> Option<usize> {
-    // (Only short lines: after a longer one, the search for the next command costs less
-    // than a byte's read of the line, and in text most failed commands' lines end at no
-    // other command: reading every one again to its end made every scan 2.4% slower, its
-    // first 32 bytes 0.1-0.4%.)
-    const CHAIN_LINE: usize = 32;
     let b = text.as_bytes();
     // (A registry's `login`: its line ends only at another `login` — see
     // `validate::line_family` — where the chain stops anyway, since its candidate may be the
@@ -703,8 +710,9 @@ fn failing_chain(text: &str, s: usize) -> Option<usize> {
     }
     let done = |i: usize| (i > s + 1).then(|| ceil_char_boundary(text, i));
     let mut at = s;
+    let mut line = super::validate::command_line(b, at, at + CHAIN_LINE);
     loop {
-        let (_, end, next) = super::validate::command_line(b, at, at + CHAIN_LINE);
+        let (_, end, next) = line;
         if !next {
             return done(at + 1);
         }
@@ -721,11 +729,25 @@ fn failing_chain(text: &str, s: usize) -> Option<usize> {
         if word != command.len()
             || !matches!(b.get(end + word), Some(b' ' | b'\t'))
             || chain_other(b, end).is_some()
-            || super::validate::command_password(text, end, command).is_some()
         {
             return done(end);
         }
-        at = end;
+        // Its line, whole (cut at 32 bytes, it may hold more: the search validates it). A
+        // line with no option, `curl a curl a …`, is not read here: the run of such lines
+        // is read at once by the reach of that command's own failure (see
+        // [`failing_commands`]). A line with none of the command's password options fails
+        // without its validation; one with such an option is validated (`7z a -px`,
+        // `mysql -u root -p db` fail).
+        let after = super::validate::command_line(b, end, end + CHAIN_LINE);
+        let options = &b[after.0..after.1];
+        if after.1 >= end + CHAIN_LINE
+            || !options.contains(&b'-')
+            || (super::validate::may_give_password(options, command)
+                && super::validate::command_password(text, end, command).is_some())
+        {
+            return done(end);
+        }
+        (at, line) = (end, after);
     }
 }
 
@@ -748,19 +770,29 @@ fn chain_stop(b: &[u8], i: usize) -> Option<usize> {
 /// blank, a quote, a backtick or a list's punctuation), `login`, an authorization header's
 /// name, a header name for a key or token (see [`RUN_PASS_NAMES`]), PowerShell's cmdlet.
 fn chain_other(b: &[u8], i: usize) -> Option<usize> {
+    const _: () = {
+        let mut n = RUN_PASS_NAMES;
+        while n < SECRET_NAMES.len() {
+            let first = SECRET_NAMES[n].as_bytes()[0];
+            assert!(matches!(first, b'a' | b'A' | b'p' | b'P' | b'V'));
+            n += 1;
+        }
+    };
     let rest = &b[i..];
     let found = match b[i] {
         b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'`' | b'[' | b'(' | b',' => {
             rest[1..].starts_with(b"--")
         }
         b'l' | b'L' => rest.starts_with(b"login") || rest.starts_with(b"LOGIN"),
-        b'a' | b'A' => ["Authorization", "authorization", "AUTHORIZATION"]
-            .iter()
-            .chain(&SECRET_NAMES[RUN_PASS_NAMES..])
-            .any(|n| rest.starts_with(n.as_bytes())),
-        b'p' | b'P' | b'V' => SECRET_NAMES[RUN_PASS_NAMES..]
-            .iter()
-            .any(|n| rest.starts_with(n.as_bytes())),
+        // (Any of the field names, found through their tables: a superset of the header
+        // names', which start with these letters.)
+        b'a' | b'A' => {
+            ["Authorization", "authorization", "AUTHORIZATION"]
+                .iter()
+                .any(|n| rest.starts_with(n.as_bytes()))
+                || secret_name_at(rest).is_some()
+        }
+        b'p' | b'P' | b'V' => secret_name_at(rest).is_some(),
         b'C' | b'c' => {
             rest.starts_with(b"ConvertTo-SecureString")
                 || rest.starts_with(b"convertto-securestring")

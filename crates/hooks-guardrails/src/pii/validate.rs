@@ -884,24 +884,15 @@ fn user_password(text: &str, first: usize, sep: u8) -> Option<(usize, usize)> {
     (!refused).then_some((colon + 1, end))
 }
 
-/// The password the command at `s` (one of `PASSWORD_COMMANDS`) is given on its line (see
-/// [`command_end`]; an argument list too, at most 2 KiB, up to the next such command), by
-/// the first option that carries one: MySQL's and MariaDB's clients glued to `-p`
-/// (`-pS3cret`, `"-pS3cret"`; `-p S3cret` prompts, then names a database), `sshpass -p`
-/// either way, a registry's `login … -p` (`docker login -u bob -p S3cret`, the registry's
-/// tool named before `login` on its line; `docker run -p 8080:80` publishes a port), curl's
-/// `-u`/`-U`/`--user`/`--proxy-user` `user:password`. A `-p` value must be a secret as an
-/// option's is (see
-/// [`argument`]) and no port (`--name mysql -p3306:3306`); a password after a user, as
-/// [`user_password`] reads it.
-pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize)> {
-    let b = text.as_bytes();
+/// A command's options for [`command_password`]: options whose argument is the password
+/// (`-p` also glued: `-pS3cret`), whether only glued counts, options whose argument is
+/// `user<sep>password`, and `sep`.
+type Options = (&'static [&'static [u8]], bool, &'static [&'static [u8]], u8);
+
+/// The [`Options`] of `command` (one of `PASSWORD_COMMANDS`).
+fn command_options(command: &str) -> Options {
     let is = |name: &str| command.eq_ignore_ascii_case(name);
-    // Options whose argument is the password (`-p` also glued: `-pS3cret`), whether only
-    // glued counts, options whose argument is `user<sep>password`, and `sep`.
-    type Options = (&'static [&'static [u8]], bool, &'static [&'static [u8]], u8);
-    let (password_options, glued_only, user_options, sep): Options = if is("mysql") || is("mariadb")
-    {
+    if is("mysql") || is("mariadb") {
         (&[b"-p"], true, &[], b':')
     } else if is("curl") {
         (
@@ -943,7 +934,74 @@ pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(u
     } else {
         // mongo…, sshpass, a registry's login.
         (&[b"-p"], false, &[], b':')
-    };
+    }
+}
+
+/// The letter that ends a cluster of one-letter options with `command`'s password option
+/// last: zip's `-P` (`-rP S3cret`), an LDAP tool's `-w` (`-xw S3cret`, `-ZZw …`).
+fn cluster_last(command: &str) -> Option<u8> {
+    match command {
+        "zip" | "unzip" => Some(b'P'),
+        c if c.starts_with("ldap") => Some(b'w'),
+        _ => None,
+    }
+}
+
+/// An option's name as [`command_password`] reads it: from its `-` to a blank, an `=`, a
+/// quote, a comma or a backslash.
+fn option_name(rest: &[u8]) -> &[u8] {
+    let name = rest
+        .iter()
+        .take_while(|&&c| {
+            !matches!(
+                c,
+                b' ' | b'\t' | b'\n' | b'\r' | b'=' | b'"' | b'\'' | b',' | b'\\'
+            )
+        })
+        .count();
+    &rest[..name]
+}
+
+/// Whether `option` is one of a cluster of one-letter options ending with `last`.
+fn cluster(option: &[u8], last: Option<u8>) -> bool {
+    last.is_some_and(|l| {
+        option.len() > 2
+            && option.ends_with(&[l])
+            && option[1..].iter().all(u8::is_ascii_alphabetic)
+    })
+}
+
+/// Whether `line` (a line of `command`, as [`command_line`] reads it whole) may give a
+/// password to [`command_password`]: false when no option in it is one of the command's
+/// (whole, glued to its value or last of a cluster) — so the command fails (but `login`,
+/// whose `.netrc` form is read apart: see `patterns::failing_chain`).
+pub(super) fn may_give_password(line: &[u8], command: &str) -> bool {
+    let (password_options, _, user_options, _) = command_options(command);
+    let last = cluster_last(command);
+    memchr::memchr_iter(b'-', line).any(|i| {
+        let option = option_name(&line[i..]);
+        cluster(option, last)
+            || password_options
+                .iter()
+                .chain(user_options)
+                .any(|o| option.starts_with(o))
+    })
+}
+
+/// The password the command at `s` (one of `PASSWORD_COMMANDS`) is given on its line (see
+/// [`command_end`]; an argument list too, at most 2 KiB, up to the next such command), by
+/// the first option that carries one: MySQL's and MariaDB's clients glued to `-p`
+/// (`-pS3cret`, `"-pS3cret"`; `-p S3cret` prompts, then names a database), `sshpass -p`
+/// either way, a registry's `login … -p` (`docker login -u bob -p S3cret`, the registry's
+/// tool named before `login` on its line; `docker run -p 8080:80` publishes a port), curl's
+/// `-u`/`-U`/`--user`/`--proxy-user` `user:password`. A `-p` value must be a secret as an
+/// option's is (see
+/// [`argument`]) and no port (`--name mysql -p3306:3306`); a password after a user, as
+/// [`user_password`] reads it.
+pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let is = |name: &str| command.eq_ignore_ascii_case(name);
+    let (password_options, glued_only, user_options, sep) = command_options(command);
     if is("login") {
         // A registry's login: its tool's name before it on its line.
         const CLIS: [&str; 11] = [
@@ -977,28 +1035,11 @@ pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(u
         if i == 0 || !matches!(line[i - 1], b' ' | b'\t' | b'\n' | b'"' | b'\'') {
             continue;
         }
-        let name = line[i..]
-            .iter()
-            .take_while(|&&c| {
-                !matches!(
-                    c,
-                    b' ' | b'\t' | b'\n' | b'\r' | b'=' | b'"' | b'\'' | b',' | b'\\'
-                )
-            })
-            .count();
-        let option = &line[i..i + name];
+        let option = option_name(&line[i..]);
+        let name = option.len();
         // zip's `-P` last of a cluster of one-letter options (`-rP S3cret`), an LDAP tool's
         // `-w` (`-xw S3cret`, `-ZZw …`).
-        let last = match command {
-            "zip" | "unzip" => Some(b'P'),
-            c if c.starts_with("ldap") => Some(b'w'),
-            _ => None,
-        };
-        let cluster = last.is_some_and(|l| {
-            option.len() > 2
-                && option.ends_with(&[l])
-                && option[1..].iter().all(u8::is_ascii_alphabetic)
-        });
+        let cluster = cluster(option, cluster_last(command));
         // A short option glued to its value (`-pS3cret`; rar's `-hpS3cret`).
         let glued = |o: &&&[u8]| {
             (o.len() == 2 || **o == b"-hp") && option.len() > o.len() && option.starts_with(o)
