@@ -3712,6 +3712,72 @@ pub(crate) mod tests {
         }
     }
 
+    /// A registry's tool before `login` is found as splitting the line's last 64 bytes into
+    /// words found it (the way it was read before, kept here as the oracle), over random
+    /// texts of tools' names, paths, `.exe`, separators and terminators.
+    #[test]
+    fn a_registry_tool_before_login_is_found_as_splitting_words_found_it() {
+        fn split_words(b: &[u8], s: usize) -> bool {
+            let from = s.saturating_sub(64);
+            let from = b[from..s]
+                .iter()
+                .rposition(|&c| matches!(c, b'\n' | b'|' | b';' | b'&'))
+                .map_or(from, |i| from + i + 1);
+            b[from..s]
+                .split(|&c| !(c.is_ascii_alphanumeric() || c == b'.' || c == b'/' || c == b'-'))
+                .any(|w| {
+                    let w = w.rsplit(|&c| c == b'/').next().unwrap_or(w);
+                    let w = w.strip_suffix(b".exe").unwrap_or(w);
+                    validate::REGISTRY_CLIS.iter().any(|c| w == c.as_bytes())
+                })
+        }
+        let pieces = [
+            "docker",
+            "oc",
+            "az",
+            "cf",
+            "helm",
+            "registry",
+            "buildah",
+            "xdocker",
+            "dockers",
+            "/usr/bin/",
+            "C:\\bin\\",
+            ".exe",
+            ".EXE",
+            " ",
+            "\t",
+            "-",
+            ".",
+            "/",
+            "\n",
+            "|",
+            ";",
+            "&",
+            "a",
+            "é",
+            "login",
+            "acr",
+            "--password-stdin",
+            "x",
+        ];
+        let mut next = numbers(0x0b5e_55ed_7a1b_3c4d);
+        let (mut yes, mut no) = (0, 0);
+        for _ in 0..60_000 {
+            let len = next(24);
+            let text: String = (0..len).map(|_| pieces[next(pieces.len())]).collect();
+            let b = text.as_bytes();
+            let found = validate::registry_cli_before(b, b.len());
+            assert_eq!(found, split_words(b, b.len()), "{text:?}");
+            if found {
+                yes += 1;
+            } else {
+                no += 1;
+            }
+        }
+        assert!(yes > 5_000 && no > 5_000, "{yes} {no}");
+    }
+
     /// A command the reach passes over without validating it (see
     /// `patterns::failing_chain`) has no option that may give a password: wherever
     /// `command_password` finds one, `may_give_password` says its line may give one — over
