@@ -996,35 +996,62 @@ pub(super) const REGISTRY_CLIS: [&str; 11] = [
 
 /// Whether a registry's tool (see [`REGISTRY_CLIS`]) is named before the `login` at `s`, on
 /// its line within 64 bytes: a word of letters, digits, `.`, `/` and `-` (its path and
-/// `.exe` left out) that is one of them. Read backwards once, each word compared only
-/// where its length may be a tool's (a run of `login`s costs ~100 instructions each, not
-/// ~2,000 as splitting the words did).
+/// `.exe` left out) that is one of them. Read once through a byte-class table, each word
+/// compared only where its length may be a tool's (splitting the words cost ~2,000
+/// instructions a `login` in a run of them).
 pub(super) fn registry_cli_before(b: &[u8], s: usize) -> bool {
-    let from = s.saturating_sub(64);
-    let wordy = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'/' | b'-');
-    let mut end = s;
-    loop {
-        while end > from && !wordy(b[end - 1]) {
-            if matches!(b[end - 1], b'\n' | b'|' | b';' | b'&') {
-                return false;
+    // Per byte: 1 a word's (a letter, a digit, `.`, `-`), 2 a path's `/`, 3 a terminator.
+    const CLASS: [u8; 256] = {
+        let mut class = [0; 256];
+        let mut c = 0;
+        while c < 256 {
+            let b = c as u8;
+            class[c] = match b {
+                b'/' => 2,
+                b'\n' | b'|' | b';' | b'&' => 3,
+                _ if b.is_ascii_alphanumeric() || b == b'.' || b == b'-' => 1,
+                _ => 0,
+            };
+            c += 1;
+        }
+        class
+    };
+    const _: () = {
+        let mut i = 0;
+        while i < REGISTRY_CLIS.len() {
+            let first = REGISTRY_CLIS[i].as_bytes()[0];
+            assert!(matches!(
+                first,
+                b'd' | b'p' | b'r' | b'n' | b'o' | b'b' | b's' | b'h' | b'a' | b'c'
+            ));
+            i += 1;
+        }
+    };
+    let window = &b[s.saturating_sub(64)..s];
+    // (A word is compared only where its first letter is a tool's.)
+    let tool = |word: &[u8]| {
+        matches!(
+            word[0],
+            b'd' | b'p' | b'r' | b'n' | b'o' | b'b' | b's' | b'h' | b'a' | b'c'
+        ) && {
+            let word = word.strip_suffix(b".exe").unwrap_or(word);
+            (2..=8).contains(&word.len()) && REGISTRY_CLIS.iter().any(|c| c.as_bytes() == word)
+        }
+    };
+    // Each word's name: past its path's last `/`; a terminator forgets the words before it.
+    let (mut name, mut found) = (0, false);
+    for (i, &c) in window.iter().enumerate() {
+        match CLASS[usize::from(c)] {
+            1 => {}
+            2 => name = i + 1,
+            3 => (name, found) = (i + 1, false),
+            _ => {
+                found = found || (i > name && tool(&window[name..i]));
+                name = i + 1;
             }
-            end -= 1;
         }
-        if end == from {
-            return false;
-        }
-        let mut start = end;
-        while start > from && wordy(b[start - 1]) {
-            start -= 1;
-        }
-        let word = &b[start..end];
-        let word = memchr::memrchr(b'/', word).map_or(word, |i| &word[i + 1..]);
-        let word = word.strip_suffix(b".exe").unwrap_or(word);
-        if (2..=8).contains(&word.len()) && REGISTRY_CLIS.iter().any(|c| word == c.as_bytes()) {
-            return true;
-        }
-        end = start;
     }
+    found || (window.len() > name && tool(&window[name..]))
 }
 
 /// The password the command at `s` (one of `PASSWORD_COMMANDS`) is given on its line (see
