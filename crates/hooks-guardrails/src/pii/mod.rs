@@ -3192,7 +3192,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 143] = [
+        let cases: [(&str, &[&str]); 146] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3482,6 +3482,14 @@ pub(crate) mod tests {
                 r#"{"cmd": "zip -P S3cr3t\\ Pw99 a.zip d"}"#,
                 &[r"S3cr3t\\ Pw99"],
             ),
+            // (Found by an attack review: an escaped tab, escaped blanks in a row; a repeated
+            // option in a quoted argument list.)
+            ("zip -P S3cr3t\\\tPw99 a.zip", &["S3cr3t\\\tPw99"]),
+            ("zip -P S3cr3t\\ \\ Pw99 a.zip", &["S3cr3t\\ \\ Pw99"]),
+            (
+                r#"["ldapsearch", "-w", "$PW", "-w", "S3cr3tPw99"]"#,
+                &["S3cr3tPw99"],
+            ),
             // Windows' upper-case file names.
             ("SQLCMD.EXE -S db -U sa -P S3cr3tPw99", &["S3cr3tPw99"]),
             (
@@ -3681,6 +3689,15 @@ pub(crate) mod tests {
             r#"ConvertTo-SecureString "$pw" -AsPlainText -Force"#,
             "the ConvertTo-SecureString cmdlet turns text -AsPlainText into one",
             "ConvertTo-SecureString -Key $k -AsPlainText -String $s",
+            // (Found by an attack review.) After an option that gives no password, a quoted
+            // string's `-p…` and another command's option; paths with escaped blanks; a
+            // value that is no secret before its escaped blank.
+            "mysql -p$PW -e 'ALTER TABLE a -pK3yCol1'",
+            "redis-cli -a \"$P\" SET key \"-a Valu3x99\"",
+            "sshpass -p \"$PW\" ssh -o Port=22 host -p x9Kq2mLp",
+            "ansible-playbook --private-key ~/Secure\\ Keys/id_rsa site.yml",
+            "x --private-key C:\\Users\\My\\ Docs\\key.pem",
+            "app --password a\\ --password a\\ --password a\\ ",
             // A prompt, a variable, a URL, a word that is no tool's.
             "ldapsearch -x -W -D cn=admin -b dc=x",
             "ldapsearch -x -w $LDAP_PASSWORD -b dc=x",

@@ -694,8 +694,8 @@ const CHAIN_LINE: usize = 32;
 /// would (see `validate::command_password`). The chain stops at the first place between
 /// them where another candidate of the pass may start (see [`chain_stop`]), at a line that
 /// no command ends within [`CHAIN_LINE`] bytes, at a line with no option (see below), and
-/// at a command that passes or whose trigger is not its bare name and a blank
-/// (`zip.exe`, `mysqldump`, `zip\`): the search goes on from there. Each line is read at
+/// at a command that passes or whose trigger is not its bare name (or with `.exe`) and a
+/// blank (`mysqldump`, `zip\`): the search goes on from there. Each line is read at
 /// most three times (as the line before a command and as its own here, and by its
 /// validation), and each command validated at most twice (here, and by the search where it
 /// passes).
@@ -726,7 +726,10 @@ fn failing_chain(text: &str, s: usize) -> Option<usize> {
             .iter()
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
             .count();
-        if word != command.len()
+        // (`.exe` and `.EXE` after the name too: the validator reads the same command.)
+        let exe = word == command.len() + 4
+            && b[end + command.len()..end + word].eq_ignore_ascii_case(b".exe");
+        if (word != command.len() && !exe)
             || !matches!(b.get(end + word), Some(b' ' | b'\t'))
             || chain_other(b, end).is_some()
         {

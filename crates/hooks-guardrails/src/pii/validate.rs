@@ -672,10 +672,7 @@ fn value_len(b: &[u8], first: usize, quote: Option<(u8, usize)>) -> usize {
                     // up to twice more), with more of the value after it: the value goes on
                     // (cut there, the rest of the password would be left in the text).
                     Some(b' ' | b'\t')
-                        if slashes <= 3
-                            && rest
-                                .get(i + slashes + 1)
-                                .is_some_and(|&d| !ends(d) && d != b'\\') =>
+                        if slashes <= 3 && rest.get(i + slashes + 1).is_some_and(|&d| !ends(d)) =>
                     {
                         i += slashes + 1;
                     }
@@ -702,9 +699,36 @@ fn argument(text: &str, first: usize) -> Option<(usize, usize)> {
     let len = value_len(b, first, quote);
     let end = ceil_char_boundary(text, first + len);
     let value = &text[first..end];
-    // (A bare value with an escaped blank is one argument, as a quoted one is.)
-    let quoted = quote.is_some() || value.contains("\\ ") || value.contains("\\\t");
-    secret_argument(value, quoted, b.get(end).copied()).then_some((first, end))
+    // A bare value with a shell's escaped blank (see [`value_len`]) is one argument, redacted
+    // whole where its first part, up to the escape, is a secret by itself — as it was judged
+    // when the escape ended it (a path with escaped blanks is none: `~/My\ Keys/id_rsa`).
+    let judged = match quote {
+        Some(_) => value,
+        None => &value[..escaped_blank(value.as_bytes()).unwrap_or(value.len())],
+    };
+    let next = match judged.len() == value.len() {
+        true => b.get(end).copied(),
+        false => Some(b'\\'),
+    };
+    secret_argument(judged, quote.is_some(), next).then_some((first, end))
+}
+
+/// Where the first escaped blank of a bare value starts (its backslashes; see
+/// [`value_len`]), if any.
+fn escaped_blank(v: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    while i < v.len() {
+        if v[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let run = v[i..].iter().take_while(|&&c| c == b'\\').count();
+        if matches!(v.get(i + run), Some(b' ' | b'\t')) {
+            return Some(i);
+        }
+        i += run;
+    }
+    None
 }
 
 /// Whether an argument's `value` (`quoted` or not; `next`: the byte after it) is a secret:
@@ -1077,13 +1101,40 @@ pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(u
     let mut span = None;
     let line = &b[start..end];
     let from = 0;
+    // After an option of the command's that gave no password (`-p$PW`), another counts
+    // only outside a quoted string that opened before it (not `-e 'ALTER … -pK3y1'`, a
+    // data argument `"-a Valu3"`; a quoted argument list's `"-w", "pw"` does): the quote
+    // state, read once across the line.
+    // (A quoted name's closing quote, `"ldapsearch", "-w"`, opens nothing.)
+    let named_in_quotes =
+        s > 0 && matches!(b[s - 1], b'"' | b'\'') && line.first() == Some(&b[s - 1]);
+    let (mut gave_none, mut quote, mut read) = (false, None, usize::from(named_in_quotes));
     // The options, in order: each `-` after a blank, a quote or a line break.
     for i in memchr::memchr_iter(b'-', &line[from..]).map(|i| from + i) {
         if i == 0 || !matches!(line[i - 1], b' ' | b'\t' | b'\n' | b'"' | b'\'') {
             continue;
         }
+        for &c in &line[read.max(from)..i - 1] {
+            quote = match quote {
+                Some(q) if c == q => None,
+                None if c == b'"' || c == b'\'' => Some(c),
+                q => q,
+            };
+        }
+        read = i - 1;
         let option = option_name(&line[i..]);
         let name = option.len();
+        // (Right after a quote, the option is a quoted argument of its own only where the
+        // quote closes right after it, `"-w", "pw"`, `"-pS3cret"` — not `"-a Valu3"`.)
+        let quoted_alone = |q: u8| line.get(i + name) == Some(&q);
+        let inside = match (quote, line[i - 1]) {
+            (Some(_), _) => true,
+            (None, q @ (b'"' | b'\'')) => !quoted_alone(q),
+            _ => false,
+        };
+        if gave_none && inside {
+            continue;
+        }
         // zip's `-P` last of a cluster of one-letter options (`-rP S3cret`), an LDAP tool's
         // `-w` (`-xw S3cret`, `-ZZw …`).
         let cluster = cluster(option, cluster_last(command));
@@ -1098,6 +1149,7 @@ pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(u
             // (A MySQL client's `-p S3cret` prompts, then names a database.)
             // (No argument, `-a -`: another such option may give one.)
             let Some((at, separated)) = option_argument(b, start + i + name, end) else {
+                gave_none = true;
                 continue;
             };
             if separated && glued_only {
@@ -1118,10 +1170,13 @@ pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(u
             // `-w $PW`, `-w -` — may be repeated: a tool takes the last); but keytool and
             // openssl take two (`-storepass … -keypass …`, `-passin … -passout …`): from the
             // first to the last, so neither is left.
+            // (sshpass's `-p` is given once: a later `-p` is its wrapped command's, `ssh -p
+            // 2222`.)
             if !multi {
-                if found.is_some() {
+                if found.is_some() || is("sshpass") {
                     return found;
                 }
+                gave_none = true;
                 continue;
             }
             if let Some((_, z)) = found {
@@ -1144,6 +1199,7 @@ pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(u
         if let Some(found) = user_password(text, at, sep) {
             return Some(found);
         }
+        gave_none = true;
     }
     span
 }
