@@ -577,14 +577,7 @@ pub(super) fn command_reach(
     let to = b.len().min(s + 2 * WINDOW);
     // An option's `-` stands after a blank, a quote or a list's punctuation (not the `-` of
     // a name: `redis-cli`).
-    let option = |i: usize| {
-        b[i] == b'-'
-            && i > 0
-            && matches!(
-                b[i - 1],
-                b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'`' | b'[' | b'(' | b','
-            )
-    };
+    let option = |i: usize| b[i] == b'-' && i > 0 && before_option(b[i - 1]);
     let other = |i: usize| {
         let rest = &b[i..];
         match b[i] {
@@ -783,9 +776,7 @@ fn chain_other(b: &[u8], i: usize) -> Option<usize> {
     };
     let rest = &b[i..];
     let found = match b[i] {
-        b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'`' | b'[' | b'(' | b',' => {
-            rest[1..].starts_with(b"--")
-        }
+        c if before_option(c) => rest[1..].starts_with(b"--"),
         b'l' | b'L' => rest.starts_with(b"login") || rest.starts_with(b"LOGIN"),
         // (Any of the field names, found through their tables: a superset of the header
         // names', which start with these letters.)

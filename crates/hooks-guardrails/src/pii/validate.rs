@@ -258,6 +258,16 @@ fn host_follows(text: &str, at: usize) -> bool {
     })
 }
 
+/// Whether an option's `-` may follow `c` (the option trigger's first character, see
+/// `patterns::secret_option`): a blank, a quote, a backtick, an argument list's `[`, `(` or
+/// `,`.
+pub(super) fn before_option(c: u8) -> bool {
+    matches!(
+        c,
+        b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'`' | b'[' | b'(' | b','
+    )
+}
+
 /// For a candidate of the command-line forms (see `patterns::command_line_secrets`; its
 /// match `text[s..e]`): `Some` of what it finds, `None` when it is not one of them.
 #[allow(clippy::option_option)]
@@ -272,12 +282,7 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
     };
     // An option stands after a blank, a quote, a backtick, an argument list's `[`, `(` or
     // `,`, or at a line's start.
-    let option_start = s.checked_sub(1).is_none_or(|i| {
-        matches!(
-            b[i],
-            b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'`' | b'[' | b'(' | b','
-        )
-    });
+    let option_start = s.checked_sub(1).is_none_or(|i| before_option(b[i]));
     // The value's first character: the match's last.
     let first = e - text[..e].chars().next_back().map_or(1, char::len_utf8);
     if let Some(rest) = m.strip_prefix("--") {
@@ -1021,7 +1026,7 @@ pub(super) const REGISTRY_CLIS: [&str; 11] = [
 /// Whether a registry's tool (see [`REGISTRY_CLIS`]) is named before the `login` at `s`, on
 /// its line within 64 bytes: a word of letters, digits, `.`, `/` and `-` (its path and
 /// `.exe` left out) that is one of them. Read once through a byte-class table, each word
-/// compared only where its length may be a tool's (splitting the words cost ~2,000
+/// compared only where its first letter is a tool's (splitting the words cost ~2,000
 /// instructions a `login` in a run of them).
 pub(super) fn registry_cli_before(b: &[u8], s: usize) -> bool {
     // Per byte: 1 a word's (a letter, a digit, `.`, `-`), 2 a path's `/`, 3 a terminator.
@@ -1114,7 +1119,7 @@ pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(u
         if i == 0 || !matches!(line[i - 1], b' ' | b'\t' | b'\n' | b'"' | b'\'') {
             continue;
         }
-        for &c in &line[read.max(from)..i - 1] {
+        for &c in &line[read..i - 1] {
             quote = match quote {
                 Some(q) if c == q => None,
                 None if c == b'"' || c == b'\'' => Some(c),
