@@ -1,6 +1,10 @@
-//! Test helpers (feature `test-util`): a provider that records every event and a scripted model.
+//! Test helpers (feature `test-util`): a provider that records every event, a scripted model,
+//! and a thread-local `tracing` subscriber that parallel tests cannot starve of events.
 //!
 //! Both are safe to share among concurrent runs: records and scripts are kept per run id.
+
+mod thread_subscriber;
+pub use thread_subscriber::{set_thread_subscriber, with_thread_subscriber};
 
 #[cfg(feature = "test-server")]
 mod server;

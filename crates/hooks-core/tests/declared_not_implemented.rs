@@ -73,7 +73,7 @@ fn a_declared_but_unimplemented_handler_is_warned_about_once() {
         .with_writer(move || writer.clone())
         .with_ansi(false)
         .finish();
-    tracing::subscriber::with_default(subscriber, || {
+    hooks_core::test_util::with_thread_subscriber(subscriber, || {
         let mut registry = HookRegistry::new();
         registry.add(Mixup).unwrap();
         registry.add(Right).unwrap();

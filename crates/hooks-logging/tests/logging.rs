@@ -45,7 +45,7 @@ fn run(
     max: Level,
 ) -> Capture {
     let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.subscriber(max));
+    let _guard = hooks_core::test_util::set_thread_subscriber(capture.subscriber(max));
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
@@ -284,7 +284,7 @@ fn level_and_target_are_configurable_and_disabled_levels_emit_nothing() {
 #[test]
 fn a_failed_tool_logs_its_error_and_a_cancel_is_marked() {
     let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.subscriber(Level::INFO));
+    let _guard = hooks_core::test_util::set_thread_subscriber(capture.subscriber(Level::INFO));
     let model = ScriptedModel::new(vec![
         Ok(ModelResponse::tool_calls(vec![ToolCall::new(
             "c1",
@@ -332,7 +332,7 @@ fn builder_errors_say_what_is_wrong() {
 #[test]
 fn a_run_dropped_midway_is_logged_as_abandoned() {
     let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.subscriber(Level::INFO));
+    let _guard = hooks_core::test_util::set_thread_subscriber(capture.subscriber(Level::INFO));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -393,7 +393,7 @@ fn a_failed_tool_call_logs_its_error_and_no_result() {
         .build()
         .unwrap();
     let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.subscriber(Level::TRACE));
+    let _guard = hooks_core::test_util::set_thread_subscriber(capture.subscriber(Level::TRACE));
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
@@ -406,7 +406,7 @@ fn a_failed_tool_call_logs_its_error_and_no_result() {
     assert_eq!(done.get("result_length"), None);
 }
 
-/// Streams "a", "bb", "ccc".
+/// Streams "x", "yy", "zzz": letters no run id (hex) holds, so finding them means text was logged.
 struct Pieces;
 
 #[hooks_core::async_trait]
@@ -418,17 +418,17 @@ impl hooks_core::agent::Model for Pieces {
         &self,
         _: hooks_core::agent::ModelRequest<'_>,
     ) -> Result<ModelResponse, hooks_core::ModelError> {
-        Ok(ModelResponse::text("abbccc"))
+        Ok(ModelResponse::text("xyyzzz"))
     }
     fn stream<'a>(
         &'a self,
         _: hooks_core::agent::ModelRequest<'a>,
     ) -> hooks_core::stream::ModelStream<'a> {
         use hooks_core::stream::{ModelDelta, StreamItem};
-        let items = ["a", "bb", "ccc"]
+        let items = ["x", "yy", "zzz"]
             .into_iter()
             .map(|t| Ok(StreamItem::Delta(ModelDelta::Text(t.to_owned()))))
-            .chain([Ok(StreamItem::Done(ModelResponse::text("abbccc")))]);
+            .chain([Ok(StreamItem::Done(ModelResponse::text("xyyzzz")))]);
         Box::pin(futures_util::stream::iter(items))
     }
 }
@@ -438,7 +438,7 @@ fn a_streamed_reply_is_one_line_unless_pieces_are_asked_for() {
     use futures_util::StreamExt as _;
     for deltas in [false, true] {
         let capture = Capture::default();
-        let _guard = tracing::subscriber::set_default(capture.subscriber(Level::TRACE));
+        let _guard = hooks_core::test_util::set_thread_subscriber(capture.subscriber(Level::TRACE));
         let hook = LoggingHook::builder()
             .with_log_deltas(deltas)
             .build()
@@ -466,7 +466,7 @@ fn a_streamed_reply_is_one_line_unless_pieces_are_asked_for() {
             // Three pieces and the closing one; lengths, never the text.
             let lengths: Vec<&str> = pieces.iter().map(|e| e.get("length").unwrap()).collect();
             assert_eq!(lengths, ["1", "2", "3", "0"]);
-            assert!(!format!("{pieces:?}").contains("ccc"));
+            assert!(!format!("{pieces:?}").contains("zzz"));
         } else {
             assert!(pieces.is_empty());
         }

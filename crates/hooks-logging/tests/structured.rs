@@ -44,7 +44,7 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
 #[test]
 fn events_are_json_lines_with_message_event_extras_fields_and_timestamp() {
     let buf = Buffer::default();
-    let _guard = tracing::subscriber::set_default(json_subscriber(buf.clone()));
+    let _guard = hooks_core::test_util::set_thread_subscriber(json_subscriber(buf.clone()));
     let hook = StructuredLoggingHook::builder()
         .with_field("env", "prod")
         .with_field("event", "clash")
@@ -88,7 +88,7 @@ fn events_are_json_lines_with_message_event_extras_fields_and_timestamp() {
 #[test]
 fn timestamps_can_be_turned_off() {
     let buf = Buffer::default();
-    let _guard = tracing::subscriber::set_default(json_subscriber(buf.clone()));
+    let _guard = hooks_core::test_util::set_thread_subscriber(json_subscriber(buf.clone()));
     let hook = StructuredLoggingHook::builder()
         .with_timestamps(false)
         .build()
@@ -103,7 +103,7 @@ fn timestamps_can_be_turned_off() {
 #[test]
 fn both_hooks_register_together_and_work_under_a_foreign_subscriber() {
     let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.subscriber(Level::INFO));
+    let _guard = hooks_core::test_util::set_thread_subscriber(capture.subscriber(Level::INFO));
     let hooks: Vec<Arc<dyn HookProvider>> = vec![
         Arc::new(LoggingHook::new()),
         Arc::new(StructuredLoggingHook::new()),
@@ -129,7 +129,7 @@ fn both_hooks_register_together_and_work_under_a_foreign_subscriber() {
 #[test]
 fn other_events_are_json_lines_too_under_the_bundled_subscriber() {
     let buf = Buffer::default();
-    tracing::subscriber::with_default(json_subscriber(buf.clone()), || {
+    hooks_core::test_util::with_thread_subscriber(json_subscriber(buf.clone()), || {
         tracing::info!(target: "my_app", answer = 42, "hello");
     });
     let v: Value = serde_json::from_str(buf.text().trim()).unwrap();

@@ -216,7 +216,7 @@ fn places_reached(
         .with_writer(buf.clone())
         .with_max_level(tracing::Level::TRACE)
         .finish();
-    let _sg = tracing::subscriber::set_default(sub);
+    let _sg = hooks_core::test_util::set_thread_subscriber(sub);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -749,7 +749,7 @@ fn ties_with_the_guard_see_nothing_raw_when_registered_as_documented_and_are_war
         .with_writer(buf.clone())
         .with_max_level(tracing::Level::WARN)
         .finish();
-    let _sg = tracing::subscriber::set_default(sub);
+    let _sg = hooks_core::test_util::set_thread_subscriber(sub);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -53,7 +53,7 @@ async fn a_paused_run_and_its_approval_request_hold_no_redacted_value() {
             .with_writer(logs.clone())
             .with_ansi(false),
     );
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = hooks_core::test_util::set_thread_subscriber(subscriber);
     let receiver = OtlpReceiver::start().unwrap();
     let telemetry = OtlpSetup::new()
         .with_endpoint(receiver.endpoint())

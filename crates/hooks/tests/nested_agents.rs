@@ -71,7 +71,7 @@ async fn every_guard_reaches_the_child_and_one_trace_holds_the_tree() {
             .with_writer(logs.clone())
             .with_ansi(false),
     );
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = hooks_core::test_util::set_thread_subscriber(subscriber);
     let receiver = OtlpReceiver::start().unwrap();
     let telemetry = OtlpSetup::new()
         .with_endpoint(receiver.endpoint())

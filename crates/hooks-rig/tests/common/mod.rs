@@ -141,7 +141,10 @@ pub fn our_logs() -> (Buffer, tracing::subscriber::DefaultGuard) {
                 m.target().starts_with("hooks")
             })),
     );
-    (logs, tracing::subscriber::set_default(subscriber))
+    (
+        logs,
+        hooks_core::test_util::set_thread_subscriber(subscriber),
+    )
 }
 
 /// A tool call block of a scripted rig turn.
