@@ -213,9 +213,8 @@ fn scan_adversarial(c: &mut Criterion) {
         // Registry logins in a row (each line read 2 KiB before `login` ended its own
         // kind's lines: ~100x slower than text).
         ("registry_logins_in_a_row", fill("docker login ", "")),
-        // `login` alone in a row: a candidate every 6 bytes, each a search, a look back for
-        // a registry's tool and a reach that stops at the next `login` (which may be a
-        // `.netrc` line's).
+        // `login` alone in a row: each may start a `.netrc` line (`login bob password …`),
+        // which needs no option; a failed one's reach reads on past each that cannot.
         ("login_words_in_a_row", fill("login ", "")),
         // Names of the tools that end only their own kind's lines (an LDAP tool's, SQLCMD),
         // hundreds before one option: read once as a run, not once per name.

@@ -4120,6 +4120,9 @@ pub(crate) mod tests {
             "mysql ",
             "oc ",
             "login ",
+            "LOGIN ",
+            "password ",
+            "account ",
             "sshpass ",
             "-p",
             "-pS3cr3t99",
@@ -4235,6 +4238,15 @@ pub(crate) mod tests {
             "curl x curl \"\n -u a:S3cr3tPw\"".to_owned(),
             format!("{}X-API-Key: S3cr3t99 ok", "docker ".repeat(700)),
             format!("{}login bob password S3cr3t99", "mysql ".repeat(400)),
+            // Runs of `login` (each may start a `.netrc` line), then one that does.
+            format!("{}login bob password S3cr3t99", "login ".repeat(400)),
+            format!("{}LOGIN bob\r\n\tpasswd S3cr3t99", "login x ".repeat(300)),
+            format!(
+                "{}login bob account a password\tS3cr3t99",
+                "LOGIN ".repeat(500)
+            ),
+            format!("{}login login\npassword S3cr3t99 -x", "login ".repeat(500)),
+            format!("{}docker login -p S3cr3t99", "login ".repeat(100)),
             format!("{}Authorization: Token 9f8e7d6c5b", "http ".repeat(500)),
             // Runs of names read one after another to the first line with an option: the
             // option after the run, after a terminator, a quote, a registry's login, past
