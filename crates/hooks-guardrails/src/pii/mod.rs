@@ -4247,6 +4247,32 @@ pub(crate) mod tests {
             ),
             format!("{}login login\npassword S3cr3t99 -x", "login ".repeat(500)),
             format!("{}docker login -p S3cr3t99", "login ".repeat(100)),
+            // Chains over `login` words that can start neither a `.netrc` line nor a
+            // registry's command, then one that can.
+            format!("{}zip -P S3cr3t99 a.zip", "zip -x login ".repeat(40)),
+            format!("{}login bob password S3cr3t99", "zip -x login ".repeat(20)),
+            format!(
+                "{}zip -x login bob\npasswd S3cr3t99",
+                "zip -x LOGIN ".repeat(20)
+            ),
+            format!(
+                "{}zip -x docker login -p S3cr3t99",
+                "zip -x login ".repeat(20)
+            ),
+            format!("{}oc login -p S3cr3t99", "curl -x login ".repeat(20)),
+            // (Inside a line the chain reads: under 32 bytes to the next command.)
+            format!(
+                "{}zip -x oc login -p S3cr3t9 zip -x",
+                "zip -x login ".repeat(20)
+            ),
+            format!(
+                "{}zip -x login b passwd S3cr3t9 zip -x",
+                "zip -x login ".repeat(20)
+            ),
+            format!(
+                "{}zip -x LOGIN b\npasswd S3cr3t9 zip -x",
+                "zip -x LOGIN ".repeat(20)
+            ),
             format!("{}Authorization: Token 9f8e7d6c5b", "http ".repeat(500)),
             // Runs of names read one after another to the first line with an option: the
             // option after the run, after a terminator, a quote, a registry's login, past
