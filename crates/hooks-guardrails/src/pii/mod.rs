@@ -3192,7 +3192,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 146] = [
+        let cases: [(&str, &[&str]); 150] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3472,6 +3472,18 @@ pub(crate) mod tests {
                 &["S3cr3tPw99"],
             ),
             ("mysql -p$DB_PW -h db -pS3cr3tPw99 app", &["S3cr3tPw99"]),
+            // A `-p` that prompts (naming a database after it), then one that gives it.
+            ("mysql -p db -pS3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "mysql -u root -p orders -h db -pS3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            // A registry's tool with `.exe` in any case.
+            ("docker.EXE login -u bob -p S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                r"C:\Tools\Docker.Exe login -u bob -p S3cr3tPw99 r",
+                &["S3cr3tPw99"],
+            ),
             ("redis-cli -a - -a S3cr3tPw99 ping", &["S3cr3tPw99"]),
             // A shell's escaped blank inside a password (cut there, its rest was left).
             ("ldapsearch -x -w S3cr3t\\ Pw99 -b dc=x", &["S3cr3t\\ Pw99"]),
@@ -3693,6 +3705,8 @@ pub(crate) mod tests {
             // string's `-p…` and another command's option; paths with escaped blanks; a
             // value that is no secret before its escaped blank.
             "mysql -p$PW -e 'ALTER TABLE a -pK3yCol1'",
+            "mysql -p orders -e 'ALTER TABLE a -pK3yCol1'",
+            "mysql -p S3cr3tPw99",
             "redis-cli -a \"$P\" SET key \"-a Valu3x99\"",
             "sshpass -p \"$PW\" ssh -o Port=22 host -p x9Kq2mLp",
             "ansible-playbook --private-key ~/Secure\\ Keys/id_rsa site.yml",
@@ -3744,8 +3758,12 @@ pub(crate) mod tests {
                 .split(|&c| !(c.is_ascii_alphanumeric() || c == b'.' || c == b'/' || c == b'-'))
                 .any(|w| {
                     let w = w.rsplit(|&c| c == b'/').next().unwrap_or(w);
-                    let w = w.strip_suffix(b".exe").unwrap_or(w);
-                    validate::REGISTRY_CLIS.iter().any(|c| w == c.as_bytes())
+                    // (A Windows program's name, `.exe` in any case, in any case.)
+                    let exe = w.len() > 4 && w[w.len() - 4..].eq_ignore_ascii_case(b".exe");
+                    let w = &w[..w.len() - usize::from(exe) * 4];
+                    validate::REGISTRY_CLIS
+                        .iter()
+                        .any(|c| w == c.as_bytes() || (exe && w.eq_ignore_ascii_case(c.as_bytes())))
                 })
         }
         let pieces = [
@@ -3762,6 +3780,9 @@ pub(crate) mod tests {
             "C:\\bin\\",
             ".exe",
             ".EXE",
+            ".Exe",
+            "Docker",
+            "OC",
             " ",
             "\t",
             "-",

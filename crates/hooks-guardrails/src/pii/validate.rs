@@ -1060,11 +1060,17 @@ pub(super) fn registry_cli_before(b: &[u8], s: usize) -> bool {
     // (A word is compared only where its first letter is a tool's.)
     let tool = |word: &[u8]| {
         matches!(
-            word[0],
+            word[0].to_ascii_lowercase(),
             b'd' | b'p' | b'r' | b'n' | b'o' | b'b' | b's' | b'h' | b'a' | b'c'
         ) && {
-            let word = word.strip_suffix(b".exe").unwrap_or(word);
-            (2..=8).contains(&word.len()) && REGISTRY_CLIS.iter().any(|c| c.as_bytes() == word)
+            // (A Windows program's name in any case: `docker.EXE`, `Docker.Exe`.)
+            let exe = word.len() > 4 && word[word.len() - 4..].eq_ignore_ascii_case(b".exe");
+            let name = &word[..word.len() - usize::from(exe) * 4];
+            (2..=8).contains(&name.len())
+                && REGISTRY_CLIS.iter().any(|c| match exe {
+                    true => c.as_bytes().eq_ignore_ascii_case(name),
+                    false => c.as_bytes() == name,
+                })
         }
     };
     // Each word's name: past its path's last `/`; a terminator forgets the words before it.
@@ -1157,8 +1163,11 @@ pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(u
                 gave_none = true;
                 continue;
             };
+            // (A MySQL client's `-p db` prompts: a later `-pS3cret` gives one, `mysql -p db
+            // -pS3cret`.)
             if separated && glued_only {
-                return None;
+                gave_none = true;
+                continue;
             }
             // openssl's `-pass…` names where the password comes from: `pass:` gives it,
             // `env:`, `file:`, `fd:`, `stdin` do not (another option may).
