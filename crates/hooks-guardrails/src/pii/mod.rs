@@ -3192,7 +3192,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 150] = [
+        let cases: [(&str, &[&str]); 151] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3472,6 +3472,11 @@ pub(crate) mod tests {
                 &["S3cr3tPw99"],
             ),
             ("mysql -p$DB_PW -h db -pS3cr3tPw99 app", &["S3cr3tPw99"]),
+            // curl's bearer token option.
+            (
+                "curl --oauth2-bearer S3cr3tTok99 https://x",
+                &["S3cr3tTok99"],
+            ),
             // A `-p` that prompts (naming a database after it), then one that gives it.
             ("mysql -p db -pS3cr3tPw99", &["S3cr3tPw99"]),
             (
@@ -3706,6 +3711,7 @@ pub(crate) mod tests {
             // value that is no secret before its escaped blank.
             "mysql -p$PW -e 'ALTER TABLE a -pK3yCol1'",
             "mysql -p orders -e 'ALTER TABLE a -pK3yCol1'",
+            "curl --oauth2-bearer $TOKEN https://x",
             "mysql -p S3cr3tPw99",
             "redis-cli -a \"$P\" SET key \"-a Valu3x99\"",
             "sshpass -p \"$PW\" ssh -o Port=22 host -p x9Kq2mLp",

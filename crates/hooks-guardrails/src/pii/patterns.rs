@@ -150,7 +150,7 @@ pub(super) fn secret_name_at(m: &[u8]) -> Option<&'static str> {
 /// What a command-line option's name ends with when its value is a secret (any case, after
 /// `--` and any words: `--password`, `--db-password`, `--API-TOKEN`, `--client_secret`):
 /// the value is the next argument or follows an `=` (see `validate::command_line_secret`).
-pub(super) const SECRET_OPTIONS: [&str; 12] = [
+pub(super) const SECRET_OPTIONS: [&str; 13] = [
     "password",
     "passwd",
     "passphrase",
@@ -163,6 +163,8 @@ pub(super) const SECRET_OPTIONS: [&str; 12] = [
     "secret_key",
     "private-key",
     "private_key",
+    // (curl's `--oauth2-bearer`.)
+    "bearer",
 ];
 
 /// Commands whose line may carry a password (see `validate::command_password`): the MySQL
