@@ -3880,20 +3880,19 @@ pub(crate) mod tests {
         let mut next = numbers(0x5eed_c4a1_2b3d_9e01);
         let (mut passing, mut said) = (0, 0);
         for command in patterns::PASSWORD_COMMANDS {
-            if command == "login" {
-                continue;
-            }
+            // (A registry's `login` after its tool.)
+            let tool = if command == "login" { "docker " } else { "" };
             for _ in 0..1_500 {
                 let len = 1 + next(8);
                 let line: String = (0..len)
                     .map(|_| [pieces[next(pieces.len())], " "].concat())
                     .collect();
-                let text = format!("{command} {line}");
+                let text = format!("{tool}{command} {line}");
                 let b = text.as_bytes();
-                let (start, end, _) = validate::command_line(b, 0, b.len());
+                let (start, end, _) = validate::command_line(b, tool.len(), b.len());
                 let may = validate::may_give_password(&b[start..end], command);
                 said += usize::from(may);
-                if validate::command_password(&text, 0, command).is_some() {
+                if validate::command_password(&text, tool.len(), command).is_some() {
                     passing += 1;
                     assert!(may, "{text}");
                 }
@@ -4287,6 +4286,57 @@ pub(crate) mod tests {
                 "zip -x login ".repeat(20)
             ),
             format!("{}oc login -p S3cr3t99", "curl -x login ".repeat(20)),
+            // Chains over a registry's `login` whose line gives no password, then one whose
+            // line does, inside a line the chain reads and after it.
+            format!(
+                "{}zip -x oc login -p S3cr3t99",
+                "zip -x oc login ".repeat(30)
+            ),
+            format!(
+                "{}7z a -px oc login -p S3cr3t9 zip -x",
+                "7z a -px oc login ".repeat(30)
+            ),
+            format!(
+                "{}curl -x docker login -u bob -p S3cr3t99",
+                "curl -x docker login ".repeat(30)
+            ),
+            format!(
+                "{}SQLCMD -x podman login --password S3cr3t99",
+                "SQLCMD -x podman login ".repeat(30)
+            ),
+            format!(
+                "{}docker zip -x login -pS3cr3t99 x",
+                "docker zip -x login ".repeat(30)
+            ),
+            format!(
+                "{}zip -x oc login a passwd S3cr3t99",
+                "zip -x oc login ".repeat(30)
+            ),
+            format!(
+                "{}zip -x oc login {}-p S3cr3t99",
+                "zip -x oc login ".repeat(30),
+                "a ".repeat(40)
+            ),
+            // Chains over `.netrc` forms that name no password, then one that does.
+            format!(
+                "{}zip -x login b passwd S3cr3t9 zip -x",
+                "zip -x login a password ".repeat(30)
+            ),
+            format!(
+                "{}curl -x login b\tpassword S3cr3t9 x",
+                "curl -x LOGIN a\npasswd ".repeat(30)
+            ),
+            format!(
+                "{}zip -x login é passwd S3cr3t9 zip -x",
+                "zip -x login é password ".repeat(30)
+            ),
+            // (A `login`'s line runs on past other kinds' commands, `7z`: longer than it is
+            // read here.)
+            format!(
+                "{}7z a -px oc login {}-p S3cr3t99",
+                "7z a -px ".repeat(3),
+                "7z a -x ".repeat(10)
+            ),
             // (Inside a line the chain reads: under 32 bytes to the next command.)
             format!(
                 "{}zip -x oc login -p S3cr3t9 zip -x",

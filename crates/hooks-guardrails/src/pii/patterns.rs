@@ -687,24 +687,34 @@ fn failing_commands(b: &[u8], s: usize, until: usize) -> usize {
 }
 
 /// Whether a `.netrc` line's credentials (`login bob password S3cret`, the form in
-/// [`command_line_secrets`]) may follow a `login` that ends at `j`: blanks, a word, white
-/// space, optionally `account`, blanks, a word and white space, then `password` or `passwd`
-/// and a blank. (A word here runs to ASCII white space; the pattern's ends at any white
-/// space, so it is followed by ASCII white space only where it is the word read here: no
-/// `.netrc` form this answers no for passes.) So a run of `login` words is read as one
-/// (`login login …`: each was a candidate, the scan 5.3x slower than the bench text).
+/// [`command_line_secrets`]) may follow a `login` that ends at `j`: not where
+/// [`netrc_follows`] says no. So a run of `login` words is read as one (`login login …`:
+/// each was a candidate, the scan 5.3x slower than the bench text).
 fn netrc_may_follow(b: &[u8], j: usize) -> bool {
+    netrc_follows(b, j) != Some(false)
+}
+
+/// Whether the pattern's `.netrc` form follows a `login` that ends at `j`: blanks, a word,
+/// white space, optionally `account`, blanks, a word and white space, then `password` or
+/// `passwd` and a blank — `None` where a word holds a byte past ASCII (the pattern's words
+/// end at any white space, which is not read here).
+fn netrc_follows(b: &[u8], j: usize) -> Option<bool> {
     let skip =
         |k: usize, f: fn(&u8) -> bool| k + b[k.min(b.len())..].iter().take_while(|c| f(c)).count();
     let blank = |c: &u8| matches!(c, b' ' | b'\t');
     let space = |c: &u8| matches!(c, b' ' | b'\t' | b'\r' | b'\n');
-    let word = |c: &u8| !c.is_ascii_whitespace();
-    // Blanks, a word and white space, each at least one character, from `k`: where they end.
-    let word_after = |k: usize, first: fn(&u8) -> bool| {
-        let w = skip(k, first);
+    // (A word's end: ASCII white space as the pattern's `\s` reads it, vertical tab too.)
+    let word = |c: &u8| !matches!(c, b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r' | b' ');
+    // Blanks, a word and white space, each at least one character, from `k`: where they end
+    // (`Err` where the word holds a byte past ASCII).
+    let word_after = |k: usize| {
+        let w = skip(k, blank);
         let end = skip(w, word);
+        if b[w..end].iter().any(|c| !c.is_ascii()) {
+            return Err(());
+        }
         let next = skip(end, space);
-        (w > k && end > w && next > end).then_some(next)
+        Ok((w > k && end > w && next > end).then_some(next))
     };
     let password = |k: usize| {
         let rest = &b[k.min(b.len())..];
@@ -712,12 +722,16 @@ fn netrc_may_follow(b: &[u8], j: usize) -> bool {
             .iter()
             .any(|p| rest.starts_with(p.as_bytes()) && rest.get(p.len()).is_some_and(blank))
     };
-    let Some(k) = word_after(j, blank) else {
-        return false;
+    let Some(k) = word_after(j).ok()? else {
+        return Some(false);
     };
-    password(k)
-        || (b[k..].starts_with(b"account")
-            && word_after(k + "account".len(), blank).is_some_and(password))
+    if password(k) {
+        return Some(true);
+    }
+    if !b[k..].starts_with(b"account") {
+        return Some(false);
+    }
+    Some(word_after(k + "account".len()).ok()?.is_some_and(password))
 }
 
 /// The longest line [`failing_chain`] reads: after a longer one, the search for the next
@@ -757,7 +771,7 @@ fn failing_chain(text: &str, s: usize) -> Option<usize> {
         if !next {
             return done(at + 1);
         }
-        if let Some(i) = (at + 1..end).find_map(|i| chain_stop(b, i)) {
+        if let Some(i) = (at + 1..end).find_map(|i| chain_stop(text, i)) {
             return done(i);
         }
         let Some(command) = commands_at(&b[end..]).next() else {
@@ -772,7 +786,7 @@ fn failing_chain(text: &str, s: usize) -> Option<usize> {
             && b[end + command.len()..end + word].eq_ignore_ascii_case(b".exe");
         if (word != command.len() && !exe)
             || !matches!(b.get(end + word), Some(b' ' | b'\t'))
-            || chain_other(b, end).is_some()
+            || chain_other(text, end).is_some()
         {
             return done(end);
         }
@@ -799,34 +813,61 @@ fn failing_chain(text: &str, s: usize) -> Option<usize> {
 /// start, found at `i` (see [`failing_chain`]): a command's name where a command stands
 /// (see `validate::command_position`; elsewhere its candidate fails), or another trigger
 /// (see [`chain_other`]).
-fn chain_stop(b: &[u8], i: usize) -> Option<usize> {
+fn chain_stop(text: &str, i: usize) -> Option<usize> {
+    let b = text.as_bytes();
     if COMMAND_STARTS[usize::from(b[i])] != 0
         && super::validate::command_position(b, i)
         && commands_at(&b[i..]).next().is_some()
-        && !login_fails(b, i)
     {
-        return Some(i);
+        // (Only a `login` fails here: the other triggers start with other letters.)
+        return (!login_fails(text, i)).then_some(i);
     }
-    chain_other(b, i)
+    chain_other(text, i)
 }
 
+/// The longest line of a registry's `login` that [`login_fails`] reads (to the next
+/// `login`: see `validate::line_family`).
+const LOGIN_LINE: usize = 64;
+
 /// Whether a `login` (or `LOGIN`) starts at `i` whose candidate fails, however it is read:
-/// no `.netrc` line can follow it (see [`netrc_may_follow`]) and no registry's tool is
-/// named before it (see `validate::registry_cli_before`), without which its command fails
-/// (`zip -x login zip -x login …`: each `login` was a chain's stop, 6.9x slower than the
-/// bench text).
-fn login_fails(b: &[u8], i: usize) -> bool {
+/// the `.netrc` form follows it and names no password (see [`netrc_follows`] and
+/// `validate::netrc_password`), or it does not follow (`LOGIN` has no other form) and its
+/// command fails: no registry's tool is named before it (see
+/// `validate::registry_cli_before`), or its line, read whole within [`LOGIN_LINE`] bytes,
+/// holds none of its password options (see `validate::may_give_password`) or gives none
+/// (see `validate::command_password`). (`zip -x login …`, `zip -x oc login …`: each
+/// `login` was a chain's stop, 5.6-8x slower than the bench text.)
+fn login_fails(text: &str, i: usize) -> bool {
+    use super::validate::{command_line, command_password, may_give_password, registry_cli_before};
+    let b = text.as_bytes();
     let rest = &b[i..];
-    (rest.starts_with(b"login") || rest.starts_with(b"LOGIN"))
-        && !netrc_may_follow(b, i + "login".len())
-        && !super::validate::registry_cli_before(b, i)
+    if !(rest.starts_with(b"login") || rest.starts_with(b"LOGIN")) {
+        return false;
+    }
+    // (Where the `.netrc` form follows, the candidate is that form's, whatever the command's
+    // would be: it fails where the password it names is none.)
+    match netrc_follows(b, i + "login".len()) {
+        None => return false,
+        Some(true) => {
+            return super::validate::netrc_password(text, i + "login".len()).is_none();
+        }
+        Some(false) => {}
+    }
+    if rest.starts_with(b"LOGIN") || !registry_cli_before(b, i) {
+        return true;
+    }
+    let (start, end, _) = command_line(b, i, i + LOGIN_LINE);
+    end < i + LOGIN_LINE
+        && !(may_give_password(&b[start..end], "login")
+            && command_password(text, i, "login").is_some())
 }
 
 /// Where a trigger of the command-line pass that is no command's name may start, found at
 /// `i`: an option named `--…` (its trigger starts a character before the dashes, at a
 /// blank, a quote, a backtick or a list's punctuation), `login`, an authorization header's
 /// name, a header name for a key or token (see [`RUN_PASS_NAMES`]), PowerShell's cmdlet.
-fn chain_other(b: &[u8], i: usize) -> Option<usize> {
+fn chain_other(text: &str, i: usize) -> Option<usize> {
+    let b = text.as_bytes();
     const _: () = {
         let mut n = RUN_PASS_NAMES;
         while n < SECRET_NAMES.len() {
@@ -839,17 +880,19 @@ fn chain_other(b: &[u8], i: usize) -> Option<usize> {
     let found = match b[i] {
         c if before_option(c) => rest[1..].starts_with(b"--"),
         b'l' | b'L' => {
-            (rest.starts_with(b"login") || rest.starts_with(b"LOGIN")) && !login_fails(b, i)
+            (rest.starts_with(b"login") || rest.starts_with(b"LOGIN")) && !login_fails(text, i)
         }
-        // (Any of the field names, found through their tables: a superset of the header
-        // names', which start with these letters.)
+        // (A header name, found through the field names' tables: where one is, it is the
+        // only name there — see `no_header_name_begins_or_is_begun_by_a_field_name` — and
+        // not a field name's, which only the run-token pass looks for: `login a password
+        // zip -x …` was a chain's stop at each `password`, 5.3x slower than the bench text.)
         b'a' | b'A' => {
             ["Authorization", "authorization", "AUTHORIZATION"]
                 .iter()
                 .any(|n| rest.starts_with(n.as_bytes()))
-                || secret_name_at(rest).is_some()
+                || secret_name_at(rest).is_some_and(header_name)
         }
-        b'p' | b'P' | b'V' => secret_name_at(rest).is_some(),
+        b'p' | b'P' | b'V' => secret_name_at(rest).is_some_and(header_name),
         b'C' | b'c' => {
             rest.starts_with(b"ConvertTo-SecureString")
                 || rest.starts_with(b"convertto-securestring")
@@ -857,6 +900,12 @@ fn chain_other(b: &[u8], i: usize) -> Option<usize> {
         _ => false,
     };
     found.then_some(i)
+}
+
+/// Whether `name` (one of [`SECRET_NAMES`]) is a header name, which the command-line pass
+/// looks for (see [`RUN_PASS_NAMES`]).
+fn header_name(name: &str) -> bool {
+    SECRET_NAMES[RUN_PASS_NAMES..].contains(&name)
 }
 
 /// Whether a candidate of the command-line pass that ends no other command's line may
@@ -1229,12 +1278,12 @@ mod tests {
         );
     }
 
-    /// `netrc_may_follow` says yes wherever the pattern's `.netrc` form matches, and no
-    /// elsewhere but where a word holds white space past ASCII: generated lines of the
-    /// form's parts, each right or wrong (no blank, a line break where a blank must be,
-    /// other white space, a longer word).
+    /// `netrc_follows` answers as the pattern's `.netrc` form matches, unsure only where a
+    /// word holds a byte past ASCII (and `netrc_may_follow` then says yes): generated
+    /// lines of the form's parts, each right or wrong (no blank, a line break where a blank
+    /// must be, other white space, a longer word).
     #[test]
-    fn a_netrc_look_ahead_says_yes_wherever_the_form_matches() {
+    fn a_netrc_look_ahead_answers_as_the_form_matches() {
         let form = regex::Regex::new(
             r"^(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]",
         )
@@ -1260,7 +1309,7 @@ mod tests {
             0 => wrong[next(wrong.len())],
             _ => right[next(right.len())],
         };
-        let (mut matched, mut other_space, mut neither) = (0, 0, 0);
+        let (mut matched, mut unsure, mut neither) = (0, 0, 0);
         for _ in 0..100_000 {
             let mut text = format!(
                 "{}{}{}{}",
@@ -1280,22 +1329,42 @@ mod tests {
             }
             text += pick((&passwords.0, &passwords.1));
             text += pick((&ends.0, &ends.1));
-            let may = netrc_may_follow(text.as_bytes(), "login".len());
-            if form.is_match(&text) {
-                assert!(may, "{text:?}");
-                matched += 1;
-            } else if may {
-                // (The look-ahead's words run to ASCII white space only.)
-                assert!(text.contains(['\u{b}', '\u{a0}', '\u{2003}']), "{text:?}");
-                other_space += 1;
-            } else {
-                neither += 1;
+            let follows = netrc_follows(text.as_bytes(), "login".len());
+            assert_eq!(
+                netrc_may_follow(text.as_bytes(), "login".len()),
+                follows != Some(false)
+            );
+            match follows {
+                Some(yes) => assert_eq!(yes, form.is_match(&text), "{text:?}"),
+                // (Unsure only where a word holds a byte past ASCII.)
+                None => {
+                    assert!(!text.is_ascii(), "{text:?}");
+                    unsure += 1;
+                }
+            }
+            match form.is_match(&text) {
+                true => matched += 1,
+                false => neither += 1,
             }
         }
         assert!(
-            matched > 5_000 && neither > 5_000,
-            "{matched} {other_space} {neither}"
+            matched > 5_000 && neither > 5_000 && unsure > 1_000,
+            "{matched} {unsure} {neither}"
         );
+    }
+
+    /// Where a header name starts, no field name of the run-token pass starts too: none
+    /// begins another of the other kind (so the longest name found there is the header's;
+    /// see `chain_other`).
+    #[test]
+    fn no_header_name_begins_or_is_begun_by_a_field_name() {
+        let (fields, headers) = SECRET_NAMES.split_at(RUN_PASS_NAMES);
+        for f in fields {
+            for h in headers {
+                assert!(!f.starts_with(h) && !h.starts_with(f), "{f} {h}");
+            }
+        }
+        assert!(header_name("Vault-Token") && !header_name("password"));
     }
 
     /// `placeholder_runs_decide` says every token after the first fails as a placeholder

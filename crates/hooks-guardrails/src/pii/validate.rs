@@ -586,7 +586,7 @@ fn secure_string(text: &str, at: usize) -> Option<(usize, usize)> {
 /// A `.netrc` line's password (`machine h login bob password S3cret`, quoted or after an
 /// `account`; the words after `login` from `at`), if it is a secret as an option's value is
 /// (see [`argument`]).
-fn netrc_password(text: &str, at: usize) -> Option<(usize, usize)> {
+pub(super) fn netrc_password(text: &str, at: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let window = &b[at..b.len().min(at + 512)];
     let words: Vec<&[u8]> = window
