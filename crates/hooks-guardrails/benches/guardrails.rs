@@ -216,6 +216,9 @@ fn scan_adversarial(c: &mut Criterion) {
         // `login` alone in a row: each may start a `.netrc` line (`login bob password …`),
         // which needs no option; a failed one's reach reads on past each that cannot.
         ("login_words_in_a_row", fill("login ", "")),
+        // Short command lines over a registry's `login` whose line gives no password: each
+        // `login` validated in place by the chain.
+        ("registry_logins_in_chains", fill("7z a -px oc login ", "")),
         // Names of the tools that end only their own kind's lines (an LDAP tool's, SQLCMD),
         // hundreds before one option: read once as a run, not once per name.
         (

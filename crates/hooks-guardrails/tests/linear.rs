@@ -111,6 +111,11 @@ fn family(name: &str, n: usize) -> String {
         "archivers_without_a_password" => "7z a -p rar x -p- ".repeat(n / 18),
         // (Found by an attack review: each registry login read its 2 KiB line.)
         "registry_logins_in_a_row" => "docker login ".repeat(n / 13),
+        // Chains of short lines over `login` words: a registry's, a `.netrc` form's and one
+        // that can be neither, each read in place.
+        "logins_in_chains" => {
+            "7z a -px oc login zip -x login a password zip -x login ".repeat(n / 55)
+        }
         // PowerShell's cmdlet over and over, and with parameters that are not the switch.
         "secure_strings_in_a_row" => "ConvertTo-SecureString ".repeat(n / 23),
         "secure_strings_without_the_switch" => {
@@ -126,7 +131,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 71] = [
+const FAMILIES: [&str; 72] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -196,6 +201,7 @@ const FAMILIES: [&str; 71] = [
     "ldap_tools_names_with_more_letters",
     "archivers_without_a_password",
     "registry_logins_in_a_row",
+    "logins_in_chains",
     "secure_strings_in_a_row",
     "secure_strings_without_the_switch",
 ];
