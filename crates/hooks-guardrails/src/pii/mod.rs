@@ -3011,7 +3011,7 @@ pub(crate) mod tests {
     fn credentials_in_urls_and_authorization_headers_are_secrets() {
         let azure = "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4/QEFCQ0RFRg==";
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
-        let cases: [(String, &[&str]); 49] = [
+        let cases: [(String, &[&str]); 56] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3052,6 +3052,15 @@ pub(crate) mod tests {
             // strings, query strings, code with a literal.
             ("DB_PASSWORD=hunter2\nDEBUG=1".into(), &["hunter2"]),
             ("MYSQL_ROOT_PASSWORD: 'c0rrect-h0rse'".into(), &["c0rrect-h0rse"]),
+            // The variables tools read a secret from, and a session token's field.
+            ("export MYSQL_PWD=Zq8rTw2xLk && mysql -uroot".into(), &["Zq8rTw2xLk"]),
+            ("REDISCLI_AUTH=Zq8rTw2xLk redis-cli -h cache".into(), &["Zq8rTw2xLk"]),
+            ("AWS_SESSION_TOKEN=IQoJb3JpZ2luX2VjEHYaCXVzLWVhc3QtMSJHMEUCIQD".into(), &["IQoJb3JpZ2luX2VjEHYaCXVzLWVhc3QtMSJHMEUCIQD"]),
+            (r#"{"sessionToken": "FwoGZXIvYXdzEBYaDHqa0AP"}"#.into(), &["FwoGZXIvYXdzEBYaDHqa0AP"]),
+            // A Vault token, named or not, of each kind.
+            ("export VAULT_TOKEN=hvs.6j4cuewowBGit65rheNoceI7".into(), &["hvs.6j4cuewowBGit65rheNoceI7"]),
+            ("vault login hvs.CAESIJlWcV3aV9Hh0f8sXo2z7kq1Jq6v1W8f0nAAbCdEfGhGh4KHGh2cy5YZ2N0dXZ4b0ZqT1Vrc0pR".into(), &["hvs.CAESIJlWcV3aV9Hh0f8sXo2z7kq1Jq6v1W8f0nAAbCdEfGhGh4KHGh2cy5YZ2N0dXZ4b0ZqT1Vrc0pR"]),
+            ("token=hvb.AAAAAQJ2xTm9y0z8Kf3qLpWs7dRn1Vh5Ub4Ec6Ga".into(), &["hvb.AAAAAQJ2xTm9y0z8Kf3qLpWs7dRn1Vh5Ub4Ec6Ga"]),
             // A first character that is not ASCII, an escaped quote inside, aligned blanks,
             // Go's `:=`, a `$` that starts no variable.
             (r#"{"password": "äpfel2024"}"#.into(), &["äpfel2024"]),
@@ -3162,6 +3171,11 @@ pub(crate) mod tests {
             "password=[REDACTED]",
             "\"password\": \"\"",
             "password_hint: my dog",
+            "VAULT_TOKEN=$(cat ~/.vault-token)",
+            "MYSQL_PWD: ${MYSQL_PWD}",
+            "hvs.XXXXXXXXXXXXXXXXXXXXXXXX",
+            "see hvs.service_token_documentation_page",
+            "hvs.6j4cuewowBGit65",
             "passwords: 3 reset today",
             "docker://alpine:3.18@sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
             "http://localhost:8080,bob",

@@ -171,6 +171,14 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
     if distinct_bytes(longest) <= 4 {
         return None;
     }
+    if m.starts_with("hv")
+        && m.as_bytes().get(3) == Some(&b'.')
+        && !digit_or_capital(&m.as_bytes()[4..])
+    {
+        // A Vault token's random part holds digits or capitals; a name does not
+        // (`hvs.service_token_documentation_page`).
+        return None;
+    }
     if m.starts_with("sk-") || m.starts_with("xox") {
         // Trailing dashes belong to the text, not the key.
         let trimmed = m.trim_end_matches('-');
