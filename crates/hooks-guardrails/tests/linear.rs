@@ -116,6 +116,11 @@ fn family(name: &str, n: usize) -> String {
         "logins_in_chains" => {
             "7z a -px oc login zip -x login a password zip -x login ".repeat(n / 55)
         }
+        // `ssh-keygen` (a trigger of the run-token pass) alone, with options that give no
+        // passphrase, and as another command's argument.
+        "key_generators_in_a_row" => {
+            "ssh-keygen ssh-keygen -q -N -P $P zip -x ssh-keygen ".repeat(n / 52)
+        }
         // PowerShell's cmdlet over and over, and with parameters that are not the switch.
         "secure_strings_in_a_row" => "ConvertTo-SecureString ".repeat(n / 23),
         "secure_strings_without_the_switch" => {
@@ -131,7 +136,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 72] = [
+const FAMILIES: [&str; 73] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -202,6 +207,7 @@ const FAMILIES: [&str; 72] = [
     "archivers_without_a_password",
     "registry_logins_in_a_row",
     "logins_in_chains",
+    "key_generators_in_a_row",
     "secure_strings_in_a_row",
     "secure_strings_without_the_switch",
 ];

@@ -183,13 +183,14 @@ pub(super) const SECRET_OPTIONS: [&str; 13] = [
 /// `sqlcmd -P`, `zip`'s and `unzip`'s `-P` (also last of a cluster, `-rP`), keytool's
 /// `-storepass`/`-keypass` (and their `-src…`/`-dest…`), openssl's `-pass…` `pass:…` and
 /// `-k`, `smbclient -U user%password`, `lftp -u user,password`,
-/// `SQLCMD -P` (as Windows scripts write it), the OpenLDAP tools' `-w` (`ldapsearch`,
+/// `SQLCMD -P` (as Windows scripts write it), `ssh-keygen`'s old and new passphrases
+/// (`-P`, `-N`: a trigger of the run-token pass, see [`other_commands`]), the OpenLDAP tools' `-w` (`ldapsearch`,
 /// `ldapmodify`, …: a name of `ldap` and letters in the trigger, one literal for the
 /// prefilter), and the archivers' `-p` glued to the password (`7z`, `7za`, `7zr`, `rar`,
 /// `unrar`; rar's `-hp` too: a `-p` apart from its value prompts for one). (`7z` is
 /// written out with what follows it in the trigger: as a two-byte literal, the prefilter's
 /// fingerprints shrank to it and every text was read 25% slower.)
-pub(super) const PASSWORD_COMMANDS: [&str; 38] = [
+pub(super) const PASSWORD_COMMANDS: [&str; 39] = [
     "mysql",
     "MySQL",
     "MYSQL",
@@ -228,6 +229,7 @@ pub(super) const PASSWORD_COMMANDS: [&str; 38] = [
     "7z",
     "unrar",
     "rar",
+    "ssh-keygen",
 ];
 
 /// For each byte, which of [`PASSWORD_COMMANDS`] start with it (bit `i` for command `i`):
@@ -294,6 +296,26 @@ fn command_line_secrets() -> String {
     format!(
         r#"[ \t\r\n"'`\[(,]{flag}|{B}(?:ConvertTo-SecureString|convertto-securestring)[ \t]|{B}(?:7z(?:[ar]|\.exe|[ar]\.exe)?|(?:un)?rar(?:\.exe)?)[ \t]|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:{commands})(?:\.exe|\.EXE)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:Authorization|authorization|AUTHORIZATION)(?:{q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)|{qq}\][ \t]{{0,40}}=)[ \t]*{q}[A-Za-z][A-Za-z0-9_-]{{0,31}}[ \t]{{1,16}}{BEARER}{{4}}"#
     )
+}
+
+/// The command of [`PASSWORD_COMMANDS`] the run-token pass looks for, not the command-line
+/// pass (`ssh-keygen`): that pass's prefilter holds 64 literals of four bytes, the most it
+/// keeps at that length — one more, and all were cut to three (`log`, `key`, `ope`, …),
+/// which every text was read 3% more slowly for (in the secrets pass, whose literals are
+/// cut to three already, `ssh` cost 1.3%). Its candidates are validated as the
+/// command-line pass's are (see `validate::command_password`); each one that fails reads
+/// its line, to the next command, once. (No reach passes over a run of them: `bcp`, a name
+/// of four bytes with a blank, read 6.6x slower than the bench text in a run, so it is not
+/// looked for.)
+fn other_commands() -> String {
+    let qq = r#"\\{0,3}["']"#;
+    format!(r"{B}ssh-keygen(?:\.exe|\.EXE)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))")
+}
+
+/// Whether `m` starts with a name whose trigger is its exact match in a `named_exact`
+/// kind: a secret's name, or a command of [`other_commands`].
+pub(super) fn named_exactly(m: &[u8]) -> bool {
+    secret_name_at(m).is_some() || m.starts_with(b"ssh-keygen")
 }
 
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
@@ -435,10 +457,12 @@ pub(super) struct Spec {
     /// (searched there, anchored, before the pass's search), kept out of the trigger so that
     /// the pass's prefilter need not look for a shorter literal everywhere.
     pub(super) at_start: Option<String>,
-    /// The trigger and the exact pattern both end with the same alternative for fields named
-    /// for a secret, and no earlier alternative of either can match where a secret's name
-    /// starts (their first two bytes differ from every name's): a candidate that starts
-    /// with a name is its exact match as the pass found it (see `Kind::trigger_is_exact`).
+    /// The trigger and the exact pattern both end with the same alternatives for fields
+    /// named for a secret and for [`other_commands`], and no earlier alternative of either
+    /// can match where a secret's name or such a command starts (their first two bytes
+    /// differ from every name's and command's): a candidate that starts with one (see
+    /// [`named_exactly`]) is its exact match as the pass found it (see
+    /// `Kind::trigger_is_exact`).
     pub(super) named_exact: bool,
 }
 
@@ -1070,6 +1094,7 @@ pub(super) fn specs() -> Vec<Spec> {
         format!(r"{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{16}}"),
         format!(r"{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}"),
         named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
+        other_commands(),
     ]
     .join("|");
     // Local parts and internationalised domains in any script; `@` or `%40`. (Where a
@@ -1108,8 +1133,9 @@ pub(super) fn specs() -> Vec<Spec> {
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}[srp]k_(?:live|test)_|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}hv[sbr]\.[A-Za-z0-9_-]{{8}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/"
     );
     let run_token_trigger = format!(
-        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}",
-        named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false)
+        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}|{}",
+        named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
+        other_commands()
     );
     // Credentials on command lines and in headers (see `command_line_secrets`), and the
     // header names: a pass of their own, so the run-token pass's prefilter keeps its

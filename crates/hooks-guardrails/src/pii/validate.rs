@@ -456,6 +456,7 @@ pub(super) fn line_family(command: &str) -> Option<&'static str> {
         || command == "SQLCMD"
         || command.starts_with("7z")
         || command.ends_with("rar")
+        || command == "ssh-keygen"
     {
         Some("added")
     } else {
@@ -966,6 +967,9 @@ fn command_options(command: &str) -> Options {
         (&OPENSSL, false, &[], b':')
     } else if is("smbclient") {
         (&[], false, &[b"-U", b"--user"], b'%')
+    } else if is("ssh-keygen") {
+        // The old passphrase and the new one (`-p -P old -N new`).
+        (&[b"-P", b"-N"], false, &[], b':')
     } else if is("lftp") {
         (&[], false, &[b"-u", b"--user"], b',')
     } else {
@@ -1116,7 +1120,7 @@ pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(u
     }
     // Up to the next such command (read once, not again from each of a run of them).
     let (start, end, _) = command_line(b, s, b.len());
-    let multi = is("keytool") || is("openssl") || is("ldappasswd");
+    let multi = is("keytool") || is("openssl") || is("ldappasswd") || is("ssh-keygen");
     let mut span = None;
     let line = &b[start..end];
     let from = 0;
