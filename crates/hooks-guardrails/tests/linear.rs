@@ -121,6 +121,11 @@ fn family(name: &str, n: usize) -> String {
         "key_generators_in_a_row" => {
             "ssh-keygen ssh-keygen -q -N -P $P zip -x ssh-keygen ".repeat(n / 52)
         }
+        // Commands' names as other commands' arguments, whose lines are read as the
+        // other commands' too.
+        "commands_named_as_arguments" => {
+            "keytool -alias mysql -x curl -T zip -x mysql -u ".repeat(n / 48)
+        }
         // PowerShell's cmdlet over and over, and with parameters that are not the switch.
         "secure_strings_in_a_row" => "ConvertTo-SecureString ".repeat(n / 23),
         "secure_strings_without_the_switch" => {
@@ -136,7 +141,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 73] = [
+const FAMILIES: [&str; 74] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -208,6 +213,7 @@ const FAMILIES: [&str; 73] = [
     "registry_logins_in_a_row",
     "logins_in_chains",
     "key_generators_in_a_row",
+    "commands_named_as_arguments",
     "secure_strings_in_a_row",
     "secure_strings_without_the_switch",
 ];

@@ -3011,7 +3011,8 @@ pub(crate) mod tests {
     fn credentials_in_urls_and_authorization_headers_are_secrets() {
         let azure = "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4/QEFCQ0RFRg==";
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
-        let cases: [(String, &[&str]); 56] = [
+        let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
+        let cases: [(String, &[&str]); 62] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3061,6 +3062,14 @@ pub(crate) mod tests {
             ("export VAULT_TOKEN=hvs.6j4cuewowBGit65rheNoceI7".into(), &["hvs.6j4cuewowBGit65rheNoceI7"]),
             ("vault login hvs.CAESIJlWcV3aV9Hh0f8sXo2z7kq1Jq6v1W8f0nAAbCdEfGhGh4KHGh2cy5YZ2N0dXZ4b0ZqT1Vrc0pR".into(), &["hvs.CAESIJlWcV3aV9Hh0f8sXo2z7kq1Jq6v1W8f0nAAbCdEfGhGh4KHGh2cy5YZ2N0dXZ4b0ZqT1Vrc0pR"]),
             ("token=hvb.AAAAAQJ2xTm9y0z8Kf3qLpWs7dRn1Vh5Ub4Ec6Ga".into(), &["hvb.AAAAAQJ2xTm9y0z8Kf3qLpWs7dRn1Vh5Ub4Ec6Ga"]),
+            // (Found by an attack review: a namespace's id after it, a batch token longer
+            // than the pattern's cap; `aws sts` output, a header, lower case.)
+            ("X-Vault-Token: hvs.6j4cuewowBGit65rheNoceI7.AbC12 ok".into(), &["hvs.6j4cuewowBGit65rheNoceI7.AbC12"]),
+            (format!("token {long_vault} ok"), &[long_vault.as_str()]),
+            (r#"{"SessionToken": "FwoGZXIvYXdzEBYaDHqa0APZq8rTw2xLk"}"#.into(), &["FwoGZXIvYXdzEBYaDHqa0APZq8rTw2xLk"]),
+            ("X-Session-Token: Zq8rTw2xLk9 ok".into(), &["Zq8rTw2xLk9"]),
+            ("SESSION_TOKEN=Zq8rTw2xLk9".into(), &["Zq8rTw2xLk9"]),
+            ("vault_token = \"hvs.6j4cuewowBGit65rheNoceI7\"".into(), &["hvs.6j4cuewowBGit65rheNoceI7"]),
             // A first character that is not ASCII, an escaped quote inside, aligned blanks,
             // Go's `:=`, a `$` that starts no variable.
             (r#"{"password": "äpfel2024"}"#.into(), &["äpfel2024"]),
@@ -3174,6 +3183,10 @@ pub(crate) mod tests {
             "VAULT_TOKEN=$(cat ~/.vault-token)",
             "MYSQL_PWD: ${MYSQL_PWD}",
             "hvs.XXXXXXXXXXXXXXXXXXXXXXXX",
+            "hvs.REPLACE_WITH_YOUR_VAULT_TOKEN",
+            "hvs.YOUR_TOKEN_HERE_1234567890",
+            "SessionToken: null",
+            "-hvs.Abcdefgh1-hvs.Abcdefgh1",
             "see hvs.service_token_documentation_page",
             "hvs.6j4cuewowBGit65",
             "passwords: 3 reset today",
@@ -3206,7 +3219,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 154] = [
+        let cases: [(&str, &[&str]); 157] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3414,6 +3427,13 @@ pub(crate) mod tests {
                 &["0ldPassw0rd -N 'N3w Passw0rd"],
             ),
             ("ssh-keygen -q -NS3cr3tPw99 -f k", &["S3cr3tPw99"]),
+            // (Found by an attack review: in a cluster, digits only.)
+            ("ssh-keygen -qN 'S3cr3tPw99' -t rsa -f k", &["S3cr3tPw99"]),
+            ("ssh-keygen -N 54321 -f k", &["54321"]),
+            (
+                "ssh-keygen -pP 0ldPassw0rd -N N3wPassw0rd -f k",
+                &["0ldPassw0rd -N N3wPassw0rd"],
+            ),
             (
                 "keytool -genkey -keystore k.jks -storepass S3cr3tPw99 -keypass K3yPw9988",
                 &["S3cr3tPw99 -keypass K3yPw9988"],
@@ -3779,26 +3799,32 @@ pub(crate) mod tests {
     /// A registry's tool before `login` is found as splitting the line's last 64 bytes into
     /// words found it (the way it was read before, kept here as the oracle), over random
     /// texts of tools' names, paths, `.exe`, separators and terminators.
-    /// The name of a command added to the validators since the first ones (see
-    /// `validate::line_family`) as another command's argument (a file, a key alias, a
-    /// table named like it) does not cut that command's line before its password.
-    /// (Found adding `ssh-keygen`: as a name that ended every line, `curl -T ssh-keygen
-    /// -u bob:…` let the password through. The first commands' names still end each
-    /// other's lines: `keytool -alias mysql -storepass …` is not found yet.)
+    /// A command's name as another command's argument (a file, a key's alias, a table named
+    /// like it) hides no password after it, for every command the validators know, as
+    /// the outer command's argument and its options' value: it ends the outer command's
+    /// line for the validator (so a run of names is read once), and the line after it is
+    /// read as the outer command's too (see `validate::password_of_commands_before`).
+    /// (Found adding `ssh-keygen`, which as a name that ended every line let `curl -T
+    /// ssh-keygen -u bob:…` through; the first commands' names did so for each other:
+    /// `keytool -import -alias mysql -storepass …`, 162 of 280 texts probed.)
     #[test]
-    fn an_added_commands_name_as_an_argument_hides_no_password_after_it() {
+    fn a_commands_name_as_an_argument_hides_no_password_after_it() {
         let d = PiiDetector::new();
         let mut checked = 0;
-        for c in patterns::PASSWORD_COMMANDS
-            .into_iter()
-            .filter(|c| validate::line_family(c).is_some())
-        {
+        for c in patterns::PASSWORD_COMMANDS {
             for text in [
                 format!("curl -T {c} -u admin:S3cr3tPw99 ftp://h/"),
+                format!("curl -T {c}.sql -u admin:S3cr3tPw99 ftp://h/"),
                 format!("mysql -u root {c} -pS3cr3tPw99"),
                 format!("zip -r {c} -P S3cr3tPw99 dir"),
                 format!("redis-cli -n 0 SET {c} x -a S3cr3tPw99"),
                 format!("keytool -import -alias {c} -storepass S3cr3tPw99"),
+                format!("ssh-keygen -f {c} -N S3cr3tPw99"),
+                format!("7z a x.7z {c} -pS3cr3tPw99"),
+                format!("ldapsearch -b {c} -w S3cr3tPw99"),
+                format!("rar a x.rar {c} -pS3cr3tPw99"),
+                // Two names between.
+                format!("keytool -import -alias {c} -file curl -storepass S3cr3tPw99"),
             ] {
                 let at = text.find("S3cr3tPw99").unwrap_or_default();
                 let covered = d.detect(&text).iter().any(|f| {
@@ -3808,7 +3834,18 @@ pub(crate) mod tests {
                 checked += 1;
             }
         }
-        assert_eq!(checked, 5 * 17);
+        assert_eq!(checked, 11 * patterns::PASSWORD_COMMANDS.len());
+        // What follows the outer command's name stays what it was: no option of its, a
+        // variable, a port.
+        for not in [
+            "curl -T mysql -p 3306 ftp://h/",
+            "keytool -list -alias mysql -storepass:env PW",
+            "zip -r curl -P $ZIP_PW dir",
+            "mysql -h redis-cli -p 3306",
+            "curl https://h -o mysql -x proxy:8080",
+        ] {
+            assert!(found(not).is_empty(), "{not}: {:?}", found(not));
+        }
     }
 
     #[test]
@@ -4240,6 +4277,14 @@ pub(crate) mod tests {
             "-x ",
             "7z a -px ",
             "zip.exe ",
+            // A command's name as another's argument, its line read as the other's too.
+            "keytool ",
+            "-alias ",
+            "-storepass ",
+            "curl -T ",
+            "zip -r ",
+            "ssh-keygen ",
+            "-N ",
         ];
         let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let long_domain = format!("{0}.{0}.{0}.com", "b".repeat(60));
@@ -4410,6 +4455,21 @@ pub(crate) mod tests {
                 "zip -x LOGIN ".repeat(20)
             ),
             format!("{}Authorization: Token 9f8e7d6c5b", "http ".repeat(500)),
+            // Chains whose next name is the argument of the one before it.
+            format!(
+                "{}keytool -alias mysql -storepass S3cr3t99",
+                "zip -x mysql ".repeat(30)
+            ),
+            format!("{}curl -T mysql -u a:S3cr3t99", "curl -T mysql ".repeat(40)),
+            format!("{}-u a:S3cr3t99", "curl mysql ".repeat(50)),
+            format!(
+                "{}-storepass S3cr3t99",
+                "keytool -x mysql -x curl ".repeat(30)
+            ),
+            format!(
+                "{}ssh-keygen -f mysql -N S3cr3t99",
+                "7z a -px mysql ".repeat(30)
+            ),
             // Runs of names read one after another to the first line with an option: the
             // option after the run, after a terminator, a quote, a registry's login, past
             // 2 KiB, and a command inside quotes whose line runs on past them.

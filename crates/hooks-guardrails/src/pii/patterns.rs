@@ -29,7 +29,7 @@ const BASIC: &str = r"[A-Za-z0-9+/_\-]";
 /// whose name ends in one of them (`MYSQL_ROOT_PASSWORD`, `spring.datasource.password`)
 /// holds a secret (see `validate::named_secret`). The first [`RUN_PASS_NAMES`] are fields'
 /// names; the rest, headers' (`X-API-Key`, `X-Auth-Token`, `Private-Token`) and tokens'.
-pub(super) const SECRET_NAMES: [&str; 63] = [
+pub(super) const SECRET_NAMES: [&str; 67] = [
     "password",
     "Password",
     "PASSWORD",
@@ -67,11 +67,18 @@ pub(super) const SECRET_NAMES: [&str; 63] = [
     "AUTH_TOKEN",
     "client_secret",
     // Environment variables the tools read their secret from (`VAULT_TOKEN=`,
-    // `AWS_SESSION_TOKEN=`, `MYSQL_PWD=`, `REDISCLI_AUTH=`) and a session token's field.
+    // `AWS_SESSION_TOKEN=`, `MYSQL_PWD=`, `REDISCLI_AUTH=`) and a session token's field
+    // (`"SessionToken":` in `aws sts` output, `X-Session-Token:`).
     "VAULT_TOKEN",
+    "vault_token",
     "SESSION_TOKEN",
     "session_token",
     "sessionToken",
+    "SessionToken",
+    "Session-Token",
+    "session-token",
+    // (Not `mysql_pwd`: its first letters are the MySQL client's name, which the prefilter
+    // then stopped at in every command line — 26% slower in a run of them.)
     "MYSQL_PWD",
     "REDISCLI_AUTH",
     "API-Key",
@@ -104,7 +111,7 @@ const NAME_PREFIX: usize = 6;
 /// For each of a name's first [`NAME_PREFIX`] positions and each byte, which of
 /// [`SECRET_NAMES`] may have it there (bit `i` for name `i`): the names with that byte there,
 /// and those shorter than the position (see [`secret_name_at`]).
-const SECRET_NAME_BYTES: [[u64; 256]; NAME_PREFIX] = {
+static SECRET_NAME_BYTES: [[u128; 256]; NAME_PREFIX] = {
     let mut masks = [[0; 256]; NAME_PREFIX];
     let mut i = 0;
     while i < SECRET_NAMES.len() {
@@ -131,8 +138,8 @@ const SECRET_NAME_BYTES: [[u64; 256]; NAME_PREFIX] = {
 /// twice: one table lookup per byte of its first six leaves one name or two, whose rest is
 /// compared a byte at a time — no call for so few bytes.)
 pub(super) fn secret_name_at(m: &[u8]) -> Option<&'static str> {
-    const _: () = assert!(SECRET_NAMES.len() <= 64);
-    let mut left = u64::MAX >> (64 - SECRET_NAMES.len());
+    const _: () = assert!(SECRET_NAMES.len() <= 128);
+    let mut left = u128::MAX >> (128 - SECRET_NAMES.len());
     for (at, &c) in m.iter().take(NAME_PREFIX).enumerate() {
         left &= SECRET_NAME_BYTES[at][usize::from(c)];
     }
@@ -321,7 +328,7 @@ pub(super) fn named_exactly(m: &[u8]) -> bool {
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
 /// since) are looked for in the command-line pass, whose prefilter then stays the faster
 /// kind with fewer literals (see `specs`).
-pub(super) const RUN_PASS_NAMES: usize = 42;
+pub(super) const RUN_PASS_NAMES: usize = 46;
 
 /// A field named by one of `names`, its separator (`=`, `:`, `=>`, the name and the value
 /// each quoted or not, JSON-escaped up to three times; with `comma`, also a comma between
@@ -837,6 +844,7 @@ fn failing_chain(text: &str, s: usize) -> Option<usize> {
             || !options.contains(&b'-')
             || (super::validate::may_give_password(options, command)
                 && super::validate::command_password(text, end, command).is_some())
+            || super::validate::password_of_commands_before(text, end, command, after).is_some()
         {
             return done(end);
         }
@@ -1075,8 +1083,10 @@ pub(super) fn specs() -> Vec<Spec> {
         format!(r"{B}hf_[A-Za-z0-9]{{30,64}}{B}"),
         format!(r"{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{20,64}}"),
         format!(r"{B}npm_[A-Za-z0-9]{{36}}{B}"),
-        // HashiCorp Vault's service, batch and recovery tokens (`hvs.6j4cuewowBGit65rheNoceI7`).
-        format!(r"{B}hv[sbr]\.[A-Za-z0-9_-]{{24,400}}"),
+        // HashiCorp Vault's service, batch and recovery tokens (`hvs.6j4cuewowBGit65rheNoceI7`;
+        // the trigger reads the shortest whole, so a run of short ones is no candidate).
+        // (A namespace's id may follow: `hvs.….AbC12`.)
+        format!(r"{B}hv[sbr]\.[A-Za-z0-9_-]{{24,400}}(?:\.[A-Za-z0-9]{{5}}{B})?"),
         format!(r"{B}SG\.[A-Za-z0-9_-]{{16,32}}\.[A-Za-z0-9_-]{{30,64}}"),
         r"https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,200}"
             .to_owned(),
@@ -1130,7 +1140,7 @@ pub(super) fn specs() -> Vec<Spec> {
         r"(?i-u:secret_?access_?key|secret-access-key|aws_secret|secret_key)".to_owned();
     // Triggers: short prefixes of the exact patterns, so the combined pass stays a small DFA.
     let secret_trigger = format!(
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}[srp]k_(?:live|test)_|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}hv[sbr]\.[A-Za-z0-9_-]{{8}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/"
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}[srp]k_(?:live|test)_|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}hv[sbr]\.[A-Za-z0-9_-]{{24}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/"
     );
     let run_token_trigger = format!(
         r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}|{}",

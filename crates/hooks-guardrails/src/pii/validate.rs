@@ -171,13 +171,19 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
     if distinct_bytes(longest) <= 4 {
         return None;
     }
-    if m.starts_with("hv")
-        && m.as_bytes().get(3) == Some(&b'.')
-        && !digit_or_capital(&m.as_bytes()[4..])
-    {
-        // A Vault token's random part holds digits or capitals; a name does not
-        // (`hvs.service_token_documentation_page`).
-        return None;
+    if m.starts_with("hv") && m.as_bytes().get(3) == Some(&b'.') {
+        // A Vault token's random part holds small letters, capitals and digits; a name or a
+        // placeholder lacks one (`hvs.service_token_documentation_page`,
+        // `hvs.REPLACE_WITH_YOUR_VAULT_TOKEN`). (A namespace's id may follow a dot.)
+        let body = m.as_bytes()[4..]
+            .split(|&c| c == b'.')
+            .next()
+            .unwrap_or_default();
+        let has = |f: fn(&u8) -> bool| body.iter().any(f);
+        if !(has(u8::is_ascii_lowercase) && has(u8::is_ascii_uppercase) && has(u8::is_ascii_digit))
+        {
+            return None;
+        }
     }
     if m.starts_with("sk-") || m.starts_with("xox") {
         // Trailing dashes belong to the text, not the key.
@@ -376,7 +382,136 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
     {
         return Some(None);
     }
-    Some(command_password(text, s, command))
+    Some(chained_password(text, s, command))
+}
+
+/// The most names of commands before a command's name that [`password_of_commands_before`]
+/// reads.
+const CHAINED: usize = 3;
+
+/// The password on the line of the command named at `s` (see [`command_password`]), read as
+/// that command's, or else as a command's before it (see [`password_of_commands_before`]).
+pub(super) fn chained_password(text: &str, s: usize, command: &str) -> Option<(usize, usize)> {
+    // (A registry's `login` is read only after its tool's name, and not so: see
+    // [`password_of_commands_before`].)
+    if command == "login" {
+        return command_password(text, s, command);
+    }
+    let line = command_line(text.as_bytes(), s, text.len());
+    command_password_on(text, s, command, line)
+        .or_else(|| password_of_commands_before(text, s, command, line))
+}
+
+/// The password on the line of the command named at `s`, read as the line of a command
+/// before it whose own line that name ended (see [`command_line`]), or ended at a name whose
+/// line in turn ends at `s`: a command's name as another's argument — a file, a key's
+/// alias, a host named like it (`keytool -import -alias mysql -storepass …`, `curl -T
+/// mysql.sql -u admin:…`) — ends that command's line for the validator (so a run of names
+/// is read once), yet the options after it are still that command's. The nearest
+/// [`CHAINED`] names before `s` on its line (back to a line break, a `;` or a `|`) within
+/// the 2 KiB a line is read for, are read (each asked
+/// only where the line holds one of its password options: see [`may_give_password`]); a
+/// registry's `login` is neither asked nor read so (its lines end only at another
+/// `login`).
+pub(super) fn password_of_commands_before(
+    text: &str,
+    s: usize,
+    command: &str,
+    (start, end, _): (usize, usize, bool),
+) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let line = &b[start..end];
+    // Only an option the command itself does not read can be another's (`mysql -px` is the
+    // MySQL client's, wherever its name stands; most failed names' lines hold none).
+    if command == "login" || !others_may_give_password(line, command) {
+        return None;
+    }
+    // The nearest names before `s`, back to a line break or an operator, which end most
+    // lines. (In text, a failed name read back 2 KiB made every scan 12% slower.)
+    let mut names = [(0, ""); CHAINED];
+    let mut found = 0;
+    for i in (s.saturating_sub(2048)..s).rev() {
+        if super::patterns::COMMAND_STARTS[usize::from(b[i])] == 0 {
+            if matches!(b[i], b'\n' | b';' | b'|') {
+                break;
+            }
+            continue;
+        }
+        if let Some(c) = named_at(b, i) {
+            names[found] = (i, c);
+            found += 1;
+            if found == CHAINED {
+                break;
+            }
+        }
+    }
+    let names = &names[..found];
+    // (Not the command itself again, nor a registry's `login`.)
+    let may =
+        |c: &str| c != "login" && !c.eq_ignore_ascii_case(command) && may_give_password(line, c);
+    // Only up to the farthest name that may read one are the names' own lines read, for
+    // which of them end at `s`.
+    let last = names.iter().rposition(|&(_, c)| may(c))?;
+    // Where the lines of the names read so far that end at `s` start (the chain's links).
+    let mut links = [s; CHAINED + 1];
+    let mut linked = 1;
+    names[..=last].iter().find_map(|&(i, c)| {
+        // (Read no further than `s`: only a line that ends there or at a link is one.)
+        let (_, ends, next) = command_line(b, i, s + 1);
+        if c == "login" || !next || !links[..linked].contains(&ends) {
+            return None;
+        }
+        links[linked] = i;
+        linked += 1;
+        may(c)
+            .then(|| command_password_on(text, s, c, (start, end, true)))
+            .flatten()
+    })
+}
+
+/// Whether `line` holds an option some command of `PASSWORD_COMMANDS` reads a password
+/// from (see [`may_give_password`]; the options of every command, gathered once) that
+/// `command` does not read.
+fn others_may_give_password(line: &[u8], command: &str) -> bool {
+    static ALL: OnceLock<(Vec<&'static [u8]>, Vec<u8>)> = OnceLock::new();
+    let (options, lasts) = ALL.get_or_init(|| {
+        let mut options: Vec<&'static [u8]> = Vec::new();
+        let mut lasts = Vec::new();
+        for c in super::patterns::PASSWORD_COMMANDS {
+            let (password, _, user, _) = command_options(c);
+            options.extend(password.iter().chain(user));
+            lasts.extend_from_slice(cluster_last(c));
+        }
+        options.sort_unstable();
+        options.dedup();
+        lasts.sort_unstable();
+        lasts.dedup();
+        (options, lasts)
+    });
+    let (own, _, _, _) = command_options(command);
+    options_in(line).any(|i| {
+        let option = option_name(&line[i..]);
+        let read = |options: &[&[u8]], lasts: &[u8]| {
+            cluster(option, lasts) || options.iter().any(|o| option.starts_with(o))
+        };
+        // (One the command reads glued to its value, `-pS3cret`, every command that reads
+        // it reads alike: the value, unless it is a port. Any other may be read otherwise:
+        // `-u` is curl's `user:password` and lftp's `user,password`.)
+        let glued_alike = !command.eq_ignore_ascii_case("ssh-keygen")
+            && own.iter().any(|o| {
+                o.len() == 2 && option.len() > 2 && option.starts_with(o) && option[2] != b'-'
+            });
+        read(options, lasts) && !glued_alike
+    })
+}
+
+/// The command of `PASSWORD_COMMANDS` named at `i`, where a command stands (see
+/// [`command_position`]) and as [`next_command`] reads one (whatever the line it would end).
+fn named_at(b: &[u8], i: usize) -> Option<&'static str> {
+    if super::patterns::COMMAND_STARTS[usize::from(b[i])] == 0 || !command_position(b, i) {
+        return None;
+    }
+    super::patterns::commands_at(&b[i..]).find(|c| named_ends(b, i, c))
 }
 
 /// True when a command of `PASSWORD_COMMANDS` starts at `i` (`i > 0`) as its trigger reads
@@ -394,25 +529,28 @@ pub(super) fn next_command(b: &[u8], i: usize, of: Option<&str>) -> bool {
         return false;
     }
     super::patterns::commands_at(&b[i..]).any(|c| {
-        if line_family(c).is_some_and(|f| of.and_then(line_family) != Some(f)) {
-            return false;
-        }
-        let after = i + c.len();
-        let after = if c.starts_with(['m', 'M']) && !c.starts_with("mongo") {
-            after
-                + b[after.min(b.len())..]
-                    .iter()
-                    .take_while(|d| d.is_ascii_alphanumeric() || matches!(d, b'_' | b'.' | b'-'))
-                    .count()
-        } else {
-            let exe = b
-                .get(after..after + 4)
-                .is_some_and(|e| e.eq_ignore_ascii_case(b".exe"));
-            after + usize::from(exe) * 4
-        };
-        b.get(after)
-            .is_none_or(|&d| matches!(d, b' ' | b'\t' | b'"' | b'\'' | b'\\' | b')'))
+        line_family(c).is_none_or(|f| of.and_then(line_family) == Some(f)) && named_ends(b, i, c)
     })
+}
+
+/// Whether the name of `c` at `i` ends as a command's does (see [`next_command`]).
+#[inline]
+fn named_ends(b: &[u8], i: usize, c: &str) -> bool {
+    let after = i + c.len();
+    let after = if c.starts_with(['m', 'M']) && !c.starts_with("mongo") {
+        after
+            + b[after.min(b.len())..]
+                .iter()
+                .take_while(|d| d.is_ascii_alphanumeric() || matches!(d, b'_' | b'.' | b'-'))
+                .count()
+    } else {
+        let exe = b
+            .get(after..after + 4)
+            .is_some_and(|e| e.eq_ignore_ascii_case(b".exe"));
+        after + usize::from(exe) * 4
+    };
+    b.get(after)
+        .is_none_or(|&d| matches!(d, b' ' | b'\t' | b'"' | b'\'' | b'\\' | b')'))
 }
 
 /// The line [`command_password`] reads for the command whose name starts at `s`: from past
@@ -978,13 +1116,15 @@ fn command_options(command: &str) -> Options {
     }
 }
 
-/// The letter that ends a cluster of one-letter options with `command`'s password option
-/// last: zip's `-P` (`-rP S3cret`), an LDAP tool's `-w` (`-xw S3cret`, `-ZZw …`).
-fn cluster_last(command: &str) -> Option<u8> {
+/// The letters that end a cluster of one-letter options with `command`'s password option
+/// last: zip's `-P` (`-rP S3cret`), an LDAP tool's `-w` (`-xw S3cret`, `-ZZw …`),
+/// ssh-keygen's `-N` and `-P` (`-qN S3cret`, `-pP old`).
+fn cluster_last(command: &str) -> &'static [u8] {
     match command {
-        "zip" | "unzip" => Some(b'P'),
-        c if c.starts_with("ldap") => Some(b'w'),
-        _ => None,
+        "zip" | "unzip" => b"P",
+        "ssh-keygen" => b"NP",
+        c if c.starts_with("ldap") => b"w",
+        _ => b"",
     }
 }
 
@@ -1003,13 +1143,19 @@ fn option_name(rest: &[u8]) -> &[u8] {
     &rest[..name]
 }
 
-/// Whether `option` is one of a cluster of one-letter options ending with `last`.
-fn cluster(option: &[u8], last: Option<u8>) -> bool {
-    last.is_some_and(|l| {
-        option.len() > 2
-            && option.ends_with(&[l])
-            && option[1..].iter().all(u8::is_ascii_alphabetic)
-    })
+/// Whether `option` is one of a cluster of one-letter options ending with one of `last`.
+fn cluster(option: &[u8], last: &[u8]) -> bool {
+    option.len() > 2
+        && option.last().is_some_and(|l| last.contains(l))
+        && option[1..].iter().all(u8::is_ascii_alphabetic)
+}
+
+/// Where options start in `line` (a line as [`command_line`] reads it): each `-` after a
+/// blank, a quote or a line break, as [`command_password`] reads them (not the `-` inside
+/// a word: `ssh-keygen`, `x-y`).
+fn options_in(line: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    memchr::memchr_iter(b'-', line)
+        .filter(|&i| i > 0 && matches!(line[i - 1], b' ' | b'\t' | b'\n' | b'"' | b'\''))
 }
 
 /// Whether `line` (a line of `command`, as [`command_line`] reads it whole) may give a
@@ -1019,7 +1165,7 @@ fn cluster(option: &[u8], last: Option<u8>) -> bool {
 pub(super) fn may_give_password(line: &[u8], command: &str) -> bool {
     let (password_options, _, user_options, _) = command_options(command);
     let last = cluster_last(command);
-    memchr::memchr_iter(b'-', line).any(|i| {
+    options_in(line).any(|i| {
         let option = option_name(&line[i..]);
         cluster(option, last)
             || password_options
@@ -1112,14 +1258,32 @@ pub(super) fn registry_cli_before(b: &[u8], s: usize) -> bool {
 /// [`argument`]) and no port (`--name mysql -p3306:3306`); a password after a user, as
 /// [`user_password`] reads it.
 pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(usize, usize)> {
+    // (A registry's `login` after no registry's tool: its line is not read.)
+    if command.eq_ignore_ascii_case("login") && !registry_cli_before(text.as_bytes(), s) {
+        return None;
+    }
+    // Up to the next such command (read once, not again from each of a run of them).
+    command_password_on(
+        text,
+        s,
+        command,
+        command_line(text.as_bytes(), s, text.len()),
+    )
+}
+
+/// [`command_password`] on the line [`command_line`] read for the name at `s`.
+fn command_password_on(
+    text: &str,
+    s: usize,
+    command: &str,
+    (start, end, _): (usize, usize, bool),
+) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let is = |name: &str| command.eq_ignore_ascii_case(name);
     let (password_options, glued_only, user_options, sep) = command_options(command);
     if is("login") && !registry_cli_before(b, s) {
         return None;
     }
-    // Up to the next such command (read once, not again from each of a run of them).
-    let (start, end, _) = command_line(b, s, b.len());
     let multi = is("keytool") || is("openssl") || is("ldappasswd") || is("ssh-keygen");
     let mut span = None;
     let line = &b[start..end];
@@ -1133,10 +1297,7 @@ pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(u
         s > 0 && matches!(b[s - 1], b'"' | b'\'') && line.first() == Some(&b[s - 1]);
     let (mut gave_none, mut quote, mut read) = (false, None, usize::from(named_in_quotes));
     // The options, in order: each `-` after a blank, a quote or a line break.
-    for i in memchr::memchr_iter(b'-', &line[from..]).map(|i| from + i) {
-        if i == 0 || !matches!(line[i - 1], b' ' | b'\t' | b'\n' | b'"' | b'\'') {
-            continue;
-        }
+    for i in options_in(&line[from..]).map(|i| from + i) {
         for &c in &line[read..i - 1] {
             quote = match quote {
                 Some(q) if c == q => None,
@@ -1159,15 +1320,18 @@ pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(u
             continue;
         }
         // zip's `-P` last of a cluster of one-letter options (`-rP S3cret`), an LDAP tool's
-        // `-w` (`-xw S3cret`, `-ZZw …`).
+        // `-w` (`-xw S3cret`, `-ZZw …`), ssh-keygen's `-N` (`-qN S3cret`).
         let cluster = cluster(option, cluster_last(command));
+        // (A port, `-p3306`, is no password — but ssh-keygen's options take no port: its
+        // passphrase may be digits, `-N 54321`.)
+        let no_port = |&(a, z): &(usize, usize)| is("ssh-keygen") || !port(&text[a..z]);
         // A short option glued to its value (`-pS3cret`; rar's `-hpS3cret`).
         let glued = |o: &&&[u8]| {
             (o.len() == 2 || **o == b"-hp") && option.len() > o.len() && option.starts_with(o)
         };
         let found = if let Some(o) = password_options.iter().find(glued) {
             // (A port, `-p3306:3306`, is none.)
-            argument(text, start + i + o.len()).filter(|&(a, z)| !port(&text[a..z]))
+            argument(text, start + i + o.len()).filter(no_port)
         } else if password_options.contains(&option) || cluster {
             // (A MySQL client's `-p S3cret` prompts, then names a database.)
             // (No argument, `-a -`: another such option may give one.)
@@ -1186,7 +1350,7 @@ pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(u
             match option.starts_with(b"-pass") {
                 true if b[at..end].starts_with(b"pass:") => pass_argument(text, at),
                 true => continue,
-                false => argument(text, at).filter(|&(a, z)| !port(&text[a..z])),
+                false => argument(text, at).filter(no_port),
             }
         } else {
             None
@@ -1761,7 +1925,7 @@ pub(super) fn digit_or_capital(b: &[u8]) -> bool {
 /// so the cap cut it — on a letter, a digit, a dash or an underscore), the whole run is the
 /// secret, not a prefix of it to cut and leave the rest behind; otherwise `end`.
 fn past_the_cap(text: &str, end: usize, e: usize, m: &str) -> usize {
-    let capped = ["sk-", "xox", "xapp-", "gl", "AIza", "SG.", "http"];
+    let capped = ["sk-", "xox", "xapp-", "gl", "AIza", "SG.", "http", "hv"];
     if !capped.iter().any(|p| m.starts_with(p)) {
         return end;
     }
