@@ -3823,6 +3823,8 @@ pub(crate) mod tests {
                 format!("7z a x.7z {c} -pS3cr3tPw99"),
                 format!("ldapsearch -b {c} -w S3cr3tPw99"),
                 format!("rar a x.rar {c} -pS3cr3tPw99"),
+                format!("openssl enc -in {c} -passin pass:S3cr3tPw99"),
+                format!("ssh-keygen -f {c} -pP S3cr3tPw99"),
                 // Two names between.
                 format!("keytool -import -alias {c} -file curl -storepass S3cr3tPw99"),
             ] {
@@ -3834,7 +3836,7 @@ pub(crate) mod tests {
                 checked += 1;
             }
         }
-        assert_eq!(checked, 11 * patterns::PASSWORD_COMMANDS.len());
+        assert_eq!(checked, 13 * patterns::PASSWORD_COMMANDS.len());
         // What follows the outer command's name stays what it was: no option of its, a
         // variable, a port.
         for not in [

@@ -497,10 +497,14 @@ fn others_may_give_password(line: &[u8], command: &str) -> bool {
         // (One the command reads glued to its value, `-pS3cret`, every command that reads
         // it reads alike: the value, unless it is a port. Any other may be read otherwise:
         // `-u` is curl's `user:password` and lftp's `user,password`.)
+        // (Not where another reads it whole or as a cluster: openssl's `-passin`, which the
+        // MySQL client reads as `-p` glued to `assin`; ssh-keygen's `-pP`.)
         let glued_alike = !command.eq_ignore_ascii_case("ssh-keygen")
             && own.iter().any(|o| {
                 o.len() == 2 && option.len() > 2 && option.starts_with(o) && option[2] != b'-'
-            });
+            })
+            && !cluster(option, lasts)
+            && !options.iter().any(|u| u.len() > 2 && option.starts_with(u));
         read(options, lasts) && !glued_alike
     })
 }
