@@ -3837,9 +3837,37 @@ pub(crate) mod tests {
             }
         }
         assert_eq!(checked, 13 * patterns::PASSWORD_COMMANDS.len());
+        // (Found by an attack review: continued lines, a registry's login whose user is a
+        // command's name, openssl's `-passout` after names with a `-p` of their own.)
+        for (text, want) in [
+            (
+                "keytool -import \\\n  -alias mysql \\\n  -storepass S3cr3tPw99",
+                "S3cr3tPw99",
+            ),
+            ("zip -r a.zip \\\n  mysql \\\n  -P S3cr3tPw99", "S3cr3tPw99"),
+            (
+                "docker login -u curl -p S3cr3tPw99 registry.example.com",
+                "S3cr3tPw99",
+            ),
+            (
+                "openssl pkcs12 -export -in mysql.crt -inkey mysql.key -out mysql.p12 -passout pass:S3cr3tPw99",
+                "S3cr3tPw99",
+            ),
+            (
+                "openssl enc -in sshpass -pass pass:S3cr3tPw99",
+                "S3cr3tPw99",
+            ),
+        ] {
+            assert_eq!(found(text), [(Entity::Secret, want)], "{text}");
+        }
         // What follows the outer command's name stays what it was: no option of its, a
-        // variable, a port.
+        // variable, a port — also where ssh-keygen, whose passphrase may be digits, came
+        // before (found by an attack review).
         for not in [
+            "Generate a key with ssh-keygen then connect with mysql -h db -P 3306",
+            "{\"steps\": [\"ssh-keygen -t rsa\", \"mysql -h db -P 3306\"]}",
+            "run ssh-keygen or sqlcmd -S db -P 1433",
+            "ssh-keygen -b 4096 -P 4096 -f k",
             "curl -T mysql -p 3306 ftp://h/",
             "keytool -list -alias mysql -storepass:env PW",
             "zip -r curl -P $ZIP_PW dir",

@@ -398,7 +398,7 @@ pub(super) fn chained_password(text: &str, s: usize, command: &str) -> Option<(u
         return command_password(text, s, command);
     }
     let line = command_line(text.as_bytes(), s, text.len());
-    command_password_on(text, s, command, line)
+    command_password_on(text, s, command, line, true)
         .or_else(|| password_of_commands_before(text, s, command, line))
 }
 
@@ -408,11 +408,11 @@ pub(super) fn chained_password(text: &str, s: usize, command: &str) -> Option<(u
 /// alias, a host named like it (`keytool -import -alias mysql -storepass …`, `curl -T
 /// mysql.sql -u admin:…`) — ends that command's line for the validator (so a run of names
 /// is read once), yet the options after it are still that command's. The nearest
-/// [`CHAINED`] names before `s` on its line (back to a line break, a `;` or a `|`) within
-/// the 2 KiB a line is read for, are read (each asked
-/// only where the line holds one of its password options: see [`may_give_password`]); a
-/// registry's `login` is neither asked nor read so (its lines end only at another
-/// `login`).
+/// [`CHAINED`] names before `s` on its line (back to a line break no `\` continues, a `;`
+/// or a `|`) within the 2 KiB a line is read for, are read, each asked only where the line
+/// holds one of its password options (see [`may_give_password`]) — a registry's `login`
+/// only after its tool's name (`docker login -u curl -p …`). A registry's `login` is not
+/// read so: its line ends only at another `login`.
 pub(super) fn password_of_commands_before(
     text: &str,
     s: usize,
@@ -432,7 +432,7 @@ pub(super) fn password_of_commands_before(
     let mut found = 0;
     for i in (s.saturating_sub(2048)..s).rev() {
         if super::patterns::COMMAND_STARTS[usize::from(b[i])] == 0 {
-            if matches!(b[i], b'\n' | b';' | b'|') {
+            if matches!(b[i], b';' | b'|') || (matches!(b[i], b'\n' | b'\r') && !continued(b, i)) {
                 break;
             }
             continue;
@@ -446,25 +446,26 @@ pub(super) fn password_of_commands_before(
         }
     }
     let names = &names[..found];
-    // (Not the command itself again, nor a registry's `login`.)
-    let may =
-        |c: &str| c != "login" && !c.eq_ignore_ascii_case(command) && may_give_password(line, c);
+    // (Not the command itself again.)
+    let may = |c: &str| !c.eq_ignore_ascii_case(command) && may_give_password(line, c);
     // Only up to the farthest name that may read one are the names' own lines read, for
     // which of them end at `s`.
     let last = names.iter().rposition(|&(_, c)| may(c))?;
     // Where the lines of the names read so far that end at `s` start (the chain's links).
     let mut links = [s; CHAINED + 1];
     let mut linked = 1;
-    names[..=last].iter().find_map(|&(i, c)| {
+    names[..=last].iter().enumerate().find_map(|(k, &(i, c))| {
         // (Read no further than `s`: only a line that ends there or at a link is one.)
         let (_, ends, next) = command_line(b, i, s + 1);
-        if c == "login" || !next || !links[..linked].contains(&ends) {
+        if !next || !links[..linked].contains(&ends) {
             return None;
         }
         links[linked] = i;
         linked += 1;
-        may(c)
-            .then(|| command_password_on(text, s, c, (start, end, true)))
+        // (A name read already, nearer, reads the line the same.)
+        let again = names[..k].iter().any(|&(_, d)| d == c);
+        (!again && may(c) && (c != "login" || registry_cli_before(b, i)))
+            .then(|| command_password_on(text, s, c, (start, end, true), false))
             .flatten()
     })
 }
@@ -1272,22 +1273,24 @@ pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(u
         s,
         command,
         command_line(text.as_bytes(), s, text.len()),
+        true,
     )
 }
 
 /// [`command_password`] on the line [`command_line`] read for the name at `s`.
+/// `own`: whether the line is the command's own, not a later name's read as its (see
+/// [`password_of_commands_before`]). (A registry's `login` is asked only after its tool's
+/// name.)
 fn command_password_on(
     text: &str,
     s: usize,
     command: &str,
     (start, end, _): (usize, usize, bool),
+    own: bool,
 ) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let is = |name: &str| command.eq_ignore_ascii_case(name);
     let (password_options, glued_only, user_options, sep) = command_options(command);
-    if is("login") && !registry_cli_before(b, s) {
-        return None;
-    }
     let multi = is("keytool") || is("openssl") || is("ldappasswd") || is("ssh-keygen");
     let mut span = None;
     let line = &b[start..end];
@@ -1327,8 +1330,11 @@ fn command_password_on(
         // `-w` (`-xw S3cret`, `-ZZw …`), ssh-keygen's `-N` (`-qN S3cret`).
         let cluster = cluster(option, cluster_last(command));
         // (A port, `-p3306`, is no password — but ssh-keygen's options take no port: its
-        // passphrase may be digits, `-N 54321`.)
-        let no_port = |&(a, z): &(usize, usize)| is("ssh-keygen") || !port(&text[a..z]);
+        // passphrase, of at least 5 characters, may be digits, `-N 54321`; not on another
+        // command's line, `ssh-keygen … mysql -P 3306`, found by an attack review.)
+        let no_port = |&(a, z): &(usize, usize)| {
+            (own && is("ssh-keygen") && z - a >= 5) || !port(&text[a..z])
+        };
         // A short option glued to its value (`-pS3cret`; rar's `-hpS3cret`).
         let glued = |o: &&&[u8]| {
             (o.len() == 2 || **o == b"-hp") && option.len() > o.len() && option.starts_with(o)
