@@ -3219,7 +3219,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 157] = [
+        let cases: [(&str, &[&str]); 160] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3430,6 +3430,10 @@ pub(crate) mod tests {
             // (Found by an attack review: in a cluster, digits only.)
             ("ssh-keygen -qN 'S3cr3tPw99' -t rsa -f k", &["S3cr3tPw99"]),
             ("ssh-keygen -N 54321 -f k", &["54321"]),
+            // Digits after an option that takes no port.
+            ("zip -P 12345 out.zip a.txt", &["12345"]),
+            ("7z a -p1234 x.7z dir", &["1234"]),
+            ("sqlcmd -S db -U sa -P 20240101", &["20240101"]),
             (
                 "ssh-keygen -pP 0ldPassw0rd -N N3wPassw0rd -f k",
                 &["0ldPassw0rd -N N3wPassw0rd"],
@@ -3866,7 +3870,7 @@ pub(crate) mod tests {
         for not in [
             "Generate a key with ssh-keygen then connect with mysql -h db -P 3306",
             "{\"steps\": [\"ssh-keygen -t rsa\", \"mysql -h db -P 3306\"]}",
-            "run ssh-keygen or sqlcmd -S db -P 1433",
+            "run ssh-keygen or mongo --host db -p 27017",
             "ssh-keygen -b 4096 -P 4096 -f k",
             "curl -T mysql -p 3306 ftp://h/",
             "keytool -list -alias mysql -storepass:env PW",

@@ -907,6 +907,18 @@ fn port(value: &str) -> bool {
         .all(|p| (1..=5).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()))
 }
 
+/// Whether no option of `command` that gives a password is ever a port's (see
+/// [`command_password`]): every command's but the MySQL and MariaDB clients', the MongoDB
+/// tools', sshpass's and a registry login's `-p`.
+fn port_free(command: &str) -> bool {
+    let c = command.to_ascii_lowercase();
+    !(c.starts_with("mysql")
+        || c.starts_with("mariadb")
+        || c.starts_with("mongo")
+        || c == "sshpass"
+        || c == "login")
+}
+
 /// openssl's `pass:…` argument at `at` (after its option): the password after `pass:`,
 /// quoted or not, and the whole argument quoted (`'pass:S3cret words'`).
 fn pass_argument(text: &str, at: usize) -> Option<(usize, usize)> {
@@ -1329,11 +1341,14 @@ fn command_password_on(
         // zip's `-P` last of a cluster of one-letter options (`-rP S3cret`), an LDAP tool's
         // `-w` (`-xw S3cret`, `-ZZw …`), ssh-keygen's `-N` (`-qN S3cret`).
         let cluster = cluster(option, cluster_last(command));
-        // (A port, `-p3306`, is no password — but ssh-keygen's options take no port: its
-        // passphrase, of at least 5 characters, may be digits, `-N 54321`; not on another
-        // command's line, `ssh-keygen … mysql -P 3306`, found by an attack review.)
+        // (A port, `-p3306`, is no password where the option may be taken for the port's —
+        // a MongoDB shell's, a MySQL client's, sshpass's, a registry login's `-p`, next to
+        // `docker run -p 27017:27017` — but the other commands' options take no port: their
+        // password may be digits, `zip -P 12345`, ssh-keygen's of at least 5 characters,
+        // `-N 54321`. Not on another command's line, `ssh-keygen … mysql -P 3306`, found by
+        // an attack review.)
         let no_port = |&(a, z): &(usize, usize)| {
-            (own && is("ssh-keygen") && z - a >= 5) || !port(&text[a..z])
+            (own && port_free(command) && (!is("ssh-keygen") || z - a >= 5)) || !port(&text[a..z])
         };
         // A short option glued to its value (`-pS3cret`; rar's `-hpS3cret`).
         let glued = |o: &&&[u8]| {
