@@ -3861,6 +3861,15 @@ pub(crate) mod tests {
                 "openssl enc -in sshpass -pass pass:S3cr3tPw99",
                 "S3cr3tPw99",
             ),
+            // (Found by a third: digits after the last part of a path named like a command,
+            // after sshpass's `-p`, glued to a MySQL client's `-p`; a short old passphrase.)
+            ("zip -r db.zip /var/lib/mysql -P 48213", "48213"),
+            ("sshpass -p 48213 ssh -p 2222 user@host", "48213"),
+            ("mysql -u root -p12345 db", "12345"),
+            (
+                "ssh-keygen -p -P 1234 -N N3wPassw0rd -f k",
+                "1234 -N N3wPassw0rd",
+            ),
         ] {
             assert_eq!(found(text), [(Entity::Secret, want)], "{text}");
         }
@@ -3871,7 +3880,7 @@ pub(crate) mod tests {
             "Generate a key with ssh-keygen then connect with mysql -h db -P 3306",
             "{\"steps\": [\"ssh-keygen -t rsa\", \"mysql -h db -P 3306\"]}",
             "run ssh-keygen or mongo --host db -p 27017",
-            "ssh-keygen -b 4096 -P 4096 -f k",
+            "Set a password with ldappasswd -x -W\\\nthen check with curl -s localhost:8080/health",
             "curl -T mysql -p 3306 ftp://h/",
             "keytool -list -alias mysql -storepass:env PW",
             "zip -r curl -P $ZIP_PW dir",

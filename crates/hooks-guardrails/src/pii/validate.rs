@@ -432,7 +432,11 @@ pub(super) fn password_of_commands_before(
     let mut found = 0;
     for i in (s.saturating_sub(2048)..s).rev() {
         if super::patterns::COMMAND_STARTS[usize::from(b[i])] == 0 {
-            if matches!(b[i], b';' | b'|') || (matches!(b[i], b'\n' | b'\r') && !continued(b, i)) {
+            // (A continuation after a blank, as shells' are written: not a Markdown line
+            // break, `-W\`, found by an attack review.)
+            if matches!(b[i], b';' | b'|')
+                || (matches!(b[i], b'\n' | b'\r') && !(continued(b, i) && blank_continues(b, i)))
+            {
                 break;
             }
             continue;
@@ -464,8 +468,11 @@ pub(super) fn password_of_commands_before(
         linked += 1;
         // (A name read already, nearer, reads the line the same.)
         let again = names[..k].iter().any(|&(_, d)| d == c);
+        // (Its own port rule where `s` names a path's last part, `zip -r db.zip
+        // /var/lib/mysql -P 48213`: the line is plainly its.)
+        let path = s > 0 && matches!(b[s - 1], b'/' | b'\\');
         (!again && may(c) && (c != "login" || registry_cli_before(b, i)))
-            .then(|| command_password_on(text, s, c, (start, end, true), false))
+            .then(|| command_password_on(text, s, c, (start, end, true), path))
             .flatten()
     })
 }
@@ -508,6 +515,17 @@ fn others_may_give_password(line: &[u8], command: &str) -> bool {
             && !options.iter().any(|u| u.len() > 2 && option.starts_with(u));
         read(options, lasts) && !glued_alike
     })
+}
+
+/// Whether the continuation before the line break at `i` (see [`continued`]) stands after a
+/// blank.
+fn blank_continues(b: &[u8], i: usize) -> bool {
+    let j = if b[i] == b'\n' && i > 0 && b[i - 1] == b'\r' {
+        i - 1
+    } else {
+        i
+    };
+    j >= 2 && matches!(b[j - 2], b' ' | b'\t')
 }
 
 /// The command of `PASSWORD_COMMANDS` named at `i`, where a command stands (see
@@ -909,14 +927,11 @@ fn port(value: &str) -> bool {
 
 /// Whether no option of `command` that gives a password is ever a port's (see
 /// [`command_password`]): every command's but the MySQL and MariaDB clients', the MongoDB
-/// tools', sshpass's and a registry login's `-p`.
+/// tools' and a registry login's `-p` (sshpass's is its password: a port's `-p` is the
+/// wrapped `ssh`'s, after it).
 fn port_free(command: &str) -> bool {
     let c = command.to_ascii_lowercase();
-    !(c.starts_with("mysql")
-        || c.starts_with("mariadb")
-        || c.starts_with("mongo")
-        || c == "sshpass"
-        || c == "login")
+    !(c.starts_with("mysql") || c.starts_with("mariadb") || c.starts_with("mongo") || c == "login")
 }
 
 /// openssl's `pass:…` argument at `at` (after its option): the password after `pass:`,
@@ -1342,13 +1357,17 @@ fn command_password_on(
         // `-w` (`-xw S3cret`, `-ZZw …`), ssh-keygen's `-N` (`-qN S3cret`).
         let cluster = cluster(option, cluster_last(command));
         // (A port, `-p3306`, is no password where the option may be taken for the port's —
-        // a MongoDB shell's, a MySQL client's, sshpass's, a registry login's `-p`, next to
-        // `docker run -p 27017:27017` — but the other commands' options take no port: their
-        // password may be digits, `zip -P 12345`, ssh-keygen's of at least 5 characters,
-        // `-N 54321`. Not on another command's line, `ssh-keygen … mysql -P 3306`, found by
-        // an attack review.)
+        // a MongoDB shell's, a registry login's `-p`, next to `docker run -p 27017:27017` —
+        // but the other commands' options take no port: their password may be digits, `zip
+        // -P 12345`, `ssh-keygen -N 54321`. Not on another command's line, `ssh-keygen …
+        // mysql -P 3306`, found by an attack review — unless that line is plainly its, see
+        // `password_of_commands_before`.)
         let no_port = |&(a, z): &(usize, usize)| {
-            (own && port_free(command) && (!is("ssh-keygen") || z - a >= 5)) || !port(&text[a..z])
+            let value = &text[a..z];
+            // (The MySQL and MariaDB clients' port is `-P`: after their `-p`, only a mapping,
+            // `docker run --name mysql -p3306:3306`, is a port's.)
+            let mysql = command.starts_with(['m', 'M']) && !command.starts_with("mongo");
+            (own && port_free(command)) || !port(value) || (mysql && !value.contains(':'))
         };
         // A short option glued to its value (`-pS3cret`; rar's `-hpS3cret`).
         let glued = |o: &&&[u8]| {
