@@ -392,8 +392,7 @@ const CHAINED: usize = 3;
 /// The password on the line of the command named at `s` (see [`command_password`]), read as
 /// that command's, or else as a command's before it (see [`password_of_commands_before`]).
 pub(super) fn chained_password(text: &str, s: usize, command: &str) -> Option<(usize, usize)> {
-    // (A registry's `login` is read only after its tool's name, and not so: see
-    // [`password_of_commands_before`].)
+    // (A registry's `login` reads only its own line.)
     if command == "login" {
         return command_password(text, s, command);
     }
@@ -411,8 +410,8 @@ pub(super) fn chained_password(text: &str, s: usize, command: &str) -> Option<(u
 /// [`CHAINED`] names before `s` on its line (back to a line break no `\` continues, a `;`
 /// or a `|`) within the 2 KiB a line is read for, are read, each asked only where the line
 /// holds one of its password options (see [`may_give_password`]) — a registry's `login`
-/// only after its tool's name (`docker login -u curl -p …`). A registry's `login` is not
-/// read so: its line ends only at another `login`.
+/// only after its tool's name (`docker login -u curl -p …`). A `login`'s own line is not
+/// read so (see [`chained_password`]).
 pub(super) fn password_of_commands_before(
     text: &str,
     s: usize,
@@ -455,6 +454,9 @@ pub(super) fn password_of_commands_before(
     // Only up to the farthest name that may read one are the names' own lines read, for
     // which of them end at `s`.
     let last = names.iter().rposition(|&(_, c)| may(c))?;
+    // Its own port rule for a name before where `s` names a path's last part (`zip -r
+    // db.zip /var/lib/mysql -P 48213`): the line is plainly that name's.
+    let path = s > 0 && matches!(b[s - 1], b'/' | b'\\');
     // Where the lines of the names read so far that end at `s` start (the chain's links).
     let mut links = [s; CHAINED + 1];
     let mut linked = 1;
@@ -468,9 +470,6 @@ pub(super) fn password_of_commands_before(
         linked += 1;
         // (A name read already, nearer, reads the line the same.)
         let again = names[..k].iter().any(|&(_, d)| d == c);
-        // (Its own port rule where `s` names a path's last part, `zip -r db.zip
-        // /var/lib/mysql -P 48213`: the line is plainly its.)
-        let path = s > 0 && matches!(b[s - 1], b'/' | b'\\');
         (!again && may(c) && (c != "login" || registry_cli_before(b, i)))
             .then(|| command_password_on(text, s, c, (start, end, true), path))
             .flatten()
@@ -930,8 +929,12 @@ fn port(value: &str) -> bool {
 /// tools' and a registry login's `-p` (sshpass's is its password: a port's `-p` is the
 /// wrapped `ssh`'s, after it).
 fn port_free(command: &str) -> bool {
-    let c = command.to_ascii_lowercase();
-    !(c.starts_with("mysql") || c.starts_with("mariadb") || c.starts_with("mongo") || c == "login")
+    let starts = |p: &str| {
+        command
+            .get(..p.len())
+            .is_some_and(|c| c.eq_ignore_ascii_case(p))
+    };
+    !(starts("mysql") || starts("mariadb") || starts("mongo") || command == "login")
 }
 
 /// openssl's `pass:…` argument at `at` (after its option): the password after `pass:`,
