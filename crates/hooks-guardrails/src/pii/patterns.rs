@@ -191,9 +191,9 @@ pub(super) const SECRET_OPTIONS: [&str; 13] = [
 /// `-storepass`/`-keypass` (and their `-src…`/`-dest…`), openssl's `-pass…` `pass:…` and
 /// `-k`, `smbclient -U user%password`, `lftp -u user,password`,
 /// `SQLCMD -P` (as Windows scripts write it), `ssh-keygen`'s old and new passphrases
-/// (`-P`, `-N`: a trigger of the run-token pass, see [`other_commands`]), the OpenLDAP tools' `-w` (`ldapsearch`,
-/// `ldapmodify`, …: a name of `ldap` and letters in the trigger, one literal for the
-/// prefilter), and the archivers' `-p` glued to the password (`7z`, `7za`, `7zr`, `rar`,
+/// (`-P`, `-N`: a trigger of the run-token pass, see [`other_commands`]), the OpenLDAP
+/// tools' `-w` (`ldapsearch`, `ldapmodify`, …: a name of `ldap` and letters in the trigger,
+/// one literal for the prefilter), and the archivers' `-p` glued to the password (`7z`, `7za`, `7zr`, `rar`,
 /// `unrar`; rar's `-hp` too: a `-p` apart from its value prompts for one). (`7z` is
 /// written out with what follows it in the trigger: as a two-byte literal, the prefilter's
 /// fingerprints shrank to it and every text was read 25% slower.)
@@ -316,13 +316,16 @@ fn command_line_secrets() -> String {
 /// looked for.)
 fn other_commands() -> String {
     let qq = r#"\\{0,3}["']"#;
-    format!(r"{B}ssh-keygen(?:\.exe|\.EXE)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))")
+    format!(r"{B}{KEYGEN}(?:\.exe|\.EXE)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))")
 }
 
+/// The command [`other_commands`] looks for.
+const KEYGEN: &str = "ssh-keygen";
+
 /// Whether `m` starts with a name whose trigger is its exact match in a `named_exact`
-/// kind: a secret's name, or a command of [`other_commands`].
+/// kind: a secret's name, or the command of [`other_commands`].
 pub(super) fn named_exactly(m: &[u8]) -> bool {
-    secret_name_at(m).is_some() || m.starts_with(b"ssh-keygen")
+    secret_name_at(m).is_some() || m.starts_with(KEYGEN.as_bytes())
 }
 
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
