@@ -1029,6 +1029,9 @@ mod tests {
             "secret": true,
             "old_password": "****",
             "api_key": "null",
+            "github_token": "Zq8rTw2xLk",
+            "Pwd": 48213957,
+            "smtp": {"db_pass": "Zq8rTw2xLk", "nextToken": "AAAA1234abcd", "eos_token": "</s>"},
         });
         let r = e.scrub_json(&run, ViolationLocation::ToolArgs, None, &mut v, true);
         assert!(r.changed);
@@ -1044,6 +1047,9 @@ mod tests {
                 "secret": true,
                 "old_password": "****",
                 "api_key": "null",
+                "github_token": "[REDACTED_SECRET]",
+                "Pwd": "[REDACTED_SECRET]",
+                "smtp": {"db_pass": "[REDACTED_SECRET]", "nextToken": "AAAA1234abcd", "eos_token": "</s>"},
             })
         );
         // With the rule on ALLOW, nothing is touched.

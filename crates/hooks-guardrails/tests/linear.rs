@@ -96,6 +96,15 @@ fn family(name: &str, n: usize) -> String {
         // read whole (16 KiB) again as it grew the detection.
         "named_fields_glued_with_values" => "password=eyJ-x@y.".repeat(n / 18),
         "header_names_glued" => "apiKey:".repeat(n / 7),
+        // Names as an index and as a pair's name, every value too short.
+        "indexed_names_with_short_values" => "env[\"API_KEY\"]=\"x\";".repeat(n / 20),
+        "named_pairs_with_short_values" => "password,\nvalue:password,\nvalue:".repeat(n / 32),
+        // SQL's password clauses, every value failing.
+        "sql_password_clauses_without_one" => "IDENTIFIED BY x PASSWORD 'x' ".repeat(n / 29),
+        // The shortest names glued in a row (each value the next name: a detection every
+        // 4 bytes), and tokens' names whose values are a page's position.
+        "short_names_glued" => "pwd=".repeat(n / 4),
+        "page_tokens_in_a_row" => "nextToken: AAAA1234 ".repeat(n / 20),
         // Authorization in any scheme, and other clients' password options, all failing.
         "authorization_schemes_without_credentials" => "Authorization: a ".repeat(n / 17),
         "client_options_without_passwords" => {
@@ -141,7 +150,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 74] = [
+const FAMILIES: [&str; 79] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -202,6 +211,11 @@ const FAMILIES: [&str; 74] = [
     "glued_options_before_a_name",
     "named_fields_glued_with_values",
     "header_names_glued",
+    "indexed_names_with_short_values",
+    "named_pairs_with_short_values",
+    "sql_password_clauses_without_one",
+    "short_names_glued",
+    "page_tokens_in_a_row",
     "authorization_schemes_without_credentials",
     "client_options_without_passwords",
     "token_headers_without_digits",

@@ -41,12 +41,14 @@ pub enum Entity {
     /// place: the password in a URL (`postgres://app:…@db`), an HTTP authorization's
     /// credentials in any scheme (`Bearer`, `Basic`, `Token`, `Bot`, `SSWS`, `ApiKey`, …), the
     /// value of a field or header named for a secret (`DB_PASSWORD=…`, `"client_secret": …`,
-    /// `X-API-Key: …`), or of a command line's (`--password …`, `curl -u user:…`,
-    /// `mysql -p…`, `sshpass -p …`, a registry login's `-p …`, `redis-cli -a`, `sqlcmd -P`,
-    /// `mongosh -p`, `zip -P`, keytool's `-storepass`/`-keypass`, openssl's `pass:`,
-    /// `smbclient -U user%…`, `lftp -u user,…`, `ldapsearch -w` (and the other OpenLDAP
-    /// tools), PowerShell's `ConvertTo-SecureString "…" -AsPlainText`, a `.netrc` line's
-    /// `password …`).
+    /// `GITHUB_TOKEN=…`, ODBC's `Pwd=…`, `X-API-Key: …`; set as an index,
+    /// `os.environ["API_KEY"] = …`; or as a name and value pair, `- name: DB_PASSWORD` then
+    /// `value: …`), SQL's (`IDENTIFIED BY '…'`, `PASSWORD '…'`), or a command line's
+    /// (`--password …`, `curl -u user:…`, `mysql -p…`, `sshpass -p …`, a registry login's
+    /// `-p …`, `redis-cli -a`, `sqlcmd -P`, `mongosh -p`, `zip -P`, `ssh-keygen -N`,
+    /// keytool's `-storepass`/`-keypass`, openssl's `pass:`, `smbclient -U user%…`,
+    /// `lftp -u user,…`, `ldapsearch -w` (and the other OpenLDAP tools), PowerShell's
+    /// `ConvertTo-SecureString "…" -AsPlainText`, a `.netrc` line's `password …`).
     #[serde(rename = "SECRET")]
     Secret,
 }
@@ -3012,7 +3014,7 @@ pub(crate) mod tests {
         let azure = "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4/QEFCQ0RFRg==";
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
-        let cases: [(String, &[&str]); 62] = [
+        let cases: [(String, &[&str]); 87] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3099,6 +3101,39 @@ pub(crate) mod tests {
             // A token a known pattern finds is that token, once.
             ("{'Authorization': 'Bearer sk_live_2eqsFEF0uZWEOvnwdrGbos3D9okYQFendEc51DjVQY7hRLG6YMyc'}".into(), &["sk_live_2eqsFEF0uZWEOvnwdrGbos3D9okYQFendEc51DjVQY7hRLG6YMyc"]),
             ("git clone https://oauth2:glpat-abcdefghij1234567890@gitlab.com/g/r.git".into(), &["glpat-abcdefghij1234567890"]),
+            // A name quoted as an index (`os.environ[…] = …`), JSON-escaped too.
+            ("os.environ[\"DB_PASSWORD\"] = \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
+            ("config['api_key']='Zq8rTw2xLk'".into(), &["Zq8rTw2xLk"]),
+            (r#"d[\"password\"] = \"Zq8rTw2xLk\""#.into(), &["Zq8rTw2xLk"]),
+            // A name and its value as a pair: Kubernetes' and ECS's environment variables,
+            // pretty-printed, escaped, capitalised (CloudFormation).
+            ("env:\n  - name: DB_PASSWORD\n    value: Zq8rTw2xLk\n".into(), &["Zq8rTw2xLk"]),
+            ("- name: API_KEY\r\n  value: \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
+            ("[{\"name\": \"DB_PASSWORD\",\n  \"value\": \"Zq8rTw2xLk\"}]".into(), &["Zq8rTw2xLk"]),
+            (r#"{\"name\":\"SECRET_KEY\",\"value\":\"Zq8rTw2xLk\"}"#.into(), &["Zq8rTw2xLk"]),
+            ("- Name: client_secret\n  Value: Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            // SQL that sets a user's password: MySQL's and Oracle's `IDENTIFIED BY` (bare in
+            // capitals, an authentication plugin's name before `BY`, in a JSON string),
+            // PostgreSQL's `PASSWORD '…'`, and Chef's.
+            ("CREATE USER 'bob'@'%' IDENTIFIED BY 'Zq8rTw2xLk';".into(), &["Zq8rTw2xLk"]),
+            ("ALTER USER bob IDENTIFIED BY Zq8rTw2xLk;".into(), &["Zq8rTw2xLk"]),
+            ("CREATE USER app IDENTIFIED WITH caching_sha2_password BY 'Zq8rTw2xLk';".into(), &["Zq8rTw2xLk"]),
+            ("create user bob identified by \"Zq8rTw2xLk\";".into(), &["Zq8rTw2xLk"]),
+            (r#"{"sql": "CREATE USER u IDENTIFIED BY \"Zq8rTw2xLk\";"}"#.into(), &["Zq8rTw2xLk"]),
+            ("ALTER ROLE app WITH LOGIN PASSWORD 'Zq8rTw2xLk';".into(), &["Zq8rTw2xLk"]),
+            ("user 'deploy' do\n  password 'Zq8rTw2xLk'\nend".into(), &["Zq8rTw2xLk"]),
+            // Any service's token, a password shortened (ODBC's `Pwd=`, MongoDB's `pwd:`),
+            // keys that encrypt or sign.
+            ("GITHUB_TOKEN=Zq8rTw2xLk\nNPM_TOKEN=Zq8rTw2xLk".into(), &["Zq8rTw2xLk", "Zq8rTw2xLk"]),
+            (r#"{"token": "Zq8rTw2xLk", "expires_in": 3600}"#.into(), &["Zq8rTw2xLk"]),
+            ("botToken: Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("DB_PASS=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("smtp_pass: \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
+            ("Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd=Zq8rTw2xLk;".into(), &["Zq8rTw2xLk"]),
+            ("db.createUser({user: \"bob\", pwd: \"Zq8rTw2xLk\", roles: []})".into(), &["Zq8rTw2xLk"]),
+            ("ENCRYPTION_KEY=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("signingKey: 'Zq8rTw2xLk'".into(), &["Zq8rTw2xLk"]),
+            ("master_key: Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
         ];
         let d = PiiDetector::new();
         for (text, want) in &cases {
@@ -3170,6 +3205,33 @@ pub(crate) mod tests {
             "password=password",
             "login(user, password=args.password)",
             "api_key = os.environ[\"OPENAI_API_KEY\"]",
+            // An index read, compared, or set from a variable; a pair whose value is a
+            // reference, a template or no value; a list of names.
+            "os.environ[\"DB_PASSWORD\"] = db_password",
+            "if config[\"password\"] == \"Zq8rTw2xLk\":",
+            "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: pw2}",
+            "- name: DB_PASSWORD\n  value: ${DB_PASSWORD}",
+            "{\"name\": \"password\", \"value\": \"required\"}",
+            "fields = [\"password\", \"value\"]: 12345",
+            // `identified by` in prose, a variable, a template, no password.
+            "the bug identified by CVE-2024-1234 scanners",
+            "ALTER USER x IDENTIFIED BY $DB_PASSWORD;",
+            "CREATE USER u IDENTIFIED BY '${DB_PASS}';",
+            "CREATE USER bob IDENTIFIED EXTERNALLY;",
+            "the password 'is required' here",
+            // A page's or a stream's position, a tokenizer's special tokens, counts, a
+            // cancellation token, a template, a key shown shortened, paths and commands.
+            r#"{"nextToken": "AAAAAQ2xTm9y0z8", "NextToken": "eyJ2IjoxfQ9", "next_page_token": "CAoQAA12"}"#,
+            "ContinuationToken: 1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=",
+            "max_token: 4096",
+            "\"eos_token\": \"</s>\", \"pad_token\": \"<pad>\"",
+            r#""usage": {"prompt_tokens": 1234, "completion_tokens": 5678}"#,
+            "CancellationToken token = cts.Token;",
+            "token: ${{ secrets.GITHUB_TOKEN }}",
+            "GITHUB_TOKEN: ghp_...a1B2",
+            "PWD=/home/bob\nOLDPWD=/home/bob/src",
+            "docker run -v $(pwd):/app img",
+            "BYPASS=1234",
             "password: str",
             "password: Optional[str] = None",
             "\"password\": null",
@@ -4109,6 +4171,9 @@ pub(crate) mod tests {
                 "\"]=\"",
                 "', '",
                 "\\\": \\\"",
+                " '",
+                "\",\n  \"value\": \"",
+                "\n  value: ",
             ] {
                 for value in ["Xk9mQ2vL7p", "x", "${X}", "a b", "apiKey:apiKey:"] {
                     let text = format!("{name}{sep}{value} --password S3cr3tPw99 curl -u a:b");
@@ -4117,7 +4182,17 @@ pub(crate) mod tests {
                 }
             }
         }
-        assert!(found > 500, "{found}");
+        for clause in [
+            "IDENTIFIED BY ",
+            "identified by '",
+            "IDENTIFIED WITH p BY \"",
+        ] {
+            for value in ["Xk9mQ2vL7p", "x", "${X}", "a b", "apiKey:apiKey:"] {
+                let text = format!("{clause}{value} --password S3cr3tPw99 curl -u a:b");
+                found += d.detect(&text).len();
+            }
+        }
+        assert!(found > 4000, "{found}");
     }
 
     /// Each pass of a redaction frees only the next value of these chains (a national number

@@ -29,7 +29,7 @@ const BASIC: &str = r"[A-Za-z0-9+/_\-]";
 /// whose name ends in one of them (`MYSQL_ROOT_PASSWORD`, `spring.datasource.password`)
 /// holds a secret (see `validate::named_secret`). The first [`RUN_PASS_NAMES`] are fields'
 /// names; the rest, headers' (`X-API-Key`, `X-Auth-Token`, `Private-Token`) and tokens'.
-pub(super) const SECRET_NAMES: [&str; 67] = [
+pub(super) const SECRET_NAMES: [&str; 84] = [
     "password",
     "Password",
     "PASSWORD",
@@ -81,6 +81,27 @@ pub(super) const SECRET_NAMES: [&str; 67] = [
     // then stopped at in every command line — 26% slower in a run of them.)
     "MYSQL_PWD",
     "REDISCLI_AUTH",
+    // A token of any service (`GITHUB_TOKEN=`, `"token":`, `botToken:`, `hf_token:` — not
+    // a page's or a tokenizer's: see `validate::no_secret_token`), a password shortened
+    // (`DB_PASS=`, `smtp_pass:`, ODBC's `Pwd=`, MongoDB's `pwd:`), keys that encrypt or
+    // sign.
+    "token",
+    "Token",
+    "TOKEN",
+    "_pass",
+    "_PASS",
+    "pwd",
+    "Pwd",
+    "PWD",
+    "encryption_key",
+    "encryptionKey",
+    "ENCRYPTION_KEY",
+    "signing_key",
+    "signingKey",
+    "SIGNING_KEY",
+    "master_key",
+    "masterKey",
+    "MASTER_KEY",
     "API-Key",
     "Api-Key",
     "api_token",
@@ -104,8 +125,9 @@ pub(super) const SECRET_NAMES: [&str; 67] = [
     "Vault-Token",
 ];
 
-/// How many of a name's first bytes [`SECRET_NAME_BYTES`] reads (the shortest names'
-/// length: `secret`, `passwd`, `apiKey`).
+/// How many of a name's first bytes [`SECRET_NAME_BYTES`] reads (the length of most of the
+/// shortest names: `secret`, `passwd`, `apiKey`; a shorter one, `pwd`, allows any byte
+/// past its end).
 const NAME_PREFIX: usize = 6;
 
 /// For each of a name's first [`NAME_PREFIX`] positions and each byte, which of
@@ -322,31 +344,60 @@ fn other_commands() -> String {
 /// The command [`other_commands`] looks for.
 const KEYGEN: &str = "ssh-keygen";
 
+/// The SQL that sets a user's password and names no field: `CREATE USER bob IDENTIFIED BY
+/// 'S3cret9'` (MySQL, Oracle, MariaDB; `IDENTIFIED WITH caching_sha2_password BY '…'`),
+/// the keywords' first letters read by `validate_secret`. In capitals the value may be
+/// bare (Oracle's `IDENTIFIED BY S3cret9;`); in small letters only a quoted one is read,
+/// as "identified by the team" is prose.
+fn sql_passwords() -> String {
+    let qq = r#"\\{0,3}["']"#;
+    format!(
+        r#"{B}IDENTIFIED(?:[ \t]+WITH[ \t]+[A-Za-z0-9_]{{1,40}})?[ \t]+BY[ \t]+(?:{qq})?[^\s"'\\>;]|{B}identified(?:[ \t]+with[ \t]+[A-Za-z0-9_]{{1,40}})?[ \t]+by[ \t]+{qq}[^\s"'\\>]"#
+    )
+}
+
+/// Whether `m` starts as [`sql_passwords`] does.
+pub(super) fn identified_at(m: &[u8]) -> bool {
+    m.starts_with(b"IDENTIFIED") || m.starts_with(b"identified")
+}
+
 /// Whether `m` starts with a name whose trigger is its exact match in a `named_exact`
-/// kind: a secret's name, or the command of [`other_commands`].
+/// kind: a secret's name, the command of [`other_commands`], or [`sql_passwords`]'s
+/// keyword.
 pub(super) fn named_exactly(m: &[u8]) -> bool {
-    secret_name_at(m).is_some() || m.starts_with(KEYGEN.as_bytes())
+    secret_name_at(m).is_some() || m.starts_with(KEYGEN.as_bytes()) || identified_at(m)
 }
 
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
 /// since) are looked for in the command-line pass, whose prefilter then stays the faster
 /// kind with fewer literals (see `specs`).
-pub(super) const RUN_PASS_NAMES: usize = 46;
+pub(super) const RUN_PASS_NAMES: usize = 63;
 
-/// A field named by one of `names`, its separator (`=`, `:`, `=>`, the name and the value
-/// each quoted or not, JSON-escaped up to three times; with `comma`, also a comma between
-/// the two quoted, as code passes a header: `.header("X-API-Key", "…")` — not for the
-/// field names, which lists of names hold: `("username", "password", "email1")`) and the
-/// value's first character.
+/// A field named by one of `names`, its separator and the value's first character. The
+/// separator is
+/// - `=`, `:`, `=>` or `:=`, the name and the value each quoted or not, JSON-escaped up to
+///   three times;
+/// - the name quoted as an index: `os.environ["DB_PASSWORD"] = "…"`,
+///   `headers["X-API-Key"] = "…"`;
+/// - a pair's next field, as Kubernetes and ECS write environment variables:
+///   `- name: DB_PASSWORD` and `value: …` on the next line, `{"name": "DB_PASSWORD",
+///   "value": …}`;
+/// - blanks before a value in single quotes, as SQL sets a role's password
+///   (`ALTER ROLE app WITH LOGIN PASSWORD 'S3cret9'`) and Chef a resource's;
+/// - with `comma`, also a comma between the two quoted, as code passes a header:
+///   `.header("X-API-Key", "…")` — not for the field names, which lists of names hold:
+///   `("username", "password", "email1")`.
 fn named_secret(names: &[&str], comma: bool) -> String {
     let q = r#"(?:\\{0,3}["'])?"#;
     let qq = r#"\\{0,3}["']"#;
+    // A line break, as written or JSON-escaped.
+    let nl = r"(?:\r?\n|(?:\\){1,3}(?:r(?:\\){1,3})?n)";
     let names = names.join("|");
-    let mut out = format!(r#"(?:{names}){q}[ \t]{{0,40}}(?:=>|:=|[:=])[ \t]{{0,40}}{q}[^\s"'\\>]"#);
+    let mut out = format!(
+        r#"(?:{names})(?:(?:{q}[ \t]{{0,40}}(?:=>|:=|[:=])|{qq}\][ \t]{{0,40}}=|{q}[ \t]{{0,40}}(?:,[ \t]{{0,40}}{nl}?|{nl})[ \t]{{0,40}}{q}[Vv]alue{q}[ \t]{{0,40}}:)[ \t]{{0,40}}{q}|[ \t]{{1,40}}')[^\s"'\\>]"#
+    );
     if comma {
         out += &format!(r#"|(?:{names}){qq}[ \t]*,[ \t]*{qq}[^\s"'\\>]"#);
-        // … or as an index (`headers["X-API-Key"] = "…"`).
-        out += &format!(r#"|(?:{names}){qq}\][ \t]{{0,40}}=[ \t]{{0,40}}{q}[^\s"'\\>]"#);
     }
     out
 }
@@ -1108,6 +1159,7 @@ pub(super) fn specs() -> Vec<Spec> {
         format!(r"{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}"),
         named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
         other_commands(),
+        sql_passwords(),
     ]
     .join("|");
     // Local parts and internationalised domains in any script; `@` or `%40`. (Where a
@@ -1146,9 +1198,10 @@ pub(super) fn specs() -> Vec<Spec> {
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}[srp]k_(?:live|test)_|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}hv[sbr]\.[A-Za-z0-9_-]{{24}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/"
     );
     let run_token_trigger = format!(
-        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}|{}",
+        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}|{}|{}",
         named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
-        other_commands()
+        other_commands(),
+        sql_passwords()
     );
     // Credentials on command lines and in headers (see `command_line_secrets`), and the
     // header names: a pass of their own, so the run-token pass's prefilter keeps its

@@ -163,6 +163,13 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
     if let Some(name) = super::patterns::secret_name_at(m.as_bytes()) {
         return named_secret(text, s, s + name.len(), e);
     }
+    if super::patterns::identified_at(m.as_bytes()) {
+        // `IDENTIFIED [WITH plugin] BY value`: the value is read as a named field's, its
+        // name the keywords (the last `BY`: the value follows it, only blanks and a quote
+        // between).
+        let by = m.rfind("BY").max(m.rfind("by"))?;
+        return named_secret(text, s, s + by + 2, e);
+    }
     // A placeholder (`npm_XXXX…`, `…/services/T00000000/B00000000/XXXX…`): its longest run of
     // letters and digits repeats a handful of characters.
     let longest = alnum_runs(m.as_bytes())
@@ -1468,7 +1475,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .count();
     // A URL's user (`https://x-access-token:…@github.com`): its password is read as one
     // (see `url_password`), to the host.
-    if b[..key].ends_with(b"://") {
+    if b[..key].ends_with(b"://") || no_secret_token(&b[key..at]) {
         return None;
     }
     let before_key = key.checked_sub(1).map(|i| b[i]);
@@ -1584,7 +1591,56 @@ pub(crate) fn secret_field(key: &str, value: &str) -> bool {
     super::patterns::SECRET_NAMES
         .iter()
         .any(|n| key.ends_with(n))
+        && !no_secret_token(key.as_bytes())
         && secret_value(value, true, None)
+}
+
+/// Whether a field named `…token` (`key`: its whole name) holds no secret: a page's or a
+/// stream's position (`nextToken`, `page_token`, `ContinuationToken`, `sync_token`,
+/// `cursor_token`), a tokenizer's special token (`eos_token`, `pad_token`), a count or a
+/// limit (`max_token`), a cancellation token.
+pub(super) fn no_secret_token(key: &[u8]) -> bool {
+    // The name in small letters, without separators.
+    let mut k = [0u8; 64];
+    let mut n = 0;
+    for &c in key.iter().rev().filter(|c| c.is_ascii_alphanumeric()) {
+        if n == k.len() {
+            break;
+        }
+        k[n] = c.to_ascii_lowercase();
+        n += 1;
+    }
+    k[..n].reverse();
+    let Some(before) = k[..n].strip_suffix(b"token") else {
+        return false;
+    };
+    const WORDS: [&str; 22] = [
+        "max",
+        "min",
+        "num",
+        "total",
+        "prompt",
+        "completion",
+        "input",
+        "output",
+        "eos",
+        "bos",
+        "pad",
+        "unk",
+        "sep",
+        "cls",
+        "mask",
+        "special",
+        "stop",
+        "end",
+        "start",
+        "sync",
+        "resume",
+        "cancellation",
+    ];
+    const ENDINGS: [&str; 5] = ["next", "page", "continuation", "cursor", "pagination"];
+    WORDS.iter().any(|w| before == w.as_bytes())
+        || ENDINGS.iter().any(|w| before.ends_with(w.as_bytes()))
 }
 
 /// A word of code: letters, digits and `_`.
@@ -1612,12 +1668,16 @@ fn template(v: &[u8]) -> bool {
         || (first == b'(' && v.ends_with(b")") && ident(&v[1..v.len() - 1]))
 }
 
-/// A mask: one character over and over (`****`), or three masking characters before at
-/// most four others (`****1234`).
+/// A mask: one character over and over (`****`), three masking characters before at most
+/// four others (`****1234`), or a key shown shortened (`sk-...1RQZ`).
 fn masked(v: &[u8]) -> bool {
     let masking = |c: &u8| matches!(c, b'*' | b'x' | b'X' | b'#');
     v.iter().all(|&c| c == v[0])
         || (v.iter().take(3).all(masking) && v.iter().skip_while(|c| masking(c)).count() <= 4)
+        // A key shown shortened, as dashboards list them (`sk-...1RQZ`, `ghp_…a1b2`).
+        || ((memchr::memmem::find(v, b"...").is_some()
+            || memchr::memmem::find(v, "…".as_bytes()).is_some())
+            && v.iter().filter(|c| c.is_ascii_alphanumeric()).count() <= 12)
 }
 
 /// Whether a named field's value (`next`: the byte after a bare one) is a secret, not what
@@ -1630,8 +1690,9 @@ fn masked(v: &[u8]) -> bool {
 ///   `{{ vault_pw }}`, `%s`, `%(pw)s`, `%PASSWORD%`, `<password>`, a placeholder in brackets
 ///   (`[REDACTED]`, what redaction writes), a YAML tag, alias or anchor (`!vault`,
 ///   `*default`, `&anchor`), a path (`/run/secrets/db`, `~/.ssh/id_rsa`), a URL or an ARN;
-/// - a mask: one character over and over, or three masking characters before at most four
-///   others (`****1234`);
+/// - a mask: one character over and over, three masking characters before at most four
+///   others (`****1234`), or a key shown shortened (`sk-...1RQZ`: an ellipsis, at most 12
+///   letters and digits);
 /// - a word a schema, a type or a template says (`null`, `string`, `example`, `changeme`);
 /// - in code, bare: a dotted path (`cfg.db.pw_2`, `process.env.API_KEY`), a call or an
 ///   index (`getpass()`), or a variable named for what it holds (`password=password2`).
