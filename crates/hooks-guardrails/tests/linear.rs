@@ -105,6 +105,8 @@ fn family(name: &str, n: usize) -> String {
         // 4 bytes), and tokens' names whose values are a page's position.
         "short_names_glued" => "pwd=".repeat(n / 4),
         "page_tokens_in_a_row" => "nextToken: AAAA1234 ".repeat(n / 20),
+        // Options with one dash whose values fail, and one dash inside names.
+        "single_dash_options_without_values" => " -token x -password -v a-token=b".repeat(n / 32),
         // Authorization in any scheme, and other clients' password options, all failing.
         "authorization_schemes_without_credentials" => "Authorization: a ".repeat(n / 17),
         "client_options_without_passwords" => {
@@ -150,7 +152,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 79] = [
+const FAMILIES: [&str; 80] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -216,6 +218,7 @@ const FAMILIES: [&str; 79] = [
     "sql_password_clauses_without_one",
     "short_names_glued",
     "page_tokens_in_a_row",
+    "single_dash_options_without_values",
     "authorization_schemes_without_credentials",
     "client_options_without_passwords",
     "token_headers_without_digits",

@@ -3281,7 +3281,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 160] = [
+        let cases: [(&str, &[&str]); 166] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3742,6 +3742,20 @@ pub(crate) mod tests {
                 "openssl rsa -in k.pem -passin 'pass:S3cret Pw9 x' -out k2.pem",
                 &["S3cret Pw9 x"],
             ),
+            // Options with one dash: Java tools', Go's flags, NuGet's, in an argument list,
+            // openssl's `-password pass:…`.
+            ("java -jar app.jar -password Zq8rTw2xLk", &["Zq8rTw2xLk"]),
+            ("consul kv get -token=Zq8rTw2xLk app/x", &["Zq8rTw2xLk"]),
+            (
+                "nuget push p.nupkg -ApiKey oy2Zq8rTw2xLk -Source https://api.nuget.org/v3/index.json",
+                &["oy2Zq8rTw2xLk"],
+            ),
+            (r#"["app", "-secret", "Zq8rTw2xLk"]"#, &["Zq8rTw2xLk"]),
+            ("-Passphrase 'Zq8r Tw2x Lk'", &["Zq8r Tw2x Lk"]),
+            (
+                "openssl pkcs12 -export -in c.pem -out o.p12 -password pass:S3cretPw9",
+                &["S3cretPw9"],
+            ),
         ];
         for (text, want) in cases {
             let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
@@ -3751,6 +3765,13 @@ pub(crate) mod tests {
             assert!(d.detect(&out).is_empty(), "{out}");
         }
         for text in [
+            // One dash inside a word or a `--` option's name, a variable, a number after
+            // `-token`, an option after the name.
+            "some-token=abc",
+            "x -token $TOKEN",
+            "x -Token 12345",
+            "x -password -v",
+            "Set-Thing -Password $securePassword",
             // Other options, ids, prompts, ports, templates, masks, words.
             "docker run -u 1000:1000 -p 8080:80 img",
             "sudo -u postgres psql",

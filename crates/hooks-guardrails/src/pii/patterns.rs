@@ -344,6 +344,41 @@ fn other_commands() -> String {
 /// The command [`other_commands`] looks for.
 const KEYGEN: &str = "ssh-keygen";
 
+/// Options written with one dash whose value is a secret, as Go's flags, Java tools, NuGet
+/// and PowerShell write them (`-password S3cret`, `-token=…`, `nuget push -ApiKey …`): the
+/// name whole, in the cases people write it (see `validate::single_dash_option`). A
+/// trigger of the run-token pass, whose prefilter's literals are three bytes already: in the
+/// command-line pass's, they would cut all to three (see [`other_commands`]).
+pub(super) const SINGLE_DASH_OPTIONS: [&str; 18] = [
+    "password",
+    "Password",
+    "PASSWORD",
+    "passwd",
+    "passphrase",
+    "Passphrase",
+    "token",
+    "Token",
+    "TOKEN",
+    "apikey",
+    "apiKey",
+    "ApiKey",
+    "APIKEY",
+    "api-key",
+    "api_key",
+    "secret",
+    "Secret",
+    "SECRET",
+];
+
+/// An option of [`SINGLE_DASH_OPTIONS`], its separator (blanks, `=`, or in an argument list
+/// a quote and a comma) and its value's first character.
+fn single_dash_options() -> String {
+    let q = r#"(?:\\{0,3}["'])?"#;
+    let qq = r#"\\{0,3}["']"#;
+    let names = SINGLE_DASH_OPTIONS.join("|");
+    format!(r#"-(?:{names})(?:[ \t]{{1,40}}|=|{qq}[ \t\r\n]*,[ \t\r\n]*){q}[^\s"'\\-]"#)
+}
+
 /// The SQL that sets a user's password and names no field: `CREATE USER bob IDENTIFIED BY
 /// 'S3cret9'` (MySQL, Oracle, MariaDB; `IDENTIFIED WITH caching_sha2_password BY '…'`),
 /// the keywords' first letters read by `validate_secret`. In capitals the value may be
@@ -1160,6 +1195,7 @@ pub(super) fn specs() -> Vec<Spec> {
         named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
         other_commands(),
         sql_passwords(),
+        single_dash_options(),
     ]
     .join("|");
     // Local parts and internationalised domains in any script; `@` or `%40`. (Where a
@@ -1198,10 +1234,11 @@ pub(super) fn specs() -> Vec<Spec> {
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}[srp]k_(?:live|test)_|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}hv[sbr]\.[A-Za-z0-9_-]{{24}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/"
     );
     let run_token_trigger = format!(
-        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}|{}|{}",
+        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}|{}|{}|{}",
         named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
         other_commands(),
-        sql_passwords()
+        sql_passwords(),
+        single_dash_options()
     );
     // Credentials on command lines and in headers (see `command_line_secrets`), and the
     // header names: a pass of their own, so the run-token pass's prefilter keeps its

@@ -157,6 +157,11 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
             basic_credentials(text, token)
         };
     }
+    if m.as_bytes().first() == Some(&b'-')
+        && m.as_bytes().get(1).is_some_and(u8::is_ascii_alphabetic)
+    {
+        return single_dash_option(text, s, e);
+    }
     if let Some(found) = command_line_secret(text, s, e) {
         return found;
     }
@@ -791,6 +796,28 @@ fn option_value(value: &str, token: bool) -> bool {
     });
     let number = token && value.bytes().all(|c| c.is_ascii_digit());
     !settings && !number
+}
+
+/// An option written with one dash at `s` (see `patterns::SINGLE_DASH_OPTIONS`), its
+/// value's first character the match's last at `e`: the value, read as a `--` option's is
+/// (see [`command_line_secret`]), where the dash starts an option — not inside a word or a
+/// `--` option's name (`--api-token`, `x-token=`: those are read as theirs).
+fn single_dash_option(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    if !s.checked_sub(1).is_none_or(|i| before_option(b[i])) {
+        return None;
+    }
+    let name = b[s + 1..e]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_'))
+        .count();
+    let token = b[s + 1..s + 1 + name].eq_ignore_ascii_case(b"token");
+    let first = e - text[..e].chars().next_back().map_or(1, char::len_utf8);
+    // (openssl's `-password pass:…` is read as its `-passin`: the value follows `pass:`.)
+    if b[first..].starts_with(b"pass:") {
+        return pass_argument(text, first);
+    }
+    argument(text, first).filter(|&(a, z)| option_value(&text[a..z], token))
 }
 
 /// The quote that opens a value whose first character is at `first`, and how many
