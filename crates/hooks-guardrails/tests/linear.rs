@@ -107,6 +107,11 @@ fn family(name: &str, n: usize) -> String {
         "page_tokens_in_a_row" => "nextToken: AAAA1234 ".repeat(n / 20),
         // Options with one dash whose values fail, and one dash inside names.
         "single_dash_options_without_values" => " -token x -password -v a-token=b".repeat(n / 32),
+        // Setters' arguments and pairs with a field between, every value failing.
+        "setters_and_pairs_without_values" => {
+            "define('password', 'x'); {\"name\": \"token\", \"type\": \"a\", \"value\": \"x\"} "
+                .repeat(n / 70)
+        }
         // Authorization in any scheme, and other clients' password options, all failing.
         "authorization_schemes_without_credentials" => "Authorization: a ".repeat(n / 17),
         "client_options_without_passwords" => {
@@ -152,7 +157,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 80] = [
+const FAMILIES: [&str; 81] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -219,6 +224,7 @@ const FAMILIES: [&str; 80] = [
     "short_names_glued",
     "page_tokens_in_a_row",
     "single_dash_options_without_values",
+    "setters_and_pairs_without_values",
     "authorization_schemes_without_credentials",
     "client_options_without_passwords",
     "token_headers_without_digits",

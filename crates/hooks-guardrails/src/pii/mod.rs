@@ -3014,7 +3014,7 @@ pub(crate) mod tests {
         let azure = "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4/QEFCQ0RFRg==";
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
-        let cases: [(String, &[&str]); 87] = [
+        let cases: [(String, &[&str]); 112] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3134,6 +3134,36 @@ pub(crate) mod tests {
             ("ENCRYPTION_KEY=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("signingKey: 'Zq8rTw2xLk'".into(), &["Zq8rTw2xLk"]),
             ("master_key: Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            // (Found by an attack review.) A single quote doubled inside (SQL's, YAML's
+            // escape), the keywords or the value on lines of their own, capitalised, double
+            // quotes; one other field or a blank line in a pair; blanks in an index, a
+            // string's prefix, Ruby's symbol and `||=`; setters' two arguments; tokens of
+            // names that only look like a page's; passwords with an ellipsis.
+            ("ALTER ROLE app PASSWORD 'Zq8r''Tw2xLk';".into(), &["Zq8r''Tw2xLk"]),
+            ("CREATE USER bob IDENTIFIED BY 'It''s9Secret';".into(), &["It''s9Secret"]),
+            ("CREATE USER 'bob'@'%' IDENTIFIED BY\n  'Zq8rTw2xLk';".into(), &["Zq8rTw2xLk"]),
+            ("CREATE USER x\n  IDENTIFIED\n  BY 'Zq8rTw2xLk';".into(), &["Zq8rTw2xLk"]),
+            ("CREATE USER x Identified By 'Zq8rTw2xLk';".into(), &["Zq8rTw2xLk"]),
+            ("ALTER ROLE app WITH LOGIN PASSWORD \"Zq8rTw2xLk\";".into(), &["Zq8rTw2xLk"]),
+            ("ALTER ROLE app WITH LOGIN PASSWORD\n  'Zq8rTw2xLk';".into(), &["Zq8rTw2xLk"]),
+            (r#"{"name": "DB_PASSWORD", "type": "PLAINTEXT", "value": "Zq8rTw2xLk"}"#.into(), &["Zq8rTw2xLk"]),
+            ("- name: password\n  type: string\n  value: \"Passw0rd1\"".into(), &["Passw0rd1"]),
+            ("- name: DB_PASSWORD\n\n  value: Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("os.environ[ \"DB_PASSWORD\" ] = \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
+            ("os.environ[\"DB_PASSWORD\"] = f\"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
+            ("params[:password] = \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
+            ("ENV[\"DB_PASSWORD\"] ||= \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
+            ("define('DB_PASSWORD', 'Zq8rTw2xLk');".into(), &["Zq8rTw2xLk"]),
+            ("os.Setenv(\"API_KEY\", \"Zq8rTw2xLk\")".into(), &["Zq8rTw2xLk"]),
+            ("os.environ.setdefault(\"DB_PASSWORD\", \"Zq8rTw2xLk\")".into(), &["Zq8rTw2xLk"]),
+            ("System.setProperty(\"db.password\", \"Zq8rTw2xLk\");".into(), &["Zq8rTw2xLk"]),
+            ("localStorage.setItem('token', 'Zq8rTw2xLkAbc')".into(), &["Zq8rTw2xLkAbc"]),
+            ("INPUT_TOKEN=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("HOMEPAGE_TOKEN=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("SYNC_TOKEN=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("DB_PASSWORD=Pa55...word!".into(), &["Pa55...word!"]),
+            ("DB_PASSWORD=Hunter2...".into(), &["Hunter2..."]),
+            ("token: sk-proj-9...1RQZ".into(), &["sk-proj-9...1RQZ"]),
         ];
         let d = PiiDetector::new();
         for (text, want) in &cases {
@@ -3232,6 +3262,20 @@ pub(crate) mod tests {
             "PWD=/home/bob\nOLDPWD=/home/bob/src",
             "docker run -v $(pwd):/app img",
             "BYPASS=1234",
+            // (Found by an attack review.) Lists of names and calls that set nothing; a
+            // page's, a sync's, a request's tokens; a tokenizer's log; counts; a filter's,
+            // a renderer's, a test run's passes; Windows paths, KMS aliases, algorithms.
+            "fields = (\"username\", \"password\", \"email1\")",
+            "login(\"admin\", \"password\", \"x1y2z3\")",
+            "assert_field(\"password\", \"x1y2z3\")",
+            r#"{"nextSyncToken": "CPDAlvWDx70CEPDAlvWDx70CGAU="}"#,
+            r#"{"prevToken": "abc123xyz9", "ClientToken": "550e8400-e29b-41d4", "IdempotencyToken": "x1y2z3w4v5"}"#,
+            "https://graph.microsoft.com/v1.0/me/delta?$deltatoken=oEcOySpF8hL1",
+            r#"{"token": "2024", "logprob": -0.1}"#,
+            "max_output_token: 8192",
+            "low_pass=1200\nRENDER_PASS=gbuffer2\ntests_pass: 12/12",
+            "PWD=C:\\Users\\bob\\src2",
+            r#""masterKey": "alias/aws/s3", "signing_key": "HS256""#,
             "password: str",
             "password: Optional[str] = None",
             "\"password\": null",
@@ -4195,6 +4239,10 @@ pub(crate) mod tests {
                 " '",
                 "\",\n  \"value\": \"",
                 "\n  value: ",
+                "\", \"",
+                "\" ] ||= f\"",
+                "\n  \"",
+                "\", \"type\": \"PLAINTEXT\", \"value\": \"",
             ] {
                 for value in ["Xk9mQ2vL7p", "x", "${X}", "a b", "apiKey:apiKey:"] {
                     let text = format!("{name}{sep}{value} --password S3cr3tPw99 curl -u a:b");

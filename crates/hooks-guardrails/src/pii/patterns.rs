@@ -82,7 +82,7 @@ pub(super) const SECRET_NAMES: [&str; 84] = [
     "MYSQL_PWD",
     "REDISCLI_AUTH",
     // A token of any service (`GITHUB_TOKEN=`, `"token":`, `botToken:`, `hf_token:` — not
-    // a page's or a tokenizer's: see `validate::no_secret_token`), a password shortened
+    // a page's or a tokenizer's: see `validate::no_secret_name`), a password shortened
     // (`DB_PASS=`, `smtp_pass:`, ODBC's `Pwd=`, MongoDB's `pwd:`), keys that encrypt or
     // sign.
     "token",
@@ -380,20 +380,23 @@ fn single_dash_options() -> String {
 }
 
 /// The SQL that sets a user's password and names no field: `CREATE USER bob IDENTIFIED BY
-/// 'S3cret9'` (MySQL, Oracle, MariaDB; `IDENTIFIED WITH caching_sha2_password BY '…'`),
-/// the keywords' first letters read by `validate_secret`. In capitals the value may be
-/// bare (Oracle's `IDENTIFIED BY S3cret9;`); in small letters only a quoted one is read,
-/// as "identified by the team" is prose.
+/// 'S3cret9'` (MySQL, Oracle, MariaDB; `IDENTIFIED WITH caching_sha2_password BY '…'`; the
+/// keywords on lines of their own), the keywords' first letters read by `validate_secret`.
+/// In capitals the value may be bare (Oracle's `IDENTIFIED BY S3cret9;`); in small letters
+/// or capitalised only a quoted one is read, as "identified by the team" is prose.
 fn sql_passwords() -> String {
     let qq = r#"\\{0,3}["']"#;
+    let with = |w: &str| format!(r"(?:[ \t\r\n]+{w}[ \t\r\n]+[A-Za-z0-9_]{{1,40}})?[ \t\r\n]+");
     format!(
-        r#"{B}IDENTIFIED(?:[ \t]+WITH[ \t]+[A-Za-z0-9_]{{1,40}})?[ \t]+BY[ \t]+(?:{qq})?[^\s"'\\>;]|{B}identified(?:[ \t]+with[ \t]+[A-Za-z0-9_]{{1,40}})?[ \t]+by[ \t]+{qq}[^\s"'\\>]"#
+        r#"{B}IDENTIFIED{}BY[ \t\r\n]+(?:{qq})?[^\s"'\\>;]|{B}(?:IDENTIFIED|Identified|identified){}(?:BY|By|by)[ \t\r\n]+{qq}[^\s"'\\>]"#,
+        with("WITH"),
+        with("(?:WITH|With|with)"),
     )
 }
 
 /// Whether `m` starts as [`sql_passwords`] does.
 pub(super) fn identified_at(m: &[u8]) -> bool {
-    m.starts_with(b"IDENTIFIED") || m.starts_with(b"identified")
+    m.starts_with(b"IDENTIFIED") || m.starts_with(b"identified") || m.starts_with(b"Identified")
 }
 
 /// Whether `m` starts with a name whose trigger is its exact match in a `named_exact`
@@ -412,24 +415,46 @@ pub(super) const RUN_PASS_NAMES: usize = 63;
 /// separator is
 /// - `=`, `:`, `=>` or `:=`, the name and the value each quoted or not, JSON-escaped up to
 ///   three times;
-/// - the name quoted as an index: `os.environ["DB_PASSWORD"] = "…"`,
-///   `headers["X-API-Key"] = "…"`;
-/// - a pair's next field, as Kubernetes and ECS write environment variables:
-///   `- name: DB_PASSWORD` and `value: …` on the next line, `{"name": "DB_PASSWORD",
-///   "value": …}`;
-/// - blanks before a value in single quotes, as SQL sets a role's password
+/// - the name as an index: `os.environ["DB_PASSWORD"] = "…"`, `headers[ "X-API-Key" ] = "…"`,
+///   Ruby's `params[:password] = "…"` and `ENV["API_KEY"] ||= "…"`;
+/// - a pair's next field, as Kubernetes, ECS and CodeBuild write environment variables:
+///   `- name: DB_PASSWORD` and `value: …` on the next line (a blank line or one other field
+///   between them), `{"name": "DB_PASSWORD", "type": "PLAINTEXT", "value": …}`;
+/// - blanks or a line break before a quoted value, as SQL sets a role's password
 ///   (`ALTER ROLE app WITH LOGIN PASSWORD 'S3cret9'`) and Chef a resource's;
-/// - with `comma`, also a comma between the two quoted, as code passes a header:
-///   `.header("X-API-Key", "…")` — not for the field names, which lists of names hold:
-///   `("username", "password", "email1")`.
+/// - for field names (not `comma`), a comma between the two quoted, where a setter is
+///   called (`define('DB_PASSWORD', '…')`, `os.Setenv("API_KEY", "…")`: see
+///   `validate::setter_call`; lists of names are no setter's: `("username", "password",
+///   "email1")`);
+/// - with `comma`, a comma between the two quoted, as code passes a header:
+///   `.header("X-API-Key", "…")`.
+///
+/// A value may open with a string's prefix (`f"…"`, `r'…'`).
 fn named_secret(names: &[&str], comma: bool) -> String {
     let q = r#"(?:\\{0,3}["'])?"#;
     let qq = r#"\\{0,3}["']"#;
     // A line break, as written or JSON-escaped.
     let nl = r"(?:\r?\n|(?:\\){1,3}(?:r(?:\\){1,3})?n)";
     let names = names.join("|");
+    let value = format!(r"(?:[rbfuRBFU]{{1,2}}{qq}|{q})");
+    // (One other field between a pair's two holds a word, `"type": "PLAINTEXT",`: a wider
+    // value, or a comment, and the fully built automaton of the pass grew past memory.)
+    let field = format!(
+        r"(?:[ \t]{{0,40}}{q}[A-Za-z_]{{1,24}}{q}:[ \t]{{0,4}}{q}[A-Za-z0-9_]{{0,24}}{q}(?:,[ \t]{{0,40}}{nl}?|{nl}))?"
+    );
+    let mut separators = vec![
+        format!(r"{q}[ \t]{{0,40}}(?:=>|:=|[:=])"),
+        format!(r"{q}[ \t]{{0,8}}\][ \t]{{0,40}}(?:\|\||\?\?)?="),
+        format!(
+            r"{q}[ \t]{{0,40}}(?:,[ \t]{{0,40}}{nl}?|{nl})(?:[ \t]{{0,40}}{nl})?{field}[ \t]{{0,40}}{q}[Vv]alue{q}[ \t]{{0,40}}:"
+        ),
+    ];
+    if !comma {
+        separators.push(format!(r"{qq}[ \t]{{0,4}},"));
+    }
+    let separators = separators.join("|");
     let mut out = format!(
-        r#"(?:{names})(?:(?:{q}[ \t]{{0,40}}(?:=>|:=|[:=])|{qq}\][ \t]{{0,40}}=|{q}[ \t]{{0,40}}(?:,[ \t]{{0,40}}{nl}?|{nl})[ \t]{{0,40}}{q}[Vv]alue{q}[ \t]{{0,40}}:)[ \t]{{0,40}}{q}|[ \t]{{1,40}}')[^\s"'\\>]"#
+        r#"(?:{names})(?:(?:{separators})[ \t]{{0,40}}{value}|(?:[ \t]{{1,40}}|[ \t]{{0,40}}\r?\n[ \t]{{0,40}})["'])[^\s"'\\>]"#
     );
     if comma {
         out += &format!(r#"|(?:{names}){qq}[ \t]*,[ \t]*{qq}[^\s"'\\>]"#);
@@ -1032,7 +1057,7 @@ fn chain_other(text: &str, i: usize) -> Option<usize> {
 
 /// Whether `name` (one of [`SECRET_NAMES`]) is a header name, which the command-line pass
 /// looks for (see [`RUN_PASS_NAMES`]).
-fn header_name(name: &str) -> bool {
+pub(super) fn header_name(name: &str) -> bool {
     SECRET_NAMES[RUN_PASS_NAMES..].contains(&name)
 }
 

@@ -172,7 +172,7 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
         // `IDENTIFIED [WITH plugin] BY value`: the value is read as a named field's, its
         // name the keywords (the last `BY`: the value follows it, only blanks and a quote
         // between).
-        let by = m.rfind("BY").max(m.rfind("by"))?;
+        let by = m.rfind("BY").max(m.rfind("by")).max(m.rfind("By"))?;
         return named_secret(text, s, s + by + 2, e);
     }
     // A placeholder (`npm_XXXX…`, `…/services/T00000000/B00000000/XXXX…`): its longest run of
@@ -1502,7 +1502,18 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .count();
     // A URL's user (`https://x-access-token:…@github.com`): its password is read as one
     // (see `url_password`), to the host.
-    if b[..key].ends_with(b"://") || no_secret_token(&b[key..at]) {
+    if b[..key].ends_with(b"://") || no_secret_name(&b[key..at]) {
+        return None;
+    }
+    // A comma between a field's name and the value (and no pair's `value` field): a
+    // setter's two arguments, or a list of names. (A header's name before a comma is a
+    // header passed to a call: `.header("X-API-Key", "…")`.)
+    let between = &b[at..first];
+    if memchr::memchr(b',', between).is_some()
+        && memchr::memmem::find(between, b"alue").is_none()
+        && !text.get(name..at).is_some_and(super::patterns::header_name)
+        && !setter_call(b, key)
+    {
         return None;
     }
     let before_key = key.checked_sub(1).map(|i| b[i]);
@@ -1554,12 +1565,14 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
                 ))
     };
     // A quoted value's closing quote (the one after as many backslashes as the opening
-    // one), or the line's end: its length then.
+    // one; not a single quote doubled, as SQL, YAML and PowerShell escape it: `'It''s9'`),
+    // or the line's end: its length then.
     let close_in = |r: &[u8], q: u8| {
         let mut i = 0;
         while i < r.len() {
             match r[i] {
                 b'\n' | b'\r' => return Some(i),
+                b'\'' if q == b'\'' && escapes == 0 && r.get(i + 1) == Some(&b'\'') => i += 1,
                 c if c == q => {
                     let slashes = r[..i].iter().rev().take_while(|&&c| c == b'\\').count();
                     if slashes == escapes {
@@ -1595,7 +1608,8 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     };
     // (Part of `text`: whole characters when both ends are on their boundaries.)
     let value = text.get(first..first + len)?;
-    if !secret_value(value, quoted, rest.get(len).copied()) {
+    if !secret_value(value, quoted, rest.get(len).copied()) || short_for_a_token(&b[key..at], value)
+    {
         return None;
     }
     if len < rest.len() || limit == b.len() || first + len < limit {
@@ -1609,6 +1623,53 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     Some((first, first + len.min(again(&whole[..len]))))
 }
 
+/// Whether the quoted name that starts at `key` is the first argument of a call that sets
+/// what it names to the next argument: PHP's `define('DB_PASSWORD', …)`, `os.Setenv(…)`,
+/// `os.putenv`, `os.environ.setdefault`, `System.setProperty`,
+/// `[Environment]::SetEnvironmentVariable`, `localStorage.setItem`, a map's `set`, `put`,
+/// `add`, `insert`, `store`.
+fn setter_call(b: &[u8], key: usize) -> bool {
+    let mut i = key;
+    // The name's opening quote (escaped or not), blanks, the call's `(`.
+    while i > 0 && matches!(b[i - 1], b'"' | b'\'' | b'\\') && key - i < 4 {
+        i -= 1;
+    }
+    while i > 0 && matches!(b[i - 1], b' ' | b'\t') && key - i < 16 {
+        i -= 1;
+    }
+    if i == 0 || b[i - 1] != b'(' || i == key {
+        return false;
+    }
+    let end = i - 1;
+    let start = end
+        - b[..end]
+            .iter()
+            .rev()
+            .take(32)
+            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+            .count();
+    const SETTERS: [&str; 14] = [
+        "define",
+        "setenv",
+        "putenv",
+        "setdefault",
+        "setproperty",
+        "setenvironmentvariable",
+        "setitem",
+        "set",
+        "put",
+        "add",
+        "insert",
+        "store",
+        "set_secret",
+        "setsecret",
+    ];
+    let word = &b[start..end];
+    SETTERS
+        .iter()
+        .any(|w| word.eq_ignore_ascii_case(w.as_bytes()))
+}
+
 /// True when a JSON field named `key` holds a secret as its value `value` (a string, or a
 /// number as written): its name ends in one of [`SECRET_NAMES`](super::patterns::SECRET_NAMES)
 /// (`db_password`, `clientSecret`) and the value is one as a quoted value is (see
@@ -1618,34 +1679,92 @@ pub(crate) fn secret_field(key: &str, value: &str) -> bool {
     super::patterns::SECRET_NAMES
         .iter()
         .any(|n| key.ends_with(n))
-        && !no_secret_token(key.as_bytes())
+        && !no_secret_name(key.as_bytes())
+        && !short_for_a_token(key.as_bytes(), value)
         && secret_value(value, true, None)
 }
 
-/// Whether a field named `…token` (`key`: its whole name) holds no secret: a page's or a
-/// stream's position (`nextToken`, `page_token`, `ContinuationToken`, `sync_token`,
-/// `cursor_token`), a tokenizer's special token (`eos_token`, `pad_token`), a count or a
-/// limit (`max_token`), a cancellation token.
-pub(super) fn no_secret_token(key: &[u8]) -> bool {
-    // The name in small letters, without separators.
-    let mut k = [0u8; 64];
+/// Whether a field whose name (`key`, whole) ends in a secret's name holds no secret by
+/// what its name's other words say:
+/// - a page's or a stream's position (`nextToken`, `page_token`, `nextSyncToken`,
+///   `ContinuationToken`, OData's `$skiptoken`/`$deltatoken`), a request's idempotency token
+///   (`ClientToken`, `IdempotencyToken`), a tokenizer's special token (`eos_token`), a count
+///   or a limit (`max_output_token`);
+/// - a pass that is no password: a filter's (`low_pass`), a renderer's (`render_pass`), a
+///   test run's (`tests_pass`).
+///
+/// In capitals (an environment variable's name) only the words for a page say so:
+/// `INPUT_TOKEN` is the token a GitHub Action is given, `SYNC_TOKEN` a secret.
+pub(super) fn no_secret_name(key: &[u8]) -> bool {
+    // The last two words, in small letters: words split at `_`, `-`, `.`, `$` and where a
+    // small letter or a digit meets a capital (`nextPageToken`).
+    let mut words: [&[u8]; 2] = [b"", b""];
+    let mut end = key.len();
+    let mut i = key.len();
     let mut n = 0;
-    for &c in key.iter().rev().filter(|c| c.is_ascii_alphanumeric()) {
-        if n == k.len() {
-            break;
+    while i > 0 && n < 2 {
+        let c = key[i - 1];
+        let split_before = !c.is_ascii_alphanumeric();
+        let hump = c.is_ascii_uppercase()
+            && i >= 2
+            && (key[i - 2].is_ascii_lowercase() || key[i - 2].is_ascii_digit());
+        if split_before {
+            if end > i {
+                words[n] = &key[i..end];
+                n += 1;
+            }
+            i -= 1;
+            end = i;
+        } else if hump {
+            words[n] = &key[i - 1..end];
+            n += 1;
+            i -= 1;
+            end = i;
+        } else {
+            i -= 1;
         }
-        k[n] = c.to_ascii_lowercase();
+    }
+    if n < 2 && end > 0 && i == 0 {
+        words[n] = &key[..end];
         n += 1;
     }
-    k[..n].reverse();
-    let Some(before) = k[..n].strip_suffix(b"token") else {
-        return false;
-    };
-    const WORDS: [&str; 22] = [
+    let (last, before) = (words[0], if n == 2 { words[1] } else { b"" });
+    let is = |w: &[u8], list: &[&str]| list.iter().any(|l| w.eq_ignore_ascii_case(l.as_bytes()));
+    let capitals =
+        key.iter().any(u8::is_ascii_uppercase) && !key.iter().any(u8::is_ascii_lowercase);
+    const PAGE: [&str; 6] = [
+        "next",
+        "page",
+        "continuation",
+        "pagination",
+        "prev",
+        "previous",
+    ];
+    const TOKEN: [&str; 31] = [
+        "next",
+        "page",
+        "continuation",
+        "pagination",
+        "prev",
+        "previous",
+        "cursor",
+        "sync",
+        "resume",
+        "start",
+        "end",
+        "stop",
+        "client",
+        "idempotency",
+        "cancellation",
         "max",
         "min",
         "num",
+        "count",
         "total",
+        "remaining",
+        "used",
+        "limit",
+        "context",
         "prompt",
         "completion",
         "input",
@@ -1653,21 +1772,30 @@ pub(super) fn no_secret_token(key: &[u8]) -> bool {
         "eos",
         "bos",
         "pad",
-        "unk",
-        "sep",
-        "cls",
-        "mask",
-        "special",
-        "stop",
-        "end",
-        "start",
-        "sync",
-        "resume",
-        "cancellation",
     ];
-    const ENDINGS: [&str; 5] = ["next", "page", "continuation", "cursor", "pagination"];
-    WORDS.iter().any(|w| before == w.as_bytes())
-        || ENDINGS.iter().any(|w| before.ends_with(w.as_bytes()))
+    const TOKENIZER: [&str; 5] = ["unk", "sep", "cls", "mask", "special"];
+    const PASS: [&str; 26] = [
+        "low", "high", "band", "notch", "all", "render", "shadow", "depth", "light", "lighting",
+        "bloom", "blur", "post", "pre", "geometry", "compute", "first", "second", "third", "final",
+        "multi", "single", "test", "tests", "unit", "lint",
+    ];
+    if last.eq_ignore_ascii_case(b"skiptoken") || last.eq_ignore_ascii_case(b"deltatoken") {
+        return true;
+    }
+    if last.eq_ignore_ascii_case(b"token") {
+        return match capitals {
+            true => is(before, &PAGE),
+            false => is(before, &TOKEN) || is(before, &TOKENIZER),
+        };
+    }
+    last.eq_ignore_ascii_case(b"pass") && is(before, &PASS)
+}
+
+/// Whether a value under a name that ends in `token` is too short to be one (`key`: the
+/// name, whole): a token a service issues has eight characters or more, a token a
+/// tokenizer logs a few (`{"token": "2024", "logprob": -0.1}`).
+fn short_for_a_token(key: &[u8], value: &str) -> bool {
+    value.len() < 8 && key.len() >= 5 && key[key.len() - 5..].eq_ignore_ascii_case(b"token")
 }
 
 /// A word of code: letters, digits and `_`.
@@ -1695,16 +1823,34 @@ fn template(v: &[u8]) -> bool {
         || (first == b'(' && v.ends_with(b")") && ident(&v[1..v.len() - 1]))
 }
 
+/// A key shown shortened, as dashboards list them: its prefix (letters ending in `-` or
+/// `_`, at most 16: `sk-`, `sk-proj-`, `ghp_`), an ellipsis (`...` or `…`), at most six
+/// letters and digits (`sk-...1RQZ`). Nothing else: a password with an ellipsis in it
+/// (`Pa55...word!`, `Hunter2...`) is no shortened key.
+fn shortened(v: &[u8]) -> bool {
+    let (head, tail) = match memchr::memmem::find(v, b"...") {
+        Some(i) => (&v[..i], &v[i + 3..]),
+        None => match memchr::memmem::find(v, "…".as_bytes()) {
+            Some(i) => (&v[..i], &v[i + "…".len()..]),
+            None => return false,
+        },
+    };
+    (2..=16).contains(&head.len())
+        && matches!(head[head.len() - 1], b'-' | b'_')
+        && head
+            .iter()
+            .all(|c| c.is_ascii_alphabetic() || matches!(c, b'-' | b'_'))
+        && (1..=6).contains(&tail.len())
+        && tail.iter().all(u8::is_ascii_alphanumeric)
+}
+
 /// A mask: one character over and over (`****`), three masking characters before at most
-/// four others (`****1234`), or a key shown shortened (`sk-...1RQZ`).
+/// four others (`****1234`), or a key shown shortened (see [`shortened`]).
 fn masked(v: &[u8]) -> bool {
     let masking = |c: &u8| matches!(c, b'*' | b'x' | b'X' | b'#');
     v.iter().all(|&c| c == v[0])
         || (v.iter().take(3).all(masking) && v.iter().skip_while(|c| masking(c)).count() <= 4)
-        // A key shown shortened, as dashboards list them (`sk-...1RQZ`, `ghp_…a1b2`).
-        || ((memchr::memmem::find(v, b"...").is_some()
-            || memchr::memmem::find(v, "…".as_bytes()).is_some())
-            && v.iter().filter(|c| c.is_ascii_alphanumeric()).count() <= 12)
+        || shortened(v)
 }
 
 /// Whether a named field's value (`next`: the byte after a bare one) is a secret, not what
@@ -1716,11 +1862,12 @@ fn masked(v: &[u8]) -> bool {
 /// - a template or a reference: `${…}`, `$(…)`, `$DB_PASSWORD` (a variable without a digit),
 ///   `{{ vault_pw }}`, `%s`, `%(pw)s`, `%PASSWORD%`, `<password>`, a placeholder in brackets
 ///   (`[REDACTED]`, what redaction writes), a YAML tag, alias or anchor (`!vault`,
-///   `*default`, `&anchor`), a path (`/run/secrets/db`, `~/.ssh/id_rsa`), a URL or an ARN;
+///   `*default`, `&anchor`), a path (`/run/secrets/db`, `~/.ssh/id_rsa`,
+///   `C:\keys\pw.txt`), a URL, an ARN or a KMS key's alias;
 /// - a mask: one character over and over, three masking characters before at most four
-///   others (`****1234`), or a key shown shortened (`sk-...1RQZ`: an ellipsis, at most 12
-///   letters and digits);
-/// - a word a schema, a type or a template says (`null`, `string`, `example`, `changeme`);
+///   others (`****1234`), or a key shown shortened (`sk-...1RQZ`, see [`shortened`]);
+/// - a word a schema, a type or a template says (`null`, `string`, `example`, `changeme`),
+///   or an algorithm's name (`HS256`, `AES256`);
 /// - in code, bare: a dotted path (`cfg.db.pw_2`, `process.env.API_KEY`), a call or an
 ///   index (`getpass()`), or a variable named for what it holds (`password=password2`).
 fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
@@ -1785,6 +1932,9 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
             && v[1].is_ascii_alphabetic()
             && ident(&v[1..]))
         || v[0] == b'/'
+        // A Windows path (`C:\Users\bob\src2`), a KMS key's alias.
+        || (v[0].is_ascii_alphabetic() && v[1] == b':' && matches!(v.get(2), Some(b'\\' | b'/')))
+        || v.starts_with(b"alias/")
         || v.starts_with(b"~/")
         || v.starts_with(b"./")
         || v.starts_with(b"../")
@@ -1795,7 +1945,7 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
         || v.starts_with(b"id_")
         || ["sha1:", "sha256:", "sha512:", "md5:"].iter().any(|p| lower.starts_with(p));
     let mask = masked(v);
-    const SCHEMA: [&str; 18] = [
+    const SCHEMA: [&str; 34] = [
         "null",
         "none",
         "nil",
@@ -1814,6 +1964,23 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
         "number",
         "object",
         "hidden",
+        // Algorithms a key's field names (`"signing_key": "HS256"`).
+        "aes128",
+        "aes192",
+        "aes256",
+        "aes-256-gcm",
+        "hs256",
+        "hs384",
+        "hs512",
+        "rs256",
+        "rs384",
+        "rs512",
+        "es256",
+        "es384",
+        "ps256",
+        "sha256",
+        "sha512",
+        "ed25519",
     ];
     // (`required`: a validation rule, `'required|string|min:8'`.)
     const PLACEHOLDERS: [&str; 11] = [
@@ -1846,8 +2013,9 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'!' | b'?'))
                 && v.windows(2)
                     .any(|w| w[0] == b'.' && w[1].is_ascii_alphabetic())
-                // (a key with a dot: `pk.eyJ1…`, `hvs.CAES…` has a long part)
-                && v.split(|&c| c == b'.').all(|part| part.len() <= 16)));
+                // (a key with a dot: `pk.eyJ1…`, `hvs.CAES…` has a long part; a password
+                // with an ellipsis, `Pa55...word!`, an empty one)
+                && v.split(|&c| c == b'.').all(|part| (1..=16).contains(&part.len()))));
     !template && !mask && !schema && !variable
 }
 
