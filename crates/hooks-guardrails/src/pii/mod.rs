@@ -42,13 +42,15 @@ pub enum Entity {
     /// credentials in any scheme (`Bearer`, `Basic`, `Token`, `Bot`, `SSWS`, `ApiKey`, …), the
     /// value of a field or header named for a secret (`DB_PASSWORD=…`, `"client_secret": …`,
     /// `GITHUB_TOKEN=…`, ODBC's `Pwd=…`, `X-API-Key: …`; set as an index,
-    /// `os.environ["API_KEY"] = …`; or as a name and value pair, `- name: DB_PASSWORD` then
+    /// `os.environ["API_KEY"] = …`, or by a setter, `define('DB_PASSWORD', …)`,
+    /// `os.Setenv("API_KEY", …)`; or as a name and value pair, `- name: DB_PASSWORD` then
     /// `value: …`), SQL's (`IDENTIFIED BY '…'`, `PASSWORD '…'`), or a command line's
-    /// (`--password …`, `curl -u user:…`, `mysql -p…`, `sshpass -p …`, a registry login's
-    /// `-p …`, `redis-cli -a`, `sqlcmd -P`, `mongosh -p`, `zip -P`, `ssh-keygen -N`,
-    /// keytool's `-storepass`/`-keypass`, openssl's `pass:`, `smbclient -U user%…`,
-    /// `lftp -u user,…`, `ldapsearch -w` (and the other OpenLDAP tools), PowerShell's
-    /// `ConvertTo-SecureString "…" -AsPlainText`, a `.netrc` line's `password …`).
+    /// (`--password …`, `-password …`, `-token=…`, `-ApiKey …`, `curl -u user:…`,
+    /// `mysql -p…`, `sshpass -p …`, a registry login's `-p …`, `redis-cli -a`, `sqlcmd -P`,
+    /// `mongosh -p`, `zip -P`, `ssh-keygen -N`, keytool's `-storepass`/`-keypass`,
+    /// openssl's `pass:`, `smbclient -U user%…`, `lftp -u user,…`, `ldapsearch -w` (and
+    /// the other OpenLDAP tools), PowerShell's `ConvertTo-SecureString "…" -AsPlainText`, a
+    /// `.netrc` line's `password …`).
     #[serde(rename = "SECRET")]
     Secret,
 }
@@ -265,6 +267,13 @@ struct Seen {
     /// `@` that failed failed on its local part, and later starts may pass.
     glued_domain: Option<(usize, bool)>,
 }
+
+/// The most a pass's fully built DFA (`Pass::dense`, `Pass::all_dense`) and its building
+/// may take: 16 times the largest today (under 1 MiB each). A pattern that would grow one
+/// past it (bounded repeats of overlapping classes multiply the states) fails its build in
+/// a moment, where it ran for minutes into gigabytes, and the test
+/// `every_pass_has_its_fully_built_automata` names it.
+const DENSE_DFA_BYTES: usize = 16 << 20;
 
 /// One scan: the triggers of some kinds, one pattern each, so a match says which kind fired.
 struct Pass {
@@ -551,7 +560,12 @@ impl Compiled {
                 .contains(&pass)
                 .then(|| {
                     regex_automata::dfa::regex::Regex::builder()
-                        .dense(regex_automata::dfa::dense::Config::new().minimize(false))
+                        .dense(
+                            regex_automata::dfa::dense::Config::new()
+                                .minimize(false)
+                                .dfa_size_limit(Some(DENSE_DFA_BYTES))
+                                .determinize_size_limit(Some(DENSE_DFA_BYTES)),
+                        )
                         .build_many(&triggers)
                         .ok()
                 })
@@ -587,7 +601,9 @@ impl Compiled {
                             regex_automata::dfa::dense::Config::new()
                                 .match_kind(MatchKind::All)
                                 .start_kind(regex_automata::dfa::StartKind::Anchored)
-                                .minimize(false),
+                                .minimize(false)
+                                .dfa_size_limit(Some(DENSE_DFA_BYTES))
+                                .determinize_size_limit(Some(DENSE_DFA_BYTES)),
                         )
                         .build_many(&triggers)
                         .ok()
@@ -4222,6 +4238,24 @@ pub(crate) mod tests {
     /// A candidate whose trigger's match is taken as its exact match (a command line's, a
     /// field named for a secret) is one: the scan's debug assertion compares the two for
     /// every such candidate, here for every name, separator and quoting, valid or not.
+    /// Each pass has the fully built DFAs its build asks for (the digit-led pass its
+    /// search's; every pass whose triggers a regex reads its anchored all-matches one, which
+    /// a value glued to an address's domain is looked for with): none grew past
+    /// `DENSE_DFA_BYTES` and was left out.
+    #[test]
+    fn every_pass_has_its_fully_built_automata() {
+        let d = PiiDetector::new();
+        assert_eq!(d.compiled.passes.len(), PASSES);
+        for (i, pass) in d.compiled.passes.iter().enumerate() {
+            assert_eq!(pass.dense.is_some(), DENSE_PASSES.contains(&i), "pass {i}");
+            assert_eq!(
+                pass.all_dense.is_some(),
+                DENSE_PASSES.contains(&i) || pass.hand.is_none(),
+                "pass {i}"
+            );
+        }
+    }
+
     #[test]
     fn a_trigger_taken_as_the_exact_match_is_it() {
         let d = PiiDetector::new();
