@@ -107,6 +107,11 @@ fn family(name: &str, n: usize) -> String {
         "page_tokens_in_a_row" => "nextToken: AAAA1234 ".repeat(n / 20),
         // Options with one dash whose values fail, and one dash inside names.
         "single_dash_options_without_values" => " -token x -password -v a-token=b".repeat(n / 32),
+        // Quotes doubled inside values that never close, single-dash options opening a
+        // quote, `IDENTIFIED BY` without a statement.
+        "doubled_quotes_never_closed" => {
+            "password='a''b'' -token \"x IDENTIFIED BY 'Zq8r9x' ".repeat(n / 50)
+        }
         // Setters' arguments and pairs with a field between, every value failing.
         "setters_and_pairs_without_values" => {
             "define('password', 'x'); {\"name\": \"token\", \"type\": \"a\", \"value\": \"x\"} "
@@ -157,7 +162,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 81] = [
+const FAMILIES: [&str; 82] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -225,6 +230,7 @@ const FAMILIES: [&str; 81] = [
     "page_tokens_in_a_row",
     "single_dash_options_without_values",
     "setters_and_pairs_without_values",
+    "doubled_quotes_never_closed",
     "authorization_schemes_without_credentials",
     "client_options_without_passwords",
     "token_headers_without_digits",

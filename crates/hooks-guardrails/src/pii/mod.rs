@@ -3030,7 +3030,7 @@ pub(crate) mod tests {
         let azure = "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4/QEFCQ0RFRg==";
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
-        let cases: [(String, &[&str]); 112] = [
+        let cases: [(String, &[&str]); 134] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3180,6 +3180,34 @@ pub(crate) mod tests {
             ("DB_PASSWORD=Pa55...word!".into(), &["Pa55...word!"]),
             ("DB_PASSWORD=Hunter2...".into(), &["Hunter2..."]),
             ("token: sk-proj-9...1RQZ".into(), &["sk-proj-9...1RQZ"]),
+            // (Found by a second attack review.) A value holding its field's name, a quote
+            // doubled or after PowerShell's backtick, a setter's arguments on lines of their
+            // own or after a blank, a form's `append`, a getter's default, HCL's and a CLI's
+            // pairs, SQL Server's `N'…'`, C#'s `@"…"`, a passphrase where only a value can
+            // stand, Vault's `client_token`, a test account's password, a token under a
+            // count's name that is no number.
+            ("mongodb pwd: \"Zq8rpwd9xLk\"".into(), &["Zq8rpwd9xLk"]),
+            ("Server=db;Uid=sa;Pwd=AdminPwd2024;".into(), &["AdminPwd2024"]),
+            ("db_pass: \"prod_pass_2024\"".into(), &["prod_pass_2024"]),
+            ("password = \"Zq8r\"\"Tw2xLk\"".into(), &["Zq8r\"\"Tw2xLk"]),
+            ("$env:API_TOKEN = \"Zq8r`\"Tw2xLk\"".into(), &["Zq8r`\"Tw2xLk"]),
+            ("os.Setenv(\n\t\"API_TOKEN\",\n\t\"Zq8rTw2xLk\",\n)".into(), &["Zq8rTw2xLk"]),
+            ("props.put (\"password\", \"Zq8rTw2xLk\");".into(), &["Zq8rTw2xLk"]),
+            ("formData.append('password', 'Zq8rTw2xLk');".into(), &["Zq8rTw2xLk"]),
+            ("SECRET_KEY = os.environ.get('SECRET_KEY', 'dev-Zq8rTw2xLk')".into(), &["dev-Zq8rTw2xLk"]),
+            ("{ name = \"DB_PASSWORD\", value = \"Zq8rTw2xLk\" }".into(), &["Zq8rTw2xLk"]),
+            ("--set-env-vars name=DB_PASSWORD,value=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("CREATE LOGIN app WITH PASSWORD = N'Zq8rTw2xLk'".into(), &["Zq8rTw2xLk"]),
+            ("var password = @\"Zq8rTw2xLk\";".into(), &["Zq8rTw2xLk"]),
+            ("CREATE USER u IDENTIFIED BY 'correct horse battery 9';".into(), &["correct horse battery 9"]),
+            ("define('DB_PASSWORD', 'correct horse battery 9')".into(), &["correct horse battery 9"]),
+            ("os.environ[ 'API_TOKEN' ] = 'Zq8r Tw2x Lk9'".into(), &["Zq8r Tw2x Lk9"]),
+            (r#""auth": {"client_token": "s.Zq8rTw2xLkAbCdEfGhIjKlMn"}"#.into(), &["s.Zq8rTw2xLkAbCdEfGhIjKlMn"]),
+            ("TEST_PASS=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            (r#""input_token": "Zq8rTw2xLkAbCd""#.into(), &["Zq8rTw2xLkAbCd"]),
+            ("CREATE DATABASE LINK l CONNECT TO u IDENTIFIED BY Zq8rTw2xLk USING 'db'".into(), &["Zq8rTw2xLk"]),
+            ("pwd: \"Mypwd2024xZ\"".into(), &["Mypwd2024xZ"]),
+            ("token: \"a1tokenZq8r99\"".into(), &["a1tokenZq8r99"]),
         ];
         let d = PiiDetector::new();
         for (text, want) in &cases {
@@ -3292,6 +3320,22 @@ pub(crate) mod tests {
             "low_pass=1200\nRENDER_PASS=gbuffer2\ntests_pass: 12/12",
             "PWD=C:\\Users\\bob\\src2",
             r#""masterKey": "alias/aws/s3", "signing_key": "HS256""#,
+            // (Found by a second attack review.) Idempotency and pagination tokens, "identified
+            // by" in prose, schemas and rules set under a secret's name, algorithms and KMS
+            // keys, where a value is rather than what, a tokenizer's output.
+            r#""ClientRequestToken": "7f4c5a2e-1b2c-4d5e-8f90-a1b2c3d4e5f6""#,
+            r#"{"$skipToken": "abc123def456", "lastEvaluatedToken": "x1y2z3w4v5u6", "StartingToken": "q1w2e3r4t5y6"}"#,
+            "The vulnerability, identified by 'CVE-2024-1234', was fixed.",
+            "Each resource is identified by 'resource_id2'.",
+            "table.insert(\"api_token\", \"varchar(255)\")",
+            "validator.add(\"password\", \"min:8\")",
+            r#""encryption_key": "AES-256-CBC", "signing_key": "ES256K", "x_key": "hmac-sha256", "k_key": "aws/kms2""#,
+            "app -token @token2.txt",
+            "openssl pkcs12 -password file:pw2.txt",
+            "Publish-Module -ApiKey $env:NUGET_KEY2",
+            r#"{"token": "Hello1234", "logprob": -0.1}"#,
+            "tests_pass: 12/12",
+            r#""input_token": 12345678"#,
             "password: str",
             "password: Optional[str] = None",
             "\"password\": null",
@@ -3341,7 +3385,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 166] = [
+        let cases: [(&str, &[&str]); 170] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -3815,6 +3859,18 @@ pub(crate) mod tests {
             (
                 "openssl pkcs12 -export -in c.pem -out o.p12 -password pass:S3cretPw9",
                 &["S3cretPw9"],
+            ),
+            // (Found by a second attack review.) A quote doubled inside (PowerShell's escape),
+            // a quoted option name, Azure's `-AccessToken`.
+            ("$c = Get-Foo -Password 'Zq8r''Tw2xLk'", &["Zq8r''Tw2xLk"]),
+            (
+                "New-LocalUser bob -Password \"Zq8r\"\"Tw2xLk\"",
+                &["Zq8r\"\"Tw2xLk"],
+            ),
+            ("args=(\"-password\" \"Zq8rTw2xLk\")", &["Zq8rTw2xLk"]),
+            (
+                "Connect-AzAccount -AccessToken Zq8rTw2xLk99",
+                &["Zq8rTw2xLk99"],
             ),
         ];
         for (text, want) in cases {

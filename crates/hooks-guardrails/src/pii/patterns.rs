@@ -349,7 +349,7 @@ const KEYGEN: &str = "ssh-keygen";
 /// name whole, in the cases people write it (see `validate::single_dash_option`). A
 /// trigger of the run-token pass, whose prefilter's literals are three bytes already: in the
 /// command-line pass's, they would cut all to three (see [`other_commands`]).
-pub(super) const SINGLE_DASH_OPTIONS: [&str; 18] = [
+pub(super) const SINGLE_DASH_OPTIONS: [&str; 22] = [
     "password",
     "Password",
     "PASSWORD",
@@ -368,15 +368,22 @@ pub(super) const SINGLE_DASH_OPTIONS: [&str; 18] = [
     "secret",
     "Secret",
     "SECRET",
+    // (Azure's PowerShell: `Connect-AzAccount -AccessToken …`, `-ClientSecret …`.)
+    "AccessToken",
+    "accessToken",
+    "ClientSecret",
+    "clientSecret",
 ];
 
 /// An option of [`SINGLE_DASH_OPTIONS`], its separator (blanks, `=`, or in an argument list
-/// a quote and a comma) and its value's first character.
+/// a quote and a comma or blanks: `args=("-password" "…")`) and its value's first character.
 fn single_dash_options() -> String {
     let q = r#"(?:\\{0,3}["'])?"#;
     let qq = r#"\\{0,3}["']"#;
     let names = SINGLE_DASH_OPTIONS.join("|");
-    format!(r#"-(?:{names})(?:[ \t]{{1,40}}|=|{qq}[ \t\r\n]*,[ \t\r\n]*){q}[^\s"'\\-]"#)
+    format!(
+        r#"-(?:{names})(?:[ \t]{{1,40}}|=|{qq}[ \t\r\n]*,[ \t\r\n]*|{qq}[ \t]{{1,40}}){q}[^\s"'\\-]"#
+    )
 }
 
 /// The SQL that sets a user's password and names no field: `CREATE USER bob IDENTIFIED BY
@@ -436,7 +443,7 @@ fn named_secret(names: &[&str], comma: bool) -> String {
     // A line break, as written or JSON-escaped.
     let nl = r"(?:\r?\n|(?:\\){1,3}(?:r(?:\\){1,3})?n)";
     let names = names.join("|");
-    let value = format!(r"(?:[rbfuRBFU]{{1,2}}{qq}|{q})");
+    let value = format!(r"(?:[rbfuRBFUNL@$]{{1,2}}{qq}|{q})");
     // (One other field between a pair's two holds a word, `"type": "PLAINTEXT",`: a wider
     // value, or a comment, and the fully built automaton of the pass grew past memory.)
     let field = format!(
@@ -446,11 +453,11 @@ fn named_secret(names: &[&str], comma: bool) -> String {
         format!(r"{q}[ \t]{{0,40}}(?:=>|:=|[:=])"),
         format!(r"{q}[ \t]{{0,8}}\][ \t]{{0,40}}(?:\|\||\?\?)?="),
         format!(
-            r"{q}[ \t]{{0,40}}(?:,[ \t]{{0,40}}{nl}?|{nl})(?:[ \t]{{0,40}}{nl})?{field}[ \t]{{0,40}}{q}[Vv]alue{q}[ \t]{{0,40}}:"
+            r"{q}[ \t]{{0,40}}(?:,[ \t]{{0,40}}{nl}?|{nl})(?:[ \t]{{0,40}}{nl})?{field}[ \t]{{0,40}}{q}[Vv]alue{q}[ \t]{{0,40}}[:=]"
         ),
     ];
     if !comma {
-        separators.push(format!(r"{qq}[ \t]{{0,4}},"));
+        separators.push(format!(r"{qq}[ \t]{{0,4}},(?:[ \t]{{0,4}}\r?\n)?"));
     }
     let separators = separators.join("|");
     let mut out = format!(

@@ -813,11 +813,39 @@ fn single_dash_option(text: &str, s: usize, e: usize) -> Option<(usize, usize)> 
         .count();
     let token = b[s + 1..s + 1 + name].eq_ignore_ascii_case(b"token");
     let first = e - text[..e].chars().next_back().map_or(1, char::len_utf8);
-    // (openssl's `-password pass:…` is read as its `-passin`: the value follows `pass:`.)
-    if b[first..].starts_with(b"pass:") {
+    // (openssl's `-password pass:…` is read as its `-passin`: the value follows `pass:`.
+    // Where the value is, not what: a file's name (`file:…`, `@token.txt`), a variable's
+    // (`env:…`, `$env:…`), a descriptor, standard input.)
+    let rest = &b[first..];
+    if rest.starts_with(b"pass:") {
         return pass_argument(text, first);
     }
+    if ["file:", "env:", "fd:", "$env:", "stdin"]
+        .iter()
+        .any(|p| rest.starts_with(p.as_bytes()))
+        || (rest[0] == b'@' && {
+            // (`@token.txt`, `@/run/secrets/pw`: a file's name has a dot or a slash; a
+            // password may start with `@`.)
+            let word = &rest[..rest
+                .iter()
+                .position(u8::is_ascii_whitespace)
+                .unwrap_or(rest.len())];
+            word.len() > 1 && word.iter().any(|&c| c == b'.' || c == b'/')
+        })
+    {
+        return None;
+    }
     argument(text, first).filter(|&(a, z)| option_value(&text[a..z], token))
+}
+
+/// Whether the quote at `r[i]`, the one that opened the value, is part of it: doubled
+/// (`'It''s9'`, `"Zq8r""Tw2"`: SQL's, YAML's, PowerShell's and CSV's escape, and a shell's
+/// or Python's two strings glued into one), or a double quote after PowerShell's backtick
+/// (`"Zq8r`"Tw2"`). Never for a quote escaped with backslashes (`escapes`): JSON has no
+/// such escape. (`i` then moves past the pair, or the escaped quote.)
+fn quote_goes_on(r: &[u8], i: usize, escapes: usize) -> bool {
+    escapes == 0
+        && ((r.get(i + 1) == Some(&r[i]) && i > 0) || (r[i] == b'"' && i > 0 && r[i - 1] == b'`'))
 }
 
 /// The quote that opens a value whose first character is at `first`, and how many
@@ -848,6 +876,7 @@ fn value_len(b: &[u8], first: usize, quote: Option<(u8, usize)>) -> usize {
             while i < rest.len() {
                 match rest[i] {
                     b'\n' | b'\r' => return i,
+                    c if c == q && quote_goes_on(rest, i, escapes) => i += 1,
                     c if c == q => {
                         let slashes = rest[..i].iter().rev().take_while(|&&c| c == b'\\').count();
                         if slashes == escapes {
@@ -1502,20 +1531,24 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .count();
     // A URL's user (`https://x-access-token:…@github.com`): its password is read as one
     // (see `url_password`), to the host.
-    if b[..key].ends_with(b"://") || no_secret_name(&b[key..at]) {
+    if b[..key].ends_with(b"://") {
         return None;
     }
     // A comma between a field's name and the value (and no pair's `value` field): a
     // setter's two arguments, or a list of names. (A header's name before a comma is a
     // header passed to a call: `.header("X-API-Key", "…")`.)
     let between = &b[at..first];
-    if memchr::memchr(b',', between).is_some()
+    let comma = memchr::memchr(b',', between).is_some()
         && memchr::memmem::find(between, b"alue").is_none()
-        && !text.get(name..at).is_some_and(super::patterns::header_name)
-        && !setter_call(b, key)
-    {
+        && !text.get(name..at).is_some_and(super::patterns::header_name);
+    if comma && !setter_call(b, key) {
         return None;
     }
+    // Where only a value can stand — SQL's `IDENTIFIED BY`, an index set, a setter's
+    // argument — a quoted passphrase with blanks is one too (`IDENTIFIED BY 'correct
+    // horse battery 9'`); after a field's name it may be prose.
+    let sql = super::patterns::identified_at(&b[name..]);
+    let strong = sql || comma || memchr::memchr(b']', between).is_some();
     let before_key = key.checked_sub(1).map(|i| b[i]);
     // The opening quote, if any: the byte before the value's first character.
     let quote = match b[first - 1] {
@@ -1565,14 +1598,14 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
                 ))
     };
     // A quoted value's closing quote (the one after as many backslashes as the opening
-    // one; not a single quote doubled, as SQL, YAML and PowerShell escape it: `'It''s9'`),
-    // or the line's end: its length then.
+    // one; not one doubled or after PowerShell's backtick: see `quote_goes_on`), or the
+    // line's end: its length then.
     let close_in = |r: &[u8], q: u8| {
         let mut i = 0;
         while i < r.len() {
             match r[i] {
                 b'\n' | b'\r' => return Some(i),
-                b'\'' if q == b'\'' && escapes == 0 && r.get(i + 1) == Some(&b'\'') => i += 1,
+                c if c == q && quote_goes_on(r, i, escapes) => i += 1,
                 c if c == q => {
                     let slashes = r[..i].iter().rev().take_while(|&&c| c == b'\\').count();
                     if slashes == escapes {
@@ -1589,14 +1622,19 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // (up to AUTH_TOKEN_MAX), read only then — so a run of fields that fail is read a
     // bounded length each, and a long value (a key, a JWT) is never cut.
     //
-    // A value ends, too, where the field's name comes again (`password=x@y.password=x@y.…`:
-    // fields glued in a row, each its own; a secret never holds its own field's name) — else
+    // A value ends, too, where the field comes again, its name and a separator
+    // (`password=x@y.password=x@y.…`: fields glued in a row, each its own; the name alone
+    // may be part of a secret, `Pwd=AdminPwd2024`) — else
     // each field inside a value taken whole would be read whole again as it grows the
     // detection, 16 KiB each.
     let own = &b[name..at];
     let again = |r: &[u8]| {
         memchr::memchr_iter(own[0], r)
-            .find(|&i| i > 0 && r[i..].starts_with(own))
+            .find(|&i| {
+                i > 0
+                    && r[i..].starts_with(own)
+                    && matches!(r.get(i + own.len()), Some(b'=' | b':' | b'"' | b'\''))
+            })
             .unwrap_or(r.len())
     };
     let limit = ceil_char_boundary(text, first.saturating_add(NAMED_VALUE_MAX));
@@ -1608,7 +1646,18 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     };
     // (Part of `text`: whole characters when both ends are on their boundaries.)
     let value = text.get(first..first + len)?;
-    if !secret_value(value, quoted, rest.get(len).copied()) || short_for_a_token(&b[key..at], value)
+    let next = rest.get(len).copied();
+    // (A phrase's closing quote ends a string: no letter or digit is glued after it.)
+    let closed = quoted && !is_alnum(b.get(first + len + 1).copied());
+    let passes = match strong && closed {
+        true => secret_argument(value, true, next),
+        false => secret_value(value, quoted, next),
+    };
+    if !passes
+        || short_for_a_token(&b[key..at], value)
+        || no_secret_name(&b[key..at], value)
+        || (sql && !sql_statement(b, name))
+        || logprobs_after(b, &b[key..at], first + len)
     {
         return None;
     }
@@ -1623,24 +1672,54 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     Some((first, first + len.min(again(&whole[..len]))))
 }
 
+/// Whether the `IDENTIFIED` at `at` belongs to a statement that sets a user's password: a
+/// `USER`, a `ROLE`, a `LOGIN`, a `GRANT` or a link's `CONNECT` in the 128 bytes before it
+/// (prose says "identified by 'CVE-2024-1234'" too). Asked only of a value that passes.
+fn sql_statement(b: &[u8], at: usize) -> bool {
+    let from = at.saturating_sub(128);
+    (from..at).any(|i| {
+        let word: &[u8] = match b[i] | 0x20 {
+            b'u' => b"user",
+            b'r' => b"role",
+            b'l' => b"login",
+            b'g' => b"grant",
+            b'c' => b"connect",
+            _ => return false,
+        };
+        b[i..at.min(i + word.len())].eq_ignore_ascii_case(word)
+    })
+}
+
+/// Whether a field named `token` whose value ends at `end` is a tokenizer's output, a
+/// model's log probabilities (`{"token": "Hello1234", "logprob": -0.1}`).
+fn logprobs_after(b: &[u8], key: &[u8], end: usize) -> bool {
+    key.eq_ignore_ascii_case(b"token")
+        && memchr::memmem::find(&b[end..b.len().min(end + 64)], b"logprob").is_some()
+}
+
 /// Whether the quoted name that starts at `key` is the first argument of a call that sets
-/// what it names to the next argument: PHP's `define('DB_PASSWORD', …)`, `os.Setenv(…)`,
-/// `os.putenv`, `os.environ.setdefault`, `System.setProperty`,
-/// `[Environment]::SetEnvironmentVariable`, `localStorage.setItem`, a map's `set`, `put`,
-/// `add`, `insert`, `store`.
+/// what it names to the next argument, or falls back to it: PHP's `define('DB_PASSWORD',
+/// …)`, `os.Setenv(…)`, `os.putenv`, `os.environ.setdefault`, `System.setProperty`,
+/// `[Environment]::SetEnvironmentVariable`, `localStorage.setItem`, `setAttribute`,
+/// `addProperty`, a map's `set` and `put`, a form's `append`, `getenv` and `get` with a
+/// default.
 fn setter_call(b: &[u8], key: usize) -> bool {
     let mut i = key;
-    // The name's opening quote (escaped or not), blanks, the call's `(`.
+    // The name's opening quote (escaped or not), blanks and line breaks (gofmt's and
+    // black's argument lists), the call's `(`, blanks.
     while i > 0 && matches!(b[i - 1], b'"' | b'\'' | b'\\') && key - i < 4 {
         i -= 1;
     }
-    while i > 0 && matches!(b[i - 1], b' ' | b'\t') && key - i < 16 {
+    while i > 0 && b[i - 1].is_ascii_whitespace() && key - i < 24 {
         i -= 1;
     }
     if i == 0 || b[i - 1] != b'(' || i == key {
         return false;
     }
-    let end = i - 1;
+    let mut end = i - 1;
+    while end > 0 && b[end - 1] == b' ' && i - end < 3 {
+        end -= 1;
+    }
     let start = end
         - b[..end]
             .iter()
@@ -1648,7 +1727,9 @@ fn setter_call(b: &[u8], key: usize) -> bool {
             .take(32)
             .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
             .count();
-    const SETTERS: [&str; 14] = [
+    // (Not `add` or `insert`: schemas and lexers add names ending in a secret's with a
+    // type or a word, `table.insert("api_token", "varchar(255)")`.)
+    const SETTERS: [&str; 16] = [
         "define",
         "setenv",
         "putenv",
@@ -1656,13 +1737,16 @@ fn setter_call(b: &[u8], key: usize) -> bool {
         "setproperty",
         "setenvironmentvariable",
         "setitem",
+        "setattribute",
+        "addproperty",
         "set",
         "put",
-        "add",
-        "insert",
-        "store",
+        "append",
         "set_secret",
         "setsecret",
+        // A default that is the secret itself: `os.environ.get("SECRET_KEY", "dev-…")`.
+        "getenv",
+        "get",
     ];
     let word = &b[start..end];
     SETTERS
@@ -1679,23 +1763,24 @@ pub(crate) fn secret_field(key: &str, value: &str) -> bool {
     super::patterns::SECRET_NAMES
         .iter()
         .any(|n| key.ends_with(n))
-        && !no_secret_name(key.as_bytes())
+        && !no_secret_name(key.as_bytes(), value)
         && !short_for_a_token(key.as_bytes(), value)
         && secret_value(value, true, None)
 }
 
-/// Whether a field whose name (`key`, whole) ends in a secret's name holds no secret by
-/// what its name's other words say:
+/// Whether a field whose name (`key`, whole) ends in a secret's name holds no secret
+/// (`value`) by what its name's other words say:
 /// - a page's or a stream's position (`nextToken`, `page_token`, `nextSyncToken`,
-///   `ContinuationToken`, OData's `$skiptoken`/`$deltatoken`), a request's idempotency token
-///   (`ClientToken`, `IdempotencyToken`), a tokenizer's special token (`eos_token`), a count
-///   or a limit (`max_output_token`);
-/// - a pass that is no password: a filter's (`low_pass`), a renderer's (`render_pass`), a
-///   test run's (`tests_pass`).
+///   `ContinuationToken`, `$skipToken`, `lastEvaluatedToken`), a waiter's or a change's,
+///   a tokenizer's special token (`eos_token`);
+/// - in PascalCase, a request's idempotency token (`ClientToken`, `ClientRequestToken`;
+///   Vault's `client_token` is a secret);
+/// - a count or a limit (`max_output_token`, `input_token`), when the value is a number;
+/// - a pass that is no password: a filter's (`low_pass`), a renderer's (`render_pass`).
 ///
 /// In capitals (an environment variable's name) only the words for a page say so:
 /// `INPUT_TOKEN` is the token a GitHub Action is given, `SYNC_TOKEN` a secret.
-pub(super) fn no_secret_name(key: &[u8]) -> bool {
+pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
     // The last two words, in small letters: words split at `_`, `-`, `.`, `$` and where a
     // small letter or a digit meets a capital (`nextPageToken`).
     let mut words: [&[u8]; 2] = [b"", b""];
@@ -1704,11 +1789,10 @@ pub(super) fn no_secret_name(key: &[u8]) -> bool {
     let mut n = 0;
     while i > 0 && n < 2 {
         let c = key[i - 1];
-        let split_before = !c.is_ascii_alphanumeric();
         let hump = c.is_ascii_uppercase()
             && i >= 2
             && (key[i - 2].is_ascii_lowercase() || key[i - 2].is_ascii_digit());
-        if split_before {
+        if !c.is_ascii_alphanumeric() {
             if end > i {
                 words[n] = &key[i..end];
                 n += 1;
@@ -1732,6 +1816,8 @@ pub(super) fn no_secret_name(key: &[u8]) -> bool {
     let is = |w: &[u8], list: &[&str]| list.iter().any(|l| w.eq_ignore_ascii_case(l.as_bytes()));
     let capitals =
         key.iter().any(u8::is_ascii_uppercase) && !key.iter().any(u8::is_ascii_lowercase);
+    let pascal = key.first().is_some_and(u8::is_ascii_uppercase) && !capitals;
+    let number = !value.is_empty() && value.bytes().all(|c| c.is_ascii_digit());
     const PAGE: [&str; 6] = [
         "next",
         "page",
@@ -1740,22 +1826,29 @@ pub(super) fn no_secret_name(key: &[u8]) -> bool {
         "prev",
         "previous",
     ];
-    const TOKEN: [&str; 31] = [
-        "next",
-        "page",
-        "continuation",
-        "pagination",
-        "prev",
-        "previous",
+    const POSITION: [&str; 19] = [
         "cursor",
         "sync",
         "resume",
-        "start",
-        "end",
-        "stop",
-        "client",
-        "idempotency",
+        "skip",
+        "delta",
+        "starting",
+        "evaluated",
+        "resumption",
+        "waiter",
+        "change",
         "cancellation",
+        "eos",
+        "bos",
+        "pad",
+        "unk",
+        "sep",
+        "cls",
+        "mask",
+        "special",
+    ];
+    const IDEMPOTENCY: [&str; 3] = ["client", "request", "idempotency"];
+    const COUNT: [&str; 16] = [
         "max",
         "min",
         "num",
@@ -1769,24 +1862,23 @@ pub(super) fn no_secret_name(key: &[u8]) -> bool {
         "completion",
         "input",
         "output",
-        "eos",
-        "bos",
-        "pad",
+        "start",
+        "end",
+        "stop",
     ];
-    const TOKENIZER: [&str; 5] = ["unk", "sep", "cls", "mask", "special"];
-    const PASS: [&str; 26] = [
+    const PASS: [&str; 22] = [
         "low", "high", "band", "notch", "all", "render", "shadow", "depth", "light", "lighting",
         "bloom", "blur", "post", "pre", "geometry", "compute", "first", "second", "third", "final",
-        "multi", "single", "test", "tests", "unit", "lint",
+        "multi", "single",
     ];
     if last.eq_ignore_ascii_case(b"skiptoken") || last.eq_ignore_ascii_case(b"deltatoken") {
         return true;
     }
     if last.eq_ignore_ascii_case(b"token") {
-        return match capitals {
-            true => is(before, &PAGE),
-            false => is(before, &TOKEN) || is(before, &TOKENIZER),
-        };
+        return is(before, &PAGE)
+            || (!capitals && is(before, &POSITION))
+            || (pascal && is(before, &IDEMPOTENCY))
+            || (number && is(before, &COUNT));
     }
     last.eq_ignore_ascii_case(b"pass") && is(before, &PASS)
 }
@@ -1935,6 +2027,7 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
         // A Windows path (`C:\Users\bob\src2`), a KMS key's alias.
         || (v[0].is_ascii_alphabetic() && v[1] == b':' && matches!(v.get(2), Some(b'\\' | b'/')))
         || v.starts_with(b"alias/")
+        || v.starts_with(b"aws/")
         || v.starts_with(b"~/")
         || v.starts_with(b"./")
         || v.starts_with(b"../")
@@ -2020,9 +2113,11 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
 }
 
 /// Shapes a field named for a secret holds that are no secret: a version (`v1.2.3`), a date,
-/// a length with its unit (`1.5em`), a range (`8-128`), a validation rule
-/// (`nullable|min:8`), a Kubernetes object's name (`mysql-auth-v2`: words and a version),
-/// and, bare, a type with a size (`u128`, `bytes32`, `H256`, `Uint8Array`).
+/// a length with its unit (`1.5em`), a range (`8-128`), a count of a total (`12/12`), a
+/// column type with its size (`varchar(255)`), a validation rule (`nullable|min:8`,
+/// `min:8`), a Kubernetes object's name (`mysql-auth-v2`: words and a version), an
+/// algorithm's name (see [`algorithm`]), and, bare, a type with a size (`u128`, `bytes32`,
+/// `H256`, `Uint8Array`).
 fn not_a_secret_shape(lower: &str, quoted: bool) -> bool {
     // (A statement's end, read into an `.env`-style value: `Password=1.5em;`.)
     let lower = lower.trim_end_matches([';', ',']);
@@ -2050,6 +2145,24 @@ fn not_a_secret_shape(lower: &str, quoted: bool) -> bool {
     let range = lower
         .split_once('-')
         .is_some_and(|(a, b)| digits(a.as_bytes()) && digits(b.as_bytes()));
+    // A count of a total (`12/12`), a column type with its size (`varchar(255)`), a rule
+    // with its number (`min:8`).
+    let ratio = lower
+        .split_once('/')
+        .is_some_and(|(a, b)| digits(a.as_bytes()) && digits(b.as_bytes()));
+    let sized = lower
+        .strip_suffix(')')
+        .and_then(|l| l.split_once('('))
+        .is_some_and(|(t, n)| {
+            !t.is_empty()
+                && t.bytes().all(|c| c.is_ascii_lowercase())
+                && n.split(',').all(|p| digits(p.trim().as_bytes()))
+        });
+    let numbered_rule = lower.split_once(':').is_some_and(|(w, n)| {
+        !w.is_empty()
+            && w.bytes().all(|c| c.is_ascii_lowercase() || c == b'_')
+            && digits(n.as_bytes())
+    });
     let rule = lower.contains('|')
         && lower.split('|').all(|part| {
             let (name, arg) = part.split_once(':').unwrap_or((part, "0"));
@@ -2080,7 +2193,58 @@ fn not_a_secret_shape(lower: &str, quoted: bool) -> bool {
             ]
             .contains(&prefix)
     };
-    version || date || unit || range || rule || object_name || sized_type
+    version
+        || date
+        || unit
+        || range
+        || ratio
+        || sized
+        || numbered_rule
+        || rule
+        || object_name
+        || sized_type
+        || algorithm(lower)
+}
+
+/// An algorithm's name, as a key's field may hold it (`"encryption_key": "AES-256-CBC"`,
+/// `"signing_key": "ES256K"`): AES with its size and mode, a JWS algorithm, SHA (in an
+/// HMAC too), ChaCha20-Poly1305, Ed25519 and the like (`lower`: in small letters).
+fn algorithm(lower: &str) -> bool {
+    fn sep(w: &str) -> &str {
+        w.strip_prefix(['-', '_']).unwrap_or(w)
+    }
+    fn size<'a>(w: &'a str, sizes: &[&str]) -> Option<&'a str> {
+        sizes.iter().find_map(|n| w.strip_prefix(n))
+    }
+    if let Some(rest) = lower.strip_prefix("aes") {
+        return size(sep(rest), &["128", "192", "256"]).is_some_and(|mode| {
+            mode.is_empty()
+                || ["cbc", "gcm", "ctr", "ecb", "ofb", "cfb", "siv", "xts"].contains(&sep(mode))
+        });
+    }
+    if let Some(rest) = ["hs", "rs", "es", "ps"]
+        .iter()
+        .find_map(|p| lower.strip_prefix(p))
+    {
+        return size(rest, &["256", "384", "512"]).is_some_and(|k| k.is_empty() || k == "k");
+    }
+    let sha = sep(lower.strip_prefix("hmac").unwrap_or(lower));
+    if let Some(rest) = sha.strip_prefix("sha") {
+        return size(sep(rest), &["1", "224", "256", "384", "512"])
+            .is_some_and(|t| t.is_empty() || ["-224", "-256"].contains(&t));
+    }
+    [
+        "chacha20-poly1305",
+        "xchacha20-poly1305",
+        "ed25519",
+        "ed448",
+        "x25519",
+        "x448",
+        "secp256k1",
+        "p-256",
+        "p-384",
+    ]
+    .contains(&lower)
 }
 
 /// The most bytes of a bearer token or basic credentials read (a token this long is
