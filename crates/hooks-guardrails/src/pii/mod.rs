@@ -3030,7 +3030,7 @@ pub(crate) mod tests {
         let azure = "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4/QEFCQ0RFRg==";
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
-        let cases: [(String, &[&str]); 134] = [
+        let cases: [(String, &[&str]); 135] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3191,6 +3191,8 @@ pub(crate) mod tests {
             ("db_pass: \"prod_pass_2024\"".into(), &["prod_pass_2024"]),
             ("password = \"Zq8r\"\"Tw2xLk\"".into(), &["Zq8r\"\"Tw2xLk"]),
             ("$env:API_TOKEN = \"Zq8r`\"Tw2xLk\"".into(), &["Zq8r`\"Tw2xLk"]),
+            // (A quote after a backtick, then the closing one: not a doubled quote.)
+            ("password = \"Zq8rTw2x`\"\" rest".into(), &["Zq8rTw2x`\""]),
             ("os.Setenv(\n\t\"API_TOKEN\",\n\t\"Zq8rTw2xLk\",\n)".into(), &["Zq8rTw2xLk"]),
             ("props.put (\"password\", \"Zq8rTw2xLk\");".into(), &["Zq8rTw2xLk"]),
             ("formData.append('password', 'Zq8rTw2xLk');".into(), &["Zq8rTw2xLk"]),

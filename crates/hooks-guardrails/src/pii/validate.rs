@@ -838,14 +838,17 @@ fn single_dash_option(text: &str, s: usize, e: usize) -> Option<(usize, usize)> 
     argument(text, first).filter(|&(a, z)| option_value(&text[a..z], token))
 }
 
-/// Whether the quote at `r[i]`, the one that opened the value, is part of it: doubled
-/// (`'It''s9'`, `"Zq8r""Tw2"`: SQL's, YAML's, PowerShell's and CSV's escape, and a shell's
-/// or Python's two strings glued into one), or a double quote after PowerShell's backtick
-/// (`"Zq8r`"Tw2"`). Never for a quote escaped with backslashes (`escapes`): JSON has no
-/// such escape. (`i` then moves past the pair, or the escaped quote.)
-fn quote_goes_on(r: &[u8], i: usize, escapes: usize) -> bool {
-    escapes == 0
-        && ((r.get(i + 1) == Some(&r[i]) && i > 0) || (r[i] == b'"' && i > 0 && r[i - 1] == b'`'))
+/// How many bytes from `r[i]`, the quote that opened the value, are part of it: 2 where
+/// it is doubled (`'It''s9'`, `"Zq8r""Tw2"`: SQL's, YAML's, PowerShell's and CSV's escape,
+/// and a shell's or Python's two strings glued into one), 1 for a double quote after
+/// PowerShell's backtick (`"Zq8r`"Tw2"`), 0 where it closes the value. Never for a value
+/// whose quotes are escaped with backslashes (`escapes`): JSON has no such escape.
+fn quote_inside(r: &[u8], i: usize, escapes: usize) -> usize {
+    match escapes == 0 && i > 0 {
+        true if r[i] == b'"' && r[i - 1] == b'`' => 1,
+        true if r.get(i + 1) == Some(&r[i]) => 2,
+        _ => 0,
+    }
 }
 
 /// The quote that opens a value whose first character is at `first`, and how many
@@ -876,7 +879,9 @@ fn value_len(b: &[u8], first: usize, quote: Option<(u8, usize)>) -> usize {
             while i < rest.len() {
                 match rest[i] {
                     b'\n' | b'\r' => return i,
-                    c if c == q && quote_goes_on(rest, i, escapes) => i += 1,
+                    c if c == q && quote_inside(rest, i, escapes) > 0 => {
+                        i += quote_inside(rest, i, escapes) - 1;
+                    }
                     c if c == q => {
                         let slashes = rest[..i].iter().rev().take_while(|&&c| c == b'\\').count();
                         if slashes == escapes {
@@ -1598,14 +1603,16 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
                 ))
     };
     // A quoted value's closing quote (the one after as many backslashes as the opening
-    // one; not one doubled or after PowerShell's backtick: see `quote_goes_on`), or the
+    // one; not one doubled or after PowerShell's backtick: see `quote_inside`), or the
     // line's end: its length then.
     let close_in = |r: &[u8], q: u8| {
         let mut i = 0;
         while i < r.len() {
             match r[i] {
                 b'\n' | b'\r' => return Some(i),
-                c if c == q && quote_goes_on(r, i, escapes) => i += 1,
+                c if c == q && quote_inside(r, i, escapes) > 0 => {
+                    i += quote_inside(r, i, escapes) - 1;
+                }
                 c if c == q => {
                     let slashes = r[..i].iter().rev().take_while(|&&c| c == b'\\').count();
                     if slashes == escapes {
@@ -1781,8 +1788,8 @@ pub(crate) fn secret_field(key: &str, value: &str) -> bool {
 /// In capitals (an environment variable's name) only the words for a page say so:
 /// `INPUT_TOKEN` is the token a GitHub Action is given, `SYNC_TOKEN` a secret.
 pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
-    // The last two words, in small letters: words split at `_`, `-`, `.`, `$` and where a
-    // small letter or a digit meets a capital (`nextPageToken`).
+    // The last two words (compared in any case): words split at `_`, `-`, `.`, `$` and
+    // where a small letter or a digit meets a capital (`nextPageToken`).
     let mut words: [&[u8]; 2] = [b"", b""];
     let mut end = key.len();
     let mut i = key.len();
