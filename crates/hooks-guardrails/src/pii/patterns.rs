@@ -424,11 +424,13 @@ pub(super) const RUN_PASS_NAMES: usize = 63;
 ///   three times;
 /// - the name as an index: `os.environ["DB_PASSWORD"] = "…"`, `headers[ "X-API-Key" ] = "…"`,
 ///   Ruby's `params[:password] = "…"` and `ENV["API_KEY"] ||= "…"`;
-/// - a pair's next field, as Kubernetes, ECS and CodeBuild write environment variables:
-///   `- name: DB_PASSWORD` and `value: …` on the next line (a blank line or one other field
-///   between them), `{"name": "DB_PASSWORD", "type": "PLAINTEXT", "value": …}`;
+/// - a pair's next field, as Kubernetes, ECS, CodeBuild, Terraform and gcloud write
+///   environment variables: `- name: DB_PASSWORD` and `value: …` on the next line (a blank
+///   line or one other field between them), `{"name": "DB_PASSWORD", "type": "PLAINTEXT",
+///   "value": …}`, `{ name = "DB_PASSWORD", value = … }`, `name=DB_PASSWORD,value=…`;
 /// - blanks or a line break before a quoted value, as SQL sets a role's password
-///   (`ALTER ROLE app WITH LOGIN PASSWORD 'S3cret9'`) and Chef a resource's;
+///   (`ALTER ROLE app WITH LOGIN PASSWORD 'S3cret9'`, `PASSWORD "…"`) and Chef a
+///   resource's;
 /// - for field names (not `comma`), a comma between the two quoted, where a setter is
 ///   called (`define('DB_PASSWORD', '…')`, `os.Setenv("API_KEY", "…")`: see
 ///   `validate::setter_call`; lists of names are no setter's: `("username", "password",
@@ -436,7 +438,8 @@ pub(super) const RUN_PASS_NAMES: usize = 63;
 /// - with `comma`, a comma between the two quoted, as code passes a header:
 ///   `.header("X-API-Key", "…")`.
 ///
-/// A value may open with a string's prefix (`f"…"`, `r'…'`).
+/// A value may open with a string's prefix: Python's (`f"…"`, `r'…'`, `b"…"`), SQL Server's
+/// `N'…'`, C#'s `@"…"` and `$"…"`, C++'s `L"…"`, bash's `$'…'`.
 fn named_secret(names: &[&str], comma: bool) -> String {
     let q = r#"(?:\\{0,3}["'])?"#;
     let qq = r#"\\{0,3}["']"#;
