@@ -1032,6 +1032,8 @@ mod tests {
             "github_token": "Zq8rTw2xLk",
             "Pwd": 48213957,
             "smtp": {"db_pass": "Zq8rTw2xLk", "nextToken": "AAAA1234abcd", "eos_token": "</s>"},
+            "ftp": {"adminPass": "Zq8rTw2xLk", "firstPass": "pass2x", "Pass": "test_login_2"},
+            "rails": {"secret_key_base": "Zq8rTw2xLk", "SecretAccessKey": "Zq8rTw2xLk"},
         });
         let r = e.scrub_json(&run, ViolationLocation::ToolArgs, None, &mut v, true);
         assert!(r.changed);
@@ -1050,6 +1052,8 @@ mod tests {
                 "github_token": "[REDACTED_SECRET]",
                 "Pwd": "[REDACTED_SECRET]",
                 "smtp": {"db_pass": "[REDACTED_SECRET]", "nextToken": "AAAA1234abcd", "eos_token": "</s>"},
+                "ftp": {"adminPass": "[REDACTED_SECRET]", "firstPass": "pass2x", "Pass": "test_login_2"},
+                "rails": {"secret_key_base": "[REDACTED_SECRET]", "SecretAccessKey": "[REDACTED_SECRET]"},
             })
         );
         // With the rule on ALLOW, nothing is touched.

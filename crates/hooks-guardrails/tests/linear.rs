@@ -112,6 +112,13 @@ fn family(name: &str, n: usize) -> String {
         "doubled_quotes_never_closed" => {
             "password='a''b'' -token \"x IDENTIFIED BY 'Zq8r9x' ".repeat(n / 50)
         }
+        // Names apart from their values by blanks: after commands that set them, values
+        // failing (`gh secret set` reads its line for `--body`); in prose, each name a
+        // candidate; a camelCase `…Pass` in a row.
+        "blank_setters_without_values" => {
+            "setx API_KEY x set -x TOKEN gh secret set API_KEY ".repeat(n / 50)
+        }
+        "names_and_words_in_a_row" => "token password aPass x ".repeat(n / 23),
         // Setters' arguments and pairs with a field between, every value failing.
         "setters_and_pairs_without_values" => {
             "define('password', 'x'); {\"name\": \"token\", \"type\": \"a\", \"value\": \"x\"} "
@@ -162,7 +169,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 82] = [
+const FAMILIES: [&str; 84] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -226,6 +233,8 @@ const FAMILIES: [&str; 82] = [
     "indexed_names_with_short_values",
     "named_pairs_with_short_values",
     "sql_password_clauses_without_one",
+    "blank_setters_without_values",
+    "names_and_words_in_a_row",
     "short_names_glued",
     "page_tokens_in_a_row",
     "single_dash_options_without_values",

@@ -142,6 +142,11 @@ fn values() -> Vec<(String, String)> {
                 "secret_env_index" | "secret_index" => Some(r#"os.environ["API_KEY"] = "{}""#),
                 "secret_sql_identified_by" => Some("CREATE USER u IDENTIFIED BY '{}';"),
                 "secret_sql_password" => Some("ALTER ROLE app WITH LOGIN PASSWORD '{}';"),
+                "secret_blank_setter" => Some("setx DB_PASSWORD {} /M"),
+                "secret_dockerfile_env_line" => Some("FROM node:20\nENV DB_PASSWORD {}\n"),
+                "secret_gh_body" => Some("gh secret set API_KEY --body '{}'"),
+                "secret_camel_pass" => Some("const dbPass = \"{}\";"),
+                "secret_key_base" => Some("SECRET_KEY_BASE={}"),
                 _ => None,
             };
             let label = match s["entity"].as_str().unwrap() {
@@ -291,7 +296,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1116 + 13);
+    assert_eq!(values.len(), 1164 + 1124 + 13);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

@@ -3030,7 +3030,7 @@ pub(crate) mod tests {
         let azure = "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4/QEFCQ0RFRg==";
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
-        let cases: [(String, &[&str]); 135] = [
+        let cases: [(String, &[&str]); 152] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3210,6 +3210,28 @@ pub(crate) mod tests {
             ("CREATE DATABASE LINK l CONNECT TO u IDENTIFIED BY Zq8rTw2xLk USING 'db'".into(), &["Zq8rTw2xLk"]),
             ("pwd: \"Mypwd2024xZ\"".into(), &["Mypwd2024xZ"]),
             ("token: \"a1tokenZq8r99\"".into(), &["a1tokenZq8r99"]),
+            // Set by a command, blanks between the name and the value: Windows's `setx`,
+            // fish's `set`, Dockerfile's older `ENV` (the rest of the line), `config set`,
+            // `git config`, `gh secret set … --body`, `dotnet user-secrets set`, conda's.
+            ("setx DB_PASSWORD Zq8rTw2xLk /M".into(), &["Zq8rTw2xLk"]),
+            ("set -gx GITHUB_TOKEN Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("set --export API_KEY 'Zq8r Tw2x Lk9'".into(), &["Zq8r Tw2x Lk9"]),
+            ("FROM node:20\nENV DB_PASSWORD my s3cret phrase  \nRUN npm ci".into(), &["my s3cret phrase"]),
+            ("npm config set //registry.npmjs.org/:_authToken Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("aws configure set aws_secret_access_key Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("git config --global github.token Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("git config user.password \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
+            ("gh secret set API_KEY --env prod --body \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
+            ("gh secret set API_KEY -b Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("dotnet user-secrets set \"Stripe:SecretKey\" \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
+            ("conda config --set token Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            // A password under a camelCase name, Rails's key base, AWS's secret key under
+            // its whole name.
+            ("const dbPass = \"Zq8rTw2xLk\";".into(), &["Zq8rTw2xLk"]),
+            ("adminPass: Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("SECRET_KEY_BASE=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("aws_secret_access_key = Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            (r#"{"SecretAccessKey": "Zq8rTw2xLk"}"#.into(), &["Zq8rTw2xLk"]),
         ];
         let d = PiiDetector::new();
         for (text, want) in &cases {
@@ -3328,6 +3350,21 @@ pub(crate) mod tests {
             r#""ClientRequestToken": "7f4c5a2e-1b2c-4d5e-8f90-a1b2c3d4e5f6""#,
             r#"{"$skipToken": "abc123def456", "lastEvaluatedToken": "x1y2z3w4v5u6", "StartingToken": "q1w2e3r4t5y6"}"#,
             "The vulnerability, identified by 'CVE-2024-1234', was fixed.",
+            // A name and a value apart by blanks with no command that sets it: prose, a
+            // fish variable erased or asked, git's config read, a `set` after a word, a
+            // template, Dockerfile's `ENV` in prose; `Pass` not in camelCase, a pass that
+            // is no password.
+            "the password abc12345 works",
+            "Enter your API_KEY Zq8rTw2xLk below",
+            "set -e GITHUB_TOKEN Zq8rTw2xLk",
+            "set -q API_KEY; or echo Zq8rTw2xLk",
+            "git config --global --get github.token Zq8rTw2xLk",
+            "git config --unset user.password Zq8rTw2xLk",
+            "reset token abc12345",
+            "ENV GITHUB_TOKEN ${GITHUB_TOKEN}",
+            "see ENV DB_PASSWORD Zq8rTw2xLk",
+            "Pass: 3/5 Fail: 2\nPass: test_login_2",
+            "lowPass: abc12, boardingPass: QR12345678",
             "Each resource is identified by 'resource_id2'.",
             "table.insert(\"api_token\", \"varchar(255)\")",
             "validator.add(\"password\", \"min:8\")",

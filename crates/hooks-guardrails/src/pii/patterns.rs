@@ -29,7 +29,7 @@ const BASIC: &str = r"[A-Za-z0-9+/_\-]";
 /// whose name ends in one of them (`MYSQL_ROOT_PASSWORD`, `spring.datasource.password`)
 /// holds a secret (see `validate::named_secret`). The first [`RUN_PASS_NAMES`] are fields'
 /// names; the rest, headers' (`X-API-Key`, `X-Auth-Token`, `Private-Token`) and tokens'.
-pub(super) const SECRET_NAMES: [&str; 84] = [
+pub(super) const SECRET_NAMES: [&str; 91] = [
     "password",
     "Password",
     "PASSWORD",
@@ -102,6 +102,17 @@ pub(super) const SECRET_NAMES: [&str; 84] = [
     "master_key",
     "masterKey",
     "MASTER_KEY",
+    // A password under a camelCase name (`adminPass`, `dbPass`: only after a small letter
+    // or a digit, see `validate::named_secret`), Rails's `secret_key_base`, AWS's secret
+    // key under its whole name (`aws_secret_access_key`, `"SecretAccessKey":` in `aws sts`
+    // output) whatever its value's length.
+    "Pass",
+    "secret_key_base",
+    "SECRET_KEY_BASE",
+    "secret_access_key",
+    "SECRET_ACCESS_KEY",
+    "secretAccessKey",
+    "SecretAccessKey",
     "API-Key",
     "Api-Key",
     "api_token",
@@ -416,7 +427,7 @@ pub(super) fn named_exactly(m: &[u8]) -> bool {
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
 /// since) are looked for in the command-line pass, whose prefilter then stays the faster
 /// kind with fewer literals (see `specs`).
-pub(super) const RUN_PASS_NAMES: usize = 63;
+pub(super) const RUN_PASS_NAMES: usize = 70;
 
 /// A field named by one of `names`, its separator and the value's first character. The
 /// separator is
@@ -431,6 +442,10 @@ pub(super) const RUN_PASS_NAMES: usize = 63;
 /// - blanks or a line break before a quoted value, as SQL sets a role's password
 ///   (`ALTER ROLE app WITH LOGIN PASSWORD 'S3cret9'`, `PASSWORD "…"`) and Chef a
 ///   resource's;
+/// - for field names (not `comma`), blanks before any value, the name quoted or not, where
+///   a command sets the name (`setx API_KEY …`, fish's `set -x`, Dockerfile's `ENV`,
+///   `npm config set`, `git config`, `gh secret set … --body`: see
+///   `validate::blank_setter`);
 /// - for field names (not `comma`), a comma between the two quoted, where a setter is
 ///   called (`define('DB_PASSWORD', '…')`, `os.Setenv("API_KEY", "…")`: see
 ///   `validate::setter_call`; lists of names are no setter's: `("username", "password",
@@ -463,8 +478,15 @@ fn named_secret(names: &[&str], comma: bool) -> String {
         separators.push(format!(r"{qq}[ \t]{{0,4}},(?:[ \t]{{0,4}}\r?\n)?"));
     }
     let separators = separators.join("|");
+    // (Blanks alone before the value: a quoted one, or, for field names, any — which only
+    // a command that sets the name may stand before: `setx DB_PASSWORD S3cret9`, see
+    // `validate::blank_setter`.)
+    let blanks = match comma {
+        false => format!(r"{q}[ \t]{{1,40}}{q}"),
+        true => r#"[ \t]{1,40}["']"#.to_owned(),
+    };
     let mut out = format!(
-        r#"(?:{names})(?:(?:{separators})[ \t]{{0,40}}{value}|(?:[ \t]{{1,40}}|[ \t]{{0,40}}\r?\n[ \t]{{0,40}})["'])[^\s"'\\>]"#
+        r#"(?:{names})(?:(?:{separators})[ \t]{{0,40}}{value}|{blanks}|[ \t]{{0,40}}\r?\n[ \t]{{0,40}}["'])[^\s"'\\>]"#
     );
     if comma {
         out += &format!(r#"|(?:{names}){qq}[ \t]*,[ \t]*{qq}[^\s"'\\>]"#);

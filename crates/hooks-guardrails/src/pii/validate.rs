@@ -1553,7 +1553,33 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // argument — a quoted passphrase with blanks is one too (`IDENTIFIED BY 'correct
     // horse battery 9'`); after a field's name it may be prose.
     let sql = super::patterns::identified_at(&b[name..]);
-    let strong = sql || comma || memchr::memchr(b']', between).is_some();
+    if !camel_pass(&b[..name], &b[name..at]) {
+        return None;
+    }
+    // Blanks alone between the name and its value (the name quoted or not): a command on
+    // the line before the name sets it (see `blank_setter`) — or, with a quoted value right
+    // after the blanks, SQL sets a role's password (`PASSWORD 'S3cret9'`); else it is prose.
+    let blank_only = first > at
+        && !sql
+        && between
+            .iter()
+            .all(|c| matches!(c, b' ' | b'\t' | b'"' | b'\'' | b'\\'));
+    let setter = match blank_only {
+        true => blank_setter(b, key),
+        false => None,
+    };
+    if blank_only
+        && setter.is_none()
+        && !(matches!(b[at], b' ' | b'\t') && matches!(b[first - 1], b'"' | b'\''))
+    {
+        return None;
+    }
+    // `gh secret set NAME --body value`: the value is the option's.
+    let first = match setter {
+        Some(BlankSetter::Body) => body_option(b, first)?,
+        _ => first,
+    };
+    let strong = sql || comma || setter.is_some() || memchr::memchr(b']', between).is_some();
     let before_key = key.checked_sub(1).map(|i| b[i]);
     // The opening quote, if any: the byte before the value's first character.
     let quote = match b[first - 1] {
@@ -1656,6 +1682,17 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     let next = rest.get(len).copied();
     // (A phrase's closing quote ends a string: no letter or digit is glued after it.)
     let closed = quoted && !is_alnum(b.get(first + len + 1).copied());
+    if setter == Some(BlankSetter::Line) && !quoted {
+        // Dockerfile's older `ENV NAME value`: the rest of the line is the value, blanks and
+        // all, judged whole as a quoted one is.
+        let limit = ceil_char_boundary(text, first.saturating_add(AUTH_TOKEN_MAX));
+        let end = memchr::memchr2(b'\n', b'\r', &b[first..limit]).map_or(limit, |i| first + i);
+        let value = text[first..end].trim_end();
+        return (secret_argument(value, true, None)
+            && !short_for_a_token(&b[key..at], value)
+            && !no_secret_name(&b[key..at], value))
+        .then_some((first, first + value.len()));
+    }
     let passes = match strong && closed {
         true => secret_argument(value, true, next),
         false => secret_value(value, quoted, next),
@@ -1677,6 +1714,147 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         None => whole.iter().take_while(|&&c| !bare_end(c)).count(),
     };
     Some((first, first + len.min(again(&whole[..len]))))
+}
+
+/// Whether `name`, one of [`SECRET_NAMES`](super::patterns::SECRET_NAMES) after `before`,
+/// names a secret as its case says: `Pass` does in camelCase only, after a small letter or
+/// a digit (`adminPass`, `"dbPass":`) — `Pass: 3/5` is a test run's summary. Every other
+/// name does.
+fn camel_pass(before: &[u8], name: &[u8]) -> bool {
+    name != b"Pass"
+        || before
+            .last()
+            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+}
+
+/// How the value of a name that a command sets, blanks between them (see [`blank_setter`]),
+/// stands.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum BlankSetter {
+    /// The next argument: `setx`, fish's `set -x`, `npm config set`, `git config`.
+    Argument,
+    /// The rest of the line, blanks and all: Dockerfile's older `ENV NAME value`.
+    Line,
+    /// The argument of the `--body` (or `-b`) option after the name: `gh secret set`.
+    Body,
+}
+
+/// Whether a command before the name whose word starts at `key` (its whole argument: npm's
+/// `//registry.npmjs.org/:_authToken`, git's `github.token`, a quoted name) sets it to the
+/// argument after it, blanks between — and how that value stands:
+/// - Windows's `setx NAME value`;
+/// - fish's `set` with its scope and export flags (`set -gx NAME value`; not `-e`, which
+///   erases, or `-q`, which asks), and `config set` (npm's, yarn's, pnpm's, pip's,
+///   `aws configure set`), `dotnet user-secrets set`, `doppler secrets set`;
+/// - `gh secret set NAME --body value`;
+/// - `git config [--global|--local|--system|--worktree|--add|--replace-all] NAME value`
+///   (and conda's `config --set`);
+/// - Dockerfile's `ENV NAME value`, `ENV` first on its line, in capitals.
+///
+/// Only the line's four words before the name's are read, 256 bytes at most.
+fn blank_setter(b: &[u8], key: usize) -> Option<BlankSetter> {
+    let floor = key.saturating_sub(256);
+    let blank = |c: u8| c == b' ' || c == b'\t';
+    let mut i = key;
+    while i > floor && !b[i - 1].is_ascii_whitespace() {
+        i -= 1;
+    }
+    let mut words: [&[u8]; 4] = [b""; 4];
+    let mut n = 0;
+    let mut first_on_line = false;
+    while n < words.len() {
+        while i > floor && blank(b[i - 1]) {
+            i -= 1;
+        }
+        if i == 0 || matches!(b[i - 1], b'\n' | b'\r') {
+            first_on_line = true;
+            break;
+        }
+        if i == floor {
+            break;
+        }
+        let end = i;
+        while i > floor && !b[i - 1].is_ascii_whitespace() {
+            i -= 1;
+        }
+        // (A command in a string, a list, backticks, a field or a query's value after a
+        // statement's end: `"setx`, `` `git ``, `cmd=setx`, `"command":"setx`, `;set`.)
+        let from = b[i..end]
+            .iter()
+            .rposition(|c| b"\"'`([{=:;|&".contains(c))
+            .map_or(i, |at| i + at + 1);
+        words[n] = &b[from..end];
+        n += 1;
+    }
+    let w = &words[..n];
+    let is = |w: &[u8], s: &str| w.eq_ignore_ascii_case(s.as_bytes());
+    let word = w.first()?;
+    if is(word, "setx") || is(word, "setx.exe") {
+        return Some(BlankSetter::Argument);
+    }
+    if *word == b"ENV" && n == 1 && first_on_line {
+        return Some(BlankSetter::Line);
+    }
+    // The flags between the command and the name.
+    let flags = w
+        .iter()
+        .take(2)
+        .take_while(|f| f.len() >= 2 && f[0] == b'-')
+        .count();
+    let command = w.get(flags)?;
+    if is(command, "set") {
+        let scope = |f: &&[u8]| match f.strip_prefix(b"--") {
+            Some(long) => ["export", "global", "universal", "local", "function", "path"]
+                .iter()
+                .any(|l| is(long, l)),
+            None => f[1..].iter().all(|c| b"xgUlfu".contains(c)),
+        };
+        if !w[..flags].iter().all(scope) {
+            return None;
+        }
+        return match w.get(flags + 1) {
+            Some(s) if is(s, "secret") => Some(BlankSetter::Body),
+            _ => Some(BlankSetter::Argument),
+        };
+    }
+    let git = |f: &&[u8]| {
+        [
+            "--global",
+            "--local",
+            "--system",
+            "--worktree",
+            "--add",
+            "--replace-all",
+            "--set",
+        ]
+        .iter()
+        .any(|l| is(f, l))
+    };
+    (is(command, "config") && w[..flags].iter().all(git)).then_some(BlankSetter::Argument)
+}
+
+/// Where the value of `gh secret set NAME … --body value` starts: the argument of the line's
+/// `--body` or `-b` option after `at` (`--body=value` too), past its opening quote.
+fn body_option(b: &[u8], at: usize) -> Option<usize> {
+    let end = b.len().min(at + 256);
+    let line = memchr::memchr2(b'\n', b'\r', &b[at..end]).map_or(end, |i| at + i);
+    let option = (at..line).find_map(|i| {
+        let apart = i == at || b[i - 1] == b' ' || b[i - 1] == b'\t';
+        [&b"--body"[..], b"-b"].into_iter().find_map(|o| {
+            (apart
+                && b[i..line].starts_with(o)
+                && matches!(b.get(i + o.len()), Some(b' ' | b'\t' | b'=')))
+            .then_some(i + o.len())
+        })
+    })?;
+    let mut j = option + 1;
+    while j < line && (b[j] == b' ' || b[j] == b'\t') {
+        j += 1;
+    }
+    if j < line && matches!(b[j], b'"' | b'\'') {
+        j += 1;
+    }
+    (j < line && !b[j].is_ascii_whitespace()).then_some(j)
 }
 
 /// Whether the `IDENTIFIED` at `at` belongs to a statement that sets a user's password: a
@@ -1767,10 +1945,9 @@ fn setter_call(b: &[u8], key: usize) -> bool {
 /// [`secret_value`]). The walker of arguments and results asks it for each field, since the
 /// value alone says nothing (`{"password": "hunter2"}`).
 pub(crate) fn secret_field(key: &str, value: &str) -> bool {
-    super::patterns::SECRET_NAMES
-        .iter()
-        .any(|n| key.ends_with(n))
-        && !no_secret_name(key.as_bytes(), value)
+    super::patterns::SECRET_NAMES.iter().any(|n| {
+        key.ends_with(n) && camel_pass(&key.as_bytes()[..key.len() - n.len()], n.as_bytes())
+    }) && !no_secret_name(key.as_bytes(), value)
         && !short_for_a_token(key.as_bytes(), value)
         && secret_value(value, true, None)
 }
@@ -1873,10 +2050,10 @@ pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
         "end",
         "stop",
     ];
-    const PASS: [&str; 22] = [
+    const PASS: [&str; 24] = [
         "low", "high", "band", "notch", "all", "render", "shadow", "depth", "light", "lighting",
         "bloom", "blur", "post", "pre", "geometry", "compute", "first", "second", "third", "final",
-        "multi", "single",
+        "multi", "single", "boarding", "by",
     ];
     if last.eq_ignore_ascii_case(b"skiptoken") || last.eq_ignore_ascii_case(b"deltatoken") {
         return true;
