@@ -119,6 +119,11 @@ fn family(name: &str, n: usize) -> String {
             "setx API_KEY x set -x TOKEN gh secret set API_KEY ".repeat(n / 50)
         }
         "names_and_words_in_a_row" => "token password aPass x ".repeat(n / 23),
+        // XML elements never closed, calls and block scalars whose values fail, elements
+        // in a row on one line.
+        "elements_calls_and_blocks_without_values" => {
+            "<password>x password('x') token: |\n  x\n<token>a b ".repeat(n / 50)
+        }
         // Setters' arguments and pairs with a field between, every value failing.
         "setters_and_pairs_without_values" => {
             "define('password', 'x'); {\"name\": \"token\", \"type\": \"a\", \"value\": \"x\"} "
@@ -169,7 +174,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 84] = [
+const FAMILIES: [&str; 85] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -235,6 +240,7 @@ const FAMILIES: [&str; 84] = [
     "sql_password_clauses_without_one",
     "blank_setters_without_values",
     "names_and_words_in_a_row",
+    "elements_calls_and_blocks_without_values",
     "short_names_glued",
     "page_tokens_in_a_row",
     "single_dash_options_without_values",

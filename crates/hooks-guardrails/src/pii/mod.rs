@@ -43,8 +43,11 @@ pub enum Entity {
     /// value of a field or header named for a secret (`DB_PASSWORD=…`, `"client_secret": …`,
     /// `GITHUB_TOKEN=…`, ODBC's `Pwd=…`, `X-API-Key: …`; set as an index,
     /// `os.environ["API_KEY"] = …`, or by a setter, `define('DB_PASSWORD', …)`,
-    /// `os.Setenv("API_KEY", …)`; or as a name and value pair, `- name: DB_PASSWORD` then
-    /// `value: …`), SQL's (`IDENTIFIED BY '…'`, `PASSWORD '…'`), or a command line's
+    /// `os.Setenv("API_KEY", …)`, or by a command, `setx API_KEY …`, `set -gx GITHUB_TOKEN
+    /// …`, Dockerfile's `ENV DB_PASSWORD …`, `git config github.token …`; or as a name and
+    /// value pair, `- name: DB_PASSWORD` then `value: …`, `<add key="ApiKey" value="…"/>`;
+    /// in an XML element, `<password>…</password>`, a call, `set_password('…')`, or a YAML
+    /// block scalar, `password: |`), SQL's (`IDENTIFIED BY '…'`, `PASSWORD '…'`), or a command line's
     /// (`--password …`, `-password …`, `-token=…`, `-ApiKey …`, `curl -u user:…`,
     /// `mysql -p…`, `sshpass -p …`, a registry login's `-p …`, `redis-cli -a`, `sqlcmd -P`,
     /// `mongosh -p`, `zip -P`, `ssh-keygen -N`, keytool's `-storepass`/`-keypass`,
@@ -3030,7 +3033,7 @@ pub(crate) mod tests {
         let azure = "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4/QEFCQ0RFRg==";
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
-        let cases: [(String, &[&str]); 152] = [
+        let cases: [(String, &[&str]); 160] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3232,6 +3235,17 @@ pub(crate) mod tests {
             ("SECRET_KEY_BASE=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("aws_secret_access_key = Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             (r#"{"SecretAccessKey": "Zq8rTw2xLk"}"#.into(), &["Zq8rTw2xLk"]),
+            // An XML element (Maven's settings.xml), attribute pairs (.NET's appSettings,
+            // Spring's beans), a call's quoted argument (Django's `set_password`, MySQL's
+            // `PASSWORD()`), YAML block scalars (the block's lines taken with the first).
+            ("<server><id>r</id><password>Zq8rTw2xLk</password></server>".into(), &["Zq8rTw2xLk"]),
+            ("<Password> correct horse 9 </Password>".into(), &["correct horse 9"]),
+            (r#"<add key="ApiKey" value="Zq8rTw2xLk" />"#.into(), &["Zq8rTw2xLk"]),
+            (r#"<property name="password" value="Zq8rTw2xLk"/>"#.into(), &["Zq8rTw2xLk"]),
+            ("user.set_password('Zq8rTw2xLk')".into(), &["Zq8rTw2xLk"]),
+            ("SET PASSWORD FOR bob = PASSWORD(\"correct horse 9\");".into(), &["correct horse 9"]),
+            ("password: |\n  Zq8r Tw2x\n  Lk9 more\nuser: bob".into(), &["Zq8r Tw2x\n  Lk9 more"]),
+            ("token: >-\r\n    Zq8rTw2xLk\r\n".into(), &["Zq8rTw2xLk"]),
         ];
         let d = PiiDetector::new();
         for (text, want) in &cases {
@@ -3365,6 +3379,14 @@ pub(crate) mod tests {
             "see ENV DB_PASSWORD Zq8rTw2xLk",
             "Pass: 3/5 Fail: 2\nPass: test_login_2",
             "lowPass: abc12, boardingPass: QR12345678",
+            // A tag that is no element with content, a comparison, a call with no quoted
+            // argument, a block scalar not indented, an empty attribute.
+            "a <password>Zq8rTw2xLk with no end",
+            "<password>Zq8r<b>Tw2xLk</b></password>",
+            "if len(password)>8 and password>abc12345:",
+            "check(password(x1234), hash_password(salt2))",
+            "password: |\nZq8rTw2xLk",
+            "<input type=\"password\" value=\"\">",
             "Each resource is identified by 'resource_id2'.",
             "table.insert(\"api_token\", \"varchar(255)\")",
             "validator.add(\"password\", \"min:8\")",

@@ -451,7 +451,12 @@ pub(super) const RUN_PASS_NAMES: usize = 70;
 ///   `validate::setter_call`; lists of names are no setter's: `("username", "password",
 ///   "email1")`);
 /// - with `comma`, a comma between the two quoted, as code passes a header:
-///   `.header("X-API-Key", "…")`.
+///   `.header("X-API-Key", "…")`;
+/// - for field names, an XML element's `>` (`<password>…</password>`), an attribute pair
+///   (`<add key="ApiKey" value="…"/>`), a call's `(` (`set_password('…')`), a YAML block
+///   scalar's `|` or `>` and a line break (`password: |`, the value indented below).
+///
+/// A value does not start with `|` (a block scalar's, where the block holds the value).
 ///
 /// A value may open with a string's prefix: Python's (`f"…"`, `r'…'`, `b"…"`), SQL Server's
 /// `N'…'`, C#'s `@"…"` and `$"…"`, C++'s `L"…"`, bash's `$'…'`.
@@ -476,6 +481,16 @@ fn named_secret(names: &[&str], comma: bool) -> String {
     ];
     if !comma {
         separators.push(format!(r"{qq}[ \t]{{0,4}},(?:[ \t]{{0,4}}\r?\n)?"));
+        // An XML element (`<password>…</password>`), an attribute pair (`<add key="ApiKey"
+        // value="…"/>`, `<property name="password" value="…"/>`), a call with the value
+        // quoted (`user.set_password('…')`, MySQL's `PASSWORD('…')`), a YAML block scalar
+        // (`password: |` and the value indented on the next line).
+        separators.push(">".to_owned());
+        separators.push(format!(r"{qq}[ \t]{{1,40}}[Vv]alue[ \t]{{0,4}}="));
+        separators.push(r"\(".to_owned());
+        separators.push(format!(
+            r"{q}[ \t]{{0,40}}:[ \t]{{0,4}}[|>][-+0-9]{{0,2}}[ \t]{{0,40}}\r?\n"
+        ));
     }
     let separators = separators.join("|");
     // (Blanks alone before the value: a quoted one, or, for field names, any — which only
@@ -486,7 +501,7 @@ fn named_secret(names: &[&str], comma: bool) -> String {
         true => r#"[ \t]{1,40}["']"#.to_owned(),
     };
     let mut out = format!(
-        r#"(?:{names})(?:(?:{separators})[ \t]{{0,40}}{value}|{blanks}|[ \t]{{0,40}}\r?\n[ \t]{{0,40}}["'])[^\s"'\\>]"#
+        r#"(?:{names})(?:(?:{separators})[ \t]{{0,40}}{value}|{blanks}|[ \t]{{0,40}}\r?\n[ \t]{{0,40}}["'])[^\s"'\\>|]"#
     );
     if comma {
         out += &format!(r#"|(?:{names}){qq}[ \t]*,[ \t]*{qq}[^\s"'\\>]"#);

@@ -1579,7 +1579,27 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         Some(BlankSetter::Body) => body_option(b, first)?,
         _ => first,
     };
-    let strong = sql || comma || setter.is_some() || memchr::memchr(b']', between).is_some();
+    // An XML element's content, after the tag's `<` only (`<password>…</password>`; not
+    // `password>8`); a call's argument (`user.set_password('…')`, MySQL's `PASSWORD('…')`),
+    // quoted only; a YAML block scalar's (`password: |`), indented on the next line.
+    let element = between[0] == b'>';
+    let call = between[0] == b'(';
+    let block = !element
+        && memchr::memchr(b'\n', between).is_some()
+        && memchr::memchr2(b'|', b'>', between).is_some();
+    if (element && b[..key].last() != Some(&b'<'))
+        || (call && !matches!(b[first - 1], b'"' | b'\''))
+        || (block && !matches!(b[first - 1], b' ' | b'\t'))
+    {
+        return None;
+    }
+    let strong = sql
+        || comma
+        || setter.is_some()
+        || element
+        || call
+        || block
+        || memchr::memchr(b']', between).is_some();
     let before_key = key.checked_sub(1).map(|i| b[i]);
     // The opening quote, if any: the byte before the value's first character.
     let quote = match b[first - 1] {
@@ -1682,16 +1702,35 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     let next = rest.get(len).copied();
     // (A phrase's closing quote ends a string: no letter or digit is glued after it.)
     let closed = quoted && !is_alnum(b.get(first + len + 1).copied());
-    if setter == Some(BlankSetter::Line) && !quoted {
-        // Dockerfile's older `ENV NAME value`: the rest of the line is the value, blanks and
-        // all, judged whole as a quoted one is.
+    if (setter == Some(BlankSetter::Line) || element || block) && !quoted {
+        // A bare value that blanks do not end, judged whole as a quoted one is: the rest of
+        // the line after Dockerfile's older `ENV NAME value`, an XML element's content up
+        // to its closing tag on the same line, a YAML block scalar's first line (and the
+        // block's other lines, indented as far, taken with it).
         let limit = ceil_char_boundary(text, first.saturating_add(AUTH_TOKEN_MAX));
-        let end = memchr::memchr2(b'\n', b'\r', &b[first..limit]).map_or(limit, |i| first + i);
+        // (An element's content ends at the first `<` or line break: a run of elements on
+        // one line is not read to its end from each.)
+        let end = match element {
+            true => {
+                let close = first + memchr::memchr3(b'<', b'\n', b'\r', &b[first..limit])?;
+                if !b[close..].starts_with(b"</") {
+                    return None;
+                }
+                close
+            }
+            false => memchr::memchr2(b'\n', b'\r', &b[first..limit]).map_or(limit, |i| first + i),
+        };
         let value = text[first..end].trim_end();
-        return (secret_argument(value, true, None)
-            && !short_for_a_token(&b[key..at], value)
-            && !no_secret_name(&b[key..at], value))
-        .then_some((first, first + value.len()));
+        if !secret_argument(value, true, None)
+            || short_for_a_token(&b[key..at], value)
+            || no_secret_name(&b[key..at], value)
+        {
+            return None;
+        }
+        return Some((
+            first,
+            block_end(text, first, first + value.len(), limit, block),
+        ));
     }
     let passes = match strong && closed {
         true => secret_argument(value, true, next),
@@ -1855,6 +1894,38 @@ fn body_option(b: &[u8], at: usize) -> Option<usize> {
         j += 1;
     }
     (j < line && !b[j].is_ascii_whitespace()).then_some(j)
+}
+
+/// Where a value that starts at `first` and whose first line ends at `end` ends: for a YAML
+/// block scalar (`block`), after the block's next lines indented at least as far as the
+/// first (not a blank one), at most to `limit`; else at `end`.
+fn block_end(text: &str, first: usize, end: usize, limit: usize, block: bool) -> usize {
+    if !block {
+        return end;
+    }
+    let b = text.as_bytes();
+    let indent = b[..first]
+        .iter()
+        .rev()
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count();
+    let mut end = end;
+    let mut at = memchr::memchr(b'\n', &b[end..limit]).map(|i| end + i + 1);
+    while let Some(start) = at {
+        let line = memchr::memchr2(b'\n', b'\r', &b[start..limit]).map_or(limit, |i| start + i);
+        let blanks = b[start..line]
+            .iter()
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count();
+        if blanks < indent || start + blanks == line {
+            break;
+        }
+        end = start + text[start..line].trim_end().len();
+        at = (line < limit)
+            .then(|| memchr::memchr(b'\n', &b[line..limit]).map(|i| line + i + 1))
+            .flatten();
+    }
+    end
 }
 
 /// Whether the `IDENTIFIED` at `at` belongs to a statement that sets a user's password: a
