@@ -3033,7 +3033,7 @@ pub(crate) mod tests {
         let azure = "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4/QEFCQ0RFRg==";
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
-        let cases: [(String, &[&str]); 160] = [
+        let cases: [(String, &[&str]); 175] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3246,6 +3246,25 @@ pub(crate) mod tests {
             ("SET PASSWORD FOR bob = PASSWORD(\"correct horse 9\");".into(), &["correct horse 9"]),
             ("password: |\n  Zq8r Tw2x\n  Lk9 more\nuser: bob".into(), &["Zq8r Tw2x\n  Lk9 more"]),
             ("token: >-\r\n    Zq8rTw2xLk\r\n".into(), &["Zq8rTw2xLk"]),
+            // (Found by an attack review.) Options before the name, a command by its path
+            // or after cmd's prompt, `env` in small letters, `--body` in a JSON string or
+            // glued, a command's argument with cmd's `;`, `,`, `^&` or an escape in it,
+            // lines continued; `Pass` after an acronym or a capitalised word.
+            ("setx /M DB_PASSWORD Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("setx /S host01 /U admin DB_PASSWORD Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("set -x -g -U DB_PASSWORD Zq8rTw2xLk; set -gx -- API_KEY Zq8rTw2xLk".into(), &["Zq8rTw2xLk;", "Zq8rTw2xLk"]),
+            ("npm config set --location=user //registry.npmjs.org/:_authToken Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("aws configure set --profile prod aws_secret_access_key Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("git config -f ~/.gitconfig --type=string github.token Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("gh secret set -R org/app API_KEY -b\"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
+            (r#"{"command": "gh secret set API_KEY --body \"Zq8rTw2xLk\""}"#.into(), &["Zq8rTw2xLk"]),
+            ("C:\\Users\\bob>C:\\Windows\\System32\\setx.exe DB_PASSWORD Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("env DB_PASSWORD Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("setx DB_PASSWORD ab;Zq8r,Tw2x^&Lk".into(), &["ab;Zq8r,Tw2x^&Lk"]),
+            ("set -gx DB_PASSWORD Zq8r\\ Tw2x\\$Lk".into(), &["Zq8r\\ Tw2x\\$Lk"]),
+            ("setx DB_PASSWORD ^\r\n  Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("git config --global \\\n  github.token \\\n  Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("DBPass=Zq8rTw2xLk mySqlPass=Zq8rTw2xLk".into(), &["Zq8rTw2xLk", "Zq8rTw2xLk"]),
         ];
         let d = PiiDetector::new();
         for (text, want) in &cases {
@@ -3387,6 +3406,14 @@ pub(crate) mod tests {
             "check(password(x1234), hash_password(salt2))",
             "password: |\nZq8rTw2xLk",
             "<input type=\"password\" value=\"\">",
+            // (Found by an attack review.) `set` in prose, options that read or erase,
+            // words between a command and the name that are no options; `…Pass` of a frame,
+            // a check, a gate.
+            "You must set Secret Manager2 access first.",
+            "git config --global --get-all github.token Zq8rTw2xLk",
+            "setx then enter your API_KEY Zq8rTw2xLk",
+            "this.lastPass = frame2Count; {\"didPass\": \"yes2\", \"minPass\": \"70pct\"}",
+            "qaPass: QA-2024-03\nlintPass: eslint9",
             "Each resource is identified by 'resource_id2'.",
             "table.insert(\"api_token\", \"varchar(255)\")",
             "validator.add(\"password\", \"min:8\")",

@@ -497,7 +497,7 @@ fn named_secret(names: &[&str], comma: bool) -> String {
     // a command that sets the name may stand before: `setx DB_PASSWORD S3cret9`, see
     // `validate::blank_setter`.)
     let blanks = match comma {
-        false => format!(r"{q}[ \t]{{1,40}}{q}"),
+        false => format!(r"{q}(?:[ \t]{{1,40}}|[ \t]{{0,40}}[\\^`]\r?\n[ \t]{{0,40}}){q}"),
         true => r#"[ \t]{1,40}["']"#.to_owned(),
     };
     let mut out = format!(

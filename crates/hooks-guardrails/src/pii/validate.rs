@@ -1561,22 +1561,42 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // after the blanks, SQL sets a role's password (`PASSWORD 'S3cret9'`); else it is prose.
     let blank_only = first > at
         && !sql
-        && between
-            .iter()
-            .all(|c| matches!(c, b' ' | b'\t' | b'"' | b'\'' | b'\\'));
+        && between.iter().all(|c| {
+            // (A line continued between them: `setx DB_PASSWORD ^` and the value below.)
+            matches!(
+                c,
+                b' ' | b'\t' | b'"' | b'\'' | b'\\' | b'^' | b'`' | b'\r' | b'\n'
+            )
+        });
     let setter = match blank_only {
         true => blank_setter(b, key),
         false => None,
     };
     if blank_only
         && setter.is_none()
-        && !(matches!(b[at], b' ' | b'\t') && matches!(b[first - 1], b'"' | b'\''))
+        && !(matches!(b[at], b' ' | b'\t' | b'\r' | b'\n') && matches!(b[first - 1], b'"' | b'\''))
     {
         return None;
     }
     // `gh secret set NAME --body value`: the value is the option's.
     let first = match setter {
         Some(BlankSetter::Body) => body_option(b, first)?,
+        // A line continued by cmd's `^` or PowerShell's backtick between them (which the
+        // trigger read as the value's first character): the value starts the next line.
+        Some(_)
+            if matches!(b[first], b'^' | b'`')
+                && matches!(&b[first + 1..], [b'\n', ..] | [b'\r', b'\n', ..]) =>
+        {
+            let mut j = first + 1;
+            j += usize::from(b[j] == b'\r') + 1;
+            while j < b.len() && matches!(b[j], b' ' | b'\t') && j - first < 64 {
+                j += 1;
+            }
+            if j == b.len() || b[j].is_ascii_whitespace() {
+                return None;
+            }
+            j
+        }
         _ => first,
     };
     // An XML element's content, after the tag's `<` only (`<password>…</password>`; not
@@ -1626,10 +1646,12 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     let line_start =
         matches!(before_key, None | Some(b'\n' | b'\r')) || b[..key].ends_with(b"export ");
     let env_line = quote.is_none() && line_start && b[at] == b'=';
-    // What ends a bare value.
+    // What ends a bare value. (A command's argument runs to a blank not escaped: cmd's
+    // `;`, `,` and `^&` are part of it, and a statement's end after it is redacted with it.)
     let bare_end = |c: u8| {
         c.is_ascii_whitespace()
             || (!env_line
+                && setter.is_none()
                 && matches!(
                     c,
                     b'"' | b'\''
@@ -1647,6 +1669,34 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
                         | b'<'
                         | b'>'
                 ))
+    };
+    // A bare value's length. A command's argument runs to a blank not escaped (cmd's `;`,
+    // `,` and `^&` are part of it; a statement's end after it is redacted with it), a
+    // character a `\` escapes inside (fish's and bash's `S3cr\ et`, `\$`), or a quote or
+    // a backtick (escaped or not), which closes the string or the code the command stands
+    // in (`"command": "setx … S3cret9"`, `` `git config … S3cret9` ``).
+    let bare_len = |r: &[u8]| match setter {
+        None => r.iter().take_while(|&&c| !bare_end(c)).count(),
+        Some(_) => {
+            let quote = |c: Option<&u8>| matches!(c, Some(b'"' | b'\'' | b'`'));
+            let mut i = 0;
+            while i < r.len() && !r[i].is_ascii_whitespace() && !quote(r.get(i)) {
+                if r[i] == b'\\' {
+                    match r.get(i + 1) {
+                        Some(c) if !c.is_ascii_whitespace() || *c == b' ' => {
+                            // (Not a quote, nor a JSON string's escaped line break.)
+                            if quote(Some(c)) || matches!(c, b'n' | b'r' | b't') {
+                                break;
+                            }
+                            i += 1;
+                        }
+                        _ => break,
+                    }
+                }
+                i += 1;
+            }
+            i.min(r.len())
+        }
     };
     // A quoted value's closing quote (the one after as many backslashes as the opening
     // one; not one doubled or after PowerShell's backtick: see `quote_inside`), or the
@@ -1695,7 +1745,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     let rest = &rest[..again(rest)];
     let (len, quoted) = match quote {
         Some(q) => (close_in(rest, q).unwrap_or(rest.len()), true),
-        None => (rest.iter().take_while(|&&c| !bare_end(c)).count(), false),
+        None => (bare_len(rest), false),
     };
     // (Part of `text`: whole characters when both ends are on their boundaries.)
     let value = text.get(first..first + len)?;
@@ -1732,7 +1782,9 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             block_end(text, first, first + value.len(), limit, block),
         ));
     }
-    let passes = match strong && closed {
+    // (A command's bare argument with a blank escaped in it, `S3cr\ et9`, is a phrase.)
+    let phrase = closed || (setter.is_some() && !quoted && value.contains("\\ "));
+    let passes = match strong && phrase {
         true => secret_argument(value, true, next),
         false => secret_value(value, quoted, next),
     };
@@ -1750,21 +1802,136 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     let whole = &b[first..ceil_char_boundary(text, first.saturating_add(AUTH_TOKEN_MAX))];
     let len = match quote {
         Some(q) => close_in(whole, q).unwrap_or(whole.len()),
-        None => whole.iter().take_while(|&&c| !bare_end(c)).count(),
+        None => bare_len(whole),
     };
     Some((first, first + len.min(again(&whole[..len]))))
 }
 
 /// Whether `name`, one of [`SECRET_NAMES`](super::patterns::SECRET_NAMES) after `before`,
-/// names a secret as its case says: `Pass` does in camelCase only, after a small letter or
-/// a digit (`adminPass`, `"dbPass":`) — `Pass: 3/5` is a test run's summary. Every other
-/// name does.
+/// names a secret as its case and its words say. `Pass` does in camelCase after the word of
+/// what the password opens (`adminPass`, `"dbPass":`, `smtpPass`, `DBPass`, `mySqlPass`; see
+/// [`PASS_OWNERS`]) — not alone (`Pass: 3/5` is a test run's summary) nor after other words
+/// (`lastPass`, `didPass`, `lintPass`: a frame's, a check's). Every other name does.
 fn camel_pass(before: &[u8], name: &[u8]) -> bool {
-    name != b"Pass"
-        || before
-            .last()
-            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+    if name != b"Pass" {
+        return true;
+    }
+    // The word before: small letters and digits, with the capital that starts them
+    // (`mySqlPass`: `Sql`), or capitals (`DBPass`: `DB`).
+    let small = before
+        .iter()
+        .rev()
+        .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        .count();
+    let word = match small {
+        0 => {
+            let capitals = before
+                .iter()
+                .rev()
+                .take_while(|c| c.is_ascii_uppercase())
+                .count();
+            if capitals < 2 {
+                return false;
+            }
+            &before[before.len() - capitals..]
+        }
+        _ => {
+            let start = before.len() - small;
+            let start = start - usize::from(start > 0 && before[start - 1].is_ascii_uppercase());
+            &before[start..]
+        }
+    };
+    PASS_OWNERS
+        .iter()
+        .any(|w| word.eq_ignore_ascii_case(w.as_bytes()))
 }
+
+/// What a camelCase `…Pass` names the password of (see [`camel_pass`]): a user, a service,
+/// a store, a device.
+const PASS_OWNERS: [&str; 82] = [
+    "admin",
+    "root",
+    "db",
+    "database",
+    "user",
+    "usr",
+    "smtp",
+    "ftp",
+    "sftp",
+    "ftps",
+    "mail",
+    "email",
+    "imap",
+    "pop",
+    "pop3",
+    "ldap",
+    "bind",
+    "redis",
+    "mysql",
+    "sql",
+    "pg",
+    "postgres",
+    "mongo",
+    "mongodb",
+    "proxy",
+    "wifi",
+    "wlan",
+    "vnc",
+    "rdp",
+    "ssh",
+    "app",
+    "api",
+    "client",
+    "server",
+    "svc",
+    "service",
+    "sa",
+    "master",
+    "keystore",
+    "truststore",
+    "store",
+    "key",
+    "login",
+    "auth",
+    "account",
+    "acct",
+    "default",
+    "initial",
+    "init",
+    "temp",
+    "tmp",
+    "new",
+    "old",
+    "current",
+    "my",
+    "basic",
+    "http",
+    "web",
+    "router",
+    "device",
+    "sys",
+    "system",
+    "super",
+    "sudo",
+    "jenkins",
+    "git",
+    "docker",
+    "registry",
+    "nexus",
+    "vault",
+    "oracle",
+    "rabbit",
+    "rabbitmq",
+    "amqp",
+    "kafka",
+    "elastic",
+    "grafana",
+    "secret",
+    "private",
+    "cert",
+    "pfx",
+    "jks",
+];
 
 /// How the value of a name that a command sets, blanks between them (see [`blank_setter`]),
 /// stands.
@@ -1781,24 +1948,39 @@ enum BlankSetter {
 /// Whether a command before the name whose word starts at `key` (its whole argument: npm's
 /// `//registry.npmjs.org/:_authToken`, git's `github.token`, a quoted name) sets it to the
 /// argument after it, blanks between — and how that value stands:
-/// - Windows's `setx NAME value`;
-/// - fish's `set` with its scope and export flags (`set -gx NAME value`; not `-e`, which
-///   erases, or `-q`, which asks), and `config set` (npm's, yarn's, pnpm's, pip's,
-///   `aws configure set`), `dotnet user-secrets set`, `doppler secrets set`;
-/// - `gh secret set NAME --body value`;
-/// - `git config [--global|--local|--system|--worktree|--add|--replace-all] NAME value`
-///   (and conda's `config --set`);
-/// - Dockerfile's `ENV NAME value`, `ENV` first on its line, in capitals.
+/// - Windows's `setx NAME value` (its options before the name too: `setx /M`, `/S host`,
+///   `/U user`; by its path, after cmd's prompt);
+/// - fish's `set` with its flags (`set -gx NAME value`; not `-e`, which erases, `-q`, which
+///   asks, `-n` or `-S`), first on its line or after a command's end (`; set`, `and set`):
+///   "you must set Secret Manager2 first" is prose;
+/// - a subcommand `set` (`npm|yarn|pnpm|pip config set`, `aws configure set`,
+///   `dotnet user-secrets set`, `doppler secrets set`) with options before the name
+///   (`--location=user`, `--profile prod`);
+/// - `gh secret set [options] NAME … --body value`;
+/// - `config [options] NAME value` (git's, with `--global`, `-f file`, `--type=string`; not
+///   `--get`, `--unset` or `--list`; conda's `config --set`);
+/// - Dockerfile's `ENV NAME value`, `ENV` first on its line in any case.
 ///
-/// Only the line's four words before the name's are read, 256 bytes at most.
+/// The line's ten words before the name's are read, 512 bytes at most, a line continued
+/// (`\`, cmd's `^`, PowerShell's backtick at its end) read on into the line before.
 fn blank_setter(b: &[u8], key: usize) -> Option<BlankSetter> {
-    let floor = key.saturating_sub(256);
+    let floor = key.saturating_sub(512);
     let blank = |c: u8| c == b' ' || c == b'\t';
     let mut i = key;
     while i > floor && !b[i - 1].is_ascii_whitespace() {
         i -= 1;
     }
-    let mut words: [&[u8]; 4] = [b""; 4];
+    // Each word as written, and as a command's name: after a string's, a list's, a field's
+    // or a statement's opening (`"setx`, `` `git ``, `cmd=setx`, `;set`), a path
+    // (`C:\Windows\System32\setx.exe`) or cmd's prompt (`C:\Users\bob>setx`).
+    let is = |w: &[u8], s: &str| w.eq_ignore_ascii_case(s.as_bytes());
+    let option = |w: &[u8]| w.len() >= 2 && matches!(w[0], b'-' | b'/');
+    let command = |w: &[u8]| {
+        ["setx", "setx.exe", "set", "config", "env"]
+            .iter()
+            .any(|c| is(w, c))
+    };
+    let mut words: [(&[u8], &[u8]); 10] = [(b"", b""); 10];
     let mut n = 0;
     let mut first_on_line = false;
     while n < words.len() {
@@ -1806,6 +1988,18 @@ fn blank_setter(b: &[u8], key: usize) -> Option<BlankSetter> {
             i -= 1;
         }
         if i == 0 || matches!(b[i - 1], b'\n' | b'\r') {
+            // A continued line: the line before ends with `\`, `^` or a backtick.
+            let mut j = i;
+            if j > floor && b[j - 1] == b'\n' {
+                j -= 1;
+            }
+            if j > floor && b[j - 1] == b'\r' {
+                j -= 1;
+            }
+            if j > floor && j < i && matches!(b[j - 1], b'\\' | b'^' | b'`') {
+                i = j - 1;
+                continue;
+            }
             first_on_line = true;
             break;
         }
@@ -1816,82 +2010,150 @@ fn blank_setter(b: &[u8], key: usize) -> Option<BlankSetter> {
         while i > floor && !b[i - 1].is_ascii_whitespace() {
             i -= 1;
         }
-        // (A command in a string, a list, backticks, a field or a query's value after a
-        // statement's end: `"setx`, `` `git ``, `cmd=setx`, `"command":"setx`, `;set`.)
-        let from = b[i..end]
+        let word = &b[i..end];
+        let name = word
             .iter()
-            .rposition(|c| b"\"'`([{=:;|&".contains(c))
-            .map_or(i, |at| i + at + 1);
-        words[n] = &b[from..end];
+            .rposition(|c| {
+                matches!(
+                    c,
+                    b'"' | b'\''
+                        | b'`'
+                        | b'('
+                        | b'['
+                        | b'{'
+                        | b'='
+                        | b':'
+                        | b';'
+                        | b'|'
+                        | b'&'
+                        | b'>'
+                        | b'\\'
+                        | b'/'
+                )
+            })
+            .map_or(word, |at| &word[at + 1..]);
+        words[n] = (word, name);
         n += 1;
+        // No command further back can set the name: two words in a row that are neither
+        // an option nor a command (the nearer one no option's argument), or the word
+        // before a command, read (for `config set`).
+        let plain = |(word, name): (&[u8], &[u8])| !option(word) && !command(name);
+        if n >= 2 && ((plain(words[n - 2]) && plain(words[n - 1])) || command(words[n - 2].1)) {
+            break;
+        }
     }
     let w = &words[..n];
-    let is = |w: &[u8], s: &str| w.eq_ignore_ascii_case(s.as_bytes());
-    let word = w.first()?;
-    if is(word, "setx") || is(word, "setx.exe") {
-        return Some(BlankSetter::Argument);
-    }
-    if *word == b"ENV" && n == 1 && first_on_line {
-        return Some(BlankSetter::Line);
-    }
-    // The flags between the command and the name.
-    let flags = w
-        .iter()
-        .take(2)
-        .take_while(|f| f.len() >= 2 && f[0] == b'-')
-        .count();
-    let command = w.get(flags)?;
-    if is(command, "set") {
-        let scope = |f: &&[u8]| match f.strip_prefix(b"--") {
-            Some(long) => ["export", "global", "universal", "local", "function", "path"]
-                .iter()
-                .any(|l| is(long, l)),
-            None => f[1..].iter().all(|c| b"xgUlfu".contains(c)),
-        };
-        if !w[..flags].iter().all(scope) {
-            return None;
-        }
-        return match w.get(flags + 1) {
-            Some(s) if is(s, "secret") => Some(BlankSetter::Body),
-            _ => Some(BlankSetter::Argument),
-        };
-    }
-    let git = |f: &&[u8]| {
-        [
-            "--global",
-            "--local",
-            "--system",
-            "--worktree",
-            "--add",
-            "--replace-all",
-            "--set",
-        ]
-        .iter()
-        .any(|l| is(f, l))
+    // Options and their arguments only (`--profile prod`, `/S host`): each word is an
+    // option or follows one that takes no `=`. (`w` runs from the name back.)
+    let options = |between: &[(&[u8], &[u8])], slash: bool| {
+        let mut after = false;
+        between.iter().rev().all(|(word, _)| {
+            let option = word.len() >= 2 && (word[0] == b'-' || (slash && word[0] == b'/'));
+            let ok = option || after;
+            after = option && !word.contains(&b'=');
+            ok
+        })
     };
-    (is(command, "config") && w[..flags].iter().all(git)).then_some(BlankSetter::Argument)
+    // Where a command starts: the line's first word, after a command's end, or a word that
+    // opens something (`"set`, `;set`, `$(set`).
+    let at_command = |k: usize| {
+        let (word, name) = w[k];
+        (k + 1 == n && first_on_line)
+            || word.len() > name.len()
+            || w.get(k + 1).is_some_and(|(before, _)| {
+                before.ends_with(b";")
+                    || before.ends_with(b"&&")
+                    || before.ends_with(b"|")
+                    || ["$", ">", "and", "or", "then", "do", "begin", "sudo"]
+                        .iter()
+                        .any(|s| is(before, s))
+            })
+    };
+    (0..n).find_map(|k| {
+        let (word, command) = w[k];
+        let between = &w[..k];
+        if is(command, "setx") || is(command, "setx.exe") {
+            return options(between, true).then_some(BlankSetter::Argument);
+        }
+        if k == 0 && n == 1 && first_on_line && is(word, "env") {
+            return Some(BlankSetter::Line);
+        }
+        if is(command, "set") {
+            let sub = w.get(k + 1).map(|(_, c)| *c);
+            if let Some(sub) = sub.filter(|c| {
+                ["config", "configure", "secret", "secrets", "user-secrets"]
+                    .iter()
+                    .any(|s| is(c, s))
+            }) {
+                return options(between, false).then_some(match is(sub, "secret") {
+                    true => BlankSetter::Body,
+                    false => BlankSetter::Argument,
+                });
+            }
+            // fish: flags only, none that erases, asks or lists.
+            let flag = |(f, _): &(&[u8], &[u8])| match f.strip_prefix(b"--") {
+                Some(long) => !["erase", "query", "names", "show"]
+                    .iter()
+                    .any(|l| is(long, l)),
+                None => {
+                    f.len() >= 2
+                        && f[0] == b'-'
+                        && !f[1..]
+                            .iter()
+                            .any(|c| matches!(c, b'e' | b'q' | b'n' | b'S'))
+                }
+            };
+            return (between.iter().all(flag) && at_command(k)).then_some(BlankSetter::Argument);
+        }
+        if is(command, "config") {
+            let reads = between.iter().any(|(f, _)| {
+                [
+                    "--get",
+                    "--unset",
+                    "--list",
+                    "-l",
+                    "--edit",
+                    "-e",
+                    "--remove-section",
+                    "--rename-section",
+                ]
+                .iter()
+                .any(|o| f.len() >= o.len() && is(&f[..o.len()], o))
+            });
+            return (!reads && options(between, false)).then_some(BlankSetter::Argument);
+        }
+        None
+    })
 }
 
 /// Where the value of `gh secret set NAME … --body value` starts: the argument of the line's
-/// `--body` or `-b` option after `at` (`--body=value` too), past its opening quote.
+/// `--body` or `-b` option after `at` (`--body=value`, `-bvalue` too), past its opening
+/// quote (escaped or not: a command in a JSON string).
 fn body_option(b: &[u8], at: usize) -> Option<usize> {
-    let end = b.len().min(at + 256);
+    let end = b.len().min(at + 1024);
     let line = memchr::memchr2(b'\n', b'\r', &b[at..end]).map_or(end, |i| at + i);
-    let option = (at..line).find_map(|i| {
-        let apart = i == at || b[i - 1] == b' ' || b[i - 1] == b'\t';
-        [&b"--body"[..], b"-b"].into_iter().find_map(|o| {
-            (apart
-                && b[i..line].starts_with(o)
-                && matches!(b.get(i + o.len()), Some(b' ' | b'\t' | b'=')))
-            .then_some(i + o.len())
-        })
-    })?;
-    let mut j = option + 1;
-    while j < line && (b[j] == b' ' || b[j] == b'\t') {
+    let mut j = memchr::memchr_iter(b'-', &b[at..line])
+        .map(|i| at + i)
+        .filter(|&i| i == at || b[i - 1] == b' ' || b[i - 1] == b'\t')
+        .find_map(|i| {
+            let r = &b[i..line];
+            if r.starts_with(b"--body") && matches!(r.get(6), Some(b' ' | b'\t' | b'=')) {
+                Some(i + 6)
+            } else if r.starts_with(b"-b") && r.len() > 2 {
+                Some(i + 2)
+            } else {
+                None
+            }
+        })?;
+    while j < line && matches!(b[j], b' ' | b'\t' | b'=') && !matches!(b[j - 1], b'=') {
         j += 1;
     }
-    if j < line && matches!(b[j], b'"' | b'\'') {
-        j += 1;
+    let mut k = j;
+    while k < line && b[k] == b'\\' && k - j < 3 {
+        k += 1;
+    }
+    if k < line && matches!(b[k], b'"' | b'\'') {
+        j = k + 1;
     }
     (j < line && !b[j].is_ascii_whitespace()).then_some(j)
 }
