@@ -121,6 +121,7 @@ fn family(name: &str, n: usize) -> String {
         "names_and_words_in_a_row" => "token password aPass x ".repeat(n / 23),
         // XML elements never closed, calls and block scalars whose values fail, elements
         // in a row on one line.
+        "mysqladmin_passwords_without_values" => "mysqladmin -p password x ".repeat(n / 25),
         "elements_calls_and_blocks_without_values" => {
             "<password>x password('x') token: |\n  x\n<token>a b ".repeat(n / 50)
         }
@@ -174,7 +175,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 85] = [
+const FAMILIES: [&str; 86] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -241,6 +242,7 @@ const FAMILIES: [&str; 85] = [
     "blank_setters_without_values",
     "names_and_words_in_a_row",
     "elements_calls_and_blocks_without_values",
+    "mysqladmin_passwords_without_values",
     "short_names_glued",
     "page_tokens_in_a_row",
     "single_dash_options_without_values",

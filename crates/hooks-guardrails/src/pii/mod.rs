@@ -3473,10 +3473,21 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 170] = [
+        let cases: [(&str, &[&str]); 173] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
+            ),
+            // `mysqladmin`'s new password, the old one's prompt before it or the old one
+            // given too (one span from the old to the new).
+            (
+                "mysqladmin -u root -p password 'N3w Pass 99'",
+                &["N3w Pass 99"],
+            ),
+            ("mysqladmin -u root password \"S3cr3tPw\"", &["S3cr3tPw"]),
+            (
+                "mysqladmin -uroot -pOldPw123 password N3wPass99",
+                &["OldPw123 password N3wPass99"],
             ),
             ("curl --user 'deploy:S3cr3t!x' https://x", &["S3cr3t!x"]),
             // Whatever the password holds, quoted blanks too; JSON-escaped quotes.
@@ -3989,6 +4000,8 @@ pub(crate) mod tests {
             "please login to continue, then login -p to keep the environment",
             "docker login -u bob --password-stdin < pw.txt",
             "sshpass -f ~/.pw ssh host",
+            "use mysqladmin password to change it; mysqladmin -u root -p status",
+            "mysql -u root password S3cr3tPw",
             "gh auth login --with-token < token.txt",
             "--token $GITHUB_TOKEN",
             "--token ${{ secrets.TOKEN }}",

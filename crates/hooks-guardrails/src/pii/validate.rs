@@ -409,8 +409,48 @@ pub(super) fn chained_password(text: &str, s: usize, command: &str) -> Option<(u
         return command_password(text, s, command);
     }
     let line = command_line(text.as_bytes(), s, text.len());
-    command_password_on(text, s, command, line, true)
-        .or_else(|| password_of_commands_before(text, s, command, line))
+    let found = command_password_on(text, s, command, line, true)
+        .or_else(|| password_of_commands_before(text, s, command, line));
+    // `mysqladmin … password NEW` sets a new password: with the old one, if given, both.
+    match (command == "mysql")
+        .then(|| mysqladmin_password(text, s, line))
+        .flatten()
+    {
+        Some((a, z)) => Some(found.map_or((a, z), |(fa, fz)| (fa.min(a), fz.max(z)))),
+        None => found,
+    }
+}
+
+/// The new password `mysqladmin` is given on its line (`start..end`, its name at `s`): the
+/// argument after its command `password` (`mysqladmin -u root -p password 'N3w…'`).
+fn mysqladmin_password(
+    text: &str,
+    s: usize,
+    (start, end, _): (usize, usize, bool),
+) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    if !b[s..].starts_with(b"mysqladmin") {
+        return None;
+    }
+    let word = memchr::memmem::find_iter(&b[start..end], b"password")
+        .map(|i| start + i)
+        .find(|&i| {
+            matches!(b[i - 1], b' ' | b'\t') && matches!(b.get(i + 8), Some(b' ' | b'\t'))
+        })?;
+    let first = word
+        + 8
+        + b[word + 8..end]
+            .iter()
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count();
+    // (A quoted value's first character follows its quote, escaped or not.)
+    let quote = b[first..end]
+        .iter()
+        .take(4)
+        .position(|&c| c != b'\\')
+        .filter(|&i| matches!(b[first + i], b'"' | b'\''));
+    let first = quote.map_or(first, |i| first + i + 1);
+    (first < end).then(|| argument(text, first)).flatten()
 }
 
 /// The password on the line of the command named at `s`, read as the line of a command
