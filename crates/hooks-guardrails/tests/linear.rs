@@ -121,6 +121,11 @@ fn family(name: &str, n: usize) -> String {
         "names_and_words_in_a_row" => "token password aPass x ".repeat(n / 23),
         // XML elements never closed, calls and block scalars whose values fail, elements
         // in a row on one line.
+        // Literal blocks with a comment and blank lines, prefixed elements and CDATA that
+        // never close.
+        "blocks_and_cdata_without_values" => {
+            "password: | # c\n\n<wsse:Password><![CDATA[x ".repeat(n / 43)
+        }
         "mysqladmin_passwords_without_values" => "mysqladmin -p password x ".repeat(n / 25),
         "elements_calls_and_blocks_without_values" => {
             "<password>x password('x') token: |\n  x\n<token>a b ".repeat(n / 50)
@@ -175,7 +180,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 86] = [
+const FAMILIES: [&str; 87] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -243,6 +248,7 @@ const FAMILIES: [&str; 86] = [
     "names_and_words_in_a_row",
     "elements_calls_and_blocks_without_values",
     "mysqladmin_passwords_without_values",
+    "blocks_and_cdata_without_values",
     "short_names_glued",
     "page_tokens_in_a_row",
     "single_dash_options_without_values",

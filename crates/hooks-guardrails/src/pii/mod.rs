@@ -3033,7 +3033,7 @@ pub(crate) mod tests {
         let azure = "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4/QEFCQ0RFRg==";
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
-        let cases: [(String, &[&str]); 175] = [
+        let cases: [(String, &[&str]); 186] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3239,12 +3239,12 @@ pub(crate) mod tests {
             // Spring's beans), a call's quoted argument (Django's `set_password`, MySQL's
             // `PASSWORD()`), YAML block scalars (the block's lines taken with the first).
             ("<server><id>r</id><password>Zq8rTw2xLk</password></server>".into(), &["Zq8rTw2xLk"]),
-            ("<Password> correct horse 9 </Password>".into(), &["correct horse 9"]),
+            ("<Password> Zq8rTw2xLk </Password>".into(), &["Zq8rTw2xLk"]),
             (r#"<add key="ApiKey" value="Zq8rTw2xLk" />"#.into(), &["Zq8rTw2xLk"]),
             (r#"<property name="password" value="Zq8rTw2xLk"/>"#.into(), &["Zq8rTw2xLk"]),
             ("user.set_password('Zq8rTw2xLk')".into(), &["Zq8rTw2xLk"]),
             ("SET PASSWORD FOR bob = PASSWORD(\"correct horse 9\");".into(), &["correct horse 9"]),
-            ("password: |\n  Zq8r Tw2x\n  Lk9 more\nuser: bob".into(), &["Zq8r Tw2x\n  Lk9 more"]),
+            ("password: |\n  Zq8rTw2x\n  Lk9more\nuser: bob".into(), &["Zq8rTw2x\n  Lk9more"]),
             ("token: >-\r\n    Zq8rTw2xLk\r\n".into(), &["Zq8rTw2xLk"]),
             // (Found by an attack review.) Options before the name, a command by its path
             // or after cmd's prompt, `env` in small letters, `--body` in a JSON string or
@@ -3265,6 +3265,21 @@ pub(crate) mod tests {
             ("setx DB_PASSWORD ^\r\n  Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("git config --global \\\n  github.token \\\n  Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("DBPass=Zq8rTw2xLk mySqlPass=Zq8rTw2xLk".into(), &["Zq8rTw2xLk", "Zq8rTw2xLk"]),
+            // (Found by a second attack review.) A value that starts with `|`; WS-Security's
+            // prefixed element, a blank before `>`, CDATA, the content on a line of its own;
+            // a literal block with a comment, a blank line first, two paragraphs; a blank in
+            // an attribute pair's value; csh's `setenv`, `npm set`.
+            ("password=|Zq8rTw2xLk DB_PASSWORD='|Zq8rTw2xLk'".into(), &["|Zq8rTw2xLk", "|Zq8rTw2xLk"]),
+            ("<wsse:Password>Zq8rTw2xLk</wsse:Password>".into(), &["Zq8rTw2xLk"]),
+            ("<password >Zq8rTw2xLk</password >".into(), &["Zq8rTw2xLk"]),
+            ("<password><![CDATA[Zq8rTw2xLk]]></password>".into(), &["Zq8rTw2xLk"]),
+            ("<password>\n    Zq8rTw2xLk\n  </password>".into(), &["Zq8rTw2xLk"]),
+            ("password: | # the db one\n  Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("password: |-\n\n  Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("password: |\n  Zq8rTw2xLk\n\n  Lk9Tw2xZq8r\nuser: bob".into(), &["Zq8rTw2xLk\n\n  Lk9Tw2xZq8r"]),
+            (r#"<add key="ApiKey" value="Zq8r Tw2xLk"/>"#.into(), &["Zq8r Tw2xLk"]),
+            ("setenv DB_PASSWORD Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("npm set //registry.npmjs.org/:_authToken Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
         ];
         let d = PiiDetector::new();
         for (text, want) in &cases {
@@ -3414,6 +3429,12 @@ pub(crate) mod tests {
             "setx then enter your API_KEY Zq8rTw2xLk",
             "this.lastPass = frame2Count; {\"didPass\": \"yes2\", \"minPass\": \"70pct\"}",
             "qaPass: QA-2024-03\nlintPass: eslint9",
+            // (Found by a second attack review.) Prose in an element or a block, `Set`
+            // capitalised in prose, nested blocks of keys.
+            "<token>Expires in 3600 seconds</token><password>See the README for details.</password>",
+            "password: |\n  Use a strong one. See docs/security.md",
+            "Set Token Lifetime2 in the portal.",
+            "token: |\n  token: |\n    token: |\n      x",
             "Each resource is identified by 'resource_id2'.",
             "table.insert(\"api_token\", \"varchar(255)\")",
             "validator.add(\"password\", \"min:8\")",

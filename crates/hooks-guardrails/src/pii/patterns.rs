@@ -456,7 +456,7 @@ pub(super) const RUN_PASS_NAMES: usize = 70;
 ///   (`<add key="ApiKey" value="…"/>`), a call's `(` (`set_password('…')`), a YAML block
 ///   scalar's `|` or `>` and a line break (`password: |`, the value indented below).
 ///
-/// A value does not start with `|` (a block scalar's, where the block holds the value).
+/// (A literal block scalar's `|` is read as the value: the validator reads the block.)
 ///
 /// A value may open with a string's prefix: Python's (`f"…"`, `r'…'`, `b"…"`), SQL Server's
 /// `N'…'`, C#'s `@"…"` and `$"…"`, C++'s `L"…"`, bash's `$'…'`.
@@ -481,15 +481,17 @@ fn named_secret(names: &[&str], comma: bool) -> String {
     ];
     if !comma {
         separators.push(format!(r"{qq}[ \t]{{0,4}},(?:[ \t]{{0,4}}\r?\n)?"));
-        // An XML element (`<password>…</password>`), an attribute pair (`<add key="ApiKey"
-        // value="…"/>`, `<property name="password" value="…"/>`), a call with the value
-        // quoted (`user.set_password('…')`, MySQL's `PASSWORD('…')`), a YAML block scalar
-        // (`password: |` and the value indented on the next line).
-        separators.push(">".to_owned());
+        // An XML element (`<password>…</password>`, `<wsse:Password >`, its content on a
+        // line of its own), an attribute pair (`<add key="ApiKey" value="…"/>`,
+        // `<property name="password" value="…"/>`), a call with the value quoted
+        // (`user.set_password('…')`, MySQL's `PASSWORD('…')`), a folded YAML block scalar
+        // (`password: >-`, the value indented on the next line; a
+        // literal one's `|` is read as the value, and the validator reads the block).
+        separators.push(r"[ \t]{0,4}>(?:[ \t]{0,40}\r?\n)?".to_owned());
         separators.push(format!(r"{qq}[ \t]{{1,40}}[Vv]alue[ \t]{{0,4}}="));
         separators.push(r"\(".to_owned());
         separators.push(format!(
-            r"{q}[ \t]{{0,40}}:[ \t]{{0,4}}[|>][-+0-9]{{0,2}}[ \t]{{0,40}}\r?\n"
+            r"{q}[ \t]{{0,40}}:[ \t]{{0,4}}>[-+0-9]{{0,2}}[ \t]{{0,40}}\r?\n"
         ));
     }
     let separators = separators.join("|");
@@ -501,7 +503,7 @@ fn named_secret(names: &[&str], comma: bool) -> String {
         true => r#"[ \t]{1,40}["']"#.to_owned(),
     };
     let mut out = format!(
-        r#"(?:{names})(?:(?:{separators})[ \t]{{0,40}}{value}|{blanks}|[ \t]{{0,40}}\r?\n[ \t]{{0,40}}["'])[^\s"'\\>|]"#
+        r#"(?:{names})(?:(?:{separators})[ \t]{{0,40}}{value}|{blanks}|[ \t]{{0,40}}\r?\n[ \t]{{0,40}}["'])[^\s"'\\>]"#
     );
     if comma {
         out += &format!(r#"|(?:{names}){qq}[ \t]*,[ \t]*{qq}[^\s"'\\>]"#);

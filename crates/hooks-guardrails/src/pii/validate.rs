@@ -1642,23 +1642,30 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // An XML element's content, after the tag's `<` only (`<password>…</password>`; not
     // `password>8`); a call's argument (`user.set_password('…')`, MySQL's `PASSWORD('…')`),
     // quoted only; a YAML block scalar's (`password: |`), indented on the next line.
-    let element = between[0] == b'>';
+    let element = between.iter().find(|c| !matches!(c, b' ' | b'\t')) == Some(&b'>');
     let call = between[0] == b'(';
-    let block = !element
-        && memchr::memchr(b'\n', between).is_some()
-        && memchr::memchr2(b'|', b'>', between).is_some();
-    if (element && b[..key].last() != Some(&b'<'))
+    // (A literal block scalar's `|` is read as the value's first character: the block's
+    // first line holds the value.)
+    let literal = block_start(b, first, between);
+    let first = literal.unwrap_or(first);
+    let block = literal.is_some()
+        || (!element
+            && memchr::memchr(b'\n', between).is_some()
+            && memchr::memchr(b'>', between).is_some());
+    if (element && !element_open(&b[..key]))
         || (call && !matches!(b[first - 1], b'"' | b'\''))
         || (block && !matches!(b[first - 1], b' ' | b'\t'))
     {
         return None;
     }
+    // (An element's content or a block's line is judged as a value is, not as a phrase:
+    // `<token>Expires in 3600 seconds</token>` is prose. An attribute pair's or a name and
+    // value pair's `value` holds nothing else.)
     let strong = sql
         || comma
         || setter.is_some()
-        || element
         || call
-        || block
+        || memchr::memmem::find(between, b"alue").is_some()
         || memchr::memchr(b']', between).is_some();
     let before_key = key.checked_sub(1).map(|i| b[i]);
     // The opening quote, if any: the byte before the value's first character.
@@ -1798,23 +1805,37 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         // to its closing tag on the same line, a YAML block scalar's first line (and the
         // block's other lines, indented as far, taken with it).
         let limit = ceil_char_boundary(text, first.saturating_add(AUTH_TOKEN_MAX));
-        // (An element's content ends at the first `<` or line break: a run of elements on
-        // one line is not read to its end from each.)
-        let end = match element {
+        // (An element's content ends at the first `<`, read at most NAMED_VALUE_MAX bytes
+        // along: a run of elements is not read to its end from each.)
+        let (first, end) = match element {
             true => {
-                let close = first + memchr::memchr3(b'<', b'\n', b'\r', &b[first..limit])?;
-                if !b[close..].starts_with(b"</") {
-                    return None;
+                let near = ceil_char_boundary(text, first.saturating_add(NAMED_VALUE_MAX));
+                match b[first..].starts_with(b"<![CDATA[") {
+                    true => {
+                        let from = first + 9;
+                        let close = memchr::memmem::find(&b[from..near.max(from)], b"]]>")?;
+                        (from, from + close)
+                    }
+                    false => {
+                        let close = first + memchr::memchr(b'<', &b[first..near])?;
+                        if !b[close..].starts_with(b"</") {
+                            return None;
+                        }
+                        (first, close)
+                    }
                 }
-                close
             }
-            false => memchr::memchr2(b'\n', b'\r', &b[first..limit]).map_or(limit, |i| first + i),
+            false => (
+                first,
+                memchr::memchr2(b'\n', b'\r', &b[first..limit]).map_or(limit, |i| first + i),
+            ),
         };
         let value = text[first..end].trim_end();
-        if !secret_argument(value, true, None)
-            || short_for_a_token(&b[key..at], value)
-            || no_secret_name(&b[key..at], value)
-        {
+        let judged = match element || block {
+            true => secret_value(value, true, None),
+            false => secret_argument(value, true, None),
+        };
+        if !judged || short_for_a_token(&b[key..at], value) || no_secret_name(&b[key..at], value) {
             return None;
         }
         return Some((
@@ -2016,7 +2037,7 @@ fn blank_setter(b: &[u8], key: usize) -> Option<BlankSetter> {
     let is = |w: &[u8], s: &str| w.eq_ignore_ascii_case(s.as_bytes());
     let option = |w: &[u8]| w.len() >= 2 && matches!(w[0], b'-' | b'/');
     let command = |w: &[u8]| {
-        ["setx", "setx.exe", "set", "config", "env"]
+        ["setx", "setx.exe", "setenv", "set", "config", "env"]
             .iter()
             .any(|c| is(w, c))
     };
@@ -2112,18 +2133,29 @@ fn blank_setter(b: &[u8], key: usize) -> Option<BlankSetter> {
     (0..n).find_map(|k| {
         let (word, command) = w[k];
         let between = &w[..k];
-        if is(command, "setx") || is(command, "setx.exe") {
+        if is(command, "setx") || is(command, "setx.exe") || command == b"setenv" {
             return options(between, true).then_some(BlankSetter::Argument);
         }
         if k == 0 && n == 1 && first_on_line && is(word, "env") {
             return Some(BlankSetter::Line);
         }
-        if is(command, "set") {
+        // (fish's, and the subcommands', in small letters only: "Set Token Lifetime2 in the
+        // portal" is prose.)
+        if command == b"set" {
             let sub = w.get(k + 1).map(|(_, c)| *c);
             if let Some(sub) = sub.filter(|c| {
-                ["config", "configure", "secret", "secrets", "user-secrets"]
-                    .iter()
-                    .any(|s| is(c, s))
+                [
+                    "config",
+                    "configure",
+                    "secret",
+                    "secrets",
+                    "user-secrets",
+                    "npm",
+                    "yarn",
+                    "pnpm",
+                ]
+                .iter()
+                .any(|s| is(c, s))
             }) {
                 return options(between, false).then_some(match is(sub, "secret") {
                     true => BlankSetter::Body,
@@ -2145,7 +2177,7 @@ fn blank_setter(b: &[u8], key: usize) -> Option<BlankSetter> {
             };
             return (between.iter().all(flag) && at_command(k)).then_some(BlankSetter::Argument);
         }
-        if is(command, "config") {
+        if command == b"config" {
             let reads = between.iter().any(|(f, _)| {
                 [
                     "--get",
@@ -2198,6 +2230,63 @@ fn body_option(b: &[u8], at: usize) -> Option<usize> {
     (j < line && !b[j].is_ascii_whitespace()).then_some(j)
 }
 
+/// Whether the element whose name's word ends `before` opens there: `<password`, or with a
+/// namespace's prefix, `<wsse:Password`.
+fn element_open(before: &[u8]) -> bool {
+    match before.split_last() {
+        Some((b'<', _)) => true,
+        Some((b':', rest)) => {
+            let prefix = rest
+                .iter()
+                .rev()
+                .take(32)
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+                .count();
+            prefix > 0 && rest[..rest.len() - prefix].last() == Some(&b'<')
+        }
+        _ => false,
+    }
+}
+
+/// Where the value of a YAML literal block scalar starts whose `|` is at `first` after a
+/// field's `:` (in `between`): `password: |`, `|-`, `|2`, a comment after it, then the
+/// block's first line that is not blank (up to four blank ones first), indented. `None`
+/// when no block starts there (a value that starts with `|`: `password=|S3cret9`).
+fn block_start(b: &[u8], first: usize, between: &[u8]) -> Option<usize> {
+    if b[first] != b'|' || memchr::memchr(b':', between).is_none() {
+        return None;
+    }
+    let end = b.len().min(first + 512);
+    let mut i = first + 1;
+    while i < end && i - first <= 2 && matches!(b[i], b'-' | b'+' | b'0'..=b'9') {
+        i += 1;
+    }
+    let header = i;
+    while i < end && matches!(b[i], b' ' | b'\t') {
+        i += 1;
+    }
+    if i < end && b[i] == b'#' && i > header {
+        i += memchr::memchr2(b'\n', b'\r', &b[i..end])?;
+    }
+    for _ in 0..5 {
+        // The line break, then the next line's blanks.
+        i += usize::from(b.get(i) == Some(&b'\r'));
+        if i >= end || b[i] != b'\n' {
+            return None;
+        }
+        i += 1;
+        let indent = b[i..end]
+            .iter()
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count();
+        i += indent;
+        if i < end && !b[i].is_ascii_whitespace() {
+            return (indent > 0).then_some(i);
+        }
+    }
+    None
+}
+
 /// Where a value that starts at `first` and whose first line ends at `end` ends: for a YAML
 /// block scalar (`block`), after the block's next lines indented at least as far as the
 /// first (not a blank one), at most to `limit`; else at `end`.
@@ -2219,7 +2308,14 @@ fn block_end(text: &str, first: usize, end: usize, limit: usize, block: bool) ->
             .iter()
             .take_while(|&&c| c == b' ' || c == b'\t')
             .count();
-        if blanks < indent || start + blanks == line {
+        // (A blank line goes on with the block when a line indented as far follows.)
+        if start + blanks == line {
+            at = (line < limit)
+                .then(|| memchr::memchr(b'\n', &b[line..limit]).map(|i| line + i + 1))
+                .flatten();
+            continue;
+        }
+        if blanks < indent {
             break;
         }
         end = start + text[start..line].trim_end().len();
