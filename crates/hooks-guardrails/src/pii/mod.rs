@@ -3033,7 +3033,8 @@ pub(crate) mod tests {
         let azure = "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4/QEFCQ0RFRg==";
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
-        let cases: [(String, &[&str]); 186] = [
+        let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
+        let cases: [(String, &[&str]); 191] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3280,6 +3281,14 @@ pub(crate) mod tests {
             (r#"<add key="ApiKey" value="Zq8r Tw2xLk"/>"#.into(), &["Zq8r Tw2xLk"]),
             ("setenv DB_PASSWORD Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("npm set //registry.npmjs.org/:_authToken Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            // (Found by a third attack review.) An element's content past 256 bytes (an STS
+            // response's session token), a word of it a secret, a comment after a block's
+            // value, a block under a list's item, Dockerfile's line in a JSON list.
+            (format!("<SessionToken>{long_token}</SessionToken>"), &[long_token.as_str()]),
+            ("<Password>P@ss w0rd!</Password>".into(), &["P@ss w0rd!"]),
+            ("password: |\n  Zq8rTw2xLk  # rotated 2024-05".into(), &["Zq8rTw2xLk  # rotated 2024-05"]),
+            ("- password: |\n    Zq8rTw2xLk\n  user: bob".into(), &["Zq8rTw2xLk"]),
+            (r#"["FROM x", "ENV API_KEY Zq8rTw2xLk"]"#.into(), &["Zq8rTw2xLk"]),
         ];
         let d = PiiDetector::new();
         for (text, want) in &cases {
@@ -3435,6 +3444,10 @@ pub(crate) mod tests {
             "password: |\n  Use a strong one. See docs/security.md",
             "Set Token Lifetime2 in the portal.",
             "token: |\n  token: |\n    token: |\n      x",
+            // (Found by a third attack review.) A block's line no further in than its key
+            // (the mapping's next key), a generic type that looks like an element.
+            "  token: |\n  abc123def\n  host: db.internal",
+            "<pre>let v: Vec<Secret>=load2();</pre>",
             "Each resource is identified by 'resource_id2'.",
             "table.insert(\"api_token\", \"varchar(255)\")",
             "validator.add(\"password\", \"min:8\")",

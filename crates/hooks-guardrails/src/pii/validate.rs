@@ -1654,7 +1654,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             && memchr::memchr(b'>', between).is_some());
     if (element && !element_open(&b[..key]))
         || (call && !matches!(b[first - 1], b'"' | b'\''))
-        || (block && !matches!(b[first - 1], b' ' | b'\t'))
+        || (block && !block_indented(b, key, first))
     {
         return None;
     }
@@ -1805,25 +1805,32 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         // to its closing tag on the same line, a YAML block scalar's first line (and the
         // block's other lines, indented as far, taken with it).
         let limit = ceil_char_boundary(text, first.saturating_add(AUTH_TOKEN_MAX));
-        // (An element's content ends at the first `<`, read at most NAMED_VALUE_MAX bytes
-        // along: a run of elements is not read to its end from each.)
+        // (An element's content ends at its closing tag, the element's own — not a generic
+        // type's, `Vec<Secret>=x;</pre>` — searched to the first `<`: each element in a run
+        // has one, so a run is not read to its end from each.)
         let (first, end) = match element {
             true => {
-                let near = ceil_char_boundary(text, first.saturating_add(NAMED_VALUE_MAX));
-                match b[first..].starts_with(b"<![CDATA[") {
+                let (from, close) = match b[first..].starts_with(b"<![CDATA[") {
                     true => {
                         let from = first + 9;
-                        let close = memchr::memmem::find(&b[from..near.max(from)], b"]]>")?;
+                        let close = memchr::memmem::find(&b[from..limit.max(from)], b"]]>")?;
                         (from, from + close)
                     }
-                    false => {
-                        let close = first + memchr::memchr(b'<', &b[first..near])?;
-                        if !b[close..].starts_with(b"</") {
-                            return None;
-                        }
-                        (first, close)
-                    }
+                    false => (first, first + memchr::memchr(b'<', &b[first..limit])?),
+                };
+                let tag = match b[close..].starts_with(b"]]>") {
+                    true => close + 3 + memchr::memchr(b'<', &b[close + 3..limit])?,
+                    false => close,
+                };
+                let name_end = b[tag..b.len().min(tag + 96)]
+                    .iter()
+                    .position(|&c| c == b'>')
+                    .map(|i| tag + i)?;
+                let closing = b[tag..name_end].strip_prefix(b"</")?.trim_ascii_end();
+                if !closing.ends_with(&b[key..at]) {
+                    return None;
                 }
+                (from, close)
             }
             false => (
                 first,
@@ -1831,8 +1838,21 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             ),
         };
         let value = text[first..end].trim_end();
+        // An element's content or a block's first line holds a secret where one of its words
+        // is one (`P@ss w0rd!`, `S3cret9 # rotated`), numbers apart from one alone: prose
+        // there is no secret (`<token>Expires in 3600 seconds</token>`), nor a passphrase of
+        // words alone (`correct horse battery`).
         let judged = match element || block {
-            true => secret_value(value, true, None),
+            true => {
+                let alone = !value.bytes().any(|c| c.is_ascii_whitespace());
+                value.split_ascii_whitespace().any(|w| {
+                    secret_value(w, true, None)
+                        && (alone
+                            || !w
+                                .bytes()
+                                .all(|c| c.is_ascii_digit() || c == b'.' || c == b','))
+                })
+            }
             false => secret_argument(value, true, None),
         };
         if !judged || short_for_a_token(&b[key..at], value) || no_secret_name(&b[key..at], value) {
@@ -2136,8 +2156,15 @@ fn blank_setter(b: &[u8], key: usize) -> Option<BlankSetter> {
         if is(command, "setx") || is(command, "setx.exe") || command == b"setenv" {
             return options(between, true).then_some(BlankSetter::Argument);
         }
-        if k == 0 && n == 1 && first_on_line && is(word, "env") {
-            return Some(BlankSetter::Line);
+        // (Dockerfile's line in a JSON string or a list, `"ENV API_KEY …`: its one argument,
+        // which the string's quote ends.)
+        if k == 0 && is(command, "env") {
+            if n == 1 && first_on_line {
+                return Some(BlankSetter::Line);
+            }
+            if word.len() > command.len() {
+                return Some(BlankSetter::Argument);
+            }
         }
         // (fish's, and the subcommands', in small letters only: "Set Token Lifetime2 in the
         // portal" is prose.)
@@ -2246,6 +2273,24 @@ fn element_open(before: &[u8]) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether a YAML block scalar's first line, whose text starts at `first`, is indented
+/// further than its key (at `key`) stands on its line: a block's lines are (`- password: |`
+/// then the value four blanks in); a line as far in is the mapping's next key, and the
+/// block is empty.
+fn block_indented(b: &[u8], key: usize, first: usize) -> bool {
+    let indent = b[..first]
+        .iter()
+        .rev()
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count();
+    let column = b[key.saturating_sub(128)..key]
+        .iter()
+        .rev()
+        .position(|&c| c == b'\n' || c == b'\r')
+        .unwrap_or(if key <= 128 { key } else { usize::MAX });
+    indent > 0 && indent > column
 }
 
 /// Where the value of a YAML literal block scalar starts whose `|` is at `first` after a
