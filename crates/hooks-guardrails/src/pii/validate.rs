@@ -1658,7 +1658,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     {
         return None;
     }
-    // (An element's content or a block's line is judged as a value is, not as a phrase:
+    // (An element's content or a block's line is judged by its words, not as a phrase:
     // `<token>Expires in 3600 seconds</token>` is prose. An attribute pair's or a name and
     // value pair's `value` holds nothing else.)
     let strong = sql
@@ -1800,10 +1800,10 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // (A phrase's closing quote ends a string: no letter or digit is glued after it.)
     let closed = quoted && !is_alnum(b.get(first + len + 1).copied());
     if (setter == Some(BlankSetter::Line) || element || block) && !quoted {
-        // A bare value that blanks do not end, judged whole as a quoted one is: the rest of
-        // the line after Dockerfile's older `ENV NAME value`, an XML element's content up
-        // to its closing tag on the same line, a YAML block scalar's first line (and the
-        // block's other lines, indented as far, taken with it).
+        // A bare value that blanks do not end: the rest of the line after Dockerfile's older
+        // `ENV NAME value` (judged whole, as a quoted one is), an XML element's content up
+        // to its closing tag, a YAML block scalar's first line (and the block's other lines,
+        // indented as far, taken with it) — these two judged by their words.
         let limit = ceil_char_boundary(text, first.saturating_add(AUTH_TOKEN_MAX));
         // (An element's content ends at its closing tag, the element's own — not a generic
         // type's, `Vec<Secret>=x;</pre>` — searched to the first `<`: each element in a run
