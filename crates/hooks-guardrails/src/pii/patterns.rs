@@ -102,10 +102,10 @@ pub(super) const SECRET_NAMES: [&str; 91] = [
     "master_key",
     "masterKey",
     "MASTER_KEY",
-    // A password under a camelCase name (`adminPass`, `dbPass`: only after a small letter
-    // or a digit, see `validate::named_secret`), Rails's `secret_key_base`, AWS's secret
-    // key under its whole name (`aws_secret_access_key`, `"SecretAccessKey":` in `aws sts`
-    // output) whatever its value's length.
+    // A password under a camelCase name (`adminPass`, `dbPass`, `DBPass`: only after the
+    // word of what it opens, see `validate::camel_pass`), Rails's `secret_key_base`, AWS's
+    // secret key under its whole name (`aws_secret_access_key`, `"SecretAccessKey":` in
+    // `aws sts` output) whatever its value's length.
     "Pass",
     "secret_key_base",
     "SECRET_KEY_BASE",
