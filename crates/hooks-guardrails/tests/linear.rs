@@ -130,6 +130,12 @@ fn family(name: &str, n: usize) -> String {
         "elements_calls_and_blocks_without_values" => {
             "<password>x password('x') token: |\n  x\n<token>a b ".repeat(n / 50)
         }
+        // Elements with attributes on their tags, named by a `key` attribute (with no
+        // element before it, too), `<name>` and `<value>` siblings, every value failing.
+        "tagged_and_keyed_elements_without_values" => {
+            "<password a=\"b\">x <e key=\"token\" c='d'>x key=\"password\">x <name>token</name><value>x "
+                .repeat(n / 85)
+        }
         // Setters' arguments and pairs with a field between, every value failing.
         "setters_and_pairs_without_values" => {
             "define('password', 'x'); {\"name\": \"token\", \"type\": \"a\", \"value\": \"x\"} "
@@ -180,7 +186,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 87] = [
+const FAMILIES: [&str; 88] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -247,6 +253,7 @@ const FAMILIES: [&str; 87] = [
     "blank_setters_without_values",
     "names_and_words_in_a_row",
     "elements_calls_and_blocks_without_values",
+    "tagged_and_keyed_elements_without_values",
     "mysqladmin_passwords_without_values",
     "blocks_and_cdata_without_values",
     "short_names_glued",

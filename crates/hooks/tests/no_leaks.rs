@@ -149,6 +149,13 @@ fn values() -> Vec<(String, String)> {
                 "secret_key_base" => Some("SECRET_KEY_BASE={}"),
                 "secret_xml_element" => Some("<server><password>{}</password></server>"),
                 "secret_attribute_pair" => Some(r#"<add key="ApiKey" value="{}" />"#),
+                "secret_xml_tag_attributes" => {
+                    Some(r#"<wsse:Password Type="…#PasswordText">{}</wsse:Password>"#)
+                }
+                "secret_xml_keyed_element" => Some(r#"<entry key="db.password">{}</entry>"#),
+                "secret_xml_name_value" => {
+                    Some("<name>javax.jdo.option.ConnectionPassword</name>\n<value>{}</value>")
+                }
                 "secret_call_argument" => Some("u.set_password(\"{}\")"),
                 "secret_mysqladmin" => Some("mysqladmin -u root -p password '{}'"),
                 "secret_yaml_block" => Some("smtp:\n  password: |\n    {}\n  port: 587\n"),
@@ -301,7 +308,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1129 + 13);
+    assert_eq!(values.len(), 1164 + 1134 + 13);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

@@ -3034,7 +3034,7 @@ pub(crate) mod tests {
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
         let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
-        let cases: [(String, &[&str]); 191] = [
+        let cases: [(String, &[&str]); 199] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3289,6 +3289,19 @@ pub(crate) mod tests {
             ("password: |\n  Zq8rTw2xLk  # rotated 2024-05".into(), &["Zq8rTw2xLk  # rotated 2024-05"]),
             ("- password: |\n    Zq8rTw2xLk\n  user: bob".into(), &["Zq8rTw2xLk"]),
             (r#"["FROM x", "ENV API_KEY Zq8rTw2xLk"]"#.into(), &["Zq8rTw2xLk"]),
+            // An element with attributes on its tag (WS-Security's), one named by its `key`
+            // or `name` attribute (Java's properties, Android's strings, .NET's settings and
+            // their `<value>` child), a `<name>` element's sibling `<value>` (Hadoop's), in a
+            // JSON string too.
+            (r#"<wsse:Password Type="…#PasswordText">Zq8rTw2xLk</wsse:Password>"#.into(), &["Zq8rTw2xLk"]),
+            (r#"<password encrypted="false">Zq8rTw2xLk</password>"#.into(), &["Zq8rTw2xLk"]),
+            (r#"<entry key="db.password">Zq8rTw2xLk</entry>"#.into(), &["Zq8rTw2xLk"]),
+            (r#"<string name="api_key" translatable="false">Zq8rTw2xLk</string>"#.into(), &["Zq8rTw2xLk"]),
+            ("<entry key='password' >\n    Zq8rTw2xLk\n</entry>".into(), &["Zq8rTw2xLk"]),
+            (r#"<setting name="ApiKey" serializeAs="String">
+  <value>Zq8rTw2xLk</value></setting>"#.into(), &["Zq8rTw2xLk"]),
+            ("<name>javax.jdo.option.ConnectionPassword</name>\n    <value>Zq8rTw2xLk</value>".into(), &["Zq8rTw2xLk"]),
+            (r#"{"xml": "<entry key=\"db.password\">Zq8rTw2xLk</entry>"}"#.into(), &["Zq8rTw2xLk"]),
         ];
         let d = PiiDetector::new();
         for (text, want) in &cases {
@@ -3430,6 +3443,13 @@ pub(crate) mod tests {
             "check(password(x1234), hash_password(salt2))",
             "password: |\nZq8rTw2xLk",
             "<input type=\"password\" value=\"\">",
+            // A form's markup (a label for the field, an element named for it whose content
+            // is prose), a sibling `<value>` that is a template, a tag of no element.
+            "<label for=\"password\">Password</label><input type=\"password\" name=\"password\">",
+            "<label name=\"password\">Enter your password</label>",
+            "<name>password</name><value>${DB_PASSWORD}</value>",
+            "x key=\"password\">Zq8rTw2xLk</x>",
+            "<entry key=\"password\"/>Zq8rTw2xLk</entry>",
             // (Found by an attack review.) `set` in prose, options that read or erase,
             // words between a command and the name that are no options; `…Pass` of a frame,
             // a check, a gate.

@@ -482,12 +482,16 @@ fn named_secret(names: &[&str], comma: bool) -> String {
     if !comma {
         separators.push(format!(r"{qq}[ \t]{{0,4}},(?:[ \t]{{0,4}}\r?\n)?"));
         // An XML element (`<password>…</password>`, `<wsse:Password >`, its content on a
-        // line of its own), an attribute pair (`<add key="ApiKey" value="…"/>`,
+        // line of its own; named by its `key` or `name` attribute, `<entry
+        // key="db.password">`; a `<name>` element's sibling `<value>`, Hadoop's; one with
+        // attributes on its tag is the blanks' candidate: see `validate::element_tag`),
+        // an attribute pair (`<add key="ApiKey" value="…"/>`,
         // `<property name="password" value="…"/>`), a call with the value quoted
         // (`user.set_password('…')`, MySQL's `PASSWORD('…')`), a folded YAML block scalar
         // (`password: >-`, the value indented on the next line; a
         // literal one's `|` is read as the value, and the validator reads the block).
-        separators.push(r"[ \t]{0,4}>(?:[ \t]{0,40}\r?\n)?".to_owned());
+        separators.push(format!(r"{q}[ \t]{{0,4}}>(?:[ \t]{{0,40}}\r?\n)?"));
+        separators.push(r"</[Nn]ame>[ \t]{0,40}(?:\r?\n[ \t]{0,40})?<[Vv]alue>".to_owned());
         separators.push(format!(r"{qq}[ \t]{{1,40}}[Vv]alue[ \t]{{0,4}}="));
         separators.push(r"\(".to_owned());
         separators.push(format!(

@@ -1612,8 +1612,27 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         true => blank_setter(b, key),
         false => None,
     };
+    // An XML element the trigger did not read to its tag's `>`: attributes on its tag, the
+    // name as its `key` or `name` attribute, a `<name>` element's sibling `<value>` (see
+    // [`element_tag`]).
+    let opened = between.iter().find(|c| !matches!(c, b' ' | b'\t')) == Some(&b'>');
+    let tag = match setter.is_none() && !opened && key > 0 {
+        true if matches!(b[key - 1], b'<' | b':' | b'"' | b'\'' | b'>') => element_tag(b, key, at),
+        _ => None,
+    };
+    // (A quoted name before a tag's `>` that is no `key`'s or `name`'s: `<input
+    // type="password">`.)
+    let quoted_gt = !opened
+        && between
+            .iter()
+            .find(|c| !matches!(c, b' ' | b'\t' | b'"' | b'\'' | b'\\'))
+            == Some(&b'>');
+    if quoted_gt && tag.is_none() {
+        return None;
+    }
     if blank_only
         && setter.is_none()
+        && tag.is_none()
         && !(matches!(b[at], b' ' | b'\t' | b'\r' | b'\n') && matches!(b[first - 1], b'"' | b'\''))
     {
         return None;
@@ -1639,20 +1658,26 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         }
         _ => first,
     };
+    let first = tag.map_or(first, |(content, _)| content);
     // An XML element's content, after the tag's `<` only (`<password>…</password>`; not
     // `password>8`); a call's argument (`user.set_password('…')`, MySQL's `PASSWORD('…')`),
     // quoted only; a YAML block scalar's (`password: |`), indented on the next line.
-    let element = between.iter().find(|c| !matches!(c, b' ' | b'\t')) == Some(&b'>');
+    let element = opened || tag.is_some();
+    // (The name the element's closing tag ends with.)
+    let close_name = tag.map_or(&b[key..at], |(_, close)| close);
     let call = between[0] == b'(';
     // (A literal block scalar's `|` is read as the value's first character: the block's
     // first line holds the value.)
-    let literal = block_start(b, first, between);
+    let literal = match tag {
+        Some(_) => None,
+        None => block_start(b, first, between),
+    };
     let first = literal.unwrap_or(first);
     let block = literal.is_some()
         || (!element
             && memchr::memchr(b'\n', between).is_some()
             && memchr::memchr(b'>', between).is_some());
-    if (element && !element_open(&b[..key]))
+    if (opened && !element_open(&b[..key]))
         || (call && !matches!(b[first - 1], b'"' | b'\''))
         || (block && !block_indented(b, key, first))
     {
@@ -1827,7 +1852,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
                     .position(|&c| c == b'>')
                     .map(|i| tag + i)?;
                 let closing = b[tag..name_end].strip_prefix(b"</")?.trim_ascii_end();
-                if !closing.ends_with(&b[key..at]) {
+                if !closing.ends_with(close_name) {
                     return None;
                 }
                 (from, close)
@@ -2255,6 +2280,174 @@ fn body_option(b: &[u8], at: usize) -> Option<usize> {
         j = k + 1;
     }
     (j < line && !b[j].is_ascii_whitespace()).then_some(j)
+}
+
+/// The XML element that holds the value of the field named at `key..at` (see
+/// [`named_secret`]), where the trigger did not end at its tag's `>`: where its content
+/// starts, and the name its closing tag must end with.
+/// - The element named so, attributes on its tag (WS-Security's `<wsse:Password
+///   Type="…#PasswordText">`, `<password encrypted="false">`).
+/// - An element whose `key` or `name` attribute names it, its other attributes before
+///   or after (Java's properties `<entry key="db.password">`, Android's `<string
+///   name="api_key" translatable="false">`, `<property name="password">`).
+/// - A `<name>` element that names it, then its `<value>` (Hadoop's and Hive's
+///   `<name>javax.jdo.option.ConnectionPassword</name>` and `<value>…</value>`).
+///
+/// A tag's attributes, up to eight, are `name="value"` or single-quoted (the quotes
+/// JSON-escaped up to three times), white space between them, each value on its line
+/// within 512 bytes; the tag ends at `>` (a self-closing tag holds nothing). The content
+/// starts after blanks and one line break. So each candidate reads a bounded length: the
+/// element's `<` up to 256 bytes back (one `memrchr`), its tag 4 KiB on at most.
+fn element_tag(b: &[u8], key: usize, at: usize) -> Option<(usize, &[u8])> {
+    let blank = |c: u8| c == b' ' || c == b'\t';
+    let space = |c: u8| blank(c) || c == b'\r' || c == b'\n';
+    // Blanks, one line break, blanks from `j`: the content's first character, if any.
+    let content = |mut j: usize| {
+        let floor = j;
+        while j < b.len() && blank(b[j]) && j - floor < 40 {
+            j += 1;
+        }
+        j += usize::from(b.get(j) == Some(&b'\r'));
+        if b.get(j) == Some(&b'\n') {
+            j += 1;
+            let line = j;
+            while j < b.len() && blank(b[j]) && j - line < 40 {
+                j += 1;
+            }
+        }
+        (j < b.len() && !space(b[j])).then_some(j)
+    };
+    let before = &b[..key];
+    // A `<name>` element and its sibling `<value>`.
+    if before.len() >= 6 && before[before.len() - 6..].eq_ignore_ascii_case(b"<name>") {
+        let rest = &b[at..];
+        if rest.len() < 7 || !rest[..7].eq_ignore_ascii_case(b"</name>") {
+            return None;
+        }
+        let j = content(at + 7)?;
+        let open = b.get(j..j + 7)?;
+        if !open.eq_ignore_ascii_case(b"<value>") {
+            return None;
+        }
+        return Some((content(j + 7)?, &b[j + 1..j + 6]));
+    }
+    // Where the tag's attributes after the name start, and the element's name.
+    let keyed = !element_open(before);
+    let (mut j, close) = if !keyed {
+        (at, &b[key..at])
+    } else {
+        // The name quoted, as a `key` or `name` attribute's value.
+        let (&q, rest) = before.split_last()?;
+        if !matches!(q, b'"' | b'\'') {
+            return None;
+        }
+        let escapes = rest
+            .iter()
+            .rev()
+            .take(4)
+            .take_while(|&&c| c == b'\\')
+            .count();
+        if escapes > 3 {
+            return None;
+        }
+        let mut i = rest.len() - escapes;
+        while i > 0 && blank(b[i - 1]) {
+            i -= 1;
+        }
+        if i == 0 || b[i - 1] != b'=' {
+            return None;
+        }
+        i -= 1;
+        while i > 0 && blank(b[i - 1]) {
+            i -= 1;
+        }
+        let attribute = b[i.saturating_sub(5)..i]
+            .iter()
+            .rev()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .count();
+        let named = &b[i - attribute..i];
+        if !(named.eq_ignore_ascii_case(b"key") || named.eq_ignore_ascii_case(b"name")) {
+            return None;
+        }
+        let i = i - attribute;
+        if i == 0 || !space(b[i - 1]) {
+            return None;
+        }
+        // The element's `<`, with no other tag's end or start between it and the attribute.
+        let floor = i.saturating_sub(256);
+        let lt = floor + memchr::memrchr(b'<', &b[floor..i])?;
+        if memchr::memchr(b'>', &b[lt..i]).is_some() {
+            return None;
+        }
+        let name = b[lt + 1..i]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':'))
+            .count();
+        if name == 0 || !space(b[lt + 1 + name]) {
+            return None;
+        }
+        // (The attribute's closing quote, escaped as its opening one.)
+        let close_quote = &b[at..];
+        if close_quote.len() <= escapes
+            || close_quote[..escapes].iter().any(|&c| c != b'\\')
+            || close_quote[escapes] != q
+        {
+            return None;
+        }
+        (at + escapes + 1, &b[lt + 1..lt + 1 + name])
+    };
+    // The tag's other attributes, then its `>`.
+    for _ in 0..=8 {
+        let from = j;
+        while j < b.len() && space(b[j]) && j - from < 64 {
+            j += 1;
+        }
+        match b.get(j) {
+            Some(b'>') => {
+                let first = content(j + 1)?;
+                // (A named element's `<value>` child: .NET's `<setting name="ApiKey"
+                // serializeAs="String">` and `<value>…</value>`.)
+                let child = b.get(first..first + 7);
+                return match keyed && child.is_some_and(|c| c.eq_ignore_ascii_case(b"<value>")) {
+                    true => Some((content(first + 7)?, &b[first + 1..first + 6])),
+                    false => Some((first, close)),
+                };
+            }
+            Some(_) if j > from => {}
+            _ => return None,
+        }
+        let name = b[j..b.len().min(j + 64)]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':'))
+            .count();
+        if name == 0 {
+            return None;
+        }
+        j += name;
+        while j < b.len() && blank(b[j]) && j - from < 128 {
+            j += 1;
+        }
+        if b.get(j) != Some(&b'=') {
+            return None;
+        }
+        j += 1;
+        while j < b.len() && blank(b[j]) && j - from < 192 {
+            j += 1;
+        }
+        let escapes = b[j..].iter().take(4).take_while(|&&c| c == b'\\').count();
+        j += escapes;
+        let q = *b
+            .get(j)
+            .filter(|&&c| matches!(c, b'"' | b'\'') && escapes < 4)?;
+        let value = &b[j + 1..b.len().min(j + 513)];
+        let end = memchr::memchr3(q, b'\n', b'<', value)?;
+        if value[end] != q {
+            return None;
+        }
+        j += 1 + end + 1;
+    }
+    None
 }
 
 /// Whether the element whose name's word ends `before` opens there: `<password`, or with a
