@@ -3034,7 +3034,7 @@ pub(crate) mod tests {
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
         let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
-        let cases: [(String, &[&str]); 199] = [
+        let cases: [(String, &[&str]); 206] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3302,6 +3302,16 @@ pub(crate) mod tests {
   <value>Zq8rTw2xLk</value></setting>"#.into(), &["Zq8rTw2xLk"]),
             ("<name>javax.jdo.option.ConnectionPassword</name>\n    <value>Zq8rTw2xLk</value>".into(), &["Zq8rTw2xLk"]),
             (r#"{"xml": "<entry key=\"db.password\">Zq8rTw2xLk</entry>"}"#.into(), &["Zq8rTw2xLk"]),
+            // `…_Pass` after the word of what it opens, more such words; a YAML value after
+            // its anchor or a plain string's tag, a block's too; NetworkManager's Wi-Fi
+            // password.
+            ("DB_Pass=Zq8rTw2xLk vpnPass: Zq8rTw2xLk".into(), &["Zq8rTw2xLk", "Zq8rTw2xLk"]),
+            ("password: !!str |\n  Zq8rTw2xLk\nuser: bob".into(), &["Zq8rTw2xLk"]),
+            ("password: &pw !!binary >-\n    WnE4clR3MnhMaw==".into(), &["WnE4clR3MnhMaw=="]),
+            ("token: &tok \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
+            ("password: !!str Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("nmcli dev wifi connect MyNet password Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("sudo nmcli device wifi hotspot ifname wlan0 ssid Pi password \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
         ];
         let d = PiiDetector::new();
         for (text, want) in &cases {
@@ -3450,6 +3460,11 @@ pub(crate) mod tests {
             "<name>password</name><value>${DB_PASSWORD}</value>",
             "x key=\"password\">Zq8rTw2xLk</x>",
             "<entry key=\"password\"/>Zq8rTw2xLk</entry>",
+            // `…_Pass` after other words, a plain string's tag with no value, a network's
+            // password in prose.
+            "last_Pass = frame2Count; Test_Pass: 12of12",
+            "password: !!str\nuser: bob",
+            "Click connect MyNet password hunter2x please",
             // (Found by an attack review.) `set` in prose, options that read or erase,
             // words between a command and the name that are no options; `…Pass` of a frame,
             // a check, a gate.

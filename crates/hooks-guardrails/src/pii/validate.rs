@@ -1668,11 +1668,32 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     let call = between[0] == b'(';
     // (A literal block scalar's `|` is read as the value's first character: the block's
     // first line holds the value.)
-    let literal = match tag {
+    // (After a YAML node's anchor or tag, `password: !!str |`: the value that follows.)
+    let properties = match tag {
         Some(_) => None,
-        None => block_start(b, first, between),
+        None => after_properties(b, first, between),
     };
-    let first = literal.unwrap_or(first);
+    // (A plain string's tag with no value after it on the line names none.)
+    let bare_tag = [&b"!!str"[..], b"!!binary"].into_iter().any(|t| {
+        b[first..].starts_with(t) && b.get(first + t.len()).is_none_or(u8::is_ascii_whitespace)
+    });
+    if properties.is_none()
+        && tag.is_none()
+        && bare_tag
+        && !matches!(b[first - 1], b'"' | b'\'')
+        && memchr::memchr(b':', between).is_some()
+    {
+        return None;
+    }
+    let literal = match (tag, properties) {
+        (Some(_), _) | (_, Some((_, false))) => None,
+        (None, Some((content, true))) => Some(content),
+        (None, None) => block_start(b, first, between),
+    };
+    let first = match properties {
+        Some((value, false)) => value,
+        _ => literal.unwrap_or(first),
+    };
     let block = literal.is_some()
         || (!element
             && memchr::memchr(b'\n', between).is_some()
@@ -1915,13 +1936,29 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
 
 /// Whether `name`, one of [`SECRET_NAMES`](super::patterns::SECRET_NAMES) after `before`,
 /// names a secret as its case and its words say. `Pass` does in camelCase after the word of
-/// what the password opens (`adminPass`, `"dbPass":`, `smtpPass`, `DBPass`, `mySqlPass`; see
-/// [`PASS_OWNERS`]) — not alone (`Pass: 3/5` is a test run's summary) nor after other words
+/// what the password opens (`adminPass`, `"dbPass":`, `smtpPass`, `DBPass`, `mySqlPass`,
+/// `vpnPass`; see [`PASS_OWNERS`]), or after that word and an underscore (`DB_Pass`) — not alone (`Pass: 3/5` is a test run's summary) nor after other words
 /// (`lastPass`, `didPass`, `lintPass`: a frame's, a check's). Every other name does.
 fn camel_pass(before: &[u8], name: &[u8]) -> bool {
     if name != b"Pass" {
         return true;
     }
+    // (After an underscore, the word before it: `DB_Pass`, `Smtp_Pass`.)
+    let before = match before.split_last() {
+        Some((b'_', rest)) => {
+            let word = rest
+                .iter()
+                .rev()
+                .take(16)
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .count();
+            let word = &rest[rest.len() - word..];
+            return PASS_OWNERS
+                .iter()
+                .any(|w| word.eq_ignore_ascii_case(w.as_bytes()));
+        }
+        _ => before,
+    };
     // The word before: small letters and digits, with the capital that starts them
     // (`mySqlPass`: `Sql`), or capitals (`DBPass`: `DB`).
     let small = before
@@ -1954,7 +1991,7 @@ fn camel_pass(before: &[u8], name: &[u8]) -> bool {
 
 /// What a camelCase `…Pass` names the password of (see [`camel_pass`]): a user, a service,
 /// a store, a device.
-const PASS_OWNERS: [&str; 82] = [
+const PASS_OWNERS: [&str; 107] = [
     "admin",
     "root",
     "db",
@@ -2037,6 +2074,31 @@ const PASS_OWNERS: [&str; 82] = [
     "cert",
     "pfx",
     "jks",
+    "vpn",
+    "wpa",
+    "psk",
+    "mqtt",
+    "ssl",
+    "tls",
+    "smb",
+    "cifs",
+    "nas",
+    "ad",
+    "domain",
+    "win",
+    "windows",
+    "local",
+    "guest",
+    "mssql",
+    "mariadb",
+    "pgsql",
+    "influx",
+    "minio",
+    "s3",
+    "backup",
+    "zip",
+    "archive",
+    "bot",
 ];
 
 /// How the value of a name that a command sets, blanks between them (see [`blank_setter`]),
@@ -2065,7 +2127,8 @@ enum BlankSetter {
 /// - `gh secret set [options] NAME … --body value`;
 /// - `config [options] NAME value` (git's, with `--global`, `-f file`, `--type=string`; not
 ///   `--get`, `--unset` or `--list`; conda's `config --set`);
-/// - Dockerfile's `ENV NAME value`, `ENV` first on its line in any case.
+/// - Dockerfile's `ENV NAME value`, `ENV` first on its line in any case;
+/// - `nmcli device wifi connect SSID password value` (`hotspot … ssid SSID password …`).
 ///
 /// The line's ten words before the name's are read, 512 bytes at most, a line continued
 /// (`\`, cmd's `^`, PowerShell's backtick at its end) read on into the line before.
@@ -2175,6 +2238,15 @@ fn blank_setter(b: &[u8], key: usize) -> Option<BlankSetter> {
                         .any(|s| is(before, s))
             })
     };
+    // NetworkManager's `nmcli device wifi connect SSID password …` (and `hotspot … ssid SSID
+    // password …`): `password` after the network's name, `nmcli` before on the line.
+    if n == 2 && b[key..].starts_with(b"password") && (w[1].1 == b"connect" || w[1].1 == b"ssid") {
+        let line = key.saturating_sub(256);
+        let line = memchr::memrchr2(b'\n', b'\r', &b[line..key]).map_or(line, |i| line + i + 1);
+        if memchr::memmem::rfind(&b[line..key], b"nmcli ").is_some() {
+            return Some(BlankSetter::Argument);
+        }
+    }
     (0..n).find_map(|k| {
         let (word, command) = w[k];
         let between = &w[..k];
@@ -2494,6 +2566,12 @@ fn block_start(b: &[u8], first: usize, between: &[u8]) -> Option<usize> {
     if b[first] != b'|' || memchr::memchr(b':', between).is_none() {
         return None;
     }
+    block_body(b, first)
+}
+
+/// Where the first line of a YAML block scalar's content starts, its header's `|` or `>`
+/// at `first` (see [`block_start`]).
+fn block_body(b: &[u8], first: usize) -> Option<usize> {
     let end = b.len().min(first + 512);
     let mut i = first + 1;
     while i < end && i - first <= 2 && matches!(b[i], b'-' | b'+' | b'0'..=b'9') {
@@ -2523,6 +2601,62 @@ fn block_start(b: &[u8], first: usize, between: &[u8]) -> Option<usize> {
         }
     }
     None
+}
+
+/// A YAML value after its node's properties, at `first` after a field's `:` (in
+/// `between`): an anchor (`&db_pw`) and the plain string's tags (`!!str`, `!!binary`), in
+/// either order, each followed by blanks (`password: !!str |`, `token: &t Zq8r…`). Where
+/// the value starts — a block scalar's content (see [`block_start`]; a folded one's too),
+/// or the value on the line (after its opening quote) — and whether it is a block. Other
+/// tags say the value is something else (Ansible's `!vault |` is encrypted).
+fn after_properties(b: &[u8], first: usize, between: &[u8]) -> Option<(usize, bool)> {
+    if !matches!(b[first], b'!' | b'&')
+        || memchr::memchr(b':', between).is_none()
+        || matches!(b[first - 1], b'"' | b'\'')
+    {
+        return None;
+    }
+    let mut j = first;
+    for _ in 0..2 {
+        let from = j;
+        match b.get(j) {
+            Some(b'&') => {
+                j += 1;
+                let name = b[j..b.len().min(j + 64)]
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
+                    .count();
+                if name == 0 {
+                    return None;
+                }
+                j += name;
+            }
+            Some(b'!') => {
+                let tag = [&b"!!str"[..], b"!!binary"]
+                    .into_iter()
+                    .find(|t| b[j..].starts_with(t))?;
+                j += tag.len();
+            }
+            _ => break,
+        }
+        let blanks = b[j..b.len().min(j + 40)]
+            .iter()
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count();
+        if blanks == 0 || j == from {
+            return None;
+        }
+        j += blanks;
+    }
+    match *b.get(j)? {
+        b'|' | b'>' => block_body(b, j).map(|f| (f, true)),
+        b'"' | b'\'' => {
+            (j + 1 < b.len() && !b[j + 1].is_ascii_whitespace()).then_some((j + 1, false))
+        }
+        b'#' => None,
+        c if !c.is_ascii_whitespace() => Some((j, false)),
+        _ => None,
+    }
 }
 
 /// Where a value that starts at `first` and whose first line ends at `end` ends: for a YAML
