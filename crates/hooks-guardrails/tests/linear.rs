@@ -130,11 +130,13 @@ fn family(name: &str, n: usize) -> String {
         "elements_calls_and_blocks_without_values" => {
             "<password>x password('x') token: |\n  x\n<token>a b ".repeat(n / 50)
         }
-        // Elements with attributes on their tags, named by a `key` attribute (with no
-        // element before it, too), `<name>` and `<value>` siblings, every value failing.
+        // Elements with attributes on their tags (on the next line too), named by a `key`
+        // attribute (with no element before it, too), `<name>` and `<value>` siblings (a
+        // `<description>` and a comment never closed between them), every value failing.
         "tagged_and_keyed_elements_without_values" => {
-            "<password a=\"b\">x <e key=\"token\" c='d'>x key=\"password\">x <name>token</name><value>x "
-                .repeat(n / 85)
+            "<password a=\"b\">x <e key=\"token\" c='d'>x key=\"password\">x <name>token</name><value>x \
+             <password\n a=\"b\">x <name>token</name>\n<description>x <!-- "
+                .repeat(n / 143)
         }
         // Setters' arguments and pairs with a field between, every value failing.
         "setters_and_pairs_without_values" => {

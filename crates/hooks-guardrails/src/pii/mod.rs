@@ -3034,7 +3034,7 @@ pub(crate) mod tests {
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
         let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
-        let cases: [(String, &[&str]); 206] = [
+        let cases: [(String, &[&str]); 217] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3311,6 +3311,22 @@ pub(crate) mod tests {
             ("token: &tok \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
             ("password: !!str Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("nmcli dev wifi connect MyNet password Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            // (Found by a fourth attack review.) A tag over several lines, written or
+            // JSON-escaped; `<Value>` with attributes and a comment before it; a
+            // `<description>`, blank lines, capitals, attributes between `<name>` and
+            // `<value>`; a servlet's `<param-name>`; long, many and odd attributes; blank
+            // lines before the content.
+            ("<entry key=\"db.password\"\n       type=\"string\">Zq8rTw2xLk</entry>".into(), &["Zq8rTw2xLk"]),
+            ("<wsse:Password\n    Type=\"…#PasswordText\">Zq8rTw2xLk</wsse:Password>".into(), &["Zq8rTw2xLk"]),
+            (r#"{"xml": "<string\n name=\"api_key\"\n translatable=\"false\">Zq8rTw2xLk</string>"}"#.into(), &["Zq8rTw2xLk"]),
+            (r#"<Setting Name="ApiKey" Type="System.String"><Value Profile="(Default)">Zq8rTw2xLk</Value></Setting>"#.into(), &["Zq8rTw2xLk"]),
+            ("<setting name=\"ApiKey\">\n  <!-- rotated -->\n  <value>Zq8rTw2xLk</value></setting>".into(), &["Zq8rTw2xLk"]),
+            ("<name>db.password</name>\n<description>the db's</description>\n\n<value>Zq8rTw2xLk</value>".into(), &["Zq8rTw2xLk"]),
+            ("<NAME>ssl.keystore.password</NAME><VALUE type=\"s\">Zq8rTw2xLk</VALUE>".into(), &["Zq8rTw2xLk"]),
+            ("<param-name>db.password</param-name><param-value>Zq8rTw2xLk</param-value>".into(), &["Zq8rTw2xLk"]),
+            (format!("<entry note=\"a<b\" c=\"{}\" key=\"db.password\">Zq8rTw2xLk</entry>", "c".repeat(600)), &["Zq8rTw2xLk"]),
+            ("<password a=\"1\" b=\"2\" c=\"3\" d=\"4\" e=\"5\" f=\"6\" g=\"7\" h=\"8\" i=\"9\">Zq8rTw2xLk</password>".into(), &["Zq8rTw2xLk"]),
+            ("<password Type=\"x\">\n\n\nZq8rTw2xLk</password>".into(), &["Zq8rTw2xLk"]),
             ("sudo nmcli device wifi hotspot ifname wlan0 ssid Pi password \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
         ];
         let d = PiiDetector::new();
@@ -3465,6 +3481,15 @@ pub(crate) mod tests {
             "last_Pass = frame2Count; Test_Pass: 12of12",
             "password: !!str\nuser: bob",
             "Click connect MyNet password hunter2x please",
+            // (Found by a fourth attack review.) A C# documentation comment's parameters,
+            // names with a version in prose, a template's placeholders; a name before the
+            // next line's attribute with no element.
+            "/// <param name=\"accessToken\">OAuth2 access token</param>\n/// <param name=\"apiKey\">Base64 encoded key</param>",
+            "<string name=\"token\">OAuth2 token</string><entry key=\"password\">Password (UTF-8)</entry>",
+            "<accessToken>OAuth2 access token</accessToken>",
+            "<string name=\"api_key\">%1$s</string><password encrypted=\"false\">@PASSWORD@</password>",
+            "<entry key=\"password\">&lt;your password&gt;</entry>",
+            "PASSWORD\nDB_HOST=\"prod2x\"",
             // (Found by an attack review.) `set` in prose, options that read or erase,
             // words between a command and the name that are no options; `…Pass` of a frame,
             // a check, a gate.

@@ -484,14 +484,19 @@ fn named_secret(names: &[&str], comma: bool) -> String {
         // An XML element (`<password>…</password>`, `<wsse:Password >`, its content on a
         // line of its own; named by its `key` or `name` attribute, `<entry
         // key="db.password">`; a `<name>` element's sibling `<value>`, Hadoop's; one with
-        // attributes on its tag is the blanks' candidate: see `validate::element_tag`),
+        // attributes on its tag is the blanks' candidate, or with its next attribute on
+        // the next line the line break's: see `validate::element_tag`),
         // an attribute pair (`<add key="ApiKey" value="…"/>`,
         // `<property name="password" value="…"/>`), a call with the value quoted
         // (`user.set_password('…')`, MySQL's `PASSWORD('…')`), a folded YAML block scalar
         // (`password: >-`, the value indented on the next line; a
         // literal one's `|` is read as the value, and the validator reads the block).
         separators.push(format!(r"{q}[ \t]{{0,4}}>(?:[ \t]{{0,40}}\r?\n)?"));
-        separators.push(r"</[Nn]ame>[ \t]{0,40}(?:\r?\n[ \t]{0,40})?<[Vv]alue>".to_owned());
+        separators
+            .push(r"</(?:[Nn]ame|NAME|param-name)>(?:[ \t\r\n]|\\{1,3}[nr]){0,16}<".to_owned());
+        separators.push(format!(
+            r"{q}[ \t]{{0,4}}(?:\r?\n|\\{{1,3}}n)[ \t]{{0,16}}(?:>(?:[ \t]{{0,16}}\r?\n)?|[A-Za-z_][-A-Za-z0-9_:.]{{0,24}}=)"
+        ));
         separators.push(format!(r"{qq}[ \t]{{1,40}}[Vv]alue[ \t]{{0,4}}="));
         separators.push(r"\(".to_owned());
         separators.push(format!(

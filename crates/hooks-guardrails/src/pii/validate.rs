@@ -1620,14 +1620,41 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         true if matches!(b[key - 1], b'<' | b':' | b'"' | b'\'' | b'>') => element_tag(b, key, at),
         _ => None,
     };
-    // (A quoted name before a tag's `>` that is no `key`'s or `name`'s: `<input
-    // type="password">`.)
-    let quoted_gt = !opened
-        && between
-            .iter()
-            .find(|c| !matches!(c, b' ' | b'\t' | b'"' | b'\'' | b'\\'))
-            == Some(&b'>');
-    if quoted_gt && tag.is_none() {
+    // (A quoted name before a tag's `>` that is no `key`'s or `name`'s, `<input
+    // type="password">`, or before the next line's attribute, `password⏎ type="…"`,
+    // holds no value.)
+    let mut gap = 0;
+    let mut broken = false;
+    while gap < between.len() {
+        match between[gap] {
+            b' ' | b'\t' | b'"' | b'\'' => gap += 1,
+            b'\r' | b'\n' => {
+                broken = true;
+                gap += 1;
+            }
+            b'\\' => {
+                gap += 1;
+                if matches!(between.get(gap), Some(b'n' | b'r')) {
+                    broken = true;
+                    gap += 1;
+                }
+            }
+            _ => break,
+        }
+    }
+    let markup = match between.get(gap) {
+        Some(b'>') => !opened,
+        Some(c) if broken && (c.is_ascii_alphabetic() || *c == b'_') => {
+            let name = between[gap..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':'))
+                .count();
+            between[gap + name..].trim_ascii_start().starts_with(b"=")
+                && memchr::memmem::find(between, b"alue").is_none()
+        }
+        _ => false,
+    };
+    if markup && tag.is_none() {
         return None;
     }
     if blank_only
@@ -1885,19 +1912,23 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         };
         let value = text[first..end].trim_end();
         // An element's content or a block's first line holds a secret where one of its words
-        // is one (`P@ss w0rd!`, `S3cret9 # rotated`), numbers apart from one alone: prose
-        // there is no secret (`<token>Expires in 3600 seconds</token>`), nor a passphrase of
-        // words alone (`correct horse battery`).
+        // is one (`P@ss w0rd!`, `S3cret9 # rotated`), numbers and names with a version
+        // (`OAuth2`, `UTF-8`) apart from one alone: prose there is no secret (`<token>Expires
+        // in 3600 seconds</token>`, `<param name="token">OAuth2 token</param>`), nor a
+        // passphrase of words alone (`correct horse battery`), nor a template's placeholder
+        // (see [`content_placeholder`]).
         let judged = match element || block {
             true => {
                 let alone = !value.bytes().any(|c| c.is_ascii_whitespace());
-                value.split_ascii_whitespace().any(|w| {
-                    secret_value(w, true, None)
-                        && (alone
-                            || !w
-                                .bytes()
-                                .all(|c| c.is_ascii_digit() || c == b'.' || c == b','))
-                })
+                !content_placeholder(value)
+                    && value.split_ascii_whitespace().any(|w| {
+                        secret_value(w, true, None)
+                            && (alone
+                                || !(w
+                                    .bytes()
+                                    .all(|c| c.is_ascii_digit() || c == b'.' || c == b',')
+                                    || versioned_term(w)))
+                    })
             }
             false => secret_argument(value, true, None),
         };
@@ -1932,6 +1963,37 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         None => bare_len(whole),
     };
     Some((first, first + len.min(again(&whole[..len]))))
+}
+
+/// Whether a word of prose names a thing and its version, as technical prose does
+/// (`OAuth2`, `UTF-8`, `Base64`, `Win10`, `SHA256`, `(IPv6)`): two or more letters, then
+/// one to three digits (after a `-` or not), punctuation around it apart. (`Summer2024`, a
+/// weak password, has four.)
+fn versioned_term(word: &str) -> bool {
+    let w = word.trim_matches(|c: char| matches!(c, '(' | ')' | '[' | ']' | ',' | '.' | ';' | ':'));
+    let letters = w.bytes().take_while(u8::is_ascii_alphabetic).count();
+    let rest = w[letters..].strip_prefix('-').unwrap_or(&w[letters..]);
+    letters >= 2 && (1..=3).contains(&rest.len()) && rest.bytes().all(|c| c.is_ascii_digit())
+}
+
+/// Whether an element's or a block's content is a template's placeholder, not a value: a
+/// format's (`%s`, `%1$s`), a build's filter token (`@PASSWORD@`, `@db.password@`), or a
+/// hint in escaped angle brackets (`&lt;your password&gt;`).
+fn content_placeholder(value: &str) -> bool {
+    let v = value.trim();
+    let format = v.strip_prefix('%').is_some_and(|f| {
+        (1..=5).contains(&f.len())
+            && f.bytes()
+                .all(|c| c.is_ascii_digit() || c == b'$' || c.is_ascii_alphabetic())
+            && f.bytes().last().is_some_and(|c| c.is_ascii_alphabetic())
+    });
+    let token = v.len() > 2
+        && v.starts_with('@')
+        && v.ends_with('@')
+        && v[1..v.len() - 1]
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'));
+    format || token || (v.starts_with("&lt;") && v.ends_with("&gt;"))
 }
 
 /// Whether `name`, one of [`SECRET_NAMES`](super::patterns::SECRET_NAMES) after `before`,
@@ -2358,54 +2420,157 @@ fn body_option(b: &[u8], at: usize) -> Option<usize> {
 /// [`named_secret`]), where the trigger did not end at its tag's `>`: where its content
 /// starts, and the name its closing tag must end with.
 /// - The element named so, attributes on its tag (WS-Security's `<wsse:Password
-///   Type="…#PasswordText">`, `<password encrypted="false">`).
+///   Type="…#PasswordText">`, `<password encrypted="false">`), on lines of their own too.
 /// - An element whose `key` or `name` attribute names it, its other attributes before
 ///   or after (Java's properties `<entry key="db.password">`, Android's `<string
-///   name="api_key" translatable="false">`, `<property name="password">`).
+///   name="api_key" translatable="false">`, `<property name="password">`), or its `<value>`
+///   child (.NET's `<setting name="ApiKey" serializeAs="String">` and `<value>…</value>`).
+///   Not a C# documentation comment's `<param name="token">`: its content describes it.
 /// - A `<name>` element that names it, then its `<value>` (Hadoop's and Hive's
-///   `<name>javax.jdo.option.ConnectionPassword</name>` and `<value>…</value>`).
+///   `<name>javax.jdo.option.ConnectionPassword</name>` and `<value>…</value>`, a
+///   `<description>` or comments between; a servlet's `<param-name>` and `<param-value>`).
 ///
-/// A tag's attributes, up to eight, are `name="value"` or single-quoted (the quotes
-/// JSON-escaped up to three times), white space between them, each value on its line
-/// within 512 bytes; the tag ends at `>` (a self-closing tag holds nothing). The content
-/// starts after blanks and one line break. So each candidate reads a bounded length: the
-/// element's `<` up to 256 bytes back (one `memrchr`), its tag 4 KiB on at most.
+/// A tag's attributes, up to sixteen, are `name="value"` or single-quoted (up to three
+/// backslashes before each quote: JSON-escaped twice), white space between them (line
+/// breaks too, as written or JSON-escaped), each value on its line within 1 KiB; the tag
+/// ends at `>` (a self-closing tag holds nothing). The content starts after blanks and up
+/// to three line breaks. Each candidate reads a bounded length: the element's `<` up to
+/// 1 KiB back (a `memrchr`, three at most), its tag and its siblings a few KiB on.
 fn element_tag(b: &[u8], key: usize, at: usize) -> Option<(usize, &[u8])> {
     let blank = |c: u8| c == b' ' || c == b'\t';
-    let space = |c: u8| blank(c) || c == b'\r' || c == b'\n';
-    // Blanks, one line break, blanks from `j`: the content's first character, if any.
-    let content = |mut j: usize| {
-        let floor = j;
-        while j < b.len() && blank(b[j]) && j - floor < 40 {
-            j += 1;
+    // White space from `j` (line breaks as written or JSON-escaped, `\n`, `\\n`), at most
+    // `max` bytes: where it ends.
+    let space = |mut j: usize, max: usize| {
+        let from = j;
+        while j < b.len() && j - from < max {
+            match b[j] {
+                b' ' | b'\t' | b'\r' | b'\n' => j += 1,
+                b'\\' => {
+                    let slashes = b[j..].iter().take(4).take_while(|&&c| c == b'\\').count();
+                    match b.get(j + slashes) {
+                        Some(b'n' | b'r' | b't') if slashes <= 3 => j += slashes + 1,
+                        _ => break,
+                    }
+                }
+                _ => break,
+            }
         }
-        j += usize::from(b.get(j) == Some(&b'\r'));
-        if b.get(j) == Some(&b'\n') {
-            j += 1;
+        j
+    };
+    // Blanks and up to three line breaks from `j`: the content's first character, if any.
+    let content = |mut j: usize| {
+        for _ in 0..4 {
             let line = j;
             while j < b.len() && blank(b[j]) && j - line < 40 {
                 j += 1;
             }
+            j += usize::from(b.get(j) == Some(&b'\r'));
+            if b.get(j) != Some(&b'\n') {
+                break;
+            }
+            j += 1;
         }
-        (j < b.len() && !space(b[j])).then_some(j)
+        (j < b.len() && !b[j].is_ascii_whitespace()).then_some(j)
+    };
+    let name_len = |j: usize| {
+        b[j.min(b.len())..b.len().min(j + 64)]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':'))
+            .count()
+    };
+    // A tag's attributes from `j` (right after its name or an attribute), each after white
+    // space: where its `>` ends, or with `stop`, whether the attribute at `stop` is one.
+    let attributes = |mut j: usize, stop: Option<usize>| -> Option<usize> {
+        for _ in 0..=16 {
+            let from = j;
+            j = space(j, 256);
+            if Some(j) == stop {
+                return (j > from).then_some(j);
+            }
+            match b.get(j) {
+                Some(b'>') if stop.is_none() => return Some(j + 1),
+                Some(_) if j > from => {}
+                _ => return None,
+            }
+            let name = name_len(j);
+            if name == 0 {
+                return None;
+            }
+            j += name;
+            while j < b.len() && blank(b[j]) && j - from < 512 {
+                j += 1;
+            }
+            if b.get(j) != Some(&b'=') {
+                return None;
+            }
+            j += 1;
+            while j < b.len() && blank(b[j]) && j - from < 512 {
+                j += 1;
+            }
+            let escapes = b[j..].iter().take(4).take_while(|&&c| c == b'\\').count();
+            j += escapes;
+            let q = *b
+                .get(j)
+                .filter(|&&c| matches!(c, b'"' | b'\'') && escapes < 4)?;
+            let value = &b[j + 1..b.len().min(j + 1 + 1024)];
+            let end = memchr::memchr2(q, b'\n', value)?;
+            if value[end] != q {
+                return None;
+            }
+            j += 1 + end + 1;
+        }
+        None
+    };
+    // A `<value>` element (with attributes or none) at `j`, after comments and (for a
+    // `<name>`'s sibling) a `<description>`: its content's start and its name.
+    let value_child = |mut j: usize, siblings: bool| -> Option<(usize, &[u8])> {
+        for _ in 0..4 {
+            j = space(j, 256);
+            let rest = &b[j.min(b.len())..];
+            let skip = |open: &[u8], close: &[u8], max: usize| {
+                (rest.len() >= open.len() && rest[..open.len()].eq_ignore_ascii_case(open))
+                    .then(|| memchr::memmem::find(&rest[..rest.len().min(max)], close))
+                    .flatten()
+                    .map(|i| j + i + close.len())
+            };
+            if let Some(end) = skip(b"<!--", b"-->", 512) {
+                j = end;
+                continue;
+            }
+            if siblings && let Some(end) = skip(b"<description", b"</description>", 1024) {
+                j = end;
+                continue;
+            }
+            let name = ["<value", "<param-value"].into_iter().find(|n| {
+                rest.len() > n.len()
+                    && rest[..n.len()].eq_ignore_ascii_case(n.as_bytes())
+                    && (rest[n.len()] == b'>' || rest[n.len()].is_ascii_whitespace())
+            })?;
+            let close = &b[j + 1..j + name.len()];
+            return Some((content(attributes(j + name.len(), None)?)?, close));
+        }
+        None
     };
     let before = &b[..key];
     // A `<name>` element and its sibling `<value>`.
-    if before.len() >= 6 && before[before.len() - 6..].eq_ignore_ascii_case(b"<name>") {
+    let named = ["<name>", "<param-name>"].into_iter().find(|n| {
+        before.len() >= n.len()
+            && before[before.len() - n.len()..].eq_ignore_ascii_case(n.as_bytes())
+    });
+    if let Some(open) = named {
+        let close = open.len() + 1;
         let rest = &b[at..];
-        if rest.len() < 7 || !rest[..7].eq_ignore_ascii_case(b"</name>") {
+        if rest.len() < close
+            || rest[..2] != *b"</"
+            || !rest[2..close].eq_ignore_ascii_case(&open.as_bytes()[1..])
+        {
             return None;
         }
-        let j = content(at + 7)?;
-        let open = b.get(j..j + 7)?;
-        if !open.eq_ignore_ascii_case(b"<value>") {
-            return None;
-        }
-        return Some((content(j + 7)?, &b[j + 1..j + 6]));
+        return value_child(at + close, true);
     }
-    // Where the tag's attributes after the name start, and the element's name.
     let keyed = !element_open(before);
-    let (mut j, close) = if !keyed {
+    // Where the tag's attributes after the name start, and the element's name.
+    let (j, close) = if !keyed {
         (at, &b[key..at])
     } else {
         // The name quoted, as a `key` or `name` attribute's value.
@@ -2443,20 +2608,26 @@ fn element_tag(b: &[u8], key: usize, at: usize) -> Option<(usize, &[u8])> {
             return None;
         }
         let i = i - attribute;
-        if i == 0 || !space(b[i - 1]) {
-            return None;
+        // The element's `<`: the nearest before the attribute whose tag, read on, reaches
+        // it (a `<` inside another attribute's value, `note="a<b"`, is not it).
+        let floor = i.saturating_sub(1024);
+        let mut to = i;
+        let mut found = None;
+        for _ in 0..3 {
+            let Some(lt) = memchr::memrchr(b'<', &b[floor..to]).map(|k| floor + k) else {
+                break;
+            };
+            let name = name_len(lt + 1);
+            if name > 0 && attributes(lt + 1 + name, Some(i)).is_some() {
+                found = Some((lt + 1, lt + 1 + name));
+                break;
+            }
+            to = lt;
         }
-        // The element's `<`, with no other tag's end or start between it and the attribute.
-        let floor = i.saturating_sub(256);
-        let lt = floor + memchr::memrchr(b'<', &b[floor..i])?;
-        if memchr::memchr(b'>', &b[lt..i]).is_some() {
-            return None;
-        }
-        let name = b[lt + 1..i]
-            .iter()
-            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':'))
-            .count();
-        if name == 0 || !space(b[lt + 1 + name]) {
+        let (start, end) = found?;
+        let element = &b[start..end];
+        // (A C# documentation comment's parameter: its content describes it.)
+        if element.eq_ignore_ascii_case(b"param") || element.eq_ignore_ascii_case(b"typeparam") {
             return None;
         }
         // (The attribute's closing quote, escaped as its opening one.)
@@ -2467,59 +2638,14 @@ fn element_tag(b: &[u8], key: usize, at: usize) -> Option<(usize, &[u8])> {
         {
             return None;
         }
-        (at + escapes + 1, &b[lt + 1..lt + 1 + name])
+        (at + escapes + 1, element)
     };
-    // The tag's other attributes, then its `>`.
-    for _ in 0..=8 {
-        let from = j;
-        while j < b.len() && space(b[j]) && j - from < 64 {
-            j += 1;
-        }
-        match b.get(j) {
-            Some(b'>') => {
-                let first = content(j + 1)?;
-                // (A named element's `<value>` child: .NET's `<setting name="ApiKey"
-                // serializeAs="String">` and `<value>…</value>`.)
-                let child = b.get(first..first + 7);
-                return match keyed && child.is_some_and(|c| c.eq_ignore_ascii_case(b"<value>")) {
-                    true => Some((content(first + 7)?, &b[first + 1..first + 6])),
-                    false => Some((first, close)),
-                };
-            }
-            Some(_) if j > from => {}
-            _ => return None,
-        }
-        let name = b[j..b.len().min(j + 64)]
-            .iter()
-            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':'))
-            .count();
-        if name == 0 {
-            return None;
-        }
-        j += name;
-        while j < b.len() && blank(b[j]) && j - from < 128 {
-            j += 1;
-        }
-        if b.get(j) != Some(&b'=') {
-            return None;
-        }
-        j += 1;
-        while j < b.len() && blank(b[j]) && j - from < 192 {
-            j += 1;
-        }
-        let escapes = b[j..].iter().take(4).take_while(|&&c| c == b'\\').count();
-        j += escapes;
-        let q = *b
-            .get(j)
-            .filter(|&&c| matches!(c, b'"' | b'\'') && escapes < 4)?;
-        let value = &b[j + 1..b.len().min(j + 513)];
-        let end = memchr::memchr3(q, b'\n', b'<', value)?;
-        if value[end] != q {
-            return None;
-        }
-        j += 1 + end + 1;
+    let first = content(attributes(j, None)?)?;
+    // (A named element's `<value>` child, after comments: .NET's settings.)
+    if keyed && let Some(child) = value_child(first, false) {
+        return Some(child);
     }
-    None
+    Some((first, close))
 }
 
 /// Whether the element whose name's word ends `before` opens there: `<password`, or with a
