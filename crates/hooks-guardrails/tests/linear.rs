@@ -138,6 +138,11 @@ fn family(name: &str, n: usize) -> String {
              <password\n a=\"b\">x <name>token</name>\n<description>x <!-- "
                 .repeat(n / 143)
         }
+        // Tools whose password is positional, each given none or a variable.
+        "positional_commands_without_passwords" => {
+            "htpasswd -b f u $P sqlplus a/$P@b rabbitmqctl add_user u wpa_passphrase n $P "
+                .repeat(n / 77)
+        }
         // Setters' arguments and pairs with a field between, every value failing.
         "setters_and_pairs_without_values" => {
             "define('password', 'x'); {\"name\": \"token\", \"type\": \"a\", \"value\": \"x\"} "
@@ -188,7 +193,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 88] = [
+const FAMILIES: [&str; 89] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -256,6 +261,7 @@ const FAMILIES: [&str; 88] = [
     "names_and_words_in_a_row",
     "elements_calls_and_blocks_without_values",
     "tagged_and_keyed_elements_without_values",
+    "positional_commands_without_passwords",
     "mysqladmin_passwords_without_values",
     "blocks_and_cdata_without_values",
     "short_names_glued",

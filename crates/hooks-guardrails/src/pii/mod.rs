@@ -46,14 +46,17 @@ pub enum Entity {
     /// `os.Setenv("API_KEY", …)`, or by a command, `setx API_KEY …`, `set -gx GITHUB_TOKEN
     /// …`, Dockerfile's `ENV DB_PASSWORD …`, `git config github.token …`; or as a name and
     /// value pair, `- name: DB_PASSWORD` then `value: …`, `<add key="ApiKey" value="…"/>`;
-    /// in an XML element, `<password>…</password>`, a call, `set_password('…')`, or a YAML
-    /// block scalar, `password: |`), SQL's (`IDENTIFIED BY '…'`, `PASSWORD '…'`), or a command line's
+    /// in an XML element, `<password>…</password>`, `<entry key="db.password">…</entry>`,
+    /// Hadoop's `<name>…Password</name>` and `<value>…</value>`, a call,
+    /// `set_password('…')`, or a YAML block scalar, `password: |`), SQL's (`IDENTIFIED BY
+    /// '…'`, `PASSWORD '…'`), or a command line's
     /// (`--password …`, `-password …`, `-token=…`, `-ApiKey …`, `curl -u user:…`,
     /// `mysql -p…`, `sshpass -p …`, a registry login's `-p …`, `redis-cli -a`, `sqlcmd -P`,
     /// `mongosh -p`, `zip -P`, `ssh-keygen -N`, keytool's `-storepass`/`-keypass`,
     /// openssl's `pass:`, `smbclient -U user%…`, `lftp -u user,…`, `ldapsearch -w` (and
     /// the other OpenLDAP tools), PowerShell's `ConvertTo-SecureString "…" -AsPlainText`, a
-    /// `.netrc` line's `password …`).
+    /// `.netrc` line's `password …`, positional ones: `htpasswd -b file user …`,
+    /// `rabbitmqctl add_user user …`, `sqlplus user/…@db`, `wpa_passphrase SSID …`).
     #[serde(rename = "SECRET")]
     Secret,
 }
@@ -4202,6 +4205,67 @@ pub(crate) mod tests {
     /// the outer command's argument and its options' value: it ends the outer command's
     /// line for the validator (so a run of names is read once), and the line after it is
     /// read as the outer command's too (see `validate::password_of_commands_before`).
+    /// Tools that take a password as a positional argument: `htpasswd -b`, `rabbitmqctl
+    /// add_user`, `sqlplus user/password`, `wpa_passphrase`.
+    #[test]
+    fn positional_passwords_are_secrets_where_the_tool_reads_one() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            (
+                "htpasswd -b -c /etc/nginx/.htpasswd admin S3cr3tPw99",
+                &["S3cr3tPw99"][..],
+            ),
+            (
+                "htpasswd -bc .htpasswd admin 'S3cr3t Pw 99'",
+                &["S3cr3t Pw 99"],
+            ),
+            ("htpasswd -nbB admin S3cr3tPw99", &["S3cr3tPw99"]),
+            ("htpasswd -b -C 12 f admin S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                r#"{"cmd": "htpasswd -b f bob \"S3cr3t Pw99\""}"#,
+                &["S3cr3t Pw99"],
+            ),
+            ("rabbitmqctl add_user admin S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "rabbitmqctl -n rabbit@h change_password admin \"S3cr3tPw99\"",
+                &["S3cr3tPw99"],
+            ),
+            ("sqlplus scott/S3cr3tPw99@orcl", &["S3cr3tPw99"]),
+            (
+                "sqlplus -S system/S3cr3tPw99@//db:1521/PDB1 @run.sql",
+                &["S3cr3tPw99"],
+            ),
+            ("sqlplus \"sys/S3cr3tPw99@orcl as sysdba\"", &["S3cr3tPw99"]),
+            ("sqlplus scott/\"S3cr@tPw99\"@orcl", &["S3cr@tPw99"]),
+            (
+                "wpa_passphrase MyNet S3cr3tPw99 >> /etc/wpa_supplicant.conf",
+                &["S3cr3tPw99"],
+            ),
+        ] {
+            let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
+            assert_eq!(got, want, "{text}");
+            let (out, _) = d.redact(text);
+            assert!(d.detect(&out).is_empty(), "{out}");
+        }
+        for text in [
+            // No password given (a prompt asks), a variable, a wallet's or the OS's
+            // logon, other subcommands, the tools named in prose.
+            "htpasswd -c .htpasswd admin",
+            "htpasswd -b .htpasswd admin $HTPW",
+            "rabbitmqctl add_user admin",
+            "rabbitmqctl list_users; rabbitmqctl delete_user bob2x",
+            "sqlplus / as sysdba",
+            "sqlplus /nolog",
+            "sqlplus scott@orcl",
+            "sqlplus -s /@prod_wallet",
+            "sqlplus scott/$ORA_PW@orcl",
+            "Use sqlplus to connect, htpasswd for users, wpa_passphrase for Wi-Fi",
+            "htpasswd -b htpasswd -b htpasswd -b",
+        ] {
+            assert_eq!(found(text), [], "{text}");
+        }
+    }
+
     /// (Found adding `ssh-keygen`, which as a name that ended every line let `curl -T
     /// ssh-keygen -u bob:…` through; the first commands' names did so for each other:
     /// `keytool -import -alias mysql -storepass …`, 162 of 280 texts probed.)

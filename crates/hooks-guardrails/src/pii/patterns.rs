@@ -352,6 +352,15 @@ fn other_commands() -> String {
     format!(r"{B}{KEYGEN}(?:\.exe|\.EXE)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))")
 }
 
+/// The commands whose password is a positional argument (see
+/// `validate::positional_password`): `htpasswd -b`, `rabbitmqctl add_user`, `sqlplus
+/// user/password`, `wpa_passphrase`. A trigger of the run-token pass (its prefilter's
+/// literals are three bytes already), the name and a blank.
+fn positional_commands() -> String {
+    let names = super::validate::POSITIONAL_COMMANDS.join("|");
+    format!(r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]")
+}
+
 /// The command [`other_commands`] looks for.
 const KEYGEN: &str = "ssh-keygen";
 
@@ -418,10 +427,15 @@ pub(super) fn identified_at(m: &[u8]) -> bool {
 }
 
 /// Whether `m` starts with a name whose trigger is its exact match in a `named_exact`
-/// kind: a secret's name, the command of [`other_commands`], or [`sql_passwords`]'s
-/// keyword.
+/// kind: a secret's name, the command of [`other_commands`] or of
+/// [`positional_commands`], or [`sql_passwords`]'s keyword.
 pub(super) fn named_exactly(m: &[u8]) -> bool {
-    secret_name_at(m).is_some() || m.starts_with(KEYGEN.as_bytes()) || identified_at(m)
+    secret_name_at(m).is_some()
+        || m.starts_with(KEYGEN.as_bytes())
+        || super::validate::POSITIONAL_COMMANDS
+            .iter()
+            .any(|c| m.starts_with(c.as_bytes()))
+        || identified_at(m)
 }
 
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
@@ -637,7 +651,8 @@ pub(super) struct Spec {
     /// the pass's prefilter need not look for a shorter literal everywhere.
     pub(super) at_start: Option<String>,
     /// The trigger and the exact pattern both end with the same alternatives for fields
-    /// named for a secret and for [`other_commands`], and no earlier alternative of either
+    /// named for a secret, for [`other_commands`] and [`positional_commands`], and no
+    /// earlier alternative of either
     /// can match where a secret's name or such a command starts (their first two bytes
     /// differ from every name's and command's): a candidate that starts with one (see
     /// [`named_exactly`]) is its exact match as the pass found it (see
@@ -1277,6 +1292,7 @@ pub(super) fn specs() -> Vec<Spec> {
         format!(r"{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}"),
         named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
         other_commands(),
+        positional_commands(),
         sql_passwords(),
         single_dash_options(),
     ]
@@ -1317,9 +1333,10 @@ pub(super) fn specs() -> Vec<Spec> {
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}[srp]k_(?:live|test)_|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}hv[sbr]\.[A-Za-z0-9_-]{{24}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/"
     );
     let run_token_trigger = format!(
-        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}|{}|{}|{}",
+        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}|{}|{}|{}|{}",
         named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
         other_commands(),
+        positional_commands(),
         sql_passwords(),
         single_dash_options()
     );

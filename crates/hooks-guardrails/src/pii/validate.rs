@@ -165,6 +165,9 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
     if let Some(found) = command_line_secret(text, s, e) {
         return found;
     }
+    if let Some(found) = positional_password(text, s, m) {
+        return found;
+    }
     if let Some(name) = super::patterns::secret_name_at(m.as_bytes()) {
         return named_secret(text, s, s + name.len(), e);
     }
@@ -1013,6 +1016,161 @@ fn escaped_blank(v: &[u8]) -> Option<usize> {
     None
 }
 
+/// The tools whose password is a positional argument (see [`positional_password`]), as
+/// their trigger names them (see `patterns::positional_commands`).
+pub(super) const POSITIONAL_COMMANDS: [&str; 5] = [
+    "htpasswd",
+    "rabbitmqctl",
+    "sqlplus",
+    "SQLPLUS",
+    "wpa_passphrase",
+];
+
+/// The password a command takes as a positional argument, its name at `s` (`m` its
+/// trigger's match): `None` where `m` names no such command.
+/// - `htpasswd -b[…] file user password` (`-nb user password` with no file; `-C` and `-r`
+///   take a number);
+/// - `rabbitmqctl [-n node …] add_user user password` (and `change_password`,
+///   `authenticate_user`);
+/// - `sqlplus [-S …] user/password[@connect]` (the logon quoted whole or the password
+///   alone; `/nolog`, `/ as sysdba` and `/@alias` give none);
+/// - `wpa_passphrase SSID passphrase`.
+///
+/// The arguments are read on the command's line (up to a line break, `;`, `|`, `&` or
+/// `)` outside quotes, a quote never closed, or another such command's name), twelve
+/// words and 1 KiB at most; the password is judged as an option's value is (see
+/// [`argument`]).
+fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)>> {
+    let tool = POSITIONAL_COMMANDS.into_iter().find(|t| m.starts_with(t))?;
+    let b = text.as_bytes();
+    let end = b.len().min(s + 1024);
+    // The words after the name: where each starts (past an opening quote) and ends.
+    let mut words = [(0, 0); 12];
+    let mut n = 0;
+    let mut i = s + tool.len();
+    while n < words.len() {
+        while i < end && matches!(b[i], b' ' | b'\t') {
+            i += 1;
+        }
+        if i >= end || matches!(b[i], b'\n' | b'\r' | b';' | b'|' | b'&' | b')') {
+            break;
+        }
+        // (A quote escaped as in a JSON string, `\"…\"`, up to three backslashes.)
+        let escapes = b[i..end]
+            .iter()
+            .take(4)
+            .take_while(|&&c| c == b'\\')
+            .count();
+        let (start, stop) = match b.get(i + escapes) {
+            Some(&q @ (b'"' | b'\'')) if escapes < 4 => {
+                let open = i + escapes + 1;
+                // (A quote never closed ends the words read.)
+                let Some(close) = memchr::memchr_iter(q, &b[open..end])
+                    .map(|k| open + k)
+                    .find(|&k| {
+                        k - open >= escapes && b[k - escapes..k].iter().all(|&c| c == b'\\')
+                    })
+                else {
+                    break;
+                };
+                i = close;
+                (open, close - escapes)
+            }
+            _ => {
+                let len = b[i..end]
+                    .iter()
+                    .take_while(|c| {
+                        !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b';' | b'|' | b'"' | b'\'')
+                    })
+                    .count();
+                (i, i + len)
+            }
+        };
+        // (Another such command's name ends the line read: a run of them is read once each.)
+        if POSITIONAL_COMMANDS
+            .iter()
+            .any(|t| b[start..stop].starts_with(t.as_bytes()))
+        {
+            break;
+        }
+        words[n] = (start, stop);
+        n += 1;
+        i = i.max(stop) + usize::from(i.max(stop) < end && matches!(b[i.max(stop)], b'"' | b'\''));
+    }
+    let words = &words[..n];
+    let word = |k: usize| words.get(k).map(|&(a, z)| &b[a..z]);
+    // The password at word `k`, judged as an option's value.
+    let password = |k: usize| words.get(k).and_then(|&(a, _)| argument(text, a));
+    // (Always an answer once the tool is named: its trigger is no other kind's.)
+    let found = || -> Option<(usize, usize)> {
+        match tool {
+            "htpasswd" => {
+                let mut k = 0;
+                let (mut batch, mut no_file) = (false, false);
+                while let Some(w) = word(k).filter(|w| w.len() > 1 && w[0] == b'-') {
+                    batch |= w.contains(&b'b');
+                    no_file |= w.contains(&b'n');
+                    k += 1 + usize::from(matches!(w.last(), Some(b'C' | b'r')));
+                }
+                if !batch {
+                    return None;
+                }
+                password(k + 1 + usize::from(!no_file))
+            }
+            "rabbitmqctl" => {
+                let mut k = 0;
+                while let Some(w) = word(k).filter(|w| w.first() == Some(&b'-')) {
+                    let takes = [&b"-n"[..], b"--node", b"-t", b"--timeout"].contains(&w);
+                    k += 1 + usize::from(takes);
+                }
+                let sub = word(k)?;
+                if ![&b"add_user"[..], b"change_password", b"authenticate_user"].contains(&sub) {
+                    return None;
+                }
+                password(k + 2)
+            }
+            "wpa_passphrase" => password(1),
+            _ => {
+                // sqlplus: its options, then the logon.
+                let mut k = 0;
+                while let Some(w) = word(k).filter(|w| w.len() > 1 && w[0] == b'-') {
+                    let takes = [&b"-R"[..], b"-M", b"-C", b"-MARKUP"]
+                        .iter()
+                        .any(|o| w.eq_ignore_ascii_case(o));
+                    k += 1 + usize::from(takes);
+                }
+                let &(a, z) = words.get(k)?;
+                let user = b[a..z]
+                    .iter()
+                    .take_while(|c| {
+                        c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'#' | b'.')
+                    })
+                    .count();
+                if user == 0 || b.get(a + user) != Some(&b'/') {
+                    return None;
+                }
+                let first = a + user + 1;
+                match b.get(first) {
+                    // The password quoted alone (`scott/"p@ss word"@db`): to its quote.
+                    Some(&q @ (b'"' | b'\'')) => {
+                        let close = memchr::memchr(q, &b[first + 1..end]).map(|k| first + 1 + k)?;
+                        let value = &text[first + 1..close];
+                        secret_argument(value, true, b.get(close + 1).copied())
+                            .then_some((first + 1, close))
+                    }
+                    _ => {
+                        let len = b[first..z].iter().take_while(|&&c| c != b'@').count();
+                        let value = &text[first..first + len];
+                        (len > 0 && secret_argument(value, false, b.get(first + len).copied()))
+                            .then_some((first, first + len))
+                    }
+                }
+            }
+        }
+    };
+    Some(found())
+}
+
 /// Whether an argument's `value` (`quoted` or not; `next`: the byte after it) is a secret:
 /// as a named field's value is, or, quoted, a passphrase of words (see [`argument`]).
 fn secret_argument(value: &str, quoted: bool, next: Option<u8>) -> bool {
@@ -1608,6 +1766,15 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
                 b' ' | b'\t' | b'"' | b'\'' | b'\\' | b'^' | b'`' | b'\r' | b'\n'
             )
         });
+    // (A command whose password is positional, `htpasswd -b …`, is its own candidate: see
+    // [`positional_password`].)
+    if blank_only
+        && POSITIONAL_COMMANDS
+            .iter()
+            .any(|c| b[key..at] == *c.as_bytes())
+    {
+        return None;
+    }
     let setter = match blank_only {
         true => blank_setter(b, key),
         false => None,
