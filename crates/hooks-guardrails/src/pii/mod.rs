@@ -3037,7 +3037,7 @@ pub(crate) mod tests {
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
         let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
-        let cases: [(String, &[&str]); 217] = [
+        let cases: [(String, &[&str]); 223] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3314,6 +3314,15 @@ pub(crate) mod tests {
             ("token: &tok \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
             ("password: !!str Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("nmcli dev wifi connect MyNet password Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            // (Found by a fifth attack review.) A YAML value after its properties on the lines
+            // below, or JSON-escaped; an anchor's name with a dot; `…_Pass` after a numbered
+            // word; nmcli abbreviated, a quoted SSID, options before `password`.
+            ("password: !!str # the db one\n  Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("password: &pw\n  Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            (r#"{"y": "password: !!str \"Zq8rTw2xLk\""}"#.into(), &["Zq8rTw2xLk"]),
+            ("password: &pw.x Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("DB1_Pass=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("nmcli d wifi c \"My Home Net\" ifname wlan0 password Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             // (Found by a fourth attack review.) A tag over several lines, written or
             // JSON-escaped; `<Value>` with attributes and a comment before it; a
             // `<description>`, blank lines, capitals, attributes between `<name>` and
@@ -3493,6 +3502,18 @@ pub(crate) mod tests {
             "<string name=\"api_key\">%1$s</string><password encrypted=\"false\">@PASSWORD@</password>",
             "<entry key=\"password\">&lt;your password&gt;</entry>",
             "PASSWORD\nDB_HOST=\"prod2x\"",
+            // (Found by a fifth attack review.) Android's format strings and resource
+            // references, names with a version and numeronyms in prose, a nil GUID, a
+            // build's filter token; anchors on mappings; `…Pass` after words of other
+            // things; `nmcli` with no Wi-Fi.
+            "<string name=\"api_key\">%1$d items</string><string name=\"password\">Password %1$s</string>",
+            "<string name=\"password\">@string/pwd2</string><item name=\"secret\">?attr/colorSecondary2</item>",
+            "<entry key=\"token\">i18n ready</entry><entry key=\"token\">IPv4/IPv6 only</entry><entry key=\"token\">ES2015 module</entry>",
+            "<setting name=\"ApiKey\"><value>00000000-0000-0000-0000-000000000000</value></setting>",
+            "<entry key=\"password\">@@API_KEY@@</entry>",
+            "  password: &pw\n    host: db-prod-01",
+            "Local_Pass = Pass2x; adPass: AdCampaign2; guestPass: VIP2024; Bot_Pass: level2",
+            "Using nmcli I set ssid HomeNet password protected2 mode.",
             // (Found by an attack review.) `set` in prose, options that read or erase,
             // words between a command and the name that are no options; `…Pass` of a frame,
             // a check, a gate.

@@ -2089,7 +2089,8 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
                 let alone = !value.bytes().any(|c| c.is_ascii_whitespace());
                 !content_placeholder(value)
                     && value.split_ascii_whitespace().any(|w| {
-                        secret_value(w, true, None)
+                        !no_value_word(w)
+                            && secret_value(w, true, None)
                             && (alone
                                 || !(w
                                     .bytes()
@@ -2133,34 +2134,110 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
 }
 
 /// Whether a word of prose names a thing and its version, as technical prose does
-/// (`OAuth2`, `UTF-8`, `Base64`, `Win10`, `SHA256`, `(IPv6)`): two or more letters, then
-/// one to three digits (after a `-` or not), punctuation around it apart. (`Summer2024`, a
-/// weak password, has four.)
+/// (`OAuth2`, `UTF-8`, `Base64`, `Win10`, `SHA256`, `(IPv6)`, `IPv4/IPv6`, `ES2015`,
+/// `ISO8601`, `H264`), or is a numeronym (`i18n`, `k8s`): letters, then one to four digits
+/// (after a `-` or not), with no more than two digits after a longer capitalised word
+/// (`Summer2024`, a weak password, is none), punctuation around it apart.
 fn versioned_term(word: &str) -> bool {
-    let w = word.trim_matches(|c: char| matches!(c, '(' | ')' | '[' | ']' | ',' | '.' | ';' | ':'));
-    let letters = w.bytes().take_while(u8::is_ascii_alphabetic).count();
-    let rest = w[letters..].strip_prefix('-').unwrap_or(&w[letters..]);
-    letters >= 2 && (1..=3).contains(&rest.len()) && rest.bytes().all(|c| c.is_ascii_digit())
+    const NUMERONYMS: [&str; 10] = [
+        "i18n", "l10n", "a11y", "k8s", "g11n", "m17n", "e2e", "p2p", "b2b", "b2c",
+    ];
+    let w = word.trim_matches(|c: char| {
+        matches!(
+            c,
+            '(' | ')' | '[' | ']' | ',' | '.' | ';' | ':' | '"' | '\''
+        )
+    });
+    !w.is_empty()
+        && w.split('/').all(|part| {
+            let letters = part.bytes().take_while(u8::is_ascii_alphabetic).count();
+            let rest = part[letters..]
+                .strip_prefix('-')
+                .unwrap_or(&part[letters..]);
+            let acronym = part[..letters].bytes().all(|c| c.is_ascii_uppercase());
+            let versioned = letters >= 1
+                && (1..=4).contains(&rest.len())
+                && rest.bytes().all(|c| c.is_ascii_digit())
+                && ((rest.len() <= 2 && letters <= 8) || letters <= 4 || acronym);
+            versioned || NUMERONYMS.iter().any(|n| part.eq_ignore_ascii_case(n))
+        })
+}
+
+/// Whether `v` is a format's conversion, as `printf` and Android's strings write one:
+/// `%s`, `%1$s`, `%-8.2f`, `%@`.
+fn format_specifier(v: &str) -> bool {
+    let Some(f) = v.strip_prefix('%') else {
+        return false;
+    };
+    let f = f.as_bytes();
+    let mut i = f.iter().take_while(|c| c.is_ascii_digit()).count();
+    if i > 0 {
+        if f.get(i) != Some(&b'$') {
+            // (A width, not a position: `%8s`.)
+            return f.len() == i + 1 && f[i].is_ascii_alphabetic();
+        }
+        i += 1;
+    }
+    i += f[i..]
+        .iter()
+        .take_while(|c| matches!(c, b'-' | b'+' | b' ' | b'0' | b'#'))
+        .count();
+    i += f[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    if f.get(i) == Some(&b'.') {
+        i += 1 + f[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+    }
+    f.len() == i + 1 && (f[i].is_ascii_alphabetic() || f[i] == b'@')
+}
+
+/// Whether a word of an element's content is no value at all: a format's conversion (see
+/// [`format_specifier`]; `Password %1$s`), or an Android resource's reference
+/// (`@string/pwd2`, `?attr/colorSecondary2`, `@android:color/x`, `@+id/token2`).
+fn no_value_word(word: &str) -> bool {
+    let w = word.trim_matches(|c: char| matches!(c, '(' | ')' | ',' | '.' | ';' | ':'));
+    let reference = w
+        .strip_prefix('@')
+        .or_else(|| w.strip_prefix('?'))
+        .map(|r| r.strip_prefix('+').unwrap_or(r))
+        .map(|r| r.strip_prefix("android:").unwrap_or(r))
+        .and_then(|r| r.split_once('/'))
+        .is_some_and(|(kind, name)| {
+            !kind.is_empty()
+                && kind.bytes().all(|c| c.is_ascii_lowercase())
+                && !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
+        });
+    reference || format_specifier(w)
 }
 
 /// Whether an element's or a block's content is a template's placeholder, not a value: a
-/// format's (`%s`, `%1$s`), a build's filter token (`@PASSWORD@`, `@db.password@`), or a
-/// hint in escaped angle brackets (`&lt;your password&gt;`).
+/// format's conversion (`%s`, `%1$s`), a build's filter token (`@PASSWORD@`,
+/// `@db.password@`, `@@API_KEY@@`: a property's name, in one case), a hint in escaped
+/// angle brackets (`&lt;your password&gt;`), or one character repeated (`00000000-0000-…`,
+/// a nil GUID; `********`).
 fn content_placeholder(value: &str) -> bool {
     let v = value.trim();
-    let format = v.strip_prefix('%').is_some_and(|f| {
-        (1..=5).contains(&f.len())
-            && f.bytes()
-                .all(|c| c.is_ascii_digit() || c == b'$' || c.is_ascii_alphabetic())
-            && f.bytes().last().is_some_and(|c| c.is_ascii_alphabetic())
-    });
-    let token = v.len() > 2
+    let inner = v.trim_start_matches('@').trim_end_matches('@');
+    let token = v.len() > inner.len() + 1
         && v.starts_with('@')
         && v.ends_with('@')
-        && v[1..v.len() - 1]
+        && !inner.is_empty()
+        && inner
             .bytes()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'));
-    format || token || (v.starts_with("&lt;") && v.ends_with("&gt;"))
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+        && (!inner.bytes().any(|c| c.is_ascii_uppercase())
+            || !inner.bytes().any(|c| c.is_ascii_lowercase()));
+    let hint = v
+        .strip_prefix("&lt;")
+        .and_then(|h| h.strip_suffix("&gt;"))
+        .is_some_and(|h| !h.contains("&lt;") && !h.contains("&gt;"));
+    let mut alnum = v.bytes().filter(u8::is_ascii_alphanumeric);
+    let repeated = match alnum.next() {
+        Some(c) => alnum.all(|d| d == c),
+        None => !v.is_empty(),
+    };
+    format_specifier(v) || token || hint || repeated
 }
 
 /// Whether `name`, one of [`SECRET_NAMES`](super::patterns::SECRET_NAMES) after `before`,
@@ -2182,6 +2259,9 @@ fn camel_pass(before: &[u8], name: &[u8]) -> bool {
                 .take_while(|c| c.is_ascii_alphanumeric())
                 .count();
             let word = &rest[rest.len() - word..];
+            // (A number after the word, `DB1_Pass`, names which one.)
+            let digits = word.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+            let word = &word[..word.len() - digits];
             return PASS_OWNERS
                 .iter()
                 .any(|w| word.eq_ignore_ascii_case(w.as_bytes()));
@@ -2220,7 +2300,7 @@ fn camel_pass(before: &[u8], name: &[u8]) -> bool {
 
 /// What a camelCase `…Pass` names the password of (see [`camel_pass`]): a user, a service,
 /// a store, a device.
-const PASS_OWNERS: [&str; 107] = [
+const PASS_OWNERS: [&str; 97] = [
     "admin",
     "root",
     "db",
@@ -2312,22 +2392,12 @@ const PASS_OWNERS: [&str; 107] = [
     "smb",
     "cifs",
     "nas",
-    "ad",
-    "domain",
-    "win",
-    "windows",
-    "local",
-    "guest",
     "mssql",
     "mariadb",
     "pgsql",
     "influx",
     "minio",
     "s3",
-    "backup",
-    "zip",
-    "archive",
-    "bot",
 ];
 
 /// How the value of a name that a command sets, blanks between them (see [`blank_setter`]),
@@ -2357,7 +2427,8 @@ enum BlankSetter {
 /// - `config [options] NAME value` (git's, with `--global`, `-f file`, `--type=string`; not
 ///   `--get`, `--unset` or `--list`; conda's `config --set`);
 /// - Dockerfile's `ENV NAME value`, `ENV` first on its line in any case;
-/// - `nmcli device wifi connect SSID password value` (`hotspot … ssid SSID password …`).
+/// - `nmcli device wifi connect SSID [options] password value` (`nmcli d wifi c …`,
+///   `hotspot … ssid SSID password …`).
 ///
 /// The line's ten words before the name's are read, 512 bytes at most, a line continued
 /// (`\`, cmd's `^`, PowerShell's backtick at its end) read on into the line before.
@@ -2467,12 +2538,15 @@ fn blank_setter(b: &[u8], key: usize) -> Option<BlankSetter> {
                         .any(|s| is(before, s))
             })
     };
-    // NetworkManager's `nmcli device wifi connect SSID password …` (and `hotspot … ssid SSID
-    // password …`): `password` after the network's name, `nmcli` before on the line.
-    if n == 2 && b[key..].starts_with(b"password") && (w[1].1 == b"connect" || w[1].1 == b"ssid") {
-        let line = key.saturating_sub(256);
-        let line = memchr::memrchr2(b'\n', b'\r', &b[line..key]).map_or(line, |i| line + i + 1);
-        if memchr::memmem::rfind(&b[line..key], b"nmcli ").is_some() {
+    // NetworkManager's `nmcli device wifi connect SSID password …` (`nmcli d wifi c "My
+    // Net" ifname wlan0 password …`, `hotspot … ssid SSID password …`): `password`, with
+    // `nmcli` and then `wifi` before it on its line.
+    if b[key..].starts_with(b"password") && key > 0 && blank(b[key - 1]) {
+        let floor = key.saturating_sub(256);
+        let line = memchr::memrchr2(b'\n', b'\r', &b[floor..key]).map_or(floor, |i| floor + i + 1);
+        if let Some(nmcli) = memchr::memmem::find(&b[line..key], b"nmcli ")
+            && memchr::memmem::find(&b[line + nmcli..key], b" wifi ").is_some()
+        {
             return Some(BlankSetter::Argument);
         }
     }
@@ -2910,6 +2984,8 @@ fn after_properties(b: &[u8], first: usize, between: &[u8]) -> Option<(usize, bo
         return None;
     }
     let mut j = first;
+    // (The last property's last character.)
+    let mut last = first;
     for _ in 0..2 {
         let from = j;
         match b.get(j) {
@@ -2917,7 +2993,7 @@ fn after_properties(b: &[u8], first: usize, between: &[u8]) -> Option<(usize, bo
                 j += 1;
                 let name = b[j..b.len().min(j + 64)]
                     .iter()
-                    .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
+                    .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
                     .count();
                 if name == 0 {
                     return None;
@@ -2932,11 +3008,13 @@ fn after_properties(b: &[u8], first: usize, between: &[u8]) -> Option<(usize, bo
             }
             _ => break,
         }
+        last = j - 1;
         let blanks = b[j..b.len().min(j + 40)]
             .iter()
             .take_while(|&&c| c == b' ' || c == b'\t')
             .count();
-        if blanks == 0 || j == from {
+        // (A line's end right after it: the value is on the lines below.)
+        if j == from || (blanks == 0 && !matches!(b.get(j), None | Some(b'\r' | b'\n'))) {
             return None;
         }
         j += blanks;
@@ -2946,7 +3024,24 @@ fn after_properties(b: &[u8], first: usize, between: &[u8]) -> Option<(usize, bo
         b'"' | b'\'' => {
             (j + 1 < b.len() && !b[j + 1].is_ascii_whitespace()).then_some((j + 1, false))
         }
-        b'#' => None,
+        // (A quote JSON-escaped: `password: !!str \"…\"` in a JSON string.)
+        b'\\' => {
+            let k = j + b[j..].iter().take(4).take_while(|&&c| c == b'\\').count();
+            (matches!(b.get(k), Some(b'"' | b'\''))
+                && k + 1 < b.len()
+                && !b[k + 1].is_ascii_whitespace()
+                && b[k + 1] != b'\\')
+                .then_some((k + 1, false))
+        }
+        // The value on the lines below, after a comment or none: a plain scalar, indented
+        // (not a mapping's key: a plain scalar holds no `: `).
+        b'#' | b'\r' | b'\n' => {
+            let content = block_body(b, last)?;
+            let line = &b[content..b.len().min(content + 256)];
+            let line = &line[..memchr::memchr2(b'\n', b'\r', line).unwrap_or(line.len())];
+            let key = memchr::memmem::find(line, b": ").is_some() || line.ends_with(b":");
+            (!key).then_some((content, true))
+        }
         c if !c.is_ascii_whitespace() => Some((j, false)),
         _ => None,
     }
