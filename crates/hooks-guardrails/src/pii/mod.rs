@@ -3037,7 +3037,7 @@ pub(crate) mod tests {
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
         let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
-        let cases: [(String, &[&str]); 223] = [
+        let cases: [(String, &[&str]); 227] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3322,6 +3322,12 @@ pub(crate) mod tests {
             (r#"{"y": "password: !!str \"Zq8rTw2xLk\""}"#.into(), &["Zq8rTw2xLk"]),
             ("password: &pw.x Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("DB1_Pass=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            // A Wi-Fi network's pre-shared key: wpa_supplicant's, Debian's interfaces',
+            // NetworkManager's properties.
+            ("network={\n    ssid=\"Home\"\n    psk=\"Zq8rTw2xLk\"\n}".into(), &["Zq8rTw2xLk"]),
+            ("iface wlan0 inet dhcp\n    wpa-psk Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("nmcli con modify home wifi-sec.psk \"Zq8r Tw2xLk\"".into(), &["Zq8r Tw2xLk"]),
+            ("nmcli connection modify eap 802-1x.password Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("nmcli d wifi c \"My Home Net\" ifname wlan0 password Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             // (Found by a fourth attack review.) A tag over several lines, written or
             // JSON-escaped; `<Value>` with attributes and a comment before it; a
@@ -3514,6 +3520,7 @@ pub(crate) mod tests {
             "  password: &pw\n    host: db-prod-01",
             "Local_Pass = Pass2x; adPass: AdCampaign2; guestPass: VIP2024; Bot_Pass: level2",
             "Using nmcli I set ssid HomeNet password protected2 mode.",
+            "key_mgmt=WPA-PSK\nthe psk is in the keyring2; set wpa-psk in the file2 wpa-psk Zq8rTw2x",
             // (Found by an attack review.) `set` in prose, options that read or erase,
             // words between a command and the name that are no options; `…Pass` of a frame,
             // a check, a gate.

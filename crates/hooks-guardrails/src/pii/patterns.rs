@@ -29,7 +29,7 @@ const BASIC: &str = r"[A-Za-z0-9+/_\-]";
 /// whose name ends in one of them (`MYSQL_ROOT_PASSWORD`, `spring.datasource.password`)
 /// holds a secret (see `validate::named_secret`). The first [`RUN_PASS_NAMES`] are fields'
 /// names; the rest, headers' (`X-API-Key`, `X-Auth-Token`, `Private-Token`) and tokens'.
-pub(super) const SECRET_NAMES: [&str; 91] = [
+pub(super) const SECRET_NAMES: [&str; 93] = [
     "password",
     "Password",
     "PASSWORD",
@@ -102,6 +102,10 @@ pub(super) const SECRET_NAMES: [&str; 91] = [
     "master_key",
     "masterKey",
     "MASTER_KEY",
+    // A Wi-Fi network's pre-shared key (wpa_supplicant's `psk="…"`, Debian's `wpa-psk …`,
+    // NetworkManager's `wifi-sec.psk …`).
+    "psk",
+    "PSK",
     // A password under a camelCase name (`adminPass`, `dbPass`, `DBPass`: only after the
     // word of what it opens, see `validate::camel_pass`), Rails's `secret_key_base`, AWS's
     // secret key under its whole name (`aws_secret_access_key`, `"SecretAccessKey":` in
@@ -441,7 +445,7 @@ pub(super) fn named_exactly(m: &[u8]) -> bool {
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
 /// since) are looked for in the command-line pass, whose prefilter then stays the faster
 /// kind with fewer literals (see `specs`).
-pub(super) const RUN_PASS_NAMES: usize = 70;
+pub(super) const RUN_PASS_NAMES: usize = 72;
 
 /// A field named by one of `names`, its separator and the value's first character. The
 /// separator is
