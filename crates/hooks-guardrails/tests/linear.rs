@@ -140,8 +140,9 @@ fn family(name: &str, n: usize) -> String {
         }
         // Tools whose password is positional, each given none or a variable.
         "positional_commands_without_passwords" => {
-            "htpasswd -b f u $P sqlplus a/$P@b rabbitmqctl add_user u wpa_passphrase n $P "
-                .repeat(n / 77)
+            "htpasswd -b f u $P sqlplus a/$P@b rabbitmqctl add_user u wpa_passphrase n $P \
+             net use Z: x net user u * cmdkey /pass: schtasks /rp * security add-generic-password -w "
+                .repeat(n / 165)
         }
         // Setters' arguments and pairs with a field between, every value failing.
         "setters_and_pairs_without_values" => {

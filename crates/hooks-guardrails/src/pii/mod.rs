@@ -56,7 +56,9 @@ pub enum Entity {
     /// openssl's `pass:`, `smbclient -U user%…`, `lftp -u user,…`, `ldapsearch -w` (and
     /// the other OpenLDAP tools), PowerShell's `ConvertTo-SecureString "…" -AsPlainText`, a
     /// `.netrc` line's `password …`, positional ones: `htpasswd -b file user …`,
-    /// `rabbitmqctl add_user user …`, `sqlplus user/…@db`, `wpa_passphrase SSID …`).
+    /// `rabbitmqctl add_user user …`, `sqlplus user/…@db`, `wpa_passphrase SSID …`, `net
+    /// user name …`, `cmdkey /pass:…`, `schtasks /rp …`, macOS's `security
+    /// add-generic-password -w …`).
     #[serde(rename = "SECRET")]
     Secret,
 }
@@ -3037,7 +3039,7 @@ pub(crate) mod tests {
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
         let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
-        let cases: [(String, &[&str]); 227] = [
+        let cases: [(String, &[&str]); 231] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3328,6 +3330,13 @@ pub(crate) mod tests {
             ("iface wlan0 inet dhcp\n    wpa-psk Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("nmcli con modify home wifi-sec.psk \"Zq8r Tw2xLk\"".into(), &["Zq8r Tw2xLk"]),
             ("nmcli connection modify eap 802-1x.password Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            // (Found by a sixth attack review.) A passphrase of words, a property added to a
+            // list or ending in `-password`; a name with a blank glued again after the value
+            // (the value ends there, however far its search for the name reads).
+            ("psk=\"correct horse battery staple\"".into(), &["correct horse battery staple"]),
+            ("nmcli con mod home +wifi-sec.psk Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("nmcli c m home 802-1x.private-key-password Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("CREATE USER app IDENTIFIED BY Zq8rTw2xLkIDENTIFIED BY'x' more".into(), &["Zq8rTw2xLk"]),
             ("nmcli d wifi c \"My Home Net\" ifname wlan0 password Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             // (Found by a fourth attack review.) A tag over several lines, written or
             // JSON-escaped; `<Value>` with attributes and a comment before it; a
@@ -3521,6 +3530,7 @@ pub(crate) mod tests {
             "Local_Pass = Pass2x; adPass: AdCampaign2; guestPass: VIP2024; Bot_Pass: level2",
             "Using nmcli I set ssid HomeNet password protected2 mode.",
             "key_mgmt=WPA-PSK\nthe psk is in the keyring2; set wpa-psk in the file2 wpa-psk Zq8rTw2x",
+            "the psk \"is not set\" here",
             // (Found by an attack review.) `set` in prose, options that read or erase,
             // words between a command and the name that are no options; `…Pass` of a frame,
             // a check, a gate.
@@ -4234,7 +4244,8 @@ pub(crate) mod tests {
     /// line for the validator (so a run of names is read once), and the line after it is
     /// read as the outer command's too (see `validate::password_of_commands_before`).
     /// Tools that take a password as a positional argument: `htpasswd -b`, `rabbitmqctl
-    /// add_user`, `sqlplus user/password`, `wpa_passphrase`.
+    /// add_user`, `sqlplus user/password`, `wpa_passphrase`, `net user`, `net use`, `cmdkey
+    /// /pass:`, `schtasks /rp`, `security add-generic-password -w`.
     #[test]
     fn positional_passwords_are_secrets_where_the_tool_reads_one() {
         let d = PiiDetector::new();
@@ -4269,6 +4280,38 @@ pub(crate) mod tests {
                 "wpa_passphrase MyNet S3cr3tPw99 >> /etc/wpa_supplicant.conf",
                 &["S3cr3tPw99"],
             ),
+            // Windows's and macOS's credential stores, accounts, shares and tasks.
+            ("net user bob S3cr3tPw99 /add", &["S3cr3tPw99"]),
+            ("rabbitmqctl.bat add_user admin S3cr3tPw99", &["S3cr3tPw99"]),
+            ("NET USER bob \"S3cr3tPw99\" /ADD /DOMAIN", &["S3cr3tPw99"]),
+            (
+                "net use Z: \\\\srv\\share S3cr3tPw99 /user:CORP\\bob",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "net use \\\\srv\\ipc$ \"S3cr3tPw99\" /user:bob",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "cmdkey /add:server /user:bob /pass:S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "cmdkey /generic:git /user:bob /pass:\"S3cr3t Pw99\"",
+                &["S3cr3t Pw99"],
+            ),
+            (
+                "schtasks /create /tn t /tr x /ru bob /rp S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "security add-generic-password -a bob -s svc -w S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "security add-internet-password -a bob -s h -w 'S3cr3t Pw99' -U",
+                &["S3cr3t Pw99"],
+            ),
         ] {
             let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
             assert_eq!(got, want, "{text}");
@@ -4289,6 +4332,10 @@ pub(crate) mod tests {
             "sqlplus scott/$ORA_PW@orcl",
             "Use sqlplus to connect, htpasswd for users, wpa_passphrase for Wi-Fi",
             "htpasswd -b htpasswd -b htpasswd -b",
+            "net user bob * /add; net use Z: \\\\srv\\share /user:bob; net user",
+            "schtasks /create /tn t /ru bob /rp *",
+            "security find-generic-password -a bob -s svc -w",
+            "The security team uses net user accounts; .net use cases",
         ] {
             assert_eq!(found(text), [], "{text}");
         }

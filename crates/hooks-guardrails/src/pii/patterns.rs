@@ -358,11 +358,16 @@ fn other_commands() -> String {
 
 /// The commands whose password is a positional argument (see
 /// `validate::positional_password`): `htpasswd -b`, `rabbitmqctl add_user`, `sqlplus
-/// user/password`, `wpa_passphrase`. A trigger of the run-token pass (its prefilter's
+/// user/password`, `wpa_passphrase`, `cmdkey /pass:`, `schtasks /rp`, `net user`, `net
+/// use`, `security add-generic-password -w`. A trigger of the run-token pass (its prefilter's
 /// literals are three bytes already), the name and a blank.
 fn positional_commands() -> String {
-    let names = super::validate::POSITIONAL_COMMANDS.join("|");
-    format!(r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]")
+    let names = super::validate::POSITIONAL_COMMANDS[..8].join("|");
+    // (`security` and `net` only with the subcommand that takes a password: "security
+    // team" and ".net user" are prose.)
+    format!(
+        r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]|{B}security[ \t]+add-(?:generic|internet)-password[ \t]|{B}(?:net|NET)(?:\.exe|\.EXE)?[ \t]+(?:user|use|USER|USE)[ \t]"
+    )
 }
 
 /// The command [`other_commands`] looks for.

@@ -1018,12 +1018,18 @@ fn escaped_blank(v: &[u8]) -> Option<usize> {
 
 /// The tools whose password is a positional argument (see [`positional_password`]), as
 /// their trigger names them (see `patterns::positional_commands`).
-pub(super) const POSITIONAL_COMMANDS: [&str; 5] = [
+pub(super) const POSITIONAL_COMMANDS: [&str; 11] = [
     "htpasswd",
     "rabbitmqctl",
     "sqlplus",
     "SQLPLUS",
     "wpa_passphrase",
+    "cmdkey",
+    "schtasks",
+    "SCHTASKS",
+    "security",
+    "net",
+    "NET",
 ];
 
 /// The password a command takes as a positional argument, its name at `s` (`m` its
@@ -1034,7 +1040,10 @@ pub(super) const POSITIONAL_COMMANDS: [&str; 5] = [
 ///   `authenticate_user`);
 /// - `sqlplus [-S …] user/password[@connect]` (the logon quoted whole or the password
 ///   alone; `/nolog`, `/ as sysdba` and `/@alias` give none);
-/// - `wpa_passphrase SSID passphrase`.
+/// - `wpa_passphrase SSID passphrase`;
+/// - Windows's `cmdkey … /pass:password`, `schtasks … /rp password`, `net user name
+///   password`, `net use [X:] \\host\share password` (`*` prompts);
+/// - macOS's `security add-generic-password … -w password` (and `add-internet-password`).
 ///
 /// The arguments are read on the command's line (up to a line break, `;`, `|`, `&` or
 /// `)` outside quotes, a quote never closed, or another such command's name), twelve
@@ -1048,6 +1057,13 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
     let mut words = [(0, 0); 12];
     let mut n = 0;
     let mut i = s + tool.len();
+    // (Its name's extension, `rabbitmqctl.bat`, `net.exe`.)
+    if [&b".exe"[..], b".EXE", b".bat"]
+        .iter()
+        .any(|x| b[i..].starts_with(x))
+    {
+        i += 4;
+    }
     while n < words.len() {
         while i < end && matches!(b[i], b' ' | b'\t') {
             i += 1;
@@ -1089,7 +1105,7 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
         // (Another such command's name ends the line read: a run of them is read once each.)
         if POSITIONAL_COMMANDS
             .iter()
-            .any(|t| b[start..stop].starts_with(t.as_bytes()))
+            .any(|t| b[start..stop] == *t.as_bytes())
         {
             break;
         }
@@ -1130,6 +1146,47 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
                 password(k + 2)
             }
             "wpa_passphrase" => password(1),
+            "cmdkey" => {
+                // (`/pass:…`, any case; the value glued after the colon.)
+                let at = words.iter().find_map(|&(a, z)| {
+                    let w = &b[a..z];
+                    (w.len() >= 6 && w[..6].eq_ignore_ascii_case(b"/pass:")).then_some(a + 6)
+                })?;
+                // (Quoted: `/pass:"…"`.)
+                let at = at + usize::from(matches!(b.get(at), Some(b'"' | b'\'')));
+                argument(text, at)
+            }
+            "schtasks" | "SCHTASKS" => {
+                let k = words
+                    .iter()
+                    .position(|&(a, z)| b[a..z].eq_ignore_ascii_case(b"/rp"))?;
+                password(k + 1)
+            }
+            "security" => {
+                let k = words.iter().position(|&(a, z)| &b[a..z] == b"-w")?;
+                password(k + 1)
+            }
+            "net" | "NET" => {
+                let sub = word(0)?;
+                // The first arguments that are no option: `user`'s name, then the password;
+                // `use`'s device and share, then the password.
+                let plain: Vec<usize> = (1..words.len())
+                    .filter(|&k| word(k).is_some_and(|w| w.first() != Some(&b'/')))
+                    .collect();
+                if sub.eq_ignore_ascii_case(b"user") {
+                    password(*plain.get(1)?)
+                } else {
+                    let device = plain
+                        .first()
+                        .and_then(|&k| word(k))
+                        .is_some_and(|w| w == b"*" || (w.len() == 2 && w[1] == b':'));
+                    let share = *plain.get(usize::from(device))?;
+                    if !word(share)?.starts_with(b"\\\\") {
+                        return None;
+                    }
+                    password(*plain.get(usize::from(device) + 1)?)
+                }
+            }
             _ => {
                 // sqlplus: its options, then the logon.
                 let mut k = 0;
@@ -1901,7 +1958,11 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // (An element's content or a block's line is judged by its words, not as a phrase:
     // `<token>Expires in 3600 seconds</token>` is prose. An attribute pair's or a name and
     // value pair's `value` holds nothing else.)
+    // (A Wi-Fi network's key set may be a passphrase of words: `psk="correct horse
+    // battery"`.)
     let strong = sql
+        || (b[name..at].eq_ignore_ascii_case(b"psk")
+            && between.iter().any(|c| matches!(c, b'=' | b':')))
         || comma
         || setter.is_some()
         || call
@@ -2039,7 +2100,9 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         (None, Some(_)) => memchr::memchr3_iter(b' ', b'\t', b'\n', whole)
             .find(|&i| !(whole[i] == b' ' && i > 0 && whole[i - 1] == b'\\')),
     }
-    .map_or(whole.len(), |i| i + 1);
+    // (Past it by the name's length: `IDENTIFIED BY`, a name with a blank, may start
+    // before it and end after.)
+    .map_or(whole.len(), |i| whole.len().min(i + 1 + own.len() + 1));
     let cut = again(&whole[..reach]);
     let rest = match cut < reach {
         true => &whole[..cut],
@@ -2557,15 +2620,19 @@ fn blank_setter(b: &[u8], key: usize) -> Option<BlankSetter> {
     // NetworkManager's `nmcli device wifi connect SSID password …` (`nmcli d wifi c "My
     // Net" ifname wlan0 password …`, `hotspot … ssid SSID password …`): `password`, with
     // `nmcli` and then `wifi` before it on its line; a connection's property, `wifi-sec.psk
-    // …`, `802-1x.password …`, with `nmcli` before it. Debian's interfaces file: `wpa-psk
+    // …`, `+wifi-sec.psk …`, `802-1x.password …`, `802-1x.private-key-password …`, with
+    // `nmcli` before it. Debian's interfaces file: `wpa-psk
     // …`, first on its line.
     let word = &b[key..b.len().min(key + 64)];
     let word = &word[..word
         .iter()
         .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
         .count()];
-    let property = word.ends_with(b".psk") || word.ends_with(b".password");
-    if (word == b"password" || property) && key > 0 && blank(b[key - 1]) {
+    let property =
+        word.ends_with(b".psk") || word.ends_with(b".password") || word.ends_with(b"-password");
+    // (A property's value added to or removed from a list: `+wifi-sec.psk`.)
+    let start = key - usize::from(key > 0 && property && matches!(b[key - 1], b'+' | b'-'));
+    if (word == b"password" || property) && start > 0 && blank(b[start - 1]) {
         let floor = key.saturating_sub(256);
         let line = memchr::memrchr2(b'\n', b'\r', &b[floor..key]).map_or(floor, |i| floor + i + 1);
         if let Some(nmcli) = memchr::memmem::find(&b[line..key], b"nmcli ")
