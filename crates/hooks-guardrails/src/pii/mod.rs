@@ -3039,7 +3039,7 @@ pub(crate) mod tests {
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
         let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
-        let cases: [(String, &[&str]); 231] = [
+        let cases: [(String, &[&str]); 235] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3334,6 +3334,11 @@ pub(crate) mod tests {
             // list or ending in `-password`; a name with a blank glued again after the value
             // (the value ends there, however far its search for the name reads).
             ("psk=\"correct horse battery staple\"".into(), &["correct horse battery staple"]),
+            // PowerShell's environment drive.
+            ("Set-Item Env:API_KEY Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("npm config --global set _authToken Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("Set-Item -Path Env:API_KEY -Value \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
+            ("New-Item -Path Env:\\GITHUB_TOKEN -Value Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("nmcli con mod home +wifi-sec.psk Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("nmcli c m home 802-1x.private-key-password Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("CREATE USER app IDENTIFIED BY Zq8rTw2xLkIDENTIFIED BY'x' more".into(), &["Zq8rTw2xLk"]),
@@ -3531,6 +3536,8 @@ pub(crate) mod tests {
             "Using nmcli I set ssid HomeNet password protected2 mode.",
             "key_mgmt=WPA-PSK\nthe psk is in the keyring2; set wpa-psk in the file2 wpa-psk Zq8rTw2x",
             "the psk \"is not set\" here",
+            "Set-Item -Path Env:API_KEY -Value $secret; Get-Item Env:API_KEY Zq8rTw2xLk",
+            "foo --global set API_KEY Zq8rTw2xLk",
             // (Found by an attack review.) `set` in prose, options that read or erase,
             // words between a command and the name that are no options; `…Pass` of a frame,
             // a check, a gate.

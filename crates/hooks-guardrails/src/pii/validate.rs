@@ -1891,6 +1891,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // `gh secret set NAME --body value`: the value is the option's.
     let first = match setter {
         Some(BlankSetter::Body) => body_option(b, first)?,
+        Some(BlankSetter::Value) => value_parameter(b, first)?,
         // A line continued by cmd's `^` or PowerShell's backtick between them (which the
         // trigger read as the value's first character): the value starts the next line.
         Some(_)
@@ -2488,6 +2489,9 @@ enum BlankSetter {
     Line,
     /// The argument of the `--body` (or `-b`) option after the name: `gh secret set`.
     Body,
+    /// PowerShell's `-Value` argument after the name, or the next argument: `Set-Item
+    /// Env:NAME value`, `Set-Item -Path Env:NAME -Value value`.
+    Value,
 }
 
 /// Whether a command before the name whose word starts at `key` (its whole argument: npm's
@@ -2507,7 +2511,8 @@ enum BlankSetter {
 /// - Dockerfile's `ENV NAME value`, `ENV` first on its line in any case;
 /// - `nmcli device wifi connect SSID [options] password value` (`nmcli d wifi c …`,
 ///   `hotspot … ssid SSID password …`), `nmcli connection modify … wifi-sec.psk value`;
-/// - Debian's `wpa-psk value`, first on its line (indented or not).
+/// - Debian's `wpa-psk value`, first on its line (indented or not);
+/// - PowerShell's `Set-Item [-Path] Env:NAME [-Value] value` (and `New-Item`).
 ///
 /// The line's ten words before the name's are read, 512 bytes at most, a line continued
 /// (`\`, cmd's `^`, PowerShell's backtick at its end) read on into the line before.
@@ -2518,6 +2523,7 @@ fn blank_setter(b: &[u8], key: usize) -> Option<BlankSetter> {
     while i > floor && !b[i - 1].is_ascii_whitespace() {
         i -= 1;
     }
+    let i_name = i;
     // Each word as written, and as a command's name: after a string's, a list's, a field's
     // or a statement's opening (`"setx`, `` `git ``, `cmd=setx`, `;set`), a path
     // (`C:\Windows\System32\setx.exe`) or cmd's prompt (`C:\Users\bob>setx`).
@@ -2584,13 +2590,30 @@ fn blank_setter(b: &[u8], key: usize) -> Option<BlankSetter> {
         n += 1;
         // No command further back can set the name: two words in a row that are neither
         // an option nor a command (the nearer one no option's argument), or the word
-        // before a command, read (for `config set`).
+        // before a command, read (for `config set`; past options between them, `npm
+        // config --global set`).
         let plain = |(word, name): (&[u8], &[u8])| !option(word) && !command(name);
-        if n >= 2 && ((plain(words[n - 2]) && plain(words[n - 1])) || command(words[n - 2].1)) {
+        let before_command = !option(words[n - 1].0)
+            && words[..n - 1]
+                .iter()
+                .rev()
+                .find(|(word, _)| !option(word))
+                .is_some_and(|(_, name)| command(name));
+        if n >= 2 && ((plain(words[n - 2]) && plain(words[n - 1])) || before_command) {
             break;
         }
     }
     let w = &words[..n];
+    // PowerShell's environment drive: `Set-Item [-Path] Env:NAME …`, `New-Item`.
+    if [&b"env:"[..], b"env:\\", b"env:/"]
+        .iter()
+        .any(|p| b[i_name..key].eq_ignore_ascii_case(p))
+        && w.iter()
+            .take(3)
+            .any(|&(word, _)| ["Set-Item", "New-Item"].iter().any(|c| is(word, c)))
+    {
+        return Some(BlankSetter::Value);
+    }
     // Options and their arguments only (`--profile prod`, `/S host`): each word is an
     // option or follows one that takes no `=`. (`w` runs from the name back.)
     let options = |between: &[(&[u8], &[u8])], slash: bool| {
@@ -2663,7 +2686,10 @@ fn blank_setter(b: &[u8], key: usize) -> Option<BlankSetter> {
         // (fish's, and the subcommands', in small letters only: "Set Token Lifetime2 in the
         // portal" is prose.)
         if command == b"set" {
-            let sub = w.get(k + 1).map(|(_, c)| *c);
+            let sub = w[k + 1..]
+                .iter()
+                .find(|(word, _)| !option(word))
+                .map(|(_, c)| *c);
             if let Some(sub) = sub.filter(|c| {
                 [
                     "config",
@@ -2717,6 +2743,32 @@ fn blank_setter(b: &[u8], key: usize) -> Option<BlankSetter> {
         }
         None
     })
+}
+
+/// Where the value of PowerShell's `Set-Item Env:NAME …` starts, its first argument after
+/// the name at `first`: that argument, or `-Value`'s (`-Value "…"`, `-Value:…`), past its
+/// opening quote.
+fn value_parameter(b: &[u8], first: usize) -> Option<usize> {
+    let mut j = first;
+    if b[j] == b'-' {
+        let name = b[j + 1..b.len().min(j + 16)]
+            .iter()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .count();
+        if !b[j + 1..j + 1 + name].eq_ignore_ascii_case(b"value") {
+            return None;
+        }
+        j += 1 + name;
+        j += usize::from(b.get(j) == Some(&b':'));
+        while j < b.len() && matches!(b[j], b' ' | b'\t') && j - first < 64 {
+            j += 1;
+        }
+    }
+    let escapes = b[j..].iter().take(4).take_while(|&&c| c == b'\\').count();
+    if escapes < 4 && matches!(b.get(j + escapes), Some(b'"' | b'\'')) {
+        j += escapes + 1;
+    }
+    (j < b.len() && !b[j].is_ascii_whitespace()).then_some(j)
 }
 
 /// Where the value of `gh secret set NAME … --body value` starts: the argument of the line's
