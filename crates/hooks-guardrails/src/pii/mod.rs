@@ -4290,6 +4290,37 @@ pub(crate) mod tests {
             // Windows's and macOS's credential stores, accounts, shares and tasks.
             ("net user bob S3cr3tPw99 /add", &["S3cr3tPw99"]),
             ("rabbitmqctl.bat add_user admin S3cr3tPw99", &["S3cr3tPw99"]),
+            // (Found by a seventh attack review.) A quoted part glued to an option, a
+            // password past the twelfth word, names in other cases, `/pass:` JSON-escaped,
+            // schtasks's `/p`, WebDAV and printers' shares.
+            (
+                "net use Z: \\\\srv\\share /user:\"CORP\\bob\" S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "net user bob /fullname:\"Bob Smith\" S3cr3tPw99 /add",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "schtasks /create /sc daily /tn \"Backup\" /tr \"C:\\b.bat\" /st 02:00 /ru CORP\\svc /rp S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "Net use Z: \\\\srv\\share S3cr3tPw99; CMDKEY /generic:x /pass:S3cr3tPw99",
+                &["S3cr3tPw99", "S3cr3tPw99"],
+            ),
+            (
+                r#"{"command":"cmdkey /add:srv /user:bob /pass:\"S3cr3tPw99\""}"#,
+                &["S3cr3tPw99"],
+            ),
+            (
+                "schtasks /create /s srv01 /u CORP\\admin /p S3cr3tPw99 /tn x",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "net use http://srv/dav S3cr3tPw99 /user:bob",
+                &["S3cr3tPw99"],
+            ),
             ("NET USER bob \"S3cr3tPw99\" /ADD /DOMAIN", &["S3cr3tPw99"]),
             (
                 "net use Z: \\\\srv\\share S3cr3tPw99 /user:CORP\\bob",
@@ -4343,8 +4374,16 @@ pub(crate) mod tests {
             "schtasks /create /tn t /ru bob /rp *",
             "security find-generic-password -a bob -s svc -w",
             "The security team uses net user accounts; .net use cases",
+            "net user bob /fullname:\"Bob Smith\" /comment:\"Ops team\"",
         ] {
             assert_eq!(found(text), [], "{text}");
+        }
+        // A logon cut at 1 KiB inside a character (found by an attack review: a panic).
+        for text in [
+            format!("sqlplus scott/{}", "€".repeat(400)),
+            format!("sqlplus scott/a{}", "é".repeat(600)),
+        ] {
+            let _ = d.detect(&text);
         }
     }
 

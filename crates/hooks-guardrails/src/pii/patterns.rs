@@ -362,11 +362,11 @@ fn other_commands() -> String {
 /// use`, `security add-generic-password -w`. A trigger of the run-token pass (its prefilter's
 /// literals are three bytes already), the name and a blank.
 fn positional_commands() -> String {
-    let names = super::validate::POSITIONAL_COMMANDS[..8].join("|");
+    let names = super::validate::POSITIONAL_COMMANDS[..11].join("|");
     // (`security` and `net` only with the subcommand that takes a password: "security
     // team" and ".net user" are prose.)
     format!(
-        r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]|{B}security[ \t]+add-(?:generic|internet)-password[ \t]|{B}(?:net|NET)(?:\.exe|\.EXE)?[ \t]+(?:user|use|USER|USE)[ \t]"
+        r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]|{B}security[ \t]+add-(?:generic|internet)-password[ \t]|{B}(?:net|Net|NET)(?:\.exe|\.EXE)?[ \t]+(?:user|use|User|Use|USER|USE)[ \t]"
     )
 }
 

@@ -1018,17 +1018,22 @@ fn escaped_blank(v: &[u8]) -> Option<usize> {
 
 /// The tools whose password is a positional argument (see [`positional_password`]), as
 /// their trigger names them (see `patterns::positional_commands`).
-pub(super) const POSITIONAL_COMMANDS: [&str; 11] = [
+pub(super) const POSITIONAL_COMMANDS: [&str; 15] = [
     "htpasswd",
     "rabbitmqctl",
     "sqlplus",
     "SQLPLUS",
     "wpa_passphrase",
     "cmdkey",
+    "Cmdkey",
+    "CMDKEY",
     "schtasks",
+    "Schtasks",
     "SCHTASKS",
+    // (Only with their subcommands: see `patterns::positional_commands`.)
     "security",
     "net",
+    "Net",
     "NET",
 ];
 
@@ -1041,20 +1046,21 @@ pub(super) const POSITIONAL_COMMANDS: [&str; 11] = [
 /// - `sqlplus [-S …] user/password[@connect]` (the logon quoted whole or the password
 ///   alone; `/nolog`, `/ as sysdba` and `/@alias` give none);
 /// - `wpa_passphrase SSID passphrase`;
-/// - Windows's `cmdkey … /pass:password`, `schtasks … /rp password`, `net user name
-///   password`, `net use [X:] \\host\share password` (`*` prompts);
+/// - Windows's `cmdkey … /pass:password`, `schtasks … /rp password` (`/p`: a remote
+///   system's), `net user name password`, `net use [X:] \\host\share password` (a
+///   WebDAV URL too; `*` prompts), their names in any of the usual cases;
 /// - macOS's `security add-generic-password … -w password` (and `add-internet-password`).
 ///
 /// The arguments are read on the command's line (up to a line break, `;`, `|`, `&` or
-/// `)` outside quotes, a quote never closed, or another such command's name), twelve
-/// words and 1 KiB at most; the password is judged as an option's value is (see
+/// `)` outside quotes, a quote never closed, or another such command's name), 24 words
+/// and 1 KiB at most (a quoted part glued to a word is that word's: `/user:"CORP\bob"`); the password is judged as an option's value is (see
 /// [`argument`]).
 fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)>> {
     let tool = POSITIONAL_COMMANDS.into_iter().find(|t| m.starts_with(t))?;
     let b = text.as_bytes();
-    let end = b.len().min(s + 1024);
+    let end = ceil_char_boundary(text, s.saturating_add(1024));
     // The words after the name: where each starts (past an opening quote) and ends.
-    let mut words = [(0, 0); 12];
+    let mut words = [(0, 0); 24];
     let mut n = 0;
     let mut i = s + tool.len();
     // (Its name's extension, `rabbitmqctl.bat`, `net.exe`.)
@@ -1093,13 +1099,27 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
                 (open, close - escapes)
             }
             _ => {
-                let len = b[i..end]
-                    .iter()
-                    .take_while(|c| {
-                        !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b';' | b'|' | b'"' | b'\'')
-                    })
-                    .count();
-                (i, i + len)
+                // (A quoted part glued on is the word's too, as a shell reads it:
+                // `/user:"CORP\bob"`, `/fullname:"Bob Smith"`.)
+                // (Two such parts at most, each closed on its line within 256 bytes.)
+                let mut k = i;
+                let mut parts = 0;
+                while k < end && !matches!(b[k], b' ' | b'\t' | b'\n' | b'\r' | b';' | b'|') {
+                    if matches!(b[k], b'"' | b'\'') && k > i {
+                        let part = &b[k + 1..end.min(k + 257)];
+                        match memchr::memchr2(b[k], b'\n', part) {
+                            Some(close) if part[close] == b[k] && parts < 2 => {
+                                k += close + 1;
+                                parts += 1;
+                            }
+                            _ => break,
+                        }
+                    } else if matches!(b[k], b'"' | b'\'') {
+                        break;
+                    }
+                    k += 1;
+                }
+                (i, k)
             }
         };
         // (Another such command's name ends the line read: a run of them is read once each.)
@@ -1117,9 +1137,17 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
     let word = |k: usize| words.get(k).map(|&(a, z)| &b[a..z]);
     // The password at word `k`, judged as an option's value.
     let password = |k: usize| words.get(k).and_then(|&(a, _)| argument(text, a));
+    // (Windows reads its tools' names in any case.)
+    let name = match tool {
+        "SQLPLUS" => "sqlplus",
+        "Cmdkey" | "CMDKEY" => "cmdkey",
+        "Schtasks" | "SCHTASKS" => "schtasks",
+        "Net" | "NET" => "net",
+        t => t,
+    };
     // (Always an answer once the tool is named: its trigger is no other kind's.)
     let found = || -> Option<(usize, usize)> {
-        match tool {
+        match name {
             "htpasswd" => {
                 let mut k = 0;
                 let (mut batch, mut no_file) = (false, false);
@@ -1152,21 +1180,26 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
                     let w = &b[a..z];
                     (w.len() >= 6 && w[..6].eq_ignore_ascii_case(b"/pass:")).then_some(a + 6)
                 })?;
-                // (Quoted: `/pass:"…"`.)
-                let at = at + usize::from(matches!(b.get(at), Some(b'"' | b'\'')));
+                // (Quoted: `/pass:"…"`, JSON-escaped too.)
+                let escapes = b[at..].iter().take(4).take_while(|&&c| c == b'\\').count();
+                let at = match b.get(at + escapes) {
+                    Some(b'"' | b'\'') if escapes < 4 => at + escapes + 1,
+                    _ => at,
+                };
                 argument(text, at)
             }
-            "schtasks" | "SCHTASKS" => {
-                let k = words
-                    .iter()
-                    .position(|&(a, z)| b[a..z].eq_ignore_ascii_case(b"/rp"))?;
+            "schtasks" => {
+                // (`/rp`: the task's account's; `/p`: the remote system's account's.)
+                let k = words.iter().position(|&(a, z)| {
+                    b[a..z].eq_ignore_ascii_case(b"/rp") || b[a..z].eq_ignore_ascii_case(b"/p")
+                })?;
                 password(k + 1)
             }
             "security" => {
                 let k = words.iter().position(|&(a, z)| &b[a..z] == b"-w")?;
                 password(k + 1)
             }
-            "net" | "NET" => {
+            "net" => {
                 let sub = word(0)?;
                 // The first arguments that are no option: `user`'s name, then the password;
                 // `use`'s device and share, then the password.
@@ -1176,12 +1209,15 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
                 if sub.eq_ignore_ascii_case(b"user") {
                     password(*plain.get(1)?)
                 } else {
-                    let device = plain
-                        .first()
-                        .and_then(|&k| word(k))
-                        .is_some_and(|w| w == b"*" || (w.len() == 2 && w[1] == b':'));
-                    let share = *plain.get(usize::from(device))?;
-                    if !word(share)?.starts_with(b"\\\\") {
+                    // (A drive, `Z:`, or a printer's port, `LPT1:`.)
+                    let device = plain.first().and_then(|&k| word(k)).is_some_and(|w| {
+                        w == b"*" || ((2..=5).contains(&w.len()) && w.ends_with(b":"))
+                    });
+                    let share = word(*plain.get(usize::from(device))?)?;
+                    if !(share.starts_with(b"\\\\")
+                        || share.starts_with(b"http://")
+                        || share.starts_with(b"https://"))
+                    {
                         return None;
                     }
                     password(*plain.get(usize::from(device) + 1)?)
