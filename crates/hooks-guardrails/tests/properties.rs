@@ -39,6 +39,16 @@ fn text() -> impl Strategy<Value = String> {
         2 => "[0-9 .:@+()-]{0,16}",
         2 => prop::sample::select(SAMPLES.to_vec()).prop_map(str::to_owned),
         1 => "[ ,;\n]{1,3}",
+        // Where a secret's reading starts: commands, names, markup, YAML — and what cuts a
+        // reading short: quotes, escapes, multibyte runs past the 1 KiB a command's words
+        // are read for (a panic found by an attack review).
+        2 => prop::sample::select(vec![
+            "sqlplus scott/", "htpasswd -b f u ", "net use Z: \\\\s\\x ", "cmdkey /pass:",
+            "schtasks /rp ", "password=", "<password a=\"b\">", "<e key=\"token\">",
+            "<name>password</name>", "psk=\"", "Set-Item Env:TOKEN ", "mysql -p", "curl -u a:",
+            "password: !!str ", "password: |\n  ", "nmcli d wifi c x password ", "\"", "'", "\\",
+        ]).prop_map(str::to_owned),
+        1 => prop::sample::select(vec!["€", "é", "日"]).prop_map(|c| c.repeat(400)),
         // Characters that fold to several ASCII characters, or to none, or to a separator.
         1 => prop::sample::select(vec!["℅", "㏂", "℀", "㎦", "㍸", "\u{200B}", "\u{00AD}", "＠", "４", "–", "\u{00A0}", "⑴"]).prop_map(str::to_owned),
     ];
