@@ -1053,8 +1053,8 @@ pub(super) const POSITIONAL_COMMANDS: [&str; 15] = [
 ///
 /// The arguments are read on the command's line (up to a line break, `;`, `|`, `&` or
 /// `)` outside quotes, a quote never closed, or another such command's name), 24 words
-/// and 1 KiB at most (a quoted part glued to a word is that word's: `/user:"CORP\bob"`); the password is judged as an option's value is (see
-/// [`argument`]).
+/// and 1 KiB at most; a quoted part glued to a word is that word's (`/user:"CORP\bob"`).
+/// The password is judged as an option's value is (see [`argument`]).
 fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)>> {
     let tool = POSITIONAL_COMMANDS.into_iter().find(|t| m.starts_with(t))?;
     let b = text.as_bytes();
@@ -1100,8 +1100,8 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
             }
             _ => {
                 // (A quoted part glued on is the word's too, as a shell reads it:
-                // `/user:"CORP\bob"`, `/fullname:"Bob Smith"`.)
-                // (Two such parts at most, each closed on its line within 256 bytes.)
+                // `/user:"CORP\bob"`, `/fullname:"Bob Smith"` — two such parts at most,
+                // each closed on its line within 256 bytes.)
                 let mut k = i;
                 let mut parts = 0;
                 while k < end && !matches!(b[k], b' ' | b'\t' | b'\n' | b'\r' | b';' | b'|') {
@@ -2128,8 +2128,8 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     let limit = ceil_char_boundary(text, first.saturating_add(NAMED_VALUE_MAX));
     // (The name is looked for again only as far as the value may read: a bare one ends at
     // white space (a command's argument goes on past an escaped blank, Dockerfile's `ENV`
-    // line to the line's end), a quoted one at its line's end. A run of short setters, `wpa-psk x⏎`, read 256 bytes each, 4.6x
-    // slower than the bench text.)
+    // line to the line's end), a quoted one at its line's end. A run of short setters,
+    // `wpa-psk x⏎`, read 256 bytes each, 4.6x slower than the bench text.)
     let whole = &b[first..limit];
     let reach = match (quote, setter) {
         (Some(_), _) | (None, Some(BlankSetter::Line)) => memchr::memchr2(b'\n', b'\r', whole),
@@ -2358,7 +2358,8 @@ fn content_placeholder(value: &str) -> bool {
 /// Whether `name`, one of [`SECRET_NAMES`](super::patterns::SECRET_NAMES) after `before`,
 /// names a secret as its case and its words say. `Pass` does in camelCase after the word of
 /// what the password opens (`adminPass`, `"dbPass":`, `smtpPass`, `DBPass`, `mySqlPass`,
-/// `vpnPass`; see [`PASS_OWNERS`]), or after that word and an underscore (`DB_Pass`) — not alone (`Pass: 3/5` is a test run's summary) nor after other words
+/// `vpnPass`; see [`PASS_OWNERS`]), or after that word and an underscore (`DB_Pass`,
+/// `DB1_Pass`) — not alone (`Pass: 3/5` is a test run's summary) nor after other words
 /// (`lastPass`, `didPass`, `lintPass`: a frame's, a check's). Every other name does.
 fn camel_pass(before: &[u8], name: &[u8]) -> bool {
     if name != b"Pass" {
