@@ -4378,10 +4378,15 @@ pub(crate) mod tests {
         ] {
             assert_eq!(found(text), [], "{text}");
         }
-        // A logon cut at 1 KiB inside a character (found by an attack review: a panic).
+        // A logon cut at 1 KiB inside a character (found by an attack review: a panic), and
+        // an escaped quote whose backslash is the last byte read.
         for text in [
             format!("sqlplus scott/{}", "€".repeat(400)),
             format!("sqlplus scott/a{}", "é".repeat(600)),
+            format!(
+                "htpasswd {}xxx \\\"x\"",
+                format!("{} ", "x".repeat(100)).repeat(10)
+            ),
         ] {
             let _ = d.detect(&text);
         }

@@ -1016,6 +1016,21 @@ fn escaped_blank(v: &[u8]) -> Option<usize> {
     None
 }
 
+/// A quote at `j`, after up to three backslashes (a JSON string's escape, once or twice:
+/// `\"`, `\\\"`): the quote and how many backslashes stand before it.
+fn quote_at(b: &[u8], j: usize) -> Option<(u8, usize)> {
+    let escapes = b
+        .get(j..)?
+        .iter()
+        .take(4)
+        .take_while(|&&c| c == b'\\')
+        .count();
+    match b.get(j + escapes) {
+        Some(&q @ (b'"' | b'\'')) if escapes < 4 => Some((q, escapes)),
+        _ => None,
+    }
+}
+
 /// The tools whose password is a positional argument (see [`positional_password`]), as
 /// their trigger names them (see `patterns::positional_commands`).
 pub(super) const POSITIONAL_COMMANDS: [&str; 15] = [
@@ -1078,13 +1093,8 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
             break;
         }
         // (A quote escaped as in a JSON string, `\"…\"`, up to three backslashes.)
-        let escapes = b[i..end]
-            .iter()
-            .take(4)
-            .take_while(|&&c| c == b'\\')
-            .count();
-        let (start, stop) = match b.get(i + escapes) {
-            Some(&q @ (b'"' | b'\'')) if escapes < 4 => {
+        let (start, stop) = match quote_at(b, i).filter(|&(_, escapes)| i + escapes < end) {
+            Some((q, escapes)) => {
                 let open = i + escapes + 1;
                 // (A quote never closed ends the words read.)
                 let Some(close) = memchr::memchr_iter(q, &b[open..end])
@@ -1181,11 +1191,7 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
                     (w.len() >= 6 && w[..6].eq_ignore_ascii_case(b"/pass:")).then_some(a + 6)
                 })?;
                 // (Quoted: `/pass:"…"`, JSON-escaped too.)
-                let escapes = b[at..].iter().take(4).take_while(|&&c| c == b'\\').count();
-                let at = match b.get(at + escapes) {
-                    Some(b'"' | b'\'') if escapes < 4 => at + escapes + 1,
-                    _ => at,
-                };
+                let at = quote_at(b, at).map_or(at, |(_, escapes)| at + escapes + 1);
                 argument(text, at)
             }
             "schtasks" => {
@@ -1203,24 +1209,27 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
                 let sub = word(0)?;
                 // The first arguments that are no option: `user`'s name, then the password;
                 // `use`'s device and share, then the password.
-                let plain: Vec<usize> = (1..words.len())
-                    .filter(|&k| word(k).is_some_and(|w| w.first() != Some(&b'/')))
-                    .collect();
+                let mut plain =
+                    (1..words.len()).filter(|&k| word(k).is_some_and(|w| w.first() != Some(&b'/')));
                 if sub.eq_ignore_ascii_case(b"user") {
-                    password(*plain.get(1)?)
+                    password(plain.nth(1)?)
                 } else {
-                    // (A drive, `Z:`, or a printer's port, `LPT1:`.)
-                    let device = plain.first().and_then(|&k| word(k)).is_some_and(|w| {
+                    // (A drive, `Z:`, or a printer's port, `LPT1:`, before the share.)
+                    let first = plain.next()?;
+                    let device = word(first).is_some_and(|w| {
                         w == b"*" || ((2..=5).contains(&w.len()) && w.ends_with(b":"))
                     });
-                    let share = word(*plain.get(usize::from(device))?)?;
+                    let share = match device {
+                        true => word(plain.next()?)?,
+                        false => word(first)?,
+                    };
                     if !(share.starts_with(b"\\\\")
                         || share.starts_with(b"http://")
                         || share.starts_with(b"https://"))
                     {
                         return None;
                     }
-                    password(*plain.get(usize::from(device) + 1)?)
+                    password(plain.next()?)
                 }
             }
             _ => {
@@ -2801,8 +2810,7 @@ fn value_parameter(b: &[u8], first: usize) -> Option<usize> {
             j += 1;
         }
     }
-    let escapes = b[j..].iter().take(4).take_while(|&&c| c == b'\\').count();
-    if escapes < 4 && matches!(b.get(j + escapes), Some(b'"' | b'\'')) {
+    if let Some((_, escapes)) = quote_at(b, j) {
         j += escapes + 1;
     }
     (j < b.len() && !b[j].is_ascii_whitespace()).then_some(j)
@@ -2931,11 +2939,8 @@ fn element_tag(b: &[u8], key: usize, at: usize) -> Option<(usize, &[u8])> {
             while j < b.len() && blank(b[j]) && j - from < 512 {
                 j += 1;
             }
-            let escapes = b[j..].iter().take(4).take_while(|&&c| c == b'\\').count();
+            let (q, escapes) = quote_at(b, j)?;
             j += escapes;
-            let q = *b
-                .get(j)
-                .filter(|&&c| matches!(c, b'"' | b'\'') && escapes < 4)?;
             let value = &b[j + 1..b.len().min(j + 1 + 1024)];
             let end = memchr::memchr2(q, b'\n', value)?;
             if value[end] != q {
@@ -3209,11 +3214,8 @@ fn after_properties(b: &[u8], first: usize, between: &[u8]) -> Option<(usize, bo
         }
         // (A quote JSON-escaped: `password: !!str \"…\"` in a JSON string.)
         b'\\' => {
-            let k = j + b[j..].iter().take(4).take_while(|&&c| c == b'\\').count();
-            (matches!(b.get(k), Some(b'"' | b'\''))
-                && k + 1 < b.len()
-                && !b[k + 1].is_ascii_whitespace()
-                && b[k + 1] != b'\\')
+            let k = j + quote_at(b, j)?.1;
+            (k + 1 < b.len() && !b[k + 1].is_ascii_whitespace() && b[k + 1] != b'\\')
                 .then_some((k + 1, false))
         }
         // The value on the lines below, after a comment or none: a plain scalar, indented
