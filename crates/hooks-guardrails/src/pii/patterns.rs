@@ -359,12 +359,17 @@ fn other_commands() -> String {
 /// The commands whose password is a positional argument (see
 /// `validate::positional_password`): `htpasswd -b`, `rabbitmqctl add_user`, `sqlplus
 /// user/password`, `wpa_passphrase`, `cmdkey /pass:`, `schtasks /rp`, `net user`, `net
-/// use`, `security add-generic-password -w`. A trigger of the run-token pass (its prefilter's
-/// literals are three bytes already), the name and a blank.
+/// use`, `security add-generic-password -w`. A trigger of the run-token pass (its
+/// prefilter's literals are three bytes already), the name and a blank.
 fn positional_commands() -> String {
-    let names = super::validate::POSITIONAL_COMMANDS[..11].join("|");
     // (`security` and `net` only with the subcommand that takes a password: "security
     // team" and ".net user" are prose.)
+    let names = super::validate::POSITIONAL_COMMANDS
+        .iter()
+        .filter(|c| !c.eq_ignore_ascii_case("security") && !c.eq_ignore_ascii_case("net"))
+        .copied()
+        .collect::<Vec<_>>()
+        .join("|");
     format!(
         r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]|{B}security[ \t]+add-(?:generic|internet)-password[ \t]|{B}(?:net|Net|NET)(?:\.exe|\.EXE)?[ \t]+(?:user|use|User|Use|USER|USE)[ \t]"
     )
