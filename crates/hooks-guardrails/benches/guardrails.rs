@@ -225,6 +225,24 @@ fn scan_adversarial(c: &mut Criterion) {
             "own_kind_names_before_an_option",
             fill(&format!("{}-x\n", "ldapadd ".repeat(250)), ""),
         ),
+        // Tools whose password is positional, each given none or a variable, and writers
+        // into a reader's standard input, each failing (see `tests/linear.rs`).
+        (
+            "positional_commands_without_passwords",
+            fill(
+                "htpasswd -b f u $P sqlplus a/$P@b rabbitmqctl add_user u wpa_passphrase n $P \
+                 net use Z: x net user u * cmdkey /pass: schtasks /rp * security add-generic-password -w ",
+                "",
+            ),
+        ),
+        (
+            "stdin_writers_without_passwords",
+            fill(
+                "echo x | cat echo 'y z' | sudo -S printf '%s' $P | docker login --password-stdin \
+                 echo -e \"a\\nb\" | passwd echo x || sudo -S echo 'x | sudo -u a -g b -S ",
+                "",
+            ),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

@@ -144,6 +144,13 @@ fn family(name: &str, n: usize) -> String {
              net use Z: x net user u * cmdkey /pass: schtasks /rp * security add-generic-password -w "
                 .repeat(n / 165)
         }
+        // Passwords written into a reader's standard input, each failing: no reader, a
+        // variable, `||`, a quote never closed before the next writer, a reader's long line.
+        "stdin_writers_without_passwords" => {
+            "echo x | cat echo 'y z' | sudo -S printf '%s' $P | docker login --password-stdin \
+             echo -e \"a\\nb\" | passwd echo x || sudo -S echo 'x | sudo -u a -g b -S "
+                .repeat(n / 151)
+        }
         // Setters' arguments and pairs with a field between, every value failing.
         "setters_and_pairs_without_values" => {
             "define('password', 'x'); {\"name\": \"token\", \"type\": \"a\", \"value\": \"x\"} "
@@ -194,7 +201,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 89] = [
+const FAMILIES: [&str; 90] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -269,6 +276,7 @@ const FAMILIES: [&str; 89] = [
     "page_tokens_in_a_row",
     "single_dash_options_without_values",
     "setters_and_pairs_without_values",
+    "stdin_writers_without_passwords",
     "doubled_quotes_never_closed",
     "authorization_schemes_without_credentials",
     "client_options_without_passwords",

@@ -4392,6 +4392,97 @@ pub(crate) mod tests {
         }
     }
 
+    /// A password written into a command that reads it from its standard input: `echo` or
+    /// `printf` into `sudo -S`, `chpasswd` (the part after the colon), `passwd`,
+    /// `smbpasswd -s`, `htpasswd -i`, `kinit`, `cryptsetup`, `sshpass`, `vault login -`, or
+    /// a line with `--password-stdin`, `--with-token`, `--passphrase-fd 0` or `-pass stdin`.
+    #[test]
+    fn passwords_written_into_a_readers_standard_input_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            (
+                "echo 'S3cr3tPw99' | sudo -S apt-get update",
+                &["S3cr3tPw99"][..],
+            ),
+            ("echo S3cr3tPw99|sudo -kS ls", &["S3cr3tPw99"]),
+            (
+                "echo \"S3cr3tPw99\" | sudo --stdin -u app ls",
+                &["S3cr3tPw99"],
+            ),
+            ("echo 'bob:S3cr3tPw99' | sudo chpasswd", &["S3cr3tPw99"]),
+            (
+                "echo \"bob:S3cr3tPw99\" | /usr/sbin/chpasswd",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "echo -e 'S3cr3tPw99\\nS3cr3tPw99' | passwd bob",
+                &["S3cr3tPw99\\nS3cr3tPw99"],
+            ),
+            ("echo 'S3cr3tPw99' | passwd --stdin bob", &["S3cr3tPw99"]),
+            (
+                "echo -e \"S3cr3tPw99\\nS3cr3tPw99\" | smbpasswd -s -a bob",
+                &["S3cr3tPw99\\nS3cr3tPw99"],
+            ),
+            (
+                "echo S3cr3tPw99 | htpasswd -i .htpasswd bob",
+                &["S3cr3tPw99"],
+            ),
+            ("echo -n 'S3cr3tPw99' | kinit bob", &["S3cr3tPw99"]),
+            (
+                "echo -n S3cr3tPw99 | cryptsetup luksOpen /dev/sdb1 vault -",
+                &["S3cr3tPw99"],
+            ),
+            ("echo S3cr3tPw99 | sshpass ssh bob@h", &["S3cr3tPw99"]),
+            ("echo 'S3cr3tPw99' | vault login -", &["S3cr3tPw99"]),
+            (
+                "printf '%s\\n' 'S3cr3tPw99' | docker login -u bob --password-stdin r.io",
+                &["S3cr3tPw99"],
+            ),
+            ("printf 'S3cr3tPw99' | sudo -S true", &["S3cr3tPw99"]),
+            (
+                "echo 'S3cr3tPw99' | gh auth login --with-token",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "echo S3cr3tPw99 | gpg --batch --passphrase-fd 0 -c f",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "echo S3cr3tPw99 | openssl enc -aes-256-cbc -pass stdin -in f",
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"{"command": "echo \"S3cr3tPw99\" | sudo -S systemctl restart app"}"#,
+                &["S3cr3tPw99"],
+            ),
+        ] {
+            let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
+            assert_eq!(got, want, "{text}");
+            let (out, _) = d.redact(text);
+            assert!(d.detect(&out).is_empty(), "{out}");
+        }
+        for text in [
+            // A variable, a placeholder, a word, no reader of passwords (or `sudo` without
+            // `-S`, sshpass given one), `||`, several words, printf's `-v`, a file.
+            "echo \"$SUDO_PASS\" | sudo -S ls",
+            "echo $TOKEN | docker login -u bob --password-stdin",
+            "echo '<your-password>' | sudo -S ls",
+            "echo password | sudo -S ls",
+            "echo S3cr3tPw99 | grep S3",
+            "echo 'S3cr3tPw99' | sudo ls",
+            "echo S3cr3tPw99 | sshpass -p x ssh h",
+            "echo S3cr3tPw99 || sudo -S ls",
+            "echo build S3cr3tPw99 done | sudo -S tee log",
+            "printf -v pw S3cr3tPw99 | sudo -S ls",
+            "printf '%s\\n' | sudo -S ls",
+            "echo S3cr3tPw99 > pw.txt; cat pw.txt | sudo -S ls",
+            "echo 'bob' | chpasswd",
+            "Use echo with sudo -S only in scripts you trust.",
+        ] {
+            assert_eq!(found(text), [], "{text}");
+        }
+    }
+
     /// (Found adding `ssh-keygen`, which as a name that ended every line let `curl -T
     /// ssh-keygen -u bob:…` through; the first commands' names did so for each other:
     /// `keytool -import -alias mysql -storepass …`, 162 of 280 texts probed.)

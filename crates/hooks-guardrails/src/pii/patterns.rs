@@ -375,6 +375,14 @@ fn positional_commands() -> String {
     )
 }
 
+/// The commands that write a password into another's standard input (see
+/// `validate::stdin_password`): `echo`, `printf` and a blank. A trigger of the run-token
+/// pass.
+fn stdin_writers() -> String {
+    let names = super::validate::STDIN_WRITERS.join("|");
+    format!(r"{B}(?:{names})[ \t]")
+}
+
 /// The command [`other_commands`] looks for.
 const KEYGEN: &str = "ssh-keygen";
 
@@ -447,6 +455,9 @@ pub(super) fn named_exactly(m: &[u8]) -> bool {
     secret_name_at(m).is_some()
         || m.starts_with(KEYGEN.as_bytes())
         || super::validate::POSITIONAL_COMMANDS
+            .iter()
+            .any(|c| m.starts_with(c.as_bytes()))
+        || super::validate::STDIN_WRITERS
             .iter()
             .any(|c| m.starts_with(c.as_bytes()))
         || identified_at(m)
@@ -1307,6 +1318,7 @@ pub(super) fn specs() -> Vec<Spec> {
         named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
         other_commands(),
         positional_commands(),
+        stdin_writers(),
         sql_passwords(),
         single_dash_options(),
     ]
@@ -1347,10 +1359,11 @@ pub(super) fn specs() -> Vec<Spec> {
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}[srp]k_(?:live|test)_|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}hv[sbr]\.[A-Za-z0-9_-]{{24}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/"
     );
     let run_token_trigger = format!(
-        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}|{}|{}|{}|{}",
+        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}|{}|{}|{}|{}|{}",
         named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
         other_commands(),
         positional_commands(),
+        stdin_writers(),
         sql_passwords(),
         single_dash_options()
     );

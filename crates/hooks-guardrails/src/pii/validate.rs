@@ -168,6 +168,9 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
     if let Some(found) = positional_password(text, s, m) {
         return found;
     }
+    if let Some(found) = stdin_password(text, s, m) {
+        return found;
+    }
     if let Some(name) = super::patterns::secret_name_at(m.as_bytes()) {
         return named_secret(text, s, s + name.len(), e);
     }
@@ -1076,7 +1079,6 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
     let end = ceil_char_boundary(text, s.saturating_add(1024));
     // The words after the name: where each starts (past an opening quote) and ends.
     let mut words = [(0, 0); 24];
-    let mut n = 0;
     let mut i = s + tool.len();
     // (Its name's extension, `rabbitmqctl.bat`, `net.exe`.)
     if [&b".exe"[..], b".EXE", b".bat"]
@@ -1085,64 +1087,10 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
     {
         i += 4;
     }
-    while n < words.len() {
-        while i < end && matches!(b[i], b' ' | b'\t') {
-            i += 1;
-        }
-        if i >= end || matches!(b[i], b'\n' | b'\r' | b';' | b'|' | b'&' | b')') {
-            break;
-        }
-        // (A quote escaped as in a JSON string, `\"…\"`, up to three backslashes.)
-        let (start, stop) = match quote_at(b, i).filter(|&(_, escapes)| i + escapes < end) {
-            Some((q, escapes)) => {
-                let open = i + escapes + 1;
-                // (A quote never closed ends the words read.)
-                let Some(close) = memchr::memchr_iter(q, &b[open..end])
-                    .map(|k| open + k)
-                    .find(|&k| {
-                        k - open >= escapes && b[k - escapes..k].iter().all(|&c| c == b'\\')
-                    })
-                else {
-                    break;
-                };
-                i = close;
-                (open, close - escapes)
-            }
-            _ => {
-                // (A quoted part glued on is the word's too, as a shell reads it:
-                // `/user:"CORP\bob"`, `/fullname:"Bob Smith"` — two such parts at most,
-                // each closed on its line within 256 bytes.)
-                let mut k = i;
-                let mut parts = 0;
-                while k < end && !matches!(b[k], b' ' | b'\t' | b'\n' | b'\r' | b';' | b'|') {
-                    if matches!(b[k], b'"' | b'\'') && k > i {
-                        let part = &b[k + 1..end.min(k + 257)];
-                        match memchr::memchr2(b[k], b'\n', part) {
-                            Some(close) if part[close] == b[k] && parts < 2 => {
-                                k += close + 1;
-                                parts += 1;
-                            }
-                            _ => break,
-                        }
-                    } else if matches!(b[k], b'"' | b'\'') {
-                        break;
-                    }
-                    k += 1;
-                }
-                (i, k)
-            }
-        };
-        // (Another such command's name ends the line read: a run of them is read once each.)
-        if POSITIONAL_COMMANDS
-            .iter()
-            .any(|t| b[start..stop] == *t.as_bytes())
-        {
-            break;
-        }
-        words[n] = (start, stop);
-        n += 1;
-        i = i.max(stop) + usize::from(i.max(stop) < end && matches!(b[i.max(stop)], b'"' | b'\''));
-    }
+    // (Another such command's name ends the line read: a run of them is read once each.)
+    let (n, _) = command_words(b, i, end, &mut words, |w| {
+        POSITIONAL_COMMANDS.iter().any(|t| w == t.as_bytes())
+    });
     let words = &words[..n];
     let word = |k: usize| words.get(k).map(|&(a, z)| &b[a..z]);
     // The password at word `k`, judged as an option's value.
@@ -1271,6 +1219,234 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
         }
     };
     Some(found())
+}
+
+/// The commands that write a password to a pipe (see [`stdin_password`]).
+pub(super) const STDIN_WRITERS: [&str; 2] = ["echo", "printf"];
+
+/// A password written into a command that reads it from its standard input, the writer
+/// named at `s` (`m` its trigger's match): `None` where `m` names no writer.
+/// - `echo [-n|-e] PW | …` (one argument) and `printf FORMAT | …` (no argument: the format
+///   is the text written) or `printf '%s\n' PW | …`;
+/// - into `sudo -S` (`--stdin`, in a cluster: `-kS`), `chpasswd` (`user:PW`: what follows
+///   the first colon), `passwd`, `smbpasswd -s`, `htpasswd -i`, `kinit`, `cryptsetup`,
+///   `sshpass` with no password option, `vault login -`, or any command whose line holds
+///   `--password-stdin` (a registry's `docker|podman|helm|oras login`), gh's
+///   `--with-token`, gpg's `--passphrase-fd 0` or openssl's `-passin stdin`; each after
+///   `sudo` and its options, or a path (`/usr/sbin/chpasswd`).
+///
+/// The written text is judged as an option's value is (see [`argument`]); where it holds
+/// `\n` (a password and its confirmation, `echo -e 'PW\nPW' | passwd`), its first line is
+/// judged and the whole is redacted. Words are read as [`command_words`] reads them, the
+/// writer's to 1 KiB, the reader's to 1 KiB more.
+fn stdin_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)>> {
+    let tool = STDIN_WRITERS.into_iter().find(|t| m.starts_with(t))?;
+    let b = text.as_bytes();
+    let end = ceil_char_boundary(text, s.saturating_add(1024));
+    // (Another writer's name ends the words read: a run of them is read once each.)
+    let mut words = [(0, 0); 4];
+    let (n, mut at) = command_words(b, s + tool.len(), end, &mut words, |w| {
+        STDIN_WRITERS.iter().any(|t| w == t.as_bytes())
+    });
+    while at < end && matches!(b[at], b' ' | b'\t') {
+        at += 1;
+    }
+    let words = &words[..n];
+    let word = |k: usize| words.get(k).map(|&(a, z)| &b[a..z]);
+    // (Always an answer once the writer is named: its trigger is no other kind's.)
+    let found = || -> Option<(usize, usize)> {
+        // A pipe, not `||`.
+        if b.get(at) != Some(&b'|') || b.get(at + 1) == Some(&b'|') {
+            return None;
+        }
+        // The word written.
+        let k = if tool == "echo" {
+            let options = words
+                .iter()
+                .take_while(|&&(a, z)| {
+                    z - a > 1
+                        && b[a] == b'-'
+                        && b[a + 1..z].iter().all(|c| matches!(c, b'n' | b'e' | b'E'))
+                })
+                .count();
+            (n == options + 1).then_some(options)?
+        } else {
+            let format = word(0)?;
+            if format.first() == Some(&b'-') {
+                return None;
+            }
+            match memchr::memmem::find(format, b"%s")
+                .or_else(|| memchr::memmem::find(format, b"%b"))
+            {
+                Some(_) if n == 2 => 1,
+                None if n == 1 => 0,
+                _ => return None,
+            }
+        };
+        let chpasswd = reads_stdin(text, at + 1)?;
+        let (a, z) = words[k];
+        let (a, z) = match chpasswd {
+            true => (a + memchr::memchr(b':', &b[a..z])? + 1, z),
+            false => (a, z),
+        };
+        if a >= z {
+            return None;
+        }
+        let quoted = opening_quote(b, words[k].0).is_some();
+        // (A password and its confirmation, `PW\nPW`: the first judged, the whole redacted.)
+        // (`\n` as written, or a line break where a JSON string's escape was decoded.)
+        let first = memchr::memmem::find(&b[a..z], b"\\n")
+            .into_iter()
+            .chain(memchr::memchr2(b'\n', b'\r', &b[a..z]))
+            .min()
+            .map_or(z, |i| a + i);
+        (first > a && secret_argument(&text[a..first], quoted, b.get(z).copied())).then_some((a, z))
+    };
+    Some(found())
+}
+
+/// Whether the command whose line starts at `i` (past a pipe) reads a password from its
+/// standard input (see [`stdin_password`]): `Some(true)` for `chpasswd`, which reads
+/// `user:password`, `Some(false)` for the others, `None` for none.
+fn reads_stdin(text: &str, i: usize) -> Option<bool> {
+    let b = text.as_bytes();
+    let end = ceil_char_boundary(text, i.saturating_add(1024));
+    let mut words = [(0, 0); 24];
+    let (n, _) = command_words(b, i, end, &mut words, |_| false);
+    let words = &words[..n];
+    let word = |k: usize| words.get(k).map(|&(a, z)| &b[a..z]);
+    // A cluster of one-letter options holding `c` (`-kS`).
+    let cluster = |w: &[u8], c: u8| {
+        w.len() > 1
+            && w[0] == b'-'
+            && w[1] != b'-'
+            && w[1..].iter().all(u8::is_ascii_alphabetic)
+            && w.contains(&c)
+    };
+    let mut k = 0;
+    // (Its last path segment: `/usr/sbin/chpasswd`.)
+    let name = |w: &[u8]| w.rsplit(|&c| c == b'/').next().unwrap_or(w).to_vec();
+    if word(0).map(name).as_deref() == Some(b"sudo") {
+        k = 1;
+        while let Some(w) = word(k).filter(|w| w.first() == Some(&b'-')) {
+            if w == b"--stdin" || cluster(w, b'S') {
+                return Some(false);
+            }
+            // (The options that take a value, as their own word.)
+            let takes = [
+                &b"-u"[..],
+                b"-g",
+                b"-p",
+                b"-h",
+                b"-C",
+                b"-D",
+                b"-r",
+                b"-t",
+                b"-U",
+                b"-T",
+            ]
+            .contains(&w);
+            k += 1 + usize::from(takes);
+        }
+    }
+    let command = name(word(k)?);
+    let rest = &words[k + 1..];
+    let has = |f: &dyn Fn(&[u8]) -> bool| rest.iter().any(|&(a, z)| f(&b[a..z]));
+    let after = |o: &[u8], v: &[u8]| {
+        rest.windows(2)
+            .any(|p| &b[p[0].0..p[0].1] == o && &b[p[1].0..p[1].1] == v)
+    };
+    let reads = match &command[..] {
+        b"chpasswd" => return Some(true),
+        b"passwd" | b"kinit" | b"cryptsetup" => true,
+        b"smbpasswd" => has(&|w| cluster(w, b's')),
+        b"htpasswd" => has(&|w| cluster(w, b'i')),
+        b"sshpass" => {
+            !has(&|w| w.len() >= 2 && w[0] == b'-' && matches!(w[1], b'p' | b'f' | b'd' | b'e'))
+        }
+        b"vault" => word(k + 1) == Some(b"login") && has(&|w| w == b"-"),
+        _ => false,
+    };
+    let reads = reads
+        || has(&|w| w == b"--password-stdin" || w == b"--with-token" || w == b"--passphrase-fd=0")
+        || after(b"--passphrase-fd", b"0")
+        || ["-passin", "-passout", "-pass"]
+            .iter()
+            .any(|o| after(o.as_bytes(), b"stdin"));
+    reads.then_some(false)
+}
+
+/// The words of a command's line from `i` (see [`positional_password`] and
+/// [`stdin_password`]): where each starts (past an opening quote, escaped as a JSON
+/// string's by up to three backslashes) and ends, into `words` — up to a line break, `;`,
+/// `|`, `&` or `)` outside quotes, a quote never closed, a word `stop_at` holds (not read
+/// into `words`), `end`, or as many words as `words` holds. A quoted part glued to a word
+/// is that word's (`/user:"CORP\bob"`). Returns how many words were read and where the
+/// reading stopped (past the last word's closing quote, at a terminator, or at the word
+/// that stopped it).
+fn command_words(
+    b: &[u8],
+    mut i: usize,
+    end: usize,
+    words: &mut [(usize, usize)],
+    stop_at: impl Fn(&[u8]) -> bool,
+) -> (usize, usize) {
+    let mut n = 0;
+    while n < words.len() {
+        while i < end && matches!(b[i], b' ' | b'\t') {
+            i += 1;
+        }
+        if i >= end || matches!(b[i], b'\n' | b'\r' | b';' | b'|' | b'&' | b')') {
+            break;
+        }
+        // (A quote escaped as in a JSON string, `\"…\"`, up to three backslashes.)
+        let (start, stop) = match quote_at(b, i).filter(|&(_, escapes)| i + escapes < end) {
+            Some((q, escapes)) => {
+                let open = i + escapes + 1;
+                // (A quote never closed ends the words read.)
+                let Some(close) = memchr::memchr_iter(q, &b[open..end])
+                    .map(|k| open + k)
+                    .find(|&k| {
+                        k - open >= escapes && b[k - escapes..k].iter().all(|&c| c == b'\\')
+                    })
+                else {
+                    break;
+                };
+                i = close;
+                (open, close - escapes)
+            }
+            _ => {
+                // (A quoted part glued on is the word's too, as a shell reads it:
+                // `/user:"CORP\bob"`, `/fullname:"Bob Smith"` — two such parts at most,
+                // each closed on its line within 256 bytes.)
+                let mut k = i;
+                let mut parts = 0;
+                while k < end && !matches!(b[k], b' ' | b'\t' | b'\n' | b'\r' | b';' | b'|') {
+                    if matches!(b[k], b'"' | b'\'') && k > i {
+                        let part = &b[k + 1..end.min(k + 257)];
+                        match memchr::memchr2(b[k], b'\n', part) {
+                            Some(close) if part[close] == b[k] && parts < 2 => {
+                                k += close + 1;
+                                parts += 1;
+                            }
+                            _ => break,
+                        }
+                    } else if matches!(b[k], b'"' | b'\'') {
+                        break;
+                    }
+                    k += 1;
+                }
+                (i, k)
+            }
+        };
+        if stop_at(&b[start..stop]) {
+            break;
+        }
+        words[n] = (start, stop);
+        n += 1;
+        i = i.max(stop) + usize::from(i.max(stop) < end && matches!(b[i.max(stop)], b'"' | b'\''));
+    }
+    (n, i)
 }
 
 /// Whether an argument's `value` (`quoted` or not; `next`: the byte after it) is a secret:
