@@ -3039,7 +3039,7 @@ pub(crate) mod tests {
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
         let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
-        let cases: [(String, &[&str]); 235] = [
+        let cases: [(String, &[&str]); 237] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3155,6 +3155,9 @@ pub(crate) mod tests {
             ("DB_PASS=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("smtp_pass: \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
             ("Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd=Zq8rTw2xLk;".into(), &["Zq8rTw2xLk"]),
+            // ODBC's braced values (`}}` a brace inside).
+            ("Driver={ODBC Driver 18};Uid=sa;Pwd={Zq8r;Tw2xLk};".into(), &["Zq8r;Tw2xLk"]),
+            ("Server=db;User Id=sa;Password={Zq8r}}Tw2xLk}".into(), &["Zq8r}}Tw2xLk"]),
             ("db.createUser({user: \"bob\", pwd: \"Zq8rTw2xLk\", roles: []})".into(), &["Zq8rTw2xLk"]),
             ("ENCRYPTION_KEY=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("signingKey: 'Zq8rTw2xLk'".into(), &["Zq8rTw2xLk"]),
@@ -3456,6 +3459,10 @@ pub(crate) mod tests {
             "token: ${{ secrets.GITHUB_TOKEN }}",
             "GITHUB_TOKEN: ghp_...a1B2",
             "PWD=/home/bob\nOLDPWD=/home/bob/src",
+            // A format string's fields, a template's, a brace never closed.
+            "f\"DRIVER={{ODBC Driver 18}};SERVER={server};UID={user};PWD={password}\"",
+            "conn = f\"Server={host};Pwd={db_pass};\"; PWD={self.password}",
+            "password={{ secrets.DB_PASSWORD }}\npassword = {\n  value: 1 }",
             "docker run -v $(pwd):/app img",
             "BYPASS=1234",
             // (Found by an attack review.) Lists of names and calls that set nothing; a
@@ -4242,17 +4249,10 @@ pub(crate) mod tests {
         }
     }
 
-    /// A registry's tool before `login` is found as splitting the line's last 64 bytes into
-    /// words found it (the way it was read before, kept here as the oracle), over random
-    /// texts of tools' names, paths, `.exe`, separators and terminators.
-    /// A command's name as another command's argument (a file, a key's alias, a table named
-    /// like it) hides no password after it, for every command the validators know, as
-    /// the outer command's argument and its options' value: it ends the outer command's
-    /// line for the validator (so a run of names is read once), and the line after it is
-    /// read as the outer command's too (see `validate::password_of_commands_before`).
     /// Tools that take a password as a positional argument: `htpasswd -b`, `rabbitmqctl
     /// add_user`, `sqlplus user/password`, `wpa_passphrase`, `net user`, `net use`, `cmdkey
-    /// /pass:`, `schtasks /rp`, `security add-generic-password -w`.
+    /// /pass:`, `schtasks /rp`, `security add-generic-password -w`, `mosquitto_passwd -b`;
+    /// and Mosquitto's clients' `-P`.
     #[test]
     fn positional_passwords_are_secrets_where_the_tool_reads_one() {
         let d = PiiDetector::new();
@@ -4350,6 +4350,16 @@ pub(crate) mod tests {
                 "security add-internet-password -a bob -s h -w 'S3cr3t Pw99' -U",
                 &["S3cr3t Pw99"],
             ),
+            // Mosquitto's clients and password file.
+            (
+                "mosquitto_pub -h broker -u iot -P S3cr3tPw99 -t a/b -m on",
+                &["S3cr3tPw99"],
+            ),
+            ("mosquitto_sub --pw 'S3cr3t Pw99' -t '#'", &["S3cr3t Pw99"]),
+            (
+                "mosquitto_passwd -c -b /etc/mosquitto/passwd bob S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
         ] {
             let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
             assert_eq!(got, want, "{text}");
@@ -4375,6 +4385,7 @@ pub(crate) mod tests {
             "security find-generic-password -a bob -s svc -w",
             "The security team uses net user accounts; .net use cases",
             "net user bob /fullname:\"Bob Smith\" /comment:\"Ops team\"",
+            "mosquitto_pub -P $MQTT_PW -t a; mosquitto_passwd -c pw bob; mosquitto_passwd -U pw",
         ] {
             assert_eq!(found(text), [], "{text}");
         }
@@ -4483,6 +4494,11 @@ pub(crate) mod tests {
         }
     }
 
+    /// A command's name as another command's argument (a file, a key's alias, a table named
+    /// like it) hides no password after it, for every command the validators know, as
+    /// the outer command's argument and its options' value: it ends the outer command's
+    /// line for the validator (so a run of names is read once), and the line after it is
+    /// read as the outer command's too (see `validate::password_of_commands_before`).
     /// (Found adding `ssh-keygen`, which as a name that ended every line let `curl -T
     /// ssh-keygen -u bob:…` through; the first commands' names did so for each other:
     /// `keytool -import -alias mysql -storepass …`, 162 of 280 texts probed.)
@@ -4566,6 +4582,9 @@ pub(crate) mod tests {
         }
     }
 
+    /// A registry's tool before `login` is found as splitting the line's last 64 bytes into
+    /// words found it (the way it was read before, kept here as the oracle), over random
+    /// texts of tools' names, paths, `.exe`, separators and terminators.
     #[test]
     fn a_registry_tool_before_login_is_found_as_splitting_words_found_it() {
         fn split_words(b: &[u8], s: usize) -> bool {

@@ -1035,9 +1035,15 @@ fn quote_at(b: &[u8], j: usize) -> Option<(u8, usize)> {
 }
 
 /// The tools whose password is a positional argument (see [`positional_password`]), as
-/// their trigger names them (see `patterns::positional_commands`).
-pub(super) const POSITIONAL_COMMANDS: [&str; 15] = [
+/// their trigger names them (see `patterns::positional_commands`) — and Mosquitto's
+/// clients, whose `-P` is read there too: the command-line pass's prefilter has no room for
+/// another literal (see `patterns::other_commands`).
+pub(super) const POSITIONAL_COMMANDS: [&str; 19] = [
     "htpasswd",
+    "mosquitto_passwd",
+    "mosquitto_pub",
+    "mosquitto_sub",
+    "mosquitto_rr",
     "rabbitmqctl",
     "sqlplus",
     "SQLPLUS",
@@ -1067,7 +1073,9 @@ pub(super) const POSITIONAL_COMMANDS: [&str; 15] = [
 /// - Windows's `cmdkey … /pass:password`, `schtasks … /rp password` (`/p`: a remote
 ///   system's), `net user name password`, `net use [X:] \\host\share password` (a
 ///   WebDAV URL too; `*` prompts), their names in any of the usual cases;
-/// - macOS's `security add-generic-password … -w password` (and `add-internet-password`).
+/// - macOS's `security add-generic-password … -w password` (and `add-internet-password`);
+/// - Mosquitto's `mosquitto_pub|sub|rr … -P password` (`--pw`), `mosquitto_passwd [-c] -b
+///   file user password`.
 ///
 /// The arguments are read on the command's line (up to a line break, `;`, `|`, `&` or
 /// `)` outside quotes, a quote never closed, or another such command's name), 24 words
@@ -1153,6 +1161,24 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
                 let k = words.iter().position(|&(a, z)| &b[a..z] == b"-w")?;
                 password(k + 1)
             }
+            "mosquitto_passwd" => {
+                // (`[-c] -b file user password`.)
+                let options = words
+                    .iter()
+                    .take_while(|&&(a, z)| z - a > 1 && b[a] == b'-')
+                    .count();
+                words[..options]
+                    .iter()
+                    .any(|&(a, z)| &b[a..z] == b"-b")
+                    .then_some(())?;
+                password(options + 2)
+            }
+            "mosquitto_pub" | "mosquitto_sub" | "mosquitto_rr" => {
+                let k = words
+                    .iter()
+                    .position(|&(a, z)| &b[a..z] == b"-P" || &b[a..z] == b"--pw")?;
+                password(k + 1)
+            }
             "net" => {
                 let sub = word(0)?;
                 // The first arguments that are no option: `user`'s name, then the password;
@@ -1219,6 +1245,37 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
         }
     };
     Some(found())
+}
+
+/// An ODBC connection string's value in braces, its `{` at `open` (`Pwd={S3cr;et}`, where
+/// `}}` is a brace inside): its content, if it closes on its line within 256 bytes with no
+/// `{` inside and is a secret as a quoted value is (see [`secret_argument`]). A format
+/// string's field, `PWD={password}`, is a word and fails; `{{` opens a template's.
+fn braced_value(text: &str, open: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let first = open + 1;
+    if b.get(first) == Some(&b'{') {
+        return None;
+    }
+    let end = b.len().min(first + 256);
+    let mut i = first;
+    let close = loop {
+        // (A line break or another `{` first: no such value — and a run of `Pwd={}}` is
+        // read once.)
+        let k = i + b
+            .get(i..end)?
+            .iter()
+            .position(|c| matches!(c, b'}' | b'{' | b'\n' | b'\r'))?;
+        if b[k] != b'}' {
+            return None;
+        }
+        if b.get(k + 1) != Some(&b'}') {
+            break k;
+        }
+        i = k + 2;
+    };
+    let value = text.get(first..close)?;
+    secret_argument(value, true, b.get(close).copied()).then_some((first, close))
 }
 
 /// The commands that write a password to a pipe (see [`stdin_password`]).
@@ -2204,6 +2261,16 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         )
     {
         return None;
+    }
+    // An ODBC connection string's braced value (`Pwd={S3cr;et}`), right after an `=`.
+    if quote.is_none()
+        && b[first] == b'{'
+        && tag.is_none()
+        && setter.is_none()
+        && between.contains(&b'=')
+        && between.iter().all(|c| matches!(c, b' ' | b'\t' | b'='))
+    {
+        return braced_value(text, first);
     }
     let escapes = match quote {
         Some(_) => b[at..first - 1]
