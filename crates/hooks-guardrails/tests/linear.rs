@@ -151,6 +151,12 @@ fn family(name: &str, n: usize) -> String {
              echo -e \"a\\nb\" | passwd echo x || sudo -S echo 'x | sudo -u a -g b -S "
                 .repeat(n / 151)
         }
+        // Here-strings glued and in runs, groups of writers and a remote command, each
+        // failing.
+        "here_strings_and_groups_without_passwords" => {
+            "a<<<a a <<< x <<<<<< (echo x; echo y) | cat { echo x; } | sudo ls echo x | ssh h 'a' 'sudo' "
+                .repeat(n / 92)
+        }
         // ODBC's braced values that fail or never close, Mosquitto's tools given none.
         "braced_values_and_mosquitto_without_passwords" => {
             "Pwd={}} Pwd={a;b} Pwd={ mosquitto_pub -P $X mosquitto_passwd -b f u ".repeat(n / 68)
@@ -205,7 +211,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 91] = [
+const FAMILIES: [&str; 92] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -282,6 +288,7 @@ const FAMILIES: [&str; 91] = [
     "setters_and_pairs_without_values",
     "stdin_writers_without_passwords",
     "braced_values_and_mosquitto_without_passwords",
+    "here_strings_and_groups_without_passwords",
     "doubled_quotes_never_closed",
     "authorization_schemes_without_credentials",
     "client_options_without_passwords",

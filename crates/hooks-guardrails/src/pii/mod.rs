@@ -4403,10 +4403,11 @@ pub(crate) mod tests {
         }
     }
 
-    /// A password written into a command that reads it from its standard input: `echo` or
-    /// `printf` into `sudo -S`, `chpasswd` (the part after the colon), `passwd`,
-    /// `smbpasswd -s`, `htpasswd -i`, `kinit`, `cryptsetup`, `sshpass`, `vault login -`, or
-    /// a line with `--password-stdin`, `--with-token`, `--passphrase-fd 0` or `-pass stdin`.
+    /// A password written into a command that reads it from its standard input: `echo`,
+    /// `printf` or `yes` (in a group too), or a here-string, into `sudo -S`, `chpasswd` (the
+    /// part after the colon), `passwd`, `su`, `smbpasswd -s`, `htpasswd -i`, `kinit`,
+    /// `cryptsetup`, `sshpass`, `vault login -`, hashing tools, a remote `sudo -S`, or a
+    /// line with `--password-stdin`, `--with-token`, `--passphrase-fd 0` or `-pass stdin`.
     #[test]
     fn passwords_written_into_a_readers_standard_input_are_secrets() {
         let d = PiiDetector::new();
@@ -4466,6 +4467,64 @@ pub(crate) mod tests {
                 r#"{"command": "echo \"S3cr3tPw99\" | sudo -S systemctl restart app"}"#,
                 &["S3cr3tPw99"],
             ),
+            // (Found by an attack review.) Groups, printf's several arguments, an old
+            // default and a new password, a quote escaped inside, `yes`, `su`, hashing
+            // tools, `$'…'`, redirections, wrappers, a remote `sudo -S`, here-strings.
+            (
+                "(echo 'S3cr3tPw99'; echo 'S3cr3tPw99') | passwd bob",
+                &["S3cr3tPw99", "S3cr3tPw99"],
+            ),
+            (
+                "{ echo S3cr3tPw99; echo S3cr3tPw99; } | passwd bob",
+                &["S3cr3tPw99", "S3cr3tPw99"],
+            ),
+            (
+                "printf '%s\\n' 'S3cr3tPw99' 'S3cr3tPw99' | passwd bob",
+                &["S3cr3tPw99' 'S3cr3tPw99"],
+            ),
+            (
+                "printf '%s\\n' 'bob:S3cr3tPw99' 'amy:Xy7pQ2mn!' | chpasswd",
+                &["S3cr3tPw99' 'amy:Xy7pQ2mn!"],
+            ),
+            (
+                "echo -e \"changeme\\nS3cr3tPw99\\nS3cr3tPw99\" | passwd",
+                &["changeme\\nS3cr3tPw99\\nS3cr3tPw99"],
+            ),
+            ("echo \"S3cr\\\"tPw99\" | sudo -S ls", &["S3cr\\\"tPw99"]),
+            (
+                r#"{"command": "echo \"S3cr\\\"tPw99\" | sudo -S ls"}"#,
+                &[r#"S3cr\\\"tPw99"#],
+            ),
+            ("yes 'S3cr3tPw99' | passwd bob", &["S3cr3tPw99"]),
+            ("echo 'S3cr3tPw99' | su - root -c ls", &["S3cr3tPw99"]),
+            (
+                "echo S3cr3tPw99 | openssl passwd -6 -stdin",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "echo S3cr3tPw99 | mkpasswd --stdin -m sha-512",
+                &["S3cr3tPw99"],
+            ),
+            ("echo $'S3cr3tPw99\\n' | sudo -S ls", &["S3cr3tPw99\\n"]),
+            ("echo S3cr3tPw99 2>/dev/null | sudo -S ls", &["S3cr3tPw99"]),
+            (
+                "echo S3cr3tPw99 | env LC_ALL=C nice -n 5 \\sudo -S ls",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "echo 'S3cr3tPw99' | ssh admin@h 'sudo -S systemctl restart app'",
+                &["S3cr3tPw99"],
+            ),
+            ("sudo -S apt-get update <<< 'S3cr3tPw99'", &["S3cr3tPw99"]),
+            ("chpasswd <<<bob:S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "docker login -u bob --password-stdin <<< \"S3cr3tPw99\"",
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"{"cmd": "sudo -S ls <<< \"S3cr3tPw99\""}"#,
+                &["S3cr3tPw99"],
+            ),
         ] {
             let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
             assert_eq!(got, want, "{text}");
@@ -4489,6 +4548,12 @@ pub(crate) mod tests {
             "echo S3cr3tPw99 > pw.txt; cat pw.txt | sudo -S ls",
             "echo 'bob' | chpasswd",
             "Use echo with sudo -S only in scripts you trust.",
+            // A command's output, `yes` alone, a group of other commands, a here-string
+            // into a command that reads no password, or given a variable, runs of `<`.
+            "echo \"`cat ~/pw.txt`\" | sudo -S ls",
+            "yes | sudo apt-get install x; (echo hi; ls) | sudo -S tee f",
+            "cat <<< 'S3cr3tPw99'; sudo -S ls <<< \"$PW\"; grep x <<< \"$(ls)\"",
+            "a <<<<<<<<< S3cr3tPw99",
         ] {
             assert_eq!(found(text), [], "{text}");
         }

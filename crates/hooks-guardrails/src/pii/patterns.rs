@@ -376,11 +376,12 @@ fn positional_commands() -> String {
 }
 
 /// The commands that write a password into another's standard input (see
-/// `validate::stdin_password`): `echo`, `printf` and a blank. A trigger of the run-token
-/// pass.
+/// `validate::stdin_password`): `echo`, `printf`, `yes` and a blank; and a here-string's
+/// `<<<` and the character after it (no `<`: a run of them is one candidate). A trigger of
+/// the run-token pass.
 fn stdin_writers() -> String {
     let names = super::validate::STDIN_WRITERS.join("|");
-    format!(r"{B}(?:{names})[ \t]")
+    format!(r"{B}(?:{names})[ \t]|<<<[^<]")
 }
 
 /// The command [`other_commands`] looks for.
@@ -450,7 +451,8 @@ pub(super) fn identified_at(m: &[u8]) -> bool {
 
 /// Whether `m` starts with a name whose trigger is its exact match in a `named_exact`
 /// kind: a secret's name, the command of [`other_commands`] or of
-/// [`positional_commands`], or [`sql_passwords`]'s keyword.
+/// [`positional_commands`], a writer or a here-string of [`stdin_writers`], or
+/// [`sql_passwords`]'s keyword.
 pub(super) fn named_exactly(m: &[u8]) -> bool {
     secret_name_at(m).is_some()
         || m.starts_with(KEYGEN.as_bytes())
@@ -460,6 +462,7 @@ pub(super) fn named_exactly(m: &[u8]) -> bool {
         || super::validate::STDIN_WRITERS
             .iter()
             .any(|c| m.starts_with(c.as_bytes()))
+        || m.starts_with(b"<<<")
         || identified_at(m)
 }
 
@@ -676,12 +679,11 @@ pub(super) struct Spec {
     /// the pass's prefilter need not look for a shorter literal everywhere.
     pub(super) at_start: Option<String>,
     /// The trigger and the exact pattern both end with the same alternatives for fields
-    /// named for a secret, for [`other_commands`] and [`positional_commands`], and no
-    /// earlier alternative of either
-    /// can match where a secret's name or such a command starts (their first two bytes
-    /// differ from every name's and command's): a candidate that starts with one (see
-    /// [`named_exactly`]) is its exact match as the pass found it (see
-    /// `Kind::trigger_is_exact`).
+    /// named for a secret, for [`other_commands`], [`positional_commands`] and
+    /// [`stdin_writers`], and no earlier alternative of either can match where a secret's
+    /// name or such a command starts (their first two bytes differ from every name's and
+    /// command's): a candidate that starts with one (see [`named_exactly`]) is its exact
+    /// match as the pass found it (see `Kind::trigger_is_exact`).
     pub(super) named_exact: bool,
 }
 

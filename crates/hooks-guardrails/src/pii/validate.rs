@@ -1279,95 +1279,229 @@ fn braced_value(text: &str, open: usize) -> Option<(usize, usize)> {
 }
 
 /// The commands that write a password to a pipe (see [`stdin_password`]).
-pub(super) const STDIN_WRITERS: [&str; 2] = ["echo", "printf"];
+pub(super) const STDIN_WRITERS: [&str; 3] = ["echo", "printf", "yes"];
 
 /// A password written into a command that reads it from its standard input, the writer
-/// named at `s` (`m` its trigger's match): `None` where `m` names no writer.
-/// - `echo [-n|-e] PW | …` (one argument) and `printf FORMAT | …` (no argument: the format
-///   is the text written) or `printf '%s\n' PW | …`;
-/// - into `sudo -S` (`--stdin`, in a cluster: `-kS`), `chpasswd` (`user:PW`: what follows
-///   the first colon), `passwd`, `smbpasswd -s`, `htpasswd -i`, `kinit`, `cryptsetup`,
-///   `sshpass` with no password option, `vault login -`, or any command whose line holds
-///   `--password-stdin` (a registry's `docker|podman|helm|oras login`), gh's
-///   `--with-token`, gpg's `--passphrase-fd 0` or openssl's `-passin stdin`; each after
-///   `sudo` and its options, or a path (`/usr/sbin/chpasswd`).
+/// named at `s` (`m` its trigger's match), or given it in a here-string (see
+/// [`here_string`]): `None` where `m` names neither.
+/// - `echo [-n|-e] PW | …`, `yes PW | …` (one argument), `printf FORMAT | …` (no argument:
+///   the format is the text written) or `printf '%s\n' PW [PW …] | …`; redirections
+///   between (`2>/dev/null`) write nothing; in a group, `(echo PW; echo PW) | …` and
+///   `{ echo PW; echo PW; } | …`;
+/// - into a command that reads one (see [`reads_stdin`]).
 ///
-/// The written text is judged as an option's value is (see [`argument`]); where it holds
-/// `\n` (a password and its confirmation, `echo -e 'PW\nPW' | passwd`), its first line is
-/// judged and the whole is redacted. Words are read as [`command_words`] reads them, the
-/// writer's to 1 KiB, the reader's to 1 KiB more.
+/// The text written is judged line by line (split at `\n`, as written or decoded) as an
+/// option's value is (see [`secret_argument`]), for `chpasswd` each line past its first
+/// colon: where any line is a secret (a password and its confirmation, `echo -e
+/// 'PW\nPW'`; an old default and a new one, `'changeme\nN3w…'`), all of it is redacted
+/// (for `chpasswd`, from the first line's colon). `$'…'` is a quoted word (see
+/// [`command_words`]); a command's
+/// output (`` `cat f` ``, `$(…)`) or a variable is none. Words are read as
+/// [`command_words`] reads them, the writer's to 1 KiB, the reader's to 1 KiB more.
 fn stdin_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)>> {
+    if m.starts_with("<<<") {
+        return Some(here_string(text, s));
+    }
     let tool = STDIN_WRITERS.into_iter().find(|t| m.starts_with(t))?;
     let b = text.as_bytes();
     let end = ceil_char_boundary(text, s.saturating_add(1024));
     // (Another writer's name ends the words read: a run of them is read once each.)
-    let mut words = [(0, 0); 4];
-    let (n, mut at) = command_words(b, s + tool.len(), end, &mut words, |w| {
-        STDIN_WRITERS.iter().any(|t| w == t.as_bytes())
-    });
-    while at < end && matches!(b[at], b' ' | b'\t') {
-        at += 1;
-    }
-    let words = &words[..n];
-    let word = |k: usize| words.get(k).map(|&(a, z)| &b[a..z]);
+    let writer = |w: &[u8]| STDIN_WRITERS.iter().any(|t| w == t.as_bytes());
+    let mut read = [(0, 0); 8];
+    let (n, at) = command_words(b, s + tool.len(), end, &mut read, writer);
     // (Always an answer once the writer is named: its trigger is no other kind's.)
     let found = || -> Option<(usize, usize)> {
+        let pipe = group_end(b, at, end, &writer);
         // A pipe, not `||`.
-        if b.get(at) != Some(&b'|') || b.get(at + 1) == Some(&b'|') {
+        if b.get(pipe) != Some(&b'|') || b.get(pipe + 1) == Some(&b'|') {
             return None;
         }
-        // The word written.
-        let k = if tool == "echo" {
-            let options = words
-                .iter()
-                .take_while(|&&(a, z)| {
-                    z - a > 1
-                        && b[a] == b'-'
-                        && b[a + 1..z].iter().all(|c| matches!(c, b'n' | b'e' | b'E'))
-                })
-                .count();
-            (n == options + 1).then_some(options)?
-        } else {
-            let format = word(0)?;
-            if format.first() == Some(&b'-') {
-                return None;
+        // The words written: not redirections (`2>/dev/null`, `2> f`).
+        let mut words = [(0, 0); 8];
+        let mut count = 0;
+        let mut target = false;
+        for &(a, z) in &read[..n] {
+            let w = &b[a..z];
+            let digits = w.iter().take_while(|c| c.is_ascii_digit()).count();
+            let redirect = matches!(w.get(digits), Some(b'>' | b'<'))
+                || (w.first() == Some(&b'&') && w.get(1) == Some(&b'>'));
+            if target || redirect {
+                // (A redirection's target as its own word: `2> /dev/null`.)
+                target = redirect
+                    && w.iter()
+                        .all(|c| matches!(c, b'0'..=b'9' | b'<' | b'>' | b'&'));
+                continue;
             }
-            match memchr::memmem::find(format, b"%s")
-                .or_else(|| memchr::memmem::find(format, b"%b"))
-            {
-                Some(_) if n == 2 => 1,
-                None if n == 1 => 0,
-                _ => return None,
-            }
-        };
-        let chpasswd = reads_stdin(text, at + 1)?;
-        let (a, z) = words[k];
-        let (a, z) = match chpasswd {
-            true => (a + memchr::memchr(b':', &b[a..z])? + 1, z),
-            false => (a, z),
-        };
-        if a >= z {
-            return None;
+            words[count] = (a, z);
+            count += 1;
         }
-        let quoted = opening_quote(b, words[k].0).is_some();
-        // (A password and its confirmation, `PW\nPW`: the first judged, the whole redacted.)
-        // (`\n` as written, or a line break where a JSON string's escape was decoded.)
-        let first = memchr::memmem::find(&b[a..z], b"\\n")
-            .into_iter()
-            .chain(memchr::memchr2(b'\n', b'\r', &b[a..z]))
-            .min()
-            .map_or(z, |i| a + i);
-        (first > a && secret_argument(&text[a..first], quoted, b.get(z).copied())).then_some((a, z))
+        let words = &words[..count];
+        // The words whose text is written.
+        let written = match tool {
+            "printf" => {
+                let format = &b[words.first()?.0..words[0].1];
+                if format.first() == Some(&b'-') {
+                    return None;
+                }
+                let fields = memchr::memmem::find(format, b"%s").is_some()
+                    || memchr::memmem::find(format, b"%b").is_some();
+                match (fields, words.len()) {
+                    (true, 2..) => &words[1..],
+                    (false, 1) => words,
+                    _ => return None,
+                }
+            }
+            _ => {
+                // (echo's options: `-n`, `-e`, `-E`, together or not.)
+                let options = match tool {
+                    "echo" => words
+                        .iter()
+                        .take_while(|&&(a, z)| {
+                            z - a > 1
+                                && b[a] == b'-'
+                                && b[a + 1..z].iter().all(|c| matches!(c, b'n' | b'e' | b'E'))
+                        })
+                        .count(),
+                    _ => 0,
+                };
+                (words.len() == options + 1).then_some(&words[options..])?
+            }
+        };
+        let chpasswd = reads_stdin(text, pipe + 1, pipe + 1025, true)?;
+        written_secret(text, written, chpasswd)
     };
     Some(found())
 }
 
-/// Whether the command whose line starts at `i` (past a pipe) reads a password from its
-/// standard input (see [`stdin_password`]): `Some(true)` for `chpasswd`, which reads
-/// `user:password`, `Some(false)` for the others, `None` for none.
-fn reads_stdin(text: &str, i: usize) -> Option<bool> {
+/// The span of the words `written` into a reader of passwords (see [`stdin_password`]) if
+/// any line of them is a secret: each line (split at `\n`, as written or decoded), past
+/// its first colon for `chpasswd`, judged as an option's value is (see
+/// [`secret_argument`]); the span runs from the first line judged to the last word's end.
+/// A command's output (`` `cat f` ``) is none.
+fn written_secret(
+    text: &str,
+    written: &[(usize, usize)],
+    chpasswd: bool,
+) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    let end = ceil_char_boundary(text, i.saturating_add(1024));
+    let mut span: Option<(usize, usize)> = None;
+    let mut secret = false;
+    for &(a, z) in written {
+        let quoted = opening_quote(b, a).is_some();
+        if b[a] == b'`' {
+            return None;
+        }
+        let next = b.get(z).copied();
+        let mut line = a;
+        while line < z {
+            // (`\n` as written, or a line break where a JSON string's escape was decoded.)
+            let stop = (line..z)
+                .find(|&j| {
+                    matches!(b[j], b'\n' | b'\r') || (b[j] == b'\\' && b.get(j + 1) == Some(&b'n'))
+                })
+                .unwrap_or(z);
+            let from = match chpasswd {
+                true => memchr::memchr(b':', &b[line..stop]).map(|c| line + c + 1),
+                false => Some(line),
+            };
+            if let Some(from) = from.filter(|&f| f < stop) {
+                span = Some(span.map_or((from, z), |(f, _)| (f, z)));
+                secret |= secret_argument(&text[from..stop], quoted, next);
+            }
+            line = stop + if b.get(stop) == Some(&b'\\') { 2 } else { 1 };
+        }
+    }
+    span.filter(|_| secret)
+}
+
+/// A password in a here-string given to a command that reads one from its standard input
+/// (see [`reads_stdin`]), `s` at its `<<<`: `sudo -S ls <<< 'PW'`, `chpasswd <<< 'bob:PW'`,
+/// `docker login … --password-stdin <<< "PW"`. The command's line is read back from `s` to
+/// a line break, `;`, `|`, `&`, `(`, a `<` (so a run of here-strings is read once) or a
+/// string's opening quote after a field's `:` or `=` (a tool call's `"command": "…"`), 1
+/// KiB at most, and its words up to `s`; the word after `<<<` (no further than the next `<<<`,
+/// 256 bytes at most) is judged as [`written_secret`] judges it.
+fn here_string(text: &str, s: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    // (The last `<<<` of a run of `<`: its trigger's match is the first that a `<` does
+    // not follow.)
+    if s > 0 && b[s - 1] == b'<' {
+        return None;
+    }
+    let from = s.saturating_sub(1024);
+    // (Or a string's opening quote after a field's `:` or `=`: `"cmd": "sudo -S … <<< …"`.)
+    let string = |j: usize| {
+        matches!(b[j], b'"' | b'\'')
+            && b[from..j]
+                .iter()
+                .rev()
+                .find(|c| !matches!(c, b' ' | b'\t' | b'\\'))
+                .is_some_and(|c| matches!(c, b':' | b'=' | b'[' | b','))
+    };
+    let start = (from..s)
+        .rev()
+        .find(|&j| matches!(b[j], b'\n' | b'\r' | b';' | b'|' | b'&' | b'(' | b'<') || string(j))
+        .map(|j| j + 1)
+        .or((from == 0).then_some(0))?;
+    let chpasswd = reads_stdin(text, start, s, true)?;
+    let cap = ceil_char_boundary(text, (s + 3 + 256).min(b.len()));
+    let end = memchr::memmem::find(&b[s + 3..cap], b"<<<").map_or(cap, |k| s + 3 + k);
+    let mut word = [(0, 0)];
+    let (n, _) = command_words(b, s + 3, end, &mut word, |_| false);
+    written_secret(text, &word[..n], chpasswd)
+}
+
+/// Past a group's other writers (see [`stdin_password`]): from `at`, where a writer's words
+/// stopped, up to four times another writer's command after a `;` (`(echo PW; echo PW)`),
+/// a `)`, or a `;` and a `}` (`{ echo PW; echo PW; }`); then blanks. Where the reading
+/// stopped (a pipe, if the group is written into one).
+fn group_end(b: &[u8], mut at: usize, end: usize, writer: &dyn Fn(&[u8]) -> bool) -> usize {
+    let blanks = |mut i: usize| {
+        while i < end && matches!(b[i], b' ' | b'\t') {
+            i += 1;
+        }
+        i
+    };
+    for _ in 0..4 {
+        at = blanks(at);
+        match b.get(at) {
+            Some(b')') if at < end => at += 1,
+            Some(b';') if at < end => {
+                let next = blanks(at + 1);
+                if b.get(next) == Some(&b'}') && next < end {
+                    at = next + 1;
+                    continue;
+                }
+                let name = STDIN_WRITERS
+                    .iter()
+                    .find(|w| b[next..end].starts_with(w.as_bytes()))
+                    .filter(|w| matches!(b.get(next + w.len()), Some(b' ' | b'\t')));
+                let Some(name) = name else {
+                    return at;
+                };
+                at = command_words(b, next + name.len(), end, &mut [(0, 0); 8], writer).1;
+            }
+            _ => return at,
+        }
+    }
+    blanks(at)
+}
+
+/// Whether the command whose line starts at `i` (past a pipe, or a here-string's
+/// command: see [`here_string`]), read no further than `until`, reads a password from its
+/// standard input (see [`stdin_password`]):
+/// `Some(true)` for `chpasswd`, which reads `user:password`, `Some(false)` for the others,
+/// `None` for none. The readers: `sudo -S` (`--stdin`, in a cluster: `-kS`), `chpasswd`,
+/// `passwd`, `su`, `smbpasswd -s`, `htpasswd -i`, `kinit`, `cryptsetup`, `sshpass` with
+/// no password option, `vault login -`, `openssl passwd -stdin`, `mkpasswd --stdin|-s`,
+/// `ssh` whose remote command is such a reader (`ssh h 'sudo -S …'`, where `ssh` is
+/// true), or any command whose line holds `--password-stdin` (a registry's `docker|podman|
+/// helm|oras login`), gh's `--with-token`, gpg's `--passphrase-fd 0` or openssl's `-pass
+/// stdin`; each after wrappers (`env X=1`, `command`, `exec`, `nohup`, `time`, `nice`, `\`),
+/// `sudo` and its options, or a path (`/usr/sbin/chpasswd`).
+fn reads_stdin(text: &str, i: usize, until: usize, ssh: bool) -> Option<bool> {
+    let b = text.as_bytes();
+    let end = ceil_char_boundary(text, until.min(i.saturating_add(1024)));
     let mut words = [(0, 0); 24];
     let (n, _) = command_words(b, i, end, &mut words, |_| false);
     let words = &words[..n];
@@ -1380,11 +1514,25 @@ fn reads_stdin(text: &str, i: usize) -> Option<bool> {
             && w[1..].iter().all(u8::is_ascii_alphabetic)
             && w.contains(&c)
     };
+    // (Its last path segment, `/usr/sbin/chpasswd`; a `\` that skips an alias, `\sudo`.)
+    fn name(w: &[u8]) -> &[u8] {
+        let w = w.rsplit(|&c| c == b'/').next().unwrap_or(w);
+        w.strip_prefix(b"\\").unwrap_or(w)
+    }
     let mut k = 0;
-    // (Its last path segment: `/usr/sbin/chpasswd`.)
-    let name = |w: &[u8]| w.rsplit(|&c| c == b'/').next().unwrap_or(w).to_vec();
-    if word(0).map(name).as_deref() == Some(b"sudo") {
-        k = 1;
+    // Wrappers, their options and numbers (`nice -n 10`), variables set (`env LC_ALL=C`).
+    while let Some(w) = word(k) {
+        let wrapper =
+            [&b"env"[..], b"command", b"exec", b"nohup", b"time", b"nice"].contains(&name(w));
+        let set = w.first().is_some_and(u8::is_ascii_alphabetic) && w.contains(&b'=');
+        let option = k > 0 && (w.first() == Some(&b'-') || w.iter().all(u8::is_ascii_digit));
+        if !(wrapper || set || option) {
+            break;
+        }
+        k += 1;
+    }
+    if word(k).map(name) == Some(b"sudo") {
+        k += 1;
         while let Some(w) = word(k).filter(|w| w.first() == Some(&b'-')) {
             if w == b"--stdin" || cluster(w, b'S') {
                 return Some(false);
@@ -1413,15 +1561,24 @@ fn reads_stdin(text: &str, i: usize) -> Option<bool> {
         rest.windows(2)
             .any(|p| &b[p[0].0..p[0].1] == o && &b[p[1].0..p[1].1] == v)
     };
-    let reads = match &command[..] {
+    let reads = match command {
         b"chpasswd" => return Some(true),
-        b"passwd" | b"kinit" | b"cryptsetup" => true,
+        b"passwd" | b"su" | b"kinit" | b"cryptsetup" => true,
         b"smbpasswd" => has(&|w| cluster(w, b's')),
         b"htpasswd" => has(&|w| cluster(w, b'i')),
         b"sshpass" => {
             !has(&|w| w.len() >= 2 && w[0] == b'-' && matches!(w[1], b'p' | b'f' | b'd' | b'e'))
         }
         b"vault" => word(k + 1) == Some(b"login") && has(&|w| w == b"-"),
+        b"openssl" => word(k + 1) == Some(b"passwd") && has(&|w| w == b"-stdin"),
+        b"mkpasswd" => has(&|w| w == b"--stdin" || w == b"-s"),
+        // (The remote command, quoted: the first two quoted words read, not within another
+        // `ssh`.)
+        b"ssh" if ssh => rest
+            .iter()
+            .filter(|&&(a, _)| opening_quote(b, a).is_some())
+            .take(2)
+            .any(|&(a, _)| reads_stdin(text, a, end, false) == Some(false)),
         _ => false,
     };
     let reads = reads
@@ -1431,6 +1588,17 @@ fn reads_stdin(text: &str, i: usize) -> Option<bool> {
             .iter()
             .any(|o| after(o.as_bytes(), b"stdin"));
     reads.then_some(false)
+}
+
+/// Whether the quote at `k` closes a word whose quote, after `escapes` backslashes, opened
+/// it at `open` (see [`command_words`]): a `'` after at least as many backslashes (a shell
+/// reads none inside single quotes); a `"` after a run of backslashes that leaves it
+/// unescaped where the shell reads it — an even run, or in a JSON string (`escapes` 1, or
+/// 3 in one nested) `escapes` more than a multiple of twice `escapes + 1`: `\"` closes
+/// there, `\\\"` (an escaped quote inside) does not.
+fn closes(b: &[u8], open: usize, k: usize, escapes: usize) -> bool {
+    let run = b[open..k].iter().rev().take_while(|&&c| c == b'\\').count();
+    run >= escapes && (b[k] == b'\'' || run % (2 * (escapes + 1)) == escapes)
 }
 
 /// The words of a command's line from `i` (see [`positional_password`] and
@@ -1456,16 +1624,17 @@ fn command_words(
         if i >= end || matches!(b[i], b'\n' | b'\r' | b';' | b'|' | b'&' | b')') {
             break;
         }
-        // (A quote escaped as in a JSON string, `\"…\"`, up to three backslashes.)
-        let (start, stop) = match quote_at(b, i).filter(|&(_, escapes)| i + escapes < end) {
+        // (A quote escaped as in a JSON string, `\"…\"`, up to three backslashes; bash's
+        // `$'…'`.)
+        let dollar = usize::from(b[i] == b'$' && b.get(i + 1) == Some(&b'\'') && i + 1 < end);
+        let quote = quote_at(b, i + dollar).filter(|&(_, escapes)| i + dollar + escapes < end);
+        let (start, stop) = match quote {
             Some((q, escapes)) => {
-                let open = i + escapes + 1;
+                let open = i + dollar + escapes + 1;
                 // (A quote never closed ends the words read.)
                 let Some(close) = memchr::memchr_iter(q, &b[open..end])
                     .map(|k| open + k)
-                    .find(|&k| {
-                        k - open >= escapes && b[k - escapes..k].iter().all(|&c| c == b'\\')
-                    })
+                    .find(|&k| closes(b, open, k, escapes))
                 else {
                     break;
                 };
