@@ -157,6 +157,12 @@ fn family(name: &str, n: usize) -> String {
             "a<<<a a <<< x <<<<<< (echo x; echo y) | cat { echo x; } | sudo ls echo x | ssh h 'a' 'sudo' "
                 .repeat(n / 92)
         }
+        // Here-documents never closed, given variables or words, or to no reader; C++'s
+        // `<<`.
+        "here_documents_without_passwords" => {
+            "chpasswd <<X\n<<a cout << x << y; cat <<E | chpasswd\nb:$P\nE\nsudo -S a <<E\nx\nE\npasswd <<-E\n\tx\n"
+                .repeat(n / 92)
+        }
         // ODBC's braced values that fail or never close, Mosquitto's tools given none.
         "braced_values_and_mosquitto_without_passwords" => {
             "Pwd={}} Pwd={a;b} Pwd={ mosquitto_pub -P $X mosquitto_passwd -b f u ".repeat(n / 68)
@@ -211,7 +217,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 92] = [
+const FAMILIES: [&str; 93] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -289,6 +295,7 @@ const FAMILIES: [&str; 92] = [
     "stdin_writers_without_passwords",
     "braced_values_and_mosquitto_without_passwords",
     "here_strings_and_groups_without_passwords",
+    "here_documents_without_passwords",
     "doubled_quotes_never_closed",
     "authorization_schemes_without_credentials",
     "client_options_without_passwords",

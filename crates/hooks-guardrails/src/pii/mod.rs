@@ -4404,10 +4404,11 @@ pub(crate) mod tests {
     }
 
     /// A password written into a command that reads it from its standard input: `echo`,
-    /// `printf` or `yes` (in a group too), or a here-string, into `sudo -S`, `chpasswd` (the
-    /// part after the colon), `passwd`, `su`, `smbpasswd -s`, `htpasswd -i`, `kinit`,
-    /// `cryptsetup`, `sshpass`, `vault login -`, hashing tools, a remote `sudo -S`, or a
-    /// line with `--password-stdin`, `--with-token`, `--passphrase-fd 0` or `-pass stdin`.
+    /// `printf` or `yes` (in a group too), a here-string or a here-document, into `sudo
+    /// -S`, `chpasswd` (the part after the colon), `passwd`, `su`, `smbpasswd -s`,
+    /// `htpasswd -i`, `kinit`, `cryptsetup`, `sshpass`, `vault login -`, hashing tools, a
+    /// remote `sudo -S`, or a line with `--password-stdin`, `--with-token`,
+    /// `--passphrase-fd 0` or `-pass stdin`.
     #[test]
     fn passwords_written_into_a_readers_standard_input_are_secrets() {
         let d = PiiDetector::new();
@@ -4525,6 +4526,25 @@ pub(crate) mod tests {
                 r#"{"cmd": "sudo -S ls <<< \"S3cr3tPw99\""}"#,
                 &["S3cr3tPw99"],
             ),
+            // Here-documents: to the reader, or piped into one; `<<-` and its tabs; a tool
+            // call's JSON.
+            ("chpasswd <<EOF\nbob:S3cr3tPw99\nEOF", &["S3cr3tPw99"]),
+            (
+                "cat <<'EOF' | chpasswd\nbob:S3cr3tPw99\namy:Xy7pQ2mn!\nEOF\necho done",
+                &["S3cr3tPw99\namy:Xy7pQ2mn!"],
+            ),
+            (
+                "passwd bob <<-END\n\tS3cr3tPw99\n\tS3cr3tPw99\n\tEND",
+                &["S3cr3tPw99\n\tS3cr3tPw99"],
+            ),
+            (
+                "docker login -u bob --password-stdin << \"EOF\"\nS3cr3tPw99\nEOF\n",
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"{"cmd": "chpasswd <<EOF\nbob:S3cr3tPw99\nEOF"}"#,
+                &["S3cr3tPw99"],
+            ),
         ] {
             let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
             assert_eq!(got, want, "{text}");
@@ -4554,6 +4574,11 @@ pub(crate) mod tests {
             "yes | sudo apt-get install x; (echo hi; ls) | sudo -S tee f",
             "cat <<< 'S3cr3tPw99'; sudo -S ls <<< \"$PW\"; grep x <<< \"$(ls)\"",
             "a <<<<<<<<< S3cr3tPw99",
+            // A here-document to no reader, given a variable, never closed; C++'s `<<`.
+            "cat <<EOF > app.conf\nS3cr3tPw99\nEOF",
+            "cat <<EOF | chpasswd\nbob:$NEW_PW\nEOF",
+            "chpasswd <<EOF\nbob:S3cr3tPw99",
+            "std::cout << S3cr3tPw99 << std::endl; x = a << b | c",
         ] {
             assert_eq!(found(text), [], "{text}");
         }

@@ -376,12 +376,13 @@ fn positional_commands() -> String {
 }
 
 /// The commands that write a password into another's standard input (see
-/// `validate::stdin_password`): `echo`, `printf`, `yes` and a blank; and a here-string's
-/// `<<<` and the character after it (no `<`: a run of them is one candidate). A trigger of
-/// the run-token pass.
+/// `validate::stdin_password`): `echo`, `printf`, `yes` and a blank; a here-string's `<<<`
+/// and the character after it (no `<`: a run of them is one candidate); a here-document's
+/// `<<` (or `<<-`), blanks, a quote and its delimiter's first letter. A trigger of the
+/// run-token pass.
 fn stdin_writers() -> String {
     let names = super::validate::STDIN_WRITERS.join("|");
-    format!(r"{B}(?:{names})[ \t]|<<<[^<]")
+    format!(r#"{B}(?:{names})[ \t]|<<<[^<]|<<-?[ \t]*["']?[A-Za-z_]"#)
 }
 
 /// The command [`other_commands`] looks for.
@@ -462,7 +463,7 @@ pub(super) fn named_exactly(m: &[u8]) -> bool {
         || super::validate::STDIN_WRITERS
             .iter()
             .any(|c| m.starts_with(c.as_bytes()))
-        || m.starts_with(b"<<<")
+        || m.starts_with(b"<<")
         || identified_at(m)
 }
 

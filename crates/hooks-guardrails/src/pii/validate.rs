@@ -1282,8 +1282,8 @@ fn braced_value(text: &str, open: usize) -> Option<(usize, usize)> {
 pub(super) const STDIN_WRITERS: [&str; 3] = ["echo", "printf", "yes"];
 
 /// A password written into a command that reads it from its standard input, the writer
-/// named at `s` (`m` its trigger's match), or given it in a here-string (see
-/// [`here_string`]): `None` where `m` names neither.
+/// named at `s` (`m` its trigger's match), or given it in a here-string or a
+/// here-document (see [`here_string`], [`here_document`]): `None` where `m` names none.
 /// - `echo [-n|-e] PW | …`, `yes PW | …` (one argument), `printf FORMAT | …` (no argument:
 ///   the format is the text written) or `printf '%s\n' PW [PW …] | …`; redirections
 ///   between (`2>/dev/null`) write nothing; in a group, `(echo PW; echo PW) | …` and
@@ -1301,6 +1301,9 @@ pub(super) const STDIN_WRITERS: [&str; 3] = ["echo", "printf", "yes"];
 fn stdin_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)>> {
     if m.starts_with("<<<") {
         return Some(here_string(text, s));
+    }
+    if m.starts_with("<<") {
+        return Some(here_document(text, s));
     }
     let tool = STDIN_WRITERS.into_iter().find(|t| m.starts_with(t))?;
     let b = text.as_bytes();
@@ -1374,10 +1377,10 @@ fn stdin_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)
 }
 
 /// The span of the words `written` into a reader of passwords (see [`stdin_password`]) if
-/// any line of them is a secret: each line (split at `\n`, as written or decoded), past
-/// its first colon for `chpasswd`, judged as an option's value is (see
-/// [`secret_argument`]); the span runs from the first line judged to the last word's end.
-/// A command's output (`` `cat f` ``) is none.
+/// any line of them is a secret: each line (split at `\n`, as written or decoded; past tabs
+/// before it), past its first colon for `chpasswd`, judged as an option's value is (see
+/// [`secret_argument`]); the span runs from the first line judged to the last word's end. A
+/// command's output (`` `cat f` ``) is none.
 fn written_secret(
     text: &str,
     written: &[(usize, usize)],
@@ -1400,9 +1403,11 @@ fn written_secret(
                     matches!(b[j], b'\n' | b'\r') || (b[j] == b'\\' && b.get(j + 1) == Some(&b'n'))
                 })
                 .unwrap_or(z);
+            // (Tabs before a line, as a here-document's after `<<-` are.)
+            let first = line + b[line..stop].iter().take_while(|&&c| c == b'\t').count();
             let from = match chpasswd {
-                true => memchr::memchr(b':', &b[line..stop]).map(|c| line + c + 1),
-                false => Some(line),
+                true => memchr::memchr(b':', &b[first..stop]).map(|c| first + c + 1),
+                false => Some(first),
             };
             if let Some(from) = from.filter(|&f| f < stop) {
                 span = Some(span.map_or((from, z), |(f, _)| (f, z)));
@@ -1428,6 +1433,20 @@ fn here_string(text: &str, s: usize) -> Option<(usize, usize)> {
     if s > 0 && b[s - 1] == b'<' {
         return None;
     }
+    let start = command_start(b, s)?;
+    let chpasswd = reads_stdin(text, start, s, true)?;
+    let cap = ceil_char_boundary(text, (s + 3 + 256).min(b.len()));
+    let end = memchr::memmem::find(&b[s + 3..cap], b"<<<").map_or(cap, |k| s + 3 + k);
+    let mut word = [(0, 0)];
+    let (n, _) = command_words(b, s + 3, end, &mut word, |_| false);
+    written_secret(text, &word[..n], chpasswd)
+}
+
+/// Where the command line that a here-string or a here-document at `s` is given to starts
+/// (see [`here_string`]): back from `s` past a line break, `;`, `|`, `&`, `(`, a `<` (so a
+/// run of them is read once) or a string's opening quote after a field's `:` or `=` (a tool
+/// call's `"command": "sudo -S … <<< …"`), 1 KiB at most; `None` past that.
+fn command_start(b: &[u8], s: usize) -> Option<usize> {
     let from = s.saturating_sub(1024);
     // (Or a string's opening quote after a field's `:` or `=`: `"cmd": "sudo -S … <<< …"`.)
     let string = |j: usize| {
@@ -1438,17 +1457,87 @@ fn here_string(text: &str, s: usize) -> Option<(usize, usize)> {
                 .find(|c| !matches!(c, b' ' | b'\t' | b'\\'))
                 .is_some_and(|c| matches!(c, b':' | b'=' | b'[' | b','))
     };
-    let start = (from..s)
+    (from..s)
         .rev()
         .find(|&j| matches!(b[j], b'\n' | b'\r' | b';' | b'|' | b'&' | b'(' | b'<') || string(j))
         .map(|j| j + 1)
-        .or((from == 0).then_some(0))?;
-    let chpasswd = reads_stdin(text, start, s, true)?;
-    let cap = ceil_char_boundary(text, (s + 3 + 256).min(b.len()));
-    let end = memchr::memmem::find(&b[s + 3..cap], b"<<<").map_or(cap, |k| s + 3 + k);
-    let mut word = [(0, 0)];
-    let (n, _) = command_words(b, s + 3, end, &mut word, |_| false);
-    written_secret(text, &word[..n], chpasswd)
+        .or((from == 0).then_some(0))
+}
+
+/// A password in a here-document given to a command that reads one from its standard input
+/// (see [`reads_stdin`]), `s` at its `<<`: `chpasswd <<EOF⏎bob:PW⏎EOF`, `passwd bob
+/// <<-'END'`, `cat <<EOF | sudo -S …`. The command is read as for a here-string (see
+/// [`here_string`]) or, after the delimiter on its line (read to a line break with no `<`
+/// before it: a run of them is read once), a pipe into one. The document's lines up to its
+/// delimiter's line (tabs before it after `<<-`), 8 lines and 1 KiB at most, are judged as
+/// a written word's lines are (see [`written_secret`]); one never closed there is not.
+fn here_document(text: &str, s: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    if s > 0 && b[s - 1] == b'<' {
+        return None;
+    }
+    let mut i = s + 2;
+    let tabs = b.get(i) == Some(&b'-');
+    i += usize::from(tabs);
+    while matches!(b.get(i), Some(b' ' | b'\t')) {
+        i += 1;
+    }
+    let quote = b.get(i).filter(|c| matches!(c, b'"' | b'\'')).copied();
+    i += usize::from(quote.is_some());
+    let name = b[i..]
+        .iter()
+        .take(64)
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .count();
+    if name == 0 || (quote.is_some() && b.get(i + name) != quote.as_ref()) {
+        return None;
+    }
+    let delimiter = &b[i..i + name];
+    let after = i + name + usize::from(quote.is_some());
+    let line_end = after
+        + b[after..b.len().min(after + 1024)]
+            .iter()
+            .position(|&c| matches!(c, b'\n' | b'<'))?;
+    if b[line_end] != b'\n' {
+        return None;
+    }
+    let chpasswd = match command_start(b, s).and_then(|start| reads_stdin(text, start, s, true)) {
+        Some(c) => c,
+        None => {
+            let pipe = after + memchr::memchr(b'|', &b[after..line_end])?;
+            if b.get(pipe + 1) == Some(&b'|') {
+                return None;
+            }
+            reads_stdin(text, pipe + 1, line_end, true)?
+        }
+    };
+    // The document's lines, to the delimiter's.
+    let first = line_end + 1;
+    let limit = b.len().min(first + 1024);
+    let mut line = first;
+    for _ in 0..8 {
+        if line >= limit {
+            return None;
+        }
+        // (The delimiter's line may end the text.)
+        let end = memchr::memchr(b'\n', &b[line..limit]).map_or(limit, |k| line + k);
+        let mut own = &b[line..end];
+        own = own.strip_suffix(b"\r").unwrap_or(own);
+        if tabs {
+            own = &own[own.iter().take_while(|&&c| c == b'\t').count()..];
+        }
+        // (Or the delimiter where a string that holds the command ends: `…\nEOF"}`.)
+        if own == delimiter
+            || (own.starts_with(delimiter)
+                && matches!(own.get(delimiter.len()), Some(b'"' | b'\'' | b'\\')))
+        {
+            let last = (line > first).then(|| line - 1)?;
+            let last = last - usize::from(b[last - 1] == b'\r' && last > first);
+            return written_secret(text, &[(first, last)], chpasswd);
+        }
+        line = end + 1;
+    }
+    None
 }
 
 /// Past a group's other writers (see [`stdin_password`]): from `at`, where a writer's words
