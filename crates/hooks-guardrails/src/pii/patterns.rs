@@ -1055,10 +1055,13 @@ fn failing_chain(text: &str, s: usize) -> Option<usize> {
         // `mysql -u root -p db` fail).
         let after = super::validate::command_line(b, end, end + CHAIN_LINE);
         let options = &b[after.0..after.1];
+        // (A line that ends before the bytes read is the whole line: the password is looked
+        // for on it, not on the line read again.)
         if after.1 >= end + CHAIN_LINE
             || !options.contains(&b'-')
             || (super::validate::may_give_password(options, command)
-                && super::validate::command_password(text, end, command).is_some())
+                && (command != "login" || super::validate::registry_cli_before(b, end))
+                && super::validate::command_password_on(text, end, command, after, true).is_some())
             || super::validate::password_of_commands_before(text, end, command, after).is_some()
         {
             return done(end);
@@ -1096,7 +1099,9 @@ const LOGIN_LINE: usize = 64;
 /// (see `validate::command_password`). (`zip -x login …`, `zip -x oc login …`: each
 /// `login` was a chain's stop, 5.6-8x slower than the bench text.)
 fn login_fails(text: &str, i: usize) -> bool {
-    use super::validate::{command_line, command_password, may_give_password, registry_cli_before};
+    use super::validate::{
+        command_line, command_password_on, may_give_password, registry_cli_before,
+    };
     let b = text.as_bytes();
     let rest = &b[i..];
     if !(rest.starts_with(b"login") || rest.starts_with(b"LOGIN")) {
@@ -1110,10 +1115,13 @@ fn login_fails(text: &str, i: usize) -> bool {
     if rest.starts_with(b"LOGIN") || !registry_cli_before(b, i) {
         return true;
     }
-    let (start, end, _) = command_line(b, i, i + LOGIN_LINE);
+    // (A line that ends before the bytes read ends there however far it is read: the
+    // password is looked for on it, not on the line read again.)
+    let line = command_line(b, i, i + LOGIN_LINE);
+    let (start, end, _) = line;
     end < i + LOGIN_LINE
         && !(may_give_password(&b[start..end], "login")
-            && command_password(text, i, "login").is_some())
+            && command_password_on(text, i, "login", line, true).is_some())
 }
 
 /// Where a trigger of the command-line pass that is no command's name may start, found at

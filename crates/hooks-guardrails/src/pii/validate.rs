@@ -2166,11 +2166,12 @@ pub(super) fn command_password(text: &str, s: usize, command: &str) -> Option<(u
     )
 }
 
-/// [`command_password`] on the line [`command_line`] read for the name at `s`.
+/// [`command_password`] on the line [`command_line`] read for the name at `s` (for its
+/// answer, the line that function reads: one that ended before the bytes it was read to).
 /// `own`: whether the line is the command's own, not a later name's read as its (see
 /// [`password_of_commands_before`]). (A registry's `login` is asked only after its tool's
 /// name.)
-fn command_password_on(
+pub(super) fn command_password_on(
     text: &str,
     s: usize,
     command: &str,
