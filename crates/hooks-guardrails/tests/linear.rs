@@ -163,6 +163,13 @@ fn family(name: &str, n: usize) -> String {
             "chpasswd <<X\n<<a cout << x << y; cat <<E | chpasswd\nb:$P\nE\nsudo -S a <<E\nx\nE\npasswd <<-E\n\tx\n"
                 .repeat(n / 92)
         }
+        // Groups of writers into a remote command quoted empty, and through filters (each
+        // group's writers read the rest of it; found by an attack review: 26x before the
+        // remote command was read within its quotes).
+        "groups_into_remote_and_filtered_readers" => {
+            "(echo a;echo a;echo a;echo a;echo a)|ssh '' ''\n{ yes a && yes a; }|tee|tee|sudo -iu\n"
+                .repeat(n / 84)
+        }
         // ODBC's braced values that fail or never close, Mosquitto's tools given none.
         "braced_values_and_mosquitto_without_passwords" => {
             "Pwd={}} Pwd={a;b} Pwd={ mosquitto_pub -P $X mosquitto_passwd -b f u ".repeat(n / 68)
@@ -217,7 +224,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 93] = [
+const FAMILIES: [&str; 94] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -296,6 +303,7 @@ const FAMILIES: [&str; 93] = [
     "braced_values_and_mosquitto_without_passwords",
     "here_strings_and_groups_without_passwords",
     "here_documents_without_passwords",
+    "groups_into_remote_and_filtered_readers",
     "doubled_quotes_never_closed",
     "authorization_schemes_without_credentials",
     "client_options_without_passwords",

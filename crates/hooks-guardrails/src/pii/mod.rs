@@ -3462,6 +3462,10 @@ pub(crate) mod tests {
             // A format string's fields, a template's, a brace never closed.
             "f\"DRIVER={{ODBC Driver 18}};SERVER={server};UID={user};PWD={password}\"",
             "conn = f\"Server={host};Pwd={db_pass};\"; PWD={self.password}",
+            // (Found by a ninth attack review.) Fields with digits, conversions, specs,
+            // indexes, members, variables.
+            "PWD={pwd1}; Password={dbPassword2}; PWD={db_pass_2}; Password={password!r}",
+            "Password={pw:>10}; Password={secrets[0]}; Password={creds.Item2}; Pwd={ $password }",
             "password={{ secrets.DB_PASSWORD }}\npassword = {\n  value: 1 }",
             "docker run -v $(pwd):/app img",
             "BYPASS=1234",
@@ -4545,6 +4549,54 @@ pub(crate) mod tests {
                 r#"{"cmd": "chpasswd <<EOF\nbob:S3cr3tPw99\nEOF"}"#,
                 &["S3cr3tPw99"],
             ),
+            // (Found by a ninth attack review.) A here-string's bare word before a tool
+            // call's next field; its command after a prompt, a step's key, `RUN`, `if`, a
+            // backtick, inside `sh -c '…'` or a remote command; sudo's options with values;
+            // other commands in a group; a line continued after or before the pipe;
+            // `timeout`; filters between; `$'…'` with `\'`; `printf --`; `|&`.
+            (
+                r#"{"command": "sudo -S ls <<< S3cr3tPw99", "timeout": 5}"#,
+                &["S3cr3tPw99"],
+            ),
+            ("$ sudo -S apt update <<< 'S3cr3tPw99'", &["S3cr3tPw99"]),
+            ("  shell: chpasswd <<< \"bob:S3cr3tPw99\"", &["S3cr3tPw99"]),
+            ("RUN chpasswd <<< \"root:S3cr3tPw99\"", &["S3cr3tPw99"]),
+            (
+                "if sudo -S true <<< S3cr3tPw99; then ls; fi",
+                &["S3cr3tPw99"],
+            ),
+            ("x=`sudo -S ls <<< S3cr3tPw99`", &["S3cr3tPw99"]),
+            ("sh -c 'sudo -S ls <<< S3cr3tPw99'", &["S3cr3tPw99"]),
+            (
+                "ssh h \"sudo --user bob -S ls <<< S3cr3tPw99\"",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "(echo S3cr3tPw99; sleep 1; echo S3cr3tPw99) | passwd bob",
+                &["S3cr3tPw99", "S3cr3tPw99"],
+            ),
+            (
+                "(echo S3cr3tPw99 && echo S3cr3tPw99) | passwd bob",
+                &["S3cr3tPw99", "S3cr3tPw99"],
+            ),
+            (
+                "echo S3cr3tPw99 | ssh h sudo -iu bob -S reboot",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "echo S3cr3tPw99 |\n  timeout 10 sudo -S ls",
+                &["S3cr3tPw99"],
+            ),
+            ("echo S3cr3tPw99 \\\n | sudo -S ls", &["S3cr3tPw99"]),
+            (
+                "yes S3cr3tPw99 | head -2 | tee /dev/null | passwd bob",
+                &["S3cr3tPw99"],
+            ),
+            ("echo $'S3cr\\'tPw99' | sudo -S ls", &["S3cr\\'tPw99"]),
+            (
+                "printf -- '%s\\n' S3cr3tPw99 |& sudo -S ls",
+                &["S3cr3tPw99"],
+            ),
         ] {
             let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
             assert_eq!(got, want, "{text}");
@@ -4579,6 +4631,13 @@ pub(crate) mod tests {
             "cat <<EOF | chpasswd\nbob:$NEW_PW\nEOF",
             "chpasswd <<EOF\nbob:S3cr3tPw99",
             "std::cout << S3cr3tPw99 << std::endl; x = a << b | c",
+            // (Found by a ninth attack review.) Code that builds the command; commands
+            // given to `su`; a phrase into `kinit`; a variable's default before the colon.
+            "cmd = \"echo \" + pw + \" | sudo -S ls\"",
+            "cmd = \"echo '\" + password + \"' | sudo -S ls\"",
+            "su - postgres <<< \"psql -c 'SELECT 1'\"; su bob -c bash <<< \"cd /srv && make build2\"",
+            "echo \"Line 1 of 3\" | kinit",
+            "echo \"${USER:-bob}:${PW}\" | chpasswd",
         ] {
             assert_eq!(found(text), [], "{text}");
         }

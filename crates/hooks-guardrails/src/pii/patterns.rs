@@ -378,11 +378,11 @@ fn positional_commands() -> String {
 /// The commands that write a password into another's standard input (see
 /// `validate::stdin_password`): `echo`, `printf`, `yes` and a blank; a here-string's `<<<`
 /// and the character after it (no `<`: a run of them is one candidate); a here-document's
-/// `<<` (or `<<-`), blanks, a quote and its delimiter's first letter. A trigger of the
-/// run-token pass.
+/// `<<` (or `<<-`) after a character that is no `<` (not inside a here-string's `<<<a`),
+/// blanks, a quote and its delimiter's first letter. A trigger of the run-token pass.
 fn stdin_writers() -> String {
     let names = super::validate::STDIN_WRITERS.join("|");
-    format!(r#"{B}(?:{names})[ \t]|<<<[^<]|<<-?[ \t]*["']?[A-Za-z_]"#)
+    format!(r#"{B}(?:{names})[ \t]|<<<[^<]|[^<]<<-?[ \t]*["']?[A-Za-z_]"#)
 }
 
 /// The command [`other_commands`] looks for.

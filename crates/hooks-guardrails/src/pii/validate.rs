@@ -1249,8 +1249,8 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
 
 /// An ODBC connection string's value in braces, its `{` at `open` (`Pwd={S3cr;et}`, where
 /// `}}` is a brace inside): its content, if it closes on its line within 256 bytes with no
-/// `{` inside and is a secret as a quoted value is (see [`secret_argument`]). A format
-/// string's field, `PWD={password}`, is a word and fails; `{{` opens a template's.
+/// `{` inside and is a secret as a quoted value is (see [`secret_argument`]) — no format
+/// string's field (`PWD={password}`, `{db_pass_2}`, `{pw:>10}`); `{{` opens a template's.
 fn braced_value(text: &str, open: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let first = open + 1;
@@ -1275,7 +1275,32 @@ fn braced_value(text: &str, open: usize) -> Option<(usize, usize)> {
         i = k + 2;
     };
     let value = text.get(first..close)?;
-    secret_argument(value, true, b.get(close).copied()).then_some((first, close))
+    // A format string's field is no value: a variable (`{ $password }`), or an identifier
+    // named for the secret (`pass`, `pwd`, `pw`, `secret`, `token`, `key`, `cred`) with a
+    // `_` or a digit at its end (`{db_pass_2}`, `{dbPassword2}`), a conversion, a format
+    // spec, an index or a member after it (`{password!r}`, `{pw:>10}`, `{secrets[0]}`,
+    // `{creds.Item2}`).
+    let v = value.trim_ascii().as_bytes();
+    let ident = v
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .count();
+    let named = ["pass", "pwd", "pw", "secret", "token", "key", "cred"]
+        .iter()
+        .any(|n| {
+            v[..ident]
+                .windows(n.len())
+                .any(|w| w.eq_ignore_ascii_case(n.as_bytes()))
+        });
+    let field = v.first() == Some(&b'$')
+        || (named
+            && v.first()
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+            && match v.get(ident) {
+                None => v.contains(&b'_') || v[ident - 1].is_ascii_digit(),
+                Some(c) => matches!(c, b'!' | b':' | b'[' | b'.'),
+            });
+    (!field && secret_argument(value, true, b.get(close).copied())).then_some((first, close))
 }
 
 /// The commands that write a password to a pipe (see [`stdin_password`]).
@@ -1302,8 +1327,12 @@ fn stdin_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)
     if m.starts_with("<<<") {
         return Some(here_string(text, s));
     }
-    if m.starts_with("<<") {
-        return Some(here_document(text, s));
+    // (A here-document's trigger starts a character before its `<<`.)
+    let before = m.chars().next().map_or(0, char::len_utf8);
+    if m.get(before..)
+        .is_some_and(|r| r.starts_with("<<") && !r.starts_with("<<<"))
+    {
+        return Some(here_document(text, s + before));
     }
     let tool = STDIN_WRITERS.into_iter().find(|t| m.starts_with(t))?;
     let b = text.as_bytes();
@@ -1314,11 +1343,14 @@ fn stdin_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)
     let (n, at) = command_words(b, s + tool.len(), end, &mut read, writer);
     // (Always an answer once the writer is named: its trigger is no other kind's.)
     let found = || -> Option<(usize, usize)> {
-        let pipe = group_end(b, at, end, &writer);
-        // A pipe, not `||`.
+        // (In a group, `(echo PW; …)` or `{ echo PW; …; }`, the commands after it too.)
+        let opened = b[..s].iter().rev().find(|c| !matches!(c, b' ' | b'\t'));
+        let pipe = group_end(b, at, end, matches!(opened, Some(b'(' | b'{')));
+        // A pipe (`|&` too), not `||`.
         if b.get(pipe) != Some(&b'|') || b.get(pipe + 1) == Some(&b'|') {
             return None;
         }
+        let reader = pipe + 1 + usize::from(b.get(pipe + 1) == Some(&b'&'));
         // The words written: not redirections (`2>/dev/null`, `2> f`).
         let mut words = [(0, 0); 8];
         let mut count = 0;
@@ -1342,6 +1374,11 @@ fn stdin_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)
         // The words whose text is written.
         let written = match tool {
             "printf" => {
+                // (`--` ends printf's options.)
+                let words = match words.first().map(|&(a, z)| &b[a..z]) {
+                    Some(b"--") => &words[1..],
+                    _ => words,
+                };
                 let format = &b[words.first()?.0..words[0].1];
                 if format.first() == Some(&b'-') {
                     return None;
@@ -1370,8 +1407,10 @@ fn stdin_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)
                 (words.len() == options + 1).then_some(&words[options..])?
             }
         };
-        let chpasswd = reads_stdin(text, pipe + 1, pipe + 1025, true)?;
-        written_secret(text, written, chpasswd)
+        // (A line may go on after the pipe: `echo PW |⏎  sudo -S …`.)
+        let reader = skip_space(b, reader, reader.saturating_add(64).min(b.len()), true);
+        let reads = reads_stdin(text, reader, reader.saturating_add(1024), 0)?;
+        written_secret(text, written, reads)
     };
     Some(found())
 }
@@ -1379,19 +1418,24 @@ fn stdin_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)
 /// The span of the words `written` into a reader of passwords (see [`stdin_password`]) if
 /// any line of them is a secret: each line (split at `\n`, as written or decoded; past tabs
 /// before it), past its first colon for `chpasswd`, judged as an option's value is (see
-/// [`secret_argument`]); the span runs from the first line judged to the last word's end. A
-/// command's output (`` `cat f` ``) is none.
-fn written_secret(
-    text: &str,
-    written: &[(usize, usize)],
-    chpasswd: bool,
-) -> Option<(usize, usize)> {
+/// [`secret_value`]; a passphrase of words too where the reader takes one, see
+/// [`secret_argument`]); the span runs from the first line judged (no variable) to the last
+/// word's end. A command's output (`` `cat f` ``) is none, and so is a quoted word that
+/// starts or ends with a blank or a quote (code that builds the command: `"echo " + pw + "
+/// | sudo -S …"`).
+fn written_secret(text: &str, written: &[(usize, usize)], reads: Reads) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let mut span: Option<(usize, usize)> = None;
     let mut secret = false;
     for &(a, z) in written {
         let quoted = opening_quote(b, a).is_some();
-        if b[a] == b'`' {
+        // (A command's output; a string's closing quote read as a word's opening one, where
+        // code builds the command: `"echo " + pw + " | sudo -S …"`.)
+        if b[a] == b'`'
+            || (quoted
+                && (matches!(b[a], b' ' | b'\t' | b'"' | b'\'')
+                    || matches!(b[z - 1], b' ' | b'\t' | b'"' | b'\'' | b'\\')))
+        {
             return None;
         }
         let next = b.get(z).copied();
@@ -1405,13 +1449,18 @@ fn written_secret(
                 .unwrap_or(z);
             // (Tabs before a line, as a here-document's after `<<-` are.)
             let first = line + b[line..stop].iter().take_while(|&&c| c == b'\t').count();
-            let from = match chpasswd {
-                true => memchr::memchr(b':', &b[first..stop]).map(|c| first + c + 1),
-                false => Some(first),
+            let from = match reads {
+                Reads::UserPassword => user_colon(&b[first..stop]).map(|c| first + c + 1),
+                _ => Some(first),
             };
-            if let Some(from) = from.filter(|&f| f < stop) {
+            // (A variable is none, and no span starts at it: `printf '%s\n' "$OLD" PW PW`.)
+            if let Some(from) = from.filter(|&f| f < stop && b[f] != b'$') {
                 span = Some(span.map_or((from, z), |(f, _)| (f, z)));
-                secret |= secret_argument(&text[from..stop], quoted, next);
+                let value = &text[from..stop];
+                secret |= match reads {
+                    Reads::Passphrase => secret_argument(value, quoted, next),
+                    _ => secret_value(value, quoted, next),
+                };
             }
             line = stop + if b.get(stop) == Some(&b'\\') { 2 } else { 1 };
         }
@@ -1433,41 +1482,56 @@ fn here_string(text: &str, s: usize) -> Option<(usize, usize)> {
     if s > 0 && b[s - 1] == b'<' {
         return None;
     }
-    let start = command_start(b, s)?;
-    let chpasswd = reads_stdin(text, start, s, true)?;
+    let reads = reader_before(text, s)?;
     let cap = ceil_char_boundary(text, (s + 3 + 256).min(b.len()));
     let end = memchr::memmem::find(&b[s + 3..cap], b"<<<").map_or(cap, |k| s + 3 + k);
     let mut word = [(0, 0)];
     let (n, _) = command_words(b, s + 3, end, &mut word, |_| false);
-    written_secret(text, &word[..n], chpasswd)
+    let (a, z) = *word[..n].first()?;
+    // (A bare word ends at a quote or a backtick: a tool call's string that holds the
+    // command, `"… <<< PW", "timeout": 5`, a command's substitution.)
+    let z = match opening_quote(b, a) {
+        Some(_) => z,
+        None => {
+            a + b[a..z]
+                .iter()
+                .position(|&c| matches!(c, b'"' | b'\'' | b'\\' | b'`'))
+                .unwrap_or(z - a)
+        }
+    };
+    (z > a)
+        .then(|| written_secret(text, &[(a, z)], reads))
+        .flatten()
 }
 
-/// Where the command line that a here-string or a here-document at `s` is given to starts
-/// (see [`here_string`]): back from `s` past a line break, `;`, `|`, `&`, `(`, a `<` (so a
-/// run of them is read once) or a string's opening quote after a field's `:` or `=` (a tool
-/// call's `"command": "sudo -S … <<< …"`), 1 KiB at most; `None` past that.
-fn command_start(b: &[u8], s: usize) -> Option<usize> {
+/// What the command that a here-string or a here-document at `s` is given to reads (see
+/// [`reads_stdin`]; `None` where it reads no password): its line is read back from `s` to a
+/// line break, `;`, `|`, `&`, `(` or a `<` (so a run of them is read once), 1 KiB at most,
+/// and the command read from the nearest two quotes or backticks there that may open it
+/// (`"command": "sudo -S … <<< …"`, `sh -c 'sudo -S …'`, `` `sudo -S …` ``), then from
+/// the line's start — up to `s`.
+fn reader_before(text: &str, s: usize) -> Option<Reads> {
+    let b = text.as_bytes();
     let from = s.saturating_sub(1024);
-    // (Or a string's opening quote after a field's `:` or `=`: `"cmd": "sudo -S … <<< …"`.)
-    let string = |j: usize| {
-        matches!(b[j], b'"' | b'\'')
-            && b[from..j]
-                .iter()
-                .rev()
-                .find(|c| !matches!(c, b' ' | b'\t' | b'\\'))
-                .is_some_and(|c| matches!(c, b':' | b'=' | b'[' | b','))
-    };
-    (from..s)
+    let line = (from..s)
         .rev()
-        .find(|&j| matches!(b[j], b'\n' | b'\r' | b';' | b'|' | b'&' | b'(' | b'<') || string(j))
+        .find(|&j| matches!(b[j], b'\n' | b'\r' | b';' | b'|' | b'&' | b'(' | b'<'))
         .map(|j| j + 1)
-        .or((from == 0).then_some(0))
+        .or((from == 0).then_some(0))?;
+    // (The nearest two quotes or backticks that may open the command, nearest first.)
+    (line..s)
+        .rev()
+        .filter(|&j| matches!(b[j], b'"' | b'\'' | b'`'))
+        .take(2)
+        .map(|j| j + 1)
+        .chain([line])
+        .find_map(|start| reads_stdin(text, start, s, 0))
 }
 
 /// A password in a here-document given to a command that reads one from its standard input
 /// (see [`reads_stdin`]), `s` at its `<<`: `chpasswd <<EOF⏎bob:PW⏎EOF`, `passwd bob
 /// <<-'END'`, `cat <<EOF | sudo -S …`. The command is read as for a here-string (see
-/// [`here_string`]) or, after the delimiter on its line (read to a line break with no `<`
+/// [`reader_before`]) or, after the delimiter on its line (read to a line break with no `<`
 /// before it: a run of them is read once), a pipe into one. The document's lines up to its
 /// delimiter's line (tabs before it after `<<-`), 8 lines and 1 KiB at most, are judged as
 /// a written word's lines are (see [`written_secret`]); one never closed there is not.
@@ -1501,14 +1565,14 @@ fn here_document(text: &str, s: usize) -> Option<(usize, usize)> {
     if b[line_end] != b'\n' {
         return None;
     }
-    let chpasswd = match command_start(b, s).and_then(|start| reads_stdin(text, start, s, true)) {
+    let reads = match reader_before(text, s) {
         Some(c) => c,
         None => {
             let pipe = after + memchr::memchr(b'|', &b[after..line_end])?;
             if b.get(pipe + 1) == Some(&b'|') {
                 return None;
             }
-            reads_stdin(text, pipe + 1, line_end, true)?
+            reads_stdin(text, pipe + 1, line_end, 0)?
         }
     };
     // The document's lines, to the delimiter's.
@@ -1533,66 +1597,112 @@ fn here_document(text: &str, s: usize) -> Option<(usize, usize)> {
         {
             let last = (line > first).then(|| line - 1)?;
             let last = last - usize::from(b[last - 1] == b'\r' && last > first);
-            return written_secret(text, &[(first, last)], chpasswd);
+            return written_secret(text, &[(first, last)], reads);
         }
         line = end + 1;
     }
     None
 }
 
-/// Past a group's other writers (see [`stdin_password`]): from `at`, where a writer's words
-/// stopped, up to four times another writer's command after a `;` (`(echo PW; echo PW)`),
-/// a `)`, or a `;` and a `}` (`{ echo PW; echo PW; }`); then blanks. Where the reading
-/// stopped (a pipe, if the group is written into one).
-fn group_end(b: &[u8], mut at: usize, end: usize, writer: &dyn Fn(&[u8]) -> bool) -> usize {
-    let blanks = |mut i: usize| {
-        while i < end && matches!(b[i], b' ' | b'\t') {
-            i += 1;
-        }
-        i
-    };
+/// Past the rest of a group a writer stands in (see [`stdin_password`]): from `at`, where
+/// its words stopped, up to four times another command after a `;` or `&&` where the
+/// writer opened the group (`(echo PW; sleep 1; echo PW)`; else `a; b | c` pipes `b`
+/// alone), a `)`, or a `;` and a `}` (`{ echo PW; echo PW; }`); then blanks
+/// (and line breaks a `\` continues). Where the reading stopped (a pipe, if the group is
+/// written into one).
+fn group_end(b: &[u8], mut at: usize, end: usize, grouped: bool) -> usize {
     for _ in 0..4 {
-        at = blanks(at);
+        at = skip_space(b, at, end, false);
         match b.get(at) {
             Some(b')') if at < end => at += 1,
-            Some(b';') if at < end => {
-                let next = blanks(at + 1);
-                if b.get(next) == Some(&b'}') && next < end {
+            Some(b';' | b'&') if at < end => {
+                // (`;`, or `&&`: not `&`, which runs what is before it apart.)
+                let and = b[at] == b'&';
+                if and && b.get(at + 1) != Some(&b'&') {
+                    return at;
+                }
+                let next = skip_space(b, at + 1 + usize::from(and), end, false);
+                if b.get(next) == Some(&b'}') && next < end && !and {
                     at = next + 1;
                     continue;
                 }
-                let name = STDIN_WRITERS
-                    .iter()
-                    .find(|w| b[next..end].starts_with(w.as_bytes()))
-                    .filter(|w| matches!(b.get(next + w.len()), Some(b' ' | b'\t')));
-                let Some(name) = name else {
+                if !grouped {
                     return at;
-                };
-                at = command_words(b, next + name.len(), end, &mut [(0, 0); 8], writer).1;
+                }
+                at = command_words(b, next, end, &mut [(0, 0); 8], |_| false).1;
             }
             _ => return at,
         }
     }
-    blanks(at)
+    skip_space(b, at, end, false)
 }
 
-/// Whether the command whose line starts at `i` (past a pipe, or a here-string's
-/// command: see [`here_string`]), read no further than `until`, reads a password from its
-/// standard input (see [`stdin_password`]):
-/// `Some(true)` for `chpasswd`, which reads `user:password`, `Some(false)` for the others,
-/// `None` for none. The readers: `sudo -S` (`--stdin`, in a cluster: `-kS`), `chpasswd`,
-/// `passwd`, `su`, `smbpasswd -s`, `htpasswd -i`, `kinit`, `cryptsetup`, `sshpass` with
-/// no password option, `vault login -`, `openssl passwd -stdin`, `mkpasswd --stdin|-s`,
-/// `ssh` whose remote command is such a reader (`ssh h 'sudo -S …'`, where `ssh` is
-/// true), or any command whose line holds `--password-stdin` (a registry's `docker|podman|
-/// helm|oras login`), gh's `--with-token`, gpg's `--passphrase-fd 0` or openssl's `-pass
-/// stdin`; each after wrappers (`env X=1`, `command`, `exec`, `nohup`, `time`, `nice`, `\`),
-/// `sudo` and its options, or a path (`/usr/sbin/chpasswd`).
-fn reads_stdin(text: &str, i: usize, until: usize, ssh: bool) -> Option<bool> {
+/// The colon after the user in a `user:password` line (see [`written_secret`]): the first
+/// outside a variable's `${…}` (`${USER:-bob}:${PW}`).
+fn user_colon(line: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    while i < line.len() {
+        match line[i] {
+            b':' => return Some(i),
+            b'$' if line.get(i + 1) == Some(&b'{') => {
+                i += memchr::memchr(b'}', &line[i..])?;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Past blanks from `i` (no further than `end`), and a line break a `\` continues — or,
+/// `breaks`, any line break (as after a pipe at a line's end).
+fn skip_space(b: &[u8], mut i: usize, end: usize, breaks: bool) -> usize {
+    while i < end {
+        match b[i] {
+            b' ' | b'\t' => i += 1,
+            b'\n' | b'\r' if breaks => i += 1,
+            b'\\' if matches!(b.get(i + 1), Some(b'\n' | b'\r')) => {
+                i += 2 + usize::from(b[i + 1] == b'\r' && b.get(i + 2) == Some(&b'\n'));
+            }
+            _ => break,
+        }
+    }
+    i
+}
+
+/// What a command that reads a password from its standard input reads (see
+/// [`reads_stdin`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Reads {
+    /// A password: `sudo -S`, `passwd`, a registry's `--password-stdin`, …
+    Password,
+    /// A password or a passphrase of words: `cryptsetup`, gpg's, openssl's.
+    Passphrase,
+    /// `user:password` lines: `chpasswd`.
+    UserPassword,
+}
+
+/// What the command whose line starts at `i` (past a pipe, or a here-string's or a
+/// here-document's command: see [`reader_before`]), read no further than `until`, reads
+/// from its standard input, if a password (see [`stdin_password`]). The readers: `sudo -S`
+/// (`--stdin`; in a cluster, `-kS`; after options that take a value, `-u bob`, `-iu bob`,
+/// `--user bob`), `chpasswd` (`user:password`), `passwd`, `su` (a password, no phrase: what
+/// is written to it may be commands), `smbpasswd -s`, `htpasswd -i`, `kinit`,
+/// `cryptsetup`, `sshpass` with no password option, `vault login -`, `openssl passwd
+/// -stdin`, `mkpasswd --stdin|-s`, `ssh` whose remote command is such a reader (`ssh h 'sudo
+/// -S …'`, `ssh h sudo -S …`, read within its quoted word), or any command whose line holds
+/// `--password-stdin` (a registry's `docker|podman|helm|oras login`), gh's `--with-token`,
+/// gpg's `--passphrase-fd 0` or openssl's `-pass stdin`. Before the command: a prompt or a
+/// list's mark (`$`, `#`, `>`, `%`, `-`, `+`), a step's key (`run:`, `shell:`), a
+/// Dockerfile's `RUN`, `if`/`then`/`do`/`!`, wrappers (`env X=1`, `command`, `exec`,
+/// `nohup`, `time`, `nice -n 5`, `timeout 10`, `\`), `sudo` and its options, or a path
+/// (`/usr/sbin/chpasswd`). Through up to two filters (`| tee f |`, `| head -2 |`) and one
+/// `ssh` (`depth` counts them).
+fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
     let b = text.as_bytes();
-    let end = ceil_char_boundary(text, until.min(i.saturating_add(1024)));
+    let end = ceil_char_boundary(text, until.min(i.saturating_add(1024)).min(b.len()));
     let mut words = [(0, 0); 24];
-    let (n, _) = command_words(b, i, end, &mut words, |_| false);
+    let (n, stopped) = command_words(b, i, end, &mut words, |_| false);
     let words = &words[..n];
     let word = |k: usize| words.get(k).map(|&(a, z)| &b[a..z]);
     // A cluster of one-letter options holding `c` (`-kS`).
@@ -1609,37 +1719,79 @@ fn reads_stdin(text: &str, i: usize, until: usize, ssh: bool) -> Option<bool> {
         w.strip_prefix(b"\\").unwrap_or(w)
     }
     let mut k = 0;
-    // Wrappers, their options and numbers (`nice -n 10`), variables set (`env LC_ALL=C`).
+    // Prompts, keys, keywords, wrappers, their options and numbers, variables set.
+    let mut takes_next = false;
     while let Some(w) = word(k) {
-        let wrapper =
-            [&b"env"[..], b"command", b"exec", b"nohup", b"time", b"nice"].contains(&name(w));
+        let prefix = k == 0 && [&b"$"[..], b"#", b">", b"%", b"-", b"+", b"RUN"].contains(&w);
+        let key = w.len() > 1
+            && w.ends_with(b":")
+            && w[..w.len() - 1].iter().all(u8::is_ascii_alphanumeric);
+        let keyword = [
+            &b"if"[..],
+            b"then",
+            b"do",
+            b"else",
+            b"elif",
+            b"while",
+            b"until",
+            b"!",
+            b"{",
+        ]
+        .contains(&w);
+        let wrapper = [
+            &b"env"[..],
+            b"command",
+            b"exec",
+            b"nohup",
+            b"time",
+            b"nice",
+            b"timeout",
+        ]
+        .contains(&name(w));
         let set = w.first().is_some_and(u8::is_ascii_alphabetic) && w.contains(&b'=');
         let option = k > 0 && (w.first() == Some(&b'-') || w.iter().all(u8::is_ascii_digit));
-        if !(wrapper || set || option) {
+        if !(prefix || key || keyword || wrapper || set || option || takes_next) {
             break;
         }
+        // (`timeout`'s duration, `10s`.)
+        takes_next = name(w) == b"timeout";
         k += 1;
     }
     if word(k).map(name) == Some(b"sudo") {
         k += 1;
         while let Some(w) = word(k).filter(|w| w.first() == Some(&b'-')) {
-            if w == b"--stdin" || cluster(w, b'S') {
-                return Some(false);
+            let mut takes = false;
+            if w.starts_with(b"--") {
+                if w == b"--stdin" {
+                    return Some(Reads::Password);
+                }
+                // (The long options that take a value, as their own word.)
+                takes = [
+                    &b"--user"[..],
+                    b"--group",
+                    b"--prompt",
+                    b"--host",
+                    b"--close-from",
+                    b"--chdir",
+                    b"--role",
+                    b"--type",
+                    b"--other-user",
+                    b"--command-timeout",
+                ]
+                .contains(&w);
+            } else {
+                // A cluster: `S` reads the password; a letter that takes a value takes the
+                // rest of the word, or the next word where it ends it (`-iu bob`).
+                for (at, &c) in w.iter().enumerate().skip(1) {
+                    if c == b'S' {
+                        return Some(Reads::Password);
+                    }
+                    if b"ugphCDrtUT".contains(&c) {
+                        takes = at == w.len() - 1;
+                        break;
+                    }
+                }
             }
-            // (The options that take a value, as their own word.)
-            let takes = [
-                &b"-u"[..],
-                b"-g",
-                b"-p",
-                b"-h",
-                b"-C",
-                b"-D",
-                b"-r",
-                b"-t",
-                b"-U",
-                b"-T",
-            ]
-            .contains(&w);
             k += 1 + usize::from(takes);
         }
     }
@@ -1651,32 +1803,55 @@ fn reads_stdin(text: &str, i: usize, until: usize, ssh: bool) -> Option<bool> {
             .any(|p| &b[p[0].0..p[0].1] == o && &b[p[1].0..p[1].1] == v)
     };
     let reads = match command {
-        b"chpasswd" => return Some(true),
-        b"passwd" | b"su" | b"kinit" | b"cryptsetup" => true,
+        b"chpasswd" => return Some(Reads::UserPassword),
+        b"cryptsetup" => return Some(Reads::Passphrase),
+        b"passwd" | b"su" | b"kinit" => true,
         b"smbpasswd" => has(&|w| cluster(w, b's')),
         b"htpasswd" => has(&|w| cluster(w, b'i')),
         b"sshpass" => {
             !has(&|w| w.len() >= 2 && w[0] == b'-' && matches!(w[1], b'p' | b'f' | b'd' | b'e'))
         }
         b"vault" => word(k + 1) == Some(b"login") && has(&|w| w == b"-"),
-        b"openssl" => word(k + 1) == Some(b"passwd") && has(&|w| w == b"-stdin"),
         b"mkpasswd" => has(&|w| w == b"--stdin" || w == b"-s"),
-        // (The remote command, quoted: the first two quoted words read, not within another
-        // `ssh`.)
-        b"ssh" if ssh => rest
-            .iter()
-            .filter(|&&(a, _)| opening_quote(b, a).is_some())
-            .take(2)
-            .any(|&(a, _)| reads_stdin(text, a, end, false) == Some(false)),
+        // (The remote command: a bare `sudo`'s, or a quoted word's, read within the word —
+        // the first two — and not within another `ssh`.)
+        b"ssh" if depth == 0 => {
+            let bare = rest
+                .iter()
+                .find(|&&(a, z)| &b[a..z] == b"sudo")
+                .map(|&(a, _)| (a, end));
+            let quoted = rest
+                .iter()
+                .filter(|&&(a, _)| opening_quote(b, a).is_some())
+                .take(2)
+                .copied();
+            let remote = bare
+                .into_iter()
+                .chain(quoted)
+                .find_map(|(a, z)| reads_stdin(text, a, z, 2));
+            if remote.is_some() {
+                return remote;
+            }
+            false
+        }
+        // (A filter passes what it reads on: the command after the next pipe.)
+        b"tee" | b"head" | b"cat" | b"tr" if depth < 2 && b.get(stopped) == Some(&b'|') => {
+            let next = skip_space(b, stopped + 1, end, true);
+            return reads_stdin(text, next, until, depth + 1);
+        }
         _ => false,
     };
-    let reads = reads
-        || has(&|w| w == b"--password-stdin" || w == b"--with-token" || w == b"--passphrase-fd=0")
+    let passphrase = (command == b"openssl"
+        && (word(k + 1) == Some(b"passwd") && has(&|w| w == b"-stdin")))
+        || has(&|w| w == b"--passphrase-fd=0")
         || after(b"--passphrase-fd", b"0")
         || ["-passin", "-passout", "-pass"]
             .iter()
             .any(|o| after(o.as_bytes(), b"stdin"));
-    reads.then_some(false)
+    if passphrase {
+        return Some(Reads::Passphrase);
+    }
+    (reads || has(&|w| w == b"--password-stdin" || w == b"--with-token")).then_some(Reads::Password)
 }
 
 /// Whether the quote at `k` closes a word whose quote, after `escapes` backslashes, opened
@@ -1684,18 +1859,20 @@ fn reads_stdin(text: &str, i: usize, until: usize, ssh: bool) -> Option<bool> {
 /// reads none inside single quotes); a `"` after a run of backslashes that leaves it
 /// unescaped where the shell reads it — an even run, or in a JSON string (`escapes` 1, or
 /// 3 in one nested) `escapes` more than a multiple of twice `escapes + 1`: `\"` closes
-/// there, `\\\"` (an escaped quote inside) does not.
-fn closes(b: &[u8], open: usize, k: usize, escapes: usize) -> bool {
+/// there, `\\\"` (an escaped quote inside) does not. In bash's `$'…'` (`dollar`), a `'` is
+/// read as a `"` is: `$'it\'s'`.
+fn closes(b: &[u8], open: usize, k: usize, escapes: usize, dollar: bool) -> bool {
     let run = b[open..k].iter().rev().take_while(|&&c| c == b'\\').count();
-    run >= escapes && (b[k] == b'\'' || run % (2 * (escapes + 1)) == escapes)
+    run >= escapes && ((b[k] == b'\'' && !dollar) || run % (2 * (escapes + 1)) == escapes)
 }
 
 /// The words of a command's line from `i` (see [`positional_password`] and
-/// [`stdin_password`]): where each starts (past an opening quote, escaped as a JSON
+/// [`stdin_password`]; a line break a `\` continues is a blank): where each starts (past an opening quote, escaped as a JSON
 /// string's by up to three backslashes) and ends, into `words` — up to a line break, `;`,
 /// `|`, `&` or `)` outside quotes, a quote never closed, a word `stop_at` holds (not read
 /// into `words`), `end`, or as many words as `words` holds. A quoted part glued to a word
-/// is that word's (`/user:"CORP\bob"`). Returns how many words were read and where the
+/// is that word's (`/user:"CORP\bob"`); a bare word ends at an operator (`)`, `&&`, a `&`
+/// before a blank). Returns how many words were read and where the
 /// reading stopped (past the last word's closing quote, at a terminator, or at the word
 /// that stopped it).
 fn command_words(
@@ -1707,9 +1884,8 @@ fn command_words(
 ) -> (usize, usize) {
     let mut n = 0;
     while n < words.len() {
-        while i < end && matches!(b[i], b' ' | b'\t') {
-            i += 1;
-        }
+        // (Blanks, and a line break a `\` continues.)
+        i = skip_space(b, i, end, false);
         if i >= end || matches!(b[i], b'\n' | b'\r' | b';' | b'|' | b'&' | b')') {
             break;
         }
@@ -1723,7 +1899,7 @@ fn command_words(
                 // (A quote never closed ends the words read.)
                 let Some(close) = memchr::memchr_iter(q, &b[open..end])
                     .map(|k| open + k)
-                    .find(|&k| closes(b, open, k, escapes))
+                    .find(|&k| closes(b, open, k, escapes, dollar == 1))
                 else {
                     break;
                 };
@@ -1736,7 +1912,17 @@ fn command_words(
                 // each closed on its line within 256 bytes.)
                 let mut k = i;
                 let mut parts = 0;
-                while k < end && !matches!(b[k], b' ' | b'\t' | b'\n' | b'\r' | b';' | b'|') {
+                // (It ends at an operator: `)`, `&&`, a `&` before a blank — not `2>&1`.)
+                let operator = |k: usize| {
+                    b[k] == b')'
+                        || (b[k] == b'&'
+                            && b.get(k + 1)
+                                .is_none_or(|c| matches!(c, b'&' | b' ' | b'\t' | b'\n' | b'\r')))
+                };
+                while k < end
+                    && !matches!(b[k], b' ' | b'\t' | b'\n' | b'\r' | b';' | b'|')
+                    && !operator(k)
+                {
                     if matches!(b[k], b'"' | b'\'') && k > i {
                         let part = &b[k + 1..end.min(k + 257)];
                         match memchr::memchr2(b[k], b'\n', part) {
