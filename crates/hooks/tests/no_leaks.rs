@@ -161,6 +161,7 @@ fn values() -> Vec<(String, String)> {
                 "secret_positional_password" => Some("htpasswd -bc .htpasswd admin '{}'"),
                 "secret_stdin_password" => Some("echo '{}' | sudo -S apt-get update"),
                 "secret_odbc_braced" => Some("Driver={ODBC Driver 18};Uid=sa;Pwd={{}};"),
+                "secret_html_escaped" => Some("&lt;password&gt;{}&lt;/password&gt;"),
                 "secret_wifi_psk" => Some("network={\n    ssid=\"Home\"\n    psk=\"{}\"\n}\n"),
                 "secret_yaml_block" => Some("smtp:\n  password: |\n    {}\n  port: 587\n"),
                 _ => None,
@@ -312,7 +313,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1156 + 13);
+    assert_eq!(values.len(), 1164 + 1157 + 13);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

@@ -221,7 +221,7 @@ fn next_folding(text: &str, from: usize) -> Option<usize> {
 /// `json.dumps` writes every non-ASCII character; escaped again where JSON holds JSON),
 /// `\n`, `\r`, `\t` and `\/` (a JSON string's line breaks, tabs and slashes: a value right
 /// after `\n` starts a word, as it does in the text the JSON encodes), `&#64;`, `&#x40;`,
-/// `&nbsp;`, `&shy;` (HTML), `%2B`, `%20`, `%40`, `%0A`, `%3D` (URLs: any encoded
+/// `&nbsp;`, `&shy;`, `&lt;`, `&quot;` (HTML), `%2B`, `%20`, `%40`, `%0A`, `%3D` (URLs: any encoded
 /// punctuation or white space) — HTML and URL escapes also escaped twice or three times
 /// (`&amp;#64;`, `%2540`, `%252540`: a link inside a link's query).
 /// Returns the escape's end and the character.
@@ -283,6 +283,12 @@ fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
                     "plus" => '+',
                     "lpar" => '(',
                     "rpar" => ')',
+                    // (Markup and strings escaped for HTML: `&lt;password&gt;…`,
+                    // `{&quot;token&quot;: …}`.)
+                    "lt" | "LT" => '<',
+                    "gt" | "GT" => '>',
+                    "quot" | "QUOT" => '"',
+                    "apos" => '\'',
                     _ => return None,
                 }
             };
@@ -307,6 +313,12 @@ fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
                 return None;
             }
             let v = u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+            // An HTML escape whose `&` and `;` were URL-encoded (`%26lt%3B`, `%2526lt%253B`:
+            // markup escaped for a page, then put in a link's query): the character it
+            // writes.
+            if let Some(found) = (v == b'&').then(|| encoded_markup(b, q + 2)).flatten() {
+                return Some(found);
+            }
             // An `@` encoded twice before a written one (`jane%2540corp@example.com`) is part
             // of the local part, as written: decoded, it would split the address in two.
             if v == b'@' && q > p + 1 && written_at_follows(b, q + 2) {
@@ -317,6 +329,29 @@ fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
         }
         _ => None,
     }
+}
+
+/// The markup an HTML escape whose `&` was URL-encoded writes, its name from `from` (see
+/// [`escape_at`]): `lt`, `gt`, `quot`, `apos`, then a `;` written or URL-encoded up to
+/// three times. Its end and the character.
+fn encoded_markup(b: &[u8], from: usize) -> Option<(usize, char)> {
+    let (name, c) = [("lt", '<'), ("gt", '>'), ("quot", '"'), ("apos", '\'')]
+        .into_iter()
+        .find(|(n, _)| b[from.min(b.len())..].starts_with(n.as_bytes()))?;
+    let mut q = from + name.len();
+    if b.get(q) == Some(&b';') {
+        return Some((q + 1, c));
+    }
+    if b.get(q) != Some(&b'%') {
+        return None;
+    }
+    q += 1;
+    for _ in 0..2 {
+        if b.get(q..q + 2) == Some(b"25") {
+            q += 2;
+        }
+    }
+    matches!(b.get(q..q + 2), Some(b"3B" | b"3b")).then_some((q + 2, c))
 }
 
 /// True when an `@` follows `from` within an address's characters (letters and digits of

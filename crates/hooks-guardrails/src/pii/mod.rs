@@ -3039,7 +3039,7 @@ pub(crate) mod tests {
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
         let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
-        let cases: [(String, &[&str]); 237] = [
+        let cases: [(String, &[&str]); 243] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3353,6 +3353,18 @@ pub(crate) mod tests {
             // lines before the content.
             ("<entry key=\"db.password\"\n       type=\"string\">Zq8rTw2xLk</entry>".into(), &["Zq8rTw2xLk"]),
             ("<wsse:Password\n    Type=\"…#PasswordText\">Zq8rTw2xLk</wsse:Password>".into(), &["Zq8rTw2xLk"]),
+            // Markup and strings escaped for HTML (a page's or a log's copy), once or twice.
+            ("&lt;password&gt;Zq8rTw2xLk&lt;/password&gt;".into(), &["Zq8rTw2xLk"]),
+            ("&lt;entry key=&quot;db.password&quot;&gt;Zq8rTw2xLk&lt;/entry&gt;".into(), &["Zq8rTw2xLk"]),
+            ("{&quot;api_key&quot;: &quot;Zq8rTw2xLk&quot;}".into(), &["Zq8rTw2xLk"]),
+            ("&amp;lt;token&amp;gt;Zq8rTw2xLk&amp;lt;/token&amp;gt;".into(), &["Zq8rTw2xLk"]),
+            // … and then put in a link's query (the `&` and `;` URL-encoded, once or twice).
+            ("q=%26lt%3Bpassword%26gt%3BZq8rTw2xLk%26lt%3B/password%26gt%3B".into(), &["Zq8rTw2xLk"]),
+            (
+                "q%3D%2526lt%253Btoken%2526gt%253BZq8rTw2xLk%2526lt%253B%252Ftoken%2526gt%253B"
+                    .into(),
+                &["Zq8rTw2xLk"],
+            ),
             (r#"{"xml": "<string\n name=\"api_key\"\n translatable=\"false\">Zq8rTw2xLk</string>"}"#.into(), &["Zq8rTw2xLk"]),
             (r#"<Setting Name="ApiKey" Type="System.String"><Value Profile="(Default)">Zq8rTw2xLk</Value></Setting>"#.into(), &["Zq8rTw2xLk"]),
             ("<setting name=\"ApiKey\">\n  <!-- rotated -->\n  <value>Zq8rTw2xLk</value></setting>".into(), &["Zq8rTw2xLk"]),
@@ -3459,6 +3471,8 @@ pub(crate) mod tests {
             "token: ${{ secrets.GITHUB_TOKEN }}",
             "GITHUB_TOKEN: ghp_...a1B2",
             "PWD=/home/bob\nOLDPWD=/home/bob/src",
+            // Prose and code escaped for HTML.
+            "&lt;p&gt;Your password must be 8 characters&lt;/p&gt; if (a &lt; b) { t = &quot;token&quot;; }",
             // A format string's fields, a template's, a brace never closed.
             "f\"DRIVER={{ODBC Driver 18}};SERVER={server};UID={user};PWD={password}\"",
             "conn = f\"Server={host};Pwd={db_pass};\"; PWD={self.password}",
