@@ -4423,7 +4423,7 @@ pub(crate) mod tests {
 
     /// A password written into a command that reads it from its standard input: `echo`,
     /// `printf` or `yes` (in a group too), a here-string or a here-document, into `sudo
-    /// -S`, `chpasswd` (the part after the colon), `passwd`, `su`, `smbpasswd -s`,
+    /// -S`, `chpasswd` (the part after the colon), `passwd`, `smbpasswd -s`,
     /// `htpasswd -i`, `kinit`, `cryptsetup`, `sshpass`, `vault login -`, hashing tools, a
     /// remote `sudo -S`, or a line with `--password-stdin`, `--with-token`,
     /// `--passphrase-fd 0` or `-pass stdin`.
@@ -4487,7 +4487,7 @@ pub(crate) mod tests {
                 &["S3cr3tPw99"],
             ),
             // (Found by an attack review.) Groups, printf's several arguments, an old
-            // default and a new password, a quote escaped inside, `yes`, `su`, hashing
+            // default and a new password, a quote escaped inside, `yes`, hashing
             // tools, `$'…'`, redirections, wrappers, a remote `sudo -S`, here-strings.
             (
                 "(echo 'S3cr3tPw99'; echo 'S3cr3tPw99') | passwd bob",
@@ -4515,7 +4515,6 @@ pub(crate) mod tests {
                 &[r#"S3cr\\\"tPw99"#],
             ),
             ("yes 'S3cr3tPw99' | passwd bob", &["S3cr3tPw99"]),
-            ("echo 'S3cr3tPw99' | su - root -c ls", &["S3cr3tPw99"]),
             (
                 "echo S3cr3tPw99 | openssl passwd -6 -stdin",
                 &["S3cr3tPw99"],
@@ -4611,6 +4610,30 @@ pub(crate) mod tests {
                 "printf -- '%s\\n' S3cr3tPw99 |& sudo -S ls",
                 &["S3cr3tPw99"],
             ),
+            // (Found by a tenth.) Here-documents indented in a YAML block, their delimiter
+            // JSON-escaped in quotes, after a `\`, with a `-`; more than eight lines; a
+            // remote reader that is no `sudo`.
+            (
+                "runcmd:\n  - |\n    chpasswd <<EOF\n    bob:S3cr3tPw99\n    EOF",
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"{"command":"docker login -u bob --password-stdin r.io << \"EOF\"\nS3cr3tPw99\nEOF"}"#,
+                &["S3cr3tPw99"],
+            ),
+            ("chpasswd <<\\EOF\nbob:S3cr3tPw99\nEOF", &["S3cr3tPw99"]),
+            (
+                "chpasswd <<'END-PW'\nbob:S3cr3tPw99\nEND-PW",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "chpasswd <<EOF\na:b\nc:d\ne:f\ng:h\ni:j\nk:l\nm:n\nbob:S3cr3tPw99\nEOF",
+                &["b\nc:d\ne:f\ng:h\ni:j\nk:l\nm:n\nbob:S3cr3tPw99"],
+            ),
+            (
+                "ssh -p 2222 root@h chpasswd <<EOF\nbob:S3cr3tPw99\nEOF",
+                &["S3cr3tPw99"],
+            ),
         ] {
             let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
             assert_eq!(got, want, "{text}");
@@ -4646,11 +4669,14 @@ pub(crate) mod tests {
             "chpasswd <<EOF\nbob:S3cr3tPw99",
             "std::cout << S3cr3tPw99 << std::endl; x = a << b | c",
             // (Found by a ninth attack review.) Code that builds the command; commands
-            // given to `su`; a phrase into `kinit`; a variable's default before the colon.
+            // given to `su` (which reads its password from the terminal: what is written
+            // to it is a script — found by a tenth); a phrase into `kinit`; a variable's
+            // default before the colon.
             "cmd = \"echo \" + pw + \" | sudo -S ls\"",
             "cmd = \"echo '\" + password + \"' | sudo -S ls\"",
             "su - postgres <<< \"psql -c 'SELECT 1'\"; su bob -c bash <<< \"cd /srv && make build2\"",
             "echo \"Line 1 of 3\" | kinit",
+            "su - deploy <<EOF\npython3\nEOF\necho whoami2 | su - app",
             "echo \"${USER:-bob}:${PW}\" | chpasswd",
         ] {
             assert_eq!(found(text), [], "{text}");

@@ -382,7 +382,7 @@ fn positional_commands() -> String {
 /// blanks, a quote and its delimiter's first letter. A trigger of the run-token pass.
 fn stdin_writers() -> String {
     let names = super::validate::STDIN_WRITERS.join("|");
-    format!(r#"{B}(?:{names})[ \t]|<<<[^<]|[^<]<<-?[ \t]*["']?[A-Za-z_]"#)
+    format!(r#"{B}(?:{names})[ \t]|<<<[^<]|[^<]<<-?[ \t]*(?:\\{{0,3}}["']|\\)?[A-Za-z_]"#)
 }
 
 /// The command [`other_commands`] looks for.

@@ -1447,8 +1447,12 @@ fn written_secret(text: &str, written: &[(usize, usize)], reads: Reads) -> Optio
                     matches!(b[j], b'\n' | b'\r') || (b[j] == b'\\' && b.get(j + 1) == Some(&b'n'))
                 })
                 .unwrap_or(z);
-            // (Tabs before a line, as a here-document's after `<<-` are.)
-            let first = line + b[line..stop].iter().take_while(|&&c| c == b'\t').count();
+            // (Blanks before a line, as a here-document's after `<<-` or in a YAML block.)
+            let first = line
+                + b[line..stop]
+                    .iter()
+                    .take_while(|&&c| matches!(c, b'\t' | b' '))
+                    .count();
             let from = match reads {
                 Reads::UserPassword => user_colon(&b[first..stop]).map(|c| first + c + 1),
                 _ => Some(first),
@@ -1530,11 +1534,13 @@ fn reader_before(text: &str, s: usize) -> Option<Reads> {
 
 /// A password in a here-document given to a command that reads one from its standard input
 /// (see [`reads_stdin`]), `s` at its `<<`: `chpasswd <<EOF⏎bob:PW⏎EOF`, `passwd bob
-/// <<-'END'`, `cat <<EOF | sudo -S …`. The command is read as for a here-string (see
+/// <<-'END'`, `cat <<EOF | sudo -S …`; the delimiter quoted (JSON-escaped too), after a `\`
+/// or not. The command is read as for a here-string (see
 /// [`reader_before`]) or, after the delimiter on its line (read to a line break with no `<`
 /// before it: a run of them is read once), a pipe into one. The document's lines up to its
-/// delimiter's line (tabs before it after `<<-`), 8 lines and 1 KiB at most, are judged as
-/// a written word's lines are (see [`written_secret`]); one never closed there is not.
+/// delimiter's line (blanks before it: after `<<-`, or in a YAML block), 16 lines and 2 KiB
+/// at most, are judged as a written word's lines are (see [`written_secret`]); one never
+/// closed there is not.
 fn here_document(text: &str, s: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     if s > 0 && b[s - 1] == b'<' {
@@ -1546,18 +1552,27 @@ fn here_document(text: &str, s: usize) -> Option<(usize, usize)> {
     while matches!(b.get(i), Some(b' ' | b'\t')) {
         i += 1;
     }
-    let quote = b.get(i).filter(|c| matches!(c, b'"' | b'\'')).copied();
-    i += usize::from(quote.is_some());
+    // (Quoted, JSON-escaped too — `<<\"EOF\"` — or after a `\`: `<<\EOF`.)
+    let (quote, escapes) = match quote_at(b, i) {
+        Some((q, escapes)) => (Some(q), escapes),
+        None => (None, usize::from(b.get(i) == Some(&b'\\'))),
+    };
+    i += escapes + usize::from(quote.is_some());
     let name = b[i..]
         .iter()
         .take(64)
-        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
         .count();
-    if name == 0 || (quote.is_some() && b.get(i + name) != quote.as_ref()) {
+    let closed = |q: u8| {
+        b.get(i + name..i + name + escapes)
+            .is_some_and(|e| e.iter().all(|&c| c == b'\\'))
+            && b.get(i + name + escapes) == Some(&q)
+    };
+    if name == 0 || quote.is_some_and(|q| !closed(q)) {
         return None;
     }
     let delimiter = &b[i..i + name];
-    let after = i + name + usize::from(quote.is_some());
+    let after = i + name + quote.map_or(0, |_| escapes + 1);
     let line_end = after
         + b[after..b.len().min(after + 1024)]
             .iter()
@@ -1577,19 +1592,18 @@ fn here_document(text: &str, s: usize) -> Option<(usize, usize)> {
     };
     // The document's lines, to the delimiter's.
     let first = line_end + 1;
-    let limit = b.len().min(first + 1024);
+    let limit = b.len().min(first + 2048);
     let mut line = first;
-    for _ in 0..8 {
+    for _ in 0..16 {
         if line >= limit {
             return None;
         }
         // (The delimiter's line may end the text.)
         let end = memchr::memchr(b'\n', &b[line..limit]).map_or(limit, |k| line + k);
-        let mut own = &b[line..end];
-        own = own.strip_suffix(b"\r").unwrap_or(own);
-        if tabs {
-            own = &own[own.iter().take_while(|&&c| c == b'\t').count()..];
-        }
+        // (Blanks before it too: a document indented in a YAML block or a Markdown list,
+        // which the shell reads unindented — as after `<<-`.)
+        let own = &b[line..end];
+        let own = own.strip_suffix(b"\r").unwrap_or(own).trim_ascii_start();
         // (Or the delimiter where a string that holds the command ends: `…\nEOF"}`.)
         if own == delimiter
             || (own.starts_with(delimiter)
@@ -1686,11 +1700,12 @@ enum Reads {
 /// here-document's command: see [`reader_before`]), read no further than `until`, reads
 /// from its standard input, if a password (see [`stdin_password`]). The readers: `sudo -S`
 /// (`--stdin`; in a cluster, `-kS`; after options that take a value, `-u bob`, `-iu bob`,
-/// `--user bob`), `chpasswd` (`user:password`), `passwd`, `su` (a password, no phrase: what
-/// is written to it may be commands), `smbpasswd -s`, `htpasswd -i`, `kinit`,
+/// `--user bob`), `chpasswd` (`user:password`), `passwd`, `smbpasswd -s`, `htpasswd -i`,
+/// `kinit`,
 /// `cryptsetup`, `sshpass` with no password option, `vault login -`, `openssl passwd
 /// -stdin`, `mkpasswd --stdin|-s`, `ssh` whose remote command is such a reader (`ssh h 'sudo
-/// -S …'`, `ssh h sudo -S …`, read within its quoted word), or any command whose line holds
+/// -S …'`, read within its quoted word; `ssh -p 22 h chpasswd`), or any command whose line
+/// holds
 /// `--password-stdin` (a registry's `docker|podman|helm|oras login`), gh's `--with-token`,
 /// gpg's `--passphrase-fd 0` or openssl's `-pass stdin`. Before the command: a prompt or a
 /// list's mark (`$`, `#`, `>`, `%`, `-`, `+`), a step's key (`run:`, `shell:`), a
@@ -1805,7 +1820,7 @@ fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
     let reads = match command {
         b"chpasswd" => return Some(Reads::UserPassword),
         b"cryptsetup" => return Some(Reads::Passphrase),
-        b"passwd" | b"su" | b"kinit" => true,
+        b"passwd" | b"kinit" => true,
         b"smbpasswd" => has(&|w| cluster(w, b's')),
         b"htpasswd" => has(&|w| cluster(w, b'i')),
         b"sshpass" => {
@@ -1816,10 +1831,16 @@ fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
         // (The remote command: a bare `sudo`'s, or a quoted word's, read within the word —
         // the first two — and not within another `ssh`.)
         b"ssh" if depth == 0 => {
-            let bare = rest
-                .iter()
-                .find(|&&(a, z)| &b[a..z] == b"sudo")
-                .map(|&(a, _)| (a, end));
+            // (Its first word after the host, past options — some with a value.)
+            let mut r = 0;
+            while let Some(w) = rest
+                .get(r)
+                .map(|&(a, z)| &b[a..z])
+                .filter(|w| w.first() == Some(&b'-'))
+            {
+                r += 1 + usize::from(w.len() == 2 && b"pilJFoLRDbcmEeQSWw".contains(&w[1]));
+            }
+            let bare = rest.get(r + 1).map(|&(a, _)| (a, end));
             let quoted = rest
                 .iter()
                 .filter(|&&(a, _)| opening_quote(b, a).is_some())
