@@ -1938,6 +1938,16 @@ pub(crate) mod tests {
             .collect()
     }
 
+    /// That `d` finds exactly the values `want` in `text` (as [`found`] reads them), and that
+    /// redacting them in one pass leaves nothing to find.
+    fn finds_and_redacts(d: &PiiDetector, text: &str, want: &[&str]) {
+        let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
+        assert_eq!(got, want, "{text}");
+        let (out, first) = d.redact(text);
+        assert_eq!(out, replace_all(text, &first), "{text}");
+        assert!(d.detect(&out).is_empty(), "{out}");
+    }
+
     #[test]
     fn every_entity_alone_builds_a_detector_that_finds_it() {
         for (entity, sample) in [
@@ -4140,11 +4150,7 @@ pub(crate) mod tests {
             ),
         ];
         for (text, want) in cases {
-            let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
-            assert_eq!(got, want, "{text}");
-            let (out, first) = d.redact(text);
-            assert_eq!(out, replace_all(text, &first), "{text}");
-            assert!(d.detect(&out).is_empty(), "{out}");
+            finds_and_redacts(&d, text, want);
         }
         for text in [
             // One dash inside a word or a `--` option's name, a variable, a number after
@@ -4379,10 +4385,7 @@ pub(crate) mod tests {
                 &["S3cr3tPw99"],
             ),
         ] {
-            let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
-            assert_eq!(got, want, "{text}");
-            let (out, _) = d.redact(text);
-            assert!(d.detect(&out).is_empty(), "{out}");
+            finds_and_redacts(&d, text, want);
         }
         for text in [
             // No password given (a prompt asks), a variable, a wallet's or the OS's
@@ -4635,10 +4638,7 @@ pub(crate) mod tests {
                 &["S3cr3tPw99"],
             ),
         ] {
-            let got: Vec<&str> = found(text).into_iter().map(|(_, v)| v).collect();
-            assert_eq!(got, want, "{text}");
-            let (out, _) = d.redact(text);
-            assert!(d.detect(&out).is_empty(), "{out}");
+            finds_and_redacts(&d, text, want);
         }
         for text in [
             // A variable, a placeholder, a word, no reader of passwords (or `sudo` without
