@@ -1315,14 +1315,11 @@ pub(super) const STDIN_WRITERS: [&str; 3] = ["echo", "printf", "yes"];
 ///   `{ echo PW; echo PW; } | …`;
 /// - into a command that reads one (see [`reads_stdin`]).
 ///
-/// The text written is judged line by line (split at `\n`, as written or decoded) as an
-/// option's value is (see [`secret_argument`]), for `chpasswd` each line past its first
-/// colon: where any line is a secret (a password and its confirmation, `echo -e
-/// 'PW\nPW'`; an old default and a new one, `'changeme\nN3w…'`), all of it is redacted
-/// (for `chpasswd`, from the first line's colon). `$'…'` is a quoted word (see
-/// [`command_words`]); a command's
-/// output (`` `cat f` ``, `$(…)`) or a variable is none. Words are read as
-/// [`command_words`] reads them, the writer's to 1 KiB, the reader's to 1 KiB more.
+/// The text written is judged line by line as [`written_secret`] judges it: where any line
+/// is a secret (a password and its confirmation, `echo -e 'PW\nPW'`; an old default and a
+/// new one, `'changeme\nN3w…'`), all of it is redacted (for `chpasswd`, from the first
+/// line's colon). Words are read as [`command_words`] reads them (`$'…'` is a quoted word),
+/// the writer's to 1 KiB, the reader's to 1 KiB more.
 fn stdin_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)>> {
     if m.starts_with("<<<") {
         return Some(here_string(text, s));
@@ -1416,8 +1413,8 @@ fn stdin_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)
 }
 
 /// The span of the words `written` into a reader of passwords (see [`stdin_password`]) if
-/// any line of them is a secret: each line (split at `\n`, as written or decoded; past tabs
-/// before it), past its first colon for `chpasswd`, judged as an option's value is (see
+/// any line of them is a secret: each line (split at `\n`, as written or decoded; past
+/// blanks before it), past its first colon for `chpasswd`, judged as an option's value is (see
 /// [`secret_value`]; a passphrase of words too where the reader takes one, see
 /// [`secret_argument`]); the span runs from the first line judged (no variable) to the last
 /// word's end. A command's output (`` `cat f` ``) is none, and so is a quoted word that
