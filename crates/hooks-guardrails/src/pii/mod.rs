@@ -4637,6 +4637,22 @@ pub(crate) mod tests {
                 "ssh -p 2222 root@h chpasswd <<EOF\nbob:S3cr3tPw99\nEOF",
                 &["S3cr3tPw99"],
             ),
+            // (Found by an eleventh.) In a page's markup, the delimiter glued to a closing
+            // tag; more than sixteen lines.
+            (
+                "<pre>chpasswd &lt;&lt;EOF\nroot:S3cr3tPw99\nEOF</pre>",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "<p>Run <code>sudo -S ls <<< S3cr3tPw99</code></p>",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "chpasswd <<EOF\nu1:a\nu2:b\nu3:c\nu4:d\nu5:e\nu6:f\nu7:g\nu8:h\nu9:i\nu10:j\nu11:k\nu12:l\nu13:m\nu14:n\nu15:o\nu16:p\nbob:S3cr3tPw99\nEOF",
+                &[
+                    "a\nu2:b\nu3:c\nu4:d\nu5:e\nu6:f\nu7:g\nu8:h\nu9:i\nu10:j\nu11:k\nu12:l\nu13:m\nu14:n\nu15:o\nu16:p\nbob:S3cr3tPw99",
+                ],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -4677,6 +4693,8 @@ pub(crate) mod tests {
             "su - postgres <<< \"psql -c 'SELECT 1'\"; su bob -c bash <<< \"cd /srv && make build2\"",
             "echo \"Line 1 of 3\" | kinit",
             "su - deploy <<EOF\npython3\nEOF\necho whoami2 | su - app",
+            // A here-document written to a file, a pipe after the command that writes it.
+            "cat <<EOF > app.env; echo \"$PAT\" | docker login --password-stdin\nDB_HOST=S3cr3tPw99\nEOF",
             "echo \"${USER:-bob}:${PW}\" | chpasswd",
         ] {
             assert_eq!(found(text), [], "{text}");

@@ -1489,14 +1489,15 @@ fn here_string(text: &str, s: usize) -> Option<(usize, usize)> {
     let mut word = [(0, 0)];
     let (n, _) = command_words(b, s + 3, end, &mut word, |_| false);
     let (a, z) = *word[..n].first()?;
-    // (A bare word ends at a quote or a backtick: a tool call's string that holds the
-    // command, `"… <<< PW", "timeout": 5`, a command's substitution.)
+    // (A bare word ends at a quote, a backtick or a `<`: a tool call's string that holds
+    // the command, `"… <<< PW", "timeout": 5`, a command's substitution, a markup element:
+    // `<code>sudo -S ls <<< PW</code>`.)
     let z = match opening_quote(b, a) {
         Some(_) => z,
         None => {
             a + b[a..z]
                 .iter()
-                .position(|&c| matches!(c, b'"' | b'\'' | b'\\' | b'`'))
+                .position(|&c| matches!(c, b'"' | b'\'' | b'\\' | b'`' | b'<'))
                 .unwrap_or(z - a)
         }
     };
@@ -1508,9 +1509,9 @@ fn here_string(text: &str, s: usize) -> Option<(usize, usize)> {
 /// What the command that a here-string or a here-document at `s` is given to reads (see
 /// [`reads_stdin`]; `None` where it reads no password): its line is read back from `s` to a
 /// line break, `;`, `|`, `&`, `(` or a `<` (so a run of them is read once), 1 KiB at most,
-/// and the command read from the nearest two quotes or backticks there that may open it
-/// (`"command": "sudo -S … <<< …"`, `sh -c 'sudo -S …'`, `` `sudo -S …` ``), then from
-/// the line's start — up to `s`.
+/// and the command read from the nearest three quotes, backticks or tags' `>` there that
+/// may open it (`"command": "sudo -S … <<< …"`, `sh -c 'sudo -S …'`, `` `sudo -S …` ``,
+/// `<pre>chpasswd <<EOF`), then from the line's start — up to `s`.
 fn reader_before(text: &str, s: usize) -> Option<Reads> {
     let b = text.as_bytes();
     let from = s.saturating_sub(1024);
@@ -1519,11 +1520,12 @@ fn reader_before(text: &str, s: usize) -> Option<Reads> {
         .find(|&j| matches!(b[j], b'\n' | b'\r' | b';' | b'|' | b'&' | b'(' | b'<'))
         .map(|j| j + 1)
         .or((from == 0).then_some(0))?;
-    // (The nearest two quotes or backticks that may open the command, nearest first.)
+    // (The nearest three quotes, backticks or markup tags' `>` that may open the command,
+    // nearest first: `<code>sudo -S … <<< …`.)
     (line..s)
         .rev()
-        .filter(|&j| matches!(b[j], b'"' | b'\'' | b'`'))
-        .take(2)
+        .filter(|&j| matches!(b[j], b'"' | b'\'' | b'`' | b'>'))
+        .take(3)
         .map(|j| j + 1)
         .chain([line])
         .find_map(|start| reads_stdin(text, start, s, 0))
@@ -1535,9 +1537,12 @@ fn reader_before(text: &str, s: usize) -> Option<Reads> {
 /// or not. The command is read as for a here-string (see
 /// [`reader_before`]) or, after the delimiter on its line (read to a line break with no `<`
 /// before it: a run of them is read once), a pipe into one. The document's lines up to its
-/// delimiter's line (blanks before it: after `<<-`, or in a YAML block), 16 lines and 2 KiB
-/// at most, are judged as a written word's lines are (see [`written_secret`]); one never
-/// closed there is not.
+/// delimiter's line (blanks before it: after `<<-`, or in a YAML block; or glued to what
+/// closes a string, a markup element or code: `EOF"}`, `EOF</pre>`), 64 lines and 4 KiB at
+/// most with no `<<` among them, are judged as a written word's lines are (see
+/// [`written_secret`]); one never closed there is not. A pipe after the delimiter counts
+/// only before any redirection or other command (`cat <<EOF > f; echo … | docker login
+/// --password-stdin` writes a file).
 fn here_document(text: &str, s: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     if s > 0 && b[s - 1] == b'<' {
@@ -1581,7 +1586,12 @@ fn here_document(text: &str, s: usize) -> Option<(usize, usize)> {
         Some(c) => c,
         None => {
             let pipe = after + memchr::memchr(b'|', &b[after..line_end])?;
-            if b.get(pipe + 1) == Some(&b'|') {
+            // (Not after a redirection or another command: `cat <<EOF > f; echo … | …`.)
+            if b.get(pipe + 1) == Some(&b'|')
+                || b[after..pipe]
+                    .iter()
+                    .any(|c| matches!(c, b';' | b'&' | b'>'))
+            {
                 return None;
             }
             reads_stdin(text, pipe + 1, line_end, 0)?
@@ -1589,9 +1599,9 @@ fn here_document(text: &str, s: usize) -> Option<(usize, usize)> {
     };
     // The document's lines, to the delimiter's.
     let first = line_end + 1;
-    let limit = b.len().min(first + 2048);
+    let limit = b.len().min(first + 4096);
     let mut line = first;
-    for _ in 0..16 {
+    for _ in 0..64 {
         if line >= limit {
             return None;
         }
@@ -1600,11 +1610,20 @@ fn here_document(text: &str, s: usize) -> Option<(usize, usize)> {
         // (Blanks before it too: a document indented in a YAML block or a Markdown list,
         // which the shell reads unindented — as after `<<-`.)
         let own = &b[line..end];
+        // (Another here-document's or here-string's `<<` first: no such document — and a
+        // run of them is read a line each.)
+        if memchr::memmem::find(own, b"<<").is_some() {
+            return None;
+        }
         let own = own.strip_suffix(b"\r").unwrap_or(own).trim_ascii_start();
-        // (Or the delimiter where a string that holds the command ends: `…\nEOF"}`.)
+        // (Or the delimiter where a string, a markup element or code that holds the
+        // command ends: `…\nEOF"}`, `…\nEOF</pre>`, `EOF```.)
         if own == delimiter
             || (own.starts_with(delimiter)
-                && matches!(own.get(delimiter.len()), Some(b'"' | b'\'' | b'\\')))
+                && matches!(
+                    own.get(delimiter.len()),
+                    Some(b'"' | b'\'' | b'\\' | b'<' | b'`' | b')' | b';')
+                ))
         {
             let last = (line > first).then(|| line - 1)?;
             let last = last - usize::from(b[last - 1] == b'\r' && last > first);
