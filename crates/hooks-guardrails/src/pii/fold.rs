@@ -298,15 +298,7 @@ fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
             // URL encoding of what phone numbers and addresses are made of (`%2B1%20415…`,
             // `jane%40example.com`), also encoded twice or three times (`jane%2540…`: the
             // `%` itself encoded); other escapes are left as written.
-            let mut q = p + 1;
-            for _ in 0..2 {
-                if b.get(q..q + 2) == Some(b"25")
-                    && b.get(q + 2..q + 4)
-                        .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
-                {
-                    q += 2;
-                }
-            }
+            let q = past_encoded_percents(b, p + 1);
             let hex = b.get(q..q + 2)?;
             // Two hex digits (`from_str_radix` alone would take `%+A`).
             if !hex.iter().all(u8::is_ascii_hexdigit) {
@@ -331,6 +323,21 @@ fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
     }
 }
 
+/// Past the `25`s from `q` (right after a `%`) that encode the `%` itself, up to two, each
+/// followed by two hex digits: a URL-encoded escape encoded twice or three times (`%2540`,
+/// `%252540`).
+fn past_encoded_percents(b: &[u8], mut q: usize) -> usize {
+    for _ in 0..2 {
+        if b.get(q..q + 2) == Some(b"25")
+            && b.get(q + 2..q + 4)
+                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+        {
+            q += 2;
+        }
+    }
+    q
+}
+
 /// The markup an HTML escape whose `&` was URL-encoded writes, its name from `from` (see
 /// [`escape_at`]): `lt`, `gt`, `quot`, `apos`, then a `;` written or URL-encoded up to
 /// three times. Its end and the character.
@@ -338,19 +345,14 @@ fn encoded_markup(b: &[u8], from: usize) -> Option<(usize, char)> {
     let (name, c) = [("lt", '<'), ("gt", '>'), ("quot", '"'), ("apos", '\'')]
         .into_iter()
         .find(|(n, _)| b[from.min(b.len())..].starts_with(n.as_bytes()))?;
-    let mut q = from + name.len();
+    let q = from + name.len();
     if b.get(q) == Some(&b';') {
         return Some((q + 1, c));
     }
     if b.get(q) != Some(&b'%') {
         return None;
     }
-    q += 1;
-    for _ in 0..2 {
-        if b.get(q..q + 2) == Some(b"25") {
-            q += 2;
-        }
-    }
+    let q = past_encoded_percents(b, q + 1);
     matches!(b.get(q..q + 2), Some(b"3B" | b"3b")).then_some((q + 2, c))
 }
 

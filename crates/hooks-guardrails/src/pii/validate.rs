@@ -1549,8 +1549,8 @@ fn here_document(text: &str, s: usize) -> Option<(usize, usize)> {
         return None;
     }
     let mut i = s + 2;
-    let tabs = b.get(i) == Some(&b'-');
-    i += usize::from(tabs);
+    // (`<<-`: tabs before the delimiter's line, which is read past any blanks anyway.)
+    i += usize::from(b.get(i) == Some(&b'-'));
     while matches!(b.get(i), Some(b' ' | b'\t')) {
         i += 1;
     }
