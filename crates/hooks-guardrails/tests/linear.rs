@@ -220,11 +220,17 @@ fn family(name: &str, n: usize) -> String {
         "quiet_kinds_between_detections" => {
             "5-12 4111 1111 1111 1111 06 12 (12) (34) (56) 1.2.3.4.5 ".repeat(n / 8)
         }
+        // Markdown's and HTML's tables and emphasis around names whose values fail, and
+        // pipes after names outside any table.
+        "markdown_table_rows" => "| password | x | **Password** | `a` |\n".repeat(n / 38),
+        "markdown_emphasis" => "**Password:** x `password`: `a` __Secret:__ ".repeat(n / 44),
+        "html_table_cells" => "<td>password</td><td>x</td><th>API_KEY</th> <td>".repeat(n / 48),
+        "pipes_after_names" => "$password | password |password | ".repeat(n / 33),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 94] = [
+const FAMILIES: [&str; 98] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -319,6 +325,10 @@ const FAMILIES: [&str; 94] = [
     "commands_named_as_arguments",
     "secure_strings_in_a_row",
     "secure_strings_without_the_switch",
+    "markdown_table_rows",
+    "markdown_emphasis",
+    "html_table_cells",
+    "pipes_after_names",
 ];
 
 #[test]

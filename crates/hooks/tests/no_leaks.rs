@@ -162,6 +162,9 @@ fn values() -> Vec<(String, String)> {
                 "secret_stdin_password" => Some("echo '{}' | sudo -S apt-get update"),
                 "secret_odbc_braced" => Some("Driver={ODBC Driver 18};Uid=sa;Pwd={{}};"),
                 "secret_html_escaped" => Some("&lt;password&gt;{}&lt;/password&gt;"),
+                "secret_markdown" => Some("- **Password:** `{}`"),
+                "secret_markdown_table" => Some("| `DB_PASSWORD` | `{}` |"),
+                "secret_html_table" => Some("<tr><th>Password</th><td>{}</td></tr>"),
                 "secret_wifi_psk" => Some("network={\n    ssid=\"Home\"\n    psk=\"{}\"\n}\n"),
                 "secret_yaml_block" => Some("smtp:\n  password: |\n    {}\n  port: 587\n"),
                 _ => None,
@@ -313,7 +316,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1157 + 13);
+    assert_eq!(values.len(), 1164 + 1163 + 13);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

@@ -4430,6 +4430,67 @@ pub(crate) mod tests {
     /// `htpasswd -i`, `kinit`, `cryptsetup`, `sshpass`, `vault login -`, hashing tools, a
     /// remote `sudo -S`, or a line with `--password-stdin`, `--with-token`,
     /// `--passphrase-fd 0` or `-pass stdin`.
+    /// Credentials as an agent lays them out for a person: Markdown's emphasis and code
+    /// spans around a field's name, its separator and its value; a table's row, its name
+    /// in one cell and the value in the next (Markdown's or HTML's); a label with a blank
+    /// (`API Key`). A schema's or a description's column, a placeholder, a pipe outside a
+    /// table, and Markdown cut off at the text's end hold none.
+    #[test]
+    fn credentials_laid_out_in_markdown_and_tables_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            ("- **Password:** Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"][..]),
+            ("- **Password**: Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            ("__Password:__ Xk9vQ2mZp4Lw\n", &["Xk9vQ2mZp4Lw"]),
+            ("* Password: `Xk9vQ2mZp4Lw`", &["Xk9vQ2mZp4Lw"]),
+            ("- `DB_PASSWORD`: `Xk9vQ2mZp4Lw`", &["Xk9vQ2mZp4Lw"]),
+            ("- **Password:** `hunter2`", &["hunter2"]),
+            ("**API Key:** Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            ("API key: Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            ("| DB_PASSWORD | Xk9vQ2mZp4Lw |", &["Xk9vQ2mZp4Lw"]),
+            ("| **Password** | Xk9vQ2mZp4Lw |", &["Xk9vQ2mZp4Lw"]),
+            ("| `DB_PASSWORD` | `Xk9vQ2mZp4Lw` |", &["Xk9vQ2mZp4Lw"]),
+            ("| Secret Key | Xk9vQ2mZp4Lw |", &["Xk9vQ2mZp4Lw"]),
+            (
+                "| user | bob |\n| password | Xk9vQ2mZp4Lw",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "<tr><td>DB_PASSWORD</td><td>Xk9vQ2mZp4Lw</td></tr>",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "<tr><th>Password</th>\n  <td class=\"v\">Xk9vQ2mZp4Lw</td></tr>",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "<td><code>API_KEY</code></td><td><code>Xk9vQ2mZp4Lw</code></td>",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            // None.
+            ("| password | string | The user's password |", &[]),
+            ("| API_KEY | Your API key from the dashboard |", &[]),
+            ("| password | required | Yes |", &[]),
+            ("| DB_PASSWORD | <your-password> |", &[]),
+            ("| `PASSWORD` | `${DB_PASSWORD}` |", &[]),
+            ("| Token | 4096 |", &[]),
+            ("| password |  |", &[]),
+            ("<td>password</td><td>The user's password.</td>", &[]),
+            ("<td>password</td><td>Xk9vQ2mZp4Lw", &[]),
+            ("echo $password | base64", &[]),
+            ("**Password:** must be at least 12 characters", &[]),
+            ("PASSWORD=`cat /run/secrets/db`", &[]),
+            ("Your API key: paste it here", &[]),
+            ("**Password:** ", &[]),
+            ("**Password:**", &[]),
+            ("Password: `", &[]),
+            ("| password |", &[]),
+            ("<td>password</td><td>", &[]),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+    }
+
     #[test]
     fn passwords_written_into_a_readers_standard_input_are_secrets() {
         let d = PiiDetector::new();

@@ -29,7 +29,11 @@ const BASIC: &str = r"[A-Za-z0-9+/_\-]";
 /// whose name ends in one of them (`MYSQL_ROOT_PASSWORD`, `spring.datasource.password`)
 /// holds a secret (see `validate::named_secret`). The first [`RUN_PASS_NAMES`] are fields'
 /// names; the rest, headers' (`X-API-Key`, `X-Auth-Token`, `Private-Token`) and tokens'.
-pub(super) const SECRET_NAMES: [&str; 93] = [
+pub(super) const SECRET_NAMES: [&str; 99] = [
+    // (Before `Secret`, which the trigger would otherwise take with a blank after it, as a
+    // name a command sets, and the candidate fail.)
+    "Secret Key",
+    "Secret key",
     "password",
     "Password",
     "PASSWORD",
@@ -56,6 +60,12 @@ pub(super) const SECRET_NAMES: [&str; 93] = [
     "apikey",
     "APIKEY",
     "api-key",
+    // Labels written for people, as Markdown and prose lay credentials out (`**API Key:**
+    // …`, `| Secret Key | … |`; `Token:`, `Secret:` and `Password:` are names already).
+    "API Key",
+    "API key",
+    "Api Key",
+    "Api key",
     "access_token",
     "accessToken",
     "ACCESS_TOKEN",
@@ -470,7 +480,7 @@ pub(super) fn named_exactly(m: &[u8]) -> bool {
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
 /// since) are looked for in the command-line pass, whose prefilter then stays the faster
 /// kind with fewer literals (see `specs`).
-pub(super) const RUN_PASS_NAMES: usize = 72;
+pub(super) const RUN_PASS_NAMES: usize = 78;
 
 /// A field named by one of `names`, its separator and the value's first character. The
 /// separator is
@@ -545,6 +555,16 @@ fn named_secret(names: &[&str], comma: bool) -> String {
         separators.push(format!(
             r"{q}[ \t]{{0,40}}:[ \t]{{0,4}}>[-+0-9]{{0,2}}[ \t]{{0,40}}\r?\n"
         ));
+        // Markdown: the name emphasised or a code span, the separator inside or after it
+        // (`**Password:**`, `__Password__:`, `` `DB_PASSWORD`: ``), or a table's next cell
+        // (`| **Password** | …`, `| DB_PASSWORD | …`: see `validate::table_cells`); an HTML
+        // table's next cell (`<td>DB_PASSWORD</td><td>…`, `<th>Password</th> <td>…`).
+        separators
+            .push(r"(?:\*{1,2}|_{1,2}|`)?[ \t]{0,4}(?:[:=](?:\*{1,2}|_{1,2})?|\|)".to_owned());
+        separators.push(
+            r"(?:</code>)?</t[dh]>(?:[ \t\r\n]|\\{1,3}[nr]){0,16}<td(?:[ \t][^<>\r\n]{0,40})?>(?:<code>)?"
+                .to_owned(),
+        );
     }
     let separators = separators.join("|");
     // (Blanks alone before the value: a quoted one, or, for field names, any — which only

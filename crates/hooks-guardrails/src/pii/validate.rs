@@ -2542,6 +2542,34 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     let b = text.as_bytes();
     // The value's first character: the trigger's last (it may be more than one byte).
     let first = e - text[..e].chars().next_back()?.len_utf8();
+    // (Past Markdown's around the value: a code span's backtick after a blank, `` Password:
+    // `S3cret9` `` — glued to an `=`, a shell's command substitution, which is no value —
+    // or the name's emphasis closed after its separator, `**Password:** S3cret9`.)
+    let first = match b[first] {
+        c @ (b'*' | b'_') => {
+            let run = b[first..].iter().take(3).take_while(|&&d| d == c).count();
+            let blanks = b[first + run..]
+                .iter()
+                .take(40)
+                .take_while(|&&d| d == b' ' || d == b'\t')
+                .count();
+            match (run, blanks) {
+                (1..=2, 1..) => first + run + blanks,
+                _ => first,
+            }
+        }
+        _ => first,
+    };
+    let first = match b.get(first) {
+        Some(b'`') if matches!(b[first - 1], b' ' | b'\t') => first + 1,
+        Some(b'`') | None => return None,
+        _ => first,
+    };
+    if b.get(first)
+        .is_none_or(|c| c.is_ascii_whitespace() || *c == b'`')
+    {
+        return None;
+    }
     let key = name
         - b[..name]
             .iter()
@@ -2554,10 +2582,21 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     if b[..key].ends_with(b"://") {
         return None;
     }
+    // A table's row: the name in one cell, the value in the next.
+    let between = &b[at..first];
+    match table_cells(b, key, at, first) {
+        Some(cells) => return cell_secret(text, key, at, first, cells),
+        // (A pipe after a name that stands in no table's cell: `$password | base64`.)
+        None if between.trim_ascii_end().ends_with(b"|")
+            || memchr::memmem::find(between, b"</t").is_some() =>
+        {
+            return None;
+        }
+        None => {}
+    }
     // A comma between a field's name and the value (and no pair's `value` field): a
     // setter's two arguments, or a list of names. (A header's name before a comma is a
     // header passed to a call: `.header("X-API-Key", "…")`.)
-    let between = &b[at..first];
     let comma = memchr::memchr(b',', between).is_some()
         && memchr::memmem::find(between, b"alue").is_none()
         && !text.get(name..at).is_some_and(super::patterns::header_name);
@@ -2934,19 +2973,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         // passphrase of words alone (`correct horse battery`), nor a template's placeholder
         // (see [`content_placeholder`]).
         let judged = match element || block {
-            true => {
-                let alone = !value.bytes().any(|c| c.is_ascii_whitespace());
-                !content_placeholder(value)
-                    && value.split_ascii_whitespace().any(|w| {
-                        !no_value_word(w)
-                            && secret_value(w, true, None)
-                            && (alone
-                                || !(w
-                                    .bytes()
-                                    .all(|c| c.is_ascii_digit() || c == b'.' || c == b',')
-                                    || versioned_term(w)))
-                    })
-            }
+            true => words_hold_secret(value),
             false => secret_argument(value, true, None),
         };
         if !judged || short_for_a_token(&b[key..at], value) || no_secret_name(&b[key..at], value) {
@@ -2980,6 +3007,105 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         None => bare_len(whole),
     };
     Some((first, first + len.min(again(&whole[..len]))))
+}
+
+/// Whether an element's content, a block's first line or a table's cell holds a secret: one
+/// of its words is one (`P@ss w0rd!`, `S3cret9 # rotated`), numbers and names with a version
+/// (`OAuth2`, `UTF-8`) apart from one alone. Prose holds none (`<token>Expires in 3600
+/// seconds</token>`, `<param name="token">OAuth2 token</param>`), nor a passphrase of words
+/// alone (`correct horse battery`), nor a template's placeholder (see
+/// [`content_placeholder`]).
+fn words_hold_secret(value: &str) -> bool {
+    let alone = !value.bytes().any(|c| c.is_ascii_whitespace());
+    !content_placeholder(value)
+        && value.split_ascii_whitespace().any(|w| {
+            !no_value_word(w)
+                && secret_value(w, true, None)
+                && (alone
+                    || !(w
+                        .bytes()
+                        .all(|c| c.is_ascii_digit() || c == b'.' || c == b',')
+                        || versioned_term(w)))
+        })
+}
+
+/// How a field's name and its value stand side by side in a table's cells.
+#[derive(Clone, Copy)]
+enum Cells {
+    /// Markdown's `| DB_PASSWORD | S3cret9 |` (either cell's content emphasised or a code
+    /// span: `| **Password** | `S3cret9` |`).
+    Markdown,
+    /// HTML's `<td>DB_PASSWORD</td><td>S3cret9</td>` (the name's cell a `<th>`, either
+    /// cell's content a `<code>` element).
+    Html,
+}
+
+/// Whether the name at `key..at` and the value at `first` stand in a table's cells, side by
+/// side: what the trigger read between them (`at..first`) ends one cell and opens the next,
+/// and the name's cell opens right before it.
+fn table_cells(b: &[u8], key: usize, at: usize, first: usize) -> Option<Cells> {
+    let between = &b[at..first];
+    let before = &b[key.saturating_sub(64)..key];
+    if memchr::memmem::find(between, b"</t").is_some() {
+        let before = before.strip_suffix(b"<code>").unwrap_or(before);
+        let open = memchr::memrchr(b'<', before)?;
+        let tag = &before[open..];
+        let cell = (tag.starts_with(b"<td") || tag.starts_with(b"<th"))
+            && matches!(tag.get(3), Some(b'>' | b' ' | b'\t'))
+            && tag.ends_with(b">")
+            && memchr::memchr(b'>', tag) == Some(tag.len() - 1);
+        return cell.then_some(Cells::Html);
+    }
+    let decor = |c: &u8| matches!(c, b' ' | b'\t' | b'*' | b'_' | b'`');
+    let pipe = between.iter().filter(|&&c| c == b'|').count() == 1
+        && between.iter().all(|c| decor(c) || *c == b'|');
+    let row = before
+        .iter()
+        .rev()
+        .find(|c| !decor(c))
+        .is_some_and(|&c| c == b'|');
+    (pipe && row).then_some(Cells::Markdown)
+}
+
+/// The value in a table's cell after its name's (see [`table_cells`]): the cell's content,
+/// its emphasis or code span left out, judged by its words (see [`words_hold_secret`]) — a
+/// schema's or a description's column holds none (`| password | string |`, `| API_KEY |
+/// Your key from the console |`).
+fn cell_secret(
+    text: &str,
+    key: usize,
+    at: usize,
+    first: usize,
+    cells: Cells,
+) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let limit = ceil_char_boundary(text, first.saturating_add(AUTH_TOKEN_MAX));
+    let end = match cells {
+        Cells::Markdown => {
+            memchr::memchr3(b'|', b'\n', b'\r', &b[first..limit]).map_or(limit, |i| first + i)
+        }
+        Cells::Html => {
+            let close = first + memchr::memchr(b'<', &b[first..limit])?;
+            let rest = &b[close..];
+            let rest = rest.strip_prefix(b"</code>").unwrap_or(rest);
+            if !(rest.starts_with(b"</td>") || rest.starts_with(b"</td ")) {
+                return None;
+            }
+            close
+        }
+    };
+    let content = text.get(first..end)?;
+    let content = content.trim_end().trim_end_matches(['*', '`']);
+    let value = content.trim_start_matches(['*', '`']);
+    let start = first + (content.len() - value.len());
+    if value.is_empty()
+        || !words_hold_secret(value)
+        || short_for_a_token(&b[key..at], value)
+        || no_secret_name(&b[key..at], value)
+    {
+        return None;
+    }
+    Some((start, start + value.len()))
 }
 
 /// Whether a word of prose names a thing and its version, as technical prose does
