@@ -4500,6 +4500,21 @@ pub(crate) mod tests {
                 &["S3cr3tPw99"][..],
             ),
             ("echo S3cr3tPw99|sudo -kS ls", &["S3cr3tPw99"]),
+            // (sudo's options that take a value, `-R` and `--chroot` among them;
+            // PowerShell's cmdlet.)
+            ("echo S3cr3tPw99 | sudo -R /mnt -S true", &["S3cr3tPw99"]),
+            (
+                "echo S3cr3tPw99 | sudo --chroot /mnt -S true",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "Write-Output \"S3cr3tPw99\" | docker login -u bob --password-stdin",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "write-output 'S3cr3tPw99' | az acr login -n reg --password-stdin",
+                &["S3cr3tPw99"],
+            ),
             (
                 "echo \"S3cr3tPw99\" | sudo --stdin -u app ls",
                 &["S3cr3tPw99"],
@@ -4757,6 +4772,8 @@ pub(crate) mod tests {
             // A here-document written to a file, a pipe after the command that writes it.
             "cat <<EOF > app.env; echo \"$PAT\" | docker login --password-stdin\nDB_HOST=S3cr3tPw99\nEOF",
             "echo \"${USER:-bob}:${PW}\" | chpasswd",
+            "Write-Output $pw | docker login --password-stdin",
+            "Write-Output \"Deploy2 done\" | Out-File log.txt",
         ] {
             assert_eq!(found(text), [], "{text}");
         }

@@ -1303,8 +1303,10 @@ fn braced_value(text: &str, open: usize) -> Option<(usize, usize)> {
     (!field && secret_argument(value, true, b.get(close).copied())).then_some((first, close))
 }
 
-/// The commands that write a password to a pipe (see [`stdin_password`]).
-pub(super) const STDIN_WRITERS: [&str; 3] = ["echo", "printf", "yes"];
+/// The commands that write a password to a pipe (see [`stdin_password`]); PowerShell's
+/// cmdlet as its docs and people write it (`echo` is its alias).
+pub(super) const STDIN_WRITERS: [&str; 5] =
+    ["echo", "printf", "yes", "Write-Output", "write-output"];
 
 /// A password written into a command that reads it from its standard input, the writer
 /// named at `s` (`m` its trigger's match), or given it in a here-string or a
@@ -1804,6 +1806,7 @@ fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
                     b"--host",
                     b"--close-from",
                     b"--chdir",
+                    b"--chroot",
                     b"--role",
                     b"--type",
                     b"--other-user",
@@ -1817,7 +1820,7 @@ fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
                     if c == b'S' {
                         return Some(Reads::Password);
                     }
-                    if b"ugphCDrtUT".contains(&c) {
+                    if b"ugphCDRrtUT".contains(&c) {
                         takes = at == w.len() - 1;
                         break;
                     }
