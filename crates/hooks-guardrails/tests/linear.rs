@@ -226,11 +226,13 @@ fn family(name: &str, n: usize) -> String {
         "markdown_emphasis" => "**Password:** x `password`: `a` __Secret:__ ".repeat(n / 44),
         "html_table_cells" => "<td>password</td><td>x</td><th>API_KEY</th> <td>".repeat(n / 48),
         "pipes_after_names" => "$password | password |password | ".repeat(n / 33),
+        // Elements never closed, their content on its line.
+        "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 98] = [
+const FAMILIES: [&str; 99] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -329,6 +331,7 @@ const FAMILIES: [&str; 98] = [
     "markdown_emphasis",
     "html_table_cells",
     "pipes_after_names",
+    "unclosed_elements",
 ];
 
 #[test]

@@ -3049,7 +3049,7 @@ pub(crate) mod tests {
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
         let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
-        let cases: [(String, &[&str]); 243] = [
+        let cases: [(String, &[&str]); 247] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3292,6 +3292,13 @@ pub(crate) mod tests {
             ("<wsse:Password>Zq8rTw2xLk</wsse:Password>".into(), &["Zq8rTw2xLk"]),
             ("<password >Zq8rTw2xLk</password >".into(), &["Zq8rTw2xLk"]),
             ("<password><![CDATA[Zq8rTw2xLk]]></password>".into(), &["Zq8rTw2xLk"]),
+            // An element cut off before its closing tag (a log's line, a tool's output cut
+            // short), or whose HTML escape lost its `;`; another element's closing tag, or
+            // prose on the cut line, hold none.
+            ("<password>Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("<password>Zq8rTw2xLk\n<user>bob</user>".into(), &["Zq8rTw2xLk"]),
+            ("&lt;password&gt;Zq8rTw2xLk&lt;/password&gt".into(), &["Zq8rTw2xLk"]),
+            ("<password>Zq8rTw2xLk</pass> <token>Expires in 3600 seconds\n".into(), &[]),
             ("<password>\n    Zq8rTw2xLk\n  </password>".into(), &["Zq8rTw2xLk"]),
             ("password: | # the db one\n  Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("password: |-\n\n  Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
@@ -3530,7 +3537,7 @@ pub(crate) mod tests {
             "lowPass: abc12, boardingPass: QR12345678",
             // A tag that is no element with content, a comparison, a call with no quoted
             // argument, a block scalar not indented, an empty attribute.
-            "a <password>Zq8rTw2xLk with no end",
+            "a <password> tag with no content, <password>: a label",
             "<password>Zq8r<b>Tw2xLk</b></password>",
             "if len(password)>8 and password>abc12345:",
             "check(password(x1234), hash_password(salt2))",

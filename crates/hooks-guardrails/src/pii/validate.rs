@@ -2938,27 +2938,30 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         let limit = ceil_char_boundary(text, first.saturating_add(AUTH_TOKEN_MAX));
         // (An element's content ends at its closing tag, the element's own — not a generic
         // type's, `Vec<Secret>=x;</pre>` — searched to the first `<`: each element in a run
-        // has one, so a run is not read to its end from each.)
+        // has one, so a run is not read to its end from each. Content that ends its line
+        // before any `<`, or the text, is the element's too: a log's line or a tool's output
+        // cut off before the closing tag, `<password>S3cret9⏎`.)
         let (first, end) = match element {
-            true => {
-                let (from, close) = match b[first..].starts_with(b"<![CDATA[") {
-                    true => {
-                        let from = first + 9;
-                        let close = memchr::memmem::find(&b[from..limit.max(from)], b"]]>")?;
-                        (from, from + close)
+            true if !b[first..].starts_with(b"<![CDATA[") => {
+                let lt = memchr::memchr(b'<', &b[first..limit]).map(|i| first + i);
+                let line = memchr::memchr2(b'\n', b'\r', &b[first..lt.unwrap_or(limit)]);
+                match (line, lt) {
+                    (Some(i), _) => (first, first + i),
+                    (None, None) if limit == b.len() => (first, limit),
+                    (None, None) => return None,
+                    (None, Some(close)) => {
+                        if !closes_element(&b[close..], close_name) {
+                            return None;
+                        }
+                        (first, close)
                     }
-                    false => (first, first + memchr::memchr(b'<', &b[first..limit])?),
-                };
-                let tag = match b[close..].starts_with(b"]]>") {
-                    true => close + 3 + memchr::memchr(b'<', &b[close + 3..limit])?,
-                    false => close,
-                };
-                let name_end = b[tag..b.len().min(tag + 96)]
-                    .iter()
-                    .position(|&c| c == b'>')
-                    .map(|i| tag + i)?;
-                let closing = b[tag..name_end].strip_prefix(b"</")?.trim_ascii_end();
-                if !closing.ends_with(close_name) {
+                }
+            }
+            true => {
+                let from = first + 9;
+                let close = from + memchr::memmem::find(&b[from..limit.max(from)], b"]]>")?;
+                let tag = close + 3 + memchr::memchr(b'<', &b[close + 3..limit])?;
+                if !closes_element(&b[tag..], close_name) {
                     return None;
                 }
                 (from, close)
@@ -3010,6 +3013,21 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         None => bare_len(whole),
     };
     Some((first, first + len.min(again(&whole[..len]))))
+}
+
+/// Whether `rest` starts with the closing tag of an element named `name` (a prefix before
+/// it, `</wsse:Password>`; blanks before its `>`, or none where HTML's escape lost its
+/// `;`: `&lt;/password&gt`).
+fn closes_element(rest: &[u8], name: &[u8]) -> bool {
+    let Some(closing) = rest.strip_prefix(b"</") else {
+        return false;
+    };
+    let len = closing
+        .iter()
+        .take(96)
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':'))
+        .count();
+    closing[..len].ends_with(name)
 }
 
 /// Whether an element's content, a block's first line or a table's cell holds a secret: one
