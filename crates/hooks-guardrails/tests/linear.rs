@@ -226,13 +226,17 @@ fn family(name: &str, n: usize) -> String {
         "markdown_emphasis" => "**Password:** x `password`: `a` __Secret:__ ".repeat(n / 44),
         "html_table_cells" => "<td>password</td><td>x</td><th>API_KEY</th> <td>".repeat(n / 48),
         "pipes_after_names" => "$password | password |password | ".repeat(n / 33),
+        "html_cells_indented" => {
+            "<TD><b>Admin Password:</b></TD>\n        <dd style=\"a\">\n x<br> ".repeat(n / 62)
+        }
+        "emphasised_values" => "**Password:** *x* Password:**a `Password`:`".repeat(n / 43),
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 99] = [
+const FAMILIES: [&str; 101] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -332,6 +336,8 @@ const FAMILIES: [&str; 99] = [
     "html_table_cells",
     "pipes_after_names",
     "unclosed_elements",
+    "html_cells_indented",
+    "emphasised_values",
 ];
 
 #[test]

@@ -4474,8 +4474,66 @@ pub(crate) mod tests {
                 "<td><code>API_KEY</code></td><td><code>Xk9vQ2mZp4Lw</code></td>",
                 &["Xk9vQ2mZp4Lw"],
             ),
+            // (Found by a twelfth attack review.) A label's other words before the name in
+            // its cell, an escaped pipe inside the value's; HTML indented, the value on a
+            // line of its own, a `<b>`, a `<span>` or a `<br/>` inside a cell, capitals, a
+            // long attribute, a header's cell, a colon in the name's cell, a definition
+            // list, a label in bold; triple emphasis, a code span glued to the colon, a
+            // value emphasised, a backtick after `=` (read as before); capitals and other
+            // labels, AWS's secret key under its label.
+            ("| Admin Password | Xk9vQ2mZp4Lw |", &["Xk9vQ2mZp4Lw"]),
+            ("| 🔑 **API Token** | Xk9vQ2mZp4Lw |", &["Xk9vQ2mZp4Lw"]),
+            ("| DB_PASSWORD | Xk9v\\|Q2mZp4Lw |", &["Xk9v\\|Q2mZp4Lw"]),
+            (
+                "<tr>\n  <td>Password</td>\n                  <td>Xk9vQ2mZp4Lw</td>\n</tr>",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "<td>Password</td>\n  <td>\n    Xk9vQ2mZp4Lw\n  </td>",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "<td><b>Password</b></td><td><span>Xk9vQ2mZp4Lw</span><br/></td>",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            ("<TD>Password</TD><TD>Xk9vQ2mZp4Lw</TD>", &["Xk9vQ2mZp4Lw"]),
+            (
+                "<td>Password</td><td style=\"font-family: monospace; padding: 4px 8px\">Xk9vQ2mZp4Lw</td>",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            ("<th>Password</th><th>Xk9vQ2mZp4Lw</th>", &["Xk9vQ2mZp4Lw"]),
+            (
+                "<tr><td>Password:</td><td>Xk9vQ2mZp4Lw</td></tr>",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "<dt>Password</dt>\n<dd>Xk9vQ2mZp4Lw</dd>",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            ("<li><b>Password:</b> Xk9vQ2mZp4Lw</li>", &["Xk9vQ2mZp4Lw"]),
+            ("- ***Password:*** Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            ("Password:`Xk9vQ2mZp4Lw`", &["Xk9vQ2mZp4Lw"]),
+            ("**Password:** *Xk9vQ2mZp4Lw*", &["Xk9vQ2mZp4Lw"]),
+            ("Password=`Xk9vQ2mZp4Lw`", &["`Xk9vQ2mZp4Lw`"]),
+            ("**API KEY:** Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            ("**Private Key:** Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            (
+                "**Secret Access Key:** wJalrXUtnFEMI/K7MDENG/bPxRfiCYzK8sQ3vLp7",
+                &["wJalrXUtnFEMI/K7MDENG/bPxRfiCYzK8sQ3vLp7"],
+            ),
             // None.
             ("| password | string | The user's password |", &[]),
+            (
+                "| Password | OAuth2 |\n| Password | Argon2 |\n| API Key | 1,234 |",
+                &[],
+            ),
+            ("**Password:** *optional*", &[]),
+            ("cat f | grep password | base64", &[]),
+            ("password = *ptr;", &[]),
+            (
+                "Tokens look like `<aws_secret_access_key>`; never commit them. Ask `G0KLQBWERY1`.",
+                &[],
+            ),
             ("| API_KEY | Your API key from the dashboard |", &[]),
             ("| password | required | Yes |", &[]),
             ("| DB_PASSWORD | <your-password> |", &[]),

@@ -29,11 +29,12 @@ const BASIC: &str = r"[A-Za-z0-9+/_\-]";
 /// whose name ends in one of them (`MYSQL_ROOT_PASSWORD`, `spring.datasource.password`)
 /// holds a secret (see `validate::named_secret`). The first [`RUN_PASS_NAMES`] are fields'
 /// names; the rest, headers' (`X-API-Key`, `X-Auth-Token`, `Private-Token`) and tokens'.
-pub(super) const SECRET_NAMES: [&str; 99] = [
+pub(super) const SECRET_NAMES: [&str; 104] = [
     // (Before `Secret`, which the trigger would otherwise take with a blank after it, as a
     // name a command sets, and the candidate fail.)
     "Secret Key",
     "Secret key",
+    "SECRET KEY",
     "password",
     "Password",
     "PASSWORD",
@@ -66,6 +67,10 @@ pub(super) const SECRET_NAMES: [&str; 99] = [
     "API key",
     "Api Key",
     "Api key",
+    "API KEY",
+    "Private Key",
+    "Private key",
+    "PRIVATE KEY",
     "access_token",
     "accessToken",
     "ACCESS_TOKEN",
@@ -480,7 +485,7 @@ pub(super) fn named_exactly(m: &[u8]) -> bool {
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
 /// since) are looked for in the command-line pass, whose prefilter then stays the faster
 /// kind with fewer literals (see `specs`).
-pub(super) const RUN_PASS_NAMES: usize = 78;
+pub(super) const RUN_PASS_NAMES: usize = 83;
 
 /// A field named by one of `names`, its separator and the value's first character. The
 /// separator is
@@ -525,13 +530,33 @@ fn named_secret(names: &[&str], comma: bool) -> String {
     let field = format!(
         r"(?:[ \t]{{0,40}}{q}[A-Za-z_]{{1,24}}{q}:[ \t]{{0,4}}{q}[A-Za-z0-9_]{{0,24}}{q}(?:,[ \t]{{0,40}}{nl}?|{nl}))?"
     );
-    let mut separators = vec![
+    // Markdown and HTML (not with `comma`): the name emphasised or a code span, the
+    // separator inside or after it (`**Password:**`, `__Password__:`, `` `DB_PASSWORD`:
+    // ``; HTML's `<b>Password:</b>`), or a table's next cell (`| **Password** | …`, `|
+    // DB_PASSWORD | …`: see `validate::table_cells`); an HTML table's next cell
+    // (`<td>DB_PASSWORD</td><td>…`, `<th>Password</th>⏎  <td class="v">…`, a `<b>` or
+    // `<code>` inside either, a colon before the cell's end) or a definition list's
+    // (`<dt>Password</dt><dd>…`). The HTML forms come first: a colon, the first of the
+    // others, would be taken with the tag's `<` as the value's first character.
+    let emphasis = r"(?:\*{1,3}|_{1,2}|`|</(?:b|strong|em)>)";
+    let inline = "(?:code|b|strong|em|span)";
+    let markup = [
+        format!(
+            r"(?::?</{inline}>)?:?</(?:[Tt][DdHh]|dt)>(?:[ \t\r\n]|\\{{1,3}}[nr]){{0,64}}<(?:[Tt][DdHh]|dd)(?:[ \t][^<>\r\n]{{0,80}})?>(?:<{inline}>)?(?:[ \t]{{0,40}}\r?\n)?"
+        ),
+        r":</(?:b|strong|em)>".to_owned(),
+    ];
+    let mut separators = match comma {
+        false => markup.to_vec(),
+        true => Vec::new(),
+    };
+    separators.extend([
         format!(r"{q}[ \t]{{0,40}}(?:=>|:=|[:=])"),
         format!(r"{q}[ \t]{{0,8}}\][ \t]{{0,40}}(?:\|\||\?\?)?="),
         format!(
             r"{q}[ \t]{{0,40}}(?:,[ \t]{{0,40}}{nl}?|{nl})(?:[ \t]{{0,40}}{nl})?{field}[ \t]{{0,40}}{q}[Vv]alue{q}[ \t]{{0,40}}[:=]"
         ),
-    ];
+    ]);
     if !comma {
         separators.push(format!(r"{qq}[ \t]{{0,4}},(?:[ \t]{{0,4}}\r?\n)?"));
         // An XML element (`<password>…</password>`, `<wsse:Password >`, its content on a
@@ -555,16 +580,9 @@ fn named_secret(names: &[&str], comma: bool) -> String {
         separators.push(format!(
             r"{q}[ \t]{{0,40}}:[ \t]{{0,4}}>[-+0-9]{{0,2}}[ \t]{{0,40}}\r?\n"
         ));
-        // Markdown: the name emphasised or a code span, the separator inside or after it
-        // (`**Password:**`, `__Password__:`, `` `DB_PASSWORD`: ``), or a table's next cell
-        // (`| **Password** | …`, `| DB_PASSWORD | …`: see `validate::table_cells`); an HTML
-        // table's next cell (`<td>DB_PASSWORD</td><td>…`, `<th>Password</th> <td>…`).
-        separators
-            .push(r"(?:\*{1,2}|_{1,2}|`)?[ \t]{0,4}(?:[:=](?:\*{1,2}|_{1,2})?|\|)".to_owned());
-        separators.push(
-            r"(?:</code>)?</t[dh]>(?:[ \t\r\n]|\\{1,3}[nr]){0,16}<td(?:[ \t][^<>\r\n]{0,40})?>(?:<code>)?"
-                .to_owned(),
-        );
+        // (Markdown's emphasis: see `markup` above. After the others, so that `:=` and
+        // `=>` are read as theirs.)
+        separators.push(format!(r"{emphasis}?[ \t]{{0,4}}(?:[:=]{emphasis}?|\|)"));
     }
     let separators = separators.join("|");
     // (Blanks alone before the value: a quoted one, or, for field names, any — which only
@@ -1384,7 +1402,7 @@ pub(super) fn specs() -> Vec<Spec> {
     // the name is the trigger, the key is searched for right after it.
     let aws_secret = r"(?:^|[^A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?:[^A-Za-z0-9/+=]|$)".to_owned();
     let aws_trigger =
-        r"(?i-u:secret_?access_?key|secret-access-key|aws_secret|secret_key)".to_owned();
+        r"(?i-u:secret[_ ]?access[_ ]?key|secret-access-key|aws_secret|secret_key)".to_owned();
     // Triggers: short prefixes of the exact patterns, so the combined pass stays a small DFA.
     let secret_trigger = format!(
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}[srp]k_(?:live|test)_|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}hv[sbr]\.[A-Za-z0-9_-]{{24}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/"

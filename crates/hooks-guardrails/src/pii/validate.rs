@@ -2545,34 +2545,6 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     let b = text.as_bytes();
     // The value's first character: the trigger's last (it may be more than one byte).
     let first = e - text[..e].chars().next_back()?.len_utf8();
-    // (Past Markdown's around the value: a code span's backtick after a blank, `` Password:
-    // `S3cret9` `` — glued to an `=`, a shell's command substitution, which is no value —
-    // or the name's emphasis closed after its separator, `**Password:** S3cret9`.)
-    let first = match b[first] {
-        c @ (b'*' | b'_') => {
-            let run = b[first..].iter().take(3).take_while(|&&d| d == c).count();
-            let blanks = b[first + run..]
-                .iter()
-                .take(40)
-                .take_while(|&&d| d == b' ' || d == b'\t')
-                .count();
-            match (run, blanks) {
-                (1..=2, 1..) => first + run + blanks,
-                _ => first,
-            }
-        }
-        _ => first,
-    };
-    let first = match b.get(first) {
-        Some(b'`') if matches!(b[first - 1], b' ' | b'\t') => first + 1,
-        Some(b'`') | None => return None,
-        _ => first,
-    };
-    if b.get(first)
-        .is_none_or(|c| c.is_ascii_whitespace() || *c == b'`')
-    {
-        return None;
-    }
     let key = name
         - b[..name]
             .iter()
@@ -2580,6 +2552,41 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .take(256)
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
             .count();
+    // (Past Markdown's around the value: a code span's backtick after a blank or a colon,
+    // `` Password: `S3cret9` `` — after an `=`, a shell's command substitution may open,
+    // read as before — or the name's emphasis closed after its separator, `**Password:**
+    // S3cret9`.)
+    let mut first = first;
+    // (Twice: the name's emphasis closed, then the value's own, `**Password:** *S3cret9*`.)
+    for _ in 0..2 {
+        let Some(&c @ (b'*' | b'_')) = b.get(first) else {
+            break;
+        };
+        let run = b[first..].iter().take(4).take_while(|&&d| d == c).count();
+        let blanks = b[first + run..]
+            .iter()
+            .take(40)
+            .take_while(|&&d| d == b' ' || d == b'\t')
+            .count();
+        match (run, blanks) {
+            (1..=3, 1..) => first += run + blanks,
+            // (A bare value emphasised, `**S3cret9**`, `*optional*`: judged and taken
+            // without it.)
+            (1..=3, 0) => match emphasised_value(text, key, at, first, run) {
+                Some(found) => return found,
+                None => break,
+            },
+            _ => break,
+        }
+    }
+    let first = match b.get(first) {
+        Some(b'`') if matches!(b[first - 1], b' ' | b'\t' | b':') => first + 1,
+        Some(_) => first,
+        None => return None,
+    };
+    if b.get(first).is_none_or(u8::is_ascii_whitespace) {
+        return None;
+    }
     // A URL's user (`https://x-access-token:…@github.com`): its password is read as one
     // (see `url_password`), to the host.
     if b[..key].ends_with(b"://") {
@@ -2590,9 +2597,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     match table_cells(b, key, at, first) {
         Some(cells) => return cell_secret(text, key, at, first, cells),
         // (A pipe after a name that stands in no table's cell: `$password | base64`.)
-        None if between.trim_ascii_end().ends_with(b"|")
-            || memchr::memmem::find(between, b"</t").is_some() =>
-        {
+        None if between.trim_ascii_end().ends_with(b"|") || html_cells(between) => {
             return None;
         }
         None => {}
@@ -2945,7 +2950,12 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             true if !b[first..].starts_with(b"<![CDATA[") => {
                 let lt = memchr::memchr(b'<', &b[first..limit]).map(|i| first + i);
                 let line = memchr::memchr2(b'\n', b'\r', &b[first..lt.unwrap_or(limit)]);
+                // (Not a tag quoted as a placeholder, `` `<api_key>`; never… ``: its code
+                // span or punctuation right after it.)
+                let placeholder = b[..key].ends_with(b"`<")
+                    || matches!(b[first], b'`' | b';' | b',' | b'.' | b')' | b']' | b'}');
                 match (line, lt) {
+                    (Some(_), _) | (None, None) if placeholder => return None,
                     (Some(i), _) => (first, first + i),
                     (None, None) if limit == b.len() => (first, limit),
                     (None, None) => return None,
@@ -2979,7 +2989,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         // passphrase of words alone (`correct horse battery`), nor a template's placeholder
         // (see [`content_placeholder`]).
         let judged = match element || block {
-            true => words_hold_secret(value),
+            true => words_hold_secret(value, false),
             false => secret_argument(value, true, None),
         };
         if !judged || short_for_a_token(&b[key..at], value) || no_secret_name(&b[key..at], value) {
@@ -3036,8 +3046,10 @@ fn closes_element(rest: &[u8], name: &[u8]) -> bool {
 /// seconds</token>`, `<param name="token">OAuth2 token</param>`), nor a passphrase of words
 /// alone (`correct horse battery`), nor a template's placeholder (see
 /// [`content_placeholder`]).
-fn words_hold_secret(value: &str) -> bool {
-    let alone = !value.bytes().any(|c| c.is_ascii_whitespace());
+fn words_hold_secret(value: &str, cell: bool) -> bool {
+    // (A table's cell holds a column's word as often as a value: a lone number or a name
+    // with a version there is none, `| Password | Argon2 |`, `| API Key | 1,234 |`.)
+    let alone = !cell && !value.bytes().any(|c| c.is_ascii_whitespace());
     !content_placeholder(value)
         && value.split_ascii_whitespace().any(|w| {
             !no_value_word(w)
@@ -3056,42 +3068,80 @@ enum Cells {
     /// Markdown's `| DB_PASSWORD | S3cret9 |` (either cell's content emphasised or a code
     /// span: `| **Password** | `S3cret9` |`).
     Markdown,
-    /// HTML's `<td>DB_PASSWORD</td><td>S3cret9</td>` (the name's cell a `<th>`, either
-    /// cell's content a `<code>` element).
+    /// HTML's `<td>DB_PASSWORD</td><td>S3cret9</td>` (either cell a `<th>`; a definition
+    /// list's `<dt>` and `<dd>`; an inline element inside either, `<code>`, `<b>`).
     Html,
+}
+
+/// Whether what the trigger read between a name and its value (`between`) closes an HTML
+/// table's or definition list's cell and opens the next (`</td><td>`, `</TH>⏎  <td>`,
+/// `</dt><dd>`).
+fn html_cells(between: &[u8]) -> bool {
+    memchr::memmem::find_iter(between, b"</").any(|i| {
+        let tag = &between[i + 2..];
+        tag.len() >= 2
+            && (matches!(tag[0] | 0x20, b't') && matches!(tag[1] | 0x20, b'd' | b'h')
+                || tag.starts_with(b"dt"))
+    })
+}
+
+/// An inline element's opening tag at the end of `before` (`<code>`, `<b>`, `<strong>`,
+/// `<em>`, `<span …>`), left out.
+fn without_inline_open(before: &[u8]) -> &[u8] {
+    let Some(open) = memchr::memrchr(b'<', before) else {
+        return before;
+    };
+    let tag = &before[open + 1..];
+    let name = tag.iter().take_while(|c| c.is_ascii_alphabetic()).count();
+    let inline = matches!(&tag[..name], b"code" | b"b" | b"strong" | b"em" | b"span");
+    match inline && tag.ends_with(b">") && memchr::memchr(b'>', tag) == Some(tag.len() - 1) {
+        true => &before[..open],
+        false => before,
+    }
 }
 
 /// Whether the name at `key..at` and the value at `first` stand in a table's cells, side by
 /// side: what the trigger read between them (`at..first`) ends one cell and opens the next,
-/// and the name's cell opens right before it.
+/// and the name's cell opens before it — right before it in HTML (`<td>`, `<th>`, `<dt>`,
+/// an inline element's tag inside), after a label's other words in Markdown (`| Admin
+/// Password | …`, `| 🔑 **API Token** | …`) on a row that opens with a pipe (a shell's
+/// pipeline does not: `cat f | grep password | base64`).
 fn table_cells(b: &[u8], key: usize, at: usize, first: usize) -> Option<Cells> {
     let between = &b[at..first];
-    let before = &b[key.saturating_sub(64)..key];
-    if memchr::memmem::find(between, b"</t").is_some() {
-        let before = before.strip_suffix(b"<code>").unwrap_or(before);
+    let before = &b[key.saturating_sub(256)..key];
+    if html_cells(between) {
+        let before = without_inline_open(before);
         let open = memchr::memrchr(b'<', before)?;
-        let tag = &before[open..];
-        let cell = (tag.starts_with(b"<td") || tag.starts_with(b"<th"))
-            && matches!(tag.get(3), Some(b'>' | b' ' | b'\t'))
-            && tag.ends_with(b">")
+        let tag = &before[open + 1..];
+        let cell = tag.len() >= 3
+            && (matches!(tag[0] | 0x20, b't') && matches!(tag[1] | 0x20, b'd' | b'h')
+                || tag.starts_with(b"dt"))
+            && matches!(tag[2], b'>' | b' ' | b'\t')
             && memchr::memchr(b'>', tag) == Some(tag.len() - 1);
         return cell.then_some(Cells::Html);
     }
     let decor = |c: &u8| matches!(c, b' ' | b'\t' | b'*' | b'_' | b'`');
     let pipe = between.iter().filter(|&&c| c == b'|').count() == 1
         && between.iter().all(|c| decor(c) || *c == b'|');
-    let row = before
-        .iter()
-        .rev()
-        .find(|c| !decor(c))
-        .is_some_and(|&c| c == b'|');
-    (pipe && row).then_some(Cells::Markdown)
+    if !pipe {
+        return None;
+    }
+    // The name's cell: a label's words (letters, digits, blanks, emphasis, a symbol's
+    // bytes) back to its pipe, which opens the row or follows another cell on it.
+    let line = memchr::memrchr2(b'\n', b'\r', before).map_or(0, |i| i + 1);
+    let cell = memchr::memrchr(b'|', &before[line..]).map(|i| line + i)?;
+    let label = before[cell + 1..].iter().all(|&c| {
+        c.is_ascii_alphanumeric() || decor(&c) || matches!(c, b'-' | b'(' | b')') || c >= 0x80
+    });
+    let row = before[line..].trim_ascii_start().first() == Some(&b'|');
+    (label && row && before.len() - cell <= 64).then_some(Cells::Markdown)
 }
 
-/// The value in a table's cell after its name's (see [`table_cells`]): the cell's content,
-/// its emphasis or code span left out, judged by its words (see [`words_hold_secret`]) — a
-/// schema's or a description's column holds none (`| password | string |`, `| API_KEY |
-/// Your key from the console |`).
+/// The value in a table's cell after its name's (see [`table_cells`]): the cell's content
+/// (to its pipe not escaped, `\|`; to the cell's closing tag past an inline element's and
+/// a `<br>`), its emphasis or code span left out, judged by its words (see
+/// [`words_hold_secret`]) — a schema's or a description's column holds none (`| password
+/// | string |`, `| API_KEY | Your key from the console |`, `| Password | OAuth2 |`).
 fn cell_secret(
     text: &str,
     key: usize,
@@ -3102,14 +3152,36 @@ fn cell_secret(
     let b = text.as_bytes();
     let limit = ceil_char_boundary(text, first.saturating_add(AUTH_TOKEN_MAX));
     let end = match cells {
-        Cells::Markdown => {
-            memchr::memchr3(b'|', b'\n', b'\r', &b[first..limit]).map_or(limit, |i| first + i)
-        }
+        Cells::Markdown => memchr::memchr3_iter(b'|', b'\n', b'\r', &b[first..limit])
+            .map(|i| first + i)
+            .find(|&i| b[i] != b'|' || b[i - 1] != b'\\')
+            .unwrap_or(limit),
         Cells::Html => {
             let close = first + memchr::memchr(b'<', &b[first..limit])?;
-            let rest = &b[close..];
-            let rest = rest.strip_prefix(b"</code>").unwrap_or(rest);
-            if !(rest.starts_with(b"</td>") || rest.starts_with(b"</td ")) {
+            let mut rest = &b[close..];
+            for _ in 0..4 {
+                rest = rest.trim_ascii_start();
+                let Some(tag) = rest.strip_prefix(b"<") else {
+                    break;
+                };
+                let name = tag.strip_prefix(b"/").unwrap_or(tag);
+                let len = name.iter().take_while(|c| c.is_ascii_alphabetic()).count();
+                let skip = match &name[..len] {
+                    b"code" | b"b" | b"strong" | b"em" | b"span" => tag.starts_with(b"/"),
+                    b"br" => true,
+                    _ => false,
+                };
+                if !skip {
+                    break;
+                }
+                let gt = memchr::memchr(b'>', &rest[..rest.len().min(64)])?;
+                rest = &rest[gt + 1..];
+            }
+            let closes = rest.len() >= 4
+                && rest.starts_with(b"</")
+                && (matches!(rest[2] | 0x20, b't') && matches!(rest[3] | 0x20, b'd' | b'h')
+                    || rest[2..].starts_with(b"dd"));
+            if !closes {
                 return None;
             }
             close
@@ -3120,13 +3192,51 @@ fn cell_secret(
     let value = content.trim_start_matches(['*', '`']);
     let start = first + (content.len() - value.len());
     if value.is_empty()
-        || !words_hold_secret(value)
+        || !words_hold_secret(value, true)
         || short_for_a_token(&b[key..at], value)
         || no_secret_name(&b[key..at], value)
     {
         return None;
     }
     Some((start, start + value.len()))
+}
+
+/// A bare value inside emphasis (`**S3cret9**`, `*optional*`, `__S3cret9__`), its opening
+/// run of `run` bytes at `first`: the value inside, judged as a bare value is, the name at
+/// `key..at`. `None` where the word does not close the same emphasis (`*ptr`, `_S3cret9`:
+/// a value that starts so).
+fn emphasised_value(
+    text: &str,
+    key: usize,
+    at: usize,
+    first: usize,
+    run: usize,
+) -> Option<Option<(usize, usize)>> {
+    let b = text.as_bytes();
+    let c = b[first];
+    let limit = ceil_char_boundary(text, first.saturating_add(NAMED_VALUE_MAX));
+    // (Read to the first emphasis character or the word's end, whichever comes first: a
+    // run of `Password:**` is not read 256 bytes from each.)
+    let from = first + run;
+    let inner = from
+        + b[from..limit].iter().position(|&d| {
+            d == c || d.is_ascii_whitespace() || matches!(d, b'<' | b'|' | b'"' | b'\'' | b',')
+        })?;
+    let word = inner + run;
+    let closed = inner > from
+        && b.get(inner..word)
+            .is_some_and(|r| r.iter().all(|&d| d == c))
+        && b.get(word)
+            .is_none_or(|&d| d != c && !d.is_ascii_alphanumeric());
+    if !closed {
+        return None;
+    }
+    let value = text.get(first + run..inner)?;
+    let name = &b[key..at];
+    let secret = secret_value(value, false, None)
+        && !short_for_a_token(name, value)
+        && !no_secret_name(name, value);
+    Some(secret.then_some((first + run, inner)))
 }
 
 /// Whether a word of prose names a thing and its version, as technical prose does
@@ -4923,6 +5033,7 @@ pub(super) fn validate_aws_secret(
     let keyed = [
         "secret_access_key",
         "secretaccesskey",
+        "secret access key",
         "aws_secret",
         "secret_key",
         "secret-access-key",
