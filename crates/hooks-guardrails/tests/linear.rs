@@ -230,13 +230,23 @@ fn family(name: &str, n: usize) -> String {
             "<TD><b>Admin Password:</b></TD>\n        <dd style=\"a\">\n x<br> ".repeat(n / 62)
         }
         "emphasised_values" => "**Password:** *x* Password:**a `Password`:`".repeat(n / 43),
+        // Tables' rows under a header that names a secret's column, whose values fail
+        // (each row read back to its header, 64 rows at most), under one that names none,
+        // and rows with no header.
+        "table_rows_under_a_secret_header" => {
+            format!("| User | Password |\n|---|---|\n{}", "| a | **** |\n".repeat(n / 13))
+        }
+        "table_rows_under_other_headers" => {
+            format!("| User | Role |\n|---|---|\n{}", "| a | x1 |\n".repeat(n / 11))
+        }
+        "table_rows_without_headers" => "| a |\n|---|\n|---|\n| b |\n".repeat(n / 24),
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 101] = [
+const FAMILIES: [&str; 104] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -338,6 +348,9 @@ const FAMILIES: [&str; 101] = [
     "unclosed_elements",
     "html_cells_indented",
     "emphasised_values",
+    "table_rows_under_a_secret_header",
+    "table_rows_under_other_headers",
+    "table_rows_without_headers",
 ];
 
 #[test]

@@ -810,7 +810,7 @@ impl PiiDetector {
         let mut at = 0;
         // The last detection: what a validator reads before its candidate reads it as the
         // placeholder it becomes (see `Freed`).
-        let mut freed = Freed::NONE;
+        let mut freed = Freed::default();
         // A detection that starts after its candidate did (an address whose local part is
         // cut to its last 64 characters, a card glued to a word): held until no candidate of
         // another pass starts before it, so a value that starts earlier is not passed over
@@ -845,10 +845,7 @@ impl PiiDetector {
                     }
                     d = self.merged_with_overlaps(text, d, freed, seen, work, None);
                 }
-                *freed = Freed {
-                    start: d.start,
-                    end: d.end,
-                };
+                (freed.start, freed.end) = (d.start, d.end);
                 // How far a kind was quiet past the detection, if one was.
                 for (q, kind) in quiet.iter_mut().zip(&self.compiled.kinds) {
                     if kind.reach_until_detection && *q > d.end {
@@ -1572,7 +1569,8 @@ impl PiiDetector {
             for p in set.iter() {
                 let k = pass.kinds[p.as_usize()];
                 let mut own = Seen::default();
-                if let Some(d) = self.validate_plain(rest, k, 0, &Freed::NONE, &mut own, work, true)
+                if let Some(d) =
+                    self.validate_plain(rest, k, 0, &Freed::default(), &mut own, work, true)
                     && d.start == 0
                 {
                     hit = Some(Detection {
@@ -1997,8 +1995,8 @@ pub(crate) mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().compiled.kinds.len(), 11);
-        assert_eq!(PiiDetector::new().compiled.passes.len(), 5);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 12);
+        assert_eq!(PiiDetector::new().compiled.passes.len(), 6);
     }
 
     #[test]
@@ -4431,17 +4429,33 @@ pub(crate) mod tests {
         }
     }
 
-    /// A password written into a command that reads it from its standard input: `echo`,
-    /// `printf` or `yes` (in a group too), a here-string or a here-document, into `sudo
-    /// -S`, `chpasswd` (the part after the colon), `passwd`, `smbpasswd -s`,
-    /// `htpasswd -i`, `kinit`, `cryptsetup`, `sshpass`, `vault login -`, hashing tools, a
-    /// remote `sudo -S`, or a line with `--password-stdin`, `--with-token`,
-    /// `--passphrase-fd 0` or `-pass stdin`.
+    /// A table's header cell names a secret's column where it ends with any name a field
+    /// may have (`Pass` in camel case only), after a word's border.
+    #[test]
+    fn every_secret_name_heads_a_secret_column() {
+        for name in patterns::SECRET_NAMES {
+            let label = match name {
+                "Pass" => "adminPass".to_owned(),
+                _ => format!("Admin {name}"),
+            };
+            assert!(
+                validate::header_secret(label.as_bytes()).is_some(),
+                "{label}"
+            );
+            assert!(
+                validate::header_secret(format!("{name}s").as_bytes()).is_none(),
+                "{name}s"
+            );
+        }
+        assert!(validate::header_secret(b"Boarding Pass").is_none());
+    }
+
     /// Credentials as an agent lays them out for a person: Markdown's emphasis and code
     /// spans around a field's name, its separator and its value; a table's row, its name
-    /// in one cell and the value in the next (Markdown's or HTML's); a label with a blank
-    /// (`API Key`). A schema's or a description's column, a placeholder, a pipe outside a
-    /// table, and Markdown cut off at the text's end hold none.
+    /// in one cell and the value in the next (Markdown's or HTML's), or under a header
+    /// that names the column; a label with a blank (`API Key`). A schema's or a
+    /// description's column, a placeholder, a pipe outside a table, and Markdown cut off
+    /// at the text's end hold none.
     #[test]
     fn credentials_laid_out_in_markdown_and_tables_are_secrets() {
         let d = PiiDetector::new();
@@ -4521,7 +4535,38 @@ pub(crate) mod tests {
                 "**Secret Access Key:** wJalrXUtnFEMI/K7MDENG/bPxRfiCYzK8sQ3vLp7",
                 &["wJalrXUtnFEMI/K7MDENG/bPxRfiCYzK8sQ3vLp7"],
             ),
+            // A table whose header names the column (each row's value found; every column
+            // under such a header, from the first value to the last), indented, with
+            // `\r\n`, below another table with no blank line between.
+            (
+                "| Service | Username | Password |\n|---|---|---|\n| db | admin | Xk9vQ2mZp4Lw |\n| redis | default | Qw8nR3tYu6pZ |",
+                &["Xk9vQ2mZp4Lw", "Qw8nR3tYu6pZ"],
+            ),
+            (
+                "  | Name | API Key | Notes |\r\n  | :--- | --- | ---: |\r\n  | prod | Xk9vQ2mZp4Lw | monthly |",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "| Password | Token |\n|---|---|\n| Xk9vQ2mZp4Lw | Qw8nR3tYu6pZ |",
+                &["Xk9vQ2mZp4Lw | Qw8nR3tYu6pZ"],
+            ),
+            (
+                "| a | b |\n|---|---|\n| x | y |\n| User | Password |\n|---|---|\n| b | Xk9vQ2mZp4Lw |",
+                &["Xk9vQ2mZp4Lw"],
+            ),
             // None.
+            (
+                "| Model | Token | Tokens |\n|---|---|---|\n| gpt | 4096 | 8192 |\n| llama | 1,024 | 2048 |",
+                &[],
+            ),
+            (
+                "| User | Password |\n|---|---|\n| bob | ******** |\n| amy | <hidden> |",
+                &[],
+            ),
+            (
+                "| Boarding Pass | Passwords |\n|---|---|\n| AB12CD | Xk9vQ2mZp4Lw |",
+                &[],
+            ),
             ("| password | string | The user's password |", &[]),
             (
                 "| Password | OAuth2 |\n| Password | Argon2 |\n| API Key | 1,234 |",
@@ -4556,6 +4601,12 @@ pub(crate) mod tests {
         }
     }
 
+    /// A password written into a command that reads it from its standard input: `echo`,
+    /// `printf`, `yes` or PowerShell's `Write-Output` (in a group too), a here-string or a here-document, into `sudo
+    /// -S`, `chpasswd` (the part after the colon), `passwd`, `smbpasswd -s`,
+    /// `htpasswd -i`, `kinit`, `cryptsetup`, `sshpass`, `vault login -`, hashing tools, a
+    /// remote `sudo -S`, or a line with `--password-stdin`, `--with-token`,
+    /// `--passphrase-fd 0` or `-pass stdin`.
     #[test]
     fn passwords_written_into_a_readers_standard_input_are_secrets() {
         let d = PiiDetector::new();
@@ -5407,6 +5458,13 @@ pub(crate) mod tests {
             "zip -r ",
             "ssh-keygen ",
             "-N ",
+            // Tables' rows (their headers naming a secret's column or not).
+            "| ",
+            "|---|---|\n",
+            "| Password | a |\n",
+            "| x | S3cr3tPw99 |\n",
+            " |",
+            "\r\n",
         ];
         let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let long_domain = format!("{0}.{0}.{0}.com", "b".repeat(60));
@@ -5685,6 +5743,13 @@ pub(crate) mod tests {
             "Ab3dEf9hIjKlMnOpQrStUvW",
             "Ab3dEf9hIjKlMnOpQrStUvWxY",
         ];
+        // A table's row that fails under a secret's column, then rows that pass; a table
+        // with none, and right below it (no blank line) a header of one.
+        texts.push("| User | Password |\n|---|---|\n| a | **** |\n| b | S3cr3tPw99 |\n".repeat(3));
+        texts.push(
+            "| a | b |\n|---|---|\n| x | y |\n| User | Password |\n|---|---|\n| b | S3cr3tPw99 |"
+                .to_owned(),
+        );
         for _ in 0..1_500 {
             let len = 40 + next(160);
             texts.push((0..len).map(|_| runs[next(runs.len())]).collect());
@@ -5908,11 +5973,11 @@ pub(crate) mod tests {
             format!("{}@{}.com ", "a".repeat(60), "b".repeat(1000)),
         ] {
             let text = unit.repeat((64 << 10) / unit.len());
-            // (Each of the five passes searches the text once; the rest is the run read
+            // (Each of the six passes searches the text once; the rest is the run read
             // again a few times.)
             let work = d.scan_work(&text);
             assert!(
-                work < 11 * text.len() as u64,
+                work < 12 * text.len() as u64,
                 "{unit}: {work} steps for {} bytes",
                 text.len()
             );

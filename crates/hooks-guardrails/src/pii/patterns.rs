@@ -738,9 +738,10 @@ pub(super) struct Spec {
 /// kind look again); pass 4: credentials on command lines and in headers (`--password …`,
 /// `curl -u user:…`, `mysql -p…`, `Authorization: Token …`, `X-API-Key: …`: see
 /// [`command_line_secrets`]), on their own so that neither pass 1's prefilter nor its
-/// skip over a failed run (see `other_trigger_in`) need know them. At one start, passes
+/// skip over a failed run (see `other_trigger_in`) need know them; pass 5: a Markdown
+/// table's rows (see `validate::table_row_secret`), found by hand. At one start, passes
 /// are asked in this order.
-pub(super) const PASSES: usize = 5;
+pub(super) const PASSES: usize = 6;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after
 /// a header's key on its line): after such a value, held until the scan reaches it, the pass
@@ -1534,6 +1535,18 @@ pub(super) fn specs() -> Vec<Spec> {
                 phone,
                 PHONE_WINDOW,
                 validate_phone,
+            )
+        },
+        // A Markdown table's row, its header naming a secret's column.
+        Spec {
+            hand_search: Some(table_row_at),
+            ..spec(
+                Entity::Secret,
+                5,
+                r"(?m:^)[ \t]{0,3}\|".to_owned(),
+                String::new(),
+                1,
+                table_row_secret,
             )
         },
     ]

@@ -451,6 +451,7 @@ fn french_after_a_short_number(
     let freed = Freed {
         start: before.s,
         end: short.end,
+        ..Freed::default()
     };
     let after_short = Before {
         text: before.text,
@@ -842,7 +843,7 @@ mod tests {
             let before = Before {
                 text: &text,
                 s,
-                freed: &Freed::NONE,
+                freed: &Freed::default(),
                 phone: Cell::new(None),
                 id: Cell::new(None),
                 code: Cell::new(None),

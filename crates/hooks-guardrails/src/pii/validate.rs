@@ -28,15 +28,25 @@ pub(crate) fn ceil_char_boundary(text: &str, i: usize) -> usize {
 /// validator that reads what stands before its candidate reads it as the placeholder's `]`,
 /// as the next redaction pass would, so a number right after a detected one is read as a
 /// number of its own, not as that one's continuation (`06 12 34 56 78 06 12 34 56 79`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// Also what one scan of a text knows of the last Markdown table's row it read (see
+/// [`table_row_secret`]): the next row finds its header there, not by reading back.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Freed {
     pub(super) start: usize,
     pub(super) end: usize,
+    pub(super) table: std::cell::Cell<Option<TableRow>>,
+}
+
+/// A Markdown table's row as [`table_row_secret`] read it: where it ends (before its line
+/// break) and its table's header row (its first `|` and its end), if it has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct TableRow {
+    pub(super) end: usize,
+    pub(super) header: Option<(usize, usize)>,
 }
 
 impl Freed {
-    pub(super) const NONE: Freed = Freed { start: 0, end: 0 };
-
     /// The byte at `i`, or `]` inside the last detection.
     pub(super) fn byte(&self, text: &str, i: usize) -> u8 {
         if (self.start..self.end).contains(&i) {
@@ -3201,6 +3211,242 @@ fn cell_secret(
     Some((start, start + value.len()))
 }
 
+/// How many rows above a table's row are read for its header (see [`table_row_secret`]):
+/// a row further down than this from its table's alignment row is not read.
+const TABLE_ROWS_BACK: usize = 64;
+
+/// The most bytes a table's row, and the rows above it read for its header, may take.
+const TABLE_BYTES: usize = 16 << 10;
+
+/// Where a Markdown table's row starts at or after `from` (before `to`): a `|` that is the
+/// first character of its line but for up to three blanks. The trigger of
+/// [`table_row_secret`], read by hand (a `|` is searched for with `memchr`; its line's
+/// start is a few bytes back).
+pub(super) fn table_row_at(text: &str, from: usize, to: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    memchr::memchr_iter(b'|', &b[from..to])
+        .map(|i| from + i)
+        .find_map(|p| {
+            let blanks = b[..p]
+                .iter()
+                .rev()
+                .take(4)
+                .take_while(|&&c| c == b' ' || c == b'\t')
+                .count();
+            // (The regex's match: from the line's start, `(?m:^)[ \t]{0,3}\|`, within
+            // `from..to`.)
+            let start = p - blanks;
+            let line = matches!(start.checked_sub(1).map(|i| b[i]), None | Some(b'\n'));
+            (blanks <= 3 && line && start >= from).then_some((start, p + 1))
+        })
+}
+
+/// The first `|` of a table's row whose trigger starts at `s` (past its blanks).
+fn row_pipe(b: &[u8], s: usize) -> Option<usize> {
+    let p = s + b[s..]
+        .iter()
+        .take(3)
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count();
+    (b.get(p) == Some(&b'|')).then_some(p)
+}
+
+/// The cells of a Markdown table's row (`line`, from its first `|`): each cell's content,
+/// its blanks, emphasis and code span left out, as offsets into `line` — split at pipes
+/// not escaped (`\|` is part of a cell).
+fn row_cells(line: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let pipes = memchr::memchr_iter(b'|', line).filter(|&i| i == 0 || line[i - 1] != b'\\');
+    let mut last = None;
+    pipes.filter_map(move |p| {
+        let cell = last.replace(p).map(|a: usize| (a + 1, p));
+        let (a, z) = cell?;
+        let strip = |c: &u8| matches!(c, b' ' | b'\t' | b'*' | b'`');
+        let a = a + line[a..z].iter().take_while(|c| strip(c)).count();
+        let z = z - line[a..z].iter().rev().take_while(|c| strip(c)).count();
+        Some((a, z))
+    })
+}
+
+/// Whether a table's row is its alignment row (`|---|:--:|`): every cell dashes, with a
+/// colon at either end.
+fn alignment_row(line: &[u8]) -> bool {
+    let mut cells = 0;
+    for (a, z) in row_cells(line) {
+        let cell = &line[a..z];
+        let dashes = cell.strip_prefix(b":").unwrap_or(cell);
+        let dashes = dashes.strip_suffix(b":").unwrap_or(dashes);
+        if dashes.is_empty() || !dashes.iter().all(|&c| c == b'-') {
+            return false;
+        }
+        cells += 1;
+    }
+    cells > 0
+}
+
+/// The name of a secret that a table's header cell ends with (`Password`, `Admin Password`,
+/// `DB_PASSWORD`, `API Key`), after a word's border — not a plural or a longer word
+/// (`Passwords`, `Tokenizer`), nor `Pass` but in camel case (`adminPass`; not `Boarding
+/// Pass`).
+pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
+    // (Every name ends with one of these, in any case: most labels are turned away here.)
+    const ENDS: [&[u8]; 10] = [
+        b"ord", b"swd", b"ase", b"ret", b"key", b"ken", b"ass", b"pwd", b"psk", b"uth",
+    ];
+    let tail = label
+        .get(label.len().checked_sub(3)?..)?
+        .to_ascii_lowercase();
+    if !ENDS.contains(&tail.as_slice()) {
+        return None;
+    }
+    super::patterns::SECRET_NAMES
+        .iter()
+        .map(|n| n.as_bytes())
+        .filter(|n| label.ends_with(n))
+        .find(|n| {
+            let before = label.len() - n.len();
+            match (before.checked_sub(1).map(|i| label[i]), *n == b"Pass") {
+                (Some(c), true) => c.is_ascii_lowercase(),
+                (None, true) => false,
+                (None, false) => true,
+                (Some(c), false) => {
+                    !c.is_ascii_alphanumeric()
+                        || (c.is_ascii_lowercase() && n[0].is_ascii_uppercase())
+                }
+            }
+        })
+}
+
+/// Whether a table's line (from its first `|`) is its alignment row as far as its bytes
+/// tell (`|---|:--:|`: pipes, dashes, colons and blanks; a dash among them) — read a byte
+/// at a time, so a row of values stops at its first letter (see [`alignment_row`] for its
+/// cells).
+fn alignment_bytes(line: &[u8]) -> bool {
+    line.iter()
+        .all(|c| matches!(c, b'|' | b'-' | b':' | b' ' | b'\t'))
+        && line.contains(&b'-')
+}
+
+/// Where a Markdown table's row (its first `|` at `s`) starts and ends, and its table's
+/// header row: found by reading back over the rows above (at most [`TABLE_ROWS_BACK`] and
+/// [`TABLE_BYTES`]) to the alignment row, the header the row right above it. `None` where
+/// a line above is no table's row first, or the row is the alignment row or the header.
+/// (Each row above is read to its first byte that no alignment row holds: a few bytes.)
+fn table_header(b: &[u8], s: usize) -> Option<((usize, usize), (usize, usize))> {
+    let end = memchr::memchr2(b'\n', b'\r', &b[s..]).map_or(b.len(), |j| s + j);
+    if end - s > TABLE_BYTES || alignment_row(&b[s..end]) {
+        return None;
+    }
+    let floor = s.saturating_sub(TABLE_BYTES);
+    // The start of the row read last, and of the line above it (its first `|`, its end).
+    let line_above = |from: usize| -> Option<(usize, usize, usize)> {
+        let brk = from.checked_sub(1)?;
+        let to = brk - usize::from(b[brk] == b'\n' && brk > 0 && b[brk - 1] == b'\r');
+        let a = match memchr::memrchr(b'\n', &b[floor..to]) {
+            Some(i) => floor + i + 1,
+            None if floor == 0 => 0,
+            None => return None,
+        };
+        let first = a + b[a..to]
+            .iter()
+            .take(3)
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count();
+        (first < to && b[first] == b'|').then_some((a, first, to))
+    };
+    let mut above = s - b[..s]
+        .iter()
+        .rev()
+        .take(3)
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count();
+    for _ in 0..TABLE_ROWS_BACK {
+        let (a, first, to) = line_above(above)?;
+        if alignment_bytes(&b[first..to]) && alignment_row(&b[first..to]) {
+            let (_, hfirst, hto) = line_above(a)?;
+            return (hfirst != s).then_some(((hfirst, hto), (s, end)));
+        }
+        above = a;
+    }
+    None
+}
+
+/// A secret in a Markdown table's row whose header names the column (`| Service | User |
+/// Password |` over `|---|---|---|`, then `| db | app | S3cret9 |`): the row's cells under a
+/// header that ends with a secret's name (see [`header_secret`]), each judged as a cell
+/// beside its name is (see [`cell_secret`]) — from the first that holds one to the last.
+/// The trigger is the row's first `|` (past up to three blanks from `s`; see
+/// [`table_row_at`]).
+///
+/// The header is the row above the alignment row. A row right below the row read last in
+/// this scan (`freed.table`) has the same header (an alignment row names the one above it),
+/// so each row of a table is read once; any other reads back to it (see [`table_header`]).
+pub(super) fn table_row_secret(
+    text: &str,
+    s: usize,
+    _: usize,
+    freed: &Freed,
+) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let p = row_pipe(b, s)?;
+    let end = memchr::memchr2(b'\n', b'\r', &b[p..]).map_or(b.len(), |j| p + j);
+    let line = s - b[..s]
+        .iter()
+        .rev()
+        .take(3)
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count();
+    let below_last = freed.table.get().is_some_and(|last| {
+        let brk = &b[last.end..line];
+        brk == b"\n" || brk == b"\r\n"
+    });
+    let header = if alignment_row(&b[p..end]) {
+        // (Its header: the row above, if the line above is one.)
+        let header = line.checked_sub(1).and_then(|brk| {
+            let to = brk - usize::from(b[brk] == b'\n' && brk > 0 && b[brk - 1] == b'\r');
+            let floor = to.saturating_sub(TABLE_BYTES);
+            let a = memchr::memrchr(b'\n', &b[floor..to]).map_or(floor, |i| floor + i + 1);
+            Some((row_pipe(b, a).filter(|&f| f < to)?, to))
+        });
+        freed.table.set(Some(TableRow { end, header }));
+        return None;
+    } else if below_last {
+        freed.table.get().and_then(|last| last.header)
+    } else {
+        table_header(b, p).map(|(header, _)| header)
+    };
+    freed.table.set(Some(TableRow { end, header }));
+    let (ha, hz) = header?;
+    if end - p > TABLE_BYTES {
+        return None;
+    }
+    let header: Vec<(usize, usize)> = row_cells(&b[ha..hz]).collect();
+    if !header
+        .iter()
+        .any(|&(a, z)| header_secret(&b[ha + a..ha + z]).is_some())
+    {
+        return None;
+    }
+    let mut found: Option<(usize, usize)> = None;
+    for (col, (a, z)) in row_cells(&b[p..end]).enumerate() {
+        let Some(&(la, lz)) = header.get(col) else {
+            break;
+        };
+        let Some(name) = header_secret(&b[ha + la..ha + lz]) else {
+            continue;
+        };
+        let value = text.get(p + a..p + z)?;
+        if value.is_empty()
+            || !words_hold_secret(value, true)
+            || short_for_a_token(name, value)
+            || no_secret_name(&b[ha + la..ha + lz], value)
+        {
+            continue;
+        }
+        found = Some((found.map_or(p + a, |f| f.0), p + z));
+    }
+    found
+}
+
 /// A bare value inside emphasis (`**S3cret9**`, `*optional*`, `__S3cret9__`), its opening
 /// run of `run` bytes at `first`: the value inside, judged as a bare value is, the name at
 /// `key..at`. `None` where the word does not close the same emphasis (`*ptr`, `_S3cret9`:
@@ -5004,7 +5250,7 @@ pub(super) fn validate_aws_border(
     if end > e || !text.is_char_boundary(end) {
         return None;
     }
-    validate_aws_secret(text, start, end, &Freed::NONE)
+    validate_aws_secret(text, start, end, &Freed::default())
 }
 
 pub(super) fn validate_aws_secret(
