@@ -243,6 +243,27 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // Credentials laid out for people whose values fail: Markdown's emphasis, code
+        // spans and tables (a name's cell beside the value's; a header naming the column
+        // over 64 rows), HTML's tables, elements never closed.
+        (
+            "markdown_and_tables_without_secrets",
+            fill(
+                "**Password:** *optional* `DB_PASSWORD`: `x` | Admin Password | string |\n\
+                 <td><b>API Key</b></td>\n  <td>x</td> <password>a b\n",
+                "",
+            ),
+        ),
+        (
+            "table_rows_under_a_secret_header",
+            fill(
+                &format!(
+                    "| Service | User | Password |\n|---|---|---|\n{}\n",
+                    "| db | app | **** |\n".repeat(64)
+                ),
+                "",
+            ),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

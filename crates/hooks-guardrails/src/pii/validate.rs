@@ -3227,21 +3227,28 @@ pub(super) fn table_row_at(text: &str, from: usize, to: usize) -> Option<(usize,
     memchr::memchr_iter(b'|', &b[from..to])
         .map(|i| from + i)
         .find_map(|p| {
-            let blanks = b[..p]
-                .iter()
-                .rev()
-                .take(4)
-                .take_while(|&&c| c == b' ' || c == b'\t')
-                .count();
             // (The regex's match: from the line's start, `(?m:^)[ \t]{0,3}\|`, within
             // `from..to`.)
-            let start = p - blanks;
-            let line = matches!(start.checked_sub(1).map(|i| b[i]), None | Some(b'\n'));
-            (blanks <= 3 && line && start >= from).then_some((start, p + 1))
+            let start = row_start(b, p)?;
+            (start >= from).then_some((start, p + 1))
         })
 }
 
-/// The first `|` of a table's row whose trigger starts at `s` (past its blanks).
+/// Where the line of a table's row starts whose first `|` is at `p`: up to three blanks
+/// before it, right after a line break or the text's start.
+fn row_start(b: &[u8], p: usize) -> Option<usize> {
+    let blanks = b[..p]
+        .iter()
+        .rev()
+        .take(4)
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count();
+    let start = p - blanks;
+    (blanks <= 3 && matches!(start.checked_sub(1).map(|i| b[i]), None | Some(b'\n')))
+        .then_some(start)
+}
+
+/// The first `|` of a table's row whose line starts at `s` (past up to three blanks).
 fn row_pipe(b: &[u8], s: usize) -> Option<usize> {
     let p = s + b[s..]
         .iter()
@@ -3346,19 +3353,10 @@ fn table_header(b: &[u8], s: usize) -> Option<((usize, usize), (usize, usize))> 
             None if floor == 0 => 0,
             None => return None,
         };
-        let first = a + b[a..to]
-            .iter()
-            .take(3)
-            .take_while(|&&c| c == b' ' || c == b'\t')
-            .count();
-        (first < to && b[first] == b'|').then_some((a, first, to))
+        let first = row_pipe(b, a).filter(|&f| f < to)?;
+        Some((a, first, to))
     };
-    let mut above = s - b[..s]
-        .iter()
-        .rev()
-        .take(3)
-        .take_while(|&&c| c == b' ' || c == b'\t')
-        .count();
+    let mut above = row_start(b, s)?;
     for _ in 0..TABLE_ROWS_BACK {
         let (a, first, to) = line_above(above)?;
         if alignment_bytes(&b[first..to]) && alignment_row(&b[first..to]) {
@@ -3389,12 +3387,7 @@ pub(super) fn table_row_secret(
     let b = text.as_bytes();
     let p = row_pipe(b, s)?;
     let end = memchr::memchr2(b'\n', b'\r', &b[p..]).map_or(b.len(), |j| p + j);
-    let line = s - b[..s]
-        .iter()
-        .rev()
-        .take(3)
-        .take_while(|&&c| c == b' ' || c == b'\t')
-        .count();
+    let line = row_start(b, p)?;
     let below_last = freed.table.get().is_some_and(|last| {
         let brk = &b[last.end..line];
         brk == b"\n" || brk == b"\r\n"
