@@ -264,6 +264,20 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // A header 16 KB wide (a secret's column last) over rows of four bytes: each row
+        // read its header's cells again until the header's columns were kept with the row
+        // read last (2 500x the bench text, an attack review's).
+        (
+            "wide_header_over_short_rows",
+            fill(
+                &format!(
+                    "{}|Password|\n|---|\n{}\n",
+                    "|a".repeat(8000),
+                    "|x|\n".repeat(4000)
+                ),
+                "",
+            ),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

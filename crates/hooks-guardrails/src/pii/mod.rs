@@ -4554,6 +4554,25 @@ pub(crate) mod tests {
                 "| a | b |\n|---|---|\n| x | y |\n| User | Password |\n|---|---|\n| b | Xk9vQ2mZp4Lw |",
                 &["Xk9vQ2mZp4Lw"],
             ),
+            // (Found by a thirteenth attack review.) A header's label with a colon, a
+            // remark or emphasis; AWS's secret key under its label; rows split by `\r\r\n`;
+            // a row of dashes among the values.
+            (
+                "| Service | Password (plain) | _Token_: |\n|---|---|---|\n| db | Xk9vQ2mZp4Lw | Qw8nR3tYu6pZ |",
+                &["Xk9vQ2mZp4Lw | Qw8nR3tYu6pZ"],
+            ),
+            (
+                "| Service | Secret Access Key |\n|---|---|\n| aws | wJalrXUtnFEMI/K7MDENG/bPxRfiCYzK8sQ3vLp7 |",
+                &["wJalrXUtnFEMI/K7MDENG/bPxRfiCYzK8sQ3vLp7"],
+            ),
+            (
+                "| User | Password |\r\r\n|---|---|\r\r\n| a | **** |\r\r\n| b | Xk9vQ2mZp4Lw |",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "| Service | Password |\n|---|---|\n| - | - |\n| db | Xk9vQ2mZp4Lw |",
+                &["Xk9vQ2mZp4Lw"],
+            ),
             // None.
             (
                 "| Model | Token | Tokens |\n|---|---|---|\n| gpt | 4096 | 8192 |\n| llama | 1,024 | 2048 |",

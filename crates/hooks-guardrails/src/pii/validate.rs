@@ -39,11 +39,11 @@ pub(super) struct Freed {
 }
 
 /// A Markdown table's row as [`table_row_secret`] read it: where it ends (before its line
-/// break) and its table's header row (its first `|` and its end), if it has one.
+/// break) and the columns its table's header names a secret in (none without a header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct TableRow {
     pub(super) end: usize,
-    pub(super) header: Option<(usize, usize)>,
+    pub(super) columns: SecretColumns,
 }
 
 impl Freed {
@@ -3280,7 +3280,7 @@ fn row_cells(line: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
 /// Whether a table's row is its alignment row (`|---|:--:|`): every cell dashes, with a
 /// colon at either end.
 fn alignment_row(line: &[u8]) -> bool {
-    let mut cells = 0;
+    let (mut cells, mut marked) = (0, false);
     for (a, z) in row_cells(line) {
         let cell = &line[a..z];
         let dashes = cell.strip_prefix(b":").unwrap_or(cell);
@@ -3288,9 +3288,12 @@ fn alignment_row(line: &[u8]) -> bool {
         if dashes.is_empty() || !dashes.iter().all(|&c| c == b'-') {
             return false;
         }
+        // (A cell of three dashes or one with a colon: a row of values that are a dash
+        // each, `| - | - |`, is no alignment row, and the rows below stay the table's.)
+        marked |= dashes.len() >= 3 || dashes.len() < cell.len();
         cells += 1;
     }
-    cells > 0
+    cells > 0 && marked
 }
 
 /// The name of a secret that a table's header cell ends with (`Password`, `Admin Password`,
@@ -3302,11 +3305,14 @@ pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
     const ENDS: [&[u8]; 10] = [
         b"ord", b"swd", b"ase", b"ret", b"key", b"ken", b"ass", b"pwd", b"psk", b"uth",
     ];
-    let tail = label
-        .get(label.len().checked_sub(3)?..)?
-        .to_ascii_lowercase();
-    if !ENDS.contains(&tail.as_slice()) {
+    let tail = label.get(label.len().checked_sub(3)?..)?;
+    if !ENDS.iter().any(|e| tail.eq_ignore_ascii_case(e)) {
         return None;
+    }
+    // (AWS's secret key under its label, `Secret Access Key`.)
+    const AWS: &[u8] = b"secret access key";
+    if label.len() >= AWS.len() && label[label.len() - AWS.len()..].eq_ignore_ascii_case(AWS) {
+        return Some(&label[label.len() - AWS.len()..]);
     }
     super::patterns::SECRET_NAMES
         .iter()
@@ -3391,11 +3397,13 @@ pub(super) fn table_row_secret(
     let p = row_pipe(b, s)?;
     let end = memchr::memchr2(b'\n', b'\r', &b[p..]).map_or(b.len(), |j| p + j);
     let line = row_start(b, p)?;
-    let below_last = freed.table.get().is_some_and(|last| {
-        let brk = &b[last.end..line];
-        brk == b"\n" || brk == b"\r\n"
+    // (Right below: one line break between, `\r`s about it or not.)
+    let below_last = freed.table.get().filter(|last| {
+        let brk = &b[last.end.min(line)..line];
+        brk.iter().all(|&c| c == b'\n' || c == b'\r')
+            && brk.iter().filter(|&&c| c == b'\n').count() == 1
     });
-    let header = if alignment_row(&b[p..end]) {
+    let columns = if alignment_bytes(&b[p..end]) && alignment_row(&b[p..end]) {
         // (Its header: the row above, if the line above is one.)
         let header = line.checked_sub(1).and_then(|brk| {
             let to = brk - usize::from(b[brk] == b'\n' && brk > 0 && b[brk - 1] == b'\r');
@@ -3403,44 +3411,99 @@ pub(super) fn table_row_secret(
             let a = memchr::memrchr(b'\n', &b[floor..to]).map_or(floor, |i| floor + i + 1);
             Some((row_pipe(b, a).filter(|&f| f < to)?, to))
         });
-        freed.table.set(Some(TableRow { end, header }));
+        freed.table.set(Some(TableRow {
+            end,
+            columns: header.map(|h| SecretColumns::of(b, h)).unwrap_or_default(),
+        }));
         return None;
-    } else if below_last {
-        freed.table.get().and_then(|last| last.header)
+    } else if let Some(last) = below_last {
+        last.columns
     } else {
-        table_header(b, p).map(|(header, _)| header)
+        table_header(b, p)
+            .map(|(header, _)| SecretColumns::of(b, header))
+            .unwrap_or_default()
     };
-    freed.table.set(Some(TableRow { end, header }));
-    let (ha, hz) = header?;
-    if end - p > TABLE_BYTES {
-        return None;
-    }
-    let header: Vec<(usize, usize)> = row_cells(&b[ha..hz]).collect();
-    if !header
-        .iter()
-        .any(|&(a, z)| header_secret(&b[ha + a..ha + z]).is_some())
-    {
+    freed.table.set(Some(TableRow { end, columns }));
+    if columns.count == 0 || end - p > TABLE_BYTES {
         return None;
     }
     let mut found: Option<(usize, usize)> = None;
+    let mut want = columns.at[..columns.count].iter().peekable();
     for (col, (a, z)) in row_cells(&b[p..end]).enumerate() {
-        let Some(&(la, lz)) = header.get(col) else {
+        let Some(&&(c, la, lz)) = want.peek() else {
             break;
         };
-        let Some(name) = header_secret(&b[ha + la..ha + lz]) else {
+        if col < c {
             continue;
-        };
+        }
+        want.next();
+        let label = &b[la..lz];
         let value = text.get(p + a..p + z)?;
         if value.is_empty()
             || !words_hold_secret(value, true)
-            || short_for_a_token(name, value)
-            || no_secret_name(&b[ha + la..ha + lz], value)
+            || header_secret(label).is_none_or(|name| short_for_a_token(name, value))
+            || no_secret_name(label, value)
         {
             continue;
         }
         found = Some((found.map_or(p + a, |f| f.0), p + z));
     }
     found
+}
+
+/// The columns of a Markdown table whose header names a secret (see [`header_secret`]):
+/// the first [`SecretColumns::MAX`], each its index and its header's label (offsets into
+/// the text) — read once per table, as its alignment row is, so that no row reads its
+/// header's cells again (a header 16 KiB wide over rows of four bytes cost 2 500x the
+/// bench text while each row did).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct SecretColumns {
+    at: [(usize, usize, usize); SecretColumns::MAX],
+    count: usize,
+}
+
+impl SecretColumns {
+    const MAX: usize = 8;
+
+    /// The secret columns of the header row at `header` (its first `|` and its end).
+    fn of(b: &[u8], (ha, hz): (usize, usize)) -> SecretColumns {
+        let mut columns = SecretColumns::default();
+        for (col, (a, z)) in row_cells(&b[ha..hz]).enumerate() {
+            if columns.count == Self::MAX {
+                break;
+            }
+            let (a, z) = (ha + a, ha + z);
+            let (from, to) = label_core(b, a, z);
+            if header_secret(&b[from..to]).is_some() {
+                columns.at[columns.count] = (col, from, to);
+                columns.count += 1;
+            }
+        }
+        columns
+    }
+}
+
+/// A header cell's label (`b[a..z]`) without what people put around it (`Password:`,
+/// `_Password_`, `Password (plain)`): its span.
+fn label_core(b: &[u8], a: usize, z: usize) -> (usize, usize) {
+    let mut z = z;
+    if z > a
+        && b[z - 1] == b')'
+        && let Some(open) = memchr::memrchr(b'(', &b[a..z]).filter(|&o| o > 0)
+    {
+        z = a + open;
+        while z > a && matches!(b[z - 1], b' ' | b'\t') {
+            z -= 1;
+        }
+    }
+    while z > a && matches!(b[z - 1], b':' | b'_' | b'*') {
+        z -= 1;
+    }
+    let mut a = a;
+    while a < z && matches!(b[a], b'_' | b'*') {
+        a += 1;
+    }
+    (a, z)
 }
 
 /// A bare value inside emphasis (`**S3cret9**`, `*optional*`, `__S3cret9__`), its opening
