@@ -3090,11 +3090,14 @@ enum Cells {
 /// table's or definition list's cell and opens the next (`</td><td>`, `</TH>⏎  <td>`,
 /// `</dt><dd>`).
 fn html_cells(between: &[u8]) -> bool {
-    memchr::memmem::find_iter(between, b"</").any(|i| {
-        let tag = &between[i + 2..];
-        tag.len() >= 2
-            && (matches!(tag[0] | 0x20, b't') && matches!(tag[1] | 0x20, b'd' | b'h')
-                || tag.starts_with(b"dt"))
+    // (A byte at a time: what stands between a name and its value is a few bytes, and a
+    // substring searcher's setup cost more than the reading, every field's candidate.)
+    (0..between.len().saturating_sub(3)).any(|i| {
+        let tag = &between[i..];
+        tag[0] == b'<'
+            && tag[1] == b'/'
+            && (matches!(tag[2] | 0x20, b't') && matches!(tag[3] | 0x20, b'd' | b'h')
+                || tag[2..].starts_with(b"dt"))
     })
 }
 
@@ -3121,6 +3124,9 @@ fn without_inline_open(before: &[u8]) -> &[u8] {
 /// pipeline does not: `cat f | grep password | base64`).
 fn table_cells(b: &[u8], key: usize, at: usize, first: usize) -> Option<Cells> {
     let between = &b[at..first];
+    if !between.iter().any(|&c| c == b'|' || c == b'<') {
+        return None;
+    }
     let before = &b[key.saturating_sub(256)..key];
     if html_cells(between) {
         let before = without_inline_open(before);
