@@ -3050,7 +3050,8 @@ fn closes_element(rest: &[u8], name: &[u8]) -> bool {
         .take(96)
         .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':'))
         .count();
-    closing[..len].ends_with(name)
+    // (Or cut off inside its name at the text's end, `</passw`: a tool's output cut short.)
+    closing[..len].ends_with(name) || (len == closing.len() && len > 0 && name.starts_with(closing))
 }
 
 /// Whether an element's content, a block's first line or a table's cell holds a secret: one
@@ -3271,7 +3272,16 @@ fn row_pipe(b: &[u8], s: usize) -> Option<usize> {
 /// its blanks, emphasis and code span left out, as offsets into `line` — split at pipes
 /// not escaped (`\|` is part of a cell).
 fn row_cells(line: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
-    let pipes = memchr::memchr_iter(b'|', line).filter(|&i| i == 0 || line[i - 1] != b'\\');
+    // (A row may leave its last pipe out, `| db | admin | S3cret9`: its line's end closes
+    // the last cell then, if anything but blanks stands there.)
+    let open_end = line
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .filter(|&i| line[i] != b'|' || (i > 0 && line[i - 1] == b'\\'))
+        .map(|_| line.len());
+    let pipes = memchr::memchr_iter(b'|', line)
+        .filter(|&i| i == 0 || line[i - 1] != b'\\')
+        .chain(open_end);
     let mut last = None;
     pipes.filter_map(move |p| {
         let cell = last.replace(p).map(|a: usize| (a + 1, p));
