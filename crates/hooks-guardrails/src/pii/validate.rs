@@ -3358,35 +3358,35 @@ fn alignment_bytes(line: &[u8]) -> bool {
         && line.contains(&b'-')
 }
 
-/// Where a Markdown table's row (its first `|` at `s`) starts and ends, and its table's
-/// header row: found by reading back over the rows above (at most [`TABLE_ROWS_BACK`] and
-/// [`TABLE_BYTES`]) to the alignment row, the header the row right above it. `None` where
-/// a line above is no table's row first, or the row is the alignment row or the header.
-/// (Each row above is read to its first byte that no alignment row holds: a few bytes.)
-fn table_header(b: &[u8], s: usize) -> Option<((usize, usize), (usize, usize))> {
-    let end = memchr::memchr2(b'\n', b'\r', &b[s..]).map_or(b.len(), |j| s + j);
-    if end - s > TABLE_BYTES || alignment_row(&b[s..end]) {
-        return None;
-    }
-    let floor = s.saturating_sub(TABLE_BYTES);
-    // The start of the row read last, and of the line above it (its first `|`, its end).
-    let line_above = |from: usize| -> Option<(usize, usize, usize)> {
-        let brk = from.checked_sub(1)?;
-        let to = brk - usize::from(b[brk] == b'\n' && brk > 0 && b[brk - 1] == b'\r');
-        let a = match memchr::memrchr(b'\n', &b[floor..to]) {
-            Some(i) => floor + i + 1,
-            None if floor == 0 => 0,
-            None => return None,
-        };
-        let first = row_pipe(b, a).filter(|&f| f < to)?;
-        Some((a, first, to))
+/// The table's row on the line above the one that starts at `line` (not before `floor`):
+/// its line's start, its first `|` and its end (before its line break) — `None` where that
+/// line is no table's row.
+fn row_above(b: &[u8], line: usize, floor: usize) -> Option<(usize, usize, usize)> {
+    let brk = line.checked_sub(1)?;
+    let to = brk - usize::from(b[brk] == b'\n' && brk > 0 && b[brk - 1] == b'\r');
+    let a = match memchr::memrchr(b'\n', &b[floor.min(to)..to]) {
+        Some(i) => floor + i + 1,
+        None if floor == 0 => 0,
+        None => return None,
     };
+    let first = row_pipe(b, a).filter(|&f| f < to)?;
+    Some((a, first, to))
+}
+
+/// The header row of the table whose row (not its alignment row) has its first `|` at `s`:
+/// found by reading back over the rows above (at most [`TABLE_ROWS_BACK`] and
+/// [`TABLE_BYTES`]) to the alignment row, the header the row right above it — its first
+/// `|` and its end. `None` where a line above is no table's row first, or the row is the
+/// header. (Each row above is read to its first byte that no alignment row holds: a few
+/// bytes.)
+fn table_header(b: &[u8], s: usize) -> Option<(usize, usize)> {
+    let floor = s.saturating_sub(TABLE_BYTES);
     let mut above = row_start(b, s)?;
     for _ in 0..TABLE_ROWS_BACK {
-        let (a, first, to) = line_above(above)?;
+        let (a, first, to) = row_above(b, above, floor)?;
         if alignment_bytes(&b[first..to]) && alignment_row(&b[first..to]) {
-            let (_, hfirst, hto) = line_above(a)?;
-            return (hfirst != s).then_some(((hfirst, hto), (s, end)));
+            let (_, hfirst, hto) = row_above(b, a, floor)?;
+            return (hfirst != s).then_some((hfirst, hto));
         }
         above = a;
     }
@@ -3421,12 +3421,8 @@ pub(super) fn table_row_secret(
     });
     let columns = if alignment_bytes(&b[p..end]) && alignment_row(&b[p..end]) {
         // (Its header: the row above, if the line above is one.)
-        let header = line.checked_sub(1).and_then(|brk| {
-            let to = brk - usize::from(b[brk] == b'\n' && brk > 0 && b[brk - 1] == b'\r');
-            let floor = to.saturating_sub(TABLE_BYTES);
-            let a = memchr::memrchr(b'\n', &b[floor..to]).map_or(floor, |i| floor + i + 1);
-            Some((row_pipe(b, a).filter(|&f| f < to)?, to))
-        });
+        let header =
+            row_above(b, line, line.saturating_sub(TABLE_BYTES)).map(|(_, first, to)| (first, to));
         freed.table.set(Some(TableRow {
             end,
             columns: header.map(|h| SecretColumns::of(b, h)).unwrap_or_default(),
@@ -3436,7 +3432,7 @@ pub(super) fn table_row_secret(
         last.columns
     } else {
         table_header(b, p)
-            .map(|(header, _)| SecretColumns::of(b, header))
+            .map(|header| SecretColumns::of(b, header))
             .unwrap_or_default()
     };
     freed.table.set(Some(TableRow { end, columns }));
