@@ -3047,7 +3047,7 @@ pub(crate) mod tests {
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
         let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
-        let cases: [(String, &[&str]); 248] = [
+        let cases: [(String, &[&str]); 250] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3297,6 +3297,8 @@ pub(crate) mod tests {
             ("<password>Zq8rTw2xLk\n<user>bob</user>".into(), &["Zq8rTw2xLk"]),
             ("&lt;password&gt;Zq8rTw2xLk&lt;/password&gt".into(), &["Zq8rTw2xLk"]),
             ("<password>Zq8rTw2xLk</passw".into(), &["Zq8rTw2xLk"]),
+            ("<password>Zq8rTw2xLk</passw...(truncated)".into(), &["Zq8rTw2xLk"]),
+            ("<password>Zq8rTw2xLk</pass> <password>Zq8rTw2xLk</p>".into(), &[]),
             ("<password>Zq8rTw2xLk</pass> <token>Expires in 3600 seconds\n".into(), &[]),
             ("<password>\n    Zq8rTw2xLk\n  </password>".into(), &["Zq8rTw2xLk"]),
             ("password: | # the db one\n  Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
@@ -4572,6 +4574,20 @@ pub(crate) mod tests {
             ),
             (
                 "| Service | Password |\n|---|---|\n| - | - |\n| db | Xk9vQ2mZp4Lw |",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            // (Found by a fourteenth.) Alignment rows of one or two dashes right below
+            // the header; a header with more columns named for a secret than eight.
+            (
+                "| User | Password |\n|-|-|\n| b | Xk9vQ2mZp4Lw |",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "| User | Password\n| - | - \n| b | Xk9vQ2mZp4Lw",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "| Token | Token | Token | Token | Token | Token | Token | Token | Password |\n|---|---|---|---|---|---|---|---|---|\n| n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a | Xk9vQ2mZp4Lw |",
                 &["Xk9vQ2mZp4Lw"],
             ),
             // Rows and a header that leave their last pipe out.

@@ -3050,8 +3050,14 @@ fn closes_element(rest: &[u8], name: &[u8]) -> bool {
         .take(96)
         .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':'))
         .count();
-    // (Or cut off inside its name at the text's end, `</passw`: a tool's output cut short.)
-    closing[..len].ends_with(name) || (len == closing.len() && len > 0 && name.starts_with(closing))
+    // (Or cut off inside its name, `</passw` at the text's end or before what the cut
+    // left, `</passw…(truncated)`: a tool's output cut short — not a tag closed, `</pass>`.)
+    let cut = closing[..len]
+        .iter()
+        .rposition(|&c| c != b'.')
+        .map_or(0, |i| i + 1);
+    closing[..len].ends_with(name)
+        || (cut > 0 && name.starts_with(&closing[..cut]) && closing.get(len) != Some(&b'>'))
 }
 
 /// Whether an element's content, a block's first line or a table's cell holds a secret: one
@@ -3295,21 +3301,36 @@ fn row_cells(line: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
 
 /// Whether a table's row is its alignment row (`|---|:--:|`): every cell dashes, with a
 /// colon at either end.
-fn alignment_row(line: &[u8]) -> bool {
+fn alignment_row(line: &[u8]) -> Option<bool> {
     let (mut cells, mut marked) = (0, false);
     for (a, z) in row_cells(line) {
         let cell = &line[a..z];
         let dashes = cell.strip_prefix(b":").unwrap_or(cell);
         let dashes = dashes.strip_suffix(b":").unwrap_or(dashes);
         if dashes.is_empty() || !dashes.iter().all(|&c| c == b'-') {
-            return false;
+            return None;
         }
-        // (A cell of three dashes or one with a colon: a row of values that are a dash
-        // each, `| - | - |`, is no alignment row, and the rows below stay the table's.)
         marked |= dashes.len() >= 3 || dashes.len() < cell.len();
         cells += 1;
     }
-    cells > 0 && marked
+    (cells > 0).then_some(marked)
+}
+
+/// Whether the table's row on the line from `line` (its first `|` at `first`, its end at
+/// `to`) is its table's alignment row: dashes in every cell (see [`alignment_row`]), and
+/// either a cell of three dashes or one with a colon, or right below the table's first row
+/// — a row of values that are a dash each further down (`| - | - |`) is no alignment row,
+/// and the rows below it stay the table's.
+fn alignment_at(b: &[u8], line: usize, first: usize, to: usize, floor: usize) -> bool {
+    if !alignment_bytes(&b[first..to]) {
+        return false;
+    }
+    match alignment_row(&b[first..to]) {
+        Some(true) => true,
+        Some(false) => row_above(b, line, floor)
+            .is_some_and(|(header, _, _)| row_above(b, header, floor).is_none()),
+        None => false,
+    }
 }
 
 /// The name of a secret that a table's header cell ends with (`Password`, `Admin Password`,
@@ -3384,7 +3405,7 @@ fn table_header(b: &[u8], s: usize) -> Option<(usize, usize)> {
     let mut above = row_start(b, s)?;
     for _ in 0..TABLE_ROWS_BACK {
         let (a, first, to) = row_above(b, above, floor)?;
-        if alignment_bytes(&b[first..to]) && alignment_row(&b[first..to]) {
+        if alignment_at(b, a, first, to, floor) {
             let (_, hfirst, hto) = row_above(b, a, floor)?;
             return (hfirst != s).then_some((hfirst, hto));
         }
@@ -3419,7 +3440,7 @@ pub(super) fn table_row_secret(
         brk.iter().all(|&c| c == b'\n' || c == b'\r')
             && brk.iter().filter(|&&c| c == b'\n').count() == 1
     });
-    let columns = if alignment_bytes(&b[p..end]) && alignment_row(&b[p..end]) {
+    let columns = if alignment_at(b, line, p, end, line.saturating_sub(TABLE_BYTES)) {
         // (Its header: the row above, if the line above is one.)
         let header =
             row_above(b, line, line.saturating_sub(TABLE_BYTES)).map(|(_, first, to)| (first, to));
@@ -3442,14 +3463,14 @@ pub(super) fn table_row_secret(
     let mut found: Option<(usize, usize)> = None;
     let mut want = columns.at[..columns.count].iter().peekable();
     for (col, (a, z)) in row_cells(&b[p..end]).enumerate() {
-        let Some(&&(c, la, lz)) = want.peek() else {
+        let Some(&&(c, la, len)) = want.peek() else {
             break;
         };
-        if col < c {
+        if col < c as usize {
             continue;
         }
         want.next();
-        let label = &b[la..lz];
+        let label = &b[la as usize..la as usize + usize::from(len)];
         let value = text.get(p + a..p + z)?;
         if value.is_empty()
             || !words_hold_secret(value, true)
@@ -3468,14 +3489,25 @@ pub(super) fn table_row_secret(
 /// the text) — read once per table, as its alignment row is, so that no row reads its
 /// header's cells again (a header 16 KiB wide over rows of four bytes cost 2 500x the
 /// bench text while each row did).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct SecretColumns {
-    at: [(usize, usize, usize); SecretColumns::MAX],
+    /// Each column's index and its label's start and length (a header past 4 GiB into
+    /// the text, or a label of more than 64 KiB, names none).
+    at: [(u32, u32, u16); SecretColumns::MAX],
     count: usize,
 }
 
+impl Default for SecretColumns {
+    fn default() -> Self {
+        SecretColumns {
+            at: [(0, 0, 0); SecretColumns::MAX],
+            count: 0,
+        }
+    }
+}
+
 impl SecretColumns {
-    const MAX: usize = 8;
+    const MAX: usize = 32;
 
     /// The secret columns of the header row at `header` (its first `|` and its end).
     fn of(b: &[u8], (ha, hz): (usize, usize)) -> SecretColumns {
@@ -3486,8 +3518,15 @@ impl SecretColumns {
             }
             let (a, z) = (ha + a, ha + z);
             let (from, to) = label_core(b, a, z);
-            if header_secret(&b[from..to]).is_some() {
-                columns.at[columns.count] = (col, from, to);
+            let packed = (
+                u32::try_from(col),
+                u32::try_from(from),
+                u16::try_from(to - from),
+            );
+            if let (Ok(col), Ok(from), Ok(len)) = packed
+                && header_secret(&b[from as usize..to]).is_some()
+            {
+                columns.at[columns.count] = (col, from, len);
                 columns.count += 1;
             }
         }
