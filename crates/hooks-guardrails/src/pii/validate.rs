@@ -3101,11 +3101,16 @@ fn html_cells(between: &[u8]) -> bool {
     // substring searcher's setup cost more than the reading, every field's candidate.)
     (0..between.len().saturating_sub(3)).any(|i| {
         let tag = &between[i..];
-        tag[0] == b'<'
-            && tag[1] == b'/'
-            && (matches!(tag[2] | 0x20, b't') && matches!(tag[3] | 0x20, b'd' | b'h')
-                || tag[2..].starts_with(b"dt"))
+        tag[0] == b'<' && tag[1] == b'/' && cell_tag(&tag[2..], b"dt")
     })
+}
+
+/// Whether `tag` (past its `<` or `</`) names a table's cell, `td` or `th` in any case, or
+/// a definition list's `list` one (`dt` for a name's, `dd` for a value's).
+fn cell_tag(tag: &[u8], list: &[u8; 2]) -> bool {
+    tag.len() >= 2
+        && ((tag[0] | 0x20 == b't' && matches!(tag[1] | 0x20, b'd' | b'h'))
+            || tag.starts_with(list))
 }
 
 /// An inline element's opening tag at the end of `before` (`<code>`, `<b>`, `<strong>`,
@@ -3140,8 +3145,7 @@ fn table_cells(b: &[u8], key: usize, at: usize, first: usize) -> Option<Cells> {
         let open = memchr::memrchr(b'<', before)?;
         let tag = &before[open + 1..];
         let cell = tag.len() >= 3
-            && (matches!(tag[0] | 0x20, b't') && matches!(tag[1] | 0x20, b'd' | b'h')
-                || tag.starts_with(b"dt"))
+            && cell_tag(tag, b"dt")
             && matches!(tag[2], b'>' | b' ' | b'\t')
             && memchr::memchr(b'>', tag) == Some(tag.len() - 1);
         return cell.then_some(Cells::Html);
@@ -3203,11 +3207,10 @@ fn cell_secret(
                 let gt = memchr::memchr(b'>', &rest[..rest.len().min(64)])?;
                 rest = &rest[gt + 1..];
             }
-            let closes = rest.len() >= 4
-                && rest.starts_with(b"</")
-                && (matches!(rest[2] | 0x20, b't') && matches!(rest[3] | 0x20, b'd' | b'h')
-                    || rest[2..].starts_with(b"dd"));
-            if !closes {
+            if !rest
+                .strip_prefix(b"</")
+                .is_some_and(|tag| cell_tag(tag, b"dd"))
+            {
                 return None;
             }
             close
@@ -3217,14 +3220,17 @@ fn cell_secret(
     let content = content.trim_end().trim_end_matches(['*', '`']);
     let value = content.trim_start_matches(['*', '`']);
     let start = first + (content.len() - value.len());
-    if value.is_empty()
-        || !words_hold_secret(value, true)
-        || short_for_a_token(&b[key..at], value)
-        || no_secret_name(&b[key..at], value)
-    {
-        return None;
-    }
-    Some((start, start + value.len()))
+    cell_holds_secret(&b[key..at], value).then_some((start, start + value.len()))
+}
+
+/// Whether a table's cell (`value`, its content) holds a secret under the name or header
+/// label `name`: judged by its words, a cell's way (see [`words_hold_secret`]), and not
+/// too short for a token, nor under a name that holds none (`page_token`).
+fn cell_holds_secret(name: &[u8], value: &str) -> bool {
+    !value.is_empty()
+        && words_hold_secret(value, true)
+        && !short_for_a_token(name, value)
+        && !no_secret_name(name, value)
 }
 
 /// How many rows above a table's row are read for its header (see [`table_row_secret`]):
@@ -3471,15 +3477,9 @@ pub(super) fn table_row_secret(
         }
         want.next();
         let label = &b[la as usize..la as usize + usize::from(len)];
-        let value = text.get(p + a..p + z)?;
-        if value.is_empty()
-            || !words_hold_secret(value, true)
-            || header_secret(label).is_none_or(|name| short_for_a_token(name, value))
-            || no_secret_name(label, value)
-        {
-            continue;
+        if cell_holds_secret(label, text.get(p + a..p + z)?) {
+            found = Some((found.map_or(p + a, |f| f.0), p + z));
         }
-        found = Some((found.map_or(p + a, |f| f.0), p + z));
     }
     found
 }
