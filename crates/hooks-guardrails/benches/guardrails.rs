@@ -278,6 +278,13 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // Strings that each open with a `|` (a table written into a string), on one line:
+        // each read its line to the end until the row read last kept it (360x the bench
+        // text for `"|"|"|…`).
+        (
+            "strings_opening_with_pipes",
+            fill("\"|\"| a |\" '|' \"| Password | x |\" ", ""),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

@@ -240,13 +240,18 @@ fn family(name: &str, n: usize) -> String {
             format!("| User | Role |\n|---|---|\n{}", "| a | x1 |\n".repeat(n / 11))
         }
         "table_rows_without_headers" => "| a |\n|---|\n|---|\n| b |\n".repeat(n / 24),
+        // Strings that each open with a `|`, on one line; quoted and indented rows.
+        "strings_opening_with_pipes" => "\"|\"| a |\" '|' \"| Password | x |\" ".repeat(n / 33),
+        "quoted_table_rows" => {
+            format!("> | User | Password |\n> |---|---|\n{}", "    > | a | **** |\n".repeat(n / 19))
+        }
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 104] = [
+const FAMILIES: [&str; 106] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -351,6 +356,8 @@ const FAMILIES: [&str; 104] = [
     "table_rows_under_a_secret_header",
     "table_rows_under_other_headers",
     "table_rows_without_headers",
+    "strings_opening_with_pipes",
+    "quoted_table_rows",
 ];
 
 #[test]

@@ -4595,6 +4595,28 @@ pub(crate) mod tests {
                 "| Service | User | Password\n|---|---|---\n| db | admin | Xk9vQ2mZp4Lw",
                 &["Xk9vQ2mZp4Lw"],
             ),
+            // A table written into a JSON string (once, with `\r\n`, after a line of
+            // prose, twice), quoted, indented in a list.
+            (
+                r#"{"content": "| Service | Password |\n|---|---|\n| db | Xk9vQ2mZp4Lw |\n| redis | Qw8nR3tYu6pZ |\n"}"#,
+                &["Xk9vQ2mZp4Lw", "Qw8nR3tYu6pZ"],
+            ),
+            (
+                r#""Logins:\r\n\r\n| User | Password |\r\n|---|---|\r\n| bob | Xk9vQ2mZp4Lw |""#,
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                r#"{"body": "{\"text\": \"| User | Password |\\n|---|---|\\n| bob | Xk9vQ2mZp4Lw |\\n| amy | Qw8nR3tYu6pZ |\"}"}"#,
+                &["Xk9vQ2mZp4Lw", "Qw8nR3tYu6pZ"],
+            ),
+            (
+                "> | User | Password |\n> |---|---|\n> | bob | Xk9vQ2mZp4Lw |",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "1. Logins:\n\n        | User | Password |\n        |---|---|\n        | bob | Xk9vQ2mZp4Lw |",
+                &["Xk9vQ2mZp4Lw"],
+            ),
             // None.
             (
                 "| Model | Token | Tokens |\n|---|---|---|\n| gpt | 4096 | 8192 |\n| llama | 1,024 | 2048 |",
@@ -4637,6 +4659,12 @@ pub(crate) mod tests {
             ("Password: `", &[]),
             ("| password |", &[]),
             ("<td>password</td><td>", &[]),
+            (
+                r#"{"content": "| Model | Token |\n|---|---|\n| gpt | 4096 |\n| llama | 2048 |"}"#,
+                &[],
+            ),
+            (r#"run "cat f | grep password" then "| Password |""#, &[]),
+            (r#""| Password | Xk9vQ2mZp4Lw" is no table"#, &[]),
         ] {
             finds_and_redacts(&d, text, want);
         }

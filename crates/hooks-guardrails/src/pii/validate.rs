@@ -38,10 +38,12 @@ pub(super) struct Freed {
     pub(super) table: std::cell::Cell<Option<TableRow>>,
 }
 
-/// A Markdown table's row as [`table_row_secret`] read it: where it ends (before its line
-/// break) and the columns its table's header names a secret in (none without a header).
+/// A Markdown table's row as [`table_row_secret`] read it: its first `|`, where it ends
+/// (before its line break) and the columns its table's header names a secret in (none
+/// without a header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct TableRow {
+    pub(super) pipe: usize,
     pub(super) end: usize,
     pub(super) columns: SecretColumns,
 }
@@ -3241,43 +3243,51 @@ const TABLE_ROWS_BACK: usize = 64;
 const TABLE_BYTES: usize = 16 << 10;
 
 /// Where a Markdown table's row starts at or after `from` (before `to`): a `|` that is the
-/// first character of its line but for up to three blanks. The trigger of
-/// [`table_row_secret`], read by hand (a `|` is searched for with `memchr`; its line's
-/// start is a few bytes back).
+/// first character of its line but for up to [`ROW_INDENT`] blanks and block quotes' `>`,
+/// or of a quoted string (see [`row_start`]). The trigger of [`table_row_secret`], read by
+/// hand (a `|` is searched for with `memchr`; its line's start is a few bytes back).
 pub(super) fn table_row_at(text: &str, from: usize, to: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     memchr::memchr_iter(b'|', &b[from..to])
         .map(|i| from + i)
         .find_map(|p| {
-            // (The regex's match: from the line's start, `(?m:^)[ \t]{0,3}\|`, within
-            // `from..to`.)
-            let start = row_start(b, p)?;
+            // (The regex's match, within `from..to`: from the line's start,
+            // `(?m:^)[ \t>]{0,16}\|`, or from the quote, `["'][ \t>]{0,16}\|`.)
+            let line = row_start(b, p)?;
+            let start = match line.checked_sub(1).map(|i| b[i]) {
+                Some(b'"' | b'\'') => line - 1,
+                _ => line,
+            };
             (start >= from).then_some((start, p + 1))
         })
 }
 
-/// Where the line of a table's row starts whose first `|` is at `p`: up to three blanks
-/// before it, right after a line break or the text's start.
-fn row_start(b: &[u8], p: usize) -> Option<usize> {
-    let blanks = b[..p]
-        .iter()
-        .rev()
-        .take(4)
-        .take_while(|&&c| c == b' ' || c == b'\t')
-        .count();
-    let start = p - blanks;
-    (blanks <= 3 && matches!(start.checked_sub(1).map(|i| b[i]), None | Some(b'\n')))
-        .then_some(start)
+/// The most blanks and block quotes' `>` before a table's first `|` on its line: rows
+/// indented in a list or a code block, or quoted (`> | User | Password |`).
+const ROW_INDENT: usize = 16;
+
+fn row_indent(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'>')
 }
 
-/// The first `|` of a table's row whose line starts at `s` (past up to three blanks).
-fn row_pipe(b: &[u8], s: usize) -> Option<usize> {
-    let p = s + b[s..]
+/// Where the line of a table's row starts whose first `|` is at `p`: up to [`ROW_INDENT`]
+/// blanks and `>` before it, right after a line break, the text's start or a quote — a
+/// table written into a string, its line breaks written out (`"| User | Password |\n…"`,
+/// as a tool's raw JSON body or a log holds it; folding reads them as line breaks).
+fn row_start(b: &[u8], p: usize) -> Option<usize> {
+    let indent = b[..p]
         .iter()
-        .take(3)
-        .take_while(|&&c| c == b' ' || c == b'\t')
+        .rev()
+        .take(ROW_INDENT + 1)
+        .take_while(|&&c| row_indent(c))
         .count();
-    (b.get(p) == Some(&b'|')).then_some(p)
+    let start = p - indent;
+    (indent <= ROW_INDENT
+        && matches!(
+            start.checked_sub(1).map(|i| b[i]),
+            None | Some(b'\n' | b'"' | b'\'')
+        ))
+    .then_some(start)
 }
 
 /// The cells of a Markdown table's row (`line`, from its first `|`): each cell's content,
@@ -3386,18 +3396,20 @@ fn alignment_bytes(line: &[u8]) -> bool {
 }
 
 /// The table's row on the line above the one that starts at `line` (not before `floor`):
-/// its line's start, its first `|` and its end (before its line break) — `None` where that
-/// line is no table's row.
+/// its line's start (after its quote, for a string's first line), its first `|` and its
+/// end (before its line break) — `None` where that line is no table's row, or none is
+/// above (a string's first line).
 fn row_above(b: &[u8], line: usize, floor: usize) -> Option<(usize, usize, usize)> {
-    let brk = line.checked_sub(1)?;
-    let to = brk - usize::from(b[brk] == b'\n' && brk > 0 && b[brk - 1] == b'\r');
+    let brk = line.checked_sub(1).filter(|&i| b[i] == b'\n')?;
+    let to = brk - usize::from(brk > 0 && b[brk - 1] == b'\r');
     let a = match memchr::memrchr(b'\n', &b[floor.min(to)..to]) {
         Some(i) => floor + i + 1,
         None if floor == 0 => 0,
         None => return None,
     };
-    let first = row_pipe(b, a).filter(|&f| f < to)?;
-    Some((a, first, to))
+    // (Its first `|`, which must start a row: past blanks and `>`, or a quote.)
+    let first = a + memchr::memchr(b'|', &b[a..to])?;
+    Some((row_start(b, first)?, first, to))
 }
 
 /// The header row of the table whose row (not its alignment row) has its first `|` at `s`:
@@ -3437,8 +3449,16 @@ pub(super) fn table_row_secret(
     freed: &Freed,
 ) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    let p = row_pipe(b, s)?;
-    let end = memchr::memchr2(b'\n', b'\r', &b[p..]).map_or(b.len(), |j| p + j);
+    // (`s` is where the trigger's match starts: the line's, or its quote's — the first `|`
+    // follows within the indent.)
+    let p = s + memchr::memchr(b'|', &b[s..b.len().min(s + ROW_INDENT + 2)])?;
+    let end = match freed.table.get() {
+        // (On the line of the row read last, after its first `|`: the same end, found once
+        // — a line of many strings that each open with a `|` is not read to its end from
+        // each.)
+        Some(last) if last.pipe < p && p <= last.end => last.end,
+        _ => memchr::memchr2(b'\n', b'\r', &b[p..]).map_or(b.len(), |j| p + j),
+    };
     let line = row_start(b, p)?;
     // (Right below: one line break between, `\r`s about it or not.)
     let below_last = freed.table.get().filter(|last| {
@@ -3451,6 +3471,7 @@ pub(super) fn table_row_secret(
         let header =
             row_above(b, line, line.saturating_sub(TABLE_BYTES)).map(|(_, first, to)| (first, to));
         freed.table.set(Some(TableRow {
+            pipe: p,
             end,
             columns: header.map(|h| SecretColumns::of(b, h)).unwrap_or_default(),
         }));
@@ -3462,7 +3483,11 @@ pub(super) fn table_row_secret(
             .map(|header| SecretColumns::of(b, header))
             .unwrap_or_default()
     };
-    freed.table.set(Some(TableRow { end, columns }));
+    freed.table.set(Some(TableRow {
+        pipe: p,
+        end,
+        columns,
+    }));
     if columns.count == 0 || end - p > TABLE_BYTES {
         return None;
     }
