@@ -285,6 +285,18 @@ fn scan_adversarial(c: &mut Criterion) {
             "strings_opening_with_pipes",
             fill("\"|\"| a |\" '|' \"| Password | x |\" ", ""),
         ),
+        // HTML tables: a header row naming the column over 64 rows whose values fail, and
+        // rows that never close.
+        (
+            "html_rows_under_a_secret_header",
+            fill(
+                &format!(
+                    "<table><tr><th>Service</th><th>Password</th></tr>{}</table>\n<tr><td><tr>",
+                    "<tr><td>db</td><td>****</td></tr>\n".repeat(64)
+                ),
+                "",
+            ),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

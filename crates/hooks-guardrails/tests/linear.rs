@@ -245,13 +245,20 @@ fn family(name: &str, n: usize) -> String {
         "quoted_table_rows" => {
             format!("> | User | Password |\n> |---|---|\n{}", "    > | a | **** |\n".repeat(n / 19))
         }
+        // HTML tables' rows under a header row naming a secret's column, and rows that
+        // never close.
+        "html_rows_under_a_secret_header" => format!(
+            "<table><tr><th>User</th><th>Password</th></tr>{}",
+            "<tr><td>a</td><td>****</td></tr>\n".repeat(n / 33)
+        ),
+        "html_rows_never_closed" => "<tr><td>a<td><th>Password<tr>".repeat(n / 29),
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 106] = [
+const FAMILIES: [&str; 108] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -358,6 +365,8 @@ const FAMILIES: [&str; 106] = [
     "table_rows_without_headers",
     "strings_opening_with_pipes",
     "quoted_table_rows",
+    "html_rows_under_a_secret_header",
+    "html_rows_never_closed",
 ];
 
 #[test]

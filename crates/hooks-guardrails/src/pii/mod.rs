@@ -4617,6 +4617,25 @@ pub(crate) mod tests {
                 "1. Logins:\n\n        | User | Password |\n        |---|---|\n        | bob | Xk9vQ2mZp4Lw |",
                 &["Xk9vQ2mZp4Lw"],
             ),
+            // An HTML table whose header row names the column: in one line, a `<thead>`
+            // and a `<code>` in the cell; indented, in capitals, a row's first cell a
+            // `<th>`, cells left unclosed; written into a JSON string.
+            (
+                "<table><thead><tr><th>Service</th><th>Username</th><th>Password</th></tr></thead><tbody><tr><td>db</td><td>admin</td><td>Xk9vQ2mZp4Lw</td></tr><tr><td>redis</td><td>default</td><td><code>Qw8nR3tYu6pZ</code></td></tr></tbody></table>",
+                &["Xk9vQ2mZp4Lw", "Qw8nR3tYu6pZ"],
+            ),
+            (
+                "<TABLE>\n  <TR>\n    <TH>Host</TH>\n    <TH class=\"k\">API Key</TH>\n  </TR>\n  <TR>\n    <TH scope=\"row\">prod</TH>\n    <TD>\n      Xk9vQ2mZp4Lw\n    </TD>\n  </TR>\n  <TR><TD>dev<TD>Qw8nR3tYu6pZ\n</TABLE>",
+                &["Xk9vQ2mZp4Lw", "Qw8nR3tYu6pZ"],
+            ),
+            (
+                r#"{"html": "<table><tr><th>User</th><th>Password</th></tr>\n<tr><td>bob</td><td>Xk9vQ2mZp4Lw</td></tr></table>"}"#,
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "<tr><th>User</th><th>Token</th></tr><tr><td>a</td><td><i>rotated</i> Xk9vQ2mZp4Lw <span>📋</span></td></tr>",
+                &["Xk9vQ2mZp4Lw"],
+            ),
             // None.
             (
                 "| Model | Token | Tokens |\n|---|---|---|\n| gpt | 4096 | 8192 |\n| llama | 1,024 | 2048 |",
@@ -4659,6 +4678,14 @@ pub(crate) mod tests {
             ("Password: `", &[]),
             ("| password |", &[]),
             ("<td>password</td><td>", &[]),
+            (
+                "<table><tr><th>Model</th><th>Token</th><th>Password</th></tr><tr><td>gpt</td><td>4096</td><td>********</td></tr><tr><td>x</td><td>1,024</td><td><i>see <a href=\"/v\">the vault</a></i></td></tr></table>",
+                &[],
+            ),
+            (
+                "<table><tr><th>User</th><th>Password</th></tr></table><table><tr><td>Jan</td><td>Xk9vQ2mZp4Lw</td></tr></table>",
+                &[],
+            ),
             (
                 r#"{"content": "| Model | Token |\n|---|---|\n| gpt | 4096 |\n| llama | 2048 |"}"#,
                 &[],

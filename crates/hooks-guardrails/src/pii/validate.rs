@@ -36,6 +36,16 @@ pub(super) struct Freed {
     pub(super) start: usize,
     pub(super) end: usize,
     pub(super) table: std::cell::Cell<Option<TableRow>>,
+    /// The last HTML table's row read (see [`html_row_secret`]).
+    pub(super) html: std::cell::Cell<Option<HtmlRow>>,
+}
+
+/// An HTML table's row as [`html_row_secret`] read it: where it ends (at the tag that
+/// ends it) and the columns its table's header row names a secret in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct HtmlRow {
+    pub(super) end: usize,
+    pub(super) columns: SecretColumns,
 }
 
 /// A Markdown table's row as [`table_row_secret`] read it: its first `|`, where it ends
@@ -3244,13 +3254,19 @@ const TABLE_BYTES: usize = 16 << 10;
 
 /// Where a Markdown table's row starts at or after `from` (before `to`): a `|` that is the
 /// first character of its line but for up to [`ROW_INDENT`] blanks and block quotes' `>`,
-/// or of a quoted string (see [`row_start`]). The trigger of [`table_row_secret`], read by
-/// hand (a `|` is searched for with `memchr`; its line's start is a few bytes back).
+/// or of a quoted string (see [`row_start`]); or an HTML table's, at its `<tr>`. The
+/// trigger of [`table_row_secret`], read by hand (a `|` or `<` is searched for with
+/// `memchr`; a row's line's start is a few bytes back).
 pub(super) fn table_row_at(text: &str, from: usize, to: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    memchr::memchr_iter(b'|', &b[from..to])
+    memchr::memchr2_iter(b'|', b'<', &b[from..to])
         .map(|i| from + i)
         .find_map(|p| {
+            // (An HTML table's row: `<tr` and a blank or its `>`, in any case, within
+            // `from..to`.)
+            if b[p] == b'<' {
+                return (p + 4 <= to && html_tag(&b[p + 1..], b"tr")).then_some((p, p + 4));
+            }
             // (The regex's match, within `from..to`: from the line's start,
             // `(?m:^)[ \t>]{0,16}\|`, or from the quote, `["'][ \t>]{0,16}\|`.)
             let line = row_start(b, p)?;
@@ -3449,6 +3465,9 @@ pub(super) fn table_row_secret(
     freed: &Freed,
 ) -> Option<(usize, usize)> {
     let b = text.as_bytes();
+    if b[s] == b'<' {
+        return html_row_secret(text, s, freed);
+    }
     // (`s` is where the trigger's match starts: the line's, or its quote's — the first `|`
     // follows within the indent.)
     let p = s + memchr::memchr(b'|', &b[s..b.len().min(s + ROW_INDENT + 2)])?;
@@ -3580,6 +3599,160 @@ fn label_core(b: &[u8], a: usize, z: usize) -> (usize, usize) {
         a += 1;
     }
     (a, z)
+}
+
+/// Whether `tag` (past its `<` or `</`) is the element `name` (in any case), its name
+/// ended by a blank, a `/` or its `>` (`<th>`, `<TH class=…>`; not `<thead>`).
+fn html_tag(tag: &[u8], name: &[u8]) -> bool {
+    tag.len() > name.len()
+        && tag[..name.len()].eq_ignore_ascii_case(name)
+        && matches!(tag[name.len()], b'>' | b'/' | b' ' | b'\t' | b'\r' | b'\n')
+}
+
+/// The cells of the HTML table's row whose `<tr` is at `s` (read to [`TABLE_BYTES`] at
+/// most): `cell(column, header, content)` for each (`header`: a `<th>`; `content` its
+/// span, up to its closing tag or the next cell's). Returns where the row ends: at the
+/// tag that closes it or opens the next row, a table's or a section's (`</tr>`, `<tr>`,
+/// `</table>`, `<tbody>`, …), or where reading stopped.
+fn html_row(b: &[u8], s: usize, mut cell: impl FnMut(usize, bool, usize, usize)) -> usize {
+    let limit = b.len().min(s.saturating_add(TABLE_BYTES));
+    let (mut col, mut open) = (0, None::<(bool, usize)>);
+    let mut close = |open: &mut Option<(bool, usize)>, at: usize| {
+        if let Some((header, a)) = open.take() {
+            cell(col, header, a, at);
+            col += 1;
+        }
+    };
+    let mut i = s + 1;
+    while let Some(k) = memchr::memchr(b'<', &b[i.min(limit)..limit]).map(|k| i + k) {
+        let (closing, tag) = match b.get(k + 1) {
+            Some(b'/') => (true, &b[k + 2..limit]),
+            _ => (false, &b[k + 1..limit]),
+        };
+        let cell_open = html_tag(tag, b"td") || html_tag(tag, b"th");
+        let ends_row = ["tr", "table", "thead", "tbody", "tfoot"]
+            .iter()
+            .any(|n| html_tag(tag, n.as_bytes()));
+        if ends_row {
+            close(&mut open, k);
+            return k;
+        }
+        i = k + 1;
+        if cell_open {
+            close(&mut open, k);
+            if !closing {
+                // (Its content starts past its tag's `>`.)
+                let Some(gt) = memchr::memchr(b'>', &b[k..limit]) else {
+                    return limit;
+                };
+                open = Some((tag[1] | 0x20 == b'h', k + gt + 1));
+                i = k + gt + 1;
+            }
+        }
+    }
+    close(&mut open, limit);
+    limit
+}
+
+/// A cell's text (`b[a..z]`) without the blanks and the inline elements' tags around it
+/// (`<code>S3cret9</code>`, `<b>Password</b>`, `S3cret9<br/>`): its span.
+fn cell_text(b: &[u8], mut a: usize, mut z: usize) -> (usize, usize) {
+    loop {
+        while a < z && b[a].is_ascii_whitespace() {
+            a += 1;
+        }
+        while z > a && b[z - 1].is_ascii_whitespace() {
+            z -= 1;
+        }
+        if a < z && b[a] == b'<' {
+            match memchr::memchr(b'>', &b[a..z]) {
+                Some(gt) => a += gt + 1,
+                None => return (a, z),
+            }
+        } else if z > a && b[z - 1] == b'>' {
+            match memchr::memrchr(b'<', &b[a..z]) {
+                Some(lt) => z = a + lt,
+                None => return (a, z),
+            }
+        } else {
+            return (a, z);
+        }
+    }
+}
+
+/// A secret in an HTML table's row whose header row names the column (`<tr><th>Service</th>
+/// <th>Password</th></tr>` above `<tr><td>db</td><td>S3cret9</td></tr>`): the row's cells
+/// under a header cell whose text ends with a secret's name (see [`header_secret`]), each
+/// run of text between a cell's tags judged as a Markdown table's cell is (see
+/// [`cell_holds_secret`]) — from the first that holds one to the last. The trigger is the
+/// row's `<tr` at `s`.
+///
+/// A row of `<th>` cells only is its table's header; a row with a `<td>` takes the header
+/// of the row read last in this scan (`freed.html`), unless a table opens or closes
+/// between them or they stand more than [`TABLE_BYTES`] apart — so each row is read once.
+fn html_row_secret(text: &str, s: usize, freed: &Freed) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let (mut data, mut header) = (false, SecretColumns::default());
+    let mut cells = [(0usize, 0usize); SecretColumns::MAX];
+    let mut count = 0;
+    let end = html_row(b, s, |col, th, a, z| {
+        data |= !th;
+        if count < SecretColumns::MAX {
+            cells[count] = (a, z);
+            count += 1;
+        }
+        let (a, z) = cell_text(b, a, z);
+        let (from, to) = label_core(b, a, z);
+        if th
+            && header.count < SecretColumns::MAX
+            && let (Ok(col), Ok(from), Ok(len)) = (
+                u32::try_from(col),
+                u32::try_from(from),
+                u16::try_from(to - from),
+            )
+            && header_secret(&b[from as usize..to]).is_some()
+        {
+            header.at[header.count] = (col, from, len);
+            header.count += 1;
+        }
+    });
+    // (The row read last: the same table's, if nothing between opens or closes one.)
+    let last = freed.html.get().filter(|last| {
+        last.end <= s
+            && s - last.end <= TABLE_BYTES
+            && !memchr::memchr_iter(b'<', &b[last.end..s]).any(|k| {
+                let tag = &b[last.end + k + 1..s];
+                html_tag(tag.strip_prefix(b"/").unwrap_or(tag), b"table")
+            })
+    });
+    let columns = match (data, last) {
+        (false, _) => header,
+        (true, Some(last)) => last.columns,
+        (true, None) => SecretColumns::default(),
+    };
+    freed.html.set(Some(HtmlRow { end, columns }));
+    if !data {
+        return None;
+    }
+    let mut found: Option<(usize, usize)> = None;
+    for &(col, la, len) in &columns.at[..columns.count] {
+        let Some(&(a, z)) = cells[..count].get(col as usize) else {
+            break;
+        };
+        let label = &b[la as usize..la as usize + usize::from(len)];
+        // (Each run of text between the cell's tags: `<i>see vault</i> S3cret9`,
+        // `S3cret9 <span>📋</span>`.)
+        let mut i = a;
+        while i < z {
+            let lt = memchr::memchr(b'<', &b[i..z]).map_or(z, |k| i + k);
+            let (ra, rz) = cell_text(b, i, lt);
+            if ra < rz && cell_holds_secret(label, text.get(ra..rz)?) {
+                found = Some((found.map_or(ra, |f| f.0), rz));
+            }
+            i = memchr::memchr(b'>', &b[lt..z]).map_or(z, |gt| lt + gt + 1);
+        }
+    }
+    found
 }
 
 /// A bare value inside emphasis (`**S3cret9**`, `*optional*`, `__S3cret9__`), its opening
