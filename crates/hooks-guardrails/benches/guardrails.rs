@@ -297,6 +297,21 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // HTML rows whose cells' tags never close (each row read 16 KiB, 390x the bench
+        // text, before a tag's `>` was looked for only up to the next `<`).
+        (
+            "html_cells_left_open",
+            fill("<tr><td <tr><th x<tr><td><", ""),
+        ),
+        // Prose about secrets whose values fail: each name's words read up to a verb.
+        (
+            "prose_about_secrets",
+            fill(
+                "The password for the staging account is stored in Vault; the token is \
+                 gpt4o-mini's. Password Token Secret password is 2048-bit, API key - x ",
+                "",
+            ),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

@@ -252,13 +252,16 @@ fn family(name: &str, n: usize) -> String {
             "<tr><td>a</td><td>****</td></tr>\n".repeat(n / 33)
         ),
         "html_rows_never_closed" => "<tr><td>a<td><th>Password<tr>".repeat(n / 29),
+        "html_cells_left_open" => "<tr><td <tr><th x<tr><td><".repeat(n / 26),
+        // Prose about secrets, each name's words read up to a verb.
+        "prose_about_secrets" => "the password for the db is x; Password Token token a b c is ".repeat(n / 60),
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 108] = [
+const FAMILIES: [&str; 110] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -367,6 +370,8 @@ const FAMILIES: [&str; 108] = [
     "quoted_table_rows",
     "html_rows_under_a_secret_header",
     "html_rows_never_closed",
+    "prose_about_secrets",
+    "html_cells_left_open",
 ];
 
 #[test]

@@ -165,6 +165,7 @@ fn values() -> Vec<(String, String)> {
                 "secret_markdown" => Some("- **Password:** `{}`"),
                 "secret_markdown_table" => Some("| `DB_PASSWORD` | `{}` |"),
                 "secret_html_table" => Some("<tr><th>Password</th><td>{}</td></tr>"),
+                "secret_prose" => Some("Done. Your new password is `{}`."),
                 "secret_wifi_psk" => Some("network={\n    ssid=\"Home\"\n    psk=\"{}\"\n}\n"),
                 "secret_yaml_block" => Some("smtp:\n  password: |\n    {}\n  port: 587\n"),
                 _ => None,
@@ -316,7 +317,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1173 + 13);
+    assert_eq!(values.len(), 1164 + 1176 + 13);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

@@ -4617,6 +4617,18 @@ pub(crate) mod tests {
                 "1. Logins:\n\n        | User | Password |\n        |---|---|\n        | bob | Xk9vQ2mZp4Lw |",
                 &["Xk9vQ2mZp4Lw"],
             ),
+            (
+                "- | User | Password |\n  |---|---|\n  | bob | Xk9vQ2mZp4Lw |",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "# | User | Password |\n# |---|---|\n# | bob | Xk9vQ2mZp4Lw |\n// | amy | Qw8nR3tYu6pZ |",
+                &["Xk9vQ2mZp4Lw", "Qw8nR3tYu6pZ"],
+            ),
+            (
+                "`| User | Password |\n|---|---|\n| bob | Xk9vQ2mZp4Lw |`",
+                &["Xk9vQ2mZp4Lw"],
+            ),
             // An HTML table whose header row names the column: in one line, a `<thead>`
             // and a `<code>` in the cell; indented, in capitals, a row's first cell a
             // `<th>`, cells left unclosed; written into a JSON string.
@@ -4634,6 +4646,30 @@ pub(crate) mod tests {
             ),
             (
                 "<tr><th>User</th><th>Token</th></tr><tr><td>a</td><td><i>rotated</i> Xk9vQ2mZp4Lw <span>📋</span></td></tr>",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            // (Found by a fifteenth attack review.) A header row of `<td>` cells (in a
+            // `<thead>`, or the table's first row), a blank corner cell, a remark or a
+            // link in the header's cell, cells that span columns, a data row of `<th>`
+            // cells, a row past 32 columns.
+            (
+                "<table><thead><tr><td>Service</td><td><b>Password</b></td></tr></thead><tbody><tr><td>db</td><td>Xk9vQ2mZp4Lw</td></tr></tbody></table>",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "<table><tbody><tr><td>User</td><td>Password</td></tr><tr><td>bob</td><td>Xk9vQ2mZp4Lw</td></tr></tbody></table>",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "<table><tr><td></td><th>Service</th><th>Password <small>(rotated)</small></th></tr><tr><td>1</td><td>db</td><td>Xk9vQ2mZp4Lw</td></tr></table>",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "<table><tr><th><a href=\"?s=1\">Service</a></th><th>Env</th><th><a href=\"?s=2\">Password</a> &#9650;</th></tr><tr><td colspan=\"2\">db prod</td><td>Xk9vQ2mZp4Lw</td></tr></table>",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "<table><tr><th>Name</th><th>Password</th></tr><tr><th>bob</th><th>Xk9vQ2mZp4Lw</th></tr></table>",
                 &["Xk9vQ2mZp4Lw"],
             ),
             // None.
@@ -4679,6 +4715,14 @@ pub(crate) mod tests {
             ("| password |", &[]),
             ("<td>password</td><td>", &[]),
             (
+                "<table><tr><th>Step</th><th>Password</th></tr><tr><td>1</td><td>bcrypt(cost=12)</td></tr><tr><td>2</td><td>argon2id</td></tr></table>",
+                &[],
+            ),
+            (
+                "| Name | Token |\n|---|---|\n| GPT-4 | cl100k_base |\n| Rust | proc_macro2::TokenStream |\n| prod | vault:secret/data/prod#db |",
+                &[],
+            ),
+            (
                 "<table><tr><th>Model</th><th>Token</th><th>Password</th></tr><tr><td>gpt</td><td>4096</td><td>********</td></tr><tr><td>x</td><td>1,024</td><td><i>see <a href=\"/v\">the vault</a></i></td></tr></table>",
                 &[],
             ),
@@ -4692,6 +4736,93 @@ pub(crate) mod tests {
             ),
             (r#"run "cat f | grep password" then "| Password |""#, &[]),
             (r#""| Password | Xk9vQ2mZp4Lw" is no table"#, &[]),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+    }
+
+    /// An HTML table's row is read to 16 KiB at most: a closing tag whose `/` stands right
+    /// at that bound (it panicked, found by an attack review), a cell's long content, and
+    /// a value past it, read and judged without a panic.
+    #[test]
+    fn html_rows_at_their_read_bound_are_read_whole_or_cut_cleanly() {
+        let d = PiiDetector::new();
+        for pad in 16_360..16_400 {
+            for text in [
+                format!("<tr>{}</b>", "a".repeat(pad)),
+                format!("<tr><td>{}</td><td></tr>", "é".repeat(pad / 2)),
+                format!(
+                    "<table><tr><th>Note</th><th>Password</th></tr><tr><td>{}</td><td>Xk9vQ2mZp4Lw</td></tr></table>",
+                    "x".repeat(pad)
+                ),
+            ] {
+                d.detect(&text);
+            }
+        }
+        let short = "<table><tr><th>Note</th><th>Password</th></tr><tr><td>x</td><td>Xk9vQ2mZp4Lw</td></tr></table>";
+        finds_and_redacts(&d, short, &["Xk9vQ2mZp4Lw"]);
+    }
+
+    /// A secret given in prose after its name, as an agent tells a person: after a verb
+    /// (`is`, `was changed to`, `set … to`), a word's colon, a dash or an arrow, with up to
+    /// three words between, bare only when it looks made by a machine (mixed case and
+    /// digits, or long); right after the name quoted, a code span or in parentheses. Prose
+    /// about a password holds none.
+    #[test]
+    fn secrets_given_in_prose_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            (
+                "Your new password is `Xk9vQ2mZp4Lw`.",
+                &["Xk9vQ2mZp4Lw"][..],
+            ),
+            ("The password is Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            (
+                "I've set the password to `Xk9vQ2mZp4Lw`.",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            ("the admin password (Xk9vQ2mZp4Lw) works", &["Xk9vQ2mZp4Lw"]),
+            ("Use password `Xk9vQ2mZp4Lw` to log in", &["Xk9vQ2mZp4Lw"]),
+            (
+                "The API key for staging is `Xk9vQ2mZp4Lw`.",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            ("Set DB_PASSWORD to Xk9vQ2mZp4Lw in .env", &["Xk9vQ2mZp4Lw"]),
+            ("- Password → `Xk9vQ2mZp4Lw`", &["Xk9vQ2mZp4Lw"]),
+            ("Password - Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            ("New password generated: Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            (
+                "password was changed to \"Xk9vQ2mZp4Lw\"",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            ("The token you need is Xk9vQ2mZp4Lw.", &["Xk9vQ2mZp4Lw"]),
+            (
+                "The password has been reset to Summer2024!",
+                &["Summer2024!"],
+            ),
+            (
+                "The secret key is a3f9c2e1b7d4908e6f5a1c3b",
+                &["a3f9c2e1b7d4908e6f5a1c3b"],
+            ),
+            ("adminPassword is now Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            // None.
+            ("The password is incorrect.", &[]),
+            ("The password is stored in Vault under secret/db.", &[]),
+            ("The password must be at least 12 characters long.", &[]),
+            ("if password is None:", &[]),
+            ("The private key is 2048-bit RSA.", &[]),
+            ("The token is gpt4o-mini's, 4096 long.", &[]),
+            ("Reset the password to the default.", &[]),
+            ("the API key is `YOUR_API_KEY`", &[]),
+            ("password is $DB_PASSWORD", &[]),
+            ("The password for the account was rotated yesterday.", &[]),
+            ("Your password is (optional)", &[]),
+            ("chpasswd <<<bob:x", &[]),
+            ("the token is v2", &[]),
+            (
+                "The password for the new staging database cluster is in Vault.",
+                &[],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }

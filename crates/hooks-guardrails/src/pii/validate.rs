@@ -2552,6 +2552,178 @@ pub(super) fn command_password_on(
 /// The longest value a named field's secret is read to.
 const NAMED_VALUE_MAX: usize = 256;
 
+/// A secret that prose gives after its name (`name`), the words after it from `at` on
+/// (after a blank): `the password is Xk9vQ2mZp4Lw`, `Your new password is: `…``, `set
+/// DB_PASSWORD to …`, `the API key for staging is …`, `the password was changed to "…"`,
+/// `Password – …`, `the admin password (…)`, `use password `…``. At most three other
+/// words between the name and the verb (`is`, `are`, `was`, `were`, `be`, `to`, or a word
+/// and its colon: `generated:`) — articles (`the`, `your`) not counted — and any of the
+/// words that only lead to it (`has been reset`, `is now`, `will be`); 96 bytes at most. Right after the name, only a value
+/// quoted, a code span or in parentheses (`use password `…``).
+///
+/// A quoted value or a code span is judged as a field's is (see [`secret_value`]); a bare
+/// one (from a letter or a digit to a blank, a quote or a bracket) must also look made by a
+/// machine (see [`machine_made`]), its sentence's `.`, `,`, `;`, `:` or `)` after it left
+/// out: prose says `the key is 2048-bit` and `the token is gpt4o-mini`. The name is a
+/// word of its own or a field's last part (`DB_PASSWORD`, `adminPassword`; not
+/// `chpasswd`).
+fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize, usize)> {
+    const VERBS: [&[u8]; 6] = [b"is", b"are", b"was", b"were", b"be", b"to"];
+    const LEADING: [&[u8]; 16] = [
+        b"has", b"have", b"had", b"been", b"will", b"would", b"should", b"must", b"now", b"still",
+        b"just", b"set", b"changed", b"reset", b"updated", b"rotated",
+    ];
+    let b = text.as_bytes();
+    // (The name a word of its own, or its last part: `DB_PASSWORD`, `adminPassword` — not
+    // a command's, `chpasswd`.)
+    if name > key
+        && !(matches!(b[name - 1], b'_' | b'-' | b'.')
+            || (b[name - 1].is_ascii_lowercase() && b[name].is_ascii_uppercase()))
+    {
+        return None;
+    }
+    let name = &b[key..at];
+    let limit = b.len().min(at + 96);
+    let blanks = |mut i: usize| {
+        while i < limit && matches!(b[i], b' ' | b'\t') {
+            i += 1;
+        }
+        i
+    };
+    let first = blanks(at);
+    if first == at {
+        return None;
+    }
+    let mut i = first;
+    let mut words = 0;
+    // (The value follows a verb, a word's colon or a dash; or stands right after the name,
+    // quoted or in parentheses.)
+    let value = loop {
+        let c = *b.get(i)?;
+        if matches!(c, b'`' | b'"' | b'\'' | b'(') {
+            // A value right after the name (or after a verb, read below).
+            break (i == first).then_some(i)?;
+        }
+        let dash = ["->", "=>", "–", "—", "→", "-"]
+            .iter()
+            .find(|d| b[i..].starts_with(d.as_bytes()));
+        if let Some(d) = dash {
+            let after = i + d.len();
+            if i != first || !matches!(b.get(after), Some(b' ' | b'\t')) {
+                return None;
+            }
+            break blanks(after);
+        }
+        let len = b[i..limit]
+            .iter()
+            .take_while(|c| c.is_ascii_alphabetic() || **c == b'\'')
+            .count();
+        if len == 0 || !matches!(b.get(i + len), Some(b' ' | b'\t' | b':')) {
+            // No word. (A bare value right after the name is none: `the password abc12345
+            // works`, `git config --get github.token …`, `set -e GITHUB_TOKEN …` — a name
+            // and a value apart by blanks are a command's that sets it, see `blank_setter`.)
+            return None;
+        }
+        let word = &b[i..i + len];
+        let lower = |w: &&[u8]| word.eq_ignore_ascii_case(w);
+        let colon = b.get(i + len) == Some(&b':');
+        if VERBS.iter().any(lower) || colon {
+            let after = i + len + usize::from(colon);
+            let next = blanks(after);
+            if next == after || next >= limit {
+                return None;
+            }
+            // (`is: …`, `is now …`: past a colon and leading words after the verb.)
+            let mut j = next + usize::from(b[next] == b':');
+            j = blanks(j);
+            loop {
+                let len = b[j..limit]
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphabetic())
+                    .count();
+                let w = &b[j..j + len];
+                if len > 0
+                    && matches!(b.get(j + len), Some(b' ' | b'\t'))
+                    && (LEADING.iter().any(|l| w.eq_ignore_ascii_case(l)) || w == b"to")
+                {
+                    j = blanks(j + len);
+                    continue;
+                }
+                break;
+            }
+            break j;
+        }
+        // (A name again is its own candidate: a run of names is not read on from each.)
+        if word.eq_ignore_ascii_case(name)
+            || super::patterns::secret_name_at(word).is_some_and(|n| n.len() == len)
+        {
+            return None;
+        }
+        const ARTICLES: [&[u8]; 8] = [b"the", b"a", b"an", b"your", b"our", b"my", b"this", b"its"];
+        if !LEADING.iter().any(lower) && !ARTICLES.iter().any(lower) {
+            words += 1;
+            if words > 3 {
+                return None;
+            }
+        }
+        if !matches!(b.get(i + len), Some(b' ' | b'\t')) {
+            return None;
+        }
+        i = blanks(i + len);
+    };
+    if value >= limit {
+        return None;
+    }
+    // The value: quoted, a code span or in parentheses, to its closing character on its
+    // line; else to a blank.
+    let end_of_line = memchr::memchr2(
+        b'\n',
+        b'\r',
+        &b[value..b.len().min(value + NAMED_VALUE_MAX)],
+    )
+    .map_or(b.len().min(value + NAMED_VALUE_MAX), |k| value + k);
+    let (a, z, quoted) = match b[value] {
+        open @ (b'`' | b'"' | b'\'' | b'(') => {
+            let close = if open == b'(' { b')' } else { open };
+            let z = value + 1 + memchr::memchr(close, &b[value + 1..end_of_line])?;
+            (value + 1, z, open != b'(')
+        }
+        // (A bare one starts with a letter or a digit: not `$PW`, `-flag`, `<<<bob:…`.)
+        c if !c.is_ascii_alphanumeric() => return None,
+        _ => {
+            let mut z = value
+                + b[value..end_of_line]
+                    .iter()
+                    .take_while(|c| {
+                        !c.is_ascii_whitespace() && !matches!(c, b'"' | b'\'' | b'`' | b'<' | b'>')
+                    })
+                    .count();
+            while z > value && matches!(b[z - 1], b'.' | b',' | b';' | b':' | b')') {
+                z -= 1;
+            }
+            (value, z, false)
+        }
+    };
+    let v = text.get(a..z)?;
+    let secret = secret_value(v, quoted, b.get(z).copied())
+        && (quoted || machine_made(v.as_bytes()))
+        && !short_for_a_token(name, v)
+        && !no_secret_name(name, v);
+    secret.then_some((a, z))
+}
+
+/// Whether a bare word of prose looks made by a machine, as a generated password or key
+/// does: eight characters or more with a digit, and capitals and small letters both, or
+/// sixteen or more (`Xk9vQ2mZp4Lw`, `Summer2024!`, a hex key) — not `2048-bit`,
+/// `gpt4o-mini` or `hunter2`.
+fn machine_made(v: &[u8]) -> bool {
+    let has = |f: fn(&u8) -> bool| v.iter().any(f);
+    v.len() >= 8
+        && has(u8::is_ascii_digit)
+        && ((has(u8::is_ascii_uppercase) && has(u8::is_ascii_lowercase))
+            || (v.len() >= 16 && has(u8::is_ascii_alphabetic)))
+}
+
 /// The value of a field named for a secret (`password=…`, `"client_secret": "…"`,
 /// `apiKey: …`), its name at `name..at`, the trigger's match ending at `e` (on the value's
 /// first character). A quoted value runs to its closing quote (the one escaped as the
@@ -2718,7 +2890,11 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         && tag.is_none()
         && !(matches!(b[at], b' ' | b'\t' | b'\r' | b'\n') && matches!(b[first - 1], b'"' | b'\''))
     {
-        return None;
+        // (Else prose may say it, on the name's line: `the password is S3cret9x`.)
+        return match memchr::memchr2(b'\n', b'\r', &b[at..first]) {
+            None => prose_secret(text, key, name, at),
+            Some(_) => None,
+        };
     }
     // `gh secret set NAME --body value`: the value is the option's.
     let first = match setter {
@@ -3082,9 +3258,21 @@ fn words_hold_secret(value: &str, cell: bool) -> bool {
     // (A table's cell holds a column's word as often as a value: a lone number or a name
     // with a version there is none, `| Password | Argon2 |`, `| API Key | 1,234 |`.)
     let alone = !cell && !value.bytes().any(|c| c.is_ascii_whitespace());
+    // (A cell's code: a path, `proc_macro2::TokenStream`; a call with its arguments,
+    // `bcrypt(cost=12)`; a reference, `vault:secret/data/prod#db`.)
+    let code = |w: &str| {
+        cell && (w.contains("::")
+            || (w.contains('(') && w.contains('=') && w.ends_with(')'))
+            || w.split_once(':').is_some_and(|(scheme, rest)| {
+                scheme.len() >= 2
+                    && scheme.bytes().all(|c| c.is_ascii_lowercase())
+                    && rest.contains('/')
+            }))
+    };
     !content_placeholder(value)
         && value.split_ascii_whitespace().any(|w| {
             !no_value_word(w)
+                && !code(w)
                 && secret_value(w, true, None)
                 && (alone
                     || !(w
@@ -3268,26 +3456,28 @@ pub(super) fn table_row_at(text: &str, from: usize, to: usize) -> Option<(usize,
                 return (p + 4 <= to && html_tag(&b[p + 1..], b"tr")).then_some((p, p + 4));
             }
             // (The regex's match, within `from..to`: from the line's start,
-            // `(?m:^)[ \t>]{0,16}\|`, or from the quote, `["'][ \t>]{0,16}\|`.)
+            // `(?m:^)[ \t>#/*-]{0,24}\|`, or from the quote, `["'`][ \t>#/*-]{0,24}\|`.)
             let line = row_start(b, p)?;
             let start = match line.checked_sub(1).map(|i| b[i]) {
-                Some(b'"' | b'\'') => line - 1,
+                Some(b'"' | b'\'' | b'`') => line - 1,
                 _ => line,
             };
             (start >= from).then_some((start, p + 1))
         })
 }
 
-/// The most blanks and block quotes' `>` before a table's first `|` on its line: rows
-/// indented in a list or a code block, or quoted (`> | User | Password |`).
-const ROW_INDENT: usize = 16;
+/// The most blanks, block quotes' `>`, list bullets and comment marks before a table's
+/// first `|` on its line: rows indented in a list or a code block, quoted (`> | User |
+/// Password |`), on a bullet's line (`- | User |`) or commented out (`# | User |`, `// |`).
+const ROW_INDENT: usize = 24;
 
 fn row_indent(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'>')
+    matches!(c, b' ' | b'\t' | b'>' | b'#' | b'/' | b'-' | b'*')
 }
 
 /// Where the line of a table's row starts whose first `|` is at `p`: up to [`ROW_INDENT`]
-/// blanks and `>` before it, right after a line break, the text's start or a quote — a
+/// blanks, `>`, bullets and comment marks before it, right after a line break, the text's
+/// start or a quote (or a backtick) — a
 /// table written into a string, its line breaks written out (`"| User | Password |\n…"`,
 /// as a tool's raw JSON body or a log holds it; folding reads them as line breaks).
 fn row_start(b: &[u8], p: usize) -> Option<usize> {
@@ -3301,7 +3491,7 @@ fn row_start(b: &[u8], p: usize) -> Option<usize> {
     (indent <= ROW_INDENT
         && matches!(
             start.checked_sub(1).map(|i| b[i]),
-            None | Some(b'\n' | b'"' | b'\'')
+            None | Some(b'\n' | b'"' | b'\'' | b'`')
         ))
     .then_some(start)
 }
@@ -3610,26 +3800,26 @@ fn html_tag(tag: &[u8], name: &[u8]) -> bool {
 }
 
 /// The cells of the HTML table's row whose `<tr` is at `s` (read to [`TABLE_BYTES`] at
-/// most): `cell(column, header, content)` for each (`header`: a `<th>`; `content` its
-/// span, up to its closing tag or the next cell's). Returns where the row ends: at the
-/// tag that closes it or opens the next row, a table's or a section's (`</tr>`, `<tr>`,
-/// `</table>`, `<tbody>`, …), or where reading stopped.
-fn html_row(b: &[u8], s: usize, mut cell: impl FnMut(usize, bool, usize, usize)) -> usize {
+/// most): `cell(column, span, header, content)` for each (`span`: its `colspan`; `header`:
+/// a `<th>`; `content` its span, up to its closing tag or the next cell's). Returns where
+/// the row ends: at the tag that closes it or opens the next row, a table's or a section's
+/// (`</tr>`, `<tr>`, `</table>`, `<tbody>`, …), or where reading stopped.
+fn html_row(b: &[u8], s: usize, mut cell: impl FnMut(usize, usize, bool, usize, usize)) -> usize {
     let limit = b.len().min(s.saturating_add(TABLE_BYTES));
-    let (mut col, mut open) = (0, None::<(bool, usize)>);
-    let mut close = |open: &mut Option<(bool, usize)>, at: usize| {
-        if let Some((header, a)) = open.take() {
-            cell(col, header, a, at);
-            col += 1;
+    let row = &b[..limit];
+    let (mut col, mut open) = (0, None::<(usize, bool, usize)>);
+    let mut close = |open: &mut Option<(usize, bool, usize)>, at: usize| {
+        if let Some((span, header, a)) = open.take() {
+            cell(col, span, header, a, at);
+            col += span;
         }
     };
     let mut i = s + 1;
-    while let Some(k) = memchr::memchr(b'<', &b[i.min(limit)..limit]).map(|k| i + k) {
-        let (closing, tag) = match b.get(k + 1) {
-            Some(b'/') => (true, &b[k + 2..limit]),
-            _ => (false, &b[k + 1..limit]),
+    while let Some(k) = memchr::memchr(b'<', &row[i.min(limit)..]).map(|k| i + k) {
+        let (closing, tag) = match row.get(k + 1) {
+            Some(b'/') => (true, &row[k + 2..]),
+            _ => (false, &row[k + 1..]),
         };
-        let cell_open = html_tag(tag, b"td") || html_tag(tag, b"th");
         let ends_row = ["tr", "table", "thead", "tbody", "tfoot"]
             .iter()
             .any(|n| html_tag(tag, n.as_bytes()));
@@ -3638,20 +3828,47 @@ fn html_row(b: &[u8], s: usize, mut cell: impl FnMut(usize, bool, usize, usize))
             return k;
         }
         i = k + 1;
-        if cell_open {
+        if html_tag(tag, b"td") || html_tag(tag, b"th") {
             close(&mut open, k);
             if !closing {
-                // (Its content starts past its tag's `>`.)
-                let Some(gt) = memchr::memchr(b'>', &b[k..limit]) else {
-                    return limit;
-                };
-                open = Some((tag[1] | 0x20 == b'h', k + gt + 1));
-                i = k + gt + 1;
+                // (Its content starts past its tag's `>` — or, a tag left open, at the next
+                // `<`: the next tag is not taken into it.)
+                let end = memchr::memchr2(b'>', b'<', &row[k + 1..]).map_or(limit, |j| k + 1 + j);
+                let content = end + usize::from(row.get(end) == Some(&b'>'));
+                open = Some((colspan(&row[k..end]), tag[1] | 0x20 == b'h', content));
+                i = content;
             }
         }
     }
     close(&mut open, limit);
     limit
+}
+
+/// A cell's `colspan` (1 to 64; 1 without one), from its opening tag.
+fn colspan(tag: &[u8]) -> usize {
+    const NAME: &[u8] = b"colspan";
+    let Some(at) = tag
+        .windows(NAME.len())
+        .position(|w| w.eq_ignore_ascii_case(NAME))
+    else {
+        return 1;
+    };
+    let rest = &tag[at + NAME.len()..];
+    let rest = rest.trim_ascii_start().strip_prefix(b"=").unwrap_or(b"");
+    let rest = rest.trim_ascii_start();
+    let rest = rest
+        .strip_prefix(b"\"")
+        .or(rest.strip_prefix(b"'"))
+        .unwrap_or(rest);
+    let digits = rest
+        .iter()
+        .take(2)
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    std::str::from_utf8(&rest[..digits])
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+        .map_or(1, |n| n.clamp(1, 64))
 }
 
 /// A cell's text (`b[a..z]`) without the blanks and the inline elements' tags around it
@@ -3682,76 +3899,97 @@ fn cell_text(b: &[u8], mut a: usize, mut z: usize) -> (usize, usize) {
 
 /// A secret in an HTML table's row whose header row names the column (`<tr><th>Service</th>
 /// <th>Password</th></tr>` above `<tr><td>db</td><td>S3cret9</td></tr>`): the row's cells
-/// under a header cell whose text ends with a secret's name (see [`header_secret`]), each
-/// run of text between a cell's tags judged as a Markdown table's cell is (see
-/// [`cell_holds_secret`]) — from the first that holds one to the last. The trigger is the
-/// row's `<tr` at `s`.
+/// under a header cell whose first text names a secret (see [`header_secret`]; `Password
+/// <small>(rotated)</small>`), each run of text between a cell's tags judged as a Markdown
+/// table's cell is (see [`cell_holds_secret`]) — from the first that holds one to the last;
+/// cells that span columns (`colspan`) counted so. The trigger is the row's `<tr` at `s`.
 ///
-/// A row of `<th>` cells only is its table's header; a row with a `<td>` takes the header
-/// of the row read last in this scan (`freed.html`), unless a table opens or closes
-/// between them or they stand more than [`TABLE_BYTES`] apart — so each row is read once.
+/// The header is a table's first row, or a head's (`<table>` or `<thead>` the last such
+/// tag before it, a `<tbody>` between or not: its cells `<th>` or `<td>`), or a row of
+/// `<th>` cells (a blank `<td>` among them) where no header is known. Every other row takes the header of the row read
+/// last in this scan (`freed.html`), unless a table opens or closes between them or they
+/// stand more than [`TABLE_BYTES`] apart — so each row is read once, and each gap between.
 fn html_row_secret(text: &str, s: usize, freed: &Freed) -> Option<(usize, usize)> {
     let b = text.as_bytes();
+    // (What stands between the row read last and this one, or with none the 256 bytes
+    // before it: a table's or a head's tag makes this row the first.)
+    let last = freed
+        .html
+        .get()
+        .filter(|last| last.end <= s && s - last.end <= TABLE_BYTES);
+    let from = last.map_or(s.saturating_sub(256), |last| last.end);
+    let (mut first, mut table) = (false, false);
+    for k in memchr::memchr_iter(b'<', &b[from..s]) {
+        let tag = &b[from + k + 1..s];
+        let (closing, name) = match tag.strip_prefix(b"/") {
+            Some(name) => (true, name),
+            None => (false, tag),
+        };
+        // (A body right after the table's tag leaves its first row the header: `<table>
+        // <tbody><tr><td>User</td>…`.)
+        if html_tag(name, b"table") {
+            (first, table) = (!closing, true);
+        } else if html_tag(name, b"thead") {
+            first = !closing;
+        } else if html_tag(name, b"tr") || (closing && html_tag(name, b"tbody")) {
+            first = false;
+        }
+    }
+    let known = last.filter(|_| !table).map(|last| last.columns);
+    let columns = known.unwrap_or_default();
     let (mut data, mut header) = (false, SecretColumns::default());
-    let mut cells = [(0usize, 0usize); SecretColumns::MAX];
-    let mut count = 0;
-    let end = html_row(b, s, |col, th, a, z| {
-        data |= !th;
-        if count < SecretColumns::MAX {
-            cells[count] = (a, z);
-            count += 1;
+    let mut found: Option<(usize, usize)> = None;
+    let end = html_row(b, s, |col, span, th, a, z| {
+        let (ta, tz) = cell_text(b, a, z);
+        data |= !th && ta < tz;
+        // (Its label: its first text, `Password` of `Password <small>(rotated)</small>`.)
+        let lz = ta + memchr::memchr(b'<', &b[ta..tz]).unwrap_or(tz - ta);
+        let (la, lz) = label_core(b, ta, b[..lz].trim_ascii_end().len().max(ta));
+        if header_secret(&b[la..lz]).is_some() {
+            for c in col..col + span {
+                if header.count == SecretColumns::MAX {
+                    break;
+                }
+                if let (Ok(c), Ok(la), Ok(len)) =
+                    (u32::try_from(c), u32::try_from(la), u16::try_from(lz - la))
+                {
+                    header.at[header.count] = (c, la, len);
+                    header.count += 1;
+                }
+            }
         }
-        let (a, z) = cell_text(b, a, z);
-        let (from, to) = label_core(b, a, z);
-        if th
-            && header.count < SecretColumns::MAX
-            && let (Ok(col), Ok(from), Ok(len)) = (
-                u32::try_from(col),
-                u32::try_from(from),
-                u16::try_from(to - from),
-            )
-            && header_secret(&b[from as usize..to]).is_some()
-        {
-            header.at[header.count] = (col, from, len);
-            header.count += 1;
+        // (Judged as a value under the known header's secret columns it spans.)
+        for &(c, ha, hl) in &columns.at[..columns.count] {
+            if !(col..col + span).contains(&(c as usize)) {
+                continue;
+            }
+            let label = &b[ha as usize..ha as usize + usize::from(hl)];
+            // (Each run of text between the cell's tags: `<i>see vault</i> S3cret9`,
+            // `S3cret9 <span>📋</span>`.)
+            let mut i = a;
+            while i < z {
+                let lt = memchr::memchr(b'<', &b[i..z]).map_or(z, |k| i + k);
+                let (ra, rz) = cell_text(b, i, lt);
+                if ra < rz
+                    && text
+                        .get(ra..rz)
+                        .is_some_and(|v| cell_holds_secret(label, v))
+                {
+                    found = Some((found.map_or(ra, |f| f.0), rz));
+                }
+                i = memchr::memchr(b'>', &b[lt..z]).map_or(z, |gt| lt + gt + 1);
+            }
+            break;
         }
     });
-    // (The row read last: the same table's, if nothing between opens or closes one.)
-    let last = freed.html.get().filter(|last| {
-        last.end <= s
-            && s - last.end <= TABLE_BYTES
-            && !memchr::memchr_iter(b'<', &b[last.end..s]).any(|k| {
-                let tag = &b[last.end + k + 1..s];
-                html_tag(tag.strip_prefix(b"/").unwrap_or(tag), b"table")
-            })
-    });
-    let columns = match (data, last) {
-        (false, _) => header,
-        (true, Some(last)) => last.columns,
-        (true, None) => SecretColumns::default(),
-    };
-    freed.html.set(Some(HtmlRow { end, columns }));
-    if !data {
+    if first || (!data && known.is_none()) {
+        freed.html.set(Some(HtmlRow {
+            end,
+            columns: header,
+        }));
         return None;
     }
-    let mut found: Option<(usize, usize)> = None;
-    for &(col, la, len) in &columns.at[..columns.count] {
-        let Some(&(a, z)) = cells[..count].get(col as usize) else {
-            break;
-        };
-        let label = &b[la as usize..la as usize + usize::from(len)];
-        // (Each run of text between the cell's tags: `<i>see vault</i> S3cret9`,
-        // `S3cret9 <span>📋</span>`.)
-        let mut i = a;
-        while i < z {
-            let lt = memchr::memchr(b'<', &b[i..z]).map_or(z, |k| i + k);
-            let (ra, rz) = cell_text(b, i, lt);
-            if ra < rz && cell_holds_secret(label, text.get(ra..rz)?) {
-                found = Some((found.map_or(ra, |f| f.0), rz));
-            }
-            i = memchr::memchr(b'>', &b[lt..z]).map_or(z, |gt| lt + gt + 1);
-        }
-    }
+    freed.html.set(Some(HtmlRow { end, columns }));
     found
 }
 
@@ -5172,7 +5410,7 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
         || v.starts_with(b"id_")
         || ["sha1:", "sha256:", "sha512:", "md5:"].iter().any(|p| lower.starts_with(p));
     let mask = masked(v);
-    const SCHEMA: [&str; 34] = [
+    const SCHEMA: [&str; 44] = [
         "null",
         "none",
         "nil",
@@ -5208,6 +5446,17 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
         "sha256",
         "sha512",
         "ed25519",
+        // Password hashes a column or a field names, and tokenizers' encodings.
+        "argon2id",
+        "argon2i",
+        "argon2d",
+        "bcrypt",
+        "scrypt",
+        "pbkdf2",
+        "cl100k_base",
+        "o200k_base",
+        "p50k_base",
+        "r50k_base",
     ];
     // (`required`: a validation rule, `'required|string|min:8'`.)
     const PLACEHOLDERS: [&str; 11] = [
