@@ -4629,6 +4629,16 @@ pub(crate) mod tests {
                 "`| User | Password |\n|---|---|\n| bob | Xk9vQ2mZp4Lw |`",
                 &["Xk9vQ2mZp4Lw"],
             ),
+            // A database client's output (MySQL's borders); HTML's inline tags in a
+            // Markdown table's cells.
+            (
+                "mysql> SELECT username, password FROM users;\n+----------+--------------+\n| username | password     |\n+----------+--------------+\n| bob      | Xk9vQ2mZp4Lw |\n| amy      | Qw8nR3tYu6pZ |\n+----------+--------------+\n2 rows in set (0.00 sec)",
+                &["Xk9vQ2mZp4Lw", "Qw8nR3tYu6pZ"],
+            ),
+            (
+                "| <b>User</b> | <b>Password</b> |\n|---|---|\n| bob | <code>Xk9vQ2mZp4Lw</code> |",
+                &["Xk9vQ2mZp4Lw"],
+            ),
             // An HTML table whose header row names the column: in one line, a `<thead>`
             // and a `<code>` in the cell; indented, in capitals, a row's first cell a
             // `<th>`, cells left unclosed; written into a JSON string.
@@ -4714,6 +4724,10 @@ pub(crate) mod tests {
             ("Password: `", &[]),
             ("| password |", &[]),
             ("<td>password</td><td>", &[]),
+            (
+                "+----+----------+\n| id | password |\n+----+----------+\n|  1 | NULL     |\n|  2 | ******** |\n+----+----------+",
+                &[],
+            ),
             (
                 "<table><tr><th>Step</th><th>Password</th></tr><tr><td>1</td><td>bcrypt(cost=12)</td></tr><tr><td>2</td><td>argon2id</td></tr></table>",
                 &[],

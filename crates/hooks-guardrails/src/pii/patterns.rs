@@ -1543,7 +1543,8 @@ pub(super) fn specs() -> Vec<Spec> {
             ..spec(
                 Entity::Secret,
                 5,
-                r#"(?m:^)[ \t>#/*-]{0,24}\||["'`][ \t>#/*-]{0,24}\||<[Tt][Rr][ \t\r\n/>]"#.to_owned(),
+                r#"(?m:^)[ \t>#/*-]{0,24}\||["'`][ \t>#/*-]{0,24}\||<[Tt][Rr][ \t\r\n/>]"#
+                    .to_owned(),
                 String::new(),
                 1,
                 table_row_secret,

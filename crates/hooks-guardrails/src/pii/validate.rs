@@ -3606,6 +3606,15 @@ fn alignment_bytes(line: &[u8]) -> bool {
 /// end (before its line break) — `None` where that line is no table's row, or none is
 /// above (a string's first line).
 fn row_above(b: &[u8], line: usize, floor: usize) -> Option<(usize, usize, usize)> {
+    let (a, to) = line_above(b, line, floor)?;
+    // (Its first `|`, which must start a row: past blanks and `>`, or a quote.)
+    let first = a + memchr::memchr(b'|', &b[a..to])?;
+    Some((row_start(b, first)?, first, to))
+}
+
+/// The line above the one that starts at `line` (after a line break; not before `floor`):
+/// its start and its end (before its line break).
+fn line_above(b: &[u8], line: usize, floor: usize) -> Option<(usize, usize)> {
     let brk = line.checked_sub(1).filter(|&i| b[i] == b'\n')?;
     let to = brk - usize::from(brk > 0 && b[brk - 1] == b'\r');
     let a = match memchr::memrchr(b'\n', &b[floor.min(to)..to]) {
@@ -3613,22 +3622,41 @@ fn row_above(b: &[u8], line: usize, floor: usize) -> Option<(usize, usize, usize
         None if floor == 0 => 0,
         None => return None,
     };
-    // (Its first `|`, which must start a row: past blanks and `>`, or a quote.)
-    let first = a + memchr::memchr(b'|', &b[a..to])?;
-    Some((row_start(b, first)?, first, to))
+    Some((a, to))
+}
+
+/// Whether a line is the border a database client draws below a table's header (MySQL's
+/// `+----------+-----------+`): `+`, `-` and `=` only past blanks, from a `+` to a `+`.
+fn border_line(line: &[u8]) -> bool {
+    let l = line.trim_ascii();
+    l.len() >= 3
+        && l[0] == b'+'
+        && l[l.len() - 1] == b'+'
+        && l.iter().all(|c| matches!(c, b'+' | b'-' | b'='))
+        && l.iter().any(|&c| c != b'+')
 }
 
 /// The header row of the table whose row (not its alignment row) has its first `|` at `s`:
 /// found by reading back over the rows above (at most [`TABLE_ROWS_BACK`] and
-/// [`TABLE_BYTES`]) to the alignment row, the header the row right above it — its first
-/// `|` and its end. `None` where a line above is no table's row first, or the row is the
+/// [`TABLE_BYTES`]) to the alignment row (or a database client's border, see
+/// [`border_line`]), the header the row right above it — its first `|` and its end. `None` where a line above is no table's row first, or the row is the
 /// header. (Each row above is read to its first byte that no alignment row holds: a few
 /// bytes.)
 fn table_header(b: &[u8], s: usize) -> Option<(usize, usize)> {
     let floor = s.saturating_sub(TABLE_BYTES);
     let mut above = row_start(b, s)?;
     for _ in 0..TABLE_ROWS_BACK {
-        let (a, first, to) = row_above(b, above, floor)?;
+        let (la, to) = line_above(b, above, floor)?;
+        // (A database client's border below its header, in place of an alignment row.)
+        if b.get(la..to)
+            .is_some_and(|l| l.trim_ascii_start().starts_with(b"+"))
+            && border_line(&b[la..to])
+        {
+            let (_, hfirst, hto) = row_above(b, la, floor)?;
+            return (hfirst != s).then_some((hfirst, hto));
+        }
+        let first = la + memchr::memchr(b'|', &b[la..to])?;
+        let a = row_start(b, first)?;
         if alignment_at(b, a, first, to, floor) {
             let (_, hfirst, hto) = row_above(b, a, floor)?;
             return (hfirst != s).then_some((hfirst, hto));
@@ -3711,8 +3739,10 @@ pub(super) fn table_row_secret(
         }
         want.next();
         let label = &b[la as usize..la as usize + usize::from(len)];
-        if cell_holds_secret(label, text.get(p + a..p + z)?) {
-            found = Some((found.map_or(p + a, |f| f.0), p + z));
+        // (Without HTML's inline tags around it: `| bob | <code>S3cret9</code> |`.)
+        let (a, z) = cell_text(b, p + a, p + z);
+        if cell_holds_secret(label, text.get(a..z)?) {
+            found = Some((found.map_or(a, |f| f.0), z));
         }
     }
     found
@@ -3750,7 +3780,7 @@ impl SecretColumns {
             if columns.count == Self::MAX {
                 break;
             }
-            let (a, z) = (ha + a, ha + z);
+            let (a, z) = cell_text(b, ha + a, ha + z);
             let (from, to) = label_core(b, a, z);
             let packed = (
                 u32::try_from(col),
