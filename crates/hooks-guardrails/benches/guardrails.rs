@@ -297,6 +297,15 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // Labels whose values on the next line fail: a placeholder in a fenced block,
+        // YAML's next key and list.
+        (
+            "labels_over_their_values",
+            fill(
+                "**Password:**\n\n```\nchangeme\n```\npassword:\n  secretKeyRef:\n    - x\nToken:\nnone\n",
+                "",
+            ),
+        ),
         // HTML rows whose cells' tags never close (each row read 16 KiB, 390x the bench
         // text, before a tag's `>` was looked for only up to the next `<`).
         (

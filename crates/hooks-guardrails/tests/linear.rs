@@ -252,6 +252,7 @@ fn family(name: &str, n: usize) -> String {
             "<tr><td>a</td><td>****</td></tr>\n".repeat(n / 33)
         ),
         "html_rows_never_closed" => "<tr><td>a<td><th>Password<tr>".repeat(n / 29),
+        "labels_over_their_values" => "Password:**\n\n```\nx\n```\npassword:\n  - x\n".repeat(n / 39),
         "html_cells_left_open" => "<tr><td <tr><th x<tr><td><".repeat(n / 26),
         // Prose about secrets, each name's words read up to a verb.
         "prose_about_secrets" => "the password for the db is x; Password Token token a b c is ".repeat(n / 60),
@@ -261,7 +262,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 110] = [
+const FAMILIES: [&str; 111] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -372,6 +373,7 @@ const FAMILIES: [&str; 110] = [
     "html_rows_never_closed",
     "prose_about_secrets",
     "html_cells_left_open",
+    "labels_over_their_values",
 ];
 
 #[test]

@@ -4780,8 +4780,9 @@ pub(crate) mod tests {
     /// A secret given in prose after its name, as an agent tells a person: after a verb
     /// (`is`, `was changed to`, `set … to`), a word's colon, a dash or an arrow, with up to
     /// three words between, bare only when it looks made by a machine (mixed case and
-    /// digits, or long); right after the name quoted, a code span or in parentheses. Prose
-    /// about a password holds none.
+    /// digits, or long); right after the name quoted, a code span or in parentheses; on
+    /// the line after a label's colon, alone on its line or a fenced block's first line.
+    /// Prose about a password holds none.
     #[test]
     fn secrets_given_in_prose_are_secrets() {
         let d = PiiDetector::new();
@@ -4819,6 +4820,15 @@ pub(crate) mod tests {
                 &["a3f9c2e1b7d4908e6f5a1c3b"],
             ),
             ("adminPassword is now Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            // The value on the line after its label's colon: in a fenced block, a code
+            // span, a quoted string or bare (YAML's plain scalar on its next line).
+            (
+                "Here is the password:\n\n```text\nXk9vQ2mZp4Lw\n```",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            ("**Password:**\n`Xk9vQ2mZp4Lw`", &["Xk9vQ2mZp4Lw"]),
+            ("Your API key:\r\n\r\n\"Xk9vQ2mZp4Lw\"", &["Xk9vQ2mZp4Lw"]),
+            ("db:\n  password:\n    Xk9vQ2mZp4Lw\n", &["Xk9vQ2mZp4Lw"]),
             // None.
             ("The password is incorrect.", &[]),
             ("The password is stored in Vault under secret/db.", &[]),
@@ -4837,6 +4847,12 @@ pub(crate) mod tests {
                 "The password for the new staging database cluster is in Vault.",
                 &[],
             ),
+            ("password:\n  secretKeyRef:\n    name: db", &[]),
+            ("Password:\nMust be 12 characters or more.", &[]),
+            ("password:\n  - hunter2\n", &[]),
+            ("Password:\n\n```\nchangeme\n```", &[]),
+            ("password:\nhunter2", &[]),
+            ("The password:\n`Xk9vQ2mZp4Lw` and more", &[]),
         ] {
             finds_and_redacts(&d, text, want);
         }

@@ -583,6 +583,12 @@ fn named_secret(names: &[&str], comma: bool) -> String {
         // (Markdown's emphasis: see `markup` above. After the others, so that `:=` and
         // `=>` are read as theirs.)
         separators.push(format!(r"{emphasis}?[ \t]{{0,4}}(?:[:=]{emphasis}?|\|)"));
+        // (A label's colon at its line's end, the value on the next line — after a blank
+        // line, in a fenced block: `Here is the password:⏎⏎```⏎…`; see
+        // `validate::next_line_value`.)
+        separators.push(format!(
+            r"{emphasis}?[ \t]{{0,4}}:{emphasis}?[ \t]{{0,8}}\r?\n(?:[ \t]{{0,8}}\r?\n)?[ \t]{{0,16}}(?:```[A-Za-z]{{0,16}}[ \t]{{0,4}}\r?\n[ \t]{{0,16}})?"
+        ));
     }
     let separators = separators.join("|");
     // (Blanks alone before the value: a quoted one, or, for field names, any — which only

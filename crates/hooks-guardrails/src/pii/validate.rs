@@ -2552,6 +2552,86 @@ pub(super) fn command_password_on(
 /// The longest value a named field's secret is read to.
 const NAMED_VALUE_MAX: usize = 256;
 
+/// A value on the line after its label's colon (`name` the label's name, `at` its end):
+/// `Here is the password:⏎⏎```⏎…⏎```` (the fenced block's first line), `**Password:**⏎`…``,
+/// `Your API key:⏎…`. `None` where the name is not followed so (a colon, emphasis and
+/// blanks to its line's end; up to one blank line); else whether a secret stands there: a
+/// fenced line, or a code span or a quoted string alone on its line, judged as a field's
+/// value is (see [`secret_value`]), a bare word alone on its line also as made by a
+/// machine (see [`machine_made`]) — a line of prose, a YAML mapping's next key
+/// (`password:⏎  secretKeyRef:`) or a list (`- a`) holds none.
+fn next_line_value(text: &str, name: &[u8], at: usize) -> Option<Option<(usize, usize)>> {
+    let b = text.as_bytes();
+    let blanks = |mut i: usize| {
+        while matches!(b.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+        i
+    };
+    // (The label's rest: its colon, emphasis around it, blanks, to its line's end.)
+    let rest = b[at..]
+        .iter()
+        .take(16)
+        .take_while(|c| matches!(c, b':' | b'*' | b'_' | b'`' | b' ' | b'\t' | b'\r'))
+        .count();
+    if b.get(at + rest) != Some(&b'\n') || !b[at..at + rest].contains(&b':') {
+        return None;
+    }
+    let mut i = blanks(at + rest + 1);
+    // (One blank line.)
+    if b.get(i) == Some(&b'\r') {
+        i += 1;
+    }
+    if b.get(i) == Some(&b'\n') {
+        i = blanks(i + 1);
+    }
+    let fenced = b[i..].starts_with(b"```");
+    if fenced {
+        let tag = b[i + 3..]
+            .iter()
+            .take(16)
+            .take_while(|c| c.is_ascii_alphabetic() || matches!(c, b' ' | b'\t' | b'\r'))
+            .count();
+        if b.get(i + 3 + tag) != Some(&b'\n') {
+            return Some(None);
+        }
+        i = blanks(i + 3 + tag + 1);
+    }
+    let first = i;
+    let line_end = first
+        + memchr::memchr2(
+            b'\n',
+            b'\r',
+            &b[first..b.len().min(first + NAMED_VALUE_MAX)],
+        )
+        .unwrap_or(b.len().min(first + NAMED_VALUE_MAX) - first);
+    let line = &b[first..line_end];
+    let (a, z, quoted) = match (fenced, line.first()) {
+        (true, Some(_)) => (first, first + line.trim_ascii_end().len(), true),
+        (false, Some(&q @ (b'`' | b'"' | b'\''))) => {
+            let close = first + 1 + memchr::memchr(q, &line[1..])?;
+            // (Alone on its line.)
+            if !b[close + 1..line_end].trim_ascii().is_empty() {
+                return Some(None);
+            }
+            (first + 1, close, true)
+        }
+        (false, Some(c)) if c.is_ascii_alphanumeric() => {
+            (first, first + line.trim_ascii_end().len(), false)
+        }
+        _ => return Some(None),
+    };
+    let Some(v) = text.get(a..z) else {
+        return Some(None);
+    };
+    let secret = !v.is_empty()
+        && secret_value(v, quoted, b.get(z).copied())
+        && (quoted || machine_made(v.as_bytes()))
+        && !short_for_a_token(name, v)
+        && !no_secret_name(name, v);
+    Some(secret.then_some((a, z)))
+}
+
 /// A secret that prose gives after its name (`name`), the words after it from `at` on
 /// (after a blank): `the password is Xk9vQ2mZp4Lw`, `Your new password is: `…``, `set
 /// DB_PASSWORD to …`, `the API key for staging is …`, `the password was changed to "…"`,
@@ -2746,6 +2826,9 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .take(256)
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
             .count();
+    if let Some(found) = next_line_value(text, &b[key..at], at) {
+        return found;
+    }
     // (Past Markdown's around the value: a code span's backtick after a blank or a colon,
     // `` Password: `S3cret9` `` — after an `=`, a shell's command substitution may open,
     // read as before — or the name's emphasis closed after its separator, `**Password:**
