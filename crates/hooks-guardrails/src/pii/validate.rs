@@ -2635,18 +2635,21 @@ fn next_line_value(text: &str, name: &[u8], at: usize) -> Option<Option<(usize, 
 /// A secret that prose gives after its name (`name`), the words after it from `at` on
 /// (after a blank): `the password is Xk9vQ2mZp4Lw`, `Your new password is: `…``, `set
 /// DB_PASSWORD to …`, `the API key for staging is …`, `the password was changed to "…"`,
-/// `Password – …`, `the admin password (…)`, `use password `…``. At most three other
-/// words between the name and the verb (`is`, `are`, `was`, `were`, `be`, `to`, or a word
-/// and its colon: `generated:`) — articles (`the`, `your`) not counted — and any of the
-/// words that only lead to it (`has been reset`, `is now`, `will be`); 96 bytes at most. Right after the name, only a value
-/// quoted, a code span or in parentheses (`use password `…``).
+/// `Password – …`, `use password `…``. At most six other words between the name and the
+/// verb (`is`, `are`, `was`, `were`, `be`, `to`, or a word and its colon: `generated:`),
+/// a word's comma or a remark in parentheses among them — articles (`the`, `your`) not
+/// counted — and any of the words that only
+/// lead to it (`has been reset`, `is now`, `will be`); 96 bytes at most; after a verb's
+/// colon, the value may stand on the next line (see [`next_line_value`]). Right after the
+/// name, only a value quoted or a code span.
 ///
-/// A quoted value or a code span is judged as a field's is (see [`secret_value`]); a bare
-/// one (from a letter or a digit to a blank, a quote or a bracket) must also look made by a
-/// machine (see [`machine_made`]), its sentence's `.`, `,`, `;`, `:` or `)` after it left
-/// out: prose says `the key is 2048-bit` and `the token is gpt4o-mini`. The name is a
-/// word of its own or a field's last part (`DB_PASSWORD`, `adminPassword`; not
-/// `chpasswd`).
+/// The value — quoted, a code span, emphasised, or bare (from a letter or a digit to a
+/// blank, a quote or a bracket, its sentence's `.`, `,`, `;`, `:` or `)` after it left
+/// out) — is judged as a field's is (see [`secret_value`]) and must look made by a machine
+/// (see [`machine_made`]): prose names hashes, versions, models, types and settings after
+/// the same verbs (`the token is HS256-signed`, `the token is Qwen2Tokenizer`, `rename the
+/// secret to prod-db-creds-2024`). The name is a word of its own or a field's last part
+/// (`DB_PASSWORD`, `adminPassword`; not `chpasswd`).
 fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize, usize)> {
     const VERBS: [&[u8]; 6] = [b"is", b"are", b"was", b"were", b"be", b"to"];
     const LEADING: [&[u8]; 16] = [
@@ -2677,12 +2680,22 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     let mut i = first;
     let mut words = 0;
     // (The value follows a verb, a word's colon or a dash; or stands right after the name,
-    // quoted or in parentheses.)
+    // quoted or a code span.)
     let value = loop {
         let c = *b.get(i)?;
-        if matches!(c, b'`' | b'"' | b'\'' | b'(') {
+        if matches!(c, b'`' | b'"' | b'\'') {
             // A value right after the name (or after a verb, read below).
             break (i == first).then_some(i)?;
+        }
+        // (A remark in parentheses between, a word: `your API key (keep it safe) is …`.)
+        if c == b'(' {
+            let close = i + memchr::memchr(b')', &b[i..limit])?;
+            words += 1;
+            if words > 6 || !matches!(b.get(close + 1), Some(b' ' | b'\t')) {
+                return None;
+            }
+            i = blanks(close + 1);
+            continue;
         }
         let dash = ["->", "=>", "–", "—", "→", "-"]
             .iter()
@@ -2698,17 +2711,27 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             .iter()
             .take_while(|c| c.is_ascii_alphabetic() || **c == b'\'')
             .count();
-        if len == 0 || !matches!(b.get(i + len), Some(b' ' | b'\t' | b':')) {
+        if len == 0 || !matches!(b.get(i + len), Some(b' ' | b'\t' | b':' | b',')) {
             // No word. (A bare value right after the name is none: `the password abc12345
             // works`, `git config --get github.token …`, `set -e GITHUB_TOKEN …` — a name
             // and a value apart by blanks are a command's that sets it, see `blank_setter`.)
             return None;
         }
         let word = &b[i..i + len];
+        // (A name again is its own candidate: a run of names is not read on from each.)
+        if word.eq_ignore_ascii_case(name)
+            || super::patterns::secret_name_at(word).is_some_and(|n| n.len() == len)
+        {
+            return None;
+        }
         let lower = |w: &&[u8]| word.eq_ignore_ascii_case(w);
         let colon = b.get(i + len) == Some(&b':');
         if VERBS.iter().any(lower) || colon {
             let after = i + len + usize::from(colon);
+            // (`Your new password is:⏎…`: the value on the next line.)
+            if colon && matches!(b.get(after), Some(b'\r' | b'\n')) {
+                return next_line_value(text, name, i + len)?;
+            }
             let next = blanks(after);
             if next == after || next >= limit {
                 return None;
@@ -2733,23 +2756,19 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             }
             break j;
         }
-        // (A name again is its own candidate: a run of names is not read on from each.)
-        if word.eq_ignore_ascii_case(name)
-            || super::patterns::secret_name_at(word).is_some_and(|n| n.len() == len)
-        {
-            return None;
-        }
         const ARTICLES: [&[u8]; 8] = [b"the", b"a", b"an", b"your", b"our", b"my", b"this", b"its"];
         if !LEADING.iter().any(lower) && !ARTICLES.iter().any(lower) {
             words += 1;
-            if words > 3 {
+            if words > 6 {
                 return None;
             }
         }
-        if !matches!(b.get(i + len), Some(b' ' | b'\t')) {
+        // (A word and its comma: `the root password, for the record, is …`.)
+        let comma = usize::from(b.get(i + len) == Some(&b','));
+        if !matches!(b.get(i + len + comma), Some(b' ' | b'\t')) {
             return None;
         }
-        i = blanks(i + len);
+        i = blanks(i + len + comma);
     };
     if value >= limit {
         return None;
@@ -2762,11 +2781,37 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         &b[value..b.len().min(value + NAMED_VALUE_MAX)],
     )
     .map_or(b.len().min(value + NAMED_VALUE_MAX), |k| value + k);
+    // (Typographic quotes: `“…”`, `‘…’`, `«…»`.)
+    let curly = [("“", "”"), ("‘", "’"), ("«", "»")]
+        .into_iter()
+        .find(|(open, _)| b[value..].starts_with(open.as_bytes()));
     let (a, z, quoted) = match b[value] {
-        open @ (b'`' | b'"' | b'\'' | b'(') => {
-            let close = if open == b'(' { b')' } else { open };
-            let z = value + 1 + memchr::memchr(close, &b[value + 1..end_of_line])?;
-            (value + 1, z, open != b'(')
+        _ if curly.is_some() => {
+            let (open, close) = curly?;
+            let a = value + open.len();
+            let z = a + memchr::memmem::find(&b[a..end_of_line], close.as_bytes())?;
+            (a, z, true)
+        }
+        open @ (b'`' | b'"' | b'\'') => {
+            let z = value + 1 + memchr::memchr(open, &b[value + 1..end_of_line])?;
+            (value + 1, z, true)
+        }
+        // (Emphasised: `**S3cret…**`, `*S3cret…*`, `_S3cret…_`.)
+        e @ (b'*' | b'_') => {
+            let run = b[value..end_of_line]
+                .iter()
+                .take(3)
+                .take_while(|&&c| c == e)
+                .count();
+            let a = value + run;
+            let z = a + b[a..end_of_line]
+                .iter()
+                .take_while(|&&c| c != e && !c.is_ascii_whitespace())
+                .count();
+            if !b[z..end_of_line].starts_with(&b[value..a]) {
+                return None;
+            }
+            (a, z, true)
         }
         // (A bare one starts with a letter or a digit: not `$PW`, `-flag`, `<<<bob:…`.)
         c if !c.is_ascii_alphanumeric() => return None,
@@ -2775,7 +2820,10 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
                 + b[value..end_of_line]
                     .iter()
                     .take_while(|c| {
-                        !c.is_ascii_whitespace() && !matches!(c, b'"' | b'\'' | b'`' | b'<' | b'>')
+                        // (Not past ASCII: a quote glued on, `…”`.)
+                        c.is_ascii()
+                            && !c.is_ascii_whitespace()
+                            && !matches!(c, b'"' | b'\'' | b'`' | b'<' | b'>')
                     })
                     .count();
             while z > value && matches!(b[z - 1], b'.' | b',' | b';' | b':' | b')') {
@@ -2785,23 +2833,98 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         }
     };
     let v = text.get(a..z)?;
+    // (Quoted or not: prose quotes names and versions as often as values, `` the secret
+    // `prod-db-creds-2024` ``.)
     let secret = secret_value(v, quoted, b.get(z).copied())
-        && (quoted || machine_made(v.as_bytes()))
+        && machine_made(v.as_bytes())
         && !short_for_a_token(name, v)
         && !no_secret_name(name, v);
     secret.then_some((a, z))
 }
 
-/// Whether a bare word of prose looks made by a machine, as a generated password or key
-/// does: eight characters or more with a digit, and capitals and small letters both, or
-/// sixteen or more (`Xk9vQ2mZp4Lw`, `Summer2024!`, a hex key) — not `2048-bit`,
-/// `gpt4o-mini` or `hunter2`.
+/// Whether a word of prose looks made by a machine, as a generated password or key does —
+/// not as a name people make does: eight characters or more with a digit, capitals and
+/// small letters (`Xk9vQ2mZp4Lw`, `Tr0ub4dor&3`); no run of six small letters (a word:
+/// `AES256-encrypted`); not a hex number (`0x1F4A3B2C`); and not a name made of words and
+/// numbers (see [`made_of_words`]: `ReportingRole2`, `HTTP401Unauthorized`, `X-Api-Key2`,
+/// `Llama-3.1-8B-Instruct`; also a human's `Summer2024!` and `Admin123`).
 fn machine_made(v: &[u8]) -> bool {
     let has = |f: fn(&u8) -> bool| v.iter().any(f);
-    v.len() >= 8
-        && has(u8::is_ascii_digit)
-        && ((has(u8::is_ascii_uppercase) && has(u8::is_ascii_lowercase))
-            || (v.len() >= 16 && has(u8::is_ascii_alphabetic)))
+    if v.len() < 8
+        || !has(u8::is_ascii_digit)
+        || !has(u8::is_ascii_uppercase)
+        || !has(u8::is_ascii_lowercase)
+    {
+        return false;
+    }
+    if let Some(hex) = v.strip_prefix(b"0x").or(v.strip_prefix(b"0X"))
+        && hex.iter().all(u8::is_ascii_hexdigit)
+    {
+        return false;
+    }
+    let (mut run, mut longest) = (0, 0);
+    for c in v {
+        run = if c.is_ascii_lowercase() { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    longest < 6 && !made_of_words(v)
+}
+
+/// Whether `v` is a name made of words and numbers: split at what is no letter or digit,
+/// before a capital after a small letter or a digit, and before three small letters after
+/// a digit (`SHA256|with|RSA`), every part letters then digits or digits then letters, its
+/// letters an acronym (capitals), one letter, or a word (a vowel among them), or a
+/// numeronym (`k8s`) — one part at least a word of three letters or more. Random
+/// characters rarely split so: `Xk9v|Q2m|Zp4|Lw` (letters after digits after letters),
+/// `Tv6|Qm3|Wz9|Rkp` (no vowel).
+fn made_of_words(v: &[u8]) -> bool {
+    let mut word = false;
+    let mut part = |p: &[u8]| {
+        // (Nothing, or a numeronym: `k8s`, `i18n`, `a11y`.)
+        if p.len() <= 4
+            && p.iter()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        {
+            return true;
+        }
+        let changes = p
+            .windows(2)
+            .filter(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit())
+            .count();
+        let letters: Vec<u8> = p.iter().copied().filter(u8::is_ascii_alphabetic).collect();
+        let vowel = letters.iter().any(|c| {
+            matches!(
+                c.to_ascii_lowercase(),
+                b'a' | b'e' | b'i' | b'o' | b'u' | b'y'
+            )
+        });
+        let acronym = letters.iter().all(u8::is_ascii_uppercase);
+        word |= letters.len() >= 3 && (vowel || acronym);
+        changes <= 1 && (letters.len() <= 1 || acronym || vowel)
+    };
+    let mut from = 0;
+    for i in 1..=v.len() {
+        let split = i == v.len() || {
+            let (p, c) = (v[i - 1], v[i]);
+            !c.is_ascii_alphanumeric()
+                || !p.is_ascii_alphanumeric()
+                || (c.is_ascii_uppercase() && (p.is_ascii_lowercase() || p.is_ascii_digit()))
+                || (p.is_ascii_digit()
+                    && v[i..].iter().take_while(|c| c.is_ascii_lowercase()).count() >= 3)
+        };
+        if split {
+            let p: &[u8] = &v[from..i];
+            let p = match p.first() {
+                Some(c) if !c.is_ascii_alphanumeric() => &p[1..],
+                _ => p,
+            };
+            if !part(p) {
+                return false;
+            }
+            from = i;
+        }
+    }
+    word
 }
 
 /// The value of a field named for a secret (`password=…`, `"client_secret": "…"`,
