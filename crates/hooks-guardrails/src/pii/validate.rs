@@ -2624,12 +2624,20 @@ fn next_line_value(text: &str, name: &[u8], at: usize) -> Option<Option<(usize, 
     let Some(v) = text.get(a..z) else {
         return Some(None);
     };
-    let secret = !v.is_empty()
-        && secret_value(v, quoted, b.get(z).copied())
-        && (quoted || machine_made(v.as_bytes()))
-        && !short_for_a_token(name, v)
-        && !no_secret_name(name, v);
+    let secret = !v.is_empty() && name_holds(name, v, quoted, b.get(z).copied(), !quoted);
     Some(secret.then_some((a, z)))
+}
+
+/// Whether `v` (quoted or not, `next` the byte after it) is a secret's value under the
+/// name `name` where only the words around tell (see [`next_line_value`] and
+/// [`prose_secret`]): a field's value (see [`secret_value`]), not too short for a token,
+/// nor under a name that holds none — and, where `machine`, one made by a machine (see
+/// [`machine_made`]).
+fn name_holds(name: &[u8], v: &str, quoted: bool, next: Option<u8>, machine: bool) -> bool {
+    secret_value(v, quoted, next)
+        && (!machine || machine_made(v.as_bytes()))
+        && !short_for_a_token(name, v)
+        && !no_secret_name(name, v)
 }
 
 /// A secret that prose gives after its name (`name`), the words after it from `at` on
@@ -2835,11 +2843,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     let v = text.get(a..z)?;
     // (Quoted or not: prose quotes names and versions as often as values, `` the secret
     // `prod-db-creds-2024` ``.)
-    let secret = secret_value(v, quoted, b.get(z).copied())
-        && machine_made(v.as_bytes())
-        && !short_for_a_token(name, v)
-        && !no_secret_name(name, v);
-    secret.then_some((a, z))
+    name_holds(name, v, quoted, b.get(z).copied(), true).then_some((a, z))
 }
 
 /// Whether a word of prose looks made by a machine, as a generated password or key does —
