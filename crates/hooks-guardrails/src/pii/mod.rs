@@ -4910,6 +4910,24 @@ pub(crate) mod tests {
         }
     }
 
+    /// Prose's words after a name are read to a bound (96 bytes): a word whose comma
+    /// stands right on it read past it and panicked (found by the reread), whatever comes
+    /// after — a remark, a word, a dash.
+    #[test]
+    fn prose_read_to_its_bound_stops_there() {
+        let d = PiiDetector::new();
+        for pad in 60..120 {
+            for tail in ["  (x) is Xk9vQ2mZp4Lw", "  abc is Xk9vQ2mZp4Lw", "  - x"] {
+                d.detect(&format!("The password {},{tail}", "a".repeat(pad)));
+            }
+        }
+        finds_and_redacts(
+            &d,
+            "The password for bob, our admin, is Xk9vQ2mZp4Lw",
+            &["Xk9vQ2mZp4Lw"],
+        );
+    }
+
     /// A password written into a command that reads it from its standard input: `echo`,
     /// `printf`, `yes` or PowerShell's `Write-Output` (in a group too), a here-string or a here-document, into `sudo
     /// -S`, `chpasswd` (the part after the colon), `passwd`, `smbpasswd -s`,

@@ -2646,10 +2646,9 @@ fn name_holds(name: &[u8], v: &str, quoted: bool, next: Option<u8>, machine: boo
 /// `Password – …`, `use password `…``. At most six other words between the name and the
 /// verb (`is`, `are`, `was`, `were`, `be`, `to`, or a word and its colon: `generated:`),
 /// a word's comma or a remark in parentheses among them — articles (`the`, `your`) not
-/// counted — and any of the words that only
-/// lead to it (`has been reset`, `is now`, `will be`); 96 bytes at most; after a verb's
-/// colon, the value may stand on the next line (see [`next_line_value`]). Right after the
-/// name, only a value quoted or a code span.
+/// counted — and any of the words that only lead to it (`has been reset`, `is now`, `will
+/// be`); 96 bytes at most; after a verb's colon, the value may stand on the next line (see
+/// [`next_line_value`]). Right after the name, only a value quoted or a code span.
 ///
 /// The value — quoted, a code span, emphasised, or bare (from a letter or a digit to a
 /// blank, a quote or a bracket, its sentence's `.`, `,`, `;`, `:` or `)` after it left
@@ -2690,7 +2689,8 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // (The value follows a verb, a word's colon or a dash; or stands right after the name,
     // quoted or a code span.)
     let value = loop {
-        let c = *b.get(i)?;
+        // (Not past the bound: a word's comma may stand right on it.)
+        let c = *b[..limit].get(i)?;
         if matches!(c, b'`' | b'"' | b'\'') {
             // A value right after the name (or after a verb, read below).
             break (i == first).then_some(i)?;
@@ -2895,16 +2895,16 @@ fn made_of_words(v: &[u8]) -> bool {
             .windows(2)
             .filter(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit())
             .count();
-        let letters: Vec<u8> = p.iter().copied().filter(u8::is_ascii_alphabetic).collect();
-        let vowel = letters.iter().any(|c| {
+        let letters = p.iter().filter(|c| c.is_ascii_alphabetic()).count();
+        let vowel = p.iter().any(|c| {
             matches!(
                 c.to_ascii_lowercase(),
                 b'a' | b'e' | b'i' | b'o' | b'u' | b'y'
             )
         });
-        let acronym = letters.iter().all(u8::is_ascii_uppercase);
-        word |= letters.len() >= 3 && (vowel || acronym);
-        changes <= 1 && (letters.len() <= 1 || acronym || vowel)
+        let acronym = !p.iter().any(u8::is_ascii_lowercase);
+        word |= letters >= 3 && (vowel || acronym);
+        changes <= 1 && (letters <= 1 || acronym || vowel)
     };
     let mut from = 0;
     for i in 1..=v.len() {
@@ -3687,9 +3687,9 @@ fn row_indent(c: u8) -> bool {
 
 /// Where the line of a table's row starts whose first `|` is at `p`: up to [`ROW_INDENT`]
 /// blanks, `>`, bullets and comment marks before it, right after a line break, the text's
-/// start or a quote (or a backtick) — a
-/// table written into a string, its line breaks written out (`"| User | Password |\n…"`,
-/// as a tool's raw JSON body or a log holds it; folding reads them as line breaks).
+/// start or a quote (or a backtick) — a table written into a string, its line breaks
+/// written out (`"| User | Password |\n…"`, as a tool's raw JSON body or a log holds it;
+/// folding reads them as line breaks).
 fn row_start(b: &[u8], p: usize) -> Option<usize> {
     let indent = b[..p]
         .iter()
@@ -3849,8 +3849,8 @@ fn border_line(line: &[u8]) -> bool {
 /// The header row of the table whose row (not its alignment row) has its first `|` at `s`:
 /// found by reading back over the rows above (at most [`TABLE_ROWS_BACK`] and
 /// [`TABLE_BYTES`]) to the alignment row (or a database client's border, see
-/// [`border_line`]), the header the row right above it — its first `|` and its end. `None` where a line above is no table's row first, or the row is the
-/// header. (Each row above is read to its first byte that no alignment row holds: a few
+/// [`border_line`]), the header the row right above it — its first `|` and its end.
+/// `None` where a line above is no table's row first, or the row is the header. (Each row above is read to its first byte that no alignment row holds: a few
 /// bytes.)
 fn table_header(b: &[u8], s: usize) -> Option<(usize, usize)> {
     let floor = s.saturating_sub(TABLE_BYTES);
@@ -3858,10 +3858,7 @@ fn table_header(b: &[u8], s: usize) -> Option<(usize, usize)> {
     for _ in 0..TABLE_ROWS_BACK {
         let (la, to) = line_above(b, above, floor)?;
         // (A database client's border below its header, in place of an alignment row.)
-        if b.get(la..to)
-            .is_some_and(|l| l.trim_ascii_start().starts_with(b"+"))
-            && border_line(&b[la..to])
-        {
+        if border_line(&b[la..to]) {
             let (_, hfirst, hto) = row_above(b, la, floor)?;
             return (hfirst != s).then_some((hfirst, hto));
         }
@@ -3880,8 +3877,9 @@ fn table_header(b: &[u8], s: usize) -> Option<(usize, usize)> {
 /// Password |` over `|---|---|---|`, then `| db | app | S3cret9 |`): the row's cells under a
 /// header that ends with a secret's name (see [`header_secret`]), each judged as a cell
 /// beside its name is (see [`cell_secret`]) — from the first that holds one to the last.
-/// The trigger is the row's first `|` (past up to three blanks from `s`; see
-/// [`table_row_at`]).
+/// The trigger starts at the row's line (or the quote that opens it) and ends past its
+/// first `|` (see [`table_row_at`]); one at an HTML table's `<tr` is read by
+/// [`html_row_secret`].
 ///
 /// The header is the row above the alignment row. A row right below the row read last in
 /// this scan (`freed.table`) has the same header (an alignment row names the one above it),
@@ -3991,20 +3989,26 @@ impl SecretColumns {
                 break;
             }
             let (a, z) = cell_text(b, ha + a, ha + z);
-            let (from, to) = label_core(b, a, z);
-            let packed = (
-                u32::try_from(col),
-                u32::try_from(from),
-                u16::try_from(to - from),
-            );
-            if let (Ok(col), Ok(from), Ok(len)) = packed
-                && header_secret(&b[from as usize..to]).is_some()
-            {
-                columns.at[columns.count] = (col, from, len);
-                columns.count += 1;
-            }
+            columns.push_if_secret(b, col, label_core(b, a, z));
         }
         columns
+    }
+
+    /// Keeps column `col` if its header's label (`b[from..to]`) names a secret (see
+    /// [`header_secret`]) and room is left.
+    fn push_if_secret(&mut self, b: &[u8], col: usize, (from, to): (usize, usize)) {
+        let packed = (
+            u32::try_from(col),
+            u32::try_from(from),
+            u16::try_from(to - from),
+        );
+        if self.count < Self::MAX
+            && let (Ok(col), Ok(from), Ok(len)) = packed
+            && header_secret(&b[from as usize..to]).is_some()
+        {
+            self.at[self.count] = (col, from, len);
+            self.count += 1;
+        }
     }
 }
 
@@ -4146,9 +4150,10 @@ fn cell_text(b: &[u8], mut a: usize, mut z: usize) -> (usize, usize) {
 ///
 /// The header is a table's first row, or a head's (`<table>` or `<thead>` the last such
 /// tag before it, a `<tbody>` between or not: its cells `<th>` or `<td>`), or a row of
-/// `<th>` cells (a blank `<td>` among them) where no header is known. Every other row takes the header of the row read
-/// last in this scan (`freed.html`), unless a table opens or closes between them or they
-/// stand more than [`TABLE_BYTES`] apart — so each row is read once, and each gap between.
+/// `<th>` cells (a blank `<td>` among them) where no header is known. Every other row
+/// takes the header of the row read last in this scan (`freed.html`), unless a table opens
+/// or closes between them or they stand more than [`TABLE_BYTES`] apart — so each row is
+/// read once, and each gap between.
 fn html_row_secret(text: &str, s: usize, freed: &Freed) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     // (What stands between the row read last and this one, or with none the 256 bytes
@@ -4184,19 +4189,9 @@ fn html_row_secret(text: &str, s: usize, freed: &Freed) -> Option<(usize, usize)
         data |= !th && ta < tz;
         // (Its label: its first text, `Password` of `Password <small>(rotated)</small>`.)
         let lz = ta + memchr::memchr(b'<', &b[ta..tz]).unwrap_or(tz - ta);
-        let (la, lz) = label_core(b, ta, b[..lz].trim_ascii_end().len().max(ta));
-        if header_secret(&b[la..lz]).is_some() {
-            for c in col..col + span {
-                if header.count == SecretColumns::MAX {
-                    break;
-                }
-                if let (Ok(c), Ok(la), Ok(len)) =
-                    (u32::try_from(c), u32::try_from(la), u16::try_from(lz - la))
-                {
-                    header.at[header.count] = (c, la, len);
-                    header.count += 1;
-                }
-            }
+        let label = label_core(b, ta, b[..lz].trim_ascii_end().len().max(ta));
+        for c in col..col + span {
+            header.push_if_secret(b, c, label);
         }
         // (Judged as a value under the known header's secret columns it spans.)
         for &(c, ha, hl) in &columns.at[..columns.count] {
