@@ -29,7 +29,7 @@ const BASIC: &str = r"[A-Za-z0-9+/_\-]";
 /// whose name ends in one of them (`MYSQL_ROOT_PASSWORD`, `spring.datasource.password`)
 /// holds a secret (see `validate::named_secret`). The first [`RUN_PASS_NAMES`] are fields'
 /// names; the rest, headers' (`X-API-Key`, `X-Auth-Token`, `Private-Token`) and tokens'.
-pub(super) const SECRET_NAMES: [&str; 104] = [
+pub(super) const SECRET_NAMES: [&str; 109] = [
     // (Before `Secret`, which the trigger would otherwise take with a blank after it, as a
     // name a command sets, and the candidate fail.)
     "Secret Key",
@@ -68,6 +68,12 @@ pub(super) const SECRET_NAMES: [&str; 104] = [
     "Api Key",
     "Api key",
     "API KEY",
+    // (Prose: `the api key is …`, `the access key is …`.)
+    "api key",
+    "Access Key",
+    "Access key",
+    "access key",
+    "ACCESS KEY",
     "Private Key",
     "Private key",
     "PRIVATE KEY",
@@ -485,7 +491,7 @@ pub(super) fn named_exactly(m: &[u8]) -> bool {
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
 /// since) are looked for in the command-line pass, whose prefilter then stays the faster
 /// kind with fewer literals (see `specs`).
-pub(super) const RUN_PASS_NAMES: usize = 83;
+pub(super) const RUN_PASS_NAMES: usize = 88;
 
 /// A field named by one of `names`, its separator and the value's first character. The
 /// separator is
@@ -595,7 +601,12 @@ fn named_secret(names: &[&str], comma: bool) -> String {
     // a command that sets the name may stand before: `setx DB_PASSWORD S3cret9`, see
     // `validate::blank_setter`.)
     let blanks = match comma {
-        false => format!(r"{q}(?:[ \t]{{1,40}}|[ \t]{{0,40}}[\\^`]\r?\n[ \t]{{0,40}}){q}"),
+        // (Or, for prose, the name's emphasis or code span closed or a comma before the
+        // blanks: `**Password** is …`, `the root password, for the record, is …`; see
+        // `validate::prose_mark`.)
+        false => format!(
+            r"(?:{q}|,|\*{{1,3}}|`)(?:[ \t]{{1,40}}|[ \t]{{0,40}}[\\^`]\r?\n[ \t]{{0,40}}){q}"
+        ),
         true => r#"[ \t]{1,40}["']"#.to_owned(),
     };
     let mut out = format!(
@@ -605,6 +616,51 @@ fn named_secret(names: &[&str], comma: bool) -> String {
         out += &format!(r#"|(?:{names}){qq}[ \t]*,[ \t]*{qq}[^\s"'\\>]"#);
     }
     out
+}
+
+/// The names prose gives a value before (see [`value_before_name`]), each a word of its
+/// own.
+pub(super) const PROSE_NAMES: [&str; 11] = [
+    "password",
+    "passphrase",
+    "passcode",
+    "secret",
+    "token",
+    "API key",
+    "api key",
+    "API token",
+    "api token",
+    "access token",
+    "secret key",
+];
+
+/// What may stand between an article and a name in [`value_before_name`]: `your new admin
+/// password`.
+pub(super) const PROSE_NAME_WORDS: [&str; 11] = [
+    "new",
+    "temporary",
+    "initial",
+    "admin",
+    "root",
+    "default",
+    "database",
+    "master",
+    "login",
+    "account",
+    "user",
+];
+
+/// A value prose gives before its name, quoted or a code span: `` use `Xk9vQ2mZp4Lw` as the
+/// password ``, `"Xk9vQ2mZp4Lw" is your new API key` — a verb (`as`, `is`), an article
+/// (`the`, `your`, …), up to two of [`PROSE_NAME_WORDS`] and one of [`PROSE_NAMES`] (see
+/// `validate::value_before_name`). (The value's run is unbounded: a bounded one would count
+/// in the lazy DFA's states; the validator bounds it.)
+pub(super) fn value_before_name() -> String {
+    let names = PROSE_NAMES.join("|");
+    let words = PROSE_NAME_WORDS.join("|");
+    format!(
+        r#"(?:`[^`\s]+`|"[^"\s]+")[ \t]+(?:as|is)[ \t]+(?:(?:the|your|a|an|my|our|its|this)[ \t]+)?(?:(?:{words})[ \t]+){{0,2}}(?:{names}){B}"#
+    )
 }
 
 /// The lazy DFA's cache for the combined pattern: large enough that scanning never falls back
@@ -1377,6 +1433,7 @@ pub(super) fn specs() -> Vec<Spec> {
         stdin_writers(),
         sql_passwords(),
         single_dash_options(),
+        value_before_name(),
     ]
     .join("|");
     // Local parts and internationalised domains in any script; `@` or `%40`. (Where a
@@ -1415,13 +1472,14 @@ pub(super) fn specs() -> Vec<Spec> {
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}[srp]k_(?:live|test)_|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}hv[sbr]\.[A-Za-z0-9_-]{{24}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/"
     );
     let run_token_trigger = format!(
-        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}|{}|{}|{}|{}|{}",
+        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}|{}|{}|{}|{}|{}|{}",
         named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
         other_commands(),
         positional_commands(),
         stdin_writers(),
         sql_passwords(),
-        single_dash_options()
+        single_dash_options(),
+        value_before_name()
     );
     // Credentials on command lines and in headers (see `command_line_secrets`), and the
     // header names: a pass of their own, so the run-token pass's prefilter keeps its

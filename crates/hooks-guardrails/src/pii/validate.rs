@@ -193,6 +193,9 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
     if let Some(found) = stdin_password(text, s, m) {
         return found;
     }
+    if let Some(found) = value_before_name(text, s, e) {
+        return found;
+    }
     if let Some(name) = super::patterns::secret_name_at(m.as_bytes()) {
         return named_secret(text, s, s + name.len(), e);
     }
@@ -2656,7 +2659,8 @@ fn name_holds(name: &[u8], v: &str, quoted: bool, next: Option<u8>, machine: boo
 /// (see [`machine_made`]): prose names hashes, versions, models, types and settings after
 /// the same verbs (`the token is HS256-signed`, `the token is Qwen2Tokenizer`, `rename the
 /// secret to prod-db-creds-2024`). The name is a word of its own or a field's last part
-/// (`DB_PASSWORD`, `adminPassword`; not `chpasswd`).
+/// (`DB_PASSWORD`, `adminPassword`; not `chpasswd`), and may close its emphasis or code span
+/// or take a comma (see [`prose_mark`]).
 fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize, usize)> {
     const VERBS: [&[u8]; 6] = [b"is", b"are", b"was", b"were", b"be", b"to"];
     const LEADING: [&[u8]; 16] = [
@@ -2673,6 +2677,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         return None;
     }
     let name = &b[key..at];
+    let at = at + prose_mark(b, key, at);
     let limit = b.len().min(at + 96);
     let blanks = |mut i: usize| {
         while i < limit && matches!(b[i], b' ' | b'\t') {
@@ -2698,6 +2703,15 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         // (A remark in parentheses between, a word: `your API key (keep it safe) is …`.)
         if c == b'(' {
             let close = i + memchr::memchr(b')', &b[i..limit])?;
+            // (Or the value itself, quoted in them right after the name: `the password
+            // (`…`) works`.)
+            if i == first
+                && let Some(&q @ (b'`' | b'"' | b'\'')) = b.get(i + 1)
+                && close > i + 2
+                && b[close - 1] == q
+            {
+                break i + 1;
+            }
             words += 1;
             if words > 6 || !matches!(b.get(close + 1), Some(b' ' | b'\t')) {
                 return None;
@@ -2705,7 +2719,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             i = blanks(close + 1);
             continue;
         }
-        let dash = ["->", "=>", "–", "—", "→", "-"]
+        let dash = ["->", "=>", "--", "...", "…", "–", "—", "→", "⇒", "-"]
             .iter()
             .find(|d| b[i..].starts_with(d.as_bytes()));
         if let Some(d) = dash {
@@ -2744,8 +2758,13 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             if next == after || next >= limit {
                 return None;
             }
-            // (`is: …`, `is now …`: past a colon and leading words after the verb.)
-            let mut j = next + usize::from(b[next] == b':');
+            // (`is: …`, `is -> …`, `is now …`: past a colon or an arrow and leading words
+            // after the verb.)
+            let mut j = next
+                + ["->", "=>", ":"]
+                    .iter()
+                    .find(|a| b[next..].starts_with(a.as_bytes()))
+                    .map_or(0, |a| a.len());
             j = blanks(j);
             loop {
                 let len = b[j..limit]
@@ -2844,6 +2863,84 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // (Quoted or not: prose quotes names and versions as often as values, `` the secret
     // `prod-db-creds-2024` ``.)
     name_holds(name, v, quoted, b.get(z).copied(), true).then_some((a, z))
+}
+
+/// How many bytes right after a secret's name (`key..at`) close it in prose: its emphasis
+/// or code span, as many marks as opened it (`**Password** is …`, `` `DB_PASSWORD` is …
+/// ``), or a comma (`the root password, for the record, is …`); else none.
+fn prose_mark(b: &[u8], key: usize, at: usize) -> usize {
+    match b.get(at) {
+        Some(b',') => 1,
+        Some(&c @ (b'*' | b'`')) => {
+            let run = b[at..].iter().take(4).take_while(|&&d| d == c).count();
+            let open = b[..key]
+                .iter()
+                .rev()
+                .take(4)
+                .take_while(|&&d| d == c)
+                .count();
+            if run == open && run <= 3 { run } else { 0 }
+        }
+        _ => 0,
+    }
+}
+
+/// A value prose gives before its name (`text[s..e]`, the trigger's match: see
+/// `patterns::value_before_name`): `` use `Xk9vQ2mZp4Lw` as the password ``, `"…" is your
+/// new API key`. `None` when the match is no such form; else the value — quoted or a code
+/// span, 64 bytes at most, and judged as prose's is (see [`name_holds`]: it must look made
+/// by a machine) — unless the name goes on as another noun's (`` `…` is the password
+/// hash ``, `…as the token-limit`): after it, only its sentence's end, a clause's word (`for`,
+/// `to`, `you`, …) or nothing.
+fn value_before_name(text: &str, s: usize, e: usize) -> Option<Option<(usize, usize)>> {
+    const CLAUSE: [&[u8]; 20] = [
+        b"for", b"to", b"of", b"on", b"in", b"at", b"from", b"with", b"you", b"we", b"i", b"that",
+        b"and", b"so", b"which", b"when", b"here", b"now", b"until", b"please",
+    ];
+    let b = text.as_bytes();
+    let m = &b[s..e];
+    let (&open, rest) = m.split_first()?;
+    if !matches!(open, b'`' | b'"') {
+        return None;
+    }
+    let close = 1 + memchr::memchr(open, rest)?;
+    let words = &m[close + 1..];
+    // (`…` then blanks, `as` or `is`, blanks: the form's own start, which no other of the
+    // pass's triggers has after a quoted word.)
+    let verb = words.trim_ascii_start();
+    if verb.len() == words.len()
+        || !(verb.starts_with(b"as ")
+            || verb.starts_with(b"is ")
+            || verb.starts_with(b"as\t")
+            || verb.starts_with(b"is\t"))
+    {
+        return None;
+    }
+    let name = super::patterns::PROSE_NAMES
+        .iter()
+        .map(|n| n.as_bytes())
+        .find(|n| m.ends_with(n))?;
+    let (a, z) = (s + 1, s + close);
+    if z - a > 64 {
+        return Some(None);
+    }
+    // What follows the name.
+    let after = &b[e..b.len().min(e + 16)];
+    let goes_on = match after {
+        [] => false,
+        [b'-' | b'_', c, ..] if c.is_ascii_alphanumeric() => true,
+        [b' ' | b'\t', ..] => {
+            let next = after.trim_ascii_start();
+            let len = next.iter().take_while(|c| c.is_ascii_alphabetic()).count();
+            len > 0 && !CLAUSE.iter().any(|c| next[..len].eq_ignore_ascii_case(c))
+        }
+        _ => false,
+    };
+    if goes_on {
+        return Some(None);
+    }
+    let v = text.get(a..z)?;
+    Some(name_holds(name, v, true, Some(open), true).then_some((a, z)))
 }
 
 /// Whether a word of prose looks made by a machine, as a generated password or key does —
@@ -2996,8 +3093,14 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     if b[..key].ends_with(b"://") {
         return None;
     }
-    // A table's row: the name in one cell, the value in the next.
     let between = &b[at..first];
+    // (Prose after the name's emphasis or code span closed, or after a comma: `**Password**
+    // is …`, `` `DB_PASSWORD` is … ``, `the root password, for the record, is …`.)
+    let mark = prose_mark(b, key, at);
+    if mark > 0 && between[mark..].iter().all(|c| matches!(c, b' ' | b'\t')) {
+        return prose_secret(text, key, name, at);
+    }
+    // A table's row: the name in one cell, the value in the next.
     match table_cells(b, key, at, first) {
         Some(cells) => return cell_secret(text, key, at, first, cells),
         // (A pipe after a name that stands in no table's cell: `$password | base64`.)
