@@ -321,6 +321,16 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // Values given before names and names closed by marks, whose values fail: each
+        // quoted word before `as`/`is` read to a prose name, each mark's words to a verb.
+        (
+            "prose_values_before_names",
+            fill(
+                "Use `snake_case` as the token format; \"x\" is the password hash. **Password** \
+                 reset, password, token, (`a`) `a` is `b` as ",
+                "",
+            ),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

@@ -1,6 +1,6 @@
 //! The detector scored on the two labelled dev sets (copies of `shared/data`):
 //! - `pii-dev.jsonl`: generic agent traffic (500 records);
-//! - `pii-field-dev.jsonl`: the formats people write every day (868 records: E.164 and
+//! - `pii-field-dev.jsonl`: the formats people write every day (876 records: E.164 and
 //!   national phones, dotted SSNs, IDN, `%40` and fullwidth e-mails, NBSP and zero-width
 //!   cards, lowercase and dashed IBANs, PEM and PGP variants, GitLab/Slack/npm/SendGrid
 //!   tokens; the last sixty-eight, added here, secrets in Kubernetes' and ECS's environment
@@ -20,11 +20,11 @@
 //!   `PWD={…}` (a format string's fields hold none), `mosquitto_pub -P`, XML escaped for
 //!   HTML, and credentials laid out in Markdown — emphasised, in code spans, in a table's
 //!   row or under a header naming the column, the table quoted, indented in a list or
-//!   written into a JSON string, a database client's output — and in an HTML table's, beside its name or under a
-//!   header row naming the column; and in prose, `your new password is …`, or on the line after its label), with
-//!   labelled
-//!   negatives (timestamps, UUIDs, ISBNs, tracking numbers, IMEIs, placeholders, checksum
-//!   failures).
+//!   written into a JSON string, a database client's output — and in an HTML table's,
+//!   beside its name or under a header row naming the column; and in prose, `your new
+//!   password is …`, `` use `…` as the password ``, `**Password** is …`, or on the line
+//!   after its label), with labelled negatives (timestamps, UUIDs, ISBNs, tracking
+//!   numbers, IMEIs, placeholders, checksum failures).
 //!
 //! Offsets are UTF-8 byte offsets; a detection counts only with the exact span and entity.
 //! The detectors were tuned on these sets, so this pins a regression floor, not a figure for
@@ -134,8 +134,8 @@ fn every_entity_of_the_field_formats_dev_set_is_found_exactly_and_nothing_else()
     check(
         "pii-field-dev",
         include_str!("data/pii-field-dev.jsonl"),
-        868,
-        1179,
+        876,
+        1185,
     );
 }
 

@@ -256,13 +256,15 @@ fn family(name: &str, n: usize) -> String {
         "html_cells_left_open" => "<tr><td <tr><th x<tr><td><".repeat(n / 26),
         // Prose about secrets, each name's words read up to a verb.
         "prose_about_secrets" => "the password for the db is x; Password Token token a b c is ".repeat(n / 60),
+        // Values before names and names closed by marks, whose values fail.
+        "prose_values_before_names" => "`a` is the password hash; **Password** is, password, (`b`) \"c\" as ".repeat(n / 66),
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 111] = [
+const FAMILIES: [&str; 112] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -374,6 +376,7 @@ const FAMILIES: [&str; 111] = [
     "prose_about_secrets",
     "html_cells_left_open",
     "labels_over_their_values",
+    "prose_values_before_names",
 ];
 
 #[test]
