@@ -619,47 +619,49 @@ fn named_secret(names: &[&str], comma: bool) -> String {
 }
 
 /// The names prose gives a value before (see [`value_before_name`]), each a word of its
-/// own.
-pub(super) const PROSE_NAMES: [&str; 11] = [
-    "password",
-    "passphrase",
-    "passcode",
-    "secret",
-    "token",
-    "API key",
-    "api key",
+/// own, the longest first (an alternative's match is the first that matches).
+pub(super) const PROSE_NAMES: [&str; 26] = [
+    "access token",
+    "client secret",
+    "bearer token",
+    "credentials",
+    "secret key",
+    "access key",
+    "Access Key",
+    "auth token",
+    "credential",
     "API token",
     "api token",
-    "access token",
-    "secret key",
+    "passphrase",
+    "API key",
+    "api key",
+    "API Key",
+    "API_KEY",
+    "api_key",
+    "password",
+    "Password",
+    "PASSWORD",
+    "passcode",
+    "secret",
+    "passwd",
+    "token",
+    "PAT",
+    "pwd",
 ];
 
-/// What may stand between an article and a name in [`value_before_name`]: `your new admin
-/// password`.
-pub(super) const PROSE_NAME_WORDS: [&str; 11] = [
-    "new",
-    "temporary",
-    "initial",
-    "admin",
-    "root",
-    "default",
-    "database",
-    "master",
-    "login",
-    "account",
-    "user",
-];
-
-/// A value prose gives before its name, quoted or a code span: `` use `Xk9vQ2mZp4Lw` as the
-/// password ``, `"Xk9vQ2mZp4Lw" is your new API key` — a verb (`as`, `is`), an article
-/// (`the`, `your`, …), up to two of [`PROSE_NAME_WORDS`] and one of [`PROSE_NAMES`] (see
-/// `validate::value_before_name`). (The value's run is unbounded: a bounded one would count
-/// in the lazy DFA's states; the validator bounds it.)
+/// A value prose gives before its name, quoted, a code span, emphasised or bare: `` use
+/// `Xk9vQ2mZp4Lw` as the password ``, `"Xk9vQ2mZp4Lw" is your new API key`, `use
+/// Xk9vQ2mZp4Lw as the password` — a verb (`as`, `is`, `are`, `was`, `for`), an article
+/// (`the`, `your`, …), up to three words (`new admin`, `staging`, `Wi-Fi`) and one of
+/// [`PROSE_NAMES`] (see `validate::value_before_name`). (The value's run, printable ASCII,
+/// is unbounded: a bounded one would count in the lazy DFA's states; the validator bounds
+/// it. A bare value may start where a secret's name does, `password9X as the …`: this
+/// alternative is the pass's last, in the trigger and the exact pattern both, so where a
+/// name's matches, it is the exact match, see `Spec::named_exact`.)
 pub(super) fn value_before_name() -> String {
     let names = PROSE_NAMES.join("|");
-    let words = PROSE_NAME_WORDS.join("|");
     format!(
-        r#"(?:`[^`\s]+`|"[^"\s]+")[ \t]+(?:as|is)[ \t]+(?:(?:the|your|a|an|my|our|its|this)[ \t]+)?(?:(?:{words})[ \t]+){{0,2}}(?:{names}){B}"#
+        r#"(?:`[!-~&&[^`]]+`|"[!-~&&[^"]]+"|'[!-~&&[^']]+'|“[!-~]+”|\*\*[!-~&&[^*]]+\*\*|{B}[A-Za-z0-9][!-~&&[^"'`<>]]*)[ \t]+(?:as|is|are|was|for)[ \t]+(?:(?:also|now|actually|still)[ \t]+)?(?:(?:the|your|a|an|my|our|its|this|their|his|her|that)[ \t]+)?(?:[A-Za-z][A-Za-z'-]{{0,15}}[ \t]+){{0,3}}(?:{names}){B}"#
     )
 }
 

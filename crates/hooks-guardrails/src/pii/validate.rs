@@ -2705,10 +2705,12 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             let close = i + memchr::memchr(b')', &b[i..limit])?;
             // (Or the value itself, quoted in them right after the name: `the password
             // (`…`) works`.)
+            let inside = &b[i + 1..close];
+            let inside = inside.strip_prefix(b"\\").unwrap_or(inside);
             if i == first
-                && let Some(&q @ (b'`' | b'"' | b'\'')) = b.get(i + 1)
-                && close > i + 2
-                && b[close - 1] == q
+                && let [q @ (b'`' | b'"' | b'\''), .., last] = inside
+                && inside.len() > 2
+                && last == q
             {
                 break i + 1;
             }
@@ -2719,9 +2721,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             i = blanks(close + 1);
             continue;
         }
-        let dash = ["->", "=>", "--", "...", "…", "–", "—", "→", "⇒", "-"]
-            .iter()
-            .find(|d| b[i..].starts_with(d.as_bytes()));
+        let dash = ARROWS.iter().find(|d| b[i..].starts_with(d.as_bytes()));
         if let Some(d) = dash {
             let after = i + d.len();
             if i != first || !matches!(b.get(after), Some(b' ' | b'\t')) {
@@ -2740,10 +2740,17 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             return None;
         }
         let word = &b[i..i + len];
-        // (A name again is its own candidate: a run of names is not read on from each.)
+        // (A name again is its own candidate: a run of names is not read on from each —
+        // of one word or more, `access key access key …`.)
         if word.eq_ignore_ascii_case(name)
-            || super::patterns::secret_name_at(word).is_some_and(|n| n.len() == len)
+            || super::patterns::secret_name_at(&b[i..]).is_some_and(|n| {
+                n.len() >= len && !b.get(i + n.len()).is_some_and(u8::is_ascii_alphanumeric)
+            })
         {
+            return None;
+        }
+        // (The name qualifies another noun: `the access key ID is …`, `the token type is …`.)
+        if i == first && QUALIFIED.iter().any(|q| word.eq_ignore_ascii_case(q)) {
             return None;
         }
         let lower = |w: &&[u8]| word.eq_ignore_ascii_case(w);
@@ -2758,13 +2765,18 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             if next == after || next >= limit {
                 return None;
             }
-            // (`is: …`, `is -> …`, `is now …`: past a colon or an arrow and leading words
-            // after the verb.)
-            let mut j = next
-                + ["->", "=>", ":"]
-                    .iter()
-                    .find(|a| b[next..].starts_with(a.as_bytes()))
-                    .map_or(0, |a| a.len());
+            // (`is: …`, `is -> …`, `is now …`: past a colon, an arrow and its blank, and
+            // leading words after the verb — none of it past the bound.)
+            let arrow = ARROWS
+                .iter()
+                .find(|a| b[next..].starts_with(a.as_bytes()))
+                .map(|a| next + a.len())
+                .filter(|&a| matches!(b.get(a), Some(b' ' | b'\t')));
+            let mut j = match arrow {
+                Some(a) => a,
+                None => next + usize::from(b[next] == b':'),
+            }
+            .min(limit);
             j = blanks(j);
             loop {
                 let len = b[j..limit]
@@ -2812,7 +2824,14 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     let curly = [("“", "”"), ("‘", "’"), ("«", "»")]
         .into_iter()
         .find(|(open, _)| b[value..].starts_with(open.as_bytes()));
+    // (JSON-escaped quotes: `\"…\"`.)
+    let escaped = b[value] == b'\\' && matches!(b.get(value + 1), Some(b'"' | b'\''));
     let (a, z, quoted) = match b[value] {
+        _ if escaped => {
+            let a = value + 2;
+            let z = a + memchr::memmem::find(&b[a..end_of_line], &b[value..value + 2])?;
+            (a, z, true)
+        }
         _ if curly.is_some() => {
             let (open, close) = curly?;
             let a = value + open.len();
@@ -2865,6 +2884,54 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     name_holds(name, v, quoted, b.get(z).copied(), true).then_some((a, z))
 }
 
+/// What stands between a secret's name and its value in prose (`Password -- …`, `the
+/// password is -> …`), longest first.
+const ARROWS: [&str; 14] = [
+    "-->", "==>", "->", "=>", "~>", "--", "...", "…", "–", "—", "→", "⇒", "-", ":",
+];
+
+/// Words right after a secret's name that make it another noun's (`the access key ID is
+/// AKIA…`, `the token type is JWT2`, `` `…` is the password hash ``): prose gives no value
+/// of it.
+const QUALIFIED: [&[u8]; 36] = [
+    b"id",
+    b"ids",
+    b"name",
+    b"names",
+    b"type",
+    b"types",
+    b"length",
+    b"hash",
+    b"hashes",
+    b"policy",
+    b"format",
+    b"field",
+    b"fields",
+    b"prefix",
+    b"version",
+    b"header",
+    b"expiry",
+    b"reset",
+    b"limit",
+    b"count",
+    b"manager",
+    b"file",
+    b"strength",
+    b"requirements",
+    b"rules",
+    b"column",
+    b"option",
+    b"flag",
+    b"prompt",
+    b"parameter",
+    b"variable",
+    b"endpoint",
+    b"scope",
+    b"scopes",
+    b"url",
+    b"path",
+];
+
 /// How many bytes right after a secret's name (`key..at`) close it in prose: its emphasis
 /// or code span, as many marks as opened it (`**Password** is …`, `` `DB_PASSWORD` is …
 /// ``), or a comma (`the root password, for the record, is …`); else none.
@@ -2887,41 +2954,54 @@ fn prose_mark(b: &[u8], key: usize, at: usize) -> usize {
 
 /// A value prose gives before its name (`text[s..e]`, the trigger's match: see
 /// `patterns::value_before_name`): `` use `Xk9vQ2mZp4Lw` as the password ``, `"…" is your
-/// new API key`. `None` when the match is no such form; else the value — quoted or a code
-/// span, 64 bytes at most, and judged as prose's is (see [`name_holds`]: it must look made
-/// by a machine) — unless the name goes on as another noun's (`` `…` is the password
-/// hash ``, `…as the token-limit`): after it, only its sentence's end, a clause's word (`for`,
-/// `to`, `you`, …) or nothing.
+/// new API key`, `use Xk9vQ2mZp4Lw as the password`. `None` when the match is no such
+/// form; else the value — quoted, a code span, emphasised or bare, [`NAMED_VALUE_MAX`]
+/// bytes at most, and judged as prose's is (see [`name_holds`]: it must look made by a
+/// machine) — unless the name goes on as another noun's (`` `…` is the password hash ``,
+/// `…as the token-limit`: see [`QUALIFIED`]).
 fn value_before_name(text: &str, s: usize, e: usize) -> Option<Option<(usize, usize)>> {
-    const CLAUSE: [&[u8]; 20] = [
-        b"for", b"to", b"of", b"on", b"in", b"at", b"from", b"with", b"you", b"we", b"i", b"that",
-        b"and", b"so", b"which", b"when", b"here", b"now", b"until", b"please",
-    ];
     let b = text.as_bytes();
     let m = &b[s..e];
-    let (&open, rest) = m.split_first()?;
-    if !matches!(open, b'`' | b'"') {
-        return None;
-    }
-    let close = 1 + memchr::memchr(open, rest)?;
-    let words = &m[close + 1..];
-    // (`…` then blanks, `as` or `is`, blanks: the form's own start, which no other of the
-    // pass's triggers has after a quoted word.)
+    // The value: quoted to its quote (`…`, "…", '…', “…”, **…**), or bare to a blank (from
+    // a letter or a digit).
+    let (a, z, close) = if let Some(quoted) = m.strip_prefix("“".as_bytes()) {
+        let z = memchr::memmem::find(quoted, "”".as_bytes())?;
+        (s + 3, s + 3 + z, 3 + z + 3)
+    } else if let Some(quoted) = m.strip_prefix(b"**") {
+        let z = memchr::memmem::find(quoted, b"**")?;
+        (s + 2, s + 2 + z, 2 + z + 2)
+    } else {
+        match *m.first()? {
+            open @ (b'`' | b'"' | b'\'') => {
+                let close = 1 + memchr::memchr(open, &m[1..])?;
+                // (JSON-escaped quotes, `\"…\"`: the value ends before the backslash.)
+                let escaped = s > 0 && b[s - 1] == b'\\' && m[close - 1] == b'\\';
+                (s + 1, s + close - usize::from(escaped), close + 1)
+            }
+            c if c.is_ascii_alphanumeric() => {
+                let blank = memchr::memchr2(b' ', b'\t', m)?;
+                (s, s + blank, blank)
+            }
+            _ => return None,
+        }
+    };
+    let words = m.get(close..)?;
+    // (The value, then blanks and a verb — and, below, a prose name at the match's end: no
+    // other of the pass's triggers matches so.)
     let verb = words.trim_ascii_start();
+    let verb_len = verb.iter().take_while(|c| c.is_ascii_lowercase()).count();
     if verb.len() == words.len()
-        || !(verb.starts_with(b"as ")
-            || verb.starts_with(b"is ")
-            || verb.starts_with(b"as\t")
-            || verb.starts_with(b"is\t"))
+        || !matches!(&verb[..verb_len], b"as" | b"is" | b"are" | b"was" | b"for")
+        || !matches!(verb.get(verb_len), Some(b' ' | b'\t'))
     {
         return None;
     }
+    // (The longest name first: `secret key`, not `secret`.)
     let name = super::patterns::PROSE_NAMES
         .iter()
         .map(|n| n.as_bytes())
         .find(|n| m.ends_with(n))?;
-    let (a, z) = (s + 1, s + close);
-    if z - a > 64 {
+    if z <= a || z - a > NAMED_VALUE_MAX {
         return Some(None);
     }
     // What follows the name.
@@ -2932,7 +3012,10 @@ fn value_before_name(text: &str, s: usize, e: usize) -> Option<Option<(usize, us
         [b' ' | b'\t', ..] => {
             let next = after.trim_ascii_start();
             let len = next.iter().take_while(|c| c.is_ascii_alphabetic()).count();
-            len > 0 && !CLAUSE.iter().any(|c| next[..len].eq_ignore_ascii_case(c))
+            QUALIFIED
+                .iter()
+                .any(|q| next[..len].eq_ignore_ascii_case(q))
+                && !next.get(len).is_some_and(u8::is_ascii_alphanumeric)
         }
         _ => false,
     };
@@ -2940,7 +3023,8 @@ fn value_before_name(text: &str, s: usize, e: usize) -> Option<Option<(usize, us
         return Some(None);
     }
     let v = text.get(a..z)?;
-    Some(name_holds(name, v, true, Some(open), true).then_some((a, z)))
+    let quoted = a > s;
+    Some(name_holds(name, v, quoted, b.get(z).copied(), true).then_some((a, z)))
 }
 
 /// Whether a word of prose looks made by a machine, as a generated password or key does —
