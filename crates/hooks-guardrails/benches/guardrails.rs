@@ -327,7 +327,7 @@ fn scan_adversarial(c: &mut Criterion) {
             "prose_values_before_names",
             fill(
                 "Use `snake_case` as the token format; \"x\" is the password hash. **Password** \
-                 reset, password, token, (`a`) `a` is `b` as ",
+                 reset, password, token, (`a`) `a` is `b` as v2 as the new token type, a is ",
                 "",
             ),
         ),

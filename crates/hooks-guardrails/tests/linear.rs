@@ -257,7 +257,7 @@ fn family(name: &str, n: usize) -> String {
         // Prose about secrets, each name's words read up to a verb.
         "prose_about_secrets" => "the password for the db is x; Password Token token a b c is ".repeat(n / 60),
         // Values before names and names closed by marks, whose values fail.
-        "prose_values_before_names" => "`a` is the password hash; **Password** is, password, (`b`) \"c\" as ".repeat(n / 66),
+        "prose_values_before_names" => "`a` is the password hash; **Password** is, password, (`b`) \"c\" as v2 as the a b password ".repeat(n / 89),
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
