@@ -311,9 +311,41 @@ pub(super) const COMMAND_STARTS: [u64; 256] = {
     starts
 };
 
+/// For each byte and each of the next two places, which of [`PASSWORD_COMMANDS`] have it
+/// there (or end before it): with [`COMMAND_STARTS`], the commands a text may start with,
+/// so that most places that start with a command's first letter (`m`, `s`, `l`, …) are
+/// turned away without comparing names.
+const COMMAND_NEXT: [[u64; 256]; 2] = {
+    let mut next = [[0; 256]; 2];
+    let mut i = 0;
+    while i < PASSWORD_COMMANDS.len() {
+        let name = PASSWORD_COMMANDS[i].as_bytes();
+        let mut at = 1;
+        while at < 3 {
+            let mut c = 0;
+            while c < 256 {
+                if at >= name.len() || name[at] as usize == c {
+                    next[at - 1][c] |= 1 << i;
+                }
+                c += 1;
+            }
+            at += 1;
+        }
+        i += 1;
+    }
+    next
+};
+
 /// The commands of [`PASSWORD_COMMANDS`] that `b` starts with, in the list's order.
 pub(super) fn commands_at(b: &[u8]) -> impl Iterator<Item = &'static str> + '_ {
-    let mut left = b.first().map_or(0, |&c| COMMAND_STARTS[usize::from(c)]);
+    let mut left = match b {
+        [c0, c1, c2, ..] => {
+            COMMAND_STARTS[usize::from(*c0)]
+                & COMMAND_NEXT[0][usize::from(*c1)]
+                & COMMAND_NEXT[1][usize::from(*c2)]
+        }
+        _ => b.first().map_or(0, |&c| COMMAND_STARTS[usize::from(c)]),
+    };
     std::iter::from_fn(move || {
         while left != 0 {
             let c = PASSWORD_COMMANDS[left.trailing_zeros() as usize];
