@@ -4917,6 +4917,9 @@ pub(crate) mod tests {
                 &["Xk9vQ2mZp4Lw"],
             ),
             ("The password is --> Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            // A label at its line's start, a tab and its value.
+            ("user\tbob\npassword\tXk9vQ2mZp4Lw\n", &["Xk9vQ2mZp4Lw"]),
+            ("Password\t\tXk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
             ("The password is … Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
             // None.
             ("`Xk9vQ2mZp4Lw` is the password hash", &[]),
@@ -4935,6 +4938,10 @@ pub(crate) mod tests {
             ("This is the password", &[]),
             ("Use HS256 as the token algorithm", &[]),
             ("`Xk9vQ2mZp4Lw` is the token prefix", &[]),
+            ("username\tpassword\temail\n", &[]),
+            ("password\tnot set", &[]),
+            ("Password\tchangeme", &[]),
+            ("a password\tXk9vQ2mZp4Lw", &[]),
             ("The password is incorrect.", &[]),
             ("The password is stored in Vault under secret/db.", &[]),
             ("The password must be at least 12 characters long.", &[]),

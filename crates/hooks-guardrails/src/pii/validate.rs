@@ -2691,9 +2691,16 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     }
     let mut i = first;
     let mut words = 0;
+    // (A label at its line's start, tabs and its value, as tools print a key and its value:
+    // `Password⇥Xk9vQ2mZp4Lw`.)
+    let tabbed = b[at..first].iter().all(|&c| c == b'\t')
+        && (key == 0 || matches!(b[key - 1], b'\n' | b'\r'));
     // (The value follows a verb, a word's colon or a dash; or stands right after the name,
-    // quoted or a code span.)
+    // quoted or a code span, or tabbed.)
     let value = loop {
+        if tabbed {
+            break first;
+        }
         // (Not past the bound: a word's comma may stand right on it.)
         let c = *b[..limit].get(i)?;
         if matches!(c, b'`' | b'"' | b'\'') {
