@@ -4879,8 +4879,8 @@ pub(crate) mod tests {
             ),
             ("`Xk9vQ2mZp4Lw` is your new API key", &["Xk9vQ2mZp4Lw"]),
             ("`Xk9vQ2mZp4Lw` is the access token", &["Xk9vQ2mZp4Lw"]),
-            ("Use Xk9vQ2mZp4Lw as the password.", &["Xk9vQ2mZp4Lw"]),
-            ("Xk9vQ2mZp4Lw is the password for bob", &["Xk9vQ2mZp4Lw"]),
+            ("Use ‘Xk9vQ2mZp4Lw’ as the password.", &["Xk9vQ2mZp4Lw"]),
+            ("Use «Xk9vQ2mZp4Lw» as the password.", &["Xk9vQ2mZp4Lw"]),
             ("Use 'Xk9vQ2mZp4Lw' as the Password.", &["Xk9vQ2mZp4Lw"]),
             ("Use “Xk9vQ2mZp4Lw” as the secret key", &["Xk9vQ2mZp4Lw"]),
             ("Use **Xk9vQ2mZp4Lw** for the password.", &["Xk9vQ2mZp4Lw"]),
@@ -4892,7 +4892,7 @@ pub(crate) mod tests {
                 "`Xk9vQ2mZp4Lw` is also the current password",
                 &["Xk9vQ2mZp4Lw"],
             ),
-            ("`Xk9vQ2mZp4Lw` is the password Bob set", &["Xk9vQ2mZp4Lw"]),
+            ("`Xk9vQ2mZp4Lw` is the password you need", &["Xk9vQ2mZp4Lw"]),
             (
                 "`Tv6Qm3Wz9Rkp8Ln` are the credentials",
                 &["Tv6Qm3Wz9Rkp8Ln"],
@@ -4917,6 +4917,11 @@ pub(crate) mod tests {
                 &["Xk9vQ2mZp4Lw"],
             ),
             ("The password is --> Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            // Random characters that looked made of words (a vowel in each part, a run of
+            // six small letters): a word's start, and a word among them, are asked now.
+            ("The password is u8jzPde0Ig", &["u8jzPde0Ig"]),
+            ("The password is HTp8hkqdlm", &["HTp8hkqdlm"]),
+            ("The password is oaF1Llqsaj", &["oaF1Llqsaj"]),
             // A label at its line's start, a tab and its value.
             ("user\tbob\npassword\tXk9vQ2mZp4Lw\n", &["Xk9vQ2mZp4Lw"]),
             ("Password\t\tXk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
@@ -4938,7 +4943,22 @@ pub(crate) mod tests {
             ("This is the password", &[]),
             ("Use HS256 as the token algorithm", &[]),
             ("`Xk9vQ2mZp4Lw` is the token prefix", &[]),
+            // (Found by an eighteenth attack review: a bare value before the name, read at
+            // every word border — quadratic — and in code a cast's, an alias's or an
+            // import's; a name followed by another noun.)
+            ("let pw = md5(userPw2X) as Password;", &[]),
+            ("SELECT Bcrypt2bHash as password FROM users", &[]),
+            ("with open(req.body.pwdV2) as secret:", &[]),
+            ("Use Pbkdf2Sha256 as the password hasher.", &[]),
+            ("Use `Pbkdf2Sha256` as the password hasher.", &[]),
+            ("`AesGcm256Key` is the token signer.", &[]),
             ("username\tpassword\temail\n", &[]),
+            // (Names made of words and acronyms written as words.)
+            ("Return `CsrfToken2` as the token.", &[]),
+            ("The token is K8sSecret.", &[]),
+            ("The password (`UserPwdV3`) field is required.", &[]),
+            ("`BFloat16` is the token.", &[]),
+            ("The token is HttpClient2", &[]),
             ("password\tnot set", &[]),
             ("Password\tchangeme", &[]),
             ("a password\tXk9vQ2mZp4Lw", &[]),
@@ -5019,6 +5039,10 @@ pub(crate) mod tests {
                 d.detect(&format!("The password {},{tail}", "a".repeat(pad)));
             }
         }
+        // (A bare value longer than the value's bound is redacted whole: an eighteenth attack
+        // review found its tail past the bound left.)
+        let long = format!("{}A1bC9", "Xk9vQ2mZp4Lw".repeat(22));
+        finds_and_redacts(&d, &format!("The password is {long} and more"), &[&long]);
         // (An arrow after the verb right at the bound: a seventeenth attack review's panic.)
         for pad in 80..100 {
             for arrow in ["->", "=>", "-->", "…", ":"] {

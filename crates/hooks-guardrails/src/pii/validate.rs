@@ -2869,16 +2869,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         // (A bare one starts with a letter or a digit: not `$PW`, `-flag`, `<<<bob:…`.)
         c if !c.is_ascii_alphanumeric() => return None,
         _ => {
-            let mut z = value
-                + b[value..end_of_line]
-                    .iter()
-                    .take_while(|c| {
-                        // (Not past ASCII: a quote glued on, `…”`.)
-                        c.is_ascii()
-                            && !c.is_ascii_whitespace()
-                            && !matches!(c, b'"' | b'\'' | b'`' | b'<' | b'>')
-                    })
-                    .count();
+            let mut z = value + b[value..end_of_line].iter().take_while(|c| bare(c)).count();
             while z > value && matches!(b[z - 1], b'.' | b',' | b';' | b':' | b')') {
                 z -= 1;
             }
@@ -2888,7 +2879,22 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     let v = text.get(a..z)?;
     // (Quoted or not: prose quotes names and versions as often as values, `` the secret
     // `prod-db-creds-2024` ``.)
-    name_holds(name, v, quoted, b.get(z).copied(), true).then_some((a, z))
+    if !name_holds(name, v, quoted, b.get(z).copied(), true) {
+        return None;
+    }
+    // (A bare value cut at the bound, judged by what was read, is taken to its end: no tail
+    // of it is left. Read only once it holds, so a failed one is read no further.)
+    let z = match !quoted && z == end_of_line && b.get(z).is_some_and(bare) {
+        true => z + b[z..].iter().take_while(|c| bare(c)).count(),
+        false => z,
+    };
+    Some((a, z))
+}
+
+/// What a bare value of prose is made of: ASCII short of white space, quotes and angle
+/// brackets (not past ASCII: a quote glued on, `…”`).
+fn bare(c: &u8) -> bool {
+    c.is_ascii() && !c.is_ascii_whitespace() && !matches!(c, b'"' | b'\'' | b'`' | b'<' | b'>')
 }
 
 /// What stands between a secret's name and its value in prose (`Password -- …`, `the
@@ -2898,8 +2904,7 @@ const ARROWS: [&str; 14] = [
 ];
 
 /// Words right after a secret's name that make it another noun's (`the access key ID is
-/// AKIA…`, `the token type is JWT2`, `` `…` is the password hash ``): prose gives no value
-/// of it.
+/// AKIA…`, `the token type is JWT2`): prose gives no value of it.
 const QUALIFIED: [&[u8]; 36] = [
     b"id",
     b"ids",
@@ -2961,19 +2966,64 @@ fn prose_mark(b: &[u8], key: usize, at: usize) -> usize {
 
 /// A value prose gives before its name (`text[s..e]`, the trigger's match: see
 /// `patterns::value_before_name`): `` use `Xk9vQ2mZp4Lw` as the password ``, `"…" is your
-/// new API key`, `use Xk9vQ2mZp4Lw as the password`. `None` when the match is no such
-/// form; else the value — quoted, a code span, emphasised or bare, [`NAMED_VALUE_MAX`]
-/// bytes at most, and judged as prose's is (see [`name_holds`]: it must look made by a
-/// machine) — unless the name goes on as another noun's (`` `…` is the password hash ``,
-/// `…as the token-limit`: see [`QUALIFIED`]).
+/// new API key`. `None` when the match is no such form; else the value — quoted, a code
+/// span or emphasised, [`NAMED_VALUE_MAX`] bytes at most, and judged as prose's is (see
+/// [`name_holds`]: it must look made by a machine) — unless the name may go on as another
+/// noun's (`` `…` is the password hash ``, `…as the token signer`, `…as the token-limit`):
+/// after it, only its sentence's end, a clause's word (`for`, `to`, `you`, `set`, …) or
+/// nothing.
 fn value_before_name(text: &str, s: usize, e: usize) -> Option<Option<(usize, usize)>> {
+    const CLAUSE: [&[u8]; 36] = [
+        b"for",
+        b"to",
+        b"of",
+        b"on",
+        b"in",
+        b"at",
+        b"from",
+        b"with",
+        b"by",
+        b"you",
+        b"we",
+        b"i",
+        b"it",
+        b"they",
+        b"he",
+        b"she",
+        b"that",
+        b"and",
+        b"but",
+        b"or",
+        b"so",
+        b"which",
+        b"when",
+        b"here",
+        b"now",
+        b"until",
+        b"please",
+        b"then",
+        b"today",
+        b"again",
+        b"too",
+        b"set",
+        b"stored",
+        b"used",
+        b"everyone",
+        b"before",
+    ];
     let b = text.as_bytes();
     let m = &b[s..e];
-    // The value: quoted to its quote (`…`, "…", '…', “…”, **…**), or bare to a blank (from
-    // a letter or a digit).
-    let (a, z, close) = if let Some(quoted) = m.strip_prefix("“".as_bytes()) {
-        let z = memchr::memmem::find(quoted, "”".as_bytes())?;
-        (s + 3, s + 3 + z, 3 + z + 3)
+    // The value: quoted to its quote (`…`, "…", '…', “…”, ‘…’, «…», **…**).
+    let curly = [("“", "”"), ("‘", "’"), ("«", "»")]
+        .into_iter()
+        .find(|(open, _)| m.starts_with(open.as_bytes()));
+    let (a, z, close) = if let Some((open, close)) = curly {
+        let z = memchr::memmem::find(&m[open.len()..], close.as_bytes())?;
+        (
+            s + open.len(),
+            s + open.len() + z,
+            open.len() + z + close.len(),
+        )
     } else if let Some(quoted) = m.strip_prefix(b"**") {
         let z = memchr::memmem::find(quoted, b"**")?;
         (s + 2, s + 2 + z, 2 + z + 2)
@@ -2984,10 +3034,6 @@ fn value_before_name(text: &str, s: usize, e: usize) -> Option<Option<(usize, us
                 // (JSON-escaped quotes, `\"…\"`: the value ends before the backslash.)
                 let escaped = s > 0 && b[s - 1] == b'\\' && m[close - 1] == b'\\';
                 (s + 1, s + close - usize::from(escaped), close + 1)
-            }
-            c if c.is_ascii_alphanumeric() => {
-                let blank = memchr::memchr2(b' ', b'\t', m)?;
-                (s, s + blank, blank)
             }
             _ => return None,
         }
@@ -3019,10 +3065,7 @@ fn value_before_name(text: &str, s: usize, e: usize) -> Option<Option<(usize, us
         [b' ' | b'\t', ..] => {
             let next = after.trim_ascii_start();
             let len = next.iter().take_while(|c| c.is_ascii_alphabetic()).count();
-            QUALIFIED
-                .iter()
-                .any(|q| next[..len].eq_ignore_ascii_case(q))
-                && !next.get(len).is_some_and(u8::is_ascii_alphanumeric)
+            len > 0 && !CLAUSE.iter().any(|c| next[..len].eq_ignore_ascii_case(c))
         }
         _ => false,
     };
@@ -3036,8 +3079,8 @@ fn value_before_name(text: &str, s: usize, e: usize) -> Option<Option<(usize, us
 
 /// Whether a word of prose looks made by a machine, as a generated password or key does —
 /// not as a name people make does: eight characters or more with a digit, capitals and
-/// small letters (`Xk9vQ2mZp4Lw`, `Tr0ub4dor&3`); no run of six small letters (a word:
-/// `AES256-encrypted`); not a hex number (`0x1F4A3B2C`); and not a name made of words and
+/// small letters (`Xk9vQ2mZp4Lw`, `Tr0ub4dor&3`); no run of six small letters that reads
+/// as a word (`AES256-encrypted`; not `HTp8hkqdlm`); not a hex number (`0x1F4A3B2C`); and not a name made of words and
 /// numbers (see [`made_of_words`]: `ReportingRole2`, `HTTP401Unauthorized`, `X-Api-Key2`,
 /// `Llama-3.1-8B-Instruct`; also a human's `Summer2024!` and `Admin123`).
 fn machine_made(v: &[u8]) -> bool {
@@ -3054,12 +3097,55 @@ fn machine_made(v: &[u8]) -> bool {
     {
         return false;
     }
-    let (mut run, mut longest) = (0, 0);
-    for c in v {
-        run = if c.is_ascii_lowercase() { run + 1 } else { 0 };
-        longest = longest.max(run);
+    // (A run of six small letters or more that reads as a word: with a capital before it,
+    // `Encrypted`, or as it is, `encrypted`; `hkqdlm` is random characters'.)
+    let word = v.iter().enumerate().any(|(i, c)| {
+        let starts = c.is_ascii_lowercase() && (i == 0 || !v[i - 1].is_ascii_lowercase());
+        let run = v[i..].iter().take_while(|c| c.is_ascii_lowercase()).count();
+        let capital = v[..i].last().filter(|c| c.is_ascii_uppercase());
+        let from = i - usize::from(capital.is_some());
+        starts && run >= 6 && spoken(&v[from..i + run])
+    });
+    !word && !made_of_words(v)
+}
+
+/// Whether letters read as a word: a vowel among them and a start a word can have (see
+/// [`spoken_start`]).
+fn spoken(w: &[u8]) -> bool {
+    w.iter().any(|c| {
+        matches!(
+            c.to_ascii_lowercase(),
+            b'a' | b'e' | b'i' | b'o' | b'u' | b'y'
+        )
+    }) && spoken_start(w)
+}
+
+/// Whether the letters of `p` (a part of a name: letters and digits) start as a spoken word
+/// does, past an acronym before it: with a vowel, one consonant before a vowel, or two
+/// that start English words (`Str…`, `Pl…`, `Th…`) — not `Pde`, `Jzq`, `Xk`, as random
+/// characters often do.
+fn spoken_start(p: &[u8]) -> bool {
+    const ONSETS: [&[u8; 2]; 38] = [
+        b"bl", b"br", b"ch", b"cl", b"cr", b"dr", b"dw", b"fl", b"fr", b"gh", b"gl", b"gn", b"gr",
+        b"kl", b"kn", b"kr", b"ph", b"pl", b"pr", b"ps", b"rh", b"sc", b"sh", b"sk", b"sl", b"sm",
+        b"sn", b"sp", b"st", b"sv", b"sw", b"th", b"tr", b"tw", b"wh", b"wr", b"sq", b"ts",
+    ];
+    let vowel = |c: u8| matches!(c, b'a' | b'e' | b'i' | b'o' | b'u' | b'y');
+    // (Past an acronym glued before the word, `BFloat16`, `HTTPServer`: from its last
+    // capital.)
+    let caps = p.iter().take_while(|c| c.is_ascii_uppercase()).count();
+    let from = match p.get(caps) {
+        Some(c) if caps >= 2 && c.is_ascii_lowercase() => caps - 1,
+        _ => 0,
+    };
+    let mut letters = p[from..]
+        .iter()
+        .filter(|c| c.is_ascii_alphabetic())
+        .map(u8::to_ascii_lowercase);
+    match (letters.next(), letters.next()) {
+        (Some(a), Some(b)) if !vowel(a) && !vowel(b) => ONSETS.contains(&&[a, b]),
+        _ => true,
     }
-    longest < 6 && !made_of_words(v)
 }
 
 /// Whether `v` is a name made of words and numbers: split at what is no letter or digit,
@@ -3071,27 +3157,43 @@ fn machine_made(v: &[u8]) -> bool {
 /// `Tv6|Qm3|Wz9|Rkp` (no vowel).
 fn made_of_words(v: &[u8]) -> bool {
     let mut word = false;
+    // (A word of four letters or more, and a part that is a word only beside one.)
+    let (mut long, mut weak) = (false, false);
     let mut part = |p: &[u8]| {
-        // (Nothing, or a numeronym: `k8s`, `i18n`, `a11y`.)
-        if p.len() <= 4
-            && p.iter()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        {
-            return true;
-        }
+        // (Nothing, a short word in small letters and digits, `v2`, `x86`, or a numeronym:
+        // `k8s`, `i18n`, `a11y` — not `u8jz`.)
         let changes = p
             .windows(2)
             .filter(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit())
             .count();
+        let numeronym = changes == 2 && p.last().is_some_and(u8::is_ascii_alphabetic) && {
+            let digits = p.iter().rposition(u8::is_ascii_digit).unwrap_or(0);
+            digits + 2 == p.len()
+        };
+        if p.len() <= 4
+            && p.iter()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && (changes <= 1 || numeronym)
+        {
+            return true;
+        }
         let letters = p.iter().filter(|c| c.is_ascii_alphabetic()).count();
-        let vowel = p.iter().any(|c| {
-            matches!(
-                c.to_ascii_lowercase(),
-                b'a' | b'e' | b'i' | b'o' | b'u' | b'y'
-            )
-        });
+        // (A vowel, and a start a word can have: `Pde0`, `Jz4` are random characters'.)
+        let vowel = spoken(p);
+        // (An acronym written as a word, `Jwt`, `Csrf`, `Hmac`, `Json`, `K8s`, digits after
+        // it or not: a word beside a longer one, `CsrfToken2`, `PBKDF2WithHmacSHA256`,
+        // `K8sSecret` — random characters split so too, `Nrb`, `Pde0`, but rarely beside
+        // a word.)
+        let capitalised = p[0].is_ascii_uppercase()
+            && p[1..letters].iter().all(u8::is_ascii_lowercase)
+            && p[letters..].iter().all(u8::is_ascii_digit);
+        if (3..=4).contains(&letters) && capitalised && !vowel || p == b"K8s" {
+            weak = true;
+            return true;
+        }
         let acronym = !p.iter().any(u8::is_ascii_lowercase);
         word |= letters >= 3 && (vowel || acronym);
+        long |= letters >= 4 && vowel && !acronym;
         changes <= 1 && (letters <= 1 || acronym || vowel)
     };
     let mut from = 0;
@@ -3116,7 +3218,7 @@ fn made_of_words(v: &[u8]) -> bool {
             from = i;
         }
     }
-    word
+    word && (long || !weak)
 }
 
 /// The value of a field named for a secret (`password=…`, `"client_secret": "…"`,
