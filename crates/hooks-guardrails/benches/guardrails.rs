@@ -395,7 +395,7 @@ fn tool_call_pair(c: &mut Criterion) {
 
 /// `guardrails/new_hook`: a guard with the default config once this process has built one
 /// (the PII automata are built once per set of entities and shared; the first build takes
-/// about 0.1 s and is not what this measures).
+/// about 0.2 s and is not what this measures).
 fn new_hook(c: &mut Criterion) {
     let first = GuardrailsHook::new(GuardrailConfig::default()).expect("default config is valid");
     c.bench_function("guardrails/new_hook", |b| {
