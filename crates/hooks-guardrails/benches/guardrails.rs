@@ -331,6 +331,14 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // Labels at their lines' starts, tabs and values that fail (`key⇥value` lines).
+        (
+            "tab_separated_labels",
+            fill(
+                "password\tnot set\nuser\tbob\ttoken\t\t\nPassword\tchangeme\n",
+                "",
+            ),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

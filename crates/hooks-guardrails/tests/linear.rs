@@ -258,13 +258,15 @@ fn family(name: &str, n: usize) -> String {
         "prose_about_secrets" => "the password for the db is x; Password Token token a b c is ".repeat(n / 60),
         // Values before names and names closed by marks, whose values fail.
         "prose_values_before_names" => "`a` is the password hash; **Password** is, password, (`b`) \"c\" as v2 as the a b password ".repeat(n / 89),
+        // Labels at their lines' starts, tabs and values that fail.
+        "tab_separated_labels" => "password\tnot set\nuser\tbob\ttoken\t\t\nPassword\tchangeme\n".repeat(n / 52),
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 112] = [
+const FAMILIES: [&str; 113] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -377,6 +379,7 @@ const FAMILIES: [&str; 112] = [
     "html_cells_left_open",
     "labels_over_their_values",
     "prose_values_before_names",
+    "tab_separated_labels",
 ];
 
 #[test]
