@@ -4921,7 +4921,7 @@ pub(crate) mod tests {
             // six small letters): a word's start, and a word among them, are asked now.
             ("The password is u8jzPde0Ig", &["u8jzPde0Ig"]),
             ("The password is HTp8hkqdlm", &["HTp8hkqdlm"]),
-            ("The password is oaF1Llqsaj", &["oaF1Llqsaj"]),
+            ("The password is qxezy3Lex7", &["qxezy3Lex7"]),
             // A label at its line's start, a tab and its value.
             ("user\tbob\npassword\tXk9vQ2mZp4Lw\n", &["Xk9vQ2mZp4Lw"]),
             ("Password\t\tXk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
@@ -5043,6 +5043,16 @@ pub(crate) mod tests {
         // review found its tail past the bound left.)
         let long = format!("{}A1bC9", "Xk9vQ2mZp4Lw".repeat(22));
         finds_and_redacts(&d, &format!("The password is {long} and more"), &[&long]);
+        // (Whatever byte stands at the bound: a nineteenth review found a tail left where a
+        // `.` stood there.)
+        for at_bound in [".", ",", ";", ")", ")."] {
+            let long = format!(
+                "{}{at_bound}{}",
+                &"Xk9vQ2mZp4Lw".repeat(30)[..256 - at_bound.len()],
+                "Qz7Wm3Rt9Kp2".repeat(5)
+            );
+            finds_and_redacts(&d, &format!("The password is {long} and more"), &[&long]);
+        }
         // (An arrow after the verb right at the bound: a seventeenth attack review's panic.)
         for pad in 80..100 {
             for arrow in ["->", "=>", "-->", "…", ":"] {
