@@ -507,8 +507,8 @@ impl PiiDetector {
                 compiled: Arc::clone(compiled),
             });
         }
-        // Built outside the lock: a detector for other entities does not wait 0.2 s for this
-        // one. Two threads that race here build the same thing; the first one in is kept.
+        // Built outside the lock: a detector for other entities does not wait 0.2 s for
+        // this one. Two threads that race here build the same thing; the first one in is kept.
         let compiled = Arc::new(Compiled::build(&key)?);
         let compiled = Arc::clone(lock().entry(key).or_insert(compiled));
         Ok(Self { compiled })
@@ -4852,8 +4852,8 @@ pub(crate) mod tests {
             ("**Password:**\n`Xk9vQ2mZp4Lw`", &["Xk9vQ2mZp4Lw"]),
             ("Your API key:\r\n\r\n\"Xk9vQ2mZp4Lw\"", &["Xk9vQ2mZp4Lw"]),
             ("db:\n  password:\n    Xk9vQ2mZp4Lw\n", &["Xk9vQ2mZp4Lw"]),
-            // The name emphasised, a code span or with a comma after it; the value quoted in
-            // parentheses right after the name; more arrows.
+            // The name emphasised, a code span or with a comma after it; the value quoted
+            // in parentheses right after the name; more arrows.
             ("**Password** is `Xk9vQ2mZp4Lw`", &["Xk9vQ2mZp4Lw"]),
             ("`DB_PASSWORD` is Xk9vQ2mZp4Lw.", &["Xk9vQ2mZp4Lw"]),
             (
@@ -5039,8 +5039,8 @@ pub(crate) mod tests {
                 d.detect(&format!("The password {},{tail}", "a".repeat(pad)));
             }
         }
-        // (A bare value longer than the value's bound is redacted whole: an eighteenth attack
-        // review found its tail past the bound left.)
+        // (A bare value longer than the value's bound is redacted whole: an eighteenth
+        // attack review found its tail past the bound left.)
         let long = format!("{}A1bC9", "Xk9vQ2mZp4Lw".repeat(22));
         finds_and_redacts(&d, &format!("The password is {long} and more"), &[&long]);
         // (Whatever byte stands at the bound: a nineteenth review found a tail left where a
@@ -5053,7 +5053,8 @@ pub(crate) mod tests {
             );
             finds_and_redacts(&d, &format!("The password is {long} and more"), &[&long]);
         }
-        // (An arrow after the verb right at the bound: a seventeenth attack review's panic.)
+        // (An arrow after the verb right at the bound: a seventeenth attack review's
+        // panic.)
         for pad in 80..100 {
             for arrow in ["->", "=>", "-->", "…", ":"] {
                 for name in [

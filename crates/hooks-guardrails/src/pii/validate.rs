@@ -2659,8 +2659,8 @@ fn name_holds(name: &[u8], v: &str, quoted: bool, next: Option<u8>, machine: boo
 /// (see [`machine_made`]): prose names hashes, versions, models, types and settings after
 /// the same verbs (`the token is HS256-signed`, `the token is Qwen2Tokenizer`, `rename the
 /// secret to prod-db-creds-2024`). The name is a word of its own or a field's last part
-/// (`DB_PASSWORD`, `adminPassword`; not `chpasswd`), and may close its emphasis or code span
-/// or take a comma (see [`prose_mark`]).
+/// (`DB_PASSWORD`, `adminPassword`; not `chpasswd`), and may close its emphasis or code
+/// span or take a comma (see [`prose_mark`]).
 fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize, usize)> {
     const VERBS: [&[u8]; 6] = [b"is", b"are", b"was", b"were", b"be", b"to"];
     const LEADING: [&[u8]; 16] = [
@@ -2756,7 +2756,8 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         {
             return None;
         }
-        // (The name qualifies another noun: `the access key ID is …`, `the token type is …`.)
+        // (The name qualifies another noun: `the access key ID is …`, `the token type is
+        // …`.)
         if i == first && QUALIFIED.iter().any(|q| word.eq_ignore_ascii_case(q)) {
             return None;
         }
@@ -3092,8 +3093,8 @@ fn value_before_name(text: &str, s: usize, e: usize) -> Option<Option<(usize, us
 /// Whether a word of prose looks made by a machine, as a generated password or key does —
 /// not as a name people make does: eight characters or more with a digit, capitals and
 /// small letters (`Xk9vQ2mZp4Lw`, `Tr0ub4dor&3`); no run of six small letters that reads
-/// as a word (`AES256-encrypted`; not `HTp8hkqdlm`); not a hex number (`0x1F4A3B2C`); and not a name made of words and
-/// numbers (see [`made_of_words`]: `ReportingRole2`, `HTTP401Unauthorized`, `X-Api-Key2`,
+/// as a word (`AES256-encrypted`; not `HTp8hkqdlm`); not a hex number (`0x1F4A3B2C`); and
+/// not a name made of words and numbers (see [`made_of_words`]: `ReportingRole2`, `HTTP401Unauthorized`, `X-Api-Key2`,
 /// `Llama-3.1-8B-Instruct`; also a human's `Summer2024!` and `Admin123`).
 fn machine_made(v: &[u8]) -> bool {
     let has = |f: fn(&u8) -> bool| v.iter().any(f);
@@ -3169,10 +3170,12 @@ fn spoken_start(p: &[u8]) -> bool {
 /// Whether `v` is a name made of words and numbers: split at what is no letter or digit,
 /// before a capital after a small letter or a digit, and before three small letters after
 /// a digit (`SHA256|with|RSA`), every part letters then digits or digits then letters, its
-/// letters an acronym (capitals), one letter, or a word (a vowel among them), or a
-/// numeronym (`k8s`) — one part at least a word of three letters or more. Random
-/// characters rarely split so: `Xk9v|Q2m|Zp4|Lw` (letters after digits after letters),
-/// `Tv6|Qm3|Wz9|Rkp` (no vowel).
+/// letters an acronym (capitals), one letter, or a word (a vowel among them and a start a
+/// spoken word has, see [`spoken_start`]), or a numeronym (`k8s`), or an acronym written as
+/// a word (`Csrf`, `Hmac`) beside a word of four letters or more — one part at least a word
+/// of three letters or more. Random characters rarely split so: `Xk9v|Q2m|Zp4|Lw` (letters
+/// after digits after letters), `Tv6|Qm3|Wz9|Rkp` (no vowel), `u8jz|Pde0|Ig` (no spoken
+/// start, no numeronym).
 fn made_of_words(v: &[u8]) -> bool {
     let mut word = false;
     // (A word of four letters or more, and a part that is a word only beside one.)
@@ -3198,10 +3201,10 @@ fn made_of_words(v: &[u8]) -> bool {
         let letters = p.iter().filter(|c| c.is_ascii_alphabetic()).count();
         // (A vowel, and a start a word can have: `Pde0`, `Jz4` are random characters'.)
         let vowel = spoken(p);
-        // (An acronym written as a word, `Jwt`, `Csrf`, `Hmac`, `Json`, `K8s`,
-        // digits after it or not: a word beside a longer one, `CsrfToken2`, `PBKDF2WithHmacSHA256`,
-        // `K8sSecret` — random characters split so too, `Nrb`, `Pde0`, but rarely beside
-        // a word.)
+        // (An acronym written as a word, `Jwt`, `Csrf`, `Hmac`, `Json`, `K8s`, digits after
+        // it or not: a word beside a longer one, `CsrfToken2`, `PBKDF2WithHmacSHA256`,
+        // `K8sSecret` — random characters split so too, `Nrb`, `Pde0`, but rarely beside a
+        // word.)
         let capitalised = p[0].is_ascii_uppercase()
             && p[1..letters].iter().all(u8::is_ascii_lowercase)
             && p[letters..].iter().all(u8::is_ascii_digit);
