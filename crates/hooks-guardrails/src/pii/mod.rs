@@ -5043,6 +5043,23 @@ pub(crate) mod tests {
         // attack review found its tail past the bound left.)
         let long = format!("{}A1bC9", "Xk9vQ2mZp4Lw".repeat(22));
         finds_and_redacts(&d, &format!("The password is {long} and more"), &[&long]);
+        // (A twentieth review: a `(` at the bound made the value a call's name, and a
+        // quoted one past the bound, or a long random one holding a word by chance, was
+        // left whole in clear.)
+        let random = "A1KeU6aRpreh9Vloub20y3NFGjLEw5d4Nz2LgHsp9Ta8Gtelfgo6xIiVWEYu7YYrOcM3UxY8dhf3\
+                      CUkEixwudbSibB2GofMts6fN01OSiMkLm7kIPGVX1gNEsYfnnxqGwqshqCxVXUY4St3pi3CtQbNj\
+                      MoF3KcYwoJ8WT59ksQLf9lMD8D2GxbAOYAMsGzHW70iTtiGztrjufRitmc64J2arkUvFdku3KYeC\
+                      n54Py1FdKAYkH7P8erMZTvDOG";
+        finds_and_redacts(&d, &format!("The password is {random}. Then"), &[random]);
+        let call = format!("{random}Q7z(XYZ9");
+        finds_and_redacts(&d, &format!("The password is {call}. Then"), &[&call]);
+        finds_and_redacts(&d, &format!("The password is `{random}`."), &[random]);
+        finds_and_redacts(&d, &format!("`{random}` is the password."), &[random]);
+        finds_and_redacts(
+            &d,
+            "The password is Hermes-3-Llama-3.1-8x7B-Vision-Instruct",
+            &[],
+        );
         // (Whatever byte stands at the bound: a nineteenth review found a tail left where a
         // `.` stood there.)
         for at_bound in [".", ",", ";", ")", ")."] {

@@ -2848,7 +2848,20 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             (a, z, true)
         }
         open @ (b'`' | b'"' | b'\'') => {
-            let z = value + 1 + memchr::memchr(open, &b[value + 1..end_of_line])?;
+            let z = match memchr::memchr(open, &b[value + 1..end_of_line]) {
+                Some(k) => value + 1 + k,
+                // (Quoted past the bound, on its line: its closing quote within
+                // [`QUOTED_VALUE_MAX`] — a long key was left whole in clear.)
+                None if end_of_line == value + NAMED_VALUE_MAX => {
+                    let far = b.len().min(value + QUOTED_VALUE_MAX);
+                    let k = memchr::memchr3(open, b'\n', b'\r', &b[end_of_line..far])?;
+                    if b[end_of_line + k] != open {
+                        return None;
+                    }
+                    end_of_line + k
+                }
+                None => return None,
+            };
             (value + 1, z, true)
         }
         // (Emphasised: `**S3cret…**`, `*S3cret…*`, `_S3cret…_`.)
@@ -2883,26 +2896,34 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         }
     };
     let v = text.get(a..z)?;
+    // (A bare value cut at the bound is judged by what was read, the byte after its whole
+    // run taken as the one after it — not the bound's, `(`, which a call's name has — and
+    // is taken to its end, what ends its sentence left out: no tail of it is left, whatever
+    // byte stood at the bound.)
+    let run_end =
+        cut.then(|| end_of_line + b[end_of_line..].iter().take_while(|c| bare(c)).count());
     // (Quoted or not: prose quotes names and versions as often as values, `` the secret
     // `prod-db-creds-2024` ``.)
-    if !name_holds(name, v, quoted, b.get(z).copied(), true) {
+    if !name_holds(name, v, quoted, b.get(run_end.unwrap_or(z)).copied(), true) {
         return None;
     }
-    // (A bare value cut at the bound, judged by what was read, is taken to its end, what
-    // ends its sentence left out: no tail of it is left, whatever byte stood at the bound.
-    // Read only once it holds, so a failed one is read no further.)
-    let z = match cut {
-        true => {
-            let mut z = end_of_line + b[end_of_line..].iter().take_while(|c| bare(c)).count();
+    let z = match run_end {
+        Some(mut z) => {
             while z > a && matches!(b[z - 1], b'.' | b',' | b';' | b':' | b')') {
                 z -= 1;
             }
             z
         }
-        false => z,
+        None => z,
     };
     Some((a, z))
 }
+
+/// The longest value prose may give quoted (see [`prose_secret`], [`value_before_name`]):
+/// past [`NAMED_VALUE_MAX`], its closing quote is looked for this far on its line, so a
+/// long key in a code span is not left whole in clear, and each candidate reads a bounded
+/// stretch.
+const QUOTED_VALUE_MAX: usize = 4096;
 
 /// What a bare value of prose is made of: ASCII short of white space, quotes and angle
 /// brackets (not past ASCII: a quote glued on, `…”`).
@@ -2980,7 +3001,7 @@ fn prose_mark(b: &[u8], key: usize, at: usize) -> usize {
 /// A value prose gives before its name (`text[s..e]`, the trigger's match: see
 /// `patterns::value_before_name`): `` use `Xk9vQ2mZp4Lw` as the password ``, `"…" is your
 /// new API key`. `None` when the match is no such form; else the value — quoted, a code
-/// span or emphasised, [`NAMED_VALUE_MAX`] bytes at most, and judged as prose's is (see
+/// span or emphasised, [`QUOTED_VALUE_MAX`] bytes at most, and judged as prose's is (see
 /// [`name_holds`]: it must look made by a machine) — unless the name may go on as another
 /// noun's (`` `…` is the password hash ``, `…as the token signer`, `…as the token-limit`):
 /// after it, only its sentence's end, a clause's word (`for`, `to`, `you`, `set`, …) or
@@ -3067,7 +3088,7 @@ fn value_before_name(text: &str, s: usize, e: usize) -> Option<Option<(usize, us
         .iter()
         .map(|n| n.as_bytes())
         .find(|n| m.ends_with(n))?;
-    if z <= a || z - a > NAMED_VALUE_MAX {
+    if z <= a || z - a > QUOTED_VALUE_MAX {
         return Some(None);
     }
     // What follows the name.
@@ -3114,13 +3135,17 @@ fn machine_made(v: &[u8]) -> bool {
     // `Encrypted`, or as it is, `encrypted`; `hkqdlm` is random characters'.)
     // (Each run measured once, from its start: read from every letter, a long one cost
     // 5.8x the bench text — a nineteenth attack review.)
+    // (In a long value, only a run set apart by punctuation or the value's ends,
+    // `…-Vision-Instruct`: a long random one holds a run glued in by chance, `…kEixwudbS…`.)
     let word = v.iter().enumerate().any(|(i, c)| {
         let starts = c.is_ascii_lowercase() && (i == 0 || !v[i - 1].is_ascii_lowercase());
         starts && {
             let run = v[i..].iter().take_while(|c| c.is_ascii_lowercase()).count();
             let capital = v[..i].last().filter(|c| c.is_ascii_uppercase());
             let from = i - usize::from(capital.is_some());
-            run >= 6 && spoken(&v[from..i + run])
+            let apart = |k: Option<&u8>| k.is_none_or(|c| !c.is_ascii_alphanumeric());
+            let set_apart = apart(from.checked_sub(1).map(|k| &v[k])) || apart(v.get(i + run));
+            run >= 6 && (v.len() <= 32 || set_apart) && spoken(&v[from..i + run])
         }
     });
     !word && !made_of_words(v)
