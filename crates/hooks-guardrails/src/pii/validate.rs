@@ -2829,7 +2829,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     )
     .map_or(b.len().min(value + NAMED_VALUE_MAX), |k| value + k);
     // (Typographic quotes: `“…”`, `‘…’`, `«…»`.)
-    let curly = [("“", "”"), ("‘", "’"), ("«", "»")]
+    let curly = CURLY_QUOTES
         .into_iter()
         .find(|(open, _)| b[value..].starts_with(open.as_bytes()));
     // (JSON-escaped quotes: `\"…\"`.)
@@ -2918,6 +2918,9 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     };
     Some((a, z))
 }
+
+/// Typographic quotes, opening and closing, as prose writes them around a value.
+const CURLY_QUOTES: [(&str, &str); 3] = [("“", "”"), ("‘", "’"), ("«", "»")];
 
 /// The longest value prose may give quoted (see [`prose_secret`], [`value_before_name`]):
 /// past [`NAMED_VALUE_MAX`], its closing quote is looked for this far on its line, so a
@@ -3048,7 +3051,7 @@ fn value_before_name(text: &str, s: usize, e: usize) -> Option<Option<(usize, us
     let b = text.as_bytes();
     let m = &b[s..e];
     // The value: quoted to its quote (`…`, "…", '…', “…”, ‘…’, «…», **…**).
-    let curly = [("“", "”"), ("‘", "’"), ("«", "»")]
+    let curly = CURLY_QUOTES
         .into_iter()
         .find(|(open, _)| m.starts_with(open.as_bytes()));
     let (a, z, close) = if let Some((open, close)) = curly {
@@ -3107,8 +3110,7 @@ fn value_before_name(text: &str, s: usize, e: usize) -> Option<Option<(usize, us
         return Some(None);
     }
     let v = text.get(a..z)?;
-    let quoted = a > s;
-    Some(name_holds(name, v, quoted, b.get(z).copied(), true).then_some((a, z)))
+    Some(name_holds(name, v, true, b.get(z).copied(), true).then_some((a, z)))
 }
 
 /// Whether a word of prose looks made by a machine, as a generated password or key does —
@@ -3154,19 +3156,18 @@ fn machine_made(v: &[u8]) -> bool {
 /// Whether letters read as a word: a vowel among them and a start a word can have (see
 /// [`spoken_start`]).
 fn spoken(w: &[u8]) -> bool {
-    w.iter().any(|c| {
-        matches!(
-            c.to_ascii_lowercase(),
-            b'a' | b'e' | b'i' | b'o' | b'u' | b'y'
-        )
-    }) && spoken_start(w)
+    w.iter().any(|c| vowel(c.to_ascii_lowercase())) && spoken_start(w)
+}
+
+/// A small vowel (`y` too: `Python`, `Sync`).
+fn vowel(c: u8) -> bool {
+    matches!(c, b'a' | b'e' | b'i' | b'o' | b'u' | b'y')
 }
 
 /// Whether the letters of `p` (a part of a name: letters and digits) start as a spoken word
 /// does, past an acronym before it: with a vowel, one consonant before a vowel, or two
 /// that start English words (`Str…`, `Pl…`, `Th…`; and names' `Llama`, `Qwen`, `Django`,
-/// `Xcode`) — not `Pde`, `Jzq`, `Xk`, as random
-/// characters often do.
+/// `Xcode`) — not `Pde`, `Jzq`, `Xk`, as random characters often do.
 fn spoken_start(p: &[u8]) -> bool {
     const ONSETS: [&[u8; 2]; 42] = [
         b"bl", b"br", b"ch", b"cl", b"cr", b"dr", b"dw", b"fl", b"fr", b"gh", b"gl", b"gn", b"gr",
@@ -3174,7 +3175,6 @@ fn spoken_start(p: &[u8]) -> bool {
         b"sn", b"sp", b"st", b"sv", b"sw", b"th", b"tr", b"tw", b"wh", b"wr", b"sq", b"ts", b"ll",
         b"qw", b"dj", b"xc",
     ];
-    let vowel = |c: u8| matches!(c, b'a' | b'e' | b'i' | b'o' | b'u' | b'y');
     // (Past an acronym glued before the word, `BFloat16`, `HTTPServer`: from its last
     // capital.)
     let caps = p.iter().take_while(|c| c.is_ascii_uppercase()).count();
