@@ -339,6 +339,16 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // Tables without outer pipes (psql's, GitHub's): a header naming a secret over a
+        // border, rows whose values fail, lines whose first `|` follows a long first cell,
+        // `name | value` records.
+        (
+            "pipeless_table_rows",
+            fill(
+                " id | password\n----+---------\n  1 | NULL\nx | y | z\npassword | a\n",
+                "",
+            ),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

@@ -260,13 +260,20 @@ fn family(name: &str, n: usize) -> String {
         "prose_values_before_names" => "`a` is the password hash; **Password** is, password, (`b`) \"c\" as v2 as the a b password ".repeat(n / 89),
         // Labels at their lines' starts, tabs and values that fail.
         "tab_separated_labels" => "password\tnot set\nuser\tbob\ttoken\t\t\nPassword\tchangeme\n".repeat(n / 52),
+        // Tables without outer pipes: a header over a border, rows whose values fail, a
+        // first cell of 200 bytes, `name | value` records.
+        "pipeless_table_rows" => format!(
+            " id | password\n----+---------\n  1 | NULL\nx | y | z\npassword | a\n{} | b\n",
+            "a".repeat(200)
+        )
+        .repeat(n / 269),
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 113] = [
+const FAMILIES: [&str; 114] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -380,6 +387,7 @@ const FAMILIES: [&str; 113] = [
     "labels_over_their_values",
     "prose_values_before_names",
     "tab_separated_labels",
+    "pipeless_table_rows",
 ];
 
 #[test]

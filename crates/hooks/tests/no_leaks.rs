@@ -167,6 +167,12 @@ fn values() -> Vec<(String, String)> {
                 "secret_html_table" => Some("<tr><th>Password</th><td>{}</td></tr>"),
                 "secret_prose" => Some("Done. Your new password is `{}`."),
                 "secret_value_first" => Some("Use `{}` as the password."),
+                "secret_db_client_table" => {
+                    Some(" username | password\n----------+----------\n bob      | {}\n")
+                }
+                "secret_db_client_record" => {
+                    Some("-[ RECORD 1 ]----\nusername | bob\npassword | {}\n")
+                }
                 "secret_wifi_psk" => Some("network={\n    ssid=\"Home\"\n    psk=\"{}\"\n}\n"),
                 "secret_yaml_block" => Some("smtp:\n  password: |\n    {}\n  port: 587\n"),
                 _ => None,
@@ -318,7 +324,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1188 + 13);
+    assert_eq!(values.len(), 1164 + 1194 + 13);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

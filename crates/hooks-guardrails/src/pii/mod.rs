@@ -4648,6 +4648,26 @@ pub(crate) mod tests {
                 "| <b>User</b> | <b>Password</b> |\n|---|---|\n| bob | <code>Xk9vQ2mZp4Lw</code> |",
                 &["Xk9vQ2mZp4Lw"],
             ),
+            // psql's tables: rows without outer pipes under a `---+---` border (with a
+            // value left empty, a NULL), its expanded display's `name | value` records; a
+            // GitHub table written without its outer pipes, in a JSON string; MySQL's
+            // vertical display.
+            (
+                "db=> SELECT id, username, password FROM users;\n id | username |   password\n----+----------+--------------\n  1 | bob      | Xk9vQ2mZp4Lw\n  2 | amy      | \n  3 | cat      | Qw8nR3tYu6pZ\n(3 rows)",
+                &["Xk9vQ2mZp4Lw", "Qw8nR3tYu6pZ"],
+            ),
+            (
+                "-[ RECORD 1 ]--------------\nid       | 1\nusername | bob\npassword | Xk9vQ2mZp4Lw\napi_key  | Qw8nR3tYu6pZrT5v",
+                &["Xk9vQ2mZp4Lw", "Qw8nR3tYu6pZrT5v"],
+            ),
+            (
+                "User | Password\n--- | :---:\nbob | Xk9vQ2mZp4Lw\namy | (see the vault)",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                r#"{"stdout": " username | token\n----------+--------------\n bob      | Xk9vQ2mZp4Lw\n"}"#,
+                &["Xk9vQ2mZp4Lw"],
+            ),
             // An HTML table whose header row names the column: in one line, a `<thead>`
             // and a `<code>` in the cell; indented, in capitals, a row's first cell a
             // `<th>`, cells left unclosed; written into a JSON string.
@@ -4759,6 +4779,24 @@ pub(crate) mod tests {
             ),
             (r#"run "cat f | grep password" then "| Password |""#, &[]),
             (r#""| Password | Xk9vQ2mZp4Lw" is no table"#, &[]),
+            // Rows without outer pipes: under a header naming no secret, or none; a
+            // `name | value` record that goes on past its value, is a placeholder, or is
+            // no record (the name not at its line's start); a pipe-less row's values that
+            // hold none; a rule of dashes alone below the header; hashes under a `_hash` column.
+            ("Name | Type\n--- | ---\npassword | string", &[]),
+            ("password | Xk9vQ2mZp4Lw | active", &[]),
+            ("password | ********", &[]),
+            ("token | hidden", &[]),
+            ("echo $password | Xk9vQ2mZp4Lw", &[]),
+            (
+                " id | password\n----+----------\n  1 | NULL\n  2 | changeme\n  3 | <redacted>",
+                &[],
+            ),
+            ("User | Password\n----------\nbob | Xk9vQ2mZp4Lw", &[]),
+            (
+                " id | password_hash\n----+----------\n  1 | $2b$12$KIXQJ8rN2pQm9sVb7yHc1eW8sFq3nLz0aB4cD6eF8gH",
+                &[],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }

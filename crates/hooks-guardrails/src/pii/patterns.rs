@@ -1636,13 +1636,14 @@ pub(super) fn specs() -> Vec<Spec> {
                 validate_phone,
             )
         },
-        // A Markdown table's row, its header naming a secret's column.
+        // A Markdown table's row, its header naming a secret's column (or a database
+        // client's table: psql's, MySQL's).
         Spec {
             hand_search: Some(table_row_at),
             ..spec(
                 Entity::Secret,
                 5,
-                r#"(?m:^)[ \t>#/*-]{0,24}\||["'`][ \t>#/*-]{0,24}\||<[Tt][Rr][ \t\r\n/>]"#
+                r#"(?m:^)[ \t>#/*-]{0,24}\||(?m:^)[^\r\n|]{1,256}\||["'`][ \t>#/*-]{0,24}\||<[Tt][Rr][ \t\r\n/>]"#
                     .to_owned(),
                 String::new(),
                 1,

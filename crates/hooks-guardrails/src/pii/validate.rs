@@ -2693,13 +2693,23 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     let mut words = 0;
     // (A label at its line's start, tabs and its value, as tools print a key and its value:
     // `Password⇥Xk9vQ2mZp4Lw`.)
-    let tabbed = b[at..first].iter().all(|&c| c == b'\t')
-        && (key == 0 || matches!(b[key - 1], b'\n' | b'\r'));
+    let line_start = key == 0 || matches!(b[key - 1], b'\n' | b'\r');
+    let tabbed = b[at..first].iter().all(|&c| c == b'\t') && line_start;
+    // (Or a database client's record, the name padded with blanks, a `|` and the value:
+    // `password | Xk9vQ2mZp4Lw`, as psql's expanded display prints one — the value alone
+    // after it on its line.)
+    let piped = line_start
+        && b[at..first].iter().all(|&c| c == b' ')
+        && b.get(first) == Some(&b'|')
+        && b.get(first + 1) == Some(&b' ');
     // (The value follows a verb, a word's colon or a dash; or stands right after the name,
     // quoted or a code span, or tabbed.)
     let value = loop {
         if tabbed {
             break first;
+        }
+        if piped {
+            break blanks(first + 1);
         }
         // (Not past the bound: a word's comma may stand right on it.)
         let c = *b[..limit].get(i)?;
@@ -2895,6 +2905,9 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             (value, z, false)
         }
     };
+    if piped && !b[z..end_of_line].trim_ascii().is_empty() {
+        return None;
+    }
     let v = text.get(a..z)?;
     // (A bare value cut at the bound is judged by what was read, the byte after its whole
     // run taken as the one after it — not the bound's, `(`, which a call's name has — and
@@ -3342,9 +3355,14 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // A table's row: the name in one cell, the value in the next.
     match table_cells(b, key, at, first) {
         Some(cells) => return cell_secret(text, key, at, first, cells),
-        // (A pipe after a name that stands in no table's cell: `$password | base64`.)
+        // (A pipe after a name that stands in no table's cell: `$password | base64` —
+        // unless the name starts its line, padded, as a database client's record prints
+        // it: `password | Xk9vQ2mZp4Lw`, read by prose's reading.)
         None if between.trim_ascii_end().ends_with(b"|") || html_cells(between) => {
-            return None;
+            return match key == 0 || matches!(b[key - 1], b'\n' | b'\r') {
+                true => prose_secret(text, key, name, at),
+                false => None,
+            };
         }
         None => {}
     }
@@ -3992,11 +4010,13 @@ const TABLE_ROWS_BACK: usize = 64;
 /// The most bytes a table's row, and the rows above it read for its header, may take.
 const TABLE_BYTES: usize = 16 << 10;
 
-/// Where a Markdown table's row starts at or after `from` (before `to`): a `|` that is the
-/// first character of its line but for up to [`ROW_INDENT`] blanks and block quotes' `>`,
-/// or of a quoted string (see [`row_start`]); or an HTML table's, at its `<tr>`. The
-/// trigger of [`table_row_secret`], read by hand (a `|` or `<` is searched for with
-/// `memchr`; a row's line's start is a few bytes back).
+/// Where a Markdown table's row starts at or after `from` (before `to`): a line's first
+/// `|` — from the line's start, whether blanks, block quotes' `>` and bullets or a first
+/// cell stand before it (a row without its outer pipes, see [`bare_row_start`]) — or a
+/// `|` that is the first character of a quoted string but for up to [`ROW_INDENT`] of
+/// those (see [`row_start`]); or an HTML table's, at its `<tr>`. The trigger of
+/// [`table_row_secret`], read by hand (a `|` or `<` is searched for with `memchr`; a
+/// row's line's start is found back from it).
 pub(super) fn table_row_at(text: &str, from: usize, to: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     memchr::memchr2_iter(b'|', b'<', &b[from..to])
@@ -4008,7 +4028,11 @@ pub(super) fn table_row_at(text: &str, from: usize, to: usize) -> Option<(usize,
                 return (p + 4 <= to && html_tag(&b[p + 1..], b"tr")).then_some((p, p + 4));
             }
             // (The regex's match, within `from..to`: from the line's start,
-            // `(?m:^)[ \t>#/*-]{0,24}\|`, or from the quote, `["'`][ \t>#/*-]{0,24}\|`.)
+            // `(?m:^)[ \t>#/*-]{0,24}\|` or `(?m:^)[^\r\n|]{1,256}\|` — the leftmost —
+            // or from the quote, `["'`][ \t>#/*-]{0,24}\|`.)
+            if let Some(line) = bare_row_start(b, p).filter(|&l| l >= from) {
+                return Some((line, p + 1));
+            }
             let line = row_start(b, p)?;
             let start = match line.checked_sub(1).map(|i| b[i]) {
                 Some(b'"' | b'\'' | b'`') => line - 1,
@@ -4022,6 +4046,42 @@ pub(super) fn table_row_at(text: &str, from: usize, to: usize) -> Option<(usize,
 /// first `|` on its line: rows indented in a list or a code block, quoted (`> | User |
 /// Password |`), on a bullet's line (`- | User |`) or commented out (`# | User |`, `// |`).
 const ROW_INDENT: usize = 24;
+
+/// The most characters before the first `|` of a table's row without its outer pipes
+/// (see [`bare_row_start`]): its first cell and the blanks about it.
+const BARE_ROW_LEAD: usize = 256;
+
+/// Where the line starts whose first `|` is at `p`, with at most [`BARE_ROW_LEAD`]
+/// characters before it: a table's row, if the table says so, with or without its leading
+/// pipe — a first cell may stand before it, as psql prints its rows (` bob      |
+/// Xk9vQ2mZp4Lw`) and GitHub's tables may be written (`bob | Xk9vQ2mZp4Lw`). `None` where
+/// a `|` or a `\r` stands between, or the line starts further back (or not after a `\n`).
+fn bare_row_start(b: &[u8], p: usize) -> Option<usize> {
+    let floor = p.saturating_sub(4 * BARE_ROW_LEAD);
+    let start = match b[floor..p]
+        .iter()
+        .rposition(|&c| matches!(c, b'|' | b'\n' | b'\r'))
+    {
+        Some(i) if b[floor + i] == b'\n' => floor + i + 1,
+        Some(_) => return None,
+        None if floor == 0 => 0,
+        None => return None,
+    };
+    // (Characters, as the regex counts them: UTF-8's continuation bytes left out.)
+    let chars = b[start..p].iter().filter(|&&c| c & 0xC0 != 0x80).count();
+    (chars <= BARE_ROW_LEAD).then_some(start)
+}
+
+/// Where the row whose line's first `|` is at `p` starts, and where its cells do: at that
+/// `|` for a row that opens with one (see [`row_start`]: then the line's start after its
+/// blanks and bullets, or its quote's), else at its line's start (see
+/// [`bare_row_start`]: its first cell before the `|`).
+fn row_origin(b: &[u8], p: usize) -> Option<(usize, usize)> {
+    match row_start(b, p) {
+        Some(line) => Some((line, p)),
+        None => bare_row_start(b, p).map(|line| (line, line)),
+    }
+}
 
 fn row_indent(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'>' | b'#' | b'/' | b'-' | b'*')
@@ -4048,9 +4108,10 @@ fn row_start(b: &[u8], p: usize) -> Option<usize> {
     .then_some(start)
 }
 
-/// The cells of a Markdown table's row (`line`, from its first `|`): each cell's content,
-/// its blanks, emphasis and code span left out, as offsets into `line` — split at pipes
-/// not escaped (`\|` is part of a cell).
+/// The cells of a Markdown table's row (`line`, from its first `|`, or from its line's
+/// start where its first cell stands before that: see [`row_origin`]): each cell's
+/// content, its blanks, emphasis and code span left out, as offsets into `line` — split at
+/// pipes not escaped (`\|` is part of a cell).
 fn row_cells(line: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
     // (A row may leave its last pipe out, `| db | admin | S3cret9`: its line's end closes
     // the last cell then, if anything but blanks stands there.)
@@ -4062,9 +4123,11 @@ fn row_cells(line: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
     let pipes = memchr::memchr_iter(b'|', line)
         .filter(|&i| i == 0 || line[i - 1] != b'\\')
         .chain(open_end);
-    let mut last = None;
+    // (A row without its leading pipe: its first cell from the line's start, as if a pipe
+    // stood right before it.)
+    let mut last = (line.first() != Some(&b'|')).then_some(usize::MAX);
     pipes.filter_map(move |p| {
-        let cell = last.replace(p).map(|a: usize| (a + 1, p));
+        let cell = last.replace(p).map(|a: usize| (a.wrapping_add(1), p));
         let (a, z) = cell?;
         let strip = |c: &u8| matches!(c, b' ' | b'\t' | b'*' | b'`');
         let a = a + line[a..z].iter().take_while(|c| strip(c)).count();
@@ -4090,8 +4153,8 @@ fn alignment_row(line: &[u8]) -> Option<bool> {
     (cells > 0).then_some(marked)
 }
 
-/// Whether the table's row on the line from `line` (its first `|` at `first`, its end at
-/// `to`) is its table's alignment row: dashes in every cell (see [`alignment_row`]), and
+/// Whether the table's row on the line from `line` (its cells from `first`, see
+/// [`row_origin`]; its end at `to`) is its table's alignment row: dashes in every cell (see [`alignment_row`]), and
 /// either a cell of three dashes or one with a colon, or right below the table's first row
 /// — a row of values that are a dash each further down (`| - | - |`) is no alignment row,
 /// and the rows below it stay the table's.
@@ -4154,14 +4217,16 @@ fn alignment_bytes(line: &[u8]) -> bool {
 }
 
 /// The table's row on the line above the one that starts at `line` (not before `floor`):
-/// its line's start (after its quote, for a string's first line), its first `|` and its
-/// end (before its line break) — `None` where that line is no table's row, or none is
-/// above (a string's first line).
+/// its line's start (after its quote, for a string's first line), where its cells start
+/// (see [`row_origin`]) and its end (before its line break) — `None` where that line is
+/// no table's row, or none is above (a string's first line).
 fn row_above(b: &[u8], line: usize, floor: usize) -> Option<(usize, usize, usize)> {
     let (a, to) = line_above(b, line, floor)?;
-    // (Its first `|`, which must start a row: past blanks and `>`, or a quote.)
+    // (Its first `|`, which must start a row: past blanks and `>`, or a quote, or its
+    // first cell.)
     let first = a + memchr::memchr(b'|', &b[a..to])?;
-    Some((row_start(b, first)?, first, to))
+    let (line, origin) = row_origin(b, first)?;
+    Some((line, origin, to))
 }
 
 /// The line above the one that starts at `line` (after a line break; not before `floor`):
@@ -4178,25 +4243,28 @@ fn line_above(b: &[u8], line: usize, floor: usize) -> Option<(usize, usize)> {
 }
 
 /// Whether a line is the border a database client draws below a table's header (MySQL's
-/// `+----------+-----------+`): `+`, `-` and `=` only past blanks, from a `+` to a `+`.
+/// `+----------+-----------+`, psql's `----------+-----------`): `+`, `-` and `=` only
+/// past blanks, a `+` among them, at least three dashes (or `=`) before a `+` or after
+/// the last.
 fn border_line(line: &[u8]) -> bool {
     let l = line.trim_ascii();
     l.len() >= 3
-        && l[0] == b'+'
-        && l[l.len() - 1] == b'+'
+        && l.contains(&b'+')
         && l.iter().all(|c| matches!(c, b'+' | b'-' | b'='))
-        && l.iter().any(|&c| c != b'+')
+        && l.split(|&c| c == b'+').any(|run| run.len() >= 3)
 }
 
-/// The header row of the table whose row (not its alignment row) has its first `|` at `s`:
+/// The header row of the table whose row (not its alignment row) has its cells from `s`
+/// (see [`row_origin`]) on the line from `line`:
 /// found by reading back over the rows above (at most [`TABLE_ROWS_BACK`] and
 /// [`TABLE_BYTES`]) to the alignment row (or a database client's border, see
-/// [`border_line`]), the header the row right above it — its first `|` and its end.
+/// [`border_line`]), the header the row right above it — where its cells start and its
+/// end.
 /// `None` where a line above is no table's row first, or the row is the header. (Each row above is read to its first byte that no alignment row holds: a few
 /// bytes.)
-fn table_header(b: &[u8], s: usize) -> Option<(usize, usize)> {
+fn table_header(b: &[u8], line: usize, s: usize) -> Option<(usize, usize)> {
     let floor = s.saturating_sub(TABLE_BYTES);
-    let mut above = row_start(b, s)?;
+    let mut above = line;
     for _ in 0..TABLE_ROWS_BACK {
         let (la, to) = line_above(b, above, floor)?;
         // (A database client's border below its header, in place of an alignment row.)
@@ -4205,8 +4273,8 @@ fn table_header(b: &[u8], s: usize) -> Option<(usize, usize)> {
             return (hfirst != s).then_some((hfirst, hto));
         }
         let first = la + memchr::memchr(b'|', &b[la..to])?;
-        let a = row_start(b, first)?;
-        if alignment_at(b, a, first, to, floor) {
+        let (a, origin) = row_origin(b, first)?;
+        if alignment_at(b, a, origin, to, floor) {
             let (_, hfirst, hto) = row_above(b, a, floor)?;
             return (hfirst != s).then_some((hfirst, hto));
         }
@@ -4237,8 +4305,8 @@ pub(super) fn table_row_secret(
         return html_row_secret(text, s, freed);
     }
     // (`s` is where the trigger's match starts: the line's, or its quote's — the first `|`
-    // follows within the indent.)
-    let p = s + memchr::memchr(b'|', &b[s..b.len().min(s + ROW_INDENT + 2)])?;
+    // follows within the indent, or past the first cell.)
+    let p = s + memchr::memchr(b'|', &b[s..b.len().min(s + 4 * BARE_ROW_LEAD + 2)])?;
     let end = match freed.table.get() {
         // (On the line of the row read last, after its first `|`: the same end, found once
         // — a line of many strings that each open with a `|` is not read to its end from
@@ -4246,17 +4314,17 @@ pub(super) fn table_row_secret(
         Some(last) if last.pipe < p && p <= last.end => last.end,
         _ => memchr::memchr2(b'\n', b'\r', &b[p..]).map_or(b.len(), |j| p + j),
     };
-    let line = row_start(b, p)?;
+    let (line, origin) = row_origin(b, p)?;
     // (Right below: one line break between, `\r`s about it or not.)
     let below_last = freed.table.get().filter(|last| {
         let brk = &b[last.end.min(line)..line];
         brk.iter().all(|&c| c == b'\n' || c == b'\r')
             && brk.iter().filter(|&&c| c == b'\n').count() == 1
     });
-    let columns = if alignment_at(b, line, p, end, line.saturating_sub(TABLE_BYTES)) {
+    let columns = if alignment_at(b, line, origin, end, line.saturating_sub(TABLE_BYTES)) {
         // (Its header: the row above, if the line above is one.)
-        let header =
-            row_above(b, line, line.saturating_sub(TABLE_BYTES)).map(|(_, first, to)| (first, to));
+        let header = row_above(b, line, line.saturating_sub(TABLE_BYTES))
+            .map(|(_, origin, to)| (origin, to));
         freed.table.set(Some(TableRow {
             pipe: p,
             end,
@@ -4266,7 +4334,7 @@ pub(super) fn table_row_secret(
     } else if let Some(last) = below_last {
         last.columns
     } else {
-        table_header(b, p)
+        table_header(b, line, origin)
             .map(|header| SecretColumns::of(b, header))
             .unwrap_or_default()
     };
@@ -4275,12 +4343,12 @@ pub(super) fn table_row_secret(
         end,
         columns,
     }));
-    if columns.count == 0 || end - p > TABLE_BYTES {
+    if columns.count == 0 || end - origin > TABLE_BYTES {
         return None;
     }
     let mut found: Option<(usize, usize)> = None;
     let mut want = columns.at[..columns.count].iter().peekable();
-    for (col, (a, z)) in row_cells(&b[p..end]).enumerate() {
+    for (col, (a, z)) in row_cells(&b[origin..end]).enumerate() {
         let Some(&&(c, la, len)) = want.peek() else {
             break;
         };
@@ -4290,7 +4358,7 @@ pub(super) fn table_row_secret(
         want.next();
         let label = &b[la as usize..la as usize + usize::from(len)];
         // (Without HTML's inline tags around it: `| bob | <code>S3cret9</code> |`.)
-        let (a, z) = cell_text(b, p + a, p + z);
+        let (a, z) = cell_text(b, origin + a, origin + z);
         if cell_holds_secret(label, text.get(a..z)?) {
             found = Some((found.map_or(a, |f| f.0), z));
         }
