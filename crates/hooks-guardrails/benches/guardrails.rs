@@ -349,6 +349,15 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // Names asked about (`password?`), emphasised from words before them or by a
+        // field's prefix (`__password__`), their values failing.
+        (
+            "prose_questions_and_emphasis",
+            fill(
+                "password? a the token? It's a **a b c d password** is __password__ x ",
+                "",
+            ),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

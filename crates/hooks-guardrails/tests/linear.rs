@@ -267,13 +267,18 @@ fn family(name: &str, n: usize) -> String {
             "a".repeat(200)
         )
         .repeat(n / 269),
+        // Names asked about, emphasised from words before them or by a field's prefix,
+        // their values failing.
+        "prose_questions_and_emphasis" => {
+            "password? a the token? It's a **a b c d password** is __password__ x ".repeat(n / 69)
+        }
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 114] = [
+const FAMILIES: [&str; 115] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -388,6 +393,7 @@ const FAMILIES: [&str; 114] = [
     "prose_values_before_names",
     "tab_separated_labels",
     "pipeless_table_rows",
+    "prose_questions_and_emphasis",
 ];
 
 #[test]

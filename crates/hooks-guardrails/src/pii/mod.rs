@@ -4893,6 +4893,17 @@ pub(crate) mod tests {
             // The name emphasised, a code span or with a comma after it; the value quoted
             // in parentheses right after the name; more arrows.
             ("**Password** is `Xk9vQ2mZp4Lw`", &["Xk9vQ2mZp4Lw"]),
+            // Emphasis opened a few words before the name, or by its field's prefix
+            // (`__Password__`); a question's mark after the name, answered with `It's`
+            // or `that's`.
+            (
+                "**The new admin password** is Xk9vQ2mZp4Lw",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            ("_Your API key_ is `Xk9vQ2mZp4Lw`", &["Xk9vQ2mZp4Lw"]),
+            ("__password__ is Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            ("What's the token? It's Xk9vQ2mZp4Lw.", &["Xk9vQ2mZp4Lw"]),
+            ("the API key, that's Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
             ("`DB_PASSWORD` is Xk9vQ2mZp4Lw.", &["Xk9vQ2mZp4Lw"]),
             (
                 "The root password, for the record, is Xk9vQ2mZp4Lw.",
@@ -4988,6 +4999,11 @@ pub(crate) mod tests {
             ("SELECT Bcrypt2bHash as password FROM users", &[]),
             ("with open(req.body.pwdV2) as secret:", &[]),
             ("Use Pbkdf2Sha256 as the password hasher.", &[]),
+            ("Forgot your password? It's easy to reset.", &[]),
+            ("**The password** is required", &[]),
+            ("a**b password** is Xk9vQ2mZp4Lw", &[]),
+            ("** The password** is Xk9vQ2mZp4Lw", &[]),
+            ("**Note:** the password** is Xk9vQ2mZp4Lw", &[]),
             ("Use `Pbkdf2Sha256` as the password hasher.", &[]),
             ("`AesGcm256Key` is the token signer.", &[]),
             ("username\tpassword\temail\n", &[]),

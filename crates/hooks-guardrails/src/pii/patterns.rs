@@ -633,11 +633,12 @@ fn named_secret(names: &[&str], comma: bool) -> String {
     // a command that sets the name may stand before: `setx DB_PASSWORD S3cret9`, see
     // `validate::blank_setter`.)
     let blanks = match comma {
-        // (Or, for prose, the name's emphasis or code span closed or a comma before the
-        // blanks: `**Password** is …`, `the root password, for the record, is …`; see
+        // (Or, for prose, the name's emphasis or code span closed, a comma or a question's
+        // mark before the blanks: `**Password** is …`, `__Password__ is …`, `the root
+        // password, for the record, is …`, `The password? It's …`; see
         // `validate::prose_mark`.)
         false => format!(
-            r"(?:{q}|,|\*{{1,3}}|`)(?:[ \t]{{1,40}}|[ \t]{{0,40}}[\\^`]\r?\n[ \t]{{0,40}}){q}"
+            r"(?:{q}|,|\?|\*{{1,3}}|_{{1,2}}|`)(?:[ \t]{{1,40}}|[ \t]{{0,40}}[\\^`]\r?\n[ \t]{{0,40}}){q}"
         ),
         true => r#"[ \t]{1,40}["']"#.to_owned(),
     };

@@ -2662,7 +2662,9 @@ fn name_holds(name: &[u8], v: &str, quoted: bool, next: Option<u8>, machine: boo
 /// (`DB_PASSWORD`, `adminPassword`; not `chpasswd`), and may close its emphasis or code
 /// span or take a comma (see [`prose_mark`]).
 fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize, usize)> {
-    const VERBS: [&[u8]; 6] = [b"is", b"are", b"was", b"were", b"be", b"to"];
+    const VERBS: [&[u8]; 8] = [
+        b"is", b"are", b"was", b"were", b"be", b"to", b"it's", b"that's",
+    ];
     const LEADING: [&[u8]; 16] = [
         b"has", b"have", b"had", b"been", b"will", b"would", b"should", b"must", b"now", b"still",
         b"just", b"set", b"changed", b"reset", b"updated", b"rotated",
@@ -2676,8 +2678,9 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     {
         return None;
     }
+    let mark = prose_mark(b, key, name, at);
     let name = &b[key..at];
-    let at = at + prose_mark(b, key, at);
+    let at = at + mark;
     let limit = b.len().min(at + 96);
     let blanks = |mut i: usize| {
         while i < limit && matches!(b[i], b' ' | b'\t') {
@@ -2996,22 +2999,55 @@ const QUALIFIED: [&[u8]; 36] = [
 
 /// How many bytes right after a secret's name (`key..at`) close it in prose: its emphasis
 /// or code span, as many marks as opened it (`**Password** is …`, `` `DB_PASSWORD` is …
-/// ``), or a comma (`the root password, for the record, is …`); else none.
-fn prose_mark(b: &[u8], key: usize, at: usize) -> usize {
+/// ``, `__Password__ is …`) — emphasis may open a few words before the name, `**The new
+/// password** is …` (see [`emphasis_opened`]) — or a comma (`the root password, for the
+/// record, is …`) or a question's mark (`The password? It's …`); else none.
+fn prose_mark(b: &[u8], key: usize, name: usize, at: usize) -> usize {
     match b.get(at) {
-        Some(b',') => 1,
-        Some(&c @ (b'*' | b'`')) => {
+        Some(b',' | b'?') => 1,
+        Some(&c @ (b'*' | b'`' | b'_')) => {
             let run = b[at..].iter().take(4).take_while(|&&d| d == c).count();
-            let open = b[..key]
-                .iter()
-                .rev()
-                .take(4)
-                .take_while(|&&d| d == c)
-                .count();
-            if run == open && run <= 3 { run } else { 0 }
+            // (Opened right before the name, or by its field's prefix: `__Password__`.)
+            let prefix = &b[key..name];
+            let open = match prefix.iter().all(|&d| d == c) {
+                true if !prefix.is_empty() => prefix.len(),
+                _ => b[..key]
+                    .iter()
+                    .rev()
+                    .take(4)
+                    .take_while(|&&d| d == c)
+                    .count(),
+            };
+            let opened = run == open || (open == 0 && c != b'`' && emphasis_opened(b, key, c, run));
+            if opened && run <= 3 { run } else { 0 }
         }
         _ => 0,
     }
+}
+
+/// Whether emphasis of `run` marks `c` (`*` or `_`) opens at most four words before the
+/// name at `key`, on its line: `**The new password**`, `_Your API key_` — its marks after
+/// a blank, a bracket or the line's start and right before the first word; only words,
+/// blanks, hyphens and apostrophes between it and the name (48 bytes at most).
+fn emphasis_opened(b: &[u8], key: usize, c: u8, run: usize) -> bool {
+    let words = b[key.saturating_sub(48)..key]
+        .iter()
+        .rev()
+        .take_while(|&&d| d.is_ascii_alphanumeric() || matches!(d, b' ' | b'\'' | b'-'))
+        .count();
+    let first = key - words;
+    let open = b[..first]
+        .iter()
+        .rev()
+        .take(4)
+        .take_while(|&&d| d == c)
+        .count();
+    let before = first.checked_sub(open + 1).map(|i| b[i]);
+    words > 0
+        && open == run
+        && b[first].is_ascii_alphanumeric()
+        && b[first..key].iter().filter(|&&d| d == b' ').count() <= 4
+        && before.is_none_or(|d| matches!(d, b' ' | b'\t' | b'\n' | b'\r' | b'(' | b'[' | b'>'))
 }
 
 /// A value prose gives before its name (`text[s..e]`, the trigger's match: see
@@ -3348,7 +3384,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     let between = &b[at..first];
     // (Prose after the name's emphasis or code span closed, or after a comma: `**Password**
     // is …`, `` `DB_PASSWORD` is … ``, `the root password, for the record, is …`.)
-    let mark = prose_mark(b, key, at);
+    let mark = prose_mark(b, key, name, at);
     if mark > 0 && between[mark..].iter().all(|c| matches!(c, b' ' | b'\t')) {
         return prose_secret(text, key, name, at);
     }
