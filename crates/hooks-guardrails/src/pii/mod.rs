@@ -3056,7 +3056,7 @@ pub(crate) mod tests {
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
         let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
-        let cases: [(String, &[&str]); 250] = [
+        let cases: [(String, &[&str]); 260] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3171,6 +3171,12 @@ pub(crate) mod tests {
             ("botToken: Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("DB_PASS=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("smtp_pass: \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
+            // `pass` alone as a field's name (nodemailer's `auth`), or its last part after a
+            // dot or a dash.
+            ("auth: { user: 'bob', pass: 'Zq8rTw2xLk' }".into(), &["Zq8rTw2xLk"]),
+            (r#"{"user": "bob", "pass": "Zq8rTw2xLk"}"#.into(), &["Zq8rTw2xLk"]),
+            ("user=bob pass=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
+            ("PASS=Zq8rTw2xLk\nsmtp.pass=Zq8rTw2xLk".into(), &["Zq8rTw2xLk", "Zq8rTw2xLk"]),
             ("Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd=Zq8rTw2xLk;".into(), &["Zq8rTw2xLk"]),
             // ODBC's braced values (`}}` a brace inside).
             ("Driver={ODBC Driver 18};Uid=sa;Pwd={Zq8r;Tw2xLk};".into(), &["Zq8r;Tw2xLk"]),
@@ -3308,6 +3314,13 @@ pub(crate) mod tests {
             ("<password>Zq8rTw2xLk</passw".into(), &["Zq8rTw2xLk"]),
             ("<password>Zq8rTw2xLk</passw...(truncated)".into(), &["Zq8rTw2xLk"]),
             ("<password>Zq8rTw2xLk</pass> <password>Zq8rTw2xLk</p>".into(), &[]),
+            // `pass` inside another word, Python's statement, values that are none.
+            ("bypass: Zq8rTw2xLk\ncompass=Zq8rTw2xLk".into(), &[]),
+            ("if x:\n    pass\nexcept Exception: pass".into(), &[]),
+            ("pass: true\n\"pass\": 3\npass = getpass.getpass()".into(), &[]),
+            ("pass: ${SMTP_PASS}\npass: process.env.SMTP_PASS".into(), &[]),
+            ("First pass: we scan the text; test pass: 12 passed".into(), &[]),
+            ("| Suite | Pass | Fail |\n|---|---|---|\n| unit | Zq8rTw2xLk | 3 |".into(), &[]),
             ("<password>Zq8rTw2xLk</pass> <token>Expires in 3600 seconds\n".into(), &[]),
             ("<password>\n    Zq8rTw2xLk\n  </password>".into(), &["Zq8rTw2xLk"]),
             ("password: | # the db one\n  Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
@@ -4442,12 +4455,17 @@ pub(crate) mod tests {
     }
 
     /// A table's header cell names a secret's column where it ends with any name a field
-    /// may have (`Pass` in camel case only), after a word's border.
+    /// may have (`Pass` in camel case only; `pass` alone, a test's column, never), after a
+    /// word's border.
     #[test]
     fn every_secret_name_heads_a_secret_column() {
         for name in patterns::SECRET_NAMES {
             let label = match name {
                 "Pass" => "adminPass".to_owned(),
+                "pass" | "PASS" => {
+                    assert!(validate::header_secret(format!("Test {name}").as_bytes()).is_none());
+                    continue;
+                }
                 _ => format!("Admin {name}"),
             };
             assert!(
@@ -4460,6 +4478,7 @@ pub(crate) mod tests {
             );
         }
         assert!(validate::header_secret(b"Boarding Pass").is_none());
+        assert!(validate::header_secret(b"pass").is_none());
     }
 
     /// Credentials as an agent lays them out for a person: Markdown's emphasis and code

@@ -3338,6 +3338,14 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .take(256)
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
             .count();
+    // (`pass` alone names a password only as a field's whole name or its last part after
+    // a dot or a dash, `smtp.pass`: not `bypass`, `compass`, `2pass`.)
+    if matches!(&b[name..at], b"pass" | b"PASS")
+        && name > key
+        && !matches!(b[name - 1], b'.' | b'-')
+    {
+        return None;
+    }
     if let Some(found) = next_line_value(text, &b[key..at], at) {
         return found;
     }
@@ -4224,10 +4232,11 @@ pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
     if label.len() >= AWS.len() && label[label.len() - AWS.len()..].eq_ignore_ascii_case(AWS) {
         return Some(&label[label.len() - AWS.len()..]);
     }
+    // (Not `pass` alone, a test's column: `| Suite | Pass | Fail |`.)
     super::patterns::SECRET_NAMES
         .iter()
         .map(|n| n.as_bytes())
-        .filter(|n| label.ends_with(n))
+        .filter(|n| label.ends_with(n) && !matches!(*n, b"pass" | b"PASS"))
         .find(|n| {
             let before = label.len() - n.len();
             match (before.checked_sub(1).map(|i| label[i]), *n == b"Pass") {
