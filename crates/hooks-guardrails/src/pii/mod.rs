@@ -4687,6 +4687,38 @@ pub(crate) mod tests {
                 r#"{"stdout": " username | token\n----------+--------------\n bob      | Xk9vQ2mZp4Lw\n"}"#,
                 &["Xk9vQ2mZp4Lw"],
             ),
+            // (Found by a twenty-first attack review.) An empty first cell (a NULL, a
+            // wrapped value's next line) under a header without a leading pipe; psql's
+            // key/value tables, their names indented; a first column padded past 256
+            // characters.
+            (
+                " email | username |   password\n-------+----------+--------------\n       | bob      | Xk9vQ2mZp4Lw\n",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                " username |   password\n----------+--------------\n bob      | Xk9vQ2mZp4Lw\n          | Qw8nR3tYu6pZ\n",
+                &["Xk9vQ2mZp4Lw", "Qw8nR3tYu6pZ"],
+            ),
+            (
+                "User | Password\n--- | ---\n | Xk9vQ2mZp4Lw\n",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "    key    |    value\n-----------+--------------\n api_token | Xk9vQ2mZp4Lw\n db_password | Qw8nR3tYu6pZ\n",
+                &["Xk9vQ2mZp4Lw", "Qw8nR3tYu6pZ"],
+            ),
+            (
+                "  password | Xk9vQ2mZp4Lw\n    password\tQw8nR3tYu6pZ",
+                &["Xk9vQ2mZp4Lw", "Qw8nR3tYu6pZ"],
+            ),
+            (
+                &format!(
+                    " description{0} | password\n{1}+----------\n short{0} | Xk9vQ2mZp4Lw\n",
+                    " ".repeat(300),
+                    "-".repeat(314)
+                ),
+                &["Xk9vQ2mZp4Lw"],
+            ),
             // An HTML table whose header row names the column: in one line, a `<thead>`
             // and a `<code>` in the cell; indented, in capitals, a row's first cell a
             // `<th>`, cells left unclosed; written into a JSON string.
@@ -4923,6 +4955,22 @@ pub(crate) mod tests {
             ("__password__ is Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
             ("What's the token? It's Xk9vQ2mZp4Lw.", &["Xk9vQ2mZp4Lw"]),
             ("the API key, that's Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            // (Found by a twenty-first attack review.) Emphasis opened after a quote or a
+            // dash; typographic apostrophes.
+            (
+                "I've reset it: \"**The new password** is Xk9vQ2mZp4Lw\"",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                r#"{"msg":"**The new password** is Xk9vQ2mZp4Lw"}"#,
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "Done—**the new password** is Xk9vQ2mZp4Lw",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            ("The password? It’s Xk9vQ2mZp4Lw.", &["Xk9vQ2mZp4Lw"]),
+            ("**The user’s password** is Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
             ("`DB_PASSWORD` is Xk9vQ2mZp4Lw.", &["Xk9vQ2mZp4Lw"]),
             (
                 "The root password, for the record, is Xk9vQ2mZp4Lw.",

@@ -2662,8 +2662,17 @@ fn name_holds(name: &[u8], v: &str, quoted: bool, next: Option<u8>, machine: boo
 /// (`DB_PASSWORD`, `adminPassword`; not `chpasswd`), and may close its emphasis or code
 /// span or take a comma (see [`prose_mark`]).
 fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize, usize)> {
-    const VERBS: [&[u8]; 8] = [
-        b"is", b"are", b"was", b"were", b"be", b"to", b"it's", b"that's",
+    const VERBS: [&[u8]; 10] = [
+        b"is",
+        b"are",
+        b"was",
+        b"were",
+        b"be",
+        b"to",
+        b"it's",
+        b"that's",
+        "it’s".as_bytes(),
+        "that’s".as_bytes(),
     ];
     const LEADING: [&[u8]; 16] = [
         b"has", b"have", b"had", b"been", b"will", b"would", b"should", b"must", b"now", b"still",
@@ -2696,7 +2705,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     let mut words = 0;
     // (A label at its line's start, tabs and its value, as tools print a key and its value:
     // `Password⇥Xk9vQ2mZp4Lw`.)
-    let line_start = key == 0 || matches!(b[key - 1], b'\n' | b'\r');
+    let line_start = starts_line(b, key);
     let tabbed = b[at..first].iter().all(|&c| c == b'\t') && line_start;
     // (Or a database client's record, the name padded with blanks, a `|` and the value:
     // `password | Xk9vQ2mZp4Lw`, as psql's expanded display prints one — the value alone
@@ -2749,10 +2758,17 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             }
             break blanks(after);
         }
-        let len = b[i..limit]
+        let mut len = b[i..limit]
             .iter()
             .take_while(|c| c.is_ascii_alphabetic() || **c == b'\'')
             .count();
+        // (A typographic apostrophe inside the word: `It’s`, `user’s`.)
+        if len > 0 && b[i + len..limit].starts_with("’".as_bytes()) {
+            len += 3 + b[i + len + 3..limit]
+                .iter()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .count();
+        }
         if len == 0 || !matches!(b.get(i + len), Some(b' ' | b'\t' | b':' | b',')) {
             // No word. (A bare value right after the name is none: `the password abc12345
             // works`, `git config --get github.token …`, `set -e GITHUB_TOKEN …` — a name
@@ -2997,6 +3013,23 @@ const QUALIFIED: [&[u8]; 36] = [
     b"path",
 ];
 
+/// Whether `key` starts its line but for up to 16 blanks: a tool's `key⇥value` line or a
+/// database client's record or row, indented (`  password | Xk9…`, psql's key/value
+/// tables).
+fn starts_line(b: &[u8], key: usize) -> bool {
+    let indent = b[..key]
+        .iter()
+        .rev()
+        .take(17)
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count();
+    indent <= 16
+        && matches!(
+            key.checked_sub(indent + 1).map(|i| b[i]),
+            None | Some(b'\n' | b'\r')
+        )
+}
+
 /// How many bytes right after a secret's name (`key..at`) close it in prose: its emphasis
 /// or code span, as many marks as opened it (`**Password** is …`, `` `DB_PASSWORD` is …
 /// ``, `__Password__ is …`) — emphasis may open a few words before the name, `**The new
@@ -3026,14 +3059,18 @@ fn prose_mark(b: &[u8], key: usize, name: usize, at: usize) -> usize {
 }
 
 /// Whether emphasis of `run` marks `c` (`*` or `_`) opens at most four words before the
-/// name at `key`, on its line: `**The new password**`, `_Your API key_` — its marks after
-/// a blank, a bracket or the line's start and right before the first word; only words,
-/// blanks, hyphens and apostrophes between it and the name (48 bytes at most).
+/// name at `key`, on its line: `**The new password**`, `_Your API key_`, `"**The user’s
+/// password**` — its marks after anything but a letter, a digit or another mark, and
+/// right before the first word; only words (typographic apostrophes and other non-ASCII
+/// letters in them), blanks, hyphens and apostrophes between it and the name (48 bytes at
+/// most).
 fn emphasis_opened(b: &[u8], key: usize, c: u8, run: usize) -> bool {
     let words = b[key.saturating_sub(48)..key]
         .iter()
         .rev()
-        .take_while(|&&d| d.is_ascii_alphanumeric() || matches!(d, b' ' | b'\'' | b'-'))
+        .take_while(|&&d| {
+            d.is_ascii_alphanumeric() || !d.is_ascii() || matches!(d, b' ' | b'\'' | b'-')
+        })
         .count();
     let first = key - words;
     let open = b[..first]
@@ -3047,7 +3084,7 @@ fn emphasis_opened(b: &[u8], key: usize, c: u8, run: usize) -> bool {
         && open == run
         && b[first].is_ascii_alphanumeric()
         && b[first..key].iter().filter(|&&d| d == b' ').count() <= 4
-        && before.is_none_or(|d| matches!(d, b' ' | b'\t' | b'\n' | b'\r' | b'(' | b'[' | b'>'))
+        && before.is_none_or(|d| !d.is_ascii_alphanumeric() && d != c)
 }
 
 /// A value prose gives before its name (`text[s..e]`, the trigger's match: see
@@ -3403,7 +3440,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         // unless the name starts its line, padded, as a database client's record prints
         // it: `password | Xk9vQ2mZp4Lw`, read by prose's reading.)
         None if between.trim_ascii_end().ends_with(b"|") || html_cells(between) => {
-            return match key == 0 || matches!(b[key - 1], b'\n' | b'\r') {
+            return match starts_line(b, key) {
                 true => prose_secret(text, key, name, at),
                 false => None,
             };
@@ -4072,7 +4109,7 @@ pub(super) fn table_row_at(text: &str, from: usize, to: usize) -> Option<(usize,
                 return (p + 4 <= to && html_tag(&b[p + 1..], b"tr")).then_some((p, p + 4));
             }
             // (The regex's match, within `from..to`: from the line's start,
-            // `(?m:^)[ \t>#/*-]{0,24}\|` or `(?m:^)[^\r\n|]{1,256}\|` — the leftmost —
+            // `(?m:^)[ \t>#/*-]{0,24}\|` or `(?m:^)[^\r\n|]{1,1024}\|` — the leftmost —
             // or from the quote, `["'`][ \t>#/*-]{0,24}\|`.)
             if let Some(line) = bare_row_start(b, p).filter(|&l| l >= from) {
                 return Some((line, p + 1));
@@ -4093,7 +4130,7 @@ const ROW_INDENT: usize = 24;
 
 /// The most characters before the first `|` of a table's row without its outer pipes
 /// (see [`bare_row_start`]): its first cell and the blanks about it.
-const BARE_ROW_LEAD: usize = 256;
+const BARE_ROW_LEAD: usize = 1024;
 
 /// Where the line starts whose first `|` is at `p`, with at most [`BARE_ROW_LEAD`]
 /// characters before it: a table's row, if the table says so, with or without its leading
@@ -4388,6 +4425,12 @@ pub(super) fn table_row_secret(
         end,
         columns,
     }));
+    // (Under a header without a leading pipe, a `|` after blanks at the line's start ends
+    // an empty first cell: ` | Xk9…` is the second column's value.)
+    let origin = match columns.bare && origin == p && (line == 0 || b[line - 1] == b'\n') {
+        true => line,
+        false => origin,
+    };
     if columns.count == 0 || end - origin > TABLE_BYTES {
         return None;
     }
@@ -4422,6 +4465,10 @@ pub(super) struct SecretColumns {
     /// the text, or a label of more than 64 KiB, names none).
     at: [(u32, u32, u16); SecretColumns::MAX],
     count: usize,
+    /// Whether the header has no leading pipe (psql's, a GitHub table's without its outer
+    /// pipes): then a row whose line opens with blanks and a `|` has an empty first cell
+    /// (a NULL, a wrapped value's next line), not a leading pipe.
+    bare: bool,
 }
 
 impl Default for SecretColumns {
@@ -4429,6 +4476,7 @@ impl Default for SecretColumns {
         SecretColumns {
             at: [(0, 0, 0); SecretColumns::MAX],
             count: 0,
+            bare: false,
         }
     }
 }
@@ -4438,7 +4486,10 @@ impl SecretColumns {
 
     /// The secret columns of the header row at `header` (its first `|` and its end).
     fn of(b: &[u8], (ha, hz): (usize, usize)) -> SecretColumns {
-        let mut columns = SecretColumns::default();
+        let mut columns = SecretColumns {
+            bare: b.get(ha) != Some(&b'|'),
+            ..SecretColumns::default()
+        };
         for (col, (a, z)) in row_cells(&b[ha..hz]).enumerate() {
             if columns.count == Self::MAX {
                 break;
