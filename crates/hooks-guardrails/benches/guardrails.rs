@@ -358,6 +358,15 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // Tables drawn with box drawing (folded to ASCII tables): a header over its types
+        // and a border, rows whose values fail, an empty first cell.
+        (
+            "box_drawn_tables",
+            fill(
+                "│ id │ password │\n│ varchar │ int64 │\n├──┼──┤\n│ a │ b │\n a │ token\n───┼───\n   │ x\n",
+                "",
+            ),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

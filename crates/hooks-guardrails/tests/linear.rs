@@ -272,13 +272,17 @@ fn family(name: &str, n: usize) -> String {
         "prose_questions_and_emphasis" => {
             "password? a the token? It's a **a b c d password** is __password__ x ".repeat(n / 69)
         }
+        // Tables drawn with box drawing: a header over its types and a border, rows whose
+        // values fail, an empty first cell.
+        "box_drawn_tables" => "│ id │ password │\n│ varchar │ int64 │\n├──┼──┤\n│ a │ b │\n a │ token\n───┼───\n   │ x\n"
+            .repeat(n / 132),
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 115] = [
+const FAMILIES: [&str; 116] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -394,6 +398,7 @@ const FAMILIES: [&str; 115] = [
     "tab_separated_labels",
     "pipeless_table_rows",
     "prose_questions_and_emphasis",
+    "box_drawn_tables",
 ];
 
 #[test]

@@ -116,11 +116,22 @@ const DIGIT_ZEROS: [u32; 58] = [
 
 /// What folds to ASCII beyond compatibility decomposition: the dashes a word processor puts
 /// between digit groups (hyphen, non-breaking hyphen, figure, en and em dash, minus),
-/// ideographic full stops, and every script's decimal digits.
+/// ideographic full stops, every script's decimal digits, and box drawing.
 fn ascii_beyond_nfkc(c: char) -> Option<u8> {
     let u = c as u32;
     if matches!(u, 0x2010..=0x2015 | 0x2212) {
         return Some(b'-');
+    }
+    // Box drawing, as database clients and table printers draw a table's lines (psql's
+    // unicode style, SQLite's and DuckDB's boxes, Python's rich): the ASCII tables they
+    // stand for — vertical lines `|`, horizontal ones `-`, corners and junctions `+`.
+    match u {
+        0x2502 | 0x2503 | 0x2506 | 0x2507 | 0x250A | 0x250B | 0x2551 | 0x254E | 0x254F | 0x2575
+        | 0x2577 | 0x2579 | 0x257B | 0x257D | 0x257F => return Some(b'|'),
+        0x2500 | 0x2501 | 0x2504 | 0x2505 | 0x2508 | 0x2509 | 0x254C | 0x254D | 0x2550 | 0x2574
+        | 0x2576 | 0x2578 | 0x257A | 0x257C | 0x257E => return Some(b'-'),
+        0x250C..=0x254B | 0x2552..=0x2570 => return Some(b'+'),
+        _ => {}
     }
     // Ideographic full stops, which IDNA reads as dots in a domain.
     if matches!(u, 0x3002 | 0xFF61) {
@@ -650,6 +661,17 @@ mod tests {
         );
         // Four backslashes are not an escape this reads.
         assert!(fold(r"a\\\\").is_none());
+    }
+
+    /// Box drawing folds to the ASCII table it draws, each character mapped back whole.
+    #[test]
+    fn box_drawing_folds_to_an_ascii_table() {
+        let t = "┌──┬──┐\n│ a ┃ b ║\n╞══╪══╡\n╰──┴──╯ ╱";
+        let f = fold(t).unwrap();
+        assert_eq!(f.text, "+--+--+\n| a | b |\n+--+--+\n+--+--+ ╱");
+        let b = f.text.find('b').unwrap();
+        let (s, e) = f.original(b, b + 3);
+        assert_eq!(&t[s..e], "b ║");
     }
 
     #[test]

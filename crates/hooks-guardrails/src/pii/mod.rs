@@ -4687,6 +4687,24 @@ pub(crate) mod tests {
                 r#"{"stdout": " username | token\n----------+--------------\n bob      | Xk9vQ2mZp4Lw\n"}"#,
                 &["Xk9vQ2mZp4Lw"],
             ),
+            // Tables drawn with box drawing: SQLite's `.mode box`, psql's unicode style,
+            // DuckDB's (its column types under the header), Python rich's heavy header.
+            (
+                "┌────┬──────────┬──────────────┐\n│ id │ username │   password   │\n├────┼──────────┼──────────────┤\n│ 1  │ bob      │ Xk9vQ2mZp4Lw │\n└────┴──────────┴──────────────┘\n",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                " id │ username │   password\n────┼──────────┼──────────────\n  1 │ bob      │ Xk9vQ2mZp4Lw\n",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "┌─────────┬──────────────┐\n│  user   │   api_key    │\n│ varchar │ varchar(32)  │\n├─────────┼──────────────┤\n│ bob     │ Xk9vQ2mZp4Lw │\n└─────────┴──────────────┘\n",
+                &["Xk9vQ2mZp4Lw"],
+            ),
+            (
+                "┏━━━━━━┳━━━━━━━━━━━━━━┓\n┃ User ┃ Token        ┃\n┡━━━━━━╇━━━━━━━━━━━━━━┩\n│ bob  │ Xk9vQ2mZp4Lw │\n└──────┴──────────────┘\n",
+                &["Xk9vQ2mZp4Lw"],
+            ),
             // (Found by a twenty-first attack review.) An empty first cell (a NULL, a
             // wrapped value's next line) under a header without a leading pipe; psql's
             // key/value tables, their names indented; a first column padded past 256
@@ -4844,6 +4862,15 @@ pub(crate) mod tests {
                 &[],
             ),
             ("User | Password\n----------\nbob | Xk9vQ2mZp4Lw", &[]),
+            // A directory tree; a box under a header naming no secret.
+            (
+                "├── src\n│   ├── main.rs\n│   └── password.rs\n└── Cargo.toml\n",
+                &[],
+            ),
+            (
+                "┌──────┬──────────────┐\n│ user │ model        │\n├──────┼──────────────┤\n│ bob  │ Xk9vQ2mZp4Lw │\n└──────┴──────────────┘\n",
+                &[],
+            ),
             (
                 " id | password_hash\n----+----------\n  1 | $2b$12$KIXQJ8rN2pQm9sVb7yHc1eW8sFq3nLz0aB4cD6eF8gH",
                 &[],

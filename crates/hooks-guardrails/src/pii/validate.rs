@@ -4336,6 +4336,73 @@ fn border_line(line: &[u8]) -> bool {
         && l.split(|&c| c == b'+').any(|run| run.len() >= 3)
 }
 
+/// Whether a table's row (`line`, from where its cells start) names its columns' types, as
+/// DuckDB prints them under its header (`│ varchar │ int64 │ decimal(18,3) │`): every cell
+/// a type's name in small letters, with its parameters or brackets after it.
+fn type_row(line: &[u8]) -> bool {
+    const TYPES: [&[u8]; 44] = [
+        b"varchar",
+        b"text",
+        b"string",
+        b"char",
+        b"blob",
+        b"bit",
+        b"uuid",
+        b"json",
+        b"boolean",
+        b"bool",
+        b"int8",
+        b"int16",
+        b"int32",
+        b"int64",
+        b"int128",
+        b"uint8",
+        b"uint16",
+        b"uint32",
+        b"uint64",
+        b"uint128",
+        b"integer",
+        b"bigint",
+        b"smallint",
+        b"tinyint",
+        b"hugeint",
+        b"uinteger",
+        b"ubigint",
+        b"usmallint",
+        b"utinyint",
+        b"uhugeint",
+        b"double",
+        b"float",
+        b"real",
+        b"decimal",
+        b"numeric",
+        b"date",
+        b"time",
+        b"timestamp",
+        b"timestamptz",
+        b"interval",
+        b"struct",
+        b"map",
+        b"list",
+        b"enum",
+    ];
+    let mut cells = 0;
+    for (a, z) in row_cells(line) {
+        let cell = &line[a..z];
+        let word = cell
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .count();
+        let known = TYPES.contains(&&cell[..word]);
+        let rest = &cell[word..];
+        if !known || !(rest.is_empty() || matches!(rest[0], b'(' | b'[' | b' ')) {
+            return false;
+        }
+        cells += 1;
+    }
+    cells > 0
+}
+
 /// The header row of the table whose row (not its alignment row) has its cells from `s`
 /// (see [`row_origin`]) on the line from `line`:
 /// found by reading back over the rows above (at most [`TABLE_ROWS_BACK`] and
@@ -4351,7 +4418,11 @@ fn table_header(b: &[u8], line: usize, s: usize) -> Option<(usize, usize)> {
         let (la, to) = line_above(b, above, floor)?;
         // (A database client's border below its header, in place of an alignment row.)
         if border_line(&b[la..to]) {
-            let (_, hfirst, hto) = row_above(b, la, floor)?;
+            let (hline, mut hfirst, mut hto) = row_above(b, la, floor)?;
+            // (DuckDB's column types under its header: the header is the row above them.)
+            if type_row(&b[hfirst..hto]) {
+                (_, hfirst, hto) = row_above(b, hline, floor)?;
+            }
             return (hfirst != s).then_some((hfirst, hto));
         }
         let first = la + memchr::memchr(b'|', &b[la..to])?;
