@@ -367,6 +367,12 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // SQLite's list output: headers over rows of their shape or another, values that
+        // fail.
+        (
+            "list_output_rows",
+            fill("id|password\n1|x\na|b|c\npassword|a\n", ""),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

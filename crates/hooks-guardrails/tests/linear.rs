@@ -276,13 +276,16 @@ fn family(name: &str, n: usize) -> String {
         // values fail, an empty first cell.
         "box_drawn_tables" => "│ id │ password │\n│ varchar │ int64 │\n├──┼──┤\n│ a │ b │\n a │ token\n───┼───\n   │ x\n"
             .repeat(n / 132),
+        // SQLite's list output: headers over rows of their shape or another, values that
+        // fail.
+        "list_output_rows" => "id|password\n1|x\na|b|c\npassword|a\n".repeat(n / 33),
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 116] = [
+const FAMILIES: [&str; 117] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -399,6 +402,7 @@ const FAMILIES: [&str; 116] = [
     "pipeless_table_rows",
     "prose_questions_and_emphasis",
     "box_drawn_tables",
+    "list_output_rows",
 ];
 
 #[test]

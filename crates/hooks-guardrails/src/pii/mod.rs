@@ -4705,6 +4705,13 @@ pub(crate) mod tests {
                 "┏━━━━━━┳━━━━━━━━━━━━━━┓\n┃ User ┃ Token        ┃\n┡━━━━━━╇━━━━━━━━━━━━━━┩\n│ bob  │ Xk9vQ2mZp4Lw │\n└──────┴──────────────┘\n",
                 &["Xk9vQ2mZp4Lw"],
             ),
+            // SQLite's list output with its header (`.headers on`), no rule below it; below
+            // another block of rows.
+            (
+                "sqlite> SELECT * FROM users;\nid|username|password\n1|bob|Xk9vQ2mZp4Lw\n2|amy|Qw8nR3tYu6pZ\n",
+                &["Xk9vQ2mZp4Lw", "Qw8nR3tYu6pZ"],
+            ),
+            ("x|y|z\nid|api_key\r\n1|Xk9vQ2mZp4Lw\r\n", &["Xk9vQ2mZp4Lw"]),
             // (Found by a twenty-first attack review.) An empty first cell (a NULL, a
             // wrapped value's next line) under a header without a leading pipe; psql's
             // key/value tables, their names indented; a first column padded past 256
@@ -4862,6 +4869,11 @@ pub(crate) mod tests {
                 &[],
             ),
             ("User | Password\n----------\nbob | Xk9vQ2mZp4Lw", &[]),
+            // SQLite's list output: a header whose cells are no names, or over a row of
+            // another shape; values that hold none.
+            ("cat a|grep password\nfoo|Xk9vQ2mZp4Lw\n", &[]),
+            ("id|username|password\n1|bob\n", &[]),
+            ("id|name|token\n1|gpt|cl100k_base\n2|llama|4096\n", &[]),
             // A directory tree; a box under a header naming no secret.
             (
                 "├── src\n│   ├── main.rs\n│   └── password.rs\n└── Cargo.toml\n",

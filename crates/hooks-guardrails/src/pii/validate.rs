@@ -4336,6 +4336,33 @@ fn border_line(line: &[u8]) -> bool {
         && l.split(|&c| c == b'+').any(|run| run.len() >= 3)
 }
 
+/// The secret columns of a header that SQLite's list output prints (`.headers on`:
+/// `id|username|password` over `1|bob|Xk9vQ2mZp4Lw`), with no rule below it: a row without
+/// a leading pipe (its cells from `origin`, its end at `end`), made only of columns' names
+/// (letters, digits and `_`) and pipes, over a line with as many pipes that is no alignment
+/// row — `None` where it is no such header or names no secret.
+fn list_header(b: &[u8], origin: usize, end: usize) -> Option<SecretColumns> {
+    let line = &b[origin..end];
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.first() == Some(&b'|')
+        || !line
+            .iter()
+            .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'|')
+    {
+        return None;
+    }
+    let pipes = memchr::memchr_iter(b'|', line).count();
+    // (The line below, which its own candidate reads again: twice in all.)
+    let next = end + 1 + usize::from(b.get(end) == Some(&b'\r') && b.get(end + 1) == Some(&b'\n'));
+    let below = b.get(next..)?;
+    let below = &below[..memchr::memchr2(b'\n', b'\r', below).unwrap_or(below.len())];
+    if memchr::memchr_iter(b'|', below).count() != pipes || alignment_bytes(below) {
+        return None;
+    }
+    let columns = SecretColumns::of(b, (origin, origin + line.len()));
+    (columns.count > 0).then_some(columns)
+}
+
 /// Whether a table's row (`line`, from where its cells start) names its columns' types, as
 /// DuckDB prints them under its header (`│ varchar │ int64 │ decimal(18,3) │`): every cell
 /// a type's name in small letters, with its parameters or brackets after it.
@@ -4482,6 +4509,23 @@ pub(super) fn table_row_secret(
             pipe: p,
             end,
             columns: header.map(|h| SecretColumns::of(b, h)).unwrap_or_default(),
+        }));
+        return None;
+    } else if let Some(columns) = below_last
+        .is_none_or(|last| {
+            let pipes = |row: &[u8]| row.iter().filter(|&&c| c == b'|').count();
+            last.columns.count == 0 && pipes(&b[last.pipe..last.end]) != pipes(&b[p..end])
+        })
+        .then(|| list_header(b, origin, end))
+        .flatten()
+    {
+        // (SQLite's list output: the header's columns for the rows below it — where a
+        // block of rows starts, not below a row of the same shape or of a table whose
+        // header names a secret already.)
+        freed.table.set(Some(TableRow {
+            pipe: p,
+            end,
+            columns,
         }));
         return None;
     } else if let Some(last) = below_last {
