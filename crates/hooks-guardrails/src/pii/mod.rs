@@ -3056,7 +3056,7 @@ pub(crate) mod tests {
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
         let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
-        let cases: [(String, &[&str]); 260] = [
+        let cases: [(String, &[&str]); 267] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3171,6 +3171,17 @@ pub(crate) mod tests {
             ("botToken: Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("DB_PASS=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("smtp_pass: \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
+            // Basic credentials' base64 under `auth` (Docker's `config.json`, npm's
+            // `_auth`); WireGuard's keys, one starting with a slash.
+            (
+                r#"{"auths": {"https://index.docker.io/v1/": {"auth": "Ym9iOlhrOXZRMm1acDRMdw=="}}}"#.into(),
+                &["Ym9iOlhrOXZRMm1acDRMdw=="],
+            ),
+            ("//registry.npmjs.org/:_auth=Ym9iOlhrOXZRMm1acDRMdw==".into(), &["Ym9iOlhrOXZRMm1acDRMdw=="]),
+            (
+                "[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\n[Peer]\nPresharedKey = /UwcSPg38hW/D9Y3tcS1FOV0K1wuURMbS0sesJEP5ak=".into(),
+                &["yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=", "/UwcSPg38hW/D9Y3tcS1FOV0K1wuURMbS0sesJEP5ak="],
+            ),
             // `pass` alone as a field's name (nodemailer's `auth`), or its last part after a
             // dot or a dash.
             ("auth: { user: 'bob', pass: 'Zq8rTw2xLk' }".into(), &["Zq8rTw2xLk"]),
@@ -3314,6 +3325,12 @@ pub(crate) mod tests {
             ("<password>Zq8rTw2xLk</passw".into(), &["Zq8rTw2xLk"]),
             ("<password>Zq8rTw2xLk</passw...(truncated)".into(), &["Zq8rTw2xLk"]),
             ("<password>Zq8rTw2xLk</pass> <password>Zq8rTw2xLk</p>".into(), &[]),
+            // `auth` whose value is no basic credentials' base64, or inside `oauth`; a path
+            // under a key's name.
+            (r#"{"auth": "Zq8rTw2xLk", "x": {"auth": "oauth2"}}"#.into(), &[]),
+            ("auth: true\noauth: Ym9iOlhrOXZRMm1acDRMdw==\n\"auth\": {\"type\": \"basic\"}".into(), &[]),
+            ("| Method | Auth |\n|---|---|\n| GET | Ym9iOlhrOXZRMm1acDRMdw== |".into(), &[]),
+            ("PrivateKey = /etc/wireguard/private.key".into(), &[]),
             // `pass` inside another word, Python's statement, values that are none.
             ("bypass: Zq8rTw2xLk\ncompass=Zq8rTw2xLk".into(), &[]),
             ("if x:\n    pass\nexcept Exception: pass".into(), &[]),
@@ -4462,7 +4479,7 @@ pub(crate) mod tests {
         for name in patterns::SECRET_NAMES {
             let label = match name {
                 "Pass" => "adminPass".to_owned(),
-                "pass" | "PASS" => {
+                "pass" | "PASS" | "auth" => {
                     assert!(validate::header_secret(format!("Test {name}").as_bytes()).is_none());
                     continue;
                 }

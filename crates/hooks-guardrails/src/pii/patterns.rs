@@ -29,7 +29,7 @@ const BASIC: &str = r"[A-Za-z0-9+/_\-]";
 /// whose name ends in one of them (`MYSQL_ROOT_PASSWORD`, `spring.datasource.password`)
 /// holds a secret (see `validate::named_secret`). The first [`RUN_PASS_NAMES`] are fields'
 /// names; the rest, headers' (`X-API-Key`, `X-Auth-Token`, `Private-Token`) and tokens'.
-pub(super) const SECRET_NAMES: [&str; 111] = [
+pub(super) const SECRET_NAMES: [&str; 114] = [
     // (Before `Secret`, which the trigger would otherwise take with a blank after it, as a
     // name a command sets, and the candidate fail.)
     "Secret Key",
@@ -54,6 +54,9 @@ pub(super) const SECRET_NAMES: [&str; 111] = [
     "private_key",
     "privateKey",
     "PRIVATE_KEY",
+    // (WireGuard's keys: `PrivateKey = …`, `PresharedKey = …`.)
+    "PrivateKey",
+    "PresharedKey",
     "api_key",
     "apiKey",
     "ApiKey",
@@ -115,6 +118,9 @@ pub(super) const SECRET_NAMES: [&str; 111] = [
     // a field's whole name, or its last part after a dot or a dash — not `bypass:`.)
     "pass",
     "PASS",
+    // (Basic credentials' base64 under `auth`: Docker's `config.json`, npm's `_auth=` —
+    // only such a value: see `validate::validate_secret`.)
+    "auth",
     "pwd",
     "Pwd",
     "PWD",
@@ -527,7 +533,7 @@ pub(super) fn named_exactly(m: &[u8]) -> bool {
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
 /// since) are looked for in the command-line pass, whose prefilter then stays the faster
 /// kind with fewer literals (see `specs`).
-pub(super) const RUN_PASS_NAMES: usize = 90;
+pub(super) const RUN_PASS_NAMES: usize = 93;
 
 /// A field named by one of `names`, its separator and the value's first character. The
 /// separator is
@@ -1286,7 +1292,7 @@ fn chain_other(text: &str, i: usize) -> Option<usize> {
             (rest.starts_with(b"login") || rest.starts_with(b"LOGIN")) && !login_fails(text, i)
         }
         // (A header name, found through the field names' tables: where one is, it is the
-        // only name there — see `no_header_name_begins_or_is_begun_by_a_field_name` — and
+        // longest name there — see `where_a_header_name_starts_the_longest_name_is_it` — and
         // not a field name's, which only the run-token pass looks for: `login a password
         // zip -x …` was a chain's stop at each `password`, 5.3x slower than the bench text.)
         b'a' | b'A' => {
@@ -1782,15 +1788,20 @@ mod tests {
         );
     }
 
-    /// Where a header name starts, no field name of the run-token pass starts too: none
-    /// begins another of the other kind (so the longest name found there is the header's;
-    /// see `chain_other`).
+    /// Where a header name starts, the longest name found there is the header's (see
+    /// `chain_other`): no header name begins a field name of the run-token pass, and a
+    /// field name that begins a header name (`auth`, `auth-token`) is the longest there
+    /// only where the header's is not (`auth: …`).
     #[test]
-    fn no_header_name_begins_or_is_begun_by_a_field_name() {
+    fn where_a_header_name_starts_the_longest_name_is_it() {
         let (fields, headers) = SECRET_NAMES.split_at(RUN_PASS_NAMES);
         for f in fields {
             for h in headers {
-                assert!(!f.starts_with(h) && !h.starts_with(f), "{f} {h}");
+                assert!(!f.starts_with(h), "{f} {h}");
+                if h.starts_with(f) {
+                    assert_eq!(secret_name_at(format!("{h}: x").as_bytes()), Some(*h));
+                    assert_eq!(secret_name_at(format!("{f}: x").as_bytes()), Some(*f));
+                }
             }
         }
         assert!(header_name("Vault-Token") && !header_name("password"));

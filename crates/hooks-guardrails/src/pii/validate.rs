@@ -197,7 +197,13 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
         return found;
     }
     if let Some(name) = super::patterns::secret_name_at(m.as_bytes()) {
-        return named_secret(text, s, s + name.len(), e);
+        let found = named_secret(text, s, s + name.len(), e);
+        // (`auth` holds a secret only as basic credentials' base64, `user:password`
+        // encoded: `"auth": "Ym9iOl…"` — not `auth: true`, `"auth": "oauth2"`.)
+        if name == "auth" {
+            return found.filter(|&(a, z)| basic_credentials(text, a) == Some((a, z)));
+        }
+        return found;
     }
     if super::patterns::identified_at(m.as_bytes()) {
         // `IDENTIFIED [WITH plugin] BY value`: the value is read as a named field's, its
@@ -3375,12 +3381,22 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .take(256)
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
             .count();
+    // (A run of the name glued to itself, `pwd=pwd=pwd=…`, `auth=auth=…`: no value — each
+    // of its candidates fails here, without reading the run as a value 256 bytes long.)
+    let n = &b[name..at];
+    if b[first..].starts_with(n) && b.get(first + n.len()) == b.get(at) {
+        return None;
+    }
     // (`pass` alone names a password only as a field's whole name or its last part after
     // a dot or a dash, `smtp.pass`: not `bypass`, `compass`, `2pass`.)
     if matches!(&b[name..at], b"pass" | b"PASS")
         && name > key
         && !matches!(b[name - 1], b'.' | b'-')
     {
+        return None;
+    }
+    // (And `auth` also after an underscore, npm's `_auth`: not `oauth`.)
+    if &b[name..at] == b"auth" && name > key && !matches!(b[name - 1], b'.' | b'-' | b'_') {
         return None;
     }
     if let Some(found) = next_line_value(text, &b[key..at], at) {
@@ -4273,7 +4289,7 @@ pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
     super::patterns::SECRET_NAMES
         .iter()
         .map(|n| n.as_bytes())
-        .filter(|n| label.ends_with(n) && !matches!(*n, b"pass" | b"PASS"))
+        .filter(|n| label.ends_with(n) && !matches!(*n, b"pass" | b"PASS" | b"auth"))
         .find(|n| {
             let before = label.len() - n.len();
             match (before.checked_sub(1).map(|i| label[i]), *n == b"Pass") {
@@ -6251,7 +6267,9 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
             && matches!(v[0], b'!' | b'*' | b'&' | b'@')
             && v[1].is_ascii_alphabetic()
             && ident(&v[1..]))
-        || v[0] == b'/'
+        // (A path — not padded base64 that starts with a slash, a key: WireGuard's
+        // `PresharedKey = /Uwc…ak=`.)
+        || (v[0] == b'/' && !padded_base64(v))
         // A Windows path (`C:\Users\bob\src2`), a KMS key's alias.
         || (v[0].is_ascii_alphabetic() && v[1] == b':' && matches!(v.get(2), Some(b'\\' | b'/')))
         || v.starts_with(b"alias/")
@@ -6571,6 +6589,18 @@ fn basic_credentials(text: &str, at: usize) -> Option<(usize, usize)> {
     let control = plain.chars().any(|c| c.is_control() && c != '\t');
     let empty = user.is_empty() && password.is_empty();
     (!empty && !control).then_some((at, end))
+}
+
+/// Whether `v` is standard base64 of 16 bytes or more with its padding (`=` at its end,
+/// whole quads): a key's encoding, not a path, though it may start with `/`.
+fn padded_base64(v: &[u8]) -> bool {
+    let pad = v.iter().rev().take_while(|&&c| c == b'=').count();
+    v.len() >= 24
+        && v.len().is_multiple_of(4)
+        && (1..=2).contains(&pad)
+        && v[..v.len() - pad]
+            .iter()
+            .all(|&c| c.is_ascii_alphanumeric() || c == b'+' || c == b'/')
 }
 
 /// Base64, standard or URL-safe, with its padding or without (`None` when `b` is not that).
