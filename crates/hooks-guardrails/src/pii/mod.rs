@@ -3085,7 +3085,7 @@ pub(crate) mod tests {
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
         let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
-        let cases: [(String, &[&str]); 267] = [
+        let cases: [(String, &[&str]); 271] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3207,6 +3207,7 @@ pub(crate) mod tests {
                 &["Ym9iOlhrOXZRMm1acDRMdw=="],
             ),
             ("//registry.npmjs.org/:_auth=Ym9iOlhrOXZRMm1acDRMdw==".into(), &["Ym9iOlhrOXZRMm1acDRMdw=="]),
+            ("AUTH=Ym9iOlhrOXZRMm1acDRMdw==\nAuth: Ym9iOlhrOXZRMm1acDRMdw==".into(), &["Ym9iOlhrOXZRMm1acDRMdw==", "Ym9iOlhrOXZRMm1acDRMdw=="]),
             (
                 "[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\n[Peer]\nPresharedKey = /UwcSPg38hW/D9Y3tcS1FOV0K1wuURMbS0sesJEP5ak=".into(),
                 &["yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=", "/UwcSPg38hW/D9Y3tcS1FOV0K1wuURMbS0sesJEP5ak="],
@@ -3360,6 +3361,12 @@ pub(crate) mod tests {
             ("auth: true\noauth: Ym9iOlhrOXZRMm1acDRMdw==\n\"auth\": {\"type\": \"basic\"}".into(), &[]),
             ("| Method | Auth |\n|---|---|\n| GET | Ym9iOlhrOXZRMm1acDRMdw== |".into(), &[]),
             ("PrivateKey = /etc/wireguard/private.key".into(), &[]),
+            // (Found by a twenty-second attack review.) Base64 under `auth` that decodes to
+            // a colon but stores no login: a phrase, a URL, a time, a placeholder, a user
+            // without a password.
+            ("auth: SGVsbG8gV29ybGQ6IGJhc2U2NCBibG9i".into(), &[]),
+            (r#"{"auth": "aHR0cDovL2V4YW1wbGUuY29tL2E6Yg==", "b": {"auth": "MTI6MzQ6NTY="}}"#.into(), &[]),
+            (r#"{"auth": "dXNlcjpwYXNzd29yZA==", "b": {"auth": "Ym9iOg=="}}"#.into(), &[]),
             // `pass` inside another word, Python's statement, values that are none.
             ("bypass: Zq8rTw2xLk\ncompass=Zq8rTw2xLk".into(), &[]),
             ("if x:\n    pass\nexcept Exception: pass".into(), &[]),
@@ -4508,7 +4515,7 @@ pub(crate) mod tests {
         for name in patterns::SECRET_NAMES {
             let label = match name {
                 "Pass" => "adminPass".to_owned(),
-                "pass" | "PASS" | "auth" => {
+                "pass" | "PASS" | "auth" | "Auth" | "AUTH" => {
                     assert!(validate::header_secret(format!("Test {name}").as_bytes()).is_none());
                     continue;
                 }

@@ -29,7 +29,7 @@ const BASIC: &str = r"[A-Za-z0-9+/_\-]";
 /// whose name ends in one of them (`MYSQL_ROOT_PASSWORD`, `spring.datasource.password`)
 /// holds a secret (see `validate::named_secret`). The first [`RUN_PASS_NAMES`] are fields'
 /// names; the rest, headers' (`X-API-Key`, `X-Auth-Token`, `Private-Token`) and tokens'.
-pub(super) const SECRET_NAMES: [&str; 114] = [
+pub(super) const SECRET_NAMES: [&str; 116] = [
     // (Before `Secret`, which the trigger would otherwise take with a blank after it, as a
     // name a command sets, and the candidate fail.)
     "Secret Key",
@@ -121,6 +121,8 @@ pub(super) const SECRET_NAMES: [&str; 114] = [
     // (Basic credentials' base64 under `auth`: Docker's `config.json`, npm's `_auth=` —
     // only such a value: see `validate::validate_secret`.)
     "auth",
+    "Auth",
+    "AUTH",
     "pwd",
     "Pwd",
     "PWD",
@@ -533,7 +535,7 @@ pub(super) fn named_exactly(m: &[u8]) -> bool {
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
 /// since) are looked for in the command-line pass, whose prefilter then stays the faster
 /// kind with fewer literals (see `specs`).
-pub(super) const RUN_PASS_NAMES: usize = 93;
+pub(super) const RUN_PASS_NAMES: usize = 95;
 
 /// A field named by one of `names`, its separator and the value's first character. The
 /// separator is

@@ -200,8 +200,10 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
         let found = named_secret(text, s, s + name.len(), e);
         // (`auth` holds a secret only as basic credentials' base64, `user:password`
         // encoded: `"auth": "Ym9iOl…"` — not `auth: true`, `"auth": "oauth2"`.)
-        if name == "auth" {
-            return found.filter(|&(a, z)| basic_credentials(text, a) == Some((a, z)));
+        if name.eq_ignore_ascii_case("auth") {
+            return found.filter(|&(a, z)| {
+                basic_credentials(text, a) == Some((a, z)) && stored_login(&text[a..z])
+            });
         }
         return found;
     }
@@ -3397,7 +3399,10 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         return None;
     }
     // (And `auth` also after an underscore, npm's `_auth`: not `oauth`.)
-    if &b[name..at] == b"auth" && name > key && !matches!(b[name - 1], b'.' | b'-' | b'_') {
+    if b[name..at].eq_ignore_ascii_case(b"auth")
+        && name > key
+        && !matches!(b[name - 1], b'.' | b'-' | b'_')
+    {
         return None;
     }
     if let Some(found) = next_line_value(text, &b[key..at], at) {
@@ -4290,7 +4295,9 @@ pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
     super::patterns::SECRET_NAMES
         .iter()
         .map(|n| n.as_bytes())
-        .filter(|n| label.ends_with(n) && !matches!(*n, b"pass" | b"PASS" | b"auth"))
+        .filter(|n| {
+            label.ends_with(n) && !matches!(*n, b"pass" | b"PASS" | b"auth" | b"Auth" | b"AUTH")
+        })
         .find(|n| {
             let before = label.len() - n.len();
             match (before.checked_sub(1).map(|i| label[i]), *n == b"Pass") {
@@ -6613,6 +6620,31 @@ fn padded_base64(v: &[u8]) -> bool {
         && v[..v.len() - pad]
             .iter()
             .all(|&c| c.is_ascii_alphanumeric() || c == b'+' || c == b'/')
+}
+
+/// Whether basic credentials' base64 (`b64`, see [`basic_credentials`]) stores a login as
+/// a tool keeps one under `auth`: a user name (no blank, no `/`, no `:`) and a password
+/// with no blank, not only digits and colons (`12:34:56`), nor a placeholder
+/// (`user:password`) — not any base64 that decodes to a colon (`Hello World: …`,
+/// `http://…`, `{"alg":…}`).
+fn stored_login(b64: &str) -> bool {
+    let Some(plain) = base64_decode(b64.as_bytes()) else {
+        return false;
+    };
+    let Some(colon) = memchr::memchr(b':', &plain) else {
+        return false;
+    };
+    let (user, password) = (&plain[..colon], &plain[colon + 1..]);
+    let blank = |s: &[u8]| {
+        s.iter()
+            .any(|c| c.is_ascii_whitespace() || c.is_ascii_control())
+    };
+    !user.is_empty()
+        && !password.is_empty()
+        && !blank(&plain)
+        && !user.iter().any(|&c| matches!(c, b'/' | b'{' | b'"'))
+        && !password.iter().all(|&c| c.is_ascii_digit() || c == b':')
+        && std::str::from_utf8(password).is_ok_and(|p| !placeholder(p))
 }
 
 /// Base64, standard or URL-safe, with its padding or without (`None` when `b` is not that).
