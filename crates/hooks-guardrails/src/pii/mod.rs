@@ -3212,8 +3212,8 @@ pub(crate) mod tests {
                 "[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\n[Peer]\nPresharedKey = /UwcSPg38hW/D9Y3tcS1FOV0K1wuURMbS0sesJEP5ak=".into(),
                 &["yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=", "/UwcSPg38hW/D9Y3tcS1FOV0K1wuURMbS0sesJEP5ak="],
             ),
-            // `pass` alone as a field's name (nodemailer's `auth`), or its last part after a
-            // dot or a dash.
+            // `pass` alone as a field's name (nodemailer's `auth`), or its last part after
+            // a dot or a dash.
             ("auth: { user: 'bob', pass: 'Zq8rTw2xLk' }".into(), &["Zq8rTw2xLk"]),
             (r#"{"user": "bob", "pass": "Zq8rTw2xLk"}"#.into(), &["Zq8rTw2xLk"]),
             ("user=bob pass=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
@@ -4911,7 +4911,8 @@ pub(crate) mod tests {
             // Rows without outer pipes: under a header naming no secret, or none; a
             // `name | value` record that goes on past its value, is a placeholder, or is
             // no record (the name not at its line's start); a pipe-less row's values that
-            // hold none; a rule of dashes alone below the header; hashes under a `_hash` column.
+            // hold none; a rule of dashes alone below the header; hashes under a `_hash`
+            // column.
             ("Name | Type\n--- | ---\npassword | string", &[]),
             ("password | Xk9vQ2mZp4Lw | active", &[]),
             ("password | ********", &[]),

@@ -1294,7 +1294,7 @@ fn chain_other(text: &str, i: usize) -> Option<usize> {
             (rest.starts_with(b"login") || rest.starts_with(b"LOGIN")) && !login_fails(text, i)
         }
         // (A header name, found through the field names' tables: where one is, it is the
-        // longest name there — see `where_a_header_name_starts_the_longest_name_is_it` — and
+        // longest name there (see `where_a_header_name_starts_the_longest_name_is_it`), and
         // not a field name's, which only the run-token pass looks for: `login a password
         // zip -x …` was a chain's stop at each `password`, 5.3x slower than the bench text.)
         b'a' | b'A' => {

@@ -4257,8 +4257,8 @@ fn alignment_row(line: &[u8]) -> Option<bool> {
 }
 
 /// Whether the table's row on the line from `line` (its cells from `first`, see
-/// [`row_origin`]; its end at `to`) is its table's alignment row: dashes in every cell (see [`alignment_row`]), and
-/// either a cell of three dashes or one with a colon, or right below the table's first row
+/// [`row_origin`]; its end at `to`) is its table's alignment row: dashes in every cell
+/// (see [`alignment_row`]), and either a cell of three dashes or one with a colon, or right below the table's first row
 /// — a row of values that are a dash each further down (`| - | - |`) is no alignment row,
 /// and the rows below it stay the table's.
 fn alignment_at(b: &[u8], line: usize, first: usize, to: usize, floor: usize) -> bool {
@@ -4291,7 +4291,8 @@ pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
     if label.len() >= AWS.len() && label[label.len() - AWS.len()..].eq_ignore_ascii_case(AWS) {
         return Some(&label[label.len() - AWS.len()..]);
     }
-    // (Not `pass` alone, a test's column: `| Suite | Pass | Fail |`.)
+    // (Not `pass` alone, a test's column, `| Suite | Pass | Fail |`; nor `auth`, a method's
+    // as often as a login's.)
     super::patterns::SECRET_NAMES
         .iter()
         .map(|n| n.as_bytes())
@@ -4375,16 +4376,21 @@ fn list_header(b: &[u8], origin: usize, end: usize) -> Option<SecretColumns> {
     {
         return None;
     }
-    let pipes = memchr::memchr_iter(b'|', line).count();
+    let count = pipes(line);
     // (The line below, which its own candidate reads again: twice in all.)
     let next = end + 1 + usize::from(b.get(end) == Some(&b'\r') && b.get(end + 1) == Some(&b'\n'));
     let below = b.get(next..)?;
     let below = &below[..memchr::memchr2(b'\n', b'\r', below).unwrap_or(below.len())];
-    if memchr::memchr_iter(b'|', below).count() != pipes || alignment_bytes(below) {
+    if pipes(below) != count || alignment_bytes(below) {
         return None;
     }
     let columns = SecretColumns::of(b, (origin, origin + line.len()));
     (columns.count > 0).then_some(columns)
+}
+
+/// How many pipes a row holds.
+fn pipes(row: &[u8]) -> usize {
+    memchr::memchr_iter(b'|', row).count()
 }
 
 /// Whether a table's row (`line`, from where its cells start) names its columns' types, as
@@ -4537,7 +4543,6 @@ pub(super) fn table_row_secret(
         return None;
     } else if let Some(columns) = below_last
         .is_none_or(|last| {
-            let pipes = |row: &[u8]| row.iter().filter(|&&c| c == b'|').count();
             last.columns.count == 0 && pipes(&b[last.pipe..last.end]) != pipes(&b[p..end])
         })
         .then(|| list_header(b, origin, end))
@@ -4623,7 +4628,8 @@ impl Default for SecretColumns {
 impl SecretColumns {
     const MAX: usize = 32;
 
-    /// The secret columns of the header row at `header` (its first `|` and its end).
+    /// The secret columns of the header row at `header` (where its cells start, see
+    /// [`row_origin`], and its end).
     fn of(b: &[u8], (ha, hz): (usize, usize)) -> SecretColumns {
         let mut columns = SecretColumns {
             bare: b.get(ha) != Some(&b'|'),
@@ -6375,9 +6381,9 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
     !template && !mask && !schema && !variable
 }
 
-/// Whether `hay` holds any of `words` (each non-empty): one walk over it, each word compared
-/// only where its first byte stands — not a substring search built for each word, which
-/// cost a third of a scan of text made only of named values.
+/// Whether `hay` holds any of `words` (each non-empty): one walk over it, each word
+/// compared only where its first byte stands — not a substring search built for each word,
+/// which cost a third of a scan of text made only of named values.
 fn holds_any(hay: &str, words: &[&str]) -> bool {
     let hay = hay.as_bytes();
     (0..hay.len()).any(|i| {
