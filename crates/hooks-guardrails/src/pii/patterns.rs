@@ -532,6 +532,12 @@ pub(super) fn named_exactly(m: &[u8]) -> bool {
         || identified_at(m)
 }
 
+/// The names of [`SECRET_NAMES`] that are common words too: each names a secret only as a
+/// field's whole name or its last part after a `.`, a `-` or a `_` (`smtp.pass`, npm's
+/// `_auth`) — never as the end of another word (`bypass`, `oauth`) — and heads no table's
+/// column (a test's `Pass`, a method's `Auth`).
+pub(super) const WORD_NAMES: [&str; 5] = ["pass", "PASS", "auth", "Auth", "AUTH"];
+
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
 /// since) are looked for in the command-line pass, whose prefilter then stays the faster
 /// kind with fewer literals (see `specs`).

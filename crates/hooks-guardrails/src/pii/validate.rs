@@ -3390,18 +3390,13 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     if b[first..].starts_with(n) && b.get(first + n.len()) == b.get(at) {
         return None;
     }
-    // (`pass` alone names a password only as a field's whole name or its last part after
-    // a dot or a dash, `smtp.pass`: not `bypass`, `compass`, `2pass`.)
-    if matches!(&b[name..at], b"pass" | b"PASS")
-        && name > key
-        && !matches!(b[name - 1], b'.' | b'-')
-    {
-        return None;
-    }
-    // (And `auth` also after an underscore, npm's `_auth`: not `oauth`.)
-    if b[name..at].eq_ignore_ascii_case(b"auth")
-        && name > key
+    // (A name that is a common word too stands alone or after a `.`, a `-` or a `_`:
+    // `smtp.pass`, `_auth` — not `bypass`, `compass`, `oauth`; see `WORD_NAMES`.)
+    if name > key
         && !matches!(b[name - 1], b'.' | b'-' | b'_')
+        && text
+            .get(name..at)
+            .is_some_and(|n| super::patterns::WORD_NAMES.contains(&n))
     {
         return None;
     }
@@ -4291,14 +4286,12 @@ pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
     if label.len() >= AWS.len() && label[label.len() - AWS.len()..].eq_ignore_ascii_case(AWS) {
         return Some(&label[label.len() - AWS.len()..]);
     }
-    // (Not `pass` alone, a test's column, `| Suite | Pass | Fail |`; nor `auth`, a method's
-    // as often as a login's.)
+    // (Not a name that is a common word too: a test's `| Pass |`, a method's `| Auth |`.)
     super::patterns::SECRET_NAMES
         .iter()
+        .filter(|n| !super::patterns::WORD_NAMES.contains(n))
         .map(|n| n.as_bytes())
-        .filter(|n| {
-            label.ends_with(n) && !matches!(*n, b"pass" | b"PASS" | b"auth" | b"Auth" | b"AUTH")
-        })
+        .filter(|n| label.ends_with(n))
         .find(|n| {
             let before = label.len() - n.len();
             match (before.checked_sub(1).map(|i| label[i]), *n == b"Pass") {
