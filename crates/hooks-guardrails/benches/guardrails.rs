@@ -373,6 +373,15 @@ fn scan_adversarial(c: &mut Criterion) {
             "list_output_rows",
             fill("id|password\n1|x\na|b|c\npassword|a\n", ""),
         ),
+        // Tables aligned with blanks: headers naming a secret over a rule or as a data
+        // frame's, rows whose values fail, lines that look like rules, rules under rules.
+        (
+            "blank_aligned_tables",
+            fill(
+                "id  password\n--  --------\n1   x\n2   a b\n--\n-- x\n   token\n0  a\n1  b\n\n--  --\n0 x\n",
+                "",
+            ),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

@@ -279,13 +279,19 @@ fn family(name: &str, n: usize) -> String {
         // SQLite's list output: headers over rows of their shape or another, values that
         // fail.
         "list_output_rows" => "id|password\n1|x\na|b|c\npassword|a\n".repeat(n / 33),
+        // Tables aligned with blanks: headers naming a secret over a rule or as a data
+        // frame's, rows whose values fail, lines that look like rules, rules under rules.
+        "blank_aligned_tables" => {
+            "id  password\n--  --------\n1   x\n2   a b\n--\n-- x\n   token\n0  a\n1  b\n\n--  --\n0 x\n"
+                .repeat(n / 79)
+        }
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 117] = [
+const FAMILIES: [&str; 118] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -403,6 +409,7 @@ const FAMILIES: [&str; 117] = [
     "prose_questions_and_emphasis",
     "box_drawn_tables",
     "list_output_rows",
+    "blank_aligned_tables",
 ];
 
 #[test]

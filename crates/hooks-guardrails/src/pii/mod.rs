@@ -190,12 +190,19 @@ fn built() -> &'static Mutex<HashMap<Vec<Entity>, Arc<Compiled>>> {
 }
 
 impl Pass {
-    fn search(&self, text: &str, at: usize) -> Option<regex_automata::Match> {
-        self.search_in(text, at, text.len())
+    fn search(&self, text: &str, at: usize, freed: &Freed) -> Option<regex_automata::Match> {
+        self.search_in(text, at, text.len(), freed)
     }
 
-    /// The first candidate in `text[at..to]`.
-    fn search_in(&self, text: &str, at: usize, to: usize) -> Option<regex_automata::Match> {
+    /// The first candidate in `text[at..to]` (`freed`: what the scan has read so far, which
+    /// a search by hand may ask, see `validate::table_row_at`).
+    fn search_in(
+        &self,
+        text: &str,
+        at: usize,
+        to: usize,
+        freed: &Freed,
+    ) -> Option<regex_automata::Match> {
         if at == 0
             && let Some(start) = &self.at_start
             && let Some(m) = start.search(&Input::new(text).range(0..to).anchored(Anchored::Yes))
@@ -203,7 +210,7 @@ impl Pass {
             return Some(regex_automata::Match::must(0, m.range()));
         }
         if let Some(hand) = self.hand {
-            return hand(text, at, to).map(|(s, e)| regex_automata::Match::must(0, s..e));
+            return hand(text, at, to, freed).map(|(s, e)| regex_automata::Match::must(0, s..e));
         }
         let input = Input::new(text).range(at..to);
         match &self.dense {
@@ -906,6 +913,7 @@ impl PiiDetector {
                       resume: &[usize; PASSES],
                       at: usize,
                       until: usize,
+                      freed: &Freed,
                       work: &mut u64| {
             for ((slot, pass), &from) in slots.iter_mut().zip(&self.compiled.passes).zip(resume) {
                 let from = from.max(at);
@@ -913,7 +921,7 @@ impl PiiDetector {
                 if pass.quieting.is_empty() || from >= to {
                     continue;
                 }
-                let Some(n) = pass.search_in(text, from, to) else {
+                let Some(n) = pass.search_in(text, from, to, freed) else {
                     *work += (to - from) as u64;
                     continue;
                 };
@@ -941,7 +949,7 @@ impl PiiDetector {
                     *slot = if *from > text.len() {
                         Slot::Done
                     } else {
-                        match self.search_pass(pass, text, *from, &quiet, work) {
+                        match self.search_pass(pass, text, *from, &quiet, &freed, work) {
                             Some(m) => Slot::At(m),
                             None => Slot::Done,
                         }
@@ -973,7 +981,7 @@ impl PiiDetector {
                 }
                 at = at.max(end);
                 if let Some(until) = woke {
-                    rewake(&mut slots, &resume, at, until, work);
+                    rewake(&mut slots, &resume, at, until, &freed, work);
                 }
                 continue;
             }
@@ -1068,7 +1076,7 @@ impl PiiDetector {
                     }
                     at = end.max(min + 1);
                     if let Some(until) = woke {
-                        rewake(&mut slots, &resume, at, until, work);
+                        rewake(&mut slots, &resume, at, until, &freed, work);
                     }
                 }
                 None => at = next_char(text, min),
@@ -1118,7 +1126,7 @@ impl PiiDetector {
                 let mut at = from;
                 while at < d.end {
                     let to = ceil_char_boundary(text, d.end.saturating_add(64));
-                    let Some(m) = pass.search_in(text, at, to) else {
+                    let Some(m) = pass.search_in(text, at, to, freed) else {
                         *work += (to - at) as u64;
                         break;
                     };
@@ -1264,6 +1272,7 @@ impl PiiDetector {
         text: &str,
         mut from: usize,
         quiet: &[usize],
+        freed: &Freed,
         work: &mut u64,
     ) -> Option<regex_automata::Match> {
         loop {
@@ -1283,7 +1292,7 @@ impl PiiDetector {
                 pass.without(mask)
             };
             let Some(without) = without else {
-                let m = pass.search(text, from);
+                let m = pass.search(text, from, freed);
                 *work += (m.map_or(text.len(), |m| m.end()) - from) as u64 + 1;
                 return m;
             };
@@ -4946,6 +4955,111 @@ pub(crate) mod tests {
         }
     }
 
+    /// Tables that clients align with blanks, not pipes: the columns under a rule of
+    /// dashes (tabulate, sqlite's `.mode column`, psql with `border 0`, Azure's CLI,
+    /// reStructuredText's `=`), and a pandas data frame's, each value against the right
+    /// edge of its column's name — each row's cells under a header naming a secret. A
+    /// blank line or a rule ends the table; cells of words, a rule that heads nothing and
+    /// a frame whose column names no secret hold none.
+    #[test]
+    fn tables_aligned_with_blanks_are_read_by_their_columns() {
+        let d = PiiDetector::new();
+        let k = "Xk9vQ2mZp4Lw";
+        let l = "Qw3rTy8uIo1p";
+        for (text, want) in [
+            // pandas: `print(df)`, a wide frame cut with `...`, a name of two words.
+            (
+                "   id     username      password\n0   1          bob  Xk9vQ2mZp4Lw\n\
+                 1   2        alice  Qw3rTy8uIo1p\n",
+                &[k, l][..],
+            ),
+            (
+                "          column_0  ...        column_11      password\n\
+                 0  valuevaluevalue  ...  valuevaluevalue  Xk9vQ2mZp4Lw\n\n[1 rows x 13 columns]",
+                &[k],
+            ),
+            (
+                "   user              api key\n0   bob  sk_a1B2c3D4e5F6g7H8\n1   amy  Xk9vQ2mZp4Lw",
+                &["sk_a1B2c3D4e5F6g7H8", k],
+            ),
+            // tabulate: `headers="keys"` (its index a column), `tablefmt="rst"`.
+            (
+                "      id  username     password\n--  ----  -----------  ------------\n \
+                 0     1  bob          Xk9vQ2mZp4Lw\n 1     2  carol.smith  Qw3rTy8uIo1p",
+                &[k, l],
+            ),
+            (
+                "====  ========  ============\n  id  username  password\n\
+                 ====  ========  ============\n   1  bob       Xk9vQ2mZp4Lw\n\
+                 ====  ========  ============\n   2  amy       Qw3rTy8uIo1p",
+                &[k],
+            ),
+            // sqlite's `.mode column` (its trailing blanks), psql's `border 0`, Azure's
+            // CLI.
+            (
+                "id  username  password    \n--  --------  ------------\n1   bob       Xk9vQ2mZp4Lw",
+                &[k],
+            ),
+            (
+                "id username   password\n-- -------- ------------\n 1 bob      Xk9vQ2mZp4Lw",
+                &[k],
+            ),
+            (
+                "Name    AdminPassword\n------  ---------------\nvm1     Zq8rTw2xLk7n#a\r\n",
+                &["Zq8rTw2xLk7n#a"],
+            ),
+            // Two secret columns: one span, from the first to the last.
+            (
+                "user  password      token\n----  ------------  ----------------\n\
+                 bob   Xk9vQ2mZp4Lw  Rt5yU8iO2pLkMn4b",
+                &["Xk9vQ2mZp4Lw  Rt5yU8iO2pLkMn4b"],
+            ),
+            // Columns counted in characters, not bytes; a value run over its column's edge.
+            (
+                "  id  username     password\n----  -----------  ------------\n   1  zoë          \
+                 Xk9vQ2mZp4Lw\n   2  Ñúñéz-Íñígo  Qw3rTy8uIo1pAb9",
+                &[k, "Qw3rTy8uIo1pAb9"],
+            ),
+            // Written into a string (its line breaks folded): the header after the quote,
+            // the last row ending at the string's end.
+            (
+                r#"{"stdout": "user  password\n----  --------\nbob   Xk9vQ2mZp4Lw\namy   Qw3rTy8uIo1p"}"#,
+                &[k, l],
+            ),
+            (
+                "print(df) gave '   user      password\n0   bob  Xk9vQ2mZp4Lw'",
+                &[k],
+            ),
+            // A blank line ends the table (its next row is read no more); so does a rule.
+            (
+                "  id  password\n----  ------------\n   1  Xk9vQ2mZp4Lw\n\n   2  Qw3rTy8uIo1p",
+                &[k],
+            ),
+            (
+                "   word      password\n0   the  Xk9vQ2mZp4Lw\n\n1   foo  Qw3rTy8uIo1p",
+                &[k],
+            ),
+            // Holds none.
+            (
+                "Option      Description\n----------  -------------------\n\
+                 password    The password to use\ntoken       A token from the console",
+                &[],
+            ),
+            (
+                "Name        Password\n----        --------\nbob         required\n\
+                 carol       (hidden)",
+                &[],
+            ),
+            ("Title\n-----\npassword Xk9vQ2mZp4Lw", &[]),
+            ("-- password column holds Xk9vQ2mZp4Lw\nselect 1;", &[]),
+            ("   token  count\n0    the     12\n1    and      9", &[]),
+            (" The password\n0 results found", &[]),
+            ("- - -\npassword  Xk9vQ2mZp4Lw", &[]),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+    }
+
     /// An HTML table's row is read to 16 KiB at most: a closing tag whose `/` stands right
     /// at that bound (it panicked, found by an attack review), a cell's long content, and
     /// a value past it, read and judged without a panic.
@@ -5955,7 +6069,7 @@ pub(crate) mod tests {
                         }
                         skipped += 1;
                         let far = ceil_char_boundary(text, to + 64);
-                        let found = pass.search_in(text, from, far);
+                        let found = pass.search_in(text, from, far, &Freed::default());
                         assert!(
                             found.is_none_or(|m| m.start() >= to),
                             "{:?} at {from}..{to}: {found:?}",
@@ -6668,7 +6782,8 @@ pub(crate) mod tests {
             };
             let (from, to) = (bounds[a], bounds[z]);
             let want = re.search(&Input::new(&text).range(from..to));
-            let got = email_trigger_at(&text, from, to).map(|(s, e)| Match::must(0, s..e));
+            let got = email_trigger_at(&text, from, to, &Freed::default())
+                .map(|(s, e)| Match::must(0, s..e));
             assert_eq!(got, want, "{text:?} {from}..{to}");
             match got {
                 Some(m) if !text[m.range()].is_ascii() => other_script += 1,

@@ -808,8 +808,9 @@ impl Kind {
 pub(super) type Reach = fn(&str, usize, &mut dyn FnMut() -> Option<usize>, &Kind) -> Option<usize>;
 
 /// A pass's search read by hand (see [`email_trigger_at`]): the first match of its one
-/// trigger in `text[from..to]`.
-pub(super) type HandSearch = fn(&str, usize, usize) -> Option<(usize, usize)>;
+/// trigger in `text[from..to]`, knowing what the scan has read so far (see
+/// [`table_row_at`]: the next row of a table aligned with blanks).
+pub(super) type HandSearch = fn(&str, usize, usize, &Freed) -> Option<(usize, usize)>;
 
 pub(super) struct Spec {
     pub(super) entity: Entity,
@@ -855,7 +856,8 @@ pub(super) struct Spec {
 /// `curl -u user:…`, `mysql -p…`, `Authorization: Token …`, `X-API-Key: …`: see
 /// [`command_line_secrets`]), on their own so that neither pass 1's prefilter nor its
 /// skip over a failed run (see `other_trigger_in`) need know them; pass 5: a Markdown
-/// table's rows (see `validate::table_row_secret`), found by hand. At one start, passes
+/// table's rows (see `validate::table_row_secret`) and those of a table aligned with
+/// blanks, found by hand. At one start, passes
 /// are asked in this order.
 pub(super) const PASSES: usize = 6;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
@@ -1656,13 +1658,15 @@ pub(super) fn specs() -> Vec<Spec> {
             )
         },
         // A Markdown table's row, its header naming a secret's column (or a database
-        // client's table: psql's, MySQL's).
+        // client's table: psql's, MySQL's), or a table aligned with blanks: its rule, or a
+        // data frame's first row (its next rows are found by hand only, from what the scan
+        // read: see `table_row_at`).
         Spec {
             hand_search: Some(table_row_at),
             ..spec(
                 Entity::Secret,
                 5,
-                r#"(?m:^)[ \t>#/*-]{0,24}\||(?m:^)[^\r\n|]{1,1024}\||["'`][ \t>#/*-]{0,24}\||<[Tt][Rr][ \t\r\n/>]"#
+                r#"(?m:^)[ \t>#/*-]{0,24}\||(?m:^)[^\r\n|]{1,1024}\||["'`][ \t>#/*-]{0,24}\||<[Tt][Rr][ \t\r\n/>]|(?m:^)(?:-{2,}[ \t]+-|={2,}[ \t]+=|0 )"#
                     .to_owned(),
                 String::new(),
                 1,

@@ -38,6 +38,13 @@ pub(super) struct Freed {
     pub(super) table: std::cell::Cell<Option<TableRow>>,
     /// The last HTML table's row read (see [`html_row_secret`]).
     pub(super) html: std::cell::Cell<Option<HtmlRow>>,
+    /// The table aligned with blanks being read (see [`spaced_row_secret`]): its secret
+    /// columns.
+    pub(super) spaced: std::cell::Cell<Option<SpacedTable>>,
+    /// Where that table's next row starts (read by [`table_row_at`], which finds it there).
+    pub(super) spaced_next: std::cell::Cell<Option<usize>>,
+    /// Where [`spaced_opener`] last searched from, and what it found.
+    pub(super) spaced_opener: std::cell::Cell<Option<(usize, usize)>>,
 }
 
 /// An HTML table's row as [`html_row_secret`] read it: where it ends (at the tag that
@@ -4112,12 +4119,33 @@ const TABLE_BYTES: usize = 16 << 10;
 /// `|` — from the line's start, whether blanks, block quotes' `>` and bullets or a first
 /// cell stand before it (a row without its outer pipes, see [`bare_row_start`]) — or a
 /// `|` that is the first character of a quoted string but for up to [`ROW_INDENT`] of
-/// those (see [`row_start`]); or an HTML table's, at its `<tr>`. The trigger of
-/// [`table_row_secret`], read by hand (a `|` or `<` is searched for with `memchr`; a
-/// row's line's start is found back from it).
-pub(super) fn table_row_at(text: &str, from: usize, to: usize) -> Option<(usize, usize)> {
+/// those (see [`row_start`]); or an HTML table's, at its `<tr>`; or, at a line's start,
+/// what opens a table aligned with blanks (see [`spaced_trigger`]) or the next row of the
+/// one being read (`freed.spaced_next`, see [`spaced_row_secret`]). The trigger of
+/// [`table_row_secret`], read by hand (a `|`, `<` or line break is searched for with
+/// `memchr`; a row's line's start is found back from a `|`).
+pub(super) fn table_row_at(
+    text: &str,
+    from: usize,
+    to: usize,
+    freed: &Freed,
+) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    memchr::memchr2_iter(b'|', b'<', &b[from..to])
+    // (The next row of a table aligned with blanks, if one is being read: at the first
+    // line's start from `from` on, where that row or a later one starts.)
+    let row = freed.spaced_next.get().and_then(|next| {
+        let r = match next >= from {
+            true => next,
+            false if b[from - 1] == b'\n' => from,
+            false => from + memchr::memchr(b'\n', &b[from..to])? + 1,
+        };
+        (r < to).then_some(r)
+    });
+    // (Or a line that may open one: its rule, or a data frame's first row.)
+    let opener = spaced_opener(b, from, freed).filter(|&o| o < to);
+    let next = row.into_iter().chain(opener).min();
+    let to = next.unwrap_or(to);
+    let found = memchr::memchr2_iter(b'|', b'<', &b[from..to])
         .map(|i| from + i)
         .find_map(|p| {
             // (An HTML table's row: `<tr` and a blank or its `>`, in any case, within
@@ -4137,7 +4165,64 @@ pub(super) fn table_row_at(text: &str, from: usize, to: usize) -> Option<(usize,
                 _ => line,
             };
             (start >= from).then_some((start, p + 1))
-        })
+        });
+    found.or(next.map(|r| (r, r + 1)))
+}
+
+/// The first line's start at or after `from` that may open a table aligned with blanks
+/// (see [`spaced_trigger`]), if any — remembered in `freed.spaced_opener` with where the
+/// search started, so that each stretch is searched once however often the pass asks
+/// (from a later place before the line, or from one before where it started: then only
+/// the stretch between).
+fn spaced_opener(b: &[u8], from: usize, freed: &Freed) -> Option<usize> {
+    let search = |from: usize, to: usize| first_opener(b, from, to, spaced_opens());
+    // (`b.len() + 1`: none.)
+    let none = b.len() + 1;
+    let o = match freed.spaced_opener.get() {
+        Some((a, o)) if a <= from && from <= o => o,
+        Some((a, o)) if from < a => match search(from, a) {
+            Some(x) => return Some(x),
+            None => o,
+        },
+        _ => search(from, b.len()).unwrap_or(none),
+    };
+    freed.spaced_opener.set(Some((from, o)));
+    (o < none).then_some(o)
+}
+
+/// What finds the lines that may open a table aligned with blanks (see
+/// [`first_opener`]): a line break and the first two bytes of one — three literals, which
+/// one walk of a SIMD prefilter finds. `None` if it did not build (it does: tested).
+fn spaced_opens() -> Option<&'static regex_automata::meta::Regex> {
+    static OPENS: OnceLock<Option<regex_automata::meta::Regex>> = OnceLock::new();
+    OPENS
+        .get_or_init(|| regex_automata::meta::Regex::new(r"\n(?:--|==|0 )").ok())
+        .as_ref()
+}
+
+/// The first line's start in `from..to` that may open a table aligned with blanks (see
+/// [`spaced_trigger`]): found with `opens` (see [`spaced_opens`]), or each line break
+/// read without it.
+fn first_opener(
+    b: &[u8],
+    from: usize,
+    to: usize,
+    opens: Option<&regex_automata::meta::Regex>,
+) -> Option<usize> {
+    if (from == 0 || b[from - 1] == b'\n') && from < to && spaced_trigger(b, from) {
+        return Some(from);
+    }
+    match opens {
+        // (Its three bytes may reach two past `to`.)
+        Some(re) => re
+            .find_iter(regex_automata::Input::new(b).range(from..b.len().min(to + 2)))
+            .map(|m| m.start() + 1)
+            .take_while(|&l| l < to)
+            .find(|&l| spaced_trigger(b, l)),
+        None => memchr::memchr_iter(b'\n', &b[from..to])
+            .map(|i| from + i + 1)
+            .find(|&l| l < to && spaced_trigger(b, l)),
+    }
 }
 
 /// The most blanks, block quotes' `>`, list bullets and comment marks before a table's
@@ -4507,6 +4592,9 @@ pub(super) fn table_row_secret(
     if b[s] == b'<' {
         return html_row_secret(text, s, freed);
     }
+    if let Some(found) = spaced_row_secret(text, s, freed) {
+        return found;
+    }
     // (`s` is where the trigger's match starts: the line's, or its quote's — the first `|`
     // follows within the indent, or past the first cell.)
     let p = s + memchr::memchr(b'|', &b[s..b.len().min(s + 4 * BARE_ROW_LEAD + 2)])?;
@@ -4677,6 +4765,320 @@ fn label_core(b: &[u8], a: usize, z: usize) -> (usize, usize) {
         a += 1;
     }
     (a, z)
+}
+
+/// Whether the line from `l` may open a table aligned with blanks (see
+/// [`spaced_row_secret`]): a rule of dashes or `=` (two runs at least, the first of two or
+/// more: not `---` nor `-- a comment`), or a data frame's first row, its index `0` then a
+/// blank — from the line's start, as clients print them (see [`spaced_opener`]).
+fn spaced_trigger(b: &[u8], l: usize) -> bool {
+    let rest = &b[l..];
+    let Some(&mark) = rest.first().filter(|&&c| c == b'-' || c == b'=') else {
+        return rest.starts_with(b"0 ");
+    };
+    let run = rest.iter().take_while(|&&c| c == mark).count();
+    let blanks = rest[run..]
+        .iter()
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count();
+    run >= 2 && blanks > 0 && rest.get(run + blanks) == Some(&mark)
+}
+
+/// A table that a client aligns with blanks: the columns whose header names a secret (see
+/// [`header_secret`]), each its span in characters from its line's start and its header's
+/// label (an offset into the text) — at most [`SecretColumns::MAX`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct SpacedTable {
+    /// Each column's span in characters (its end past its last), and its label's start
+    /// and length.
+    at: [(u32, u32, u32, u16); SecretColumns::MAX],
+    count: usize,
+    /// Whether values stand against their column's right edge (a data frame's), read back
+    /// from it as one run of characters; else anywhere in the span (a rule's dashes).
+    right: bool,
+    /// The quote that opens the table, when it is written into a string: a row ends at
+    /// its last one (the string's end, on its last line).
+    quote: Option<u8>,
+}
+
+impl SpacedTable {
+    fn new(right: bool, quote: Option<u8>) -> SpacedTable {
+        SpacedTable {
+            at: [(0, 0, 0, 0); SecretColumns::MAX],
+            count: 0,
+            right,
+            quote,
+        }
+    }
+
+    /// Keeps the column of characters `a..z` if its header's label (`b[from..to]`, with
+    /// what people put around it left out, see [`label_core`]) names a secret.
+    fn push_if_secret(&mut self, b: &[u8], (a, z): (usize, usize), (from, to): (usize, usize)) {
+        let (from, to) = label_core(b, from, to);
+        let packed = (
+            u32::try_from(a),
+            u32::try_from(z),
+            u32::try_from(from),
+            u16::try_from(to - from),
+        );
+        if self.count < SecretColumns::MAX
+            && let (Ok(a), Ok(z), Ok(from), Ok(len)) = packed
+            && header_secret(&b[from as usize..to]).is_some()
+        {
+            self.at[self.count] = (a, z, from, len);
+            self.count += 1;
+        }
+    }
+}
+
+/// The line from `l`: its end, before its line break (and a `\r` before that).
+fn line_end(b: &[u8], l: usize) -> usize {
+    let end = memchr::memchr(b'\n', &b[l..]).map_or(b.len(), |i| l + i);
+    end - usize::from(end > l && b[end - 1] == b'\r')
+}
+
+/// The start of the line after the one from `l`, if there is one.
+fn next_line(b: &[u8], l: usize) -> Option<usize> {
+    memchr::memchr(b'\n', &b[l..]).map(|i| l + i + 1)
+}
+
+/// Byte offsets into a line of its characters' offsets, asked in order: one walk of the
+/// line for all (an offset past its end is its end).
+struct CharWalk<'l> {
+    line: &'l [u8],
+    ascii: bool,
+    byte: usize,
+    chars: usize,
+}
+
+impl<'l> CharWalk<'l> {
+    fn new(line: &'l [u8]) -> CharWalk<'l> {
+        CharWalk {
+            line,
+            ascii: line.is_ascii(),
+            byte: 0,
+            chars: 0,
+        }
+    }
+
+    /// The byte offset of the character at `chars` (from the line's start again if it
+    /// is before the last one asked).
+    fn byte(&mut self, chars: usize) -> usize {
+        if self.ascii {
+            return chars.min(self.line.len());
+        }
+        if chars < self.chars {
+            (self.byte, self.chars) = (0, 0);
+        }
+        while self.chars < chars && self.byte < self.line.len() {
+            self.byte += 1;
+            while self.byte < self.line.len() && self.line[self.byte] & 0xC0 == 0x80 {
+                self.byte += 1;
+            }
+            self.chars += 1;
+        }
+        self.byte
+    }
+}
+
+/// The spans of a rule under a table's header aligned with blanks (`----  ----------`, as
+/// tabulate, sqlite's `.mode column`, psql with `border 0` and Azure's CLI print it;
+/// `====  ====` as reStructuredText writes it): runs of at least two dashes (or `=`, one
+/// kind per line) apart by blanks, two runs at least — in characters from the line's
+/// start (`line`: without its line break). `None` where the line is no such rule.
+fn rule_columns(line: &[u8]) -> Option<impl Iterator<Item = (usize, usize)> + '_> {
+    let mark = *line.trim_ascii_start().first()?;
+    if !matches!(mark, b'-' | b'=')
+        || line.len() > TABLE_BYTES
+        || !line.iter().all(|&c| c == mark || c == b' ' || c == b'\t')
+    {
+        return None;
+    }
+    let runs = move || {
+        line.split(move |&c| c != mark)
+            .filter(|run| !run.is_empty())
+            .map(|run| {
+                let a = run.as_ptr() as usize - line.as_ptr() as usize;
+                (a, a + run.len())
+            })
+    };
+    (runs().all(|(a, z)| z - a >= 2) && runs().nth(1).is_some()).then(runs)
+}
+
+/// A secret in a row of a table that a client aligns with blanks, not pipes, under a
+/// header that names the secret's column:
+/// - a rule under the header gives the columns' spans (`id  username  password` over
+///   `--  --------  ------------`, then `1   bob       Xk9vQ2mZp4Lw`: tabulate, sqlite's
+///   `.mode column`, psql with `border 0`, Azure's CLI, reStructuredText's simple tables);
+/// - a pandas data frame has no rule: its first row is its index `0`, the header right
+///   above, each column's values against the right edge of its name (`   id username
+///   password` over `0   1      bob  Xk9vQ2mZp4Lw`).
+///
+/// The rule, or the frame's first row, is the trigger (see [`spaced_trigger`]); it keeps
+/// the table's secret columns in `freed.spaced` and where its next row starts in
+/// `freed.spaced_next`, where [`table_row_at`] finds it — so each row is read once, as
+/// the candidate of its line's start, until a blank line or a rule ends the table.
+/// Each cell under a secret column is judged as a Markdown table's is (see
+/// [`cell_holds_secret`]); the detection runs from the first that holds one to the last.
+///
+/// `None` where the line at `s` is none of these (a Markdown table's row is read then);
+/// else the answer.
+fn spaced_row_secret(text: &str, s: usize, freed: &Freed) -> Option<Option<(usize, usize)>> {
+    let b = text.as_bytes();
+    if s > 0 && b[s - 1] != b'\n' {
+        return None;
+    }
+    let end = line_end(b, s);
+    let line = &b[s..end];
+    // (A row of the table being read: at its next row, or past it, with no blank line
+    // between — a detection may have run over a row's start.)
+    if let Some(next) = freed.spaced_next.get()
+        && let Some(table) = freed.spaced.get()
+        && s >= next
+        && !b[next..s].windows(2).any(|w| w == b"\n\n" || w == b"\n\r")
+    {
+        freed.spaced_next.set(None);
+        if !line.trim_ascii().is_empty() && rule_columns(line).is_none() {
+            freed.spaced_next.set(next_line(b, end));
+            return Some(spaced_cells(text, s, line, &table));
+        }
+    }
+    let floor = s.saturating_sub(TABLE_BYTES);
+    // (The header: the line above — or, where that names no secret, what follows its last
+    // quote: a table written into a string, `{"out": "user  password\n----  …`.)
+    let above = line_above(b, s, floor).filter(|&(ha, hz)| hz - ha <= TABLE_BYTES);
+    let origins = |(ha, hz): (usize, usize)| {
+        let quoted =
+            memchr::memrchr3(b'"', b'\'', b'`', &b[ha..hz]).map(|q| (ha + q + 1, b[ha + q]));
+        [(ha, None)]
+            .into_iter()
+            .chain(quoted.map(|(o, q)| (o, Some(q))))
+    };
+    if rule_columns(line).is_some() {
+        let header_rule = above.is_some_and(|(ha, hz)| rule_columns(&b[ha..hz]).is_some());
+        for (origin, quote) in above.filter(|_| !header_rule).into_iter().flat_map(origins) {
+            let mut table = SpacedTable::new(false, quote);
+            let header = &b[origin..above.map_or(origin, |(_, hz)| hz)];
+            let mut walk = CharWalk::new(header);
+            for (a, z) in rule_columns(line).into_iter().flatten() {
+                let (from, to) = (walk.byte(a), walk.byte(z));
+                let (from, to) = cell_text(b, origin + from, origin + to);
+                table.push_if_secret(b, (a, z), (from, to));
+            }
+            if table.count > 0 {
+                freed.spaced.set(Some(table));
+                freed.spaced_next.set(next_line(b, end));
+                break;
+            }
+        }
+        return Some(None);
+    }
+    // (A data frame's first row, its header right above: no pipes in either — a row
+    // `0 | bob | …` is a Markdown table's.)
+    if line.starts_with(b"0 ") && !line.contains(&b'|') {
+        let (ha, hz) = above?;
+        let hz = hz - usize::from(hz > ha && b[hz - 1] == b'\r');
+        if b[ha..hz].contains(&b'|') {
+            return None;
+        }
+        let table = origins((ha, hz))
+            .filter(|&(origin, _)| b.get(origin) == Some(&b' '))
+            .map(|(origin, quote)| frame_columns(b, origin, &b[origin..hz], quote))
+            .find(|table| table.count > 0)?;
+        freed.spaced.set(Some(table));
+        freed.spaced_next.set(next_line(b, end));
+        return Some(spaced_cells(text, s, line, &table));
+    }
+    // (A line that only looked as if it might open one: `---`, `-- a comment`. A pipe on
+    // it makes it a Markdown table's row, which its trigger is then.)
+    (spaced_trigger(b, s) && !line.contains(&b'|')).then_some(None)
+}
+
+/// The secret columns of a pandas data frame's header (`header`, from `ha` in the text):
+/// its names, apart by two blanks or more (one blank stays within a name: `api key`),
+/// each column ending where its name does — values stand against that edge.
+fn frame_columns(b: &[u8], ha: usize, header: &[u8], quote: Option<u8>) -> SpacedTable {
+    let mut table = SpacedTable::new(true, quote);
+    let blank = |c: u8| c == b' ' || c == b'\t';
+    // (Offsets in bytes, `chars` in characters.)
+    let (mut i, mut chars, mut last) = (0, 0, 0);
+    while i < header.len() {
+        while i < header.len() && blank(header[i]) {
+            (i, chars) = (i + 1, chars + 1);
+        }
+        if i == header.len() {
+            break;
+        }
+        let from = i;
+        loop {
+            while i < header.len() && !blank(header[i]) {
+                chars += usize::from(header[i] & 0xC0 != 0x80);
+                i += 1;
+            }
+            // (One blank, then more of the name.)
+            if header.get(i) == Some(&b' ') && header.get(i + 1).is_some_and(|&c| !blank(c)) {
+                (i, chars) = (i + 1, chars + 1);
+                continue;
+            }
+            break;
+        }
+        table.push_if_secret(b, (last, chars), (ha + from, ha + i));
+        last = chars;
+    }
+    table
+}
+
+/// The secrets in a row of a table aligned with blanks (`line`, from `s` in the text,
+/// without its line break) under `table`'s columns: from the first cell that holds one to
+/// the last.
+fn spaced_cells(text: &str, s: usize, line: &[u8], table: &SpacedTable) -> Option<(usize, usize)> {
+    if line.len() > TABLE_BYTES {
+        return None;
+    }
+    let b = text.as_bytes();
+    // (A table written into a string: its last row ends at the string's end.)
+    let line = match table.quote.and_then(|q| memchr::memrchr(q, line)) {
+        Some(q) => &line[..q],
+        None => line,
+    };
+    let blank = |c: u8| c == b' ' || c == b'\t';
+    let mut found: Option<(usize, usize)> = None;
+    let mut walk = CharWalk::new(line);
+    for &(a, z, from, len) in &table.at[..table.count] {
+        let (a, z) = (walk.byte(a as usize), walk.byte(z as usize));
+        let (mut ca, mut cz) = (a, z);
+        if table.right {
+            // (Against the column's right edge: the run of characters that ends there, or
+            // runs over it.)
+            if cz == 0 || blank(line[cz - 1]) {
+                continue;
+            }
+            ca = cz - 1;
+            while ca > a && !blank(line[ca - 1]) {
+                ca -= 1;
+            }
+            while cz < line.len() && !blank(line[cz]) {
+                cz += 1;
+            }
+        } else {
+            // (Anywhere in the span, and on past its edges where the value runs over them.)
+            while cz < line.len() && cz > ca && !blank(line[cz]) && !blank(line[cz - 1]) {
+                cz += 1;
+            }
+            while ca > 0 && ca < cz && !blank(line[ca - 1]) && !blank(line[ca]) {
+                ca -= 1;
+            }
+        }
+        let (ca, cz) = cell_text(b, s + ca, s + cz);
+        let label = &b[from as usize..from as usize + usize::from(len)];
+        if text
+            .get(ca..cz)
+            .is_some_and(|v| cell_holds_secret(label, v))
+        {
+            found = Some((found.map_or(ca, |f| f.0), cz));
+        }
+    }
+    found
 }
 
 /// Whether `tag` (past its `<` or `</`) is the element `name` (in any case), its name
@@ -7099,7 +7501,12 @@ pub(super) fn letter_mark_or_digit(c: char) -> bool {
 ///   run that follows the `@`, and its `.`, or this `@` has no match from any start.
 ///
 /// Tested against the regex on generated texts (`the_hand_read_email_trigger_agrees_with_the_regex`).
-pub(super) fn email_trigger_at(text: &str, from: usize, to: usize) -> Option<(usize, usize)> {
+pub(super) fn email_trigger_at(
+    text: &str,
+    from: usize,
+    to: usize,
+    _: &Freed,
+) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let mut after = from;
     while let Some(i) = memchr::memchr(b'@', &b[after..to]).map(|i| after + i) {
@@ -7826,6 +8233,33 @@ pub(super) fn validate_ssn(text: &str, s: usize, e: usize, _: &Freed) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The lines that may open a table aligned with blanks are found alike with the
+    /// prefilter and by reading each line break, between every start and every end — at
+    /// rules of each shape, a data frame's first row, lines that only look like one and
+    /// lines the end cuts; and the remembered search answers as a fresh one would, asked
+    /// from starts going on and going back.
+    #[test]
+    fn lines_that_may_open_a_table_aligned_with_blanks_are_found_alike_every_way() {
+        let opens = spaced_opens();
+        assert!(opens.is_some());
+        let text = "a\n--  --\n-- x\n--\n==  ==\n0 a\n0\n 0 b\n---\t-\n-- \n=== =\n==\n--  -";
+        let b = text.as_bytes();
+        for from in 0..b.len() {
+            for to in from..=b.len() {
+                let want = first_opener(b, from, to, None);
+                assert_eq!(first_opener(b, from, to, opens), want, "{from}..{to}");
+            }
+        }
+        let freed = Freed::default();
+        let starts = (0..b.len())
+            .chain((0..b.len()).rev())
+            .chain((0..b.len()).step_by(7));
+        for from in starts.chain([3, 40, 2, 41, 0, b.len() - 1]) {
+            let want = first_opener(b, from, b.len(), None);
+            assert_eq!(spaced_opener(b, from, &freed), want, "{from}");
+        }
+    }
 
     /// What makes a value a secret by its characters: a digit, or a letter and a symbol
     /// after the first character and before a last `!` or `?` — and no white space,
