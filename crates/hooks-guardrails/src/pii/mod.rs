@@ -5030,6 +5030,15 @@ pub(crate) mod tests {
                 "print(df) gave '   user      password\n0   bob  Xk9vQ2mZp4Lw'",
                 &[k],
             ),
+            // Column names quoted.
+            (
+                "user  `password`\n----  ------------\nbob   Xk9vQ2mZp4Lw",
+                &[k],
+            ),
+            (
+                "| \"user\" | \"password\" |\n|---|---|\n| bob | Xk9vQ2mZp4Lw |",
+                &[k],
+            ),
             // A blank line ends the table (its next row is read no more); so does a rule.
             (
                 "  id  password\n----  ------------\n   1  Xk9vQ2mZp4Lw\n\n   2  Qw3rTy8uIo1p",

@@ -4745,7 +4745,8 @@ impl SecretColumns {
 }
 
 /// A header cell's label (`b[a..z]`) without what people put around it (`Password:`,
-/// `_Password_`, `Password (plain)`): its span.
+/// `_Password_`, `Password (plain)`, a column's name quoted: `"password"`, `` `password`
+/// ``): its span.
 fn label_core(b: &[u8], a: usize, z: usize) -> (usize, usize) {
     let mut z = z;
     if z > a
@@ -4757,11 +4758,11 @@ fn label_core(b: &[u8], a: usize, z: usize) -> (usize, usize) {
             z -= 1;
         }
     }
-    while z > a && matches!(b[z - 1], b':' | b'_' | b'*') {
+    while z > a && matches!(b[z - 1], b':' | b'_' | b'*' | b'"' | b'\'' | b'`') {
         z -= 1;
     }
     let mut a = a;
-    while a < z && matches!(b[a], b'_' | b'*') {
+    while a < z && matches!(b[a], b'_' | b'*' | b'"' | b'\'' | b'`') {
         a += 1;
     }
     (a, z)
