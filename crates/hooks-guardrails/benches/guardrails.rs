@@ -374,11 +374,13 @@ fn scan_adversarial(c: &mut Criterion) {
             fill("id|password\n1|x\na|b|c\npassword|a\n", ""),
         ),
         // Tables aligned with blanks: headers naming a secret over a rule or as a data
-        // frame's, rows whose values fail, lines that look like rules, rules under rules.
+        // frame's, rows whose values fail or start with an address, lines that look like
+        // rules or frames' rows, rules under rules.
         (
             "blank_aligned_tables",
             fill(
-                "id  password\n--  --------\n1   x\n2   a b\n--\n-- x\n   token\n0  a\n1  b\n\n--  --\n0 x\n",
+                "id  password\n--  --------\n1   x\n2   a b\n--\n-- x\n   token\n0  a\n1  b\n\n--  --\n0 x\n\
+                 host  password\n-  --------\n10.0.0.1  x\n \n3 a\n",
                 "",
             ),
         ),

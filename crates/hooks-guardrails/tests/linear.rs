@@ -280,10 +280,12 @@ fn family(name: &str, n: usize) -> String {
         // fail.
         "list_output_rows" => "id|password\n1|x\na|b|c\npassword|a\n".repeat(n / 33),
         // Tables aligned with blanks: headers naming a secret over a rule or as a data
-        // frame's, rows whose values fail, lines that look like rules, rules under rules.
+        // frame's, rows whose values fail or start with an address, lines that look like
+        // rules or frames' rows, rules under rules.
         "blank_aligned_tables" => {
-            "id  password\n--  --------\n1   x\n2   a b\n--\n-- x\n   token\n0  a\n1  b\n\n--  --\n0 x\n"
-                .repeat(n / 79)
+            "id  password\n--  --------\n1   x\n2   a b\n--\n-- x\n   token\n0  a\n1  b\n\n--  --\n0 x\n\
+             host  password\n-  --------\n10.0.0.1  x\n \n3 a\n"
+                .repeat(n / 124)
         }
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),

@@ -4992,7 +4992,34 @@ pub(crate) mod tests {
                 "====  ========  ============\n  id  username  password\n\
                  ====  ========  ============\n   1  bob       Xk9vQ2mZp4Lw\n\
                  ====  ========  ============\n   2  amy       Qw3rTy8uIo1p",
-                &[k],
+                &[k, l],
+            ),
+            // A frame's tail (its index past `0`), an index with a name, a value with a
+            // blank in it.
+            (
+                "    id      password\n98  99  Xk9vQ2mZp4Lw\n99 100  Qw3rTy8uIo1p\n",
+                &[k, l],
+            ),
+            (
+                "          password\nid                \n1     Xk9vQ2mZp4Lw\n2     Qw3rTy8uIo1p\n",
+                &[k, l],
+            ),
+            (
+                "   id  password\n0   1  Xk9v Q2mZp4Lw\n",
+                &["Xk9v Q2mZp4Lw"],
+            ),
+            // Columns one character wide; a rule between rows.
+            ("i  password\n-  ------------\n1  Xk9vQ2mZp4Lw\n", &[k]),
+            ("password      n\n------------  -\nXk9vQ2mZp4Lw  1\n", &[k]),
+            (
+                "id  password\n--  ------------\n1   Xk9vQ2mZp4Lw\n--  ------------\n2   Qw3rTy8uIo1p",
+                &[k, l],
+            ),
+            // A value another detector finds at a row's start: the row's secrets after it.
+            (
+                "host       password\n---------  ------------\n127.0.0.1  Xk9vQ2mZp4Lw\n\
+                 10.0.0.12  Qw3rTy8uIo1p\n",
+                &["127.0.0.1", k, "10.0.0.12", l],
             ),
             // sqlite's `.mode column` (its trailing blanks), psql's `border 0`, Azure's
             // CLI.
@@ -5021,7 +5048,7 @@ pub(crate) mod tests {
                 &[k, "Qw3rTy8uIo1pAb9"],
             ),
             // Written into a string (its line breaks folded): the header after the quote,
-            // the last row ending at the string's end.
+            // the last row ending at the string's end; a string indented in JSON.
             (
                 r#"{"stdout": "user  password\n----  --------\nbob   Xk9vQ2mZp4Lw\namy   Qw3rTy8uIo1p"}"#,
                 &[k, l],
@@ -5029,6 +5056,11 @@ pub(crate) mod tests {
             (
                 "print(df) gave '   user      password\n0   bob  Xk9vQ2mZp4Lw'",
                 &[k],
+            ),
+            (
+                "{\n  \"stdout\": \"   id      password\\n0   1  Xk9vQ2mZp4Lw\\n1   2  \
+                 Qw3rTy8uIo1p\\n\"\n}",
+                &[k, l],
             ),
             // Column names quoted.
             (
@@ -5064,6 +5096,18 @@ pub(crate) mod tests {
             ("   token  count\n0    the     12\n1    and      9", &[]),
             (" The password\n0 results found", &[]),
             ("- - -\npassword  Xk9vQ2mZp4Lw", &[]),
+            ("- - -\n- item\n1 thing\n10 items were found\n", &[]),
+            // Prose right after a table is no row of it.
+            (
+                "  id  password\n----  ------------\n   1  (hidden)\n\
+                 Run ./rotate.sh --force=yes to regenerate keys after v2.3.1-rc1\n",
+                &[],
+            ),
+            (
+                "   id  password\n0   1  (hidden)\n\
+                 See docs/v2.3.1/setup.md#step-3 for details on rotating\n",
+                &[],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }

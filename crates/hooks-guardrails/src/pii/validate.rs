@@ -43,9 +43,14 @@ pub(super) struct Freed {
     pub(super) spaced: std::cell::Cell<Option<SpacedTable>>,
     /// Where that table's next row starts (read by [`table_row_at`], which finds it there).
     pub(super) spaced_next: std::cell::Cell<Option<usize>>,
+    /// The secrets of the row [`spaced_row_cells`] read last: its start, and theirs.
+    pub(super) spaced_row: std::cell::Cell<Option<(usize, Span)>>,
     /// Where [`spaced_opener`] last searched from, and what it found.
     pub(super) spaced_opener: std::cell::Cell<Option<(usize, usize)>>,
 }
+
+/// Where a value found starts and ends, if one was.
+pub(super) type Span = Option<(usize, usize)>;
 
 /// An HTML table's row as [`html_row_secret`] read it: where it ends (at the tag that
 /// ends it) and the columns its table's header row names a secret in.
@@ -4131,13 +4136,22 @@ pub(super) fn table_row_at(
     freed: &Freed,
 ) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    // (The next row of a table aligned with blanks, if one is being read: at the first
-    // line's start from `from` on, where that row or a later one starts.)
+    // (The next row of a table aligned with blanks, if one is being read: where it
+    // starts; past that, on its line — a value found at the row's start, an address in
+    // its first cell — where its secrets start, or `from` if inside them; else the first
+    // line's start from `from` on.)
     let row = freed.spaced_next.get().and_then(|next| {
-        let r = match next >= from {
-            true => next,
-            false if b[from - 1] == b'\n' => from,
-            false => from + memchr::memchr(b'\n', &b[from..to])? + 1,
+        let on_row =
+            next < from && b[from - 1] != b'\n' && memchr::memchr(b'\n', &b[next..from]).is_none();
+        let r = match on_row
+            .then(|| spaced_row_cells(text, next, freed))
+            .flatten()
+        {
+            _ if next >= from => next,
+            _ if b[from - 1] == b'\n' => from,
+            Some((a, _)) if a >= from => a,
+            Some((_, z)) if z > from => from,
+            _ => from + memchr::memchr(b'\n', &b[from..to])? + 1,
         };
         (r < to).then_some(r)
     });
@@ -4190,13 +4204,33 @@ fn spaced_opener(b: &[u8], from: usize, freed: &Freed) -> Option<usize> {
     (o < none).then_some(o)
 }
 
+/// The secrets of the row of the table aligned with blanks being read that starts at
+/// `row` (see [`spaced_cells`]): read once per row (`freed.spaced_row`), however often the
+/// search asks from inside it.
+fn spaced_row_cells(text: &str, row: usize, freed: &Freed) -> Option<(usize, usize)> {
+    if let Some((r, found)) = freed.spaced_row.get()
+        && r == row
+    {
+        return found;
+    }
+    let table = freed.spaced.get()?;
+    let b = text.as_bytes();
+    let line = &b[row..line_end(b, row)];
+    let found = (table.fits(line) && rule_columns(line).is_none())
+        .then(|| spaced_cells(text, row, line, &table, row))
+        .flatten();
+    freed.spaced_row.set(Some((row, found)));
+    found
+}
+
 /// What finds the lines that may open a table aligned with blanks (see
-/// [`first_opener`]): a line break and the first two bytes of one — three literals, which
-/// one walk of a SIMD prefilter finds. `None` if it did not build (it does: tested).
+/// [`first_opener`]): a line break and the first bytes of one (a rule's first dashes or
+/// `=`, a frame's index and its blank), whose literals one walk of a SIMD prefilter finds.
+/// `None` if it did not build (it does: tested).
 fn spaced_opens() -> Option<&'static regex_automata::meta::Regex> {
     static OPENS: OnceLock<Option<regex_automata::meta::Regex>> = OnceLock::new();
     OPENS
-        .get_or_init(|| regex_automata::meta::Regex::new(r"\n(?:--|==|0 )").ok())
+        .get_or_init(|| regex_automata::meta::Regex::new(r"\n(?:--|==|- |= |[0-9]{1,12} )").ok())
         .as_ref()
 }
 
@@ -4213,9 +4247,9 @@ fn first_opener(
         return Some(from);
     }
     match opens {
-        // (Its three bytes may reach two past `to`.)
+        // (A match, of 14 bytes at most, may reach 13 past `to`.)
         Some(re) => re
-            .find_iter(regex_automata::Input::new(b).range(from..b.len().min(to + 2)))
+            .find_iter(regex_automata::Input::new(b).range(from..b.len().min(to + 13)))
             .map(|m| m.start() + 1)
             .take_while(|&l| l < to)
             .find(|&l| spaced_trigger(b, l)),
@@ -4769,20 +4803,46 @@ fn label_core(b: &[u8], a: usize, z: usize) -> (usize, usize) {
 }
 
 /// Whether the line from `l` may open a table aligned with blanks (see
-/// [`spaced_row_secret`]): a rule of dashes or `=` (two runs at least, the first of two or
-/// more: not `---` nor `-- a comment`), or a data frame's first row, its index `0` then a
-/// blank — from the line's start, as clients print them (see [`spaced_opener`]).
+/// [`spaced_row_secret`]): a rule of dashes or `=` (two runs at least, one of the first two
+/// of two or more: not `---`, `- - -` nor `-- a comment`), or a data frame's first row,
+/// its index (digits), a blank and values, below a line that opens with a blank (or holds
+/// a quote and a blank, or ends with two: an index's name) — from the line's start, as
+/// clients print them (see [`spaced_opener`]).
 fn spaced_trigger(b: &[u8], l: usize) -> bool {
     let rest = &b[l..];
     let Some(&mark) = rest.first().filter(|&&c| c == b'-' || c == b'=') else {
-        return rest.starts_with(b"0 ");
+        // (A frame's row: values after its index, under a line that opens with a blank —
+        // its header, or after a quote, written into a string — or ends with two: its
+        // index's name's line, the header above it.)
+        let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+        if !(1..=12).contains(&digits) || rest.get(digits) != Some(&b' ') {
+            return false;
+        }
+        let values = rest[digits..]
+            .iter()
+            .take_while(|&&c| c != b'\n')
+            .any(|c| !c.is_ascii_whitespace());
+        let above = l
+            .checked_sub(1)
+            .map(|brk| memchr::memrchr(b'\n', &b[..brk]).map_or(0, |i| i + 1));
+        return values
+            && above.is_some_and(|a| {
+                let line = &b[a..l - 1];
+                line.first() == Some(&b' ')
+                    || line.ends_with(b"  ")
+                    || line
+                        .windows(2)
+                        .any(|w| matches!(w[0], b'"' | b'\'' | b'`') && w[1] == b' ')
+            });
     };
-    let run = rest.iter().take_while(|&&c| c == mark).count();
-    let blanks = rest[run..]
+    let run = |at: usize| rest[at..].iter().take_while(|&&c| c == mark).count();
+    let first = run(0);
+    let blanks = rest[first..]
         .iter()
         .take_while(|&&c| c == b' ' || c == b'\t')
         .count();
-    run >= 2 && blanks > 0 && rest.get(run + blanks) == Some(&mark)
+    let second = run(first + blanks);
+    blanks > 0 && second > 0 && first.max(second) >= 2
 }
 
 /// A table that a client aligns with blanks: the columns whose header names a secret (see
@@ -4800,16 +4860,30 @@ pub(super) struct SpacedTable {
     /// The quote that opens the table, when it is written into a string: a row ends at
     /// its last one (the string's end, on its last line).
     quote: Option<u8>,
+    /// How wide its rule or its header is, in characters: a row is at most
+    /// [`SPACED_OVERRUN`] wider (a line of prose right after a table is no row).
+    width: usize,
 }
 
+/// How many characters a row of a table aligned with blanks may run past its rule or
+/// header (a value wider than its last column).
+const SPACED_OVERRUN: usize = 16;
+
 impl SpacedTable {
-    fn new(right: bool, quote: Option<u8>) -> SpacedTable {
+    fn new(right: bool, quote: Option<u8>, width: usize) -> SpacedTable {
         SpacedTable {
             at: [(0, 0, 0, 0); SecretColumns::MAX],
             count: 0,
             right,
             quote,
+            width,
         }
+    }
+
+    /// Whether `line` may be a row of the table: no wider than it allows.
+    fn fits(&self, line: &[u8]) -> bool {
+        let line = line.trim_ascii_end();
+        line.len() <= self.width + SPACED_OVERRUN || chars(line) <= self.width + SPACED_OVERRUN
     }
 
     /// Keeps the column of characters `a..z` if its header's label (`b[from..to]`, with
@@ -4884,9 +4958,10 @@ impl<'l> CharWalk<'l> {
 
 /// The spans of a rule under a table's header aligned with blanks (`----  ----------`, as
 /// tabulate, sqlite's `.mode column`, psql with `border 0` and Azure's CLI print it;
-/// `====  ====` as reStructuredText writes it): runs of at least two dashes (or `=`, one
-/// kind per line) apart by blanks, two runs at least — in characters from the line's
-/// start (`line`: without its line break). `None` where the line is no such rule.
+/// `====  ====` as reStructuredText writes it): runs of dashes (or `=`, one kind per line)
+/// apart by blanks, two runs at least, one of them of two or more (a column one character
+/// wide has a run of one: `-  ------------`) — in characters from the line's start
+/// (`line`: without its line break). `None` where the line is no such rule (`- - -`).
 fn rule_columns(line: &[u8]) -> Option<impl Iterator<Item = (usize, usize)> + '_> {
     let mark = *line.trim_ascii_start().first()?;
     if !matches!(mark, b'-' | b'=')
@@ -4903,7 +4978,7 @@ fn rule_columns(line: &[u8]) -> Option<impl Iterator<Item = (usize, usize)> + '_
                 (a, a + run.len())
             })
     };
-    (runs().all(|(a, z)| z - a >= 2) && runs().nth(1).is_some()).then(runs)
+    (runs().any(|(a, z)| z - a >= 2) && runs().nth(1).is_some()).then(runs)
 }
 
 /// A secret in a row of a table that a client aligns with blanks, not pipes, under a
@@ -4911,14 +4986,17 @@ fn rule_columns(line: &[u8]) -> Option<impl Iterator<Item = (usize, usize)> + '_
 /// - a rule under the header gives the columns' spans (`id  username  password` over
 ///   `--  --------  ------------`, then `1   bob       Xk9vQ2mZp4Lw`: tabulate, sqlite's
 ///   `.mode column`, psql with `border 0`, Azure's CLI, reStructuredText's simple tables);
-/// - a pandas data frame has no rule: its first row is its index `0`, the header right
-///   above, each column's values against the right edge of its name (`   id username
-///   password` over `0   1      bob  Xk9vQ2mZp4Lw`).
+/// - a pandas data frame has no rule: its first row starts with its index (digits), the
+///   header right above (or above the index's name), each column's values against the
+///   right edge of its name (`   id username      password` over `0   1      bob
+///   Xk9vQ2mZp4Lw`).
 ///
 /// The rule, or the frame's first row, is the trigger (see [`spaced_trigger`]); it keeps
 /// the table's secret columns in `freed.spaced` and where its next row starts in
 /// `freed.spaced_next`, where [`table_row_at`] finds it — so each row is read once, as
-/// the candidate of its line's start, until a blank line or a rule ends the table.
+/// the candidate of its line's start (or of where another value found at its start
+/// ended), until a blank line ends the table, or a line too wide for it (prose after it).
+/// A rule among its rows (reStructuredText's last one, a rule between groups) does not.
 /// Each cell under a secret column is judged as a Markdown table's is (see
 /// [`cell_holds_secret`]); the detection runs from the first that holds one to the last.
 ///
@@ -4926,39 +5004,50 @@ fn rule_columns(line: &[u8]) -> Option<impl Iterator<Item = (usize, usize)> + '_
 /// else the answer.
 fn spaced_row_secret(text: &str, s: usize, freed: &Freed) -> Option<Option<(usize, usize)>> {
     let b = text.as_bytes();
-    if s > 0 && b[s - 1] != b'\n' {
+    let at_line = s == 0 || b[s - 1] == b'\n';
+    // (A row of the table being read: at its next row, or past it with no blank line
+    // between — a detection may have run over a row's start — or on that row, past a
+    // value found at its start: its cells from there on.)
+    if let Some(next) = freed.spaced_next.get()
+        && let Some(table) = freed.spaced.get()
+        && s >= next
+    {
+        let row = match at_line {
+            true => (!b[next..s].windows(2).any(|w| w == b"\n\n" || w == b"\n\r")).then_some(s),
+            false => memchr::memchr(b'\n', &b[next..s]).is_none().then_some(next),
+        };
+        if let Some(row) = row {
+            freed.spaced_next.set(None);
+            let end = line_end(b, row);
+            let line = &b[row..end];
+            if rule_columns(line).is_some() {
+                freed.spaced_next.set(next_line(b, end));
+                return Some(None);
+            }
+            if !line.trim_ascii().is_empty() && table.fits(line) {
+                freed.spaced_next.set(next_line(b, end));
+                return Some(spaced_cells(text, row, line, &table, s));
+            }
+        }
+    }
+    if !at_line {
         return None;
     }
     let end = line_end(b, s);
     let line = &b[s..end];
-    // (A row of the table being read: at its next row, or past it, with no blank line
-    // between — a detection may have run over a row's start.)
-    if let Some(next) = freed.spaced_next.get()
-        && let Some(table) = freed.spaced.get()
-        && s >= next
-        && !b[next..s].windows(2).any(|w| w == b"\n\n" || w == b"\n\r")
-    {
-        freed.spaced_next.set(None);
-        if !line.trim_ascii().is_empty() && rule_columns(line).is_none() {
-            freed.spaced_next.set(next_line(b, end));
-            return Some(spaced_cells(text, s, line, &table));
-        }
-    }
     let floor = s.saturating_sub(TABLE_BYTES);
-    // (The header: the line above — or, where that names no secret, what follows its last
-    // quote: a table written into a string, `{"out": "user  password\n----  …`.)
+    // (The header: the line above — or first what follows its last quote, if it holds
+    // one: a table written into a string, `{"out": "user  password\n----  …`.)
     let above = line_above(b, s, floor).filter(|&(ha, hz)| hz - ha <= TABLE_BYTES);
     let origins = |(ha, hz): (usize, usize)| {
         let quoted =
-            memchr::memrchr3(b'"', b'\'', b'`', &b[ha..hz]).map(|q| (ha + q + 1, b[ha + q]));
-        [(ha, None)]
-            .into_iter()
-            .chain(quoted.map(|(o, q)| (o, Some(q))))
+            memchr::memrchr3(b'"', b'\'', b'`', &b[ha..hz]).map(|q| (ha + q + 1, Some(b[ha + q])));
+        quoted.into_iter().chain([(ha, None)])
     };
-    if rule_columns(line).is_some() {
+    if let Some(width) = rule_columns(line).map(|_| chars(line.trim_ascii_end())) {
         let header_rule = above.is_some_and(|(ha, hz)| rule_columns(&b[ha..hz]).is_some());
         for (origin, quote) in above.filter(|_| !header_rule).into_iter().flat_map(origins) {
-            let mut table = SpacedTable::new(false, quote);
+            let mut table = SpacedTable::new(false, quote, width);
             let header = &b[origin..above.map_or(origin, |(_, hz)| hz)];
             let mut walk = CharWalk::new(header);
             for (a, z) in rule_columns(line).into_iter().flatten() {
@@ -4974,10 +5063,20 @@ fn spaced_row_secret(text: &str, s: usize, freed: &Freed) -> Option<Option<(usiz
         }
         return Some(None);
     }
-    // (A data frame's first row, its header right above: no pipes in either — a row
-    // `0 | bob | …` is a Markdown table's.)
-    if line.starts_with(b"0 ") && !line.contains(&b'|') {
-        let (ha, hz) = above?;
+    // (A data frame's first row, its header right above, or above its index's name — a
+    // name alone on its line, `id` then blanks; no pipes in either: a row `0 | bob | …` is
+    // a Markdown table's.)
+    let digits = line.iter().take_while(|c| c.is_ascii_digit()).count();
+    if (1..=12).contains(&digits) && line.get(digits) == Some(&b' ') && !line.contains(&b'|') {
+        let (mut ha, mut hz) = above?;
+        let named = &b[ha..hz];
+        let name = named
+            .iter()
+            .take_while(|c| !c.is_ascii_whitespace())
+            .count();
+        if name > 0 && named[name..].trim_ascii().is_empty() {
+            (ha, hz) = line_above(b, ha, floor).filter(|&(ha, hz)| hz - ha <= TABLE_BYTES)?;
+        }
         let hz = hz - usize::from(hz > ha && b[hz - 1] == b'\r');
         if b[ha..hz].contains(&b'|') {
             return None;
@@ -4986,20 +5085,31 @@ fn spaced_row_secret(text: &str, s: usize, freed: &Freed) -> Option<Option<(usiz
             .filter(|&(origin, _)| b.get(origin) == Some(&b' '))
             .map(|(origin, quote)| frame_columns(b, origin, &b[origin..hz], quote))
             .find(|table| table.count > 0)?;
+        if !table.fits(line) {
+            return None;
+        }
         freed.spaced.set(Some(table));
         freed.spaced_next.set(next_line(b, end));
-        return Some(spaced_cells(text, s, line, &table));
+        return Some(spaced_cells(text, s, line, &table, s));
     }
     // (A line that only looked as if it might open one: `---`, `-- a comment`. A pipe on
     // it makes it a Markdown table's row, which its trigger is then.)
     (spaced_trigger(b, s) && !line.contains(&b'|')).then_some(None)
 }
 
+/// How many characters `line` holds.
+fn chars(line: &[u8]) -> usize {
+    line.iter().filter(|&&c| c & 0xC0 != 0x80).count()
+}
+
 /// The secret columns of a pandas data frame's header (`header`, from `ha` in the text):
 /// its names, apart by two blanks or more (one blank stays within a name: `api key`),
 /// each column ending where its name does — values stand against that edge.
 fn frame_columns(b: &[u8], ha: usize, header: &[u8], quote: Option<u8>) -> SpacedTable {
-    let mut table = SpacedTable::new(true, quote);
+    // (A wide frame's header that goes on below ends with a `\`.)
+    let wide = header.trim_ascii_end();
+    let wide = wide.strip_suffix(b"\\").unwrap_or(wide).trim_ascii_end();
+    let mut table = SpacedTable::new(true, quote, chars(wide));
     let blank = |c: u8| c == b' ' || c == b'\t';
     // (Offsets in bytes, `chars` in characters.)
     let (mut i, mut chars, mut last) = (0, 0, 0);
@@ -5030,9 +5140,15 @@ fn frame_columns(b: &[u8], ha: usize, header: &[u8], quote: Option<u8>) -> Space
 }
 
 /// The secrets in a row of a table aligned with blanks (`line`, from `s` in the text,
-/// without its line break) under `table`'s columns: from the first cell that holds one to
-/// the last.
-fn spaced_cells(text: &str, s: usize, line: &[u8], table: &SpacedTable) -> Option<(usize, usize)> {
+/// without its line break) under `table`'s columns, in cells that start at `from` or
+/// later: from the first cell that holds one to the last.
+fn spaced_cells(
+    text: &str,
+    s: usize,
+    line: &[u8],
+    table: &SpacedTable,
+    from: usize,
+) -> Option<(usize, usize)> {
     if line.len() > TABLE_BYTES {
         return None;
     }
@@ -5045,18 +5161,25 @@ fn spaced_cells(text: &str, s: usize, line: &[u8], table: &SpacedTable) -> Optio
     let blank = |c: u8| c == b' ' || c == b'\t';
     let mut found: Option<(usize, usize)> = None;
     let mut walk = CharWalk::new(line);
-    for &(a, z, from, len) in &table.at[..table.count] {
+    for &(a, z, label, len) in &table.at[..table.count] {
         let (a, z) = (walk.byte(a as usize), walk.byte(z as usize));
         let (mut ca, mut cz) = (a, z);
         if table.right {
             // (Against the column's right edge: the run of characters that ends there, or
-            // runs over it.)
+            // runs over it — one blank within it, as columns stand two apart.)
             if cz == 0 || blank(line[cz - 1]) {
                 continue;
             }
             ca = cz - 1;
-            while ca > a && !blank(line[ca - 1]) {
-                ca -= 1;
+            loop {
+                while ca > a && !blank(line[ca - 1]) {
+                    ca -= 1;
+                }
+                if ca >= a + 2 && line[ca - 1] == b' ' && !blank(line[ca - 2]) {
+                    ca -= 2;
+                    continue;
+                }
+                break;
             }
             while cz < line.len() && !blank(line[cz]) {
                 cz += 1;
@@ -5071,10 +5194,11 @@ fn spaced_cells(text: &str, s: usize, line: &[u8], table: &SpacedTable) -> Optio
             }
         }
         let (ca, cz) = cell_text(b, s + ca, s + cz);
-        let label = &b[from as usize..from as usize + usize::from(len)];
-        if text
-            .get(ca..cz)
-            .is_some_and(|v| cell_holds_secret(label, v))
+        let label = &b[label as usize..label as usize + usize::from(len)];
+        if ca >= from
+            && text
+                .get(ca..cz)
+                .is_some_and(|v| cell_holds_secret(label, v))
         {
             found = Some((found.map_or(ca, |f| f.0), cz));
         }
@@ -8244,7 +8368,8 @@ mod tests {
     fn lines_that_may_open_a_table_aligned_with_blanks_are_found_alike_every_way() {
         let opens = spaced_opens();
         assert!(opens.is_some());
-        let text = "a\n--  --\n-- x\n--\n==  ==\n0 a\n0\n 0 b\n---\t-\n-- \n=== =\n==\n--  -";
+        let text = " a\n--  --\n-- x\n--\n==  ==\n0 a\n 0\n 0 b\n---\t-\n-- \n=== =\n==\n- --\n\
+                    - -\n= ==\n-  --\n  \n12 a\nid  \n1234567890123 x\n'' \n7 b\n--  -";
         let b = text.as_bytes();
         for from in 0..b.len() {
             for to in from..=b.len() {
