@@ -5062,6 +5062,25 @@ pub(crate) mod tests {
                  Qw3rTy8uIo1p\\n\"\n}",
                 &[k, l],
             ),
+            // tabulate's `psql` and `grid` formats: a border with outer pipes under the
+            // header, borders between rows.
+            (
+                "+----+------------+\n|  0 | password   |\n|----+------------|\n\
+                 |  1 | Xk9vQ2mZp4Lw |\n|  2 | Qw3rTy8uIo1p |\n+----+------------+",
+                &[k, l],
+            ),
+            (
+                "+----+--------------+\n| id | password     |\n+====+==============+\n\
+                 |  1 | Xk9vQ2mZp4Lw |\n+----+--------------+\n|  2 | Qw3rTy8uIo1p |\n\
+                 +----+--------------+",
+                &[k, l],
+            ),
+            // A grid whose header names no secret reads none under its borders.
+            (
+                "+----+--------------+\n| id | note         |\n+====+==============+\n\
+                 | password | Xk9vQ2mZp4Lw |\n+----+--------------+\n| 2 | Qw3rTy8uIo1p |",
+                &[k],
+            ),
             // Column names quoted.
             (
                 "user  `password`\n----  ------------\nbob   Xk9vQ2mZp4Lw",

@@ -4372,10 +4372,15 @@ fn alignment_row(line: &[u8]) -> Option<bool> {
 
 /// Whether the table's row on the line from `line` (its cells from `first`, see
 /// [`row_origin`]; its end at `to`) is its table's alignment row: dashes in every cell
-/// (see [`alignment_row`]), and either a cell of three dashes or one with a colon, or right below the table's first row
-/// — a row of values that are a dash each further down (`| - | - |`) is no alignment row,
-/// and the rows below it stay the table's.
+/// (see [`alignment_row`]), and either a cell of three dashes or one with a colon, or
+/// right below the table's first row — a row of values that are a dash each further down
+/// (`| - | - |`) is no alignment row, and the rows below it stay the table's. Or a
+/// border with its outer pipes (see [`border_line`]).
 fn alignment_at(b: &[u8], line: usize, first: usize, to: usize, floor: usize) -> bool {
+    // (A border with its outer pipes, `|----+-----|`, stands where an alignment row would.)
+    if b[first] == b'|' && border_line(&b[first..to]) {
+        return true;
+    }
     if !alignment_bytes(&b[first..to]) {
         return false;
     }
@@ -4462,11 +4467,16 @@ fn line_above(b: &[u8], line: usize, floor: usize) -> Option<(usize, usize)> {
 }
 
 /// Whether a line is the border a database client draws below a table's header (MySQL's
-/// `+----------+-----------+`, psql's `----------+-----------`): `+`, `-` and `=` only
-/// past blanks, a `+` among them, at least three dashes (or `=`) before a `+` or after
+/// `+----------+-----------+`, psql's `----------+-----------`, tabulate's `psql` and
+/// `orgtbl` formats' `|----+-----|`): `+`, `-` and `=` only past blanks (and a pipe at
+/// either end), a `+` among them, at least three dashes (or `=`) before a `+` or after
 /// the last.
 fn border_line(line: &[u8]) -> bool {
     let l = line.trim_ascii();
+    let l = match l {
+        [b'|', inner @ .., b'|'] => inner,
+        _ => l,
+    };
     l.len() >= 3
         && l.contains(&b'+')
         && l.iter().all(|c| matches!(c, b'+' | b'-' | b'='))
@@ -4641,10 +4651,13 @@ pub(super) fn table_row_secret(
     };
     let (line, origin) = row_origin(b, p)?;
     // (Right below: one line break between, `\r`s about it or not.)
+    // (Or below it past a grid's border between rows, `+----+-----+`, once its header
+    // named a secret: the rows of tabulate's `grid` formats.)
     let below_last = freed.table.get().filter(|last| {
         let brk = &b[last.end.min(line)..line];
-        brk.iter().all(|&c| c == b'\n' || c == b'\r')
-            && brk.iter().filter(|&&c| c == b'\n').count() == 1
+        let breaks = brk.iter().filter(|&&c| c == b'\n').count();
+        (breaks == 1 && brk.iter().all(|&c| c == b'\n' || c == b'\r'))
+            || (breaks == 2 && last.columns.count > 0 && border_line(brk))
     });
     let columns = if alignment_at(b, line, origin, end, line.saturating_sub(TABLE_BYTES)) {
         // (Its header: the row above, if the line above is one.)
