@@ -174,6 +174,7 @@ fn values() -> Vec<(String, String)> {
                     Some("-[ RECORD 1 ]----\nusername | bob\npassword | {}\n")
                 }
                 // (On lines of its own: the values before it end on the line above.)
+                "secret_aws_secret_string" => Some(r#"{"Name": "db", "SecretString": "{}"}"#),
                 "secret_spaced_table" => Some("\nuser  password\n----  --------\nbob   {}\n"),
                 "secret_wifi_psk" => Some("network={\n    ssid=\"Home\"\n    psk=\"{}\"\n}\n"),
                 "secret_yaml_block" => Some("smtp:\n  password: |\n    {}\n  port: 587\n"),
@@ -326,7 +327,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1203 + 13);
+    assert_eq!(values.len(), 1164 + 1204 + 13);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

@@ -3094,7 +3094,7 @@ pub(crate) mod tests {
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
         let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
-        let cases: [(String, &[&str]); 271] = [
+        let cases: [(String, &[&str]); 275] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3317,6 +3317,16 @@ pub(crate) mod tests {
             ("SECRET_KEY_BASE=Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             ("aws_secret_access_key = Zq8rTw2xLk".into(), &["Zq8rTw2xLk"]),
             (r#"{"SecretAccessKey": "Zq8rTw2xLk"}"#.into(), &["Zq8rTw2xLk"]),
+            // AWS Secrets Manager's value: a string, base64, or a table's column.
+            (r#"{"Name": "db", "SecretString": "Zq8rTw2xLk"}"#.into(), &["Zq8rTw2xLk"]),
+            (r#"{"SecretBinary": "WGs5dlEybVpwNEx3"}"#.into(), &["WGs5dlEybVpwNEx3"]),
+            (
+                "+------+--------------+\n| Name | SecretString |\n+------+--------------+\n\
+                 | db   | Zq8rTw2xLk   |\n+------+--------------+"
+                    .into(),
+                &["Zq8rTw2xLk"],
+            ),
+            ("SecretStrings: many".into(), &[]),
             // An XML element (Maven's settings.xml), attribute pairs (.NET's appSettings,
             // Spring's beans), a call's quoted argument (Django's `set_password`, MySQL's
             // `PASSWORD()`), YAML block scalars (the block's lines taken with the first).
@@ -5040,6 +5050,15 @@ pub(crate) mod tests {
                 "user  password      token\n----  ------------  ----------------\n\
                  bob   Xk9vQ2mZp4Lw  Rt5yU8iO2pLkMn4b",
                 &["Xk9vQ2mZp4Lw  Rt5yU8iO2pLkMn4b"],
+            ),
+            // A value of the column before run into a secret's column is left to it.
+            (
+                "email password\n----- --------\na@b.com Xk9vQ2mZp4Lw\nc@d.com Qw3rTy8uIo1p\n",
+                &["a@b.com", k, "c@d.com", l],
+            ),
+            (
+                "user  password\n----  ------------\n10.0.0.1  Xk9vQ2mZp4Lw\n",
+                &["10.0.0.1", k],
             ),
             // Columns counted in characters, not bytes; a value run over its column's edge.
             (

@@ -4398,8 +4398,9 @@ fn alignment_at(b: &[u8], line: usize, first: usize, to: usize, floor: usize) ->
 /// Pass`).
 pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
     // (Every name ends with one of these, in any case: most labels are turned away here.)
-    const ENDS: [&[u8]; 10] = [
-        b"ord", b"swd", b"ase", b"ret", b"key", b"ken", b"ass", b"pwd", b"psk", b"uth",
+    const ENDS: [&[u8]; 12] = [
+        b"ord", b"swd", b"ase", b"ret", b"key", b"ken", b"ass", b"pwd", b"psk", b"uth", b"ing",
+        b"ary",
     ];
     let tail = label.get(label.len().checked_sub(3)?..)?;
     if !ENDS.iter().any(|e| tail.eq_ignore_ascii_case(e)) {
@@ -5198,12 +5199,22 @@ fn spaced_cells(
                 cz += 1;
             }
         } else {
-            // (Anywhere in the span, and on past its edges where the value runs over them.)
+            // (Anywhere in the span, and on past its edges where the value runs over them
+            // — but a value of the column before that runs into the span, `a@b.com
+            // Xk9vQ2mZp4Lw` under `-----  --------`, is left to that column.)
             while cz < line.len() && cz > ca && !blank(line[cz]) && !blank(line[cz - 1]) {
                 cz += 1;
             }
-            while ca > 0 && ca < cz && !blank(line[ca - 1]) && !blank(line[ca]) {
-                ca -= 1;
+            if ca < cz && !blank(line[ca]) && ca > 0 && !blank(line[ca - 1]) {
+                let over = ca + line[ca..cz].iter().take_while(|&&c| !blank(c)).count();
+                match line[over..cz].iter().position(|&c| !blank(c)) {
+                    Some(next) => ca = over + next,
+                    None => {
+                        while ca > 0 && !blank(line[ca - 1]) {
+                            ca -= 1;
+                        }
+                    }
+                }
             }
         }
         let (ca, cz) = cell_text(b, s + ca, s + cz);
