@@ -4656,9 +4656,12 @@ pub(super) fn table_row_secret(
     // named a secret: the rows of tabulate's `grid` formats.)
     let below_last = freed.table.get().filter(|last| {
         let brk = &b[last.end.min(line)..line];
-        let breaks = brk.iter().filter(|&&c| c == b'\n').count();
-        (breaks == 1 && brk.iter().all(|&c| c == b'\n' || c == b'\r'))
-            || (breaks == 2 && last.columns.count > 0 && border_line(brk))
+        let breaks = |brk: &[u8]| brk.iter().filter(|&&c| c == b'\n').count();
+        (brk.iter().all(|&c| c == b'\n' || c == b'\r') && breaks(brk) == 1)
+            || (last.columns.count > 0
+                && brk.len() <= TABLE_BYTES
+                && border_line(brk)
+                && breaks(brk) == 2)
     });
     let columns = if alignment_at(b, line, origin, end, line.saturating_sub(TABLE_BYTES)) {
         // (Its header: the row above, if the line above is one.)
