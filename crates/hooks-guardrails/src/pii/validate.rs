@@ -4478,9 +4478,10 @@ fn border_line(line: &[u8]) -> bool {
         [b'|', inner @ .., b'|'] => inner,
         _ => l,
     };
+    // (Byte by byte first: a row of values stops at its first letter.)
     l.len() >= 3
-        && l.contains(&b'+')
         && l.iter().all(|c| matches!(c, b'+' | b'-' | b'='))
+        && l.contains(&b'+')
         && l.split(|&c| c == b'+').any(|run| run.len() >= 3)
 }
 
