@@ -4969,8 +4969,9 @@ pub(crate) mod tests {
     /// dashes (tabulate, sqlite's `.mode column`, psql with `border 0`, Azure's CLI,
     /// reStructuredText's `=`), and a pandas data frame's, each value against the right
     /// edge of its column's name — each row's cells under a header naming a secret. A
-    /// blank line or a rule ends the table; cells of words, a rule that heads nothing and
-    /// a frame whose column names no secret hold none.
+    /// blank line ends the table, as does a line too wide to be its row (a rule between
+    /// rows does not); cells of words, a rule that heads nothing and a frame whose column
+    /// names no secret hold none.
     #[test]
     fn tables_aligned_with_blanks_are_read_by_their_columns() {
         let d = PiiDetector::new();
@@ -5109,7 +5110,7 @@ pub(crate) mod tests {
                 "| \"user\" | \"password\" |\n|---|---|\n| bob | Xk9vQ2mZp4Lw |",
                 &[k],
             ),
-            // A blank line ends the table (its next row is read no more); so does a rule.
+            // A blank line ends the table: its next row is read no more.
             (
                 "  id  password\n----  ------------\n   1  Xk9vQ2mZp4Lw\n\n   2  Qw3rTy8uIo1p",
                 &[k],

@@ -860,8 +860,7 @@ pub(super) struct Spec {
 /// [`command_line_secrets`]), on their own so that neither pass 1's prefilter nor its
 /// skip over a failed run (see `other_trigger_in`) need know them; pass 5: a Markdown
 /// table's rows (see `validate::table_row_secret`) and those of a table aligned with
-/// blanks, found by hand. At one start, passes
-/// are asked in this order.
+/// blanks, found by hand. At one start, passes are asked in this order.
 pub(super) const PASSES: usize = 6;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after

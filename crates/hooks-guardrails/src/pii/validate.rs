@@ -4127,8 +4127,9 @@ const TABLE_BYTES: usize = 16 << 10;
 /// those (see [`row_start`]); or an HTML table's, at its `<tr>`; or, at a line's start,
 /// what opens a table aligned with blanks (see [`spaced_trigger`]) or the next row of the
 /// one being read (`freed.spaced_next`, see [`spaced_row_secret`]). The trigger of
-/// [`table_row_secret`], read by hand (a `|`, `<` or line break is searched for with
-/// `memchr`; a row's line's start is found back from a `|`).
+/// [`table_row_secret`], read by hand (a `|` or `<` is searched for with `memchr`, the
+/// lines that may open a table aligned with blanks with a prefilter, see
+/// [`spaced_opener`]; a row's line's start is found back from a `|`).
 pub(super) fn table_row_at(
     text: &str,
     from: usize,
