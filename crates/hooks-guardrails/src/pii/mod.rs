@@ -3094,7 +3094,7 @@ pub(crate) mod tests {
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
         let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
-        let cases: [(String, &[&str]); 275] = [
+        let cases: [(String, &[&str]); 277] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3327,6 +3327,8 @@ pub(crate) mod tests {
                 &["Zq8rTw2xLk"],
             ),
             ("SecretStrings: many".into(), &[]),
+            ("secret_string = \"Zq8rTw2xLk\"".into(), &["Zq8rTw2xLk"]),
+            ("| Name | GenerateSecretString |\n|---|---|\n| a | a1b2c3d4e5f6 |".into(), &[]),
             // An XML element (Maven's settings.xml), attribute pairs (.NET's appSettings,
             // Spring's beans), a call's quoted argument (Django's `set_password`, MySQL's
             // `PASSWORD()`), YAML block scalars (the block's lines taken with the first).
@@ -5101,7 +5103,34 @@ pub(crate) mod tests {
                  | password | Xk9vQ2mZp4Lw |\n+----+--------------+\n| 2 | Qw3rTy8uIo1p |",
                 &[k],
             ),
-            // Column names quoted.
+            // A border with outer pipes further down is a rule between rows (the rows
+            // below keep the header's columns; the row above it names none); Pandoc's
+            // borders with colons; a grid's rows past its borders, only as wide as them.
+            (
+                "| user | token |\n|------+-------|\n| bob  | Xk9vQ2mZp4Lw |\n\
+                 |------+-------|\n| eve  | Qw3rTy8uIo1p |",
+                &[k, l],
+            ),
+            (
+                "| key | value |\n|---|---|\n| password | token |\n|---+---|\n\
+                 | v1_a | a1b2c3d4e5 |",
+                &[],
+            ),
+            (
+                "+----+--------------+\n| id | password     |\n+:===+=============:+\n\
+                 |  1 | Xk9vQ2mZp4Lw |\n+----+--------------+\n|  2 | Qw3rTy8uIo1p |",
+                &[k, l],
+            ),
+            (
+                "+----+--------------+\n| id | password     |\n+----+--------------+\n\
+                 |  1 | Xk9vQ2mZp4Lw |\n+----+--------------+\n| build_42 | v2.3.1-rc1 |",
+                &[k],
+            ),
+            // Column names quoted, typographic quotes too.
+            (
+                "| user | “password” |\n|---|---|\n| bob | Xk9vQ2mZp4Lw |",
+                &[k],
+            ),
             (
                 "user  `password`\n----  ------------\nbob   Xk9vQ2mZp4Lw",
                 &[k],

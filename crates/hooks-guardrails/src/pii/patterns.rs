@@ -29,7 +29,7 @@ const BASIC: &str = r"[A-Za-z0-9+/_\-]";
 /// whose name ends in one of them (`MYSQL_ROOT_PASSWORD`, `spring.datasource.password`)
 /// holds a secret (see `validate::named_secret`). The first [`RUN_PASS_NAMES`] are fields'
 /// names; the rest, headers' (`X-API-Key`, `X-Auth-Token`, `Private-Token`) and tokens'.
-pub(super) const SECRET_NAMES: [&str; 118] = [
+pub(super) const SECRET_NAMES: [&str; 121] = [
     // (Before `Secret`, which the trigger would otherwise take with a blank after it, as a
     // name a command sets, and the candidate fail.)
     "Secret Key",
@@ -51,9 +51,13 @@ pub(super) const SECRET_NAMES: [&str; 118] = [
     "secretKey",
     "SecretKey",
     "SECRET_KEY",
-    // (AWS Secrets Manager's value, in `aws secretsmanager get-secret-value` output.)
+    // (AWS Secrets Manager's value, in `aws secretsmanager get-secret-value` output, and as
+    // Terraform and the SDKs name it.)
     "SecretString",
     "SecretBinary",
+    "secret_string",
+    "secretString",
+    "SECRET_STRING",
     "private_key",
     "privateKey",
     "PRIVATE_KEY",
@@ -544,7 +548,7 @@ pub(super) const WORD_NAMES: [&str; 5] = ["pass", "PASS", "auth", "Auth", "AUTH"
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
 /// since) are looked for in the command-line pass, whose prefilter then stays the faster
 /// kind with fewer literals (see `specs`).
-pub(super) const RUN_PASS_NAMES: usize = 97;
+pub(super) const RUN_PASS_NAMES: usize = 100;
 
 /// A field named by one of `names`, its separator and the value's first character. The
 /// separator is

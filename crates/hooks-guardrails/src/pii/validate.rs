@@ -4376,11 +4376,13 @@ fn alignment_row(line: &[u8]) -> Option<bool> {
 /// (see [`alignment_row`]), and either a cell of three dashes or one with a colon, or
 /// right below the table's first row — a row of values that are a dash each further down
 /// (`| - | - |`) is no alignment row, and the rows below it stay the table's. Or a
-/// border with its outer pipes (see [`border_line`]).
+/// border with its outer pipes (see [`border_line`]) right below the table's first row.
 fn alignment_at(b: &[u8], line: usize, first: usize, to: usize, floor: usize) -> bool {
-    // (A border with its outer pipes, `|----+-----|`, stands where an alignment row would.)
+    // (A border with its outer pipes, `|----+-----|`, stands where an alignment row would:
+    // right below the table's first row. Further down it is a rule between rows.)
     if b[first] == b'|' && border_line(&b[first..to]) {
-        return true;
+        return row_above(b, line, floor)
+            .is_some_and(|(header, _, _)| row_above(b, header, floor).is_none());
     }
     if !alignment_bytes(&b[first..to]) {
         return false;
@@ -4424,9 +4426,13 @@ pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
                 (Some(c), true) => c.is_ascii_lowercase(),
                 (None, true) => false,
                 (None, false) => true,
+                // (AWS's value's names only whole or after a separator: CloudFormation's
+                // `GenerateSecretString` is a setting, not the value.)
                 (Some(c), false) => {
                     !c.is_ascii_alphanumeric()
-                        || (c.is_ascii_lowercase() && n[0].is_ascii_uppercase())
+                        || (c.is_ascii_lowercase()
+                            && n[0].is_ascii_uppercase()
+                            && !matches!(*n, b"SecretString" | b"SecretBinary"))
                 }
             }
         })
@@ -4479,9 +4485,10 @@ fn border_line(line: &[u8]) -> bool {
         [b'|', inner @ .., b'|'] => inner,
         _ => l,
     };
-    // (Byte by byte first: a row of values stops at its first letter.)
+    // (Byte by byte first: a row of values stops at its first letter. Pandoc's grid tables
+    // mark a column's alignment with colons: `+:===+====:+`.)
     l.len() >= 3
-        && l.iter().all(|c| matches!(c, b'+' | b'-' | b'='))
+        && l.iter().all(|c| matches!(c, b'+' | b'-' | b'=' | b':'))
         && l.contains(&b'+')
         && l.split(|&c| c == b'+').any(|run| run.len() >= 3)
 }
@@ -4655,7 +4662,8 @@ pub(super) fn table_row_secret(
     let (line, origin) = row_origin(b, p)?;
     // (Right below: one line break between, `\r`s about it or not.)
     // (Or below it past a grid's border between rows, `+----+-----+`, once its header
-    // named a secret: the rows of tabulate's `grid` formats.)
+    // named a secret: the rows of tabulate's `grid` formats — a border of dashes, as wide
+    // as the row; one of `=` is a header's.)
     let below_last = freed.table.get().filter(|last| {
         let brk = &b[last.end.min(line)..line];
         let breaks = |brk: &[u8]| brk.iter().filter(|&&c| c == b'\n').count();
@@ -4663,7 +4671,9 @@ pub(super) fn table_row_secret(
             || (last.columns.count > 0
                 && brk.len() <= TABLE_BYTES
                 && border_line(brk)
-                && breaks(brk) == 2)
+                && !brk.contains(&b'=')
+                && breaks(brk) == 2
+                && chars(brk.trim_ascii()) == chars(b[line..end].trim_ascii()))
     });
     let columns = if alignment_at(b, line, origin, end, line.saturating_sub(TABLE_BYTES)) {
         // (Its header: the row above, if the line above is one.)
@@ -4799,7 +4809,7 @@ impl SecretColumns {
 
 /// A header cell's label (`b[a..z]`) without what people put around it (`Password:`,
 /// `_Password_`, `Password (plain)`, a column's name quoted: `"password"`, `` `password`
-/// ``): its span.
+/// ``, `“password”`): its span.
 fn label_core(b: &[u8], a: usize, z: usize) -> (usize, usize) {
     let mut z = z;
     if z > a
@@ -4811,12 +4821,27 @@ fn label_core(b: &[u8], a: usize, z: usize) -> (usize, usize) {
             z -= 1;
         }
     }
-    while z > a && matches!(b[z - 1], b':' | b'_' | b'*' | b'"' | b'\'' | b'`') {
-        z -= 1;
+    // (Typographic quotes too: `“password”`, `‘password’`.)
+    let closes = |i: usize| i >= 3 && matches!(&b[i - 3..i], [0xE2, 0x80, 0x99 | 0x9D]);
+    let opens = |i: usize| matches!(b.get(i..i + 3), Some([0xE2, 0x80, 0x98 | 0x9C]));
+    loop {
+        if z > a && matches!(b[z - 1], b':' | b'_' | b'*' | b'"' | b'\'' | b'`') {
+            z -= 1;
+        } else if z >= a + 3 && closes(z) {
+            z -= 3;
+        } else {
+            break;
+        }
     }
     let mut a = a;
-    while a < z && matches!(b[a], b'_' | b'*' | b'"' | b'\'' | b'`') {
-        a += 1;
+    loop {
+        if a < z && matches!(b[a], b'_' | b'*' | b'"' | b'\'' | b'`') {
+            a += 1;
+        } else if a + 3 <= z && opens(a) {
+            a += 3;
+        } else {
+            break;
+        }
     }
     (a, z)
 }
@@ -5023,6 +5048,10 @@ fn rule_columns(line: &[u8]) -> Option<impl Iterator<Item = (usize, usize)> + '_
 /// else the answer.
 fn spaced_row_secret(text: &str, s: usize, freed: &Freed) -> Option<Option<(usize, usize)>> {
     let b = text.as_bytes();
+    // (Neither a table being read nor a line that may open one: most pipe rows.)
+    if freed.spaced_next.get().is_none() && !matches!(b[s], b'-' | b'=' | b'0'..=b'9') {
+        return None;
+    }
     let at_line = s == 0 || b[s - 1] == b'\n';
     // (A row of the table being read: at its next row, or past it with no blank line
     // between — a detection may have run over a row's start — or on that row, past a
