@@ -4142,17 +4142,19 @@ pub(super) fn table_row_at(
     // its first cell — where its secrets start, or `from` if inside them; else the first
     // line's start from `from` on.)
     let row = freed.spaced_next.get().and_then(|next| {
-        let on_row =
-            next < from && b[from - 1] != b'\n' && memchr::memchr(b'\n', &b[next..from]).is_none();
-        let r = match on_row
-            .then(|| spaced_row_cells(text, next, freed))
-            .flatten()
-        {
-            _ if next >= from => next,
-            _ if b[from - 1] == b'\n' => from,
-            Some((a, _)) if a >= from => a,
-            Some((_, z)) if z > from => from,
-            _ => from + memchr::memchr(b'\n', &b[from..to])? + 1,
+        let next_line = || Some(from + memchr::memchr(b'\n', &b[from..to])? + 1);
+        let r = if next >= from {
+            next
+        } else if b[from - 1] == b'\n' {
+            from
+        } else if memchr::memchr(b'\n', &b[next..from]).is_none() {
+            match spaced_row_cells(text, next, freed) {
+                Some((a, _)) if a >= from => a,
+                Some((_, z)) if z > from => from,
+                _ => next_line()?,
+            }
+        } else {
+            next_line()?
         };
         (r < to).then_some(r)
     });
@@ -4285,9 +4287,8 @@ fn bare_row_start(b: &[u8], p: usize) -> Option<usize> {
         None if floor == 0 => 0,
         None => return None,
     };
-    // (Characters, as the regex counts them: UTF-8's continuation bytes left out.)
-    let chars = b[start..p].iter().filter(|&&c| c & 0xC0 != 0x80).count();
-    (chars <= BARE_ROW_LEAD).then_some(start)
+    // (Characters, as the regex counts them.)
+    (chars(&b[start..p]) <= BARE_ROW_LEAD).then_some(start)
 }
 
 /// Where the row whose line's first `|` is at `p` starts, and where its cells do: at that
@@ -4866,12 +4867,9 @@ fn spaced_trigger(b: &[u8], l: usize) -> bool {
             .iter()
             .take_while(|&&c| c != b'\n')
             .any(|c| !c.is_ascii_whitespace());
-        let above = l
-            .checked_sub(1)
-            .map(|brk| memchr::memrchr(b'\n', &b[..brk]).map_or(0, |i| i + 1));
         return values
-            && above.is_some_and(|a| {
-                let line = &b[a..l - 1];
+            && line_above(b, l, 0).is_some_and(|(a, to)| {
+                let line = &b[a..to];
                 line.first() == Some(&b' ')
                     || line.ends_with(b"  ")
                     || line
@@ -5114,8 +5112,7 @@ fn spaced_row_secret(text: &str, s: usize, freed: &Freed) -> Option<Option<(usiz
     // (A data frame's first row, its header right above, or above its index's name — a
     // name alone on its line, `id` then blanks; no pipes in either: a row `0 | bob | …` is
     // a Markdown table's.)
-    let digits = line.iter().take_while(|c| c.is_ascii_digit()).count();
-    if (1..=12).contains(&digits) && line.get(digits) == Some(&b' ') && !line.contains(&b'|') {
+    if b[s].is_ascii_digit() && spaced_trigger(b, s) && !line.contains(&b'|') {
         let (mut ha, mut hz) = above?;
         let named = &b[ha..hz];
         let name = named
@@ -5125,7 +5122,6 @@ fn spaced_row_secret(text: &str, s: usize, freed: &Freed) -> Option<Option<(usiz
         if name > 0 && named[name..].trim_ascii().is_empty() {
             (ha, hz) = line_above(b, ha, floor).filter(|&(ha, hz)| hz - ha <= TABLE_BYTES)?;
         }
-        let hz = hz - usize::from(hz > ha && b[hz - 1] == b'\r');
         if b[ha..hz].contains(&b'|') {
             return None;
         }
@@ -5145,7 +5141,7 @@ fn spaced_row_secret(text: &str, s: usize, freed: &Freed) -> Option<Option<(usiz
     (spaced_trigger(b, s) && !line.contains(&b'|')).then_some(None)
 }
 
-/// How many characters `line` holds.
+/// How many characters `line` holds (UTF-8's continuation bytes left out).
 fn chars(line: &[u8]) -> usize {
     line.iter().filter(|&&c| c & 0xC0 != 0x80).count()
 }
