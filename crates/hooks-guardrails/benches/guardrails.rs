@@ -384,6 +384,16 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // Redis's commands, a keyring's setter, secret stores' commands.
+        (
+            "redis_and_setter_runs",
+            fill(
+                "x:1> AUTH yyy1\nACL SETUSER a >b1cd >\nrequirepass --masterauth x AUTH -x AUTH \
+                 set_password(\"a\", f(\"b\", \"c1d2\")\nkeyvault secret set \
+                 --value=keyvault secret set --value a1b2 echo a | gh secret set x\n",
+                "",
+            ),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

@@ -287,13 +287,22 @@ fn family(name: &str, n: usize) -> String {
              host  password\n-  --------\n10.0.0.1  x\n \n3 a\n"
                 .repeat(n / 124)
         }
+        // Redis's commands (a prompt's `AUTH`, `ACL SETUSER`, `requirepass`, options), a
+        // keyring's setter, whose arguments are read to the third, and secret stores' (`az
+        // keyvault secret set --value`, a value piped into `gh secret set`).
+        "redis_and_setter_runs" => {
+            "x:1> AUTH yyy1\nACL SETUSER a >b1cd >\nrequirepass --masterauth x AUTH -x AUTH \
+             set_password(\"a\", f(\"b\", \"c1d2\")\nkeyvault secret set --value=keyvault \
+             secret set --value a1b2 echo a | gh secret set x\n"
+                .repeat(n / 196)
+        }
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 118] = [
+const FAMILIES: [&str; 119] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -412,6 +421,7 @@ const FAMILIES: [&str; 118] = [
     "box_drawn_tables",
     "list_output_rows",
     "blank_aligned_tables",
+    "redis_and_setter_runs",
 ];
 
 #[test]

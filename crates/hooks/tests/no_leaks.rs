@@ -176,6 +176,12 @@ fn values() -> Vec<(String, String)> {
                 // (On lines of its own: the values before it end on the line above.)
                 "secret_aws_secret_string" => Some(r#"{"Name": "db", "SecretString": "{}"}"#),
                 "secret_spaced_table" => Some("\nuser  password\n----  --------\nbob   {}\n"),
+                "secret_redis_auth" => Some("\nlocalhost:6379> AUTH default {}\nOK\n"),
+                "secret_redis_config" => Some("\nport 6379\nrequirepass {}\n"),
+                "secret_redis_acl" => Some("ACL SETUSER bot on >{} ~jobs:* +get"),
+                "secret_keyring_setter" => Some(r#"keyring.set_password("svc", "bot", "{}")"#),
+                "secret_keyvault_value" => Some("az keyvault secret set --name db --value '{}'"),
+                "secret_stdin_store" => Some("echo '{}' | gh secret set API_TOKEN\n"),
                 "secret_wifi_psk" => Some("network={\n    ssid=\"Home\"\n    psk=\"{}\"\n}\n"),
                 "secret_yaml_block" => Some("smtp:\n  password: |\n    {}\n  port: 587\n"),
                 _ => None,
@@ -327,7 +333,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1204 + 13);
+    assert_eq!(values.len(), 1164 + 1213 + 13);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

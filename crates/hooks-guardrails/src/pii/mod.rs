@@ -48,7 +48,8 @@ pub enum Entity {
     /// value pair, `- name: DB_PASSWORD` then `value: …`, `<add key="ApiKey" value="…"/>`;
     /// in an XML element, `<password>…</password>`, `<entry key="db.password">…</entry>`,
     /// Hadoop's `<name>…Password</name>` and `<value>…</value>`, a call,
-    /// `set_password('…')`, or a YAML block scalar, `password: |`), SQL's (`IDENTIFIED BY
+    /// `set_password('…')`, a keyring's `keyring.set_password(svc, user, '…')`, or a YAML
+    /// block scalar, `password: |`), SQL's (`IDENTIFIED BY
     /// '…'`, `PASSWORD '…'`), or a command line's
     /// (`--password …`, `-password …`, `-token=…`, `-ApiKey …`, `curl -u user:…`,
     /// `mysql -p…`, `sshpass -p …`, a registry login's `-p …`, `redis-cli -a`, `sqlcmd -P`,
@@ -58,7 +59,10 @@ pub enum Entity {
     /// `.netrc` line's `password …`, positional ones: `htpasswd -b file user …`,
     /// `rabbitmqctl add_user user …`, `sqlplus user/…@db`, `wpa_passphrase SSID …`, `net
     /// user name …`, `cmdkey /pass:…`, `schtasks /rp …`, macOS's `security
-    /// add-generic-password -w …`).
+    /// add-generic-password -w …`, Redis's `requirepass …`, `masterauth …`, redis-cli's
+    /// `AUTH [user] …` and `ACL SETUSER … >…`; the AWS CLI's `--secret-string …`, `az
+    /// keyvault secret set --value …`; a value piped into a secret store's command, `gh
+    /// secret set`, `docker secret create`, `gcloud secrets`, `wrangler secret put`).
     #[serde(rename = "SECRET")]
     Secret,
 }
@@ -4374,6 +4378,139 @@ pub(crate) mod tests {
             "Authorization: Digest username=bob2024, realm=x",
         ] {
             assert!(found(text).is_empty(), "{text}: {:?}", found(text));
+        }
+    }
+
+    /// Redis's passwords: `requirepass …` and `masterauth …` (in `redis.conf`, after
+    /// `CONFIG SET`, as `redis-server`'s options), redis-cli's `AUTH [user] …` after its
+    /// prompt or its name and options, `ACL SETUSER … >…`; the AWS CLI's `--secret-string`
+    /// and `--secret-binary`; a keyring's setter's third argument
+    /// (`keyring.set_password(svc, user, …)`, keytar's `setPassword`); `az keyvault secret
+    /// set --value`; and the secret stores that read a value from standard input.
+    #[test]
+    fn redis_and_secret_stores_passwords_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            ("localhost:6379> AUTH S3cr3tPw99\nOK", &["S3cr3tPw99"][..]),
+            ("localhost:6379> AUTH default S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "cache.internal:6379[2]> auth \"S3cr3tPw99\"",
+                &["S3cr3tPw99"],
+            ),
+            ("redis> AUTH S3cr3tPw99", &["S3cr3tPw99"]),
+            ("not connected> AUTH S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                r#"{"stdout": "$ redis-cli\ncache:6379> AUTH S3cr3tPw99\nOK"}"#,
+                &["S3cr3tPw99"],
+            ),
+            (
+                "redis-cli -h cache -p 6380 AUTH S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "/usr/bin/redis-cli --tls AUTH bob S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "redis-cli AUTH S3cr3tPw99 && redis-cli ping",
+                &["S3cr3tPw99"],
+            ),
+            ("CONFIG SET requirepass \"S3cr3tPw99\"", &["S3cr3tPw99"]),
+            (
+                "requirepass S3cr3tPw99\nmasterauth Zq8vLmP3xR7t",
+                &["S3cr3tPw99", "Zq8vLmP3xR7t"],
+            ),
+            (
+                "command: redis-server --requirepass S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "redis-server --port 6380 --masterauth 'S3cr3tPw99'",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "ACL SETUSER alice on >S3cr3tPw99 ~cached:* +get",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "acl setuser bob on >S3cr3tPw99 >Zq8vLmP3xR7t allkeys",
+                &["S3cr3tPw99 >Zq8vLmP3xR7t"],
+            ),
+            (
+                "aws secretsmanager create-secret --name prod/db --secret-string 'S3cr3tPw99'",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "aws secretsmanager put-secret-value --secret-id db --secret-binary S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "keyring.set_password(\"github\", \"bob\", \"S3cr3tPw99\")",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "keyring.set_password(SERVICE, user, 'S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "await keytar.setPassword('app', account, \"S3cr3tPw99\");",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "kr.set_password('svc', f(a, b), 'S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
+            ("user.set_password('S3cr3tPw99')", &["S3cr3tPw99"]),
+            (
+                "az keyvault secret set --vault-name kv --name db --value S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "az keyvault secret set --name db --value=\"S3cr3tPw99\" -o none",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "echo -n S3cr3tPw99 | gcloud secrets versions add db --data-file=-",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "echo S3cr3tPw99 | gh secret set API_TOKEN --repo o/r",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "printf 'S3cr3tPw99' | docker secret create db_pw -",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "echo S3cr3tPw99 | npx wrangler secret put API_KEY",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "echo S3cr3tPw99 | vercel env add API_KEY production",
+                &["S3cr3tPw99"],
+            ),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+        for text in [
+            // The words in prose, Redis's without a password, a prompt that is no
+            // redis-cli's, a setter's service and user, a file's name.
+            "The AUTH command takes a password; AUTH failed with WRONGPASS 1234abcd",
+            "auth service failed with code 9f8e7d6c",
+            "Set requirepass in redis.conf, then masterauth on the replicas.",
+            "echo x:1> AUTH S3cr3tPw99",
+            "localhost:6379> AUTH",
+            "ACL SETUSER alice on nopass ~* +@all",
+            "keyring.set_password(\"github\", \"bob1234x\", getpass())",
+            "aws secretsmanager create-secret --name db --secret-string file://secret.json",
+            "--secret-string-file creds.json",
+            "az keyvault secret set --vault-name kv --name db --file pw.txt",
+            "az keyvault secret show --name db --query value",
+            "echo S3cr3tPw99x | gh secret set API_TOKEN --body other1",
+            "gcloud secrets versions add db --data-file=pw.txt; echo S3cr3tPw99 > log",
+            "echo done1234 | docker secret create db_pw ./pw.txt",
+        ] {
+            assert_eq!(found(text), [], "{text}");
         }
     }
 

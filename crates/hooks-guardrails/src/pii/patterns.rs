@@ -242,7 +242,7 @@ pub(super) fn secret_name_at(m: &[u8]) -> Option<&'static str> {
 /// What a command-line option's name ends with when its value is a secret (any case, after
 /// `--` and any words: `--password`, `--db-password`, `--API-TOKEN`, `--client_secret`):
 /// the value is the next argument or follows an `=` (see `validate::command_line_secret`).
-pub(super) const SECRET_OPTIONS: [&str; 13] = [
+pub(super) const SECRET_OPTIONS: [&str; 17] = [
     "password",
     "passwd",
     "passphrase",
@@ -257,6 +257,12 @@ pub(super) const SECRET_OPTIONS: [&str; 13] = [
     "private_key",
     // (curl's `--oauth2-bearer`.)
     "bearer",
+    // (The AWS CLI's `secretsmanager create-secret --secret-string …`.)
+    "secret-string",
+    "secret-binary",
+    // (`redis-server --requirepass …`, a replica's `--masterauth …`.)
+    "requirepass",
+    "masterauth",
 ];
 
 /// Commands whose line may carry a password (see `validate::command_password`): the MySQL
@@ -431,19 +437,24 @@ fn other_commands() -> String {
 /// The commands whose password is a positional argument (see
 /// `validate::positional_password`): `htpasswd -b`, `rabbitmqctl add_user`, `sqlplus
 /// user/password`, `wpa_passphrase`, `cmdkey /pass:`, `schtasks /rp`, `net user`, `net
-/// use`, `security add-generic-password -w`. A trigger of the run-token pass (its
-/// prefilter's literals are three bytes already), the name and a blank.
+/// use`, `security add-generic-password -w`, Redis's `requirepass`, `masterauth`, `AUTH`
+/// and `ACL SETUSER`, `az keyvault secret set --value`. A trigger of the run-token pass
+/// (its prefilter's literals are three bytes already), the name and a blank.
 fn positional_commands() -> String {
     // (`security` and `net` only with the subcommand that takes a password: "security
-    // team" and ".net user" are prose.)
+    // team" and ".net user" are prose; `ACL` and `keyvault` with theirs.)
     let names = super::validate::POSITIONAL_COMMANDS
         .iter()
-        .filter(|c| !c.eq_ignore_ascii_case("security") && !c.eq_ignore_ascii_case("net"))
+        .filter(|c| {
+            !["security", "net", "acl", "keyvault"]
+                .iter()
+                .any(|n| c.eq_ignore_ascii_case(n))
+        })
         .copied()
         .collect::<Vec<_>>()
         .join("|");
     format!(
-        r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]|{B}security[ \t]+add-(?:generic|internet)-password[ \t]|{B}(?:net|Net|NET)(?:\.exe|\.EXE)?[ \t]+(?:user|use|User|Use|USER|USE)[ \t]"
+        r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]|{B}security[ \t]+add-(?:generic|internet)-password[ \t]|{B}(?:net|Net|NET)(?:\.exe|\.EXE)?[ \t]+(?:user|use|User|Use|USER|USE)[ \t]|{B}(?:ACL|acl)[ \t]+(?:SETUSER|setuser)[ \t]|{B}keyvault[ \t]+secret[ \t]+set[ \t]"
     )
 }
 

@@ -1083,7 +1083,7 @@ fn quote_at(b: &[u8], j: usize) -> Option<(u8, usize)> {
 /// their trigger names them (see `patterns::positional_commands`) — and Mosquitto's
 /// clients, whose `-P` is read there too: the command-line pass's prefilter has no room for
 /// another literal (see `patterns::other_commands`).
-pub(super) const POSITIONAL_COMMANDS: [&str; 19] = [
+pub(super) const POSITIONAL_COMMANDS: [&str; 27] = [
     "htpasswd",
     "mosquitto_passwd",
     "mosquitto_pub",
@@ -1104,7 +1104,113 @@ pub(super) const POSITIONAL_COMMANDS: [&str; 19] = [
     "net",
     "Net",
     "NET",
+    // (Redis's: only as their trigger reads them, see [`REDIS_WORDS`].)
+    "requirepass",
+    "masterauth",
+    "AUTH",
+    "auth",
+    "Auth",
+    "ACL",
+    "acl",
+    // (Only as `keyvault secret set`: see `patterns::positional_commands`.)
+    "keyvault",
 ];
+
+/// The words of [`POSITIONAL_COMMANDS`] that are Redis's: a configuration's `requirepass
+/// …` and `masterauth …` (in `redis.conf`, after `CONFIG SET`), redis-cli's `AUTH [user]
+/// …` and `ACL SETUSER name … >password` (its trigger reads both words). Other kinds'
+/// triggers start with some of them (`auth` and `masterauth: …` are a field's name), so
+/// they are claimed only with a blank after them, and `AUTH` only where Redis reads it (see
+/// [`redis_command_at`]); else the other readings answer.
+const REDIS_WORDS: [&str; 7] = [
+    "requirepass",
+    "masterauth",
+    "AUTH",
+    "auth",
+    "Auth",
+    "ACL",
+    "acl",
+];
+
+/// Whether the `AUTH` at `s` is a command Redis reads: after redis-cli's prompt at its
+/// line's start (`127.0.0.1:6379> `, `cache:6379[2]> `, `redis> `, `not connected> `), or
+/// after `redis-cli` and its options on its line (`redis-cli -h cache AUTH …`). Reads back
+/// at most 256 bytes and 12 words, and stops at the second of two words that are no
+/// options (a run of `AUTH AUTH …` is read two words back each).
+fn redis_command_at(b: &[u8], s: usize) -> bool {
+    let from = s.saturating_sub(256);
+    let mut i = s;
+    // redis-cli's prompt at its line's start: a host and a port (and a database's `[n]`),
+    // `redis` or `not connected`, then `> `.
+    if i >= from + 2 && &b[i - 2..i] == b"> " {
+        let head = &b[from..i - 2];
+        let (head, unconnected) = match head.strip_suffix(b"not connected") {
+            Some(h) => (h, true),
+            None => (head, false),
+        };
+        let start = head
+            .iter()
+            .rposition(|&c| c.is_ascii_whitespace())
+            .map_or(0, |k| k + 1);
+        let mut token = &head[start..];
+        let mut line_start = match start {
+            0 => from == 0,
+            k => matches!(head[k - 1], b'\n' | b'\r'),
+        };
+        // (In a string: after its quote or an escaped line break, `"…\n127.0.0.1:6379> `.)
+        let opened = (0..token.len()).rev().find(|&k| {
+            matches!(token[k], b'"' | b'\'')
+                || (matches!(token[k], b'n' | b'r') && k > 0 && token[k - 1] == b'\\')
+        });
+        if let Some(k) = opened {
+            (token, line_start) = (&token[k + 1..], true);
+        }
+        if !line_start || unconnected || token == b"redis" {
+            return line_start && (token.is_empty() || token == b"redis");
+        }
+        let host = match token.strip_suffix(b"]") {
+            Some(t) => match t.iter().rposition(|&c| c == b'[') {
+                Some(k) if k + 1 < t.len() && t[k + 1..].iter().all(u8::is_ascii_digit) => &t[..k],
+                _ => return false,
+            },
+            None => token,
+        };
+        let port = host.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+        return (1..=5).contains(&port)
+            && host.len() > port + 1
+            && host[host.len() - port - 1] == b':';
+    }
+    // `redis-cli` and its options before, word by word.
+    let mut plain = false;
+    for _ in 0..12 {
+        while i > from && matches!(b[i - 1], b' ' | b'\t') {
+            i -= 1;
+        }
+        let end = i;
+        while i > from && !b[i - 1].is_ascii_whitespace() {
+            i -= 1;
+        }
+        let word = &b[i..end];
+        if word.is_empty() || (i == from && from > 0) {
+            return false;
+        }
+        let word = word.strip_suffix(b".exe").unwrap_or(word);
+        if word.ends_with(b"redis-cli")
+            && (word.len() == 9
+                || matches!(word[word.len() - 10], b'/' | b'\\' | b'"' | b'\'' | b'`'))
+        {
+            return true;
+        }
+        // (An option's value, then the option: two words that are no options in a row
+        // are no redis-cli's.)
+        let option = word[0] == b'-';
+        if !option && plain {
+            return false;
+        }
+        plain = !option;
+    }
+    false
+}
 
 /// The password a command takes as a positional argument, its name at `s` (`m` its
 /// trigger's match): `None` where `m` names no such command.
@@ -1129,10 +1235,22 @@ pub(super) const POSITIONAL_COMMANDS: [&str; 19] = [
 fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)>> {
     let tool = POSITIONAL_COMMANDS.into_iter().find(|t| m.starts_with(t))?;
     let b = text.as_bytes();
+    if REDIS_WORDS.contains(&tool)
+        && (!matches!(m.as_bytes().get(tool.len()), Some(b' ' | b'\t'))
+            || tool.eq_ignore_ascii_case("auth") && !redis_command_at(b, s)
+            || tool.eq_ignore_ascii_case("acl")
+                && !m.trim_end().eq_ignore_ascii_case("acl setuser"))
+    {
+        return None;
+    }
     let end = ceil_char_boundary(text, s.saturating_add(1024));
     // The words after the name: where each starts (past an opening quote) and ends.
     let mut words = [(0, 0); 24];
-    let mut i = s + tool.len();
+    // (`ACL SETUSER`, `keyvault secret set`: the words after them, which the trigger read.)
+    let mut i = s + match tool.eq_ignore_ascii_case("acl") || tool == "keyvault" {
+        true => m.len(),
+        false => tool.len(),
+    };
     // (Its name's extension, `rabbitmqctl.bat`, `net.exe`.)
     if [&b".exe"[..], b".EXE", b".bat"]
         .iter()
@@ -1140,9 +1258,15 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
     {
         i += 4;
     }
-    // (Another such command's name ends the line read: a run of them is read once each.)
-    let (n, _) = command_words(b, i, end, &mut words, |w| {
-        POSITIONAL_COMMANDS.iter().any(|t| w == t.as_bytes())
+    // (Another such command's name ends the line read: a run of them is read once each; so
+    // does `SETUSER`, the next `ACL SETUSER`'s.)
+    // (Redis's but `ACL SETUSER` take two words at most: three are read, to tell.)
+    let read = match REDIS_WORDS.contains(&tool) && !tool.eq_ignore_ascii_case("acl") {
+        true => 3,
+        false => words.len(),
+    };
+    let (n, _) = command_words(b, i, end, &mut words[..read], |w| {
+        w.eq_ignore_ascii_case(b"SETUSER") || POSITIONAL_COMMANDS.iter().any(|t| w == t.as_bytes())
     });
     let words = &words[..n];
     let word = |k: usize| words.get(k).map(|&(a, z)| &b[a..z]);
@@ -1154,6 +1278,8 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
         "Cmdkey" | "CMDKEY" => "cmdkey",
         "Schtasks" | "SCHTASKS" => "schtasks",
         "Net" | "NET" => "net",
+        "auth" | "Auth" => "AUTH",
+        "acl" => "ACL",
         t => t,
     };
     // (Always an answer once the tool is named: its trigger is no other kind's.)
@@ -1184,7 +1310,38 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
                 }
                 password(k + 2)
             }
-            "wpa_passphrase" => password(1),
+            "wpa_passphrase" | "requirepass" | "masterauth" => {
+                password(usize::from(name == "wpa_passphrase"))
+            }
+            // (`AUTH password`, or Redis 6's `AUTH user password`.)
+            "AUTH" => match words.len() {
+                1 | 2 => password(words.len() - 1),
+                _ => None,
+            },
+            // (`ACL SETUSER name … >password`: each password is a word after `>`; `<`
+            // removes one, which names it too. From the first to the last.)
+            "ACL" => {
+                let mut found = words.iter().skip(1).filter_map(|&(a, z)| {
+                    (z > a + 1 && matches!(b[a], b'>' | b'<'))
+                        .then(|| argument(text, a + 1))
+                        .flatten()
+                });
+                let first = found.next()?;
+                Some((first.0, found.next_back().map_or(first.1, |l| l.1)))
+            }
+            // (`az keyvault secret set … --value …`, or `--value=…`.)
+            "keyvault" => words
+                .iter()
+                .enumerate()
+                .find_map(|(k, &(a, z))| match &b[a..z] {
+                    b"--value" => Some(password(k + 1)),
+                    w if w.starts_with(b"--value=") && w.len() > 8 => {
+                        // (Quoted: `--value="…"`, JSON-escaped too.)
+                        let at = quote_at(b, a + 8).map_or(a + 8, |(_, escapes)| a + 9 + escapes);
+                        Some(argument(text, at))
+                    }
+                    _ => None,
+                })?,
             "cmdkey" => {
                 // (`/pass:…`, any case; the value glued after the colon.)
                 let at = words.iter().find_map(|&(a, z)| {
@@ -1290,6 +1447,53 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
         }
     };
     Some(found())
+}
+
+/// Whether a call's name (the text up to its `(`) is a keyring's setter: `set_password`,
+/// `setPassword`, `SetPassword`.
+fn keyring_setter(before: &[u8]) -> bool {
+    [&b"set_password"[..], b"setPassword", b"SetPassword"]
+        .iter()
+        .any(|n| before.ends_with(n))
+}
+
+/// Where the `k`th argument (from 0) of the call whose `(` is at `open` starts inside its
+/// opening quote, if it is a string: the arguments split at commas outside quotes and
+/// brackets (nested twice at most), on the call's line and within 512 bytes, up to its `)`.
+fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
+    let end = b.len().min(open + 512);
+    let (mut depth, mut quote, mut n) = (0usize, None, 0);
+    let mut start = open + 1;
+    for i in open + 1..end {
+        let c = b[i];
+        match quote {
+            Some(q) if c == q && b[i - 1] != b'\\' => quote = None,
+            Some(_) => {}
+            None => match c {
+                b'"' | b'\'' => quote = Some(c),
+                // (Nested deeper than a call in an argument, `getpass.getpass("…")`: no
+                // setter's — and a run of the setter's names is read a few names each.)
+                b'(' | b'[' | b'{' if depth == 2 => return None,
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' if depth > 0 => depth -= 1,
+                b',' if depth == 0 => {
+                    n += 1;
+                    start = i + 1;
+                }
+                b')' | b'\n' | b'\r' => break,
+                _ => {}
+            },
+        }
+        if n == k && i + 1 == start {
+            let at = start
+                + b[start..end]
+                    .iter()
+                    .take_while(|&&c| c == b' ' || c == b'\t')
+                    .count();
+            return matches!(b.get(at), Some(b'"' | b'\'')).then_some(at + 1);
+        }
+    }
+    None
 }
 
 /// An ODBC connection string's value in braces, its `{` at `open` (`Pwd={S3cr;et}`, where
@@ -1766,13 +1970,14 @@ enum Reads {
 /// `--user bob`), `chpasswd` (`user:password`), `passwd`, `smbpasswd -s`, `htpasswd -i`,
 /// `kinit`,
 /// `cryptsetup`, `sshpass` with no password option, `vault login -`, `openssl passwd
-/// -stdin`, `mkpasswd --stdin|-s`, `ssh` whose remote command is such a reader (`ssh h 'sudo
-/// -S …'`, read within its quoted word; `ssh -p 22 h chpasswd`), or any command whose line
-/// holds
+/// -stdin`, `mkpasswd --stdin|-s`, secret stores (`gh secret set NAME` with no value,
+/// `docker secret create NAME -`, `gcloud secrets … --data-file=-`, `wrangler secret put`,
+/// `vercel env add`), `ssh` whose remote command is such a reader (`ssh h 'sudo -S …'`,
+/// read within its quoted word; `ssh -p 22 h chpasswd`), or any command whose line holds
 /// `--password-stdin` (a registry's `docker|podman|helm|oras login`), gh's `--with-token`,
 /// gpg's `--passphrase-fd 0` or openssl's `-pass stdin`. Before the command: a prompt or a
 /// list's mark (`$`, `#`, `>`, `%`, `-`, `+`), a step's key (`run:`, `shell:`), a
-/// Dockerfile's `RUN`, `if`/`then`/`do`/`!`, wrappers (`env X=1`, `command`, `exec`,
+/// Dockerfile's `RUN`, `if`/`then`/`do`/`!`, wrappers (`env X=1`, `npx`, `command`, `exec`,
 /// `nohup`, `time`, `nice -n 5`, `timeout 10`, `\`), `sudo` and its options, or a path
 /// (`/usr/sbin/chpasswd`). Through up to two filters (`| tee f |`, `| head -2 |`) and one
 /// `ssh` (`depth` counts them).
@@ -1818,6 +2023,7 @@ fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
         .contains(&w);
         let wrapper = [
             &b"env"[..],
+            b"npx",
             b"command",
             b"exec",
             b"nohup",
@@ -1892,6 +2098,30 @@ fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
         }
         b"vault" => word(k + 1) == Some(b"login") && has(&|w| w == b"-"),
         b"mkpasswd" => has(&|w| w == b"--stdin" || w == b"-s"),
+        // Secret stores that read the secret's value from standard input: `gh secret set
+        // NAME` with no value given, `docker secret create NAME -`, `gcloud secrets create
+        // NAME --data-file=-` (and `versions add`), `wrangler secret put NAME`, `vercel env
+        // add NAME`.
+        b"gh" => {
+            word(k + 1) == Some(b"secret")
+                && word(k + 2) == Some(b"set")
+                && !has(&|w| {
+                    [&b"--body"[..], b"-b", b"--env-file", b"-f"]
+                        .iter()
+                        .any(|o| w == *o || (w.starts_with(o) && w.get(o.len()) == Some(&b'=')))
+                })
+        }
+        b"docker" | b"podman" => {
+            word(k + 1) == Some(b"secret")
+                && word(k + 2) == Some(b"create")
+                && rest.last().map(|&(a, z)| &b[a..z]) == Some(b"-")
+        }
+        b"gcloud" => {
+            word(k + 1) == Some(b"secrets")
+                && (has(&|w| w == b"--data-file=-") || after(b"--data-file", b"-"))
+        }
+        b"wrangler" => word(k + 1) == Some(b"secret") && word(k + 2) == Some(b"put"),
+        b"vercel" => word(k + 1) == Some(b"env") && word(k + 2) == Some(b"add"),
         // (The remote command: a bare `sudo`'s, or a quoted word's, read within the word —
         // the first two — and not within another `ssh`.)
         b"ssh" if depth == 0 => {
@@ -3606,6 +3836,13 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // (The name the element's closing tag ends with.)
     let close_name = tag.map_or(&b[key..at], |(_, close)| close);
     let call = between[0] == b'(';
+    // A keyring's setter takes a service, a user, then the password: the third argument
+    // where there is one (`keyring.set_password("svc", "bob", "…")`, Node's keytar
+    // `setPassword(…)`; Django's `user.set_password("…")` takes one).
+    let first = match call && keyring_setter(&b[..at]) {
+        true => call_argument(b, at, 2).unwrap_or(first),
+        false => first,
+    };
     // (A literal block scalar's `|` is read as the value's first character: the block's
     // first line holds the value.)
     // (After a YAML node's anchor or tag, `password: !!str |`: the value that follows.)
@@ -6050,17 +6287,26 @@ fn value_parameter(b: &[u8], first: usize) -> Option<usize> {
     (j < b.len() && !b[j].is_ascii_whitespace()).then_some(j)
 }
 
-/// Where the value of `gh secret set NAME … --body value` starts: the argument of the line's
-/// `--body` or `-b` option after `at` (`--body=value`, `-bvalue` too), past its opening
-/// quote (escaped or not: a command in a JSON string).
+/// Where the value of `gh secret set NAME … --body value` starts: the argument of the
+/// line's `--body` or `-b` option within 256 bytes after `at` (`--body=value`, `-bvalue`
+/// too), past its opening quote (escaped or not: a command in a JSON string).
 fn body_option(b: &[u8], at: usize) -> Option<usize> {
-    let end = b.len().min(at + 1024);
-    let line = memchr::memchr2(b'\n', b'\r', &b[at..end]).map_or(end, |i| at + i);
-    let mut j = memchr::memchr_iter(b'-', &b[at..line])
+    // (Within 256 bytes, each `-` up to the line's end found in one search: a run of such
+    // setters on one line read 1 KiB each, and every `-` in it, for 4x the bench text.)
+    let end = b.len().min(at + 256);
+    let mut line = end;
+    let mut j = memchr::memchr3_iter(b'-', b'\n', b'\r', &b[at..end])
         .map(|i| at + i)
+        .take_while(|&i| {
+            let dash = b[i] == b'-';
+            if !dash {
+                line = i;
+            }
+            dash
+        })
         .filter(|&i| i == at || b[i - 1] == b' ' || b[i - 1] == b'\t')
         .find_map(|i| {
-            let r = &b[i..line];
+            let r = &b[i..end];
             if r.starts_with(b"--body") && matches!(r.get(6), Some(b' ' | b'\t' | b'=')) {
                 Some(i + 6)
             } else if r.starts_with(b"-b") && r.len() > 2 {
