@@ -390,7 +390,28 @@ fn scan_adversarial(c: &mut Criterion) {
             fill(
                 "x:1> AUTH yyy1\nACL SETUSER a >b1cd >\nrequirepass --masterauth x AUTH -x AUTH \
                  set_password(\"a\", f(\"b\", \"c1d2\")\nkeyvault secret set \
-                 --value=keyvault secret set --value a1b2 echo a | gh secret set x\n",
+                 --value=keyvault secret set --value a1b2 echo a | gh secret set x\necho \"AUTH a1b2\" | x\nAUTH \n",
+                "",
+            ),
+        ),
+        // Services' tokens by their prefixes, failing, in runs of 40.
+        (
+            "service_token_runs",
+            fill(
+                &[
+                    "dckr_pat_aaaaaaaa-",
+                    "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVkt/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/",
+                    "ops_eyJ",
+                    "whsec_aaaa/",
+                    "sntryu_aaaa",
+                    "glc_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa+",
+                    "ATATT3aaaa",
+                    "pypi-AgEaaaa",
+                    "dp.st.",
+                    "dapi12345678 ",
+                ]
+                .map(|u| u.repeat(40))
+                .join(" "),
                 "",
             ),
         ),

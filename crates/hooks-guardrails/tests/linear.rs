@@ -293,16 +293,33 @@ fn family(name: &str, n: usize) -> String {
         "redis_and_setter_runs" => {
             "x:1> AUTH yyy1\nACL SETUSER a >b1cd >\nrequirepass --masterauth x AUTH -x AUTH \
              set_password(\"a\", f(\"b\", \"c1d2\")\nkeyvault secret set --value=keyvault \
-             secret set --value a1b2 echo a | gh secret set x\n"
-                .repeat(n / 196)
+             secret set --value a1b2 echo a | gh secret set x\necho \"AUTH a1b2\" | x\nAUTH \n"
+                .repeat(n / 223)
         }
+        // Services' tokens by their prefixes, failing (placeholders, bodies too short), in
+        // runs that grow with `n`: each read at most its cap past its prefix (with no cap,
+        // a failed one read its run to the end).
+        "service_token_runs" => [
+                "dckr_pat_aaaaaaaa-",
+                "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVkt/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/",
+                "ops_eyJ",
+                "whsec_aaaa/",
+                "sntryu_aaaa",
+                "glc_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa+",
+                "ATATT3aaaa",
+                "pypi-AgEaaaa",
+                "dp.st.",
+                "dapi12345678 ",
+        ]
+        .map(|u| u.repeat(n / u.len() + 1))
+        .join(" "),
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 119] = [
+const FAMILIES: [&str; 120] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -422,6 +439,7 @@ const FAMILIES: [&str; 119] = [
     "list_output_rows",
     "blank_aligned_tables",
     "redis_and_setter_runs",
+    "service_token_runs",
 ];
 
 #[test]

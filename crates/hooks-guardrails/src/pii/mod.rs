@@ -37,7 +37,10 @@ pub enum Entity {
     Iban,
     /// An API key, token or private key in a well-known format (AWS, GitHub, GitLab, Slack,
     /// Stripe, OpenAI, Anthropic, Google, Hugging Face, npm, SendGrid, DigitalOcean, Azure
-    /// connection strings, JWTs, PEM and PGP private keys), or a credential in its usual
+    /// connection strings, Vault, PyPI, Docker Hub, Shopify, Linear, Notion, Supabase,
+    /// Databricks, Postman, Grafana, New Relic, Sentry, Atlassian, 1Password, Doppler,
+    /// Pulumi, JWTs, PEM and PGP private keys, a PEM key in base64 as a kubeconfig holds
+    /// it), or a credential in its usual
     /// place: the password in a URL (`postgres://app:…@db`), an HTTP authorization's
     /// credentials in any scheme (`Bearer`, `Basic`, `Token`, `Bot`, `SSWS`, `ApiKey`, …), the
     /// value of a field or header named for a secret (`DB_PASSWORD=…`, `"client_secret": …`,
@@ -2046,8 +2049,8 @@ pub(crate) mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().compiled.kinds.len(), 12);
-        assert_eq!(PiiDetector::new().compiled.passes.len(), 6);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 13);
+        assert_eq!(PiiDetector::new().compiled.passes.len(), 7);
     }
 
     #[test]
@@ -4381,6 +4384,75 @@ pub(crate) mod tests {
         }
     }
 
+    /// Other services' tokens, found by their prefixes wherever they stand (a command's
+    /// output, a config file, prose): Google's OAuth access tokens, PyPI's, Docker Hub's,
+    /// Shopify's, Linear's, Notion's, Supabase's, Databricks', Postman's, Grafana's, New
+    /// Relic's, Sentry's, Atlassian's, Stripe's webhook secrets, 1Password's, Doppler's,
+    /// Pulumi's; and a PEM private key encoded in base64, as a kubeconfig holds one.
+    #[test]
+    fn service_tokens_are_found_by_their_prefixes() {
+        let d = PiiDetector::new();
+        let atlassian = format!(
+            "ATATT3xFfGF0{}=A5D32826",
+            "aqDeMqG3omjMyXHCabM6JOF8EFd0Nhcy-1k".repeat(5)
+        );
+        let onepassword = format!(
+            "ops_eyJ{}",
+            "z4FxFEtKyPiYGFDm7ena8D5VfLDpgyyjVw5HanSBeV".repeat(8)
+        );
+        let mut tokens = vec![
+            "ya29.TCQCyEZDz-TddJ8HyS5SUkCnD8zRA9a9SkpXz9w3QlY7Zkuvqdt7s8Stqcbn".to_owned(),
+            "pypi-AgEIcHlwaS5vcmcr3yBdGBLEPH1qhT61qtc4xatws8phP9nhFyJfm5di4PzJ59FHz5r1pY4OjE2"
+                .to_owned(),
+            "dckr_pat_jBMptUsGr7CmY_uCu3ZR1zTOlUc".to_owned(),
+            "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".to_owned(),
+            "lin_api_OfZqfM2oeq3hDavJA76rNicHTp8hkqdlm7tOtHWn".to_owned(),
+            "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".to_owned(),
+            "sbp_14028d512c9791e558e08baa7196b50ac2f86702".to_owned(),
+            "dapi824c1c099724caf4941d4072014b3ce1".to_owned(),
+            "PMAK-07f80e222f828767efc2f916-24a8940f1f836f99eee3692f09e2e8c662".to_owned(),
+            "glsa_LfjVHq8xiM0OGr4hTxoF54Fzbka8FRCz_94dbca3a".to_owned(),
+            "glc_auWv1zh87mTa5Vsqxezy3Lex7BWr2drgd1QsO7jprBGumXxY9B4bZWOz648J==".to_owned(),
+            "NRAK-9NFD02IS5D9IK40VSTQQZPT49ZH".to_owned(),
+            "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".to_owned(),
+            "whsec_gAFTCloiADN5RpVI2XQWhX1ssrKrxqVq".to_owned(),
+            "dp.st.prd.etOd4UYETIay2BV6DfVPClogqoPchv5V7S82qTdrOJR".to_owned(),
+            "pul-d8962058765a6ca7cff00d796c25410335b40014".to_owned(),
+            atlassian,
+            onepassword,
+        ];
+        let key = "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQqlTcoYJTC7HW0TLN7WI3su2R4/ch/LGXEXRJTWSTydXDRgvjEgHmn+2qDu6LmZf1x8KZn9r+WTJTzWVK9N+tcUJ6Cus/7pIy+K8iEfnuSRxbEL7LVWO/web5MKLS0tLS1FTkQgUlNBIFBSSVZBVEUgS0VZLS0tLS0K";
+        tokens.push(key.to_owned());
+        for t in &tokens {
+            for text in [
+                t.clone(),
+                format!("token: {t}\n"),
+                format!("{{\"access_token\": \"{t}\", \"expires_in\": 3599}}"),
+                format!("$ gcloud auth print-access-token\n{t}\n"),
+            ] {
+                finds_and_redacts(&d, &text, &[t.as_str()]);
+            }
+        }
+        // A kubeconfig's user: the key's data in base64.
+        let kubeconfig = format!(
+            "users:\n- name: admin\n  user:\n    client-certificate-data: {}\n    client-key-data: {key}\n",
+            "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkJ+y8j+KVXlzY5G3I7Ut8J2TSpaTXZ3BvhdhpACSta9o0Ab6cjLzMk19s0fYSJq4VM4rho0AE0zug0kasBMgbG68j47+e71958rSTSvh/VSC2m5Sw2YLoW7VQotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg=="
+        );
+        finds_and_redacts(&d, &kubeconfig, &[key]);
+        for text in [
+            // Placeholders, words, a certificate (no secret), prefixes with too short or
+            // too long a body.
+            "dckr_pat_xxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            "shpat_00000000000000000000000000000000",
+            "dapi and dapi123 are not tokens; ya29.short; PMAK-abc",
+            "lin_api_OfZqfM2oeq3hDavJA76rNicHTp8hkqd",
+            "NRAK-9NFD02IS5D9IK40VSTQQZPT49ZHX",
+            "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkJ+y8j+KVXlzY5G3I7Ut8J2TSpaTXZ3BvhdhpACSta9o0Ab6cjLzMk19s0fYSJq4VM4rho0AE0zug0kasBMgbG68j47",
+        ] {
+            assert_eq!(found(text), [], "{text}");
+        }
+    }
+
     /// Redis's passwords: `requirepass …` and `masterauth …` (in `redis.conf`, after
     /// `CONFIG SET`, as `redis-server`'s options), redis-cli's `AUTH [user] …` after its
     /// prompt or its name and options, `ACL SETUSER … >…`; the AWS CLI's `--secret-string`
@@ -4489,6 +4561,62 @@ pub(crate) mod tests {
                 "echo S3cr3tPw99 | vercel env add API_KEY production",
                 &["S3cr3tPw99"],
             ),
+            // Found by an attack review: commands in JSON strings, a setter's arguments
+            // JSON-escaped or one to a line, clients by other names and paths, AUTH written
+            // into redis-cli's input, older prompts, options in number, any value of
+            // `--secret-string`, package runners, `gh secret set`'s `--body` far along.
+            (
+                r#"{"command": "redis-cli AUTH S3cr3tPw99"}"#,
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"{"command": "echo S3cr3tPw99 | docker secret create db_pw -"}"#,
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"{"content": "keyring.set_password(\"svc\", \"bob\", \"S3cr3tPw99\")"}"#,
+                &["S3cr3tPw99"],
+            ),
+            (
+                "keyring.set_password(\n    \"svc\",\n    \"bob\",\n    \"S3cr3tPw99\",\n)",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "keyring.set_password('svc', 'bob', r'S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
+            ("C:/Redis/REDIS-CLI.EXE AUTH S3cr3tPw99", &["S3cr3tPw99"]),
+            ("valkey-cli -h cache AUTH S3cr3tPw99", &["S3cr3tPw99"]),
+            ("echo \"AUTH S3cr3tPw99\" | redis-cli", &["S3cr3tPw99"]),
+            (
+                "redis-cli <<EOF\nAUTH S3cr3tPw99\nPING\nEOF",
+                &["S3cr3tPw99"],
+            ),
+            ("redis /tmp/redis.sock> AUTH S3cr3tPw99", &["S3cr3tPw99"]),
+            ("redis cache:6379> AUTH S3cr3tPw99", &["S3cr3tPw99"]),
+            ("localhost:6379(TX)> AUTH S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "redis-cli -h c -p 6379 --tls --cacert /ca.pem --cert /c.pem --key /c.key -n 3 \
+                 AUTH S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"aws secretsmanager create-secret --name x --secret-string '{"user":"a","pw":"Zq8vLmP3"}'"#,
+                &[r#"{"user":"a","pw":"Zq8vLmP3"}"#],
+            ),
+            (
+                "echo S3cr3tPw99 | pnpm dlx wrangler secret put API_KEY",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "echo S3cr3tPw99 | npx wrangler@latest pages secret put K",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "printf S3cr3tPw99 | gcloud beta secrets versions add db --data-file=/dev/stdin",
+                &["S3cr3tPw99"],
+            ),
+            ("CONFIG SET REQUIREPASS S3cr3tPw99", &["S3cr3tPw99"]),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -4509,9 +4637,22 @@ pub(crate) mod tests {
             "echo S3cr3tPw99x | gh secret set API_TOKEN --body other1",
             "gcloud secrets versions add db --data-file=pw.txt; echo S3cr3tPw99 > log",
             "echo done1234 | docker secret create db_pw ./pw.txt",
+            "echo 8080 | vercel env add PORT production",
+            "node:20> Auth Module3x; app:1> auth Error42x",
+            "If you set requirepass option2 then restart",
+            "# requirepass foobared2",
+            "aws secretsmanager put-secret-value --secret-id x --secret-string \"$SECRET_JSON\"",
         ] {
             assert_eq!(found(text), [], "{text}");
         }
+
+        // `gh secret set`'s `--body` after long options (a review found 256 bytes too few).
+        let long = format!(
+            "gh secret set API_TOKEN --repo {}/{} --env production --visibility all --body S3cr3tPw99",
+            "o".repeat(100),
+            "r".repeat(100)
+        );
+        finds_and_redacts(&d, &long, &["S3cr3tPw99"]);
     }
 
     /// Tools that take a password as a positional argument: `htpasswd -b`, `rabbitmqctl
@@ -7107,7 +7248,7 @@ pub(crate) mod tests {
             format!("{}@{}.com ", "a".repeat(60), "b".repeat(1000)),
         ] {
             let text = unit.repeat((64 << 10) / unit.len());
-            // (Each of the six passes searches the text once; the rest is the run read
+            // (Each of the seven passes searches the text once; the rest is the run read
             // again a few times.)
             let work = d.scan_work(&text);
             assert!(

@@ -374,6 +374,11 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
         {
             return Some(None);
         }
+        // (The AWS CLI's secret value is the secret whatever it holds: JSON of any keys,
+        // words — but a file's name, `file://…`, or a variable's.)
+        if name.ends_with(b"secret-string") || name.ends_with(b"secret-binary") {
+            return Some(option_start.then(|| whole_argument(text, first)).flatten());
+        }
         let token = name.ends_with(b"token");
         return Some(
             option_start
@@ -1023,6 +1028,30 @@ fn value_len(b: &[u8], first: usize, quote: Option<(u8, usize)>) -> usize {
     }
 }
 
+/// The argument whose first character is at `first`, whole (quoted, to its closing quote),
+/// unless it is empty, a file's name (`file://…`, `fileb://…`), a shell's expansion
+/// (`$SECRET`, `${SECRET}`, `$(cat f)`), a mask (`****`) or a placeholder in brackets
+/// (`[REDACTED_SECRET]`: redaction's own, which redacting again must not find). (JSON's
+/// braces are no template's here.)
+fn whole_argument(text: &str, first: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let quote = opening_quote(b, first);
+    let end = ceil_char_boundary(text, first + value_len(b, first, quote));
+    let value = &b[first..end];
+    let refused = value.is_empty()
+        || value.starts_with(b"file://")
+        || value.starts_with(b"fileb://")
+        || value.starts_with(b"$")
+        || masked(value)
+        || (value.len() > 2
+            && value[0] == b'['
+            && value[value.len() - 1] == b']'
+            && value[1..value.len() - 1]
+                .iter()
+                .all(|c| c.is_ascii_uppercase() || *c == b'_'));
+    (!refused).then_some((first, end))
+}
+
 /// The argument whose first character is at `first`, if it is a secret: as a named field's
 /// value is (see [`secret_value`]), or, quoted, a passphrase of words (`--passphrase
 /// "correct horse battery 42"`: on a command line a quoted value is one argument).
@@ -1083,7 +1112,7 @@ fn quote_at(b: &[u8], j: usize) -> Option<(u8, usize)> {
 /// their trigger names them (see `patterns::positional_commands`) — and Mosquitto's
 /// clients, whose `-P` is read there too: the command-line pass's prefilter has no room for
 /// another literal (see `patterns::other_commands`).
-pub(super) const POSITIONAL_COMMANDS: [&str; 27] = [
+pub(super) const POSITIONAL_COMMANDS: [&str; 28] = [
     "htpasswd",
     "mosquitto_passwd",
     "mosquitto_pub",
@@ -1107,9 +1136,10 @@ pub(super) const POSITIONAL_COMMANDS: [&str; 27] = [
     // (Redis's: only as their trigger reads them, see [`REDIS_WORDS`].)
     "requirepass",
     "masterauth",
+    "REQUIREPASS",
+    "MASTERAUTH",
     "AUTH",
     "auth",
-    "Auth",
     "ACL",
     "acl",
     // (Only as `keyvault secret set`: see `patterns::positional_commands`.)
@@ -1117,72 +1147,133 @@ pub(super) const POSITIONAL_COMMANDS: [&str; 27] = [
 ];
 
 /// The words of [`POSITIONAL_COMMANDS`] that are Redis's: a configuration's `requirepass
-/// …` and `masterauth …` (in `redis.conf`, after `CONFIG SET`), redis-cli's `AUTH [user]
-/// …` and `ACL SETUSER name … >password` (its trigger reads both words). Other kinds'
-/// triggers start with some of them (`auth` and `masterauth: …` are a field's name), so
-/// they are claimed only with a blank after them, and `AUTH` only where Redis reads it (see
-/// [`redis_command_at`]); else the other readings answer.
-const REDIS_WORDS: [&str; 7] = [
+/// …` and `masterauth …` (in `redis.conf`, after `CONFIG SET`; any case), redis-cli's
+/// `AUTH [user] …` and `ACL SETUSER name … >password` (its trigger reads both words).
+/// Other kinds' triggers start with some of them (`auth` and `masterauth: …` are a field's
+/// name), so they are claimed only with a blank after them, `AUTH` only where Redis reads
+/// it (see [`redis_command_at`]) and the directives only where a configuration sets them
+/// (see [`redis_directive_at`]); else the other readings answer.
+const REDIS_WORDS: [&str; 8] = [
     "requirepass",
     "masterauth",
+    "REQUIREPASS",
+    "MASTERAUTH",
     "AUTH",
     "auth",
-    "Auth",
     "ACL",
     "acl",
 ];
 
-/// Whether the `AUTH` at `s` is a command Redis reads: after redis-cli's prompt at its
-/// line's start (`127.0.0.1:6379> `, `cache:6379[2]> `, `redis> `, `not connected> `), or
-/// after `redis-cli` and its options on its line (`redis-cli -h cache AUTH …`). Reads back
-/// at most 256 bytes and 12 words, and stops at the second of two words that are no
-/// options (a run of `AUTH AUTH …` is read two words back each).
+/// Whether `word` names Redis's client or one of its forks' (`redis-cli`, `valkey-cli`,
+/// `keydb-cli`), in any case, after a path (`/usr/bin/`, `C:/Redis/`) and quotes, before
+/// `.exe`.
+fn redis_client(word: &[u8]) -> bool {
+    let word = word.trim_ascii();
+    let word = word.strip_prefix(b"&").unwrap_or(word);
+    let quote = |c: &u8| matches!(c, b'"' | b'\'' | b'`');
+    let start = word.iter().position(|c| !quote(c)).unwrap_or(word.len());
+    let end = word
+        .iter()
+        .rposition(|c| !quote(c))
+        .map_or(start, |k| k + 1);
+    let word = &word[start..end.max(start)];
+    let n = word.len();
+    let word = match n > 4 && word[n - 4..].eq_ignore_ascii_case(b".exe") {
+        true => &word[..n - 4],
+        false => word,
+    };
+    [&b"redis-cli"[..], b"valkey-cli", b"keydb-cli"]
+        .iter()
+        .any(|c| {
+            let n = word.len();
+            n >= c.len()
+                && word[n - c.len()..].eq_ignore_ascii_case(c)
+                && (n == c.len() || matches!(word[n - c.len() - 1], b'/' | b'\\'))
+        })
+}
+
+/// Whether the `AUTH` at `s` is a command Redis reads (looking back at most 512 bytes):
+/// - after redis-cli's prompt at its line's start: a host and a port of four or five
+///   digits (and a database's `[n]`, a transaction's `(TX)`), `redis` or `not connected`,
+///   then `> ` (`127.0.0.1:6379> `, `cache:6379[2]> `); older clients' `redis
+///   127.0.0.1:6379> ` and `redis /tmp/redis.sock> `;
+/// - after `redis-cli` (or a fork's, see [`redis_client`]) and its options on its line
+///   (`redis-cli -h cache AUTH …`): read back at most 24 words, stopping at the second of
+///   two words that are no options (a run of `AUTH AUTH …` is read two words back each);
+/// - at a line's start (or a string's: after a quote or an escaped line break) with such a
+///   client named within the 256 bytes before or after it on its line: what is written
+///   into its standard input (`echo "AUTH …" | redis-cli`, a here-document).
 fn redis_command_at(b: &[u8], s: usize) -> bool {
-    let from = s.saturating_sub(256);
+    let from = s.saturating_sub(512);
     let mut i = s;
-    // redis-cli's prompt at its line's start: a host and a port (and a database's `[n]`),
-    // `redis` or `not connected`, then `> `.
-    if i >= from + 2 && &b[i - 2..i] == b"> " {
-        let head = &b[from..i - 2];
-        let (head, unconnected) = match head.strip_suffix(b"not connected") {
-            Some(h) => (h, true),
-            None => (head, false),
-        };
-        let start = head
+    // Where the line (or a string in it) the token ending at `k` is on starts, if the token
+    // starts it: the token's start (past a quote or an escaped line break).
+    let line_start = |k: usize| -> Option<usize> {
+        let start = b[from..k]
             .iter()
             .rposition(|&c| c.is_ascii_whitespace())
-            .map_or(0, |k| k + 1);
-        let mut token = &head[start..];
-        let mut line_start = match start {
-            0 => from == 0,
-            k => matches!(head[k - 1], b'\n' | b'\r'),
-        };
-        // (In a string: after its quote or an escaped line break, `"…\n127.0.0.1:6379> `.)
-        let opened = (0..token.len()).rev().find(|&k| {
-            matches!(token[k], b'"' | b'\'')
-                || (matches!(token[k], b'n' | b'r') && k > 0 && token[k - 1] == b'\\')
+            .map_or(from, |p| from + p + 1);
+        let opened = (start..k).rev().find(|&p| {
+            matches!(b[p], b'"' | b'\'')
+                || (matches!(b[p], b'n' | b'r') && p > start && b[p - 1] == b'\\')
         });
-        if let Some(k) = opened {
-            (token, line_start) = (&token[k + 1..], true);
+        match opened {
+            Some(p) => Some(p + 1),
+            None if start == 0 || matches!(b[start - 1], b'\n' | b'\r') => Some(start),
+            None => None,
         }
-        if !line_start || unconnected || token == b"redis" {
-            return line_start && (token.is_empty() || token == b"redis");
+    };
+    if i >= from + 2 && &b[i - 2..i] == b"> " {
+        let head = &b[from..i - 2];
+        if let Some(h) = head.strip_suffix(b"not connected") {
+            return line_start(from + h.len()).is_some_and(|t| t == from + h.len());
         }
-        let host = match token.strip_suffix(b"]") {
-            Some(t) => match t.iter().rposition(|&c| c == b'[') {
-                Some(k) if k + 1 < t.len() && t[k + 1..].iter().all(u8::is_ascii_digit) => &t[..k],
-                _ => return false,
-            },
-            None => token,
+        let Some(t) = line_start(i - 2) else {
+            // (An older client's `redis host:port> `, `redis /tmp/redis.sock> `.)
+            let token = head
+                .iter()
+                .rposition(|&c| c == b' ')
+                .map_or(head, |p| &head[p + 1..]);
+            let before = from + head.len() - token.len();
+            return before >= from + 6
+                && &b[before - 6..before] == b"redis "
+                && line_start(before - 1) == Some(before - 6)
+                && (token.ends_with(b".sock") || redis_host(token));
         };
-        let port = host.iter().rev().take_while(|c| c.is_ascii_digit()).count();
-        return (1..=5).contains(&port)
-            && host.len() > port + 1
-            && host[host.len() - port - 1] == b':';
+        let token = &b[t..i - 2];
+        return token == b"redis" || redis_host(token);
+    }
+    // At a line's (or a string's) start, a client named before it or after it on its line.
+    if let Some(t) = line_start(s).filter(|&t| t == s) {
+        let line = memchr::memchr2(b'\n', b'\r', &b[s..b.len().min(s + 256)]).map_or(0, |k| k);
+        let after = &b[s..b.len().min(s + 256)];
+        let after = &after[..match line {
+            0 => after.len(),
+            k => k,
+        }];
+        let client = |window: &[u8], k: usize| {
+            let end = k + 4;
+            let begin = window[..end]
+                .iter()
+                .rposition(|c| c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'|'))
+                .map_or(0, |p| p + 1);
+            redis_client(&window[begin..end])
+        };
+        // (Built once: a finder built for each candidate cost more than its search.)
+        static CLI: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"-cli"));
+        static CLI_REV: std::sync::LazyLock<memchr::memmem::FinderRev<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::FinderRev::new(b"-cli"));
+        let before = &b[s.saturating_sub(256).max(from)..t];
+        return CLI_REV
+            .rfind_iter(before)
+            .take(4)
+            .any(|k| client(before, k))
+            || CLI.find_iter(after).take(4).any(|k| client(after, k));
     }
     // `redis-cli` and its options before, word by word.
     let mut plain = false;
-    for _ in 0..12 {
+    for _ in 0..24 {
         while i > from && matches!(b[i - 1], b' ' | b'\t') {
             i -= 1;
         }
@@ -1194,11 +1285,7 @@ fn redis_command_at(b: &[u8], s: usize) -> bool {
         if word.is_empty() || (i == from && from > 0) {
             return false;
         }
-        let word = word.strip_suffix(b".exe").unwrap_or(word);
-        if word.ends_with(b"redis-cli")
-            && (word.len() == 9
-                || matches!(word[word.len() - 10], b'/' | b'\\' | b'"' | b'\'' | b'`'))
-        {
+        if redis_client(word) {
             return true;
         }
         // (An option's value, then the option: two words that are no options in a row
@@ -1210,6 +1297,40 @@ fn redis_command_at(b: &[u8], s: usize) -> bool {
         plain = !option;
     }
     false
+}
+
+/// Whether `token` is redis-cli's prompt's host and port: a port of four or five digits
+/// after a colon, then a database's `[n]` or a transaction's `(TX)`, if any.
+fn redis_host(token: &[u8]) -> bool {
+    let token = token.strip_suffix(b"(TX)").unwrap_or(token);
+    let host = match token.strip_suffix(b"]") {
+        Some(t) => match t.iter().rposition(|&c| c == b'[') {
+            Some(k) if k + 1 < t.len() && t[k + 1..].iter().all(u8::is_ascii_digit) => &t[..k],
+            _ => return false,
+        },
+        None => token,
+    };
+    let port = host.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+    (4..=5).contains(&port) && host.len() > port + 1 && host[host.len() - port - 1] == b':'
+}
+
+/// Whether the configuration directive at `s` (`requirepass`, `masterauth`) stands where
+/// Redis reads one: at its line's start (after blanks), after `CONFIG SET` (any case), or
+/// after a quote, an escaped line break or a `/` (`sed 's/…/requirepass …/'`) — not in
+/// prose (`if you set requirepass …`) or a comment (`# requirepass foobared`).
+fn redis_directive_at(b: &[u8], s: usize) -> bool {
+    let blanks = b[s.saturating_sub(16)..s]
+        .iter()
+        .rev()
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count();
+    let i = s - blanks;
+    if i == 0 || matches!(b[i - 1], b'\n' | b'\r' | b'"' | b'\'' | b'/') {
+        return true;
+    }
+    // (`CONFIG SET`: the two words, any case, one blank between.)
+    (b[i - 1] == b'n' && i >= 2 && b[i - 2] == b'\\')
+        || (blanks > 0 && i >= 10 && b[i - 10..i].eq_ignore_ascii_case(b"config set"))
 }
 
 /// The password a command takes as a positional argument, its name at `s` (`m` its
@@ -1242,6 +1363,14 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
                 && !m.trim_end().eq_ignore_ascii_case("acl setuser"))
     {
         return None;
+    }
+    // (A directive where no configuration sets it: prose, a comment.)
+    if ["requirepass", "masterauth"]
+        .iter()
+        .any(|d| tool.eq_ignore_ascii_case(d))
+        && !redis_directive_at(b, s)
+    {
+        return Some(None);
     }
     let end = ceil_char_boundary(text, s.saturating_add(1024));
     // The words after the name: where each starts (past an opening quote) and ends.
@@ -1278,7 +1407,9 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
         "Cmdkey" | "CMDKEY" => "cmdkey",
         "Schtasks" | "SCHTASKS" => "schtasks",
         "Net" | "NET" => "net",
-        "auth" | "Auth" => "AUTH",
+        "auth" => "AUTH",
+        "REQUIREPASS" => "requirepass",
+        "MASTERAUTH" => "masterauth",
         "acl" => "ACL",
         t => t,
     };
@@ -1458,19 +1589,23 @@ fn keyring_setter(before: &[u8]) -> bool {
 }
 
 /// Where the `k`th argument (from 0) of the call whose `(` is at `open` starts inside its
-/// opening quote, if it is a string: the arguments split at commas outside quotes and
-/// brackets (nested twice at most), on the call's line and within 512 bytes, up to its `)`.
+/// opening quote, if it is a string (after Python's prefix, `r'…'`, `f"…"`; its quotes
+/// JSON-escaped too, `\"…\"`, as a file written through a tool's arguments holds them): the
+/// arguments split at commas outside quotes and brackets (nested twice at most), over
+/// lines too (a long call's arguments one to a line), within 512 bytes, up to its `)`.
 fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
     let end = b.len().min(open + 512);
-    let (mut depth, mut quote, mut n) = (0usize, None, 0);
+    // (The open quote, and whether a backslash escaped it: then the same closes it.)
+    let (mut depth, mut quote, mut n) = (0usize, None::<(u8, bool)>, 0);
     let mut start = open + 1;
     for i in open + 1..end {
         let c = b[i];
+        let escaped = b[i - 1] == b'\\';
         match quote {
-            Some(q) if c == q && b[i - 1] != b'\\' => quote = None,
+            Some((q, e)) if c == q && escaped == e => quote = None,
             Some(_) => {}
             None => match c {
-                b'"' | b'\'' => quote = Some(c),
+                b'"' | b'\'' => quote = Some((c, escaped)),
                 // (Nested deeper than a call in an argument, `getpass.getpass("…")`: no
                 // setter's — and a run of the setter's names is read a few names each.)
                 b'(' | b'[' | b'{' if depth == 2 => return None,
@@ -1480,7 +1615,7 @@ fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
                     n += 1;
                     start = i + 1;
                 }
-                b')' | b'\n' | b'\r' => break,
+                b')' => break,
                 _ => {}
             },
         }
@@ -1488,9 +1623,15 @@ fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
             let at = start
                 + b[start..end]
                     .iter()
-                    .take_while(|&&c| c == b' ' || c == b'\t')
+                    .take_while(|c| c.is_ascii_whitespace())
                     .count();
-            return matches!(b.get(at), Some(b'"' | b'\'')).then_some(at + 1);
+            // (Python's string prefix.)
+            let prefix = b[at..end]
+                .iter()
+                .take(2)
+                .take_while(|c| matches!(c, b'r' | b'b' | b'f' | b'u' | b'R' | b'B' | b'F' | b'U'))
+                .count();
+            return quote_at(b, at + prefix).map(|(_, escapes)| at + prefix + escapes + 1);
         }
     }
     None
@@ -1996,10 +2137,15 @@ fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
             && w[1..].iter().all(u8::is_ascii_alphabetic)
             && w.contains(&c)
     };
-    // (Its last path segment, `/usr/sbin/chpasswd`; a `\` that skips an alias, `\sudo`.)
+    // (Its last path segment, `/usr/sbin/chpasswd`; a `\` that skips an alias, `\sudo`; a
+    // package's version, `wrangler@latest`.)
     fn name(w: &[u8]) -> &[u8] {
         let w = w.rsplit(|&c| c == b'/').next().unwrap_or(w);
-        w.strip_prefix(b"\\").unwrap_or(w)
+        let w = w.strip_prefix(b"\\").unwrap_or(w);
+        match w.iter().position(|&c| c == b'@') {
+            Some(at) if at > 0 => &w[..at],
+            _ => w,
+        }
     }
     let mut k = 0;
     // Prompts, keys, keywords, wrappers, their options and numbers, variables set.
@@ -2024,6 +2170,11 @@ fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
         let wrapper = [
             &b"env"[..],
             b"npx",
+            b"bunx",
+            b"pnpx",
+            b"pnpm",
+            b"yarn",
+            b"dlx",
             b"command",
             b"exec",
             b"nohup",
@@ -2117,11 +2268,30 @@ fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
                 && rest.last().map(|&(a, z)| &b[a..z]) == Some(b"-")
         }
         b"gcloud" => {
-            word(k + 1) == Some(b"secrets")
-                && (has(&|w| w == b"--data-file=-") || after(b"--data-file", b"-"))
+            // (`gcloud [beta|alpha] secrets …`, the data from `-` or `/dev/stdin`.)
+            let sub = usize::from(matches!(word(k + 1), Some(b"beta" | b"alpha")));
+            word(k + 1 + sub) == Some(b"secrets")
+                && (has(&|w| w == b"--data-file=-" || w == b"--data-file=/dev/stdin")
+                    || after(b"--data-file", b"-")
+                    || after(b"--data-file", b"/dev/stdin"))
         }
-        b"wrangler" => word(k + 1) == Some(b"secret") && word(k + 2) == Some(b"put"),
-        b"vercel" => word(k + 1) == Some(b"env") && word(k + 2) == Some(b"add"),
+        b"wrangler" => {
+            // (`wrangler [pages] secret put NAME`.)
+            let sub = usize::from(word(k + 1) == Some(b"pages"));
+            word(k + 1 + sub) == Some(b"secret") && word(k + 2 + sub) == Some(b"put")
+        }
+        // (Only a variable named for a secret: `vercel env add PORT` is given a number.)
+        b"vercel" => {
+            word(k + 1) == Some(b"env")
+                && word(k + 2) == Some(b"add")
+                && word(k + 3).is_some_and(|v| {
+                    std::str::from_utf8(v).is_ok_and(|v| {
+                        super::patterns::SECRET_NAMES
+                            .iter()
+                            .any(|n| v.to_ascii_lowercase().ends_with(&n.to_ascii_lowercase()))
+                    })
+                })
+        }
         // (The remote command: a bare `sudo`'s, or a quoted word's, read within the word —
         // the first two — and not within another `ssh`.)
         b"ssh" if depth == 0 => {
@@ -2186,8 +2356,10 @@ fn closes(b: &[u8], open: usize, k: usize, escapes: usize, dollar: bool) -> bool
 /// string's by up to three backslashes) and ends, into `words` — up to a line break, `;`,
 /// `|`, `&` or `)` outside quotes, a quote never closed, a word `stop_at` holds (not read
 /// into `words`), `end`, or as many words as `words` holds. A quoted part glued to a word
-/// is that word's (`/user:"CORP\bob"`); a bare word ends at an operator (`)`, `&&`, a `&`
-/// before a blank). Returns how many words were read and where the
+/// is that word's (`/user:"CORP\bob"`); a quote glued on that closes nothing on the line
+/// ends the word and the reading (it closes the string that holds the command: `{"cmd":
+/// "… S3cret"}`); a bare word ends at an operator (`)`, `&&`, a `&` before a blank).
+/// Returns how many words were read and where the
 /// reading stopped (past the last word's closing quote, at a terminator, or at the word
 /// that stopped it).
 fn command_words(
@@ -2198,6 +2370,8 @@ fn command_words(
     stop_at: impl Fn(&[u8]) -> bool,
 ) -> (usize, usize) {
     let mut n = 0;
+    // (The word read last ended at a quote that closes nothing: no word follows.)
+    let mut last = false;
     while n < words.len() {
         // (Blanks, and a line break a `\` continues.)
         i = skip_space(b, i, end, false);
@@ -2245,6 +2419,12 @@ fn command_words(
                                 k += close + 1;
                                 parts += 1;
                             }
+                            // (A quote that closes nothing on the line ends the command:
+                            // the string that holds it, `{"cmd": "… S3cret"}`.)
+                            None | Some(_) if parts < 2 => {
+                                last = true;
+                                break;
+                            }
                             _ => break,
                         }
                     } else if matches!(b[k], b'"' | b'\'') {
@@ -2260,6 +2440,10 @@ fn command_words(
         }
         words[n] = (start, stop);
         n += 1;
+        if last {
+            i = stop;
+            break;
+        }
         i = i.max(stop) + usize::from(i.max(stop) < end && matches!(b[i.max(stop)], b'"' | b'\''));
     }
     (n, i)
@@ -6288,33 +6472,31 @@ fn value_parameter(b: &[u8], first: usize) -> Option<usize> {
 }
 
 /// Where the value of `gh secret set NAME … --body value` starts: the argument of the
-/// line's `--body` or `-b` option within 256 bytes after `at` (`--body=value`, `-bvalue`
-/// too), past its opening quote (escaped or not: a command in a JSON string).
+/// line's `--body` or `-b` option within 1 KiB after `at` (`--body=value`, `-bvalue` too),
+/// past its opening quote (escaped or not: a command in a JSON string).
 fn body_option(b: &[u8], at: usize) -> Option<usize> {
-    // (Within 256 bytes, each `-` up to the line's end found in one search: a run of such
-    // setters on one line read 1 KiB each, and every `-` in it, for 4x the bench text.)
-    let end = b.len().min(at + 256);
-    let mut line = end;
-    let mut j = memchr::memchr3_iter(b'-', b'\n', b'\r', &b[at..end])
-        .map(|i| at + i)
-        .take_while(|&i| {
-            let dash = b[i] == b'-';
-            if !dash {
-                line = i;
-            }
-            dash
-        })
-        .filter(|&i| i == at || b[i - 1] == b' ' || b[i - 1] == b'\t')
-        .find_map(|i| {
-            let r = &b[i..end];
-            if r.starts_with(b"--body") && matches!(r.get(6), Some(b' ' | b'\t' | b'=')) {
-                Some(i + 6)
-            } else if r.starts_with(b"-b") && r.len() > 2 {
-                Some(i + 2)
-            } else {
-                None
-            }
-        })?;
+    let end = b.len().min(at + 1024);
+    let line = memchr::memchr2(b'\n', b'\r', &b[at..end]).map_or(end, |i| at + i);
+    // (Each `-b` found by one search, not each `-` looked at: a run of such setters on one
+    // line read every `-` of 1 KiB for each, 4x the bench text.)
+    let mut j = memchr::memmem::find_iter(&b[at..line], b"-b").find_map(|k| {
+        let k = at + k;
+        // (`--body`: the `-b` its second dash starts.)
+        let i = match k > at && b[k - 1] == b'-' {
+            true => k - 1,
+            false => k,
+        };
+        let r = &b[i..line];
+        if !(i == at || b[i - 1] == b' ' || b[i - 1] == b'\t') {
+            None
+        } else if r.starts_with(b"--body") && matches!(r.get(6), Some(b' ' | b'\t' | b'=')) {
+            Some(i + 6)
+        } else if i == k && r.len() > 2 {
+            Some(i + 2)
+        } else {
+            None
+        }
+    })?;
     while j < line && matches!(b[j], b' ' | b'\t' | b'=') && !matches!(b[j - 1], b'=') {
         j += 1;
     }
@@ -7527,17 +7709,41 @@ pub(super) fn digit_or_capital(b: &[u8]) -> bool {
 
 /// The end of a secret whose pattern ends in a capped run of key characters (`sk-…`,
 /// `xox?-…`, `xapp-…`, `glpat-…` and the other GitLab tokens, `AIza…`, `SG.…`, a Slack
-/// webhook's path): when a key character follows the match `..e` (the class holds them all,
-/// so the cap cut it — on a letter, a digit, a dash or an underscore), the whole run is the
-/// secret, not a prefix of it to cut and leave the rest behind; otherwise `end`.
+/// webhook's path, the capped ones of `patterns::prefixed_tokens`): when a key character
+/// follows the match `..e` (the class holds them all, so the cap cut it — on a letter, a
+/// digit, a dash or an underscore; for a token in base64 a `+`, a `/` or an `=` too), the
+/// whole run is the secret, not a prefix of it to cut and leave the rest behind; otherwise
+/// `end`.
 fn past_the_cap(text: &str, end: usize, e: usize, m: &str) -> usize {
-    let capped = ["sk-", "xox", "xapp-", "gl", "AIza", "SG.", "http", "hv"];
-    if !capped.iter().any(|p| m.starts_with(p)) {
+    // (Tokens in base64, whose runs hold `+`, `/` and `=` too; Atlassian's holds `=`.)
+    const BASE64: [&str; 5] = ["glc_", "ops_", "whsec_", "LS0t", "sntry"];
+    let capped = [
+        "sk-",
+        "xox",
+        "xapp-",
+        "gl",
+        "AIza",
+        "SG.",
+        "http",
+        "hv",
+        "ya29.",
+        "pypi-",
+        "dckr_pat_",
+        "ATATT3",
+    ];
+    let base64 = BASE64.iter().any(|p| m.starts_with(p));
+    if !base64 && !capped.iter().any(|p| m.starts_with(p)) {
         return end;
     }
     let slash = m.starts_with("http");
-    let key =
-        |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_') || (slash && *c == b'/');
+    let equals = base64 || m.starts_with("ATATT3");
+    let key = |c: &u8| {
+        c.is_ascii_alphanumeric()
+            || matches!(c, b'-' | b'_')
+            || ((slash || base64) && *c == b'/')
+            || (base64 && *c == b'+')
+            || (equals && *c == b'=')
+    };
     let b = text.as_bytes();
     if !b.get(e).is_some_and(key) {
         return end;
