@@ -4433,6 +4433,23 @@ pub(crate) mod tests {
                 finds_and_redacts(&d, &text, &[t.as_str()]);
             }
         }
+        // A service account's access token holds dots; a sentence's full stop is no part.
+        let service =
+            "ya29.c.Kp8BCQjTzX4Lm9Qw2Rv7Yt5Ub3Nc1Ae8Gf6Hd0Jk4Ls2Mp9Oq7Ir5Es3Tu1Wy.Zx8Cv6Bn4";
+        finds_and_redacts(&d, &format!("token is {service}."), &[service]);
+        // A key in base64 wrapped at 76 columns (`base64 key.pem`), or folded in YAML.
+        let wrapped = key
+            .as_bytes()
+            .chunks(76)
+            .map(|c| std::str::from_utf8(c).unwrap_or_default())
+            .collect::<Vec<_>>();
+        let text = format!("{}\nnext: 1\n", wrapped.join("\n"));
+        finds_and_redacts(&d, &text, &[wrapped.join("\n").as_str()]);
+        let folded = format!(
+            "    client-key-data: >-\n      {}\n    next: 1\n",
+            wrapped.join("\n      ")
+        );
+        finds_and_redacts(&d, &folded, &[wrapped.join("\n      ").as_str()]);
         // A kubeconfig's user: the key's data in base64.
         let kubeconfig = format!(
             "users:\n- name: admin\n  user:\n    client-certificate-data: {}\n    client-key-data: {key}\n",
@@ -4447,6 +4464,11 @@ pub(crate) mod tests {
             "dapi and dapi123 are not tokens; ya29.short; PMAK-abc",
             "lin_api_OfZqfM2oeq3hDavJA76rNicHTp8hkqd",
             "NRAK-9NFD02IS5D9IK40VSTQQZPT49ZHX",
+            // Found by an attack review: words and slugs after a prefix.
+            "let glc_configurationManagerForTheClusterDefault = 1;",
+            "sntrys_configuration_module_for_the_organization_settings_page",
+            "ATATT3-ticket-number-and-description-of-the-issue-in-jira-xx",
+            "NRAK-ABCDEFGHIJKLMNOPQRSTUVWXYZA",
             "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkJ+y8j+KVXlzY5G3I7Ut8J2TSpaTXZ3BvhdhpACSta9o0Ab6cjLzMk19s0fYSJq4VM4rho0AE0zug0kasBMgbG68j47",
         ] {
             assert_eq!(found(text), [], "{text}");
@@ -4617,6 +4639,22 @@ pub(crate) mod tests {
                 &["S3cr3tPw99"],
             ),
             ("CONFIG SET REQUIREPASS S3cr3tPw99", &["S3cr3tPw99"]),
+            // Found by a second review: a directive after a command or a list's mark, a
+            // command in a JSON object with more fields, or in JSON inside JSON.
+            (
+                "echo requirepass S3cr3tPw99 >> /etc/redis/redis.conf",
+                &["S3cr3tPw99"],
+            ),
+            ("run: requirepass S3cr3tPw99", &["S3cr3tPw99"]),
+            ("- requirepass S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                r#"{"command": "redis-cli AUTH S3cr3tPw99", "description": "run it"}"#,
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"{"input": "{\"command\": \"redis-cli AUTH S3cr3tPw99\"}"}"#,
+                &["S3cr3tPw99"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -4640,7 +4678,7 @@ pub(crate) mod tests {
             "echo 8080 | vercel env add PORT production",
             "node:20> Auth Module3x; app:1> auth Error42x",
             "If you set requirepass option2 then restart",
-            "# requirepass foobared2",
+            "# requirepass foobared",
             "aws secretsmanager put-secret-value --secret-id x --secret-string \"$SECRET_JSON\"",
         ] {
             assert_eq!(found(text), [], "{text}");

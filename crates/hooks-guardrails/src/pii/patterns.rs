@@ -1465,14 +1465,16 @@ pub(super) fn spec(
 /// Doppler's (`dp.st.…`), Pulumi's (`pul-…`); and a PEM private key encoded in base64, as
 /// a kubeconfig's `client-key-data` holds one (`LS0tLS1CRUdJTi…`, `-----BEGIN` encoded,
 /// then `PRIVATE KEY` encoded at any of the three offsets base64 can put it, then the
-/// key's body). Each is the length its service gives, between word borders, or a run of
-/// at most 255 characters, read on to the run's end once it passes (see
-/// `validate::past_the_cap`: with no cap, each failed candidate in a run of them read the
-/// run to its end; a cap of thousands grew the pass's automata by as many states); the
-/// validator refuses a placeholder (see `validate_secret`).
+/// key's body, on one line or wrapped: see `validate::base64_block_end`). A Google access
+/// token may hold dots (a service account's `ya29.c.…`). Each is the length its service
+/// gives, between word borders, or a run of at most 255 characters, read on to the run's
+/// end once it passes (see `validate::past_the_cap`: with no cap, each failed candidate in
+/// a run of them read the run to its end; a cap of thousands grew the pass's automata by as
+/// many states); the validator refuses a placeholder, and a body that is no random one
+/// (see `validate_secret`).
 fn prefixed_tokens() -> String {
     [
-        format!(r"{B}ya29\.[0-9A-Za-z_-]{{30,255}}"),
+        format!(r"{B}ya29\.[0-9A-Za-z_-][0-9A-Za-z_.-]{{29,254}}"),
         format!(r"{B}pypi-AgE[A-Za-z0-9_-]{{50,255}}"),
         format!(r"{B}dckr_pat_[A-Za-z0-9_-]{{27,64}}"),
         format!(r"{B}shp(?:at|ca|pa|ss)_[a-fA-F0-9]{{32}}{B}"),
@@ -1493,10 +1495,64 @@ fn prefixed_tokens() -> String {
         ),
         format!(r"{B}pul-[a-f0-9]{{40}}{B}"),
         format!(
-            r"{B}LS0tLS1CRUdJTi[A-Za-z0-9+/]{{0,40}}(?:UFJJVkFURSBL|UklWQVRFIEtF|SVZBVEUgS0VZ)[A-Za-z0-9+/]{{64,255}}={{0,2}}"
+            r"{B}LS0tLS1CRUdJTi[A-Za-z0-9+/]{{0,40}}(?:UFJJVkFURSBL|UklWQVRFIEtF|SVZBVEUgS0VZ)[A-Za-z0-9+/]{{0,255}}"
         ),
     ]
     .join("|")
+}
+
+/// The prefixes of [`prefixed_tokens`], each with the length of what stands before the
+/// token's random body (Doppler's environment name is read as part of its body).
+const TOKEN_PREFIXES: [(&str, usize); 22] = [
+    ("ya29.", 5),
+    ("pypi-AgE", 8),
+    ("dckr_pat_", 9),
+    ("shpat_", 6),
+    ("shpca_", 6),
+    ("shppa_", 6),
+    ("shpss_", 6),
+    ("lin_api_", 8),
+    ("ntn_", 4),
+    ("sbp_", 4),
+    ("dapi", 4),
+    ("PMAK-", 5),
+    ("glsa_", 5),
+    ("glc_", 4),
+    ("NRAK-", 5),
+    ("sntrys_", 7),
+    ("sntryu_", 7),
+    ("ATATT3", 6),
+    ("whsec_", 6),
+    ("ops_eyJ", 7),
+    ("dp.", 3),
+    ("pul-", 4),
+];
+
+/// The tokens of [`TOKEN_PREFIXES`] whose body mixes small letters, capitals and digits
+/// (the others are hex, or capitals and digits).
+pub(super) const MIXED_CASE_TOKENS: [&str; 12] = [
+    "ya29.",
+    "pypi-AgE",
+    "dckr_pat_",
+    "lin_api_",
+    "ntn_",
+    "glsa_",
+    "glc_",
+    "sntrys_",
+    "ATATT3",
+    "whsec_",
+    "ops_eyJ",
+    "dp.",
+];
+
+/// The random body of a token of [`prefixed_tokens`] that `m` (its match) starts with, if
+/// it is one; a base64-encoded key's is the whole match.
+pub(super) fn prefixed_token_body(m: &str) -> Option<&[u8]> {
+    if m.starts_with("LS0tLS1CRUdJTi") {
+        return Some(m.as_bytes());
+    }
+    let &(_, skip) = TOKEN_PREFIXES.iter().find(|(p, _)| m.starts_with(p))?;
+    Some(&m.as_bytes()[skip..])
 }
 
 /// The triggers of [`prefixed_tokens`]: each prefix and a few characters of the token.

@@ -248,6 +248,37 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
             return None;
         }
     }
+    // Other services' tokens (see `patterns::prefixed_tokens`): a random body holds what
+    // its alphabet holds — small letters, capitals and digits in a mixed-case one, letters
+    // and digits in a hex or upper-case one; a word, a slug or a name does not
+    // (`glc_configurationManager…`, `ATATT3-ticket-number-…`, `ops_eyJops_eyJ…`).
+    if let Some(body) = super::patterns::prefixed_token_body(m) {
+        let has = |f: fn(&u8) -> bool| body.iter().any(f);
+        let mixed = super::patterns::MIXED_CASE_TOKENS
+            .iter()
+            .any(|p| m.starts_with(p));
+        let random = has(u8::is_ascii_digit)
+            && has(u8::is_ascii_alphabetic)
+            && (!mixed || (has(u8::is_ascii_lowercase) && has(u8::is_ascii_uppercase)));
+        if !random {
+            return None;
+        }
+        // A key in base64: its block, wrapped or not, long enough to hold a key.
+        if m.starts_with("LS0t") {
+            let end = base64_block_end(text.as_bytes(), e);
+            return (end - s >= 120).then_some((s, end));
+        }
+        if m.starts_with("ya29.") {
+            // (A sentence's full stop is no part of it.)
+            let end = past_the_cap(text, e, e, m);
+            let dots = text.as_bytes()[s..end]
+                .iter()
+                .rev()
+                .take_while(|&&c| c == b'.')
+                .count();
+            return Some((s, end - dots));
+        }
+    }
     if m.starts_with("sk-") || m.starts_with("xox") {
         // Trailing dashes belong to the text, not the key.
         let trimmed = m.trim_end_matches('-');
@@ -1170,7 +1201,8 @@ const REDIS_WORDS: [&str; 8] = [
 fn redis_client(word: &[u8]) -> bool {
     let word = word.trim_ascii();
     let word = word.strip_prefix(b"&").unwrap_or(word);
-    let quote = |c: &u8| matches!(c, b'"' | b'\'' | b'`');
+    // (Quotes, escaped as JSON's, once or twice: `\\"redis-cli`.)
+    let quote = |c: &u8| matches!(c, b'"' | b'\'' | b'`' | b'\\');
     let start = word.iter().position(|c| !quote(c)).unwrap_or(word.len());
     let end = word
         .iter()
@@ -1315,22 +1347,35 @@ fn redis_host(token: &[u8]) -> bool {
 }
 
 /// Whether the configuration directive at `s` (`requirepass`, `masterauth`) stands where
-/// Redis reads one: at its line's start (after blanks), after `CONFIG SET` (any case), or
-/// after a quote, an escaped line break or a `/` (`sed 's/…/requirepass …/'`) — not in
-/// prose (`if you set requirepass …`) or a comment (`# requirepass foobared`).
+/// Redis reads one — anywhere but after a word of prose (`if you set requirepass …`): at
+/// its line's start, after a list's or a prompt's mark, a key (`run:`), a quote, `echo`,
+/// `CONFIG SET` (any case), a `/` (`sed 's/…/requirepass …/'`), a comment's `#`.
 fn redis_directive_at(b: &[u8], s: usize) -> bool {
-    let blanks = b[s.saturating_sub(16)..s]
+    let from = s.saturating_sub(24);
+    let blanks = b[from..s]
         .iter()
         .rev()
         .take_while(|&&c| c == b' ' || c == b'\t')
         .count();
     let i = s - blanks;
-    if i == 0 || matches!(b[i - 1], b'\n' | b'\r' | b'"' | b'\'' | b'/') {
+    if blanks == 0 || i == from {
         return true;
     }
-    // (`CONFIG SET`: the two words, any case, one blank between.)
-    (b[i - 1] == b'n' && i >= 2 && b[i - 2] == b'\\')
-        || (blanks > 0 && i >= 10 && b[i - 10..i].eq_ignore_ascii_case(b"config set"))
+    // The word before: prose when letters only (but `echo`, `printf`, `CONFIG SET`).
+    let word = b[from..i]
+        .iter()
+        .rev()
+        .take_while(|c| !c.is_ascii_whitespace())
+        .count();
+    let w = &b[i - word..i];
+    if w.is_empty() || !w.iter().all(u8::is_ascii_alphabetic) || w.len() < 2 {
+        return true;
+    }
+    let config = || {
+        let before = b[from..i - word].trim_ascii_end();
+        before.len() >= 6 && before[before.len() - 6..].eq_ignore_ascii_case(b"config")
+    };
+    [&b"echo"[..], b"printf", b"RUN"].contains(&w) || (w.eq_ignore_ascii_case(b"set") && config())
 }
 
 /// The password a command takes as a positional argument, its name at `s` (`m` its
@@ -2356,9 +2401,10 @@ fn closes(b: &[u8], open: usize, k: usize, escapes: usize, dollar: bool) -> bool
 /// string's by up to three backslashes) and ends, into `words` — up to a line break, `;`,
 /// `|`, `&` or `)` outside quotes, a quote never closed, a word `stop_at` holds (not read
 /// into `words`), `end`, or as many words as `words` holds. A quoted part glued to a word
-/// is that word's (`/user:"CORP\bob"`); a quote glued on that closes nothing on the line
-/// ends the word and the reading (it closes the string that holds the command: `{"cmd":
-/// "… S3cret"}`); a bare word ends at an operator (`)`, `&&`, a `&` before a blank).
+/// is that word's (`/user:"CORP\bob"`); a quote glued on that closes nothing on the line,
+/// or stands before JSON's `,`, `:`, `}` or `]`, ends the word and the reading (it closes
+/// the string that holds the command: `{"cmd": "… S3cret", "n": 5}`); a bare word ends at
+/// an operator (`)`, `&&`, a `&` before a blank).
 /// Returns how many words were read and where the
 /// reading stopped (past the last word's closing quote, at a terminator, or at the word
 /// that stopped it).
@@ -2412,6 +2458,15 @@ fn command_words(
                     && !matches!(b[k], b' ' | b'\t' | b'\n' | b'\r' | b';' | b'|')
                     && !operator(k)
                 {
+                    // (A quote glued on before JSON's `,`, `:`, `}` or `]` closes the
+                    // string that holds the command: `{"command": "… S3cret", "n": 5}`.)
+                    if matches!(b[k], b'"' | b'\'')
+                        && k > i
+                        && matches!(b.get(k + 1), Some(b',' | b':' | b'}' | b']'))
+                    {
+                        last = true;
+                        break;
+                    }
                     if matches!(b[k], b'"' | b'\'') && k > i {
                         let part = &b[k + 1..end.min(k + 257)];
                         match memchr::memchr2(b[k], b'\n', part) {
@@ -7716,7 +7771,7 @@ pub(super) fn digit_or_capital(b: &[u8]) -> bool {
 /// `end`.
 fn past_the_cap(text: &str, end: usize, e: usize, m: &str) -> usize {
     // (Tokens in base64, whose runs hold `+`, `/` and `=` too; Atlassian's holds `=`.)
-    const BASE64: [&str; 5] = ["glc_", "ops_", "whsec_", "LS0t", "sntry"];
+    const BASE64: [&str; 4] = ["glc_", "ops_", "whsec_", "sntry"];
     let capped = [
         "sk-",
         "xox",
@@ -7737,12 +7792,15 @@ fn past_the_cap(text: &str, end: usize, e: usize, m: &str) -> usize {
     }
     let slash = m.starts_with("http");
     let equals = base64 || m.starts_with("ATATT3");
+    // (A Google access token's dots: a service account's `ya29.c.…`.)
+    let dot = m.starts_with("ya29.");
     let key = |c: &u8| {
         c.is_ascii_alphanumeric()
             || matches!(c, b'-' | b'_')
             || ((slash || base64) && *c == b'/')
             || (base64 && *c == b'+')
             || (equals && *c == b'=')
+            || (dot && *c == b'.')
     };
     let b = text.as_bytes();
     if !b.get(e).is_some_and(key) {
@@ -7753,6 +7811,47 @@ fn past_the_cap(text: &str, end: usize, e: usize, m: &str) -> usize {
         end -= 1;
     }
     end
+}
+
+/// Where a block of base64 that runs on at `e` ends: its characters (and `=`), then each
+/// next line that holds only them (after its indentation: a YAML block, `base64`'s
+/// 76-column lines, `openssl base64`'s 64), the line breaks as written or JSON-escaped —
+/// not a next line that holds anything else (the next field's `key:`). At most 64 KiB.
+fn base64_block_end(b: &[u8], e: usize) -> usize {
+    let limit = b.len().min(e.saturating_add(64 << 10));
+    let key = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=');
+    let mut end = e;
+    while end < limit && key(b[end]) {
+        end += 1;
+    }
+    loop {
+        // The line break: `\n`, `\r\n`, or JSON's `\n`.
+        let mut i = end;
+        if b.get(i) == Some(&b'\r') {
+            i += 1;
+        }
+        if b.get(i) == Some(&b'\n') {
+            i += 1;
+        } else if b.get(i..i + 2) == Some(b"\\n") {
+            i += 2;
+        } else {
+            return end;
+        }
+        while i < limit && matches!(b[i], b' ' | b'\t') {
+            i += 1;
+        }
+        let first = i;
+        while i < limit && key(b[i]) {
+            i += 1;
+        }
+        let ends_line = i >= b.len()
+            || matches!(b[i], b'\n' | b'\r' | b'"' | b'\'')
+            || b[i..].starts_with(b"\\n");
+        if i == first || !ends_line || i >= limit {
+            return end;
+        }
+        end = i;
+    }
 }
 
 pub(super) fn validate_aws_border(
