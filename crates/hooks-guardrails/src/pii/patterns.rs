@@ -1613,8 +1613,6 @@ pub(super) fn specs() -> Vec<Spec> {
         // (A namespace's id may follow: `hvs.….AbC12`.)
         format!(r"{B}hv[sbr]\.[A-Za-z0-9_-]{{24,400}}(?:\.[A-Za-z0-9]{{5}}{B})?"),
         format!(r"{B}SG\.[A-Za-z0-9_-]{{16,32}}\.[A-Za-z0-9_-]{{30,64}}"),
-        // Other services' tokens by their prefixes (see [`prefixed_tokens`]).
-        prefixed_tokens(),
         r"https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,200}"
             .to_owned(),
         format!(r"{B}eyJ[A-Za-z0-9_-]{{5,}}\.eyJ[A-Za-z0-9_-]{{5,}}\.[A-Za-z0-9_-]{{10,}}"),

@@ -1164,7 +1164,7 @@ pub(super) const POSITIONAL_COMMANDS: [&str; 28] = [
     "net",
     "Net",
     "NET",
-    // (Redis's: only as their trigger reads them, see [`REDIS_WORDS`].)
+    // (Redis's: only as their trigger reads them, see [`redis_word`].)
     "requirepass",
     "masterauth",
     "REQUIREPASS",
@@ -1177,23 +1177,18 @@ pub(super) const POSITIONAL_COMMANDS: [&str; 28] = [
     "keyvault",
 ];
 
-/// The words of [`POSITIONAL_COMMANDS`] that are Redis's: a configuration's `requirepass
-/// …` and `masterauth …` (in `redis.conf`, after `CONFIG SET`; any case), redis-cli's
-/// `AUTH [user] …` and `ACL SETUSER name … >password` (its trigger reads both words).
-/// Other kinds' triggers start with some of them (`auth` and `masterauth: …` are a field's
-/// name), so they are claimed only with a blank after them, `AUTH` only where Redis reads
-/// it (see [`redis_command_at`]) and the directives only where a configuration sets them
-/// (see [`redis_directive_at`]); else the other readings answer.
-const REDIS_WORDS: [&str; 8] = [
-    "requirepass",
-    "masterauth",
-    "REQUIREPASS",
-    "MASTERAUTH",
-    "AUTH",
-    "auth",
-    "ACL",
-    "acl",
-];
+/// Whether `tool` (a word of [`POSITIONAL_COMMANDS`]) is Redis's: a configuration's
+/// `requirepass …` and `masterauth …` (in `redis.conf`, after `CONFIG SET`; any case),
+/// redis-cli's `AUTH [user] …` and `ACL SETUSER name … >password` (its trigger reads both
+/// words). Other kinds' triggers start with some of them (`auth` and `masterauth: …` are a
+/// field's name), so they are claimed only with a blank after them, and `AUTH` only where
+/// Redis reads it (see [`redis_command_at`]), else the other readings answer; a directive
+/// where no configuration sets it (see [`redis_directive_at`]) is none.
+fn redis_word(tool: &str) -> bool {
+    ["requirepass", "masterauth", "auth", "acl"]
+        .iter()
+        .any(|w| tool.eq_ignore_ascii_case(w))
+}
 
 /// Whether `word` names Redis's client or one of its forks' (`redis-cli`, `valkey-cli`,
 /// `keydb-cli`), in any case, after a path (`/usr/bin/`, `C:/Redis/`) and quotes, before
@@ -1401,7 +1396,7 @@ fn redis_directive_at(b: &[u8], s: usize) -> bool {
 fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)>> {
     let tool = POSITIONAL_COMMANDS.into_iter().find(|t| m.starts_with(t))?;
     let b = text.as_bytes();
-    if REDIS_WORDS.contains(&tool)
+    if redis_word(tool)
         && (!matches!(m.as_bytes().get(tool.len()), Some(b' ' | b'\t'))
             || tool.eq_ignore_ascii_case("auth") && !redis_command_at(b, s)
             || tool.eq_ignore_ascii_case("acl")
@@ -1409,7 +1404,7 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
     {
         return None;
     }
-    // (A directive where no configuration sets it: prose, a comment.)
+    // (A directive where no configuration sets it: prose.)
     if ["requirepass", "masterauth"]
         .iter()
         .any(|d| tool.eq_ignore_ascii_case(d))
@@ -1435,7 +1430,7 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
     // (Another such command's name ends the line read: a run of them is read once each; so
     // does `SETUSER`, the next `ACL SETUSER`'s.)
     // (Redis's but `ACL SETUSER` take two words at most: three are read, to tell.)
-    let read = match REDIS_WORDS.contains(&tool) && !tool.eq_ignore_ascii_case("acl") {
+    let read = match redis_word(tool) && !tool.eq_ignore_ascii_case("acl") {
         true => 3,
         false => words.len(),
     };
@@ -2157,13 +2152,15 @@ enum Reads {
 /// `kinit`,
 /// `cryptsetup`, `sshpass` with no password option, `vault login -`, `openssl passwd
 /// -stdin`, `mkpasswd --stdin|-s`, secret stores (`gh secret set NAME` with no value,
-/// `docker secret create NAME -`, `gcloud secrets … --data-file=-`, `wrangler secret put`,
-/// `vercel env add`), `ssh` whose remote command is such a reader (`ssh h 'sudo -S …'`,
+/// `docker secret create NAME -`, `gcloud [beta] secrets … --data-file=-` (or
+/// `/dev/stdin`), `wrangler [pages] secret put`, `vercel env add` for a variable named for
+/// a secret), `ssh` whose remote command is such a reader (`ssh h 'sudo -S …'`,
 /// read within its quoted word; `ssh -p 22 h chpasswd`), or any command whose line holds
 /// `--password-stdin` (a registry's `docker|podman|helm|oras login`), gh's `--with-token`,
 /// gpg's `--passphrase-fd 0` or openssl's `-pass stdin`. Before the command: a prompt or a
 /// list's mark (`$`, `#`, `>`, `%`, `-`, `+`), a step's key (`run:`, `shell:`), a
-/// Dockerfile's `RUN`, `if`/`then`/`do`/`!`, wrappers (`env X=1`, `npx`, `command`, `exec`,
+/// Dockerfile's `RUN`, `if`/`then`/`do`/`!`, wrappers (`env X=1`, package runners — `npx`,
+/// `bunx`, `pnpx`, `pnpm [dlx]`, `yarn` —, `command`, `exec`,
 /// `nohup`, `time`, `nice -n 5`, `timeout 10`, `\`), `sudo` and its options, or a path
 /// (`/usr/sbin/chpasswd`). Through up to two filters (`| tee f |`, `| head -2 |`) and one
 /// `ssh` (`depth` counts them).
