@@ -4526,6 +4526,7 @@ pub(crate) mod tests {
                 "ACL SETUSER alice on >S3cr3tPw99 ~cached:* +get",
                 &["S3cr3tPw99"],
             ),
+            ("ACL  SETUSER alice on >S3cr3tPw99", &["S3cr3tPw99"]),
             (
                 "acl setuser bob on >S3cr3tPw99 >Zq8vLmP3xR7t allkeys",
                 &["S3cr3tPw99 >Zq8vLmP3xR7t"],

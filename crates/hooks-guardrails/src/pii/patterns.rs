@@ -1750,7 +1750,7 @@ pub(super) fn specs() -> Vec<Spec> {
             prefixed_token_triggers(),
             prefixed_tokens(),
             SECRET_WINDOW,
-            validate_secret,
+            validate_prefixed_token,
         ),
         // (Its exact pattern is its trigger: a smaller automaton than all the secrets',
         // read once per candidate, and a candidate is a word as common as `curl`.)

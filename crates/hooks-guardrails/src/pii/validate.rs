@@ -248,37 +248,6 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
             return None;
         }
     }
-    // Other services' tokens (see `patterns::prefixed_tokens`): a random body holds what
-    // its alphabet holds — small letters, capitals and digits in a mixed-case one, letters
-    // and digits in a hex or upper-case one; a word, a slug or a name does not
-    // (`glc_configurationManager…`, `ATATT3-ticket-number-…`, `ops_eyJops_eyJ…`).
-    if let Some(body) = super::patterns::prefixed_token_body(m) {
-        let has = |f: fn(&u8) -> bool| body.iter().any(f);
-        let mixed = super::patterns::MIXED_CASE_TOKENS
-            .iter()
-            .any(|p| m.starts_with(p));
-        let random = has(u8::is_ascii_digit)
-            && has(u8::is_ascii_alphabetic)
-            && (!mixed || (has(u8::is_ascii_lowercase) && has(u8::is_ascii_uppercase)));
-        if !random {
-            return None;
-        }
-        // A key in base64: its block, wrapped or not, long enough to hold a key.
-        if m.starts_with("LS0t") {
-            let end = base64_block_end(text.as_bytes(), e);
-            return (end - s >= 120).then_some((s, end));
-        }
-        if m.starts_with("ya29.") {
-            // (A sentence's full stop is no part of it.)
-            let end = past_the_cap(text, e, e, m);
-            let dots = text.as_bytes()[s..end]
-                .iter()
-                .rev()
-                .take_while(|&&c| c == b'.')
-                .count();
-            return Some((s, end - dots));
-        }
-    }
     if m.starts_with("sk-") || m.starts_with("xox") {
         // Trailing dashes belong to the text, not the key.
         let trimmed = m.trim_end_matches('-');
@@ -292,6 +261,49 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
         return Some((s, past_the_cap(text, s + trimmed.len(), e, m)));
     }
     Some((s, past_the_cap(text, e, e, m)))
+}
+
+/// A candidate of the pass of other services' tokens (see `patterns::prefixed_tokens`):
+/// its body must look random — small letters, capitals and digits in a mixed-case token,
+/// letters and digits in a hex or upper-case one; a word, a slug or a name does not
+/// (`glc_configurationManager…`, `ATATT3-ticket-number-…`, `ops_eyJops_eyJ…`). Then it is
+/// read as every token is (see [`validate_secret`]); a key in base64 is its block, wrapped
+/// or not, long enough to hold a key; a Google access token ends before a sentence's full
+/// stop.
+pub(super) fn validate_prefixed_token(
+    text: &str,
+    s: usize,
+    e: usize,
+    freed: &Freed,
+) -> Option<(usize, usize)> {
+    let m = &text[s..e];
+    let body = super::patterns::prefixed_token_body(m)?;
+    let has = |f: fn(&u8) -> bool| body.iter().any(f);
+    let mixed = super::patterns::MIXED_CASE_TOKENS
+        .iter()
+        .any(|p| m.starts_with(p));
+    let random = has(u8::is_ascii_digit)
+        && has(u8::is_ascii_alphabetic)
+        && (!mixed || (has(u8::is_ascii_lowercase) && has(u8::is_ascii_uppercase)));
+    if !random {
+        return None;
+    }
+    // (The placeholder check every token gets: see `validate_secret`.)
+    let (s, e) = validate_secret(text, s, e, freed)?;
+    if m.starts_with("LS0t") {
+        let end = base64_block_end(text.as_bytes(), e);
+        return (end - s >= 120).then_some((s, end));
+    }
+    if m.starts_with("ya29.") {
+        // (A sentence's full stop is no part of it.)
+        let dots = text.as_bytes()[s..e]
+            .iter()
+            .rev()
+            .take_while(|&&c| c == b'.')
+            .count();
+        return Some((s, e - dots));
+    }
+    Some((s, e))
 }
 
 /// The password in a URL's credentials (`m`: `://user:password@`), up to the first `@` a host
@@ -1272,12 +1284,8 @@ fn redis_command_at(b: &[u8], s: usize) -> bool {
     }
     // At a line's (or a string's) start, a client named before it or after it on its line.
     if let Some(t) = line_start(s).filter(|&t| t == s) {
-        let line = memchr::memchr2(b'\n', b'\r', &b[s..b.len().min(s + 256)]).map_or(0, |k| k);
         let after = &b[s..b.len().min(s + 256)];
-        let after = &after[..match line {
-            0 => after.len(),
-            k => k,
-        }];
+        let after = &after[..memchr::memchr2(b'\n', b'\r', after).unwrap_or(after.len())];
         let client = |window: &[u8], k: usize| {
             let end = k + 4;
             let begin = window[..end]
@@ -1400,7 +1408,10 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
         && (!matches!(m.as_bytes().get(tool.len()), Some(b' ' | b'\t'))
             || tool.eq_ignore_ascii_case("auth") && !redis_command_at(b, s)
             || tool.eq_ignore_ascii_case("acl")
-                && !m.trim_end().eq_ignore_ascii_case("acl setuser"))
+                && !m
+                    .split_ascii_whitespace()
+                    .nth(1)
+                    .is_some_and(|w| w.eq_ignore_ascii_case("setuser")))
     {
         return None;
     }
@@ -1481,9 +1492,8 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
                 }
                 password(k + 2)
             }
-            "wpa_passphrase" | "requirepass" | "masterauth" => {
-                password(usize::from(name == "wpa_passphrase"))
-            }
+            "wpa_passphrase" => password(1),
+            "requirepass" | "masterauth" => password(0),
             // (`AUTH password`, or Redis 6's `AUTH user password`.)
             "AUTH" => match words.len() {
                 1 | 2 => password(words.len() - 1),
@@ -2326,13 +2336,7 @@ fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
         b"vercel" => {
             word(k + 1) == Some(b"env")
                 && word(k + 2) == Some(b"add")
-                && word(k + 3).is_some_and(|v| {
-                    std::str::from_utf8(v).is_ok_and(|v| {
-                        super::patterns::SECRET_NAMES
-                            .iter()
-                            .any(|n| v.to_ascii_lowercase().ends_with(&n.to_ascii_lowercase()))
-                    })
-                })
+                && word(k + 3).is_some_and(|v| std::str::from_utf8(v).is_ok_and(names_a_secret))
         }
         // (The remote command: a bare `sudo`'s, or a quoted word's, read within the word —
         // the first two — and not within another `ssh`.)
@@ -7073,11 +7077,18 @@ fn setter_call(b: &[u8], key: usize) -> bool {
 /// [`secret_value`]). The walker of arguments and results asks it for each field, since the
 /// value alone says nothing (`{"password": "hunter2"}`).
 pub(crate) fn secret_field(key: &str, value: &str) -> bool {
-    super::patterns::SECRET_NAMES.iter().any(|n| {
-        key.ends_with(n) && camel_pass(&key.as_bytes()[..key.len() - n.len()], n.as_bytes())
-    }) && !no_secret_name(key.as_bytes(), value)
+    names_a_secret(key)
+        && !no_secret_name(key.as_bytes(), value)
         && !short_for_a_token(key.as_bytes(), value)
         && secret_value(value, true, None)
+}
+
+/// Whether a field's name (`key`, whole) ends in a secret's name, as its case and words say
+/// (see [`camel_pass`]).
+fn names_a_secret(key: &str) -> bool {
+    super::patterns::SECRET_NAMES.iter().any(|n| {
+        key.ends_with(n) && camel_pass(&key.as_bytes()[..key.len() - n.len()], n.as_bytes())
+    })
 }
 
 /// Whether a field whose name (`key`, whole) ends in a secret's name holds no secret
