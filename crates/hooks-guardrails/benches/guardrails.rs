@@ -384,13 +384,16 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
-        // Redis's commands, a keyring's setter, secret stores' commands.
+        // Redis's commands, an ACL file's lines, a keyring's setter, secret stores' commands.
         (
             "redis_and_setter_runs",
             fill(
                 "x:1> AUTH yyy1\nACL SETUSER a >b1cd >\nrequirepass --masterauth x AUTH -x AUTH \
                  set_password(\"a\", f(\"b\", \"c1d2\")\nkeyvault secret set \
-                 --value=keyvault secret set --value a1b2 echo a | gh secret set x\necho \"AUTH a1b2\" | x\nAUTH \n",
+                 --value=keyvault secret set --value a1b2 echo a | gh secret set x\necho \"AUTH a1b2\" | x\nAUTH \n\
+                 user a on >b1cd\nuser x >\n'AUTH a1b2\n' | nc \nssm put-parameter --type \
+                 SecureString --value a1b2 echo a | secret-tool store\nsetPassword(\"a\", \"b\", \
+                 `c1d2` \n",
                 "",
             ),
         ),
@@ -409,6 +412,10 @@ fn scan_adversarial(c: &mut Criterion) {
                     "pypi-AgEaaaa",
                     "dp.st.",
                     "dapi12345678 ",
+                    "dckr_oat_aaaaaaaa-",
+                    "sb_secret_aaaaaaaa-",
+                    "NRII-aaaaaaaa-",
+                    "secret_aaaaaaaaaaaa",
                 ]
                 .map(|u| u.repeat(40))
                 .join(" "),

@@ -287,14 +287,18 @@ fn family(name: &str, n: usize) -> String {
              host  password\n-  --------\n10.0.0.1  x\n \n3 a\n"
                 .repeat(n / 124)
         }
-        // Redis's commands (a prompt's `AUTH`, `ACL SETUSER`, `requirepass`, options), a
-        // keyring's setter, whose arguments are read to the third, and secret stores' (`az
-        // keyvault secret set --value`, a value piped into `gh secret set`).
+        // Redis's commands (a prompt's `AUTH`, `ACL SETUSER`, `requirepass`, options, an ACL
+        // file's `user` lines, `AUTH` piped into `nc`), a keyring's setter, whose arguments
+        // are read to the third, and secret stores' (`az keyvault secret set --value`, `aws
+        // ssm put-parameter`, a value piped into `gh secret set` or `secret-tool store`).
         "redis_and_setter_runs" => {
             "x:1> AUTH yyy1\nACL SETUSER a >b1cd >\nrequirepass --masterauth x AUTH -x AUTH \
              set_password(\"a\", f(\"b\", \"c1d2\")\nkeyvault secret set --value=keyvault \
-             secret set --value a1b2 echo a | gh secret set x\necho \"AUTH a1b2\" | x\nAUTH \n"
-                .repeat(n / 223)
+             secret set --value a1b2 echo a | gh secret set x\necho \"AUTH a1b2\" | x\nAUTH \n\
+             user a on >b1cd\nuser x >\n'AUTH a1b2\n' | nc \nssm put-parameter --type \
+             SecureString --value a1b2 echo a | secret-tool store\nsetPassword(\"a\", \"b\", \
+             `c1d2` \n"
+                .repeat(n / 375)
         }
         // Services' tokens by their prefixes, failing (placeholders, bodies too short), in
         // runs that grow with `n`: each read at most its cap past its prefix (with no cap,
@@ -310,6 +314,10 @@ fn family(name: &str, n: usize) -> String {
                 "pypi-AgEaaaa",
                 "dp.st.",
                 "dapi12345678 ",
+                "dckr_oat_aaaaaaaa-",
+                "sb_secret_aaaaaaaa-",
+                "NRII-aaaaaaaa-",
+                "secret_aaaaaaaaaaaa",
         ]
         .map(|u| u.repeat(n / u.len() + 1))
         .join(" "),

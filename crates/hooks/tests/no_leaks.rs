@@ -179,6 +179,10 @@ fn values() -> Vec<(String, String)> {
                 "secret_redis_auth" => Some("\nlocalhost:6379> AUTH default {}\nOK\n"),
                 "secret_redis_config" => Some("\nport 6379\nrequirepass {}\n"),
                 "secret_redis_acl" => Some("ACL SETUSER bot on >{} ~jobs:* +get"),
+                "secret_redis_acl_file" => Some("\nuser bot on >{} ~jobs:* +get\n"),
+                "secret_ssm_value" => {
+                    Some("aws ssm put-parameter --name /prod/db/password --value '{}'")
+                }
                 "secret_keyring_setter" => Some(r#"keyring.set_password("svc", "bot", "{}")"#),
                 "secret_keyvault_value" => Some("az keyvault secret set --name db --value '{}'"),
                 "secret_stdin_store" => Some("echo '{}' | gh secret set API_TOKEN\n"),
@@ -333,7 +337,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1217 + 13);
+    assert_eq!(values.len(), 1164 + 1228 + 13);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

@@ -63,9 +63,11 @@ pub enum Entity {
     /// `rabbitmqctl add_user user …`, `sqlplus user/…@db`, `wpa_passphrase SSID …`, `net
     /// user name …`, `cmdkey /pass:…`, `schtasks /rp …`, macOS's `security
     /// add-generic-password -w …`, Redis's `requirepass …`, `masterauth …`, redis-cli's
-    /// `AUTH [user] …` and `ACL SETUSER … >…`; the AWS CLI's `--secret-string …`, `az
-    /// keyvault secret set --value …`; a value piped into a secret store's command, `gh
-    /// secret set`, `docker secret create`, `gcloud secrets`, `wrangler secret put`).
+    /// `AUTH [user] …` (or `AUTH …` piped into `nc`) and `ACL SETUSER … >…`, an ACL file's
+    /// `user name on >…`; the AWS CLI's `--secret-string …` and `aws ssm put-parameter
+    /// --value …` (a `SecureString`'s), `az keyvault secret set --value …`; a value piped
+    /// into a secret store's command, `gh secret set`, `docker secret create`, `gcloud
+    /// secrets`, `wrangler secret put`, `secret-tool store`, `pass insert`).
     #[serde(rename = "SECRET")]
     Secret,
 }
@@ -4418,6 +4420,11 @@ pub(crate) mod tests {
             "whsec_gAFTCloiADN5RpVI2XQWhX1ssrKrxqVq".to_owned(),
             "dp.st.prd.etOd4UYETIay2BV6DfVPClogqoPchv5V7S82qTdrOJR".to_owned(),
             "pul-d8962058765a6ca7cff00d796c25410335b40014".to_owned(),
+            "dckr_oat_7awgM4jG5SQvxcvmNzhKj8PQjxo".to_owned(),
+            "lin_oauth_8f8990917b7e520efcd51f8ebe84055a251f53f8738bb526c8f2fac8ff0a1571".to_owned(),
+            "sb_secret_N7UND0UgjKTVK-Uodkm0Hg_xSvEMPvz".to_owned(),
+            "NRII-GZKVjLai0OwkBWFqNuybOm_d4v7m2oaW".to_owned(),
+            "secret_Zk8mQ2vX9pLw4TnR7yB3cH6jF1sD5gA0eK2uM8qW4oI".to_owned(),
             atlassian,
             onepassword,
         ];
@@ -4469,6 +4476,13 @@ pub(crate) mod tests {
             "sntrys_configuration_module_for_the_organization_settings_page",
             "ATATT3-ticket-number-and-description-of-the-issue-in-jira-xx",
             "NRAK-ABCDEFGHIJKLMNOPQRSTUVWXYZA",
+            "dckr_oat_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+            "sb_secret_your-secret-key-here-goes-here",
+            "NRII-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            "lin_oauth_0000000000000000000000000000000000000000000000000000000000000000",
+            // A field's name after Notion's prefix (no token: words, or no 43 characters).
+            "secret_key_base_for_the_production_environment1 = x",
+            "secret_KeyBaseForTheProductionEnvironmentXyz12345abc",
             "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkJ+y8j+KVXlzY5G3I7Ut8J2TSpaTXZ3BvhdhpACSta9o0Ab6cjLzMk19s0fYSJq4VM4rho0AE0zug0kasBMgbG68j47",
         ] {
             assert_eq!(found(text), [], "{text}");
@@ -4480,7 +4494,9 @@ pub(crate) mod tests {
     /// prompt or its name and options, `ACL SETUSER … >…`; the AWS CLI's `--secret-string`
     /// and `--secret-binary`; a keyring's setter's third argument
     /// (`keyring.set_password(svc, user, …)`, keytar's `setPassword`); `az keyvault secret
-    /// set --value`; and the secret stores that read a value from standard input.
+    /// set --value`, `aws ssm put-parameter --value` (a `SecureString`'s or a secret's by
+    /// its name); an ACL file's `user … >…`; and the secret stores that read a value from
+    /// standard input.
     #[test]
     fn redis_and_secret_stores_passwords_are_secrets() {
         let d = PiiDetector::new();
@@ -4656,6 +4672,55 @@ pub(crate) mod tests {
                 r#"{"input": "{\"command\": \"redis-cli AUTH S3cr3tPw99\"}"}"#,
                 &["S3cr3tPw99"],
             ),
+            // Left by the reviews, done since: an ACL file's lines, `AUTH` piped into a raw
+            // connection or over escaped line breaks, `aws ssm put-parameter`, more stores
+            // that read standard input, a keytar call's template literal.
+            ("user alice on >S3cr3tPw99 ~* +@all", &["S3cr3tPw99"]),
+            ("  user bob off >S3cr3tPw99 ~cache:* +get", &["S3cr3tPw99"]),
+            (
+                r#"{"acl": "user carol on >S3cr3tPw99 ~* &* +@all\nuser dave on nopass"}"#,
+                &["S3cr3tPw99"],
+            ),
+            (
+                r"printf 'AUTH S3cr3tPw99\r\nPING\r\n' | nc localhost 6379",
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"test: ["CMD-SHELL", "printf 'AUTH S3cr3tPw99\r\n' | ncat redis 6379"]"#,
+                &["S3cr3tPw99"],
+            ),
+            (
+                r"echo 'AUTH S3cr3tPw99\r\nPING' | redis-cli",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "aws ssm put-parameter --name /prod/db --value S3cr3tPw99 --type SecureString",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "aws ssm put-parameter --name /prod/db/password --value 'S3cr3tPw99'",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "aws ssm put-parameter --name=\"DbPassword\" --value=\"S3cr3tPw99\"",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "echo -n S3cr3tPw99 | secret-tool store --label='db' service db user app",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "echo S3cr3tPw99 | pass insert -e web/github",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "echo -n 'S3cr3tPw99' | vault kv put secret/db password=-",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "keytar.setPassword('svc', 'acct', `S3cr3tPw99`)",
+                &["S3cr3tPw99"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -4681,6 +4746,17 @@ pub(crate) mod tests {
             "If you set requirepass option2 then restart",
             "# requirepass foobared",
             "aws secretsmanager put-secret-value --secret-id x --secret-string \"$SECRET_JSON\"",
+            // `user` in prose or with no rule after it, a hashed password, a parameter that
+            // is no secret, a value from a file or a variable, SMTP's mechanism.
+            "the user alice logged in at 10:00 >5 times on the server",
+            "user alice has >S3cr3tPw99 files",
+            "user dave on #5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8 ~*",
+            "you can pass insert mode to vim; S3cr3tPw99x",
+            "aws ssm put-parameter --name /app/port --value 8080x99Zq --type String",
+            "aws ssm put-parameter --name /prod/db/password --value file://pw.txt",
+            "aws ssm put-parameter --name /app/token --type SecureString --value '$TOKEN'",
+            "keytar.setPassword('svc', 'acct', `${process.env.PW}`)",
+            r"printf 'AUTH LOGIN\r\n' | nc smtp.example.com 25",
         ] {
             assert_eq!(found(text), [], "{text}");
         }

@@ -438,15 +438,18 @@ fn other_commands() -> String {
 /// `validate::positional_password`): `htpasswd -b`, `rabbitmqctl add_user`, `sqlplus
 /// user/password`, `wpa_passphrase`, `cmdkey /pass:`, `schtasks /rp`, `net user`, `net
 /// use`, `security add-generic-password -w`, Redis's `requirepass`, `masterauth`, `AUTH`
-/// and `ACL SETUSER`, `az keyvault secret set --value`. A trigger of the run-token pass
-/// (its prefilter's literals are three bytes already), the name and a blank.
+/// and `ACL SETUSER`, an ACL file's `user NAME` before a rule (`on`, `off`, `>…`, `~…`,
+/// `&…`, `+@…`, `-@…`: prose's "user alice logged in" is no candidate), `az keyvault secret
+/// set --value`, `aws ssm put-parameter --value`. A trigger of the run-token pass (its
+/// prefilter's literals are three bytes already), the name and a blank.
 fn positional_commands() -> String {
     // (`security` and `net` only with the subcommand that takes a password: "security
-    // team" and ".net user" are prose; `ACL` and `keyvault` with theirs.)
+    // team" and ".net user" are prose; `ACL`, `keyvault` and `ssm` with theirs; `user`
+    // with a rule.)
     let names = super::validate::POSITIONAL_COMMANDS
         .iter()
         .filter(|c| {
-            !["security", "net", "acl", "keyvault"]
+            !["security", "net", "acl", "keyvault", "ssm", "user"]
                 .iter()
                 .any(|n| c.eq_ignore_ascii_case(n))
         })
@@ -454,7 +457,7 @@ fn positional_commands() -> String {
         .collect::<Vec<_>>()
         .join("|");
     format!(
-        r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]|{B}security[ \t]+add-(?:generic|internet)-password[ \t]|{B}(?:net|Net|NET)(?:\.exe|\.EXE)?[ \t]+(?:user|use|User|Use|USER|USE)[ \t]|{B}(?:ACL|acl)[ \t]+(?:SETUSER|setuser)[ \t]|{B}keyvault[ \t]+secret[ \t]+set[ \t]"
+        r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]|{B}security[ \t]+add-(?:generic|internet)-password[ \t]|{B}(?:net|Net|NET)(?:\.exe|\.EXE)?[ \t]+(?:user|use|User|Use|USER|USE)[ \t]|{B}(?:ACL|acl)[ \t]+(?:SETUSER|setuser)[ \t]|{B}keyvault[ \t]+secret[ \t]+set[ \t]|{B}ssm[ \t]+put-parameter[ \t]|{B}user[ \t]+[^ \t\r\n]{{1,32}}[ \t]+(?:on|off|[>~&]|[+-]@)"
     )
 }
 
@@ -1457,10 +1460,11 @@ pub(super) fn spec(
 }
 
 /// Tokens other services issue, each found by its prefix: Google's OAuth access tokens
-/// (`ya29.…`), PyPI's (`pypi-AgE…`), Docker Hub's (`dckr_pat_…`), Shopify's (`shpat_…`,
-/// `shpca_…`, `shppa_…`, `shpss_…`), Linear's (`lin_api_…`), Notion's (`ntn_…`), Supabase's
-/// (`sbp_…`), Databricks' (`dapi…`), Postman's (`PMAK-…`), Grafana's (`glsa_…`, `glc_…`),
-/// New Relic's (`NRAK-…`), Sentry's (`sntrys_…`, `sntryu_…`), Atlassian's (`ATATT3…`),
+/// (`ya29.…`), PyPI's (`pypi-AgE…`), Docker Hub's (`dckr_pat_…`, `dckr_oat_…`), Shopify's
+/// (`shpat_…`, `shpca_…`, `shppa_…`, `shpss_…`), Linear's (`lin_api_…`, `lin_oauth_…`),
+/// Notion's (`ntn_…`, the older `secret_…`), Supabase's (`sbp_…`, `sb_secret_…`),
+/// Databricks' (`dapi…`), Postman's (`PMAK-…`), Grafana's (`glsa_…`, `glc_…`), New Relic's
+/// (`NRAK-…`, `NRII-…`), Sentry's (`sntrys_…`, `sntryu_…`), Atlassian's (`ATATT3…`),
 /// Stripe's webhook secrets (`whsec_…`), 1Password's service accounts' (`ops_eyJ…`),
 /// Doppler's (`dp.st.…`), Pulumi's (`pul-…`); and a PEM private key encoded in base64, as
 /// a kubeconfig's `client-key-data` holds one (`LS0tLS1CRUdJTi…`, `-----BEGIN` encoded,
@@ -1476,16 +1480,19 @@ fn prefixed_tokens() -> String {
     [
         format!(r"{B}ya29\.[0-9A-Za-z_-][0-9A-Za-z_.-]{{29,254}}"),
         format!(r"{B}pypi-AgE[A-Za-z0-9_-]{{50,255}}"),
-        format!(r"{B}dckr_pat_[A-Za-z0-9_-]{{27,64}}"),
+        format!(r"{B}dckr_(?:pat|oat)_[A-Za-z0-9_-]{{27,64}}"),
         format!(r"{B}shp(?:at|ca|pa|ss)_[a-fA-F0-9]{{32}}{B}"),
         format!(r"{B}lin_api_[A-Za-z0-9]{{40}}{B}"),
+        format!(r"{B}lin_oauth_[a-f0-9]{{64}}{B}"),
         format!(r"{B}ntn_[0-9]{{11}}[A-Za-z0-9]{{35}}{B}"),
         format!(r"{B}sbp_[a-f0-9]{{40}}{B}"),
+        format!(r"{B}sb_secret_[A-Za-z0-9_-]{{20,255}}"),
         format!(r"{B}dapi[a-f0-9]{{32}}(?:-[0-9]{{1,2}})?{B}"),
         format!(r"{B}PMAK-[a-f0-9]{{24}}-[a-f0-9]{{34}}{B}"),
         format!(r"{B}glsa_[A-Za-z0-9]{{32}}_[A-Fa-f0-9]{{8}}{B}"),
         format!(r"{B}glc_[A-Za-z0-9+/]{{32,255}}={{0,2}}"),
         format!(r"{B}NRAK-[A-Z0-9]{{27}}{B}"),
+        format!(r"{B}NRII-[A-Za-z0-9_-]{{32}}"),
         format!(r"{B}sntry[us]_[A-Za-z0-9+/=_-]{{40,255}}"),
         format!(r"{B}ATATT3[A-Za-z0-9_=-]{{50,255}}"),
         format!(r"{B}whsec_[A-Za-z0-9+/]{{32,255}}={{0,2}}"),
@@ -1494,6 +1501,7 @@ fn prefixed_tokens() -> String {
             r"{B}dp\.(?:st|ct|sa|scim|audit|pt)\.(?:[a-z0-9_-]{{2,35}}\.)?[A-Za-z0-9]{{40,44}}{B}"
         ),
         format!(r"{B}pul-[a-f0-9]{{40}}{B}"),
+        format!(r"{B}secret_[A-Za-z0-9]{{43}}{B}"),
         format!(
             r"{B}LS0tLS1CRUdJTi[A-Za-z0-9+/]{{0,40}}(?:UFJJVkFURSBL|UklWQVRFIEtF|SVZBVEUgS0VZ)[A-Za-z0-9+/]{{0,255}}"
         ),
@@ -1503,22 +1511,26 @@ fn prefixed_tokens() -> String {
 
 /// The prefixes of [`prefixed_tokens`], each with the length of what stands before the
 /// token's random body (Doppler's environment name is read as part of its body).
-const TOKEN_PREFIXES: [(&str, usize); 22] = [
+const TOKEN_PREFIXES: [(&str, usize); 27] = [
     ("ya29.", 5),
     ("pypi-AgE", 8),
     ("dckr_pat_", 9),
+    ("dckr_oat_", 9),
     ("shpat_", 6),
     ("shpca_", 6),
     ("shppa_", 6),
     ("shpss_", 6),
     ("lin_api_", 8),
+    ("lin_oauth_", 10),
     ("ntn_", 4),
     ("sbp_", 4),
+    ("sb_secret_", 10),
     ("dapi", 4),
     ("PMAK-", 5),
     ("glsa_", 5),
     ("glc_", 4),
     ("NRAK-", 5),
+    ("NRII-", 5),
     ("sntrys_", 7),
     ("sntryu_", 7),
     ("ATATT3", 6),
@@ -1526,16 +1538,19 @@ const TOKEN_PREFIXES: [(&str, usize); 22] = [
     ("ops_eyJ", 7),
     ("dp.", 3),
     ("pul-", 4),
+    ("secret_", 7),
 ];
 
 /// The tokens of [`TOKEN_PREFIXES`] whose body mixes small letters, capitals and digits
 /// (the others are hex, or capitals and digits).
-pub(super) const MIXED_CASE_TOKENS: [&str; 12] = [
+pub(super) const MIXED_CASE_TOKENS: [&str; 15] = [
     "ya29.",
     "pypi-AgE",
     "dckr_pat_",
+    "dckr_oat_",
     "lin_api_",
     "ntn_",
+    "sb_secret_",
     "glsa_",
     "glc_",
     "sntrys_",
@@ -1543,6 +1558,7 @@ pub(super) const MIXED_CASE_TOKENS: [&str; 12] = [
     "whsec_",
     "ops_eyJ",
     "dp.",
+    "secret_",
 ];
 
 /// The random body of a token of [`prefixed_tokens`] that `m` (its match) starts with, if
@@ -1560,22 +1576,26 @@ fn prefixed_token_triggers() -> String {
     [
         format!(r"{B}ya29\.[0-9A-Za-z_-]{{8}}"),
         format!(r"{B}pypi-AgE[A-Za-z0-9_-]{{8}}"),
-        format!(r"{B}dckr_pat_[A-Za-z0-9_-]{{8}}"),
+        format!(r"{B}dckr_(?:pat|oat)_[A-Za-z0-9_-]{{8}}"),
         format!(r"{B}shp[a-z]{{2}}_[a-fA-F0-9]{{8}}"),
         format!(r"{B}lin_api_[A-Za-z0-9]{{8}}"),
+        format!(r"{B}lin_oauth_[a-f0-9]{{8}}"),
         format!(r"{B}ntn_[0-9]{{8}}"),
         format!(r"{B}sbp_[a-f0-9]{{8}}"),
+        format!(r"{B}sb_secret_[A-Za-z0-9_-]{{8}}"),
         format!(r"{B}dapi[a-f0-9]{{8}}"),
         format!(r"{B}PMAK-[a-f0-9]{{8}}"),
         format!(r"{B}glsa_[A-Za-z0-9]{{8}}"),
         format!(r"{B}glc_[A-Za-z0-9]{{8}}"),
         format!(r"{B}NRAK-[A-Z0-9]{{8}}"),
+        format!(r"{B}NRII-[A-Za-z0-9_-]{{8}}"),
         format!(r"{B}sntry[a-z]_[A-Za-z0-9]{{8}}"),
         format!(r"{B}ATATT3[A-Za-z0-9_=-]{{8}}"),
         format!(r"{B}whsec_[A-Za-z0-9+/]{{8}}"),
         format!(r"{B}ops_eyJ[A-Za-z0-9+/=_-]{{8}}"),
         format!(r"{B}dp\.[a-z]{{2,5}}\."),
         format!(r"{B}pul-[a-f0-9]{{8}}"),
+        format!(r"{B}secret_[A-Za-z0-9]{{8}}"),
         format!(r"{B}LS0tLS1CRUdJTi"),
     ]
     .join("|")

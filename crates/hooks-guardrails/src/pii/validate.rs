@@ -226,12 +226,7 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
         let by = m.rfind("BY").max(m.rfind("by")).max(m.rfind("By"))?;
         return named_secret(text, s, s + by + 2, e);
     }
-    // A placeholder (`npm_XXXX…`, `…/services/T00000000/B00000000/XXXX…`): its longest run of
-    // letters and digits repeats a handful of characters.
-    let longest = alnum_runs(m.as_bytes())
-        .max_by_key(|run| run.len())
-        .unwrap_or_default();
-    if distinct_bytes(longest) <= 4 {
+    if repeats_a_few(m) {
         return None;
     }
     if m.starts_with("hv") && m.as_bytes().get(3) == Some(&b'.') {
@@ -263,6 +258,15 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
     Some((s, past_the_cap(text, e, e, m)))
 }
 
+/// Whether a token is a placeholder (`npm_XXXX…`, `…/services/T00000000/B00000000/XXXX…`):
+/// its longest run of letters and digits repeats a handful of characters.
+fn repeats_a_few(m: &str) -> bool {
+    let longest = alnum_runs(m.as_bytes())
+        .max_by_key(|run| run.len())
+        .unwrap_or_default();
+    distinct_bytes(longest) <= 4
+}
+
 /// A candidate of the pass of other services' tokens (see `patterns::prefixed_tokens`):
 /// its body must look random — small letters, capitals and digits in a mixed-case token,
 /// letters and digits in a hex or upper-case one; a word, a slug or a name does not
@@ -288,8 +292,12 @@ pub(super) fn validate_prefixed_token(
     if !random {
         return None;
     }
-    // (The placeholder check every token gets: see `validate_secret`.)
-    let (s, e) = validate_secret(text, s, e, freed)?;
+    // (The placeholder check every token gets: see `validate_secret`. Notion's older
+    // `secret_…` starts with a field's name there: it is checked here.)
+    let (s, e) = match m.starts_with("secret_") {
+        true => (!repeats_a_few(m)).then_some((s, e))?,
+        false => validate_secret(text, s, e, freed)?,
+    };
     if m.starts_with("LS0t") {
         let end = base64_block_end(text.as_bytes(), e);
         return (end - s >= 120).then_some((s, end));
@@ -1155,7 +1163,7 @@ fn quote_at(b: &[u8], j: usize) -> Option<(u8, usize)> {
 /// their trigger names them (see `patterns::positional_commands`) — and Mosquitto's
 /// clients, whose `-P` is read there too: the command-line pass's prefilter has no room for
 /// another literal (see `patterns::other_commands`).
-pub(super) const POSITIONAL_COMMANDS: [&str; 28] = [
+pub(super) const POSITIONAL_COMMANDS: [&str; 30] = [
     "htpasswd",
     "mosquitto_passwd",
     "mosquitto_pub",
@@ -1185,8 +1193,12 @@ pub(super) const POSITIONAL_COMMANDS: [&str; 28] = [
     "auth",
     "ACL",
     "acl",
-    // (Only as `keyvault secret set`: see `patterns::positional_commands`.)
+    // (Only as `keyvault secret set` and `ssm put-parameter`: see
+    // `patterns::positional_commands`.)
     "keyvault",
+    "ssm",
+    // (Only as an ACL file's line: see [`acl_line_at`].)
+    "user",
 ];
 
 /// Whether `tool` (a word of [`POSITIONAL_COMMANDS`]) is Redis's: a configuration's
@@ -1240,8 +1252,11 @@ fn redis_client(word: &[u8]) -> bool {
 ///   (`redis-cli -h cache AUTH …`): read back at most 24 words, stopping at the second of
 ///   two words that are no options (a run of `AUTH AUTH …` is read two words back each);
 /// - at a line's start (or a string's: after a quote or an escaped line break) with such a
-///   client named within the 256 bytes before or after it on its line: what is written
-///   into its standard input (`echo "AUTH …" | redis-cli`, a here-document).
+///   client named within the 256 bytes before or after it (over lines: a string's escaped
+///   line breaks are folded into real ones): what is written into its standard input
+///   (`echo "AUTH …\r\n" | redis-cli`, a here-document); or piped into a raw connection
+///   within the 256 bytes after it (`printf 'AUTH …\r\nPING\r\n' | nc cache 6379`: see
+///   [`raw_connection`]).
 fn redis_command_at(b: &[u8], s: usize) -> bool {
     let from = s.saturating_sub(512);
     let mut i = s;
@@ -1284,8 +1299,8 @@ fn redis_command_at(b: &[u8], s: usize) -> bool {
     }
     // At a line's (or a string's) start, a client named before it or after it on its line.
     if let Some(t) = line_start(s).filter(|&t| t == s) {
+        // (Over lines: a string's escaped line breaks are folded into real ones.)
         let after = &b[s..b.len().min(s + 256)];
-        let after = &after[..memchr::memchr2(b'\n', b'\r', after).unwrap_or(after.len())];
         let client = |window: &[u8], k: usize| {
             let end = k + 4;
             let begin = window[..end]
@@ -1300,10 +1315,11 @@ fn redis_command_at(b: &[u8], s: usize) -> bool {
         static CLI_REV: std::sync::LazyLock<memchr::memmem::FinderRev<'static>> =
             std::sync::LazyLock::new(|| memchr::memmem::FinderRev::new(b"-cli"));
         let before = &b[s.saturating_sub(256).max(from)..t];
-        return CLI_REV
-            .rfind_iter(before)
-            .take(4)
-            .any(|k| client(before, k))
+        return raw_connection(after)
+            || CLI_REV
+                .rfind_iter(before)
+                .take(4)
+                .any(|k| client(before, k))
             || CLI.find_iter(after).take(4).any(|k| client(after, k));
     }
     // `redis-cli` and its options before, word by word.
@@ -1334,6 +1350,21 @@ fn redis_command_at(b: &[u8], s: usize) -> bool {
     false
 }
 
+/// Whether `window` pipes into a raw connection: `| nc`, `ncat`, `netcat`, `telnet` or
+/// `socat` after a pipe, as their own word (`printf 'AUTH …\r\n' | nc cache 6379`).
+fn raw_connection(window: &[u8]) -> bool {
+    memchr::memchr_iter(b'|', window).any(|p| {
+        let rest = &window[p + 1..];
+        let rest = &rest[rest
+            .iter()
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count()..];
+        [&b"nc"[..], b"ncat", b"netcat", b"telnet", b"socat"]
+            .iter()
+            .any(|t| rest.starts_with(t) && matches!(rest.get(t.len()), Some(b' ' | b'\t')))
+    })
+}
+
 /// Whether `token` is redis-cli's prompt's host and port: a port of four or five digits
 /// after a colon, then a database's `[n]` or a transaction's `(TX)`, if any.
 fn redis_host(token: &[u8]) -> bool {
@@ -1347,6 +1378,20 @@ fn redis_host(token: &[u8]) -> bool {
     };
     let port = host.iter().rev().take_while(|c| c.is_ascii_digit()).count();
     (4..=5).contains(&port) && host.len() > port + 1 && host[host.len() - port - 1] == b':'
+}
+
+/// Whether the `user` at `s` starts an ACL file's line (Redis's `users.acl`, or
+/// `redis.conf`): at the text's start or a line's, after blanks (a YAML block's indent), an
+/// escaped line break (a JSON string's) or a quote.
+fn acl_line_at(b: &[u8], s: usize) -> bool {
+    let i = s - b[s.saturating_sub(64)..s]
+        .iter()
+        .rev()
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count();
+    i == 0
+        || matches!(b[i - 1], b'\n' | b'\r' | b'"' | b'\'')
+        || (i >= 2 && b[i - 2] == b'\\' && b[i - 1] == b'n')
 }
 
 /// Whether the configuration directive at `s` (`requirepass`, `masterauth`) stands where
@@ -1395,7 +1440,13 @@ fn redis_directive_at(b: &[u8], s: usize) -> bool {
 ///   WebDAV URL too; `*` prompts), their names in any of the usual cases;
 /// - macOS's `security add-generic-password … -w password` (and `add-internet-password`);
 /// - Mosquitto's `mosquitto_pub|sub|rr … -P password` (`--pw`), `mosquitto_passwd [-c] -b
-///   file user password`.
+///   file user password`;
+/// - Redis's `requirepass password` and `masterauth password` (see
+///   [`redis_directive_at`]), `AUTH [user] password` (see [`redis_command_at`]), `ACL
+///   SETUSER name … >password` and an ACL file's `user name … >password` (see
+///   [`acl_line_at`]);
+/// - `az keyvault secret set … --value password`, `aws ssm put-parameter … --value
+///   password` (a `SecureString`'s, or a parameter's whose name names a secret).
 ///
 /// The arguments are read on the command's line (up to a line break, `;`, `|`, `&` or
 /// `)` outside quotes, a quote never closed, or another such command's name), 24 words
@@ -1415,6 +1466,11 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
     {
         return None;
     }
+    // (`user` only where an ACL file's line starts, with a rule of Redis's after it: `user
+    // alice on >pw ~* +@all`.)
+    if tool == "user" && !acl_line_at(b, s) {
+        return None;
+    }
     // (A directive where no configuration sets it: prose.)
     if ["requirepass", "masterauth"]
         .iter()
@@ -1426,8 +1482,9 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
     let end = ceil_char_boundary(text, s.saturating_add(1024));
     // The words after the name: where each starts (past an opening quote) and ends.
     let mut words = [(0, 0); 24];
-    // (`ACL SETUSER`, `keyvault secret set`: the words after them, which the trigger read.)
-    let mut i = s + match tool.eq_ignore_ascii_case("acl") || tool == "keyvault" {
+    // (`ACL SETUSER`, `keyvault secret set`, `ssm put-parameter`: the words after them,
+    // which the trigger read.)
+    let mut i = s + match tool.eq_ignore_ascii_case("acl") || tool == "keyvault" || tool == "ssm" {
         true => m.len(),
         false => tool.len(),
     };
@@ -1446,12 +1503,44 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
         false => words.len(),
     };
     let (n, _) = command_words(b, i, end, &mut words[..read], |w| {
-        w.eq_ignore_ascii_case(b"SETUSER") || POSITIONAL_COMMANDS.iter().any(|t| w == t.as_bytes())
+        w.eq_ignore_ascii_case(b"SETUSER")
+            || POSITIONAL_COMMANDS
+                .iter()
+                .any(|t| w == t.as_bytes() && *t != "user")
     });
     let words = &words[..n];
     let word = |k: usize| words.get(k).map(|&(a, z)| &b[a..z]);
+    // (An ACL file's line holds a rule after the user's name: `on`, `off`, keys' `~…`,
+    // channels' `&…`, commands' `+@…`, `-@…`.)
+    if tool == "user"
+        && !words.iter().skip(1).any(|&(a, z)| {
+            let w = &b[a..z];
+            w == b"on"
+                || w == b"off"
+                || matches!(w.first(), Some(b'~' | b'&'))
+                || w.starts_with(b"+@")
+                || w.starts_with(b"-@")
+        })
+    {
+        return None;
+    }
     // The password at word `k`, judged as an option's value.
     let password = |k: usize| words.get(k).and_then(|&(a, _)| argument(text, a));
+    // The value of the long option `o`, as its own word's next or glued after `=` (quoted,
+    // JSON-escaped too), if it is given: `None` where it is not.
+    let option = |o: &[u8]| {
+        words.iter().enumerate().find_map(|(k, &(a, z))| {
+            let w = &b[a..z];
+            if w == o {
+                return Some(password(k + 1));
+            }
+            let at = a + o.len() + 1;
+            (w.len() > o.len() + 1 && w.starts_with(o) && w[o.len()] == b'=').then(|| {
+                let at = quote_at(b, at).map_or(at, |(_, escapes)| at + 1 + escapes);
+                argument(text, at)
+            })
+        })
+    };
     // (Windows reads its tools' names in any case.)
     let name = match tool {
         "SQLPLUS" => "sqlplus",
@@ -1499,9 +1588,10 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
                 1 | 2 => password(words.len() - 1),
                 _ => None,
             },
-            // (`ACL SETUSER name … >password`: each password is a word after `>`; `<`
-            // removes one, which names it too. From the first to the last.)
-            "ACL" => {
+            // (`ACL SETUSER name … >password`, an ACL file's `user name … >password`: each
+            // password is a word after `>`; `<` removes one, which names it too. From the
+            // first to the last.)
+            "ACL" | "user" => {
                 let mut found = words.iter().skip(1).filter_map(|&(a, z)| {
                     (z > a + 1 && matches!(b[a], b'>' | b'<'))
                         .then(|| argument(text, a + 1))
@@ -1511,18 +1601,32 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
                 Some((first.0, found.next_back().map_or(first.1, |l| l.1)))
             }
             // (`az keyvault secret set … --value …`, or `--value=…`.)
-            "keyvault" => words
-                .iter()
-                .enumerate()
-                .find_map(|(k, &(a, z))| match &b[a..z] {
-                    b"--value" => Some(password(k + 1)),
-                    w if w.starts_with(b"--value=") && w.len() > 8 => {
-                        // (Quoted: `--value="…"`, JSON-escaped too.)
-                        let at = quote_at(b, a + 8).map_or(a + 8, |(_, escapes)| a + 9 + escapes);
-                        Some(argument(text, at))
-                    }
-                    _ => None,
-                })?,
+            "keyvault" => option(b"--value")?,
+            // (`aws ssm put-parameter … --value …`: a `SecureString`'s, or a parameter's
+            // whose name's last segment names a secret, `/prod/db/password`; a `String`'s
+            // holds a port or a host as often.)
+            "ssm" => {
+                let secure = words.iter().any(|&(a, z)| {
+                    let w = &b[a..z];
+                    w == b"SecureString" || w == b"--type=SecureString"
+                });
+                // (The name as written: `--name NAME`, `--name=NAME`.)
+                let named = || {
+                    words.iter().enumerate().any(|(k, &(a, z))| {
+                        let name = match &b[a..z] {
+                            b"--name" => words.get(k + 1).map(|&(a, z)| &text[a..z]),
+                            w if w.starts_with(b"--name=") => text.get(a + 7..z),
+                            _ => None,
+                        };
+                        let name = name.map(|n| n.trim_matches(['"', '\'', '\\']));
+                        name.is_some_and(|n| names_a_secret(n.rsplit('/').next().unwrap_or(n)))
+                    })
+                };
+                if !secure && !named() {
+                    return None;
+                }
+                option(b"--value")?
+            }
             "cmdkey" => {
                 // (`/pass:…`, any case; the value glued after the colon.)
                 let at = words.iter().find_map(|&(a, z)| {
@@ -1640,7 +1744,8 @@ fn keyring_setter(before: &[u8]) -> bool {
 
 /// Where the `k`th argument (from 0) of the call whose `(` is at `open` starts inside its
 /// opening quote, if it is a string (after Python's prefix, `r'…'`, `f"…"`; its quotes
-/// JSON-escaped too, `\"…\"`, as a file written through a tool's arguments holds them): the
+/// JSON-escaped too, `\"…\"`, as a file written through a tool's arguments holds them; a
+/// JavaScript template literal's backtick, `` `…` ``): the
 /// arguments split at commas outside quotes and brackets (nested twice at most), over
 /// lines too (a long call's arguments one to a line), within 512 bytes, up to its `)`.
 fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
@@ -1655,7 +1760,7 @@ fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
             Some((q, e)) if c == q && escaped == e => quote = None,
             Some(_) => {}
             None => match c {
-                b'"' | b'\'' => quote = Some((c, escaped)),
+                b'"' | b'\'' | b'`' => quote = Some((c, escaped)),
                 // (Nested deeper than a call in an argument, `getpass.getpass("…")`: no
                 // setter's — and a run of the setter's names is read a few names each.)
                 b'(' | b'[' | b'{' if depth == 2 => return None,
@@ -1681,6 +1786,9 @@ fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
                 .take(2)
                 .take_while(|c| matches!(c, b'r' | b'b' | b'f' | b'u' | b'R' | b'B' | b'F' | b'U'))
                 .count();
+            if b.get(at) == Some(&b'`') {
+                return Some(at + 1);
+            }
             return quote_at(b, at + prefix).map(|(_, escapes)| at + prefix + escapes + 1);
         }
     }
@@ -2164,7 +2272,7 @@ enum Reads {
 /// -stdin`, `mkpasswd --stdin|-s`, secret stores (`gh secret set NAME` with no value,
 /// `docker secret create NAME -`, `gcloud [beta] secrets … --data-file=-` (or
 /// `/dev/stdin`), `wrangler [pages] secret put`, `vercel env add` for a variable named for
-/// a secret), `ssh` whose remote command is such a reader (`ssh h 'sudo -S …'`,
+/// a secret, `secret-tool store`, `pass insert`, `vault kv put|patch PATH key=-`), `ssh` whose remote command is such a reader (`ssh h 'sudo -S …'`,
 /// read within its quoted word; `ssh -p 22 h chpasswd`), or any command whose line holds
 /// `--password-stdin` (a registry's `docker|podman|helm|oras login`), gh's `--with-token`,
 /// gpg's `--passphrase-fd 0` or openssl's `-pass stdin`. Before the command: a prompt or a
@@ -2299,7 +2407,14 @@ fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
         b"sshpass" => {
             !has(&|w| w.len() >= 2 && w[0] == b'-' && matches!(w[1], b'p' | b'f' | b'd' | b'e'))
         }
-        b"vault" => word(k + 1) == Some(b"login") && has(&|w| w == b"-"),
+        // (`vault login -`; `vault kv put|patch PATH key=-`, whose value is read.)
+        b"vault" => match word(k + 1) {
+            Some(b"login") => has(&|w| w == b"-"),
+            Some(b"kv") => {
+                matches!(word(k + 2), Some(b"put" | b"patch")) && has(&|w| w.ends_with(b"=-"))
+            }
+            _ => false,
+        },
         b"mkpasswd" => has(&|w| w == b"--stdin" || w == b"-s"),
         // Secret stores that read the secret's value from standard input: `gh secret set
         // NAME` with no value given, `docker secret create NAME -`, `gcloud secrets create
@@ -2332,6 +2447,10 @@ fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
             let sub = usize::from(word(k + 1) == Some(b"pages"));
             word(k + 1 + sub) == Some(b"secret") && word(k + 2 + sub) == Some(b"put")
         }
+        // (libsecret's `secret-tool store --label=… attribute value …`; the standard Unix
+        // password manager's `pass insert [-e|-m] NAME`.)
+        b"secret-tool" => word(k + 1) == Some(b"store"),
+        b"pass" => word(k + 1) == Some(b"insert"),
         // (Only a variable named for a secret: `vercel env add PORT` is given a number.)
         b"vercel" => {
             word(k + 1) == Some(b"env")
@@ -4116,7 +4235,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             && memchr::memchr(b'\n', between).is_some()
             && memchr::memchr(b'>', between).is_some());
     if (opened && !element_open(&b[..key]))
-        || (call && !matches!(b[first - 1], b'"' | b'\''))
+        || (call && !matches!(b[first - 1], b'"' | b'\'' | b'`'))
         || (block && !block_indented(b, key, first))
     {
         return None;
@@ -4136,8 +4255,10 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         || memchr::memchr(b']', between).is_some();
     let before_key = key.checked_sub(1).map(|i| b[i]);
     // The opening quote, if any: the byte before the value's first character.
+    // (A backtick opens a call's template literal: keytar's `setPassword(…, `…`)`.)
     let quote = match b[first - 1] {
         q @ (b'"' | b'\'') if first > at => Some(q),
+        b'`' if call && first > at => Some(b'`'),
         _ => None,
     };
     // A quote that closes a string (`"Password:", pw`) rather than opens a value.
@@ -7791,8 +7912,10 @@ fn past_the_cap(text: &str, end: usize, e: usize, m: &str) -> usize {
         "hv",
         "ya29.",
         "pypi-",
-        "dckr_pat_",
+        "dckr_",
         "ATATT3",
+        "sb_secret_",
+        "NRII-",
     ];
     let base64 = BASE64.iter().any(|p| m.starts_with(p));
     if !base64 && !capped.iter().any(|p| m.starts_with(p)) {
