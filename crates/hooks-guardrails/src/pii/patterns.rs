@@ -449,7 +449,7 @@ fn positional_commands() -> String {
     let names = super::validate::POSITIONAL_COMMANDS
         .iter()
         .filter(|c| {
-            !["security", "net", "acl", "keyvault", "ssm", "user"]
+            !["security", "net", "acl", "keyvault", "ssm"]
                 .iter()
                 .any(|n| c.eq_ignore_ascii_case(n))
         })

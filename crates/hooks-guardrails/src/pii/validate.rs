@@ -1163,7 +1163,7 @@ fn quote_at(b: &[u8], j: usize) -> Option<(u8, usize)> {
 /// their trigger names them (see `patterns::positional_commands`) — and Mosquitto's
 /// clients, whose `-P` is read there too: the command-line pass's prefilter has no room for
 /// another literal (see `patterns::other_commands`).
-pub(super) const POSITIONAL_COMMANDS: [&str; 30] = [
+pub(super) const POSITIONAL_COMMANDS: [&str; 29] = [
     "htpasswd",
     "mosquitto_passwd",
     "mosquitto_pub",
@@ -1197,8 +1197,6 @@ pub(super) const POSITIONAL_COMMANDS: [&str; 30] = [
     // `patterns::positional_commands`.)
     "keyvault",
     "ssm",
-    // (Only as an ACL file's line: see [`acl_line_at`].)
-    "user",
 ];
 
 /// Whether `tool` (a word of [`POSITIONAL_COMMANDS`]) is Redis's: a configuration's
@@ -1453,7 +1451,12 @@ fn redis_directive_at(b: &[u8], s: usize) -> bool {
 /// and 1 KiB at most; a quoted part glued to a word is that word's (`/user:"CORP\bob"`).
 /// The password is judged as an option's value is (see [`argument`]).
 fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)>> {
-    let tool = POSITIONAL_COMMANDS.into_iter().find(|t| m.starts_with(t))?;
+    // (An ACL file's `user` line is read as `ACL SETUSER`: see [`acl_line_at`].)
+    let tool = POSITIONAL_COMMANDS
+        .iter()
+        .copied()
+        .find(|t| m.starts_with(t))
+        .or_else(|| m.starts_with("user").then_some("user"))?;
     let b = text.as_bytes();
     if redis_word(tool)
         && (!matches!(m.as_bytes().get(tool.len()), Some(b' ' | b'\t'))
@@ -1503,10 +1506,7 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
         false => words.len(),
     };
     let (n, _) = command_words(b, i, end, &mut words[..read], |w| {
-        w.eq_ignore_ascii_case(b"SETUSER")
-            || POSITIONAL_COMMANDS
-                .iter()
-                .any(|t| w == t.as_bytes() && *t != "user")
+        w.eq_ignore_ascii_case(b"SETUSER") || POSITIONAL_COMMANDS.iter().any(|t| w == t.as_bytes())
     });
     let words = &words[..n];
     let word = |k: usize| words.get(k).map(|&(a, z)| &b[a..z]);
