@@ -422,6 +422,11 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // Windows paths, parts that lead to no root, escapes between.
+        (
+            "windows_path_runs",
+            fill(r"C:\a b\redis-cli.exe -a \n.\tools\x\n\a\a\a\a\a\n \\net x\t", ""),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

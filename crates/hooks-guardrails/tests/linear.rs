@@ -321,13 +321,16 @@ fn family(name: &str, n: usize) -> String {
         ]
         .map(|u| u.repeat(n / u.len() + 1))
         .join(" "),
+        // Windows paths (their separators before `n`, `r`, `t` are read back to a root:
+        // each run once), parts that lead to no root, escapes between.
+        "windows_path_runs" => r"C:\a b\redis-cli.exe -a \n.\tools\x\n\a\a\a\a\a\n \\net x\t".repeat(n / 59),
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 120] = [
+const FAMILIES: [&str; 121] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -448,6 +451,7 @@ const FAMILIES: [&str; 120] = [
     "blank_aligned_tables",
     "redis_and_setter_runs",
     "service_token_runs",
+    "windows_path_runs",
 ];
 
 #[test]

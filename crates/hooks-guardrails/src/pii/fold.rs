@@ -386,17 +386,106 @@ fn written_at_follows(b: &[u8], from: usize) -> bool {
 }
 
 /// The next escape at or after `from` (see [`escape_at`]): its start, end and character.
-fn next_escape(text: &str, from: usize) -> Option<(usize, usize, char)> {
+/// A Windows path's separator is none (`C:\tools\redis-cli.exe`: see [`path_separator`];
+/// `known`: its last answer, kept from call to call).
+fn next_escape(text: &str, from: usize, known: &mut PathMemo) -> Option<(usize, usize, char)> {
     let b = text.as_bytes();
     let mut i = from;
     while let Some(k) = memchr::memchr3(b'\\', b'&', b'%', b.get(i..)?) {
         let p = i + k;
+        if b[p] == b'\\' {
+            let run = b[p..].iter().take(4).take_while(|&&c| c == b'\\').count();
+            if matches!(b.get(p + run), Some(b'n' | b'r' | b't'))
+                && path_separator(b, p, run, known)
+            {
+                i = p + run;
+                continue;
+            }
+        }
         if let Some((end, c)) = escape_at(text, p) {
             return Some((p, end, c));
         }
         i = p + 1;
     }
     None
+}
+
+/// Whether the run of `run` backslashes at `p` separates a Windows path's parts rather
+/// than escapes the letter after it (`C:\tools\redis-cli.exe`, `D:\new`, `.\run.ps1`;
+/// JSON-escaped, `C:\\tools\\redis-cli.exe`, with runs of two): read back part by part — no
+/// quote, line break, `;` or character a Windows name cannot hold in a part, each after a
+/// run of as many backslashes — to a drive's root (`C:` before a run) or a relative one
+/// (`.`, `..` at a word's start), within 256 bytes. `known`: the last run asked of and its
+/// answer, where the walk back stops: escapes are asked of in order, so each run is walked
+/// past once.
+fn path_separator(b: &[u8], p: usize, run: usize, known: &mut PathMemo) -> bool {
+    let floor = p.saturating_sub(256);
+    let part = |c: u8| {
+        !matches!(
+            c,
+            b'\\' | b'/' | b'"' | b'\'' | b'`' | b'<' | b'>' | b'|' | b'*' | b'?' | b':' | b';'
+        ) && !c.is_ascii_control()
+    };
+    let mut q = p;
+    let answer = loop {
+        if known.run == q {
+            break known.path;
+        }
+        let k = q - b[floor..q].iter().rev().take_while(|&&c| part(c)).count();
+        known.walked += q - k + 1;
+        // A drive's root, `C:`, right before the run.
+        if k == q
+            && q >= 2
+            && b[q - 1] == b':'
+            && b[q - 2].is_ascii_alphabetic()
+            && (q == 2 || !b[q - 3].is_ascii_alphanumeric())
+        {
+            break true;
+        }
+        // A relative root, `.` or `..`, at a word's start.
+        let dots = b[k..q]
+            .iter()
+            .rev()
+            .take(3)
+            .take_while(|&&c| c == b'.')
+            .count();
+        if (1..=2).contains(&dots) && (q - dots == k || b[q - dots - 1] == b' ') {
+            break true;
+        }
+        // The part before, after a run of as many backslashes (and no more).
+        let before = k.checked_sub(run).filter(|&r| r >= floor);
+        match before {
+            Some(r)
+                if k < q
+                    && b[r..k].iter().all(|&c| c == b'\\')
+                    && (r == 0 || b[r - 1] != b'\\') =>
+            {
+                q = r;
+            }
+            _ => break false,
+        }
+    };
+    known.run = p;
+    known.path = answer;
+    answer
+}
+
+/// What [`path_separator`] last answered: where the run it was asked of starts, whether it
+/// separates a path's parts; and how many bytes it has walked back in all (a test reads it).
+struct PathMemo {
+    run: usize,
+    path: bool,
+    walked: usize,
+}
+
+impl Default for PathMemo {
+    fn default() -> Self {
+        PathMemo {
+            run: usize::MAX,
+            path: false,
+            walked: 0,
+        }
+    }
 }
 
 /// Whether the `+` at `p` may be a form-encoded space: it stands between two words' letters
@@ -510,7 +599,8 @@ fn fold_as(text: &str, form: bool) -> Option<Folded> {
     // copy passes it (so the text is searched once for each).
     let mut char_at = next_folding(text, 0);
     // Escapes, and form-encoded spaces: each stream searched once, the earlier one taken.
-    let mut coded_at = next_escape(text, 0);
+    let mut known = PathMemo::default();
+    let mut coded_at = next_escape(text, 0, &mut known);
     let mut plus_at = if form { next_form_space(text, 0) } else { None };
     let mut esc_at = earlier(coded_at, plus_at);
     if char_at.is_none() && esc_at.is_none() {
@@ -555,7 +645,7 @@ fn fold_as(text: &str, form: bool) -> Option<Folded> {
             char_at = next_folding(text, b);
         }
         if coded_at.is_some_and(|(x, _, _)| x < b) {
-            coded_at = next_escape(text, b);
+            coded_at = next_escape(text, b, &mut known);
         }
         if plus_at.is_some_and(|(x, _, _)| x < b) {
             plus_at = next_form_space(text, b);
@@ -572,6 +662,63 @@ fn fold_as(text: &str, form: bool) -> Option<Folded> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Windows path's backslashes before `n`, `r`, `t` are its separators, not escapes —
+    /// after a drive's root or a relative one, JSON-escaped too, with blanks in its parts —
+    /// while a JSON string's line breaks and tabs still fold.
+    #[test]
+    fn a_windows_paths_separators_are_no_escapes() {
+        for path in [
+            r"C:\tools\redis\redis-cli.exe -a x",
+            r"C:\Program Files\WinRAR\rar.exe",
+            r"D:\new\table.txt",
+            r"PS C:\redis> .\redis-cli.exe",
+            r"..\tools\net.exe",
+            r#"{"cmd": "C:\\Users\\bob\\redis-cli.exe"}"#,
+        ] {
+            let folded = fold(path).map_or(path.to_owned(), |f| f.text);
+            assert_eq!(folded, path, "{path}");
+        }
+        for (text, want) in [
+            (r"line one\nline two\tend", "line one\nline two\tend"),
+            (
+                r#"{"a": "x\ny", "p": "C:\\dir\nnext"}"#,
+                "{\"a\": \"x\ny\", \"p\": \"C:\\\\dir\nnext\"}",
+            ),
+            (r"C:\tools; \ttab", "C:\\tools; \ttab"),
+            (r"size 1:\n2", "size 1:\n2"),
+        ] {
+            assert_eq!(fold(text).map(|f| f.text).as_deref(), Some(want), "{text}");
+        }
+    }
+
+    /// Each run of backslashes is walked past once: a path's parts, or parts that lead to
+    /// no root, in runs as long as the text, cost a bounded walk per byte.
+    #[test]
+    fn reading_paths_back_is_linear() {
+        for unit in [
+            r"\a",
+            r"\n",
+            r"a\n",
+            r"C:\a\n",
+            r"\a\a\a\a\a\a\a\n",
+            r". \r",
+        ] {
+            for n in [1_000, 4_000] {
+                let text = unit.repeat(n);
+                let mut known = PathMemo::default();
+                let mut i = 0;
+                while let Some((_, end, _)) = next_escape(&text, i, &mut known) {
+                    i = end;
+                }
+                assert!(
+                    known.walked <= 2 * text.len(),
+                    "{unit} x{n}: {}",
+                    known.walked
+                );
+            }
+        }
+    }
 
     #[test]
     fn dashes_and_every_scripts_digits_fold() {

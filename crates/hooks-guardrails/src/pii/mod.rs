@@ -4770,6 +4770,25 @@ pub(crate) mod tests {
         finds_and_redacts(&d, &long, &["S3cr3tPw99"]);
     }
 
+    /// A command named by its Windows path, whose separators before `n`, `r` or `t` are no
+    /// escapes (`\redis-cli`, `\net.exe`, `\rar.exe`, `\tools`): read as a command still,
+    /// written out, after a relative root, or JSON-escaped.
+    #[test]
+    fn commands_named_by_windows_paths_are_read() {
+        let d = PiiDetector::new();
+        for text in [
+            r"D:\apps\redis-cli.exe -a S3cr3tPw99 ping",
+            r"C:\Program Files\Redis\redis-cli.exe -h cache AUTH S3cr3tPw99",
+            r"PS C:\redis> .\redis-cli.exe -a S3cr3tPw99",
+            r"C:\Windows\System32\net.exe user admin S3cr3tPw99 /add",
+            r"C:\Program Files\WinRAR\rar.exe a -pS3cr3tPw99 backup.rar docs",
+            r"C:\tools\rabbitmqctl.bat add_user admin S3cr3tPw99",
+            r#"{"command": "C:\\Users\\bob\\redis-cli.exe -a S3cr3tPw99 ping"}"#,
+        ] {
+            finds_and_redacts(&d, text, &["S3cr3tPw99"]);
+        }
+    }
+
     /// Tools that take a password as a positional argument: `htpasswd -b`, `rabbitmqctl
     /// add_user`, `sqlplus user/password`, `wpa_passphrase`, `net user`, `net use`, `cmdkey
     /// /pass:`, `schtasks /rp`, `security add-generic-password -w`, `mosquitto_passwd -b`;
