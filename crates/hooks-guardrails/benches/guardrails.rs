@@ -393,7 +393,7 @@ fn scan_adversarial(c: &mut Criterion) {
                  --value=keyvault secret set --value a1b2 echo a | gh secret set x\necho \"AUTH a1b2\" | x\nAUTH \n\
                  user a on >b1cd\nuser x >\n'AUTH a1b2\n' | nc \nssm put-parameter --type \
                  SecureString --value a1b2 echo a | secret-tool store\nsetPassword(\"a\", \"b\", \
-                 `c1d2` \n",
+                 `c1d2` \npgpass pgpass\na:1:b:c:x\necho 'a:1:b:c:x' >> .pgpass\n",
                 "",
             ),
         ),

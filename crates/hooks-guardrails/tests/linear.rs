@@ -290,15 +290,16 @@ fn family(name: &str, n: usize) -> String {
         // Redis's commands (a prompt's `AUTH`, `ACL SETUSER`, `requirepass`, options, an ACL
         // file's `user` lines, `AUTH` piped into `nc`), a keyring's setter, whose arguments
         // are read to the third, and secret stores' (`az keyvault secret set --value`, `aws
-        // ssm put-parameter`, a value piped into `gh secret set` or `secret-tool store`).
+        // ssm put-parameter`, a value piped into `gh secret set` or `secret-tool store`), and
+        // `.pgpass`'s name and entries.
         "redis_and_setter_runs" => {
             "x:1> AUTH yyy1\nACL SETUSER a >b1cd >\nrequirepass --masterauth x AUTH -x AUTH \
              set_password(\"a\", f(\"b\", \"c1d2\")\nkeyvault secret set --value=keyvault \
              secret set --value a1b2 echo a | gh secret set x\necho \"AUTH a1b2\" | x\nAUTH \n\
              user a on >b1cd\nuser x >\n'AUTH a1b2\n' | nc \nssm put-parameter --type \
              SecureString --value a1b2 echo a | secret-tool store\nsetPassword(\"a\", \"b\", \
-             `c1d2` \n"
-                .repeat(n / 375)
+             `c1d2` \npgpass pgpass\na:1:b:c:x\necho 'a:1:b:c:x' >> .pgpass\n"
+                .repeat(n / 427)
         }
         // Services' tokens by their prefixes, failing (placeholders, bodies too short), in
         // runs that grow with `n`: each read at most its cap past its prefix (with no cap,

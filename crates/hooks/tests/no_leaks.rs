@@ -180,6 +180,7 @@ fn values() -> Vec<(String, String)> {
                 "secret_redis_config" => Some("\nport 6379\nrequirepass {}\n"),
                 "secret_redis_acl" => Some("ACL SETUSER bot on >{} ~jobs:* +get"),
                 "secret_redis_acl_file" => Some("\nuser bot on >{} ~jobs:* +get\n"),
+                "secret_pgpass" => Some("echo 'db:5432:app:bob:{}' >> ~/.pgpass\n"),
                 "secret_ssm_value" => {
                     Some("aws ssm put-parameter --name /prod/db/password --value '{}'")
                 }
@@ -337,7 +338,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1228 + 13);
+    assert_eq!(values.len(), 1164 + 1230 + 13);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

@@ -67,7 +67,8 @@ pub enum Entity {
     /// `user name on >…`; the AWS CLI's `--secret-string …` and `aws ssm put-parameter
     /// --value …` (a `SecureString`'s), `az keyvault secret set --value …`; a value piped
     /// into a secret store's command, `gh secret set`, `docker secret create`, `gcloud
-    /// secrets`, `wrangler secret put`, `secret-tool store`, `pass insert`).
+    /// secrets`, `wrangler secret put`, `secret-tool store`, `pass insert`; a `.pgpass`
+    /// file's entries, `host:port:db:user:…`, written into it or shown after its name).
     #[serde(rename = "SECRET")]
     Secret,
 }
@@ -4721,6 +4722,35 @@ pub(crate) mod tests {
                 "keytar.setPassword('svc', 'acct', `S3cr3tPw99`)",
                 &["S3cr3tPw99"],
             ),
+            // A `.pgpass` file's entries: written into it, shown after its name.
+            (
+                "echo 'db.internal:5432:app:bob:S3cr3tPw99' >> ~/.pgpass",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "printf '%s\\n' 'localhost:5432:*:app:S3cr3tPw99' >>~/.pgpass",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "$ cat ~/.pgpass\n*:*:*:postgres:S3cr3tPw99\n$ ls\n",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "cat > ~/.pgpass <<EOF\ndb:5432:app:bob:S3cr3tPw99\nEOF",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "Create a ~/.pgpass file:\n\n```\ndb.example.com:5432:appdb:app:S3cr3tPw99\n```",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "  pgpass: |\n    db:5432:app:bob:S3cr3tPw99\n  next: 1\n",
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"{"command": "echo 'db:5432:app:bob:S3cr3tPw99' >> ~/.pgpass"}"#,
+                &["S3cr3tPw99"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -4757,6 +4787,12 @@ pub(crate) mod tests {
             "aws ssm put-parameter --name /app/token --type SecureString --value '$TOKEN'",
             "keytar.setPassword('svc', 'acct', `${process.env.PW}`)",
             r"printf 'AUTH LOGIN\r\n' | nc smtp.example.com 25",
+            // `.pgpass`'s format, the file named in prose, what is no entry or no secret.
+            "The ~/.pgpass format is hostname:port:database:username:password",
+            "Edit ~/.pgpass and set the right permissions.\nThen run psql S3cr3tPw99x.",
+            "echo 'hello S3cr3tPw99' >> ~/.pgpass",
+            "echo 'db:5432:app:bob:$PGPASSWORD' >> ~/.pgpass",
+            "cat ~/.pgpass\ntime 10:30:45:12:S3cr3tPw99x in a log",
         ] {
             assert_eq!(found(text), [], "{text}");
         }

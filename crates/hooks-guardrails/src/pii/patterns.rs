@@ -1475,7 +1475,8 @@ pub(super) fn spec(
 /// end once it passes (see `validate::past_the_cap`: with no cap, each failed candidate in
 /// a run of them read the run to its end; a cap of thousands grew the pass's automata by as
 /// many states); the validator refuses a placeholder, and a body that is no random one
-/// (see `validate_secret`).
+/// (see `validate_secret`). And `pgpass`, a `.pgpass` file's name: its entries are read on
+/// the lines after it (see `validate::pgpass_after`).
 fn prefixed_tokens() -> String {
     [
         format!(r"{B}ya29\.[0-9A-Za-z_-][0-9A-Za-z_.-]{{29,254}}"),
@@ -1502,6 +1503,7 @@ fn prefixed_tokens() -> String {
         ),
         format!(r"{B}pul-[a-f0-9]{{40}}{B}"),
         format!(r"{B}secret_[A-Za-z0-9]{{43}}{B}"),
+        format!(r"{B}pgpass{B}"),
         format!(
             r"{B}LS0tLS1CRUdJTi[A-Za-z0-9+/]{{0,40}}(?:UFJJVkFURSBL|UklWQVRFIEtF|SVZBVEUgS0VZ)[A-Za-z0-9+/]{{0,255}}"
         ),
@@ -1596,6 +1598,7 @@ fn prefixed_token_triggers() -> String {
         format!(r"{B}dp\.[a-z]{{2,5}}\."),
         format!(r"{B}pul-[a-f0-9]{{8}}"),
         format!(r"{B}secret_[A-Za-z0-9]{{8}}"),
+        format!(r"{B}pgpass{B}"),
         format!(r"{B}LS0tLS1CRUdJTi"),
     ]
     .join("|")

@@ -281,6 +281,10 @@ pub(super) fn validate_prefixed_token(
     freed: &Freed,
 ) -> Option<(usize, usize)> {
     let m = &text[s..e];
+    // (A `.pgpass` file's name, `pgpass: |`: its entries on the lines after it.)
+    if m == "pgpass" {
+        return pgpass_after(text, e);
+    }
     let body = super::patterns::prefixed_token_body(m)?;
     let has = |f: fn(&u8) -> bool| body.iter().any(f);
     let mixed = super::patterns::MIXED_CASE_TOKENS
@@ -1893,21 +1897,21 @@ fn stdin_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)
         // (In a group, `(echo PW; …)` or `{ echo PW; …; }`, the commands after it too.)
         let opened = b[..s].iter().rev().find(|c| !matches!(c, b' ' | b'\t'));
         let pipe = group_end(b, at, end, matches!(opened, Some(b'(' | b'{')));
-        // A pipe (`|&` too), not `||`.
-        if b.get(pipe) != Some(&b'|') || b.get(pipe + 1) == Some(&b'|') {
-            return None;
-        }
+        // A pipe (`|&` too), not `||` — or a file of passwords written (`>> ~/.pgpass`).
+        let piped = b.get(pipe) == Some(&b'|') && b.get(pipe + 1) != Some(&b'|');
         let reader = pipe + 1 + usize::from(b.get(pipe + 1) == Some(&b'&'));
         // The words written: not redirections (`2>/dev/null`, `2> f`).
         let mut words = [(0, 0); 8];
         let mut count = 0;
         let mut target = false;
+        let mut pgpass = false;
         for &(a, z) in &read[..n] {
             let w = &b[a..z];
             let digits = w.iter().take_while(|c| c.is_ascii_digit()).count();
             let redirect = matches!(w.get(digits), Some(b'>' | b'<'))
                 || (w.first() == Some(&b'&') && w.get(1) == Some(&b'>'));
             if target || redirect {
+                pgpass |= w.ends_with(b".pgpass") && (target || w[digits] == b'>');
                 // (A redirection's target as its own word: `2> /dev/null`.)
                 target = redirect
                     && w.iter()
@@ -1916,6 +1920,9 @@ fn stdin_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)
             }
             words[count] = (a, z);
             count += 1;
+        }
+        if !piped && !pgpass {
+            return None;
         }
         let words = &words[..count];
         // The words whose text is written.
@@ -1954,12 +1961,116 @@ fn stdin_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)
                 (words.len() == options + 1).then_some(&words[options..])?
             }
         };
+        if !piped {
+            return pgpass_entries(text, written);
+        }
         // (A line may go on after the pipe: `echo PW |⏎  sudo -S …`.)
         let reader = skip_space(b, reader, reader.saturating_add(64).min(b.len()), true);
         let reads = reads_stdin(text, reader, reader.saturating_add(1024), 0)?;
         written_secret(text, written, reads)
     };
     Some(found())
+}
+
+/// The passwords of the `.pgpass` entries in the words `written` into the file (`echo
+/// 'db:5432:app:bob:pw' >> ~/.pgpass`; lines split at `\n`, as written or decoded): from
+/// the first to the last.
+fn pgpass_entries(text: &str, written: &[(usize, usize)]) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut found = written.iter().flat_map(|&(a, z)| {
+        b[a..z]
+            .split(|&c| c == b'\n')
+            .scan(a, |at, line| {
+                let start = *at;
+                *at += line.len() + 1;
+                Some((start, start + line.len()))
+            })
+            .filter_map(|(a, z)| pgpass_entry(text, a, z))
+            .collect::<Vec<_>>()
+    });
+    let first = found.next()?;
+    Some((first.0, found.last().map_or(first.1, |l| l.1)))
+}
+
+/// The entries of a `.pgpass` file after its name (ending at `e`: `cat ~/.pgpass`'s output,
+/// a here-document's body, `pgpass: |` in YAML), one to a line from the next line on (the
+/// name's line ending within 256 bytes), past up to three lines before them that are
+/// blank, a comment, a code fence or a prompt: the passwords from the first entry's to the
+/// last's, as far as the lines are entries (32 at most, within 4 KiB).
+fn pgpass_after(text: &str, e: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let end = ceil_char_boundary(text, e.saturating_add(4096));
+    // (The name's line ends within 256 bytes, before the name again: a run of names is read
+    // once, by the last one's candidate.)
+    let line = &b[e..end.min(e + 256)];
+    let nl = memchr::memchr(b'\n', line)?;
+    if memchr::memmem::find(&line[..nl], b"pgpass").is_some() {
+        return None;
+    }
+    let mut at = e + nl + 1;
+    let (mut first, mut last, mut skipped) = (None, None, 0);
+    for _ in 0..32 {
+        if at >= end {
+            break;
+        }
+        let z = memchr::memchr(b'\n', &b[at..end]).map_or(end, |k| at + k);
+        let line = b[at..z].trim_ascii();
+        match pgpass_entry(text, at, z) {
+            Some((pa, pz)) => {
+                first = first.or(Some(pa));
+                last = Some(pz);
+            }
+            None if first.is_none()
+                && skipped < 3
+                && (line.is_empty()
+                    || line.starts_with(b"#")
+                    || line.starts_with(b"```")
+                    || line.starts_with(b"$ ")) =>
+            {
+                skipped += 1;
+            }
+            None => break,
+        }
+        at = z + 1;
+    }
+    Some((first?, last?))
+}
+
+/// The password of the `.pgpass` entry on the line `text[a..z]` (past blanks before it, a
+/// YAML block's indent): `host:port:database:user:password`, `\:` and `\\` escaped in a
+/// field, the port a number or `*`, no blank in the first four — the rest of the line, if it
+/// is a secret as an option's value is (see [`secret_argument`]).
+fn pgpass_entry(text: &str, a: usize, z: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let a = a + b[a..z]
+        .iter()
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count();
+    let mut colons = [0usize; 4];
+    let (mut n, mut i) = (0, a);
+    while n < 4 && i < z {
+        match b[i] {
+            b'\\' => i += 2,
+            b':' => {
+                colons[n] = i;
+                n += 1;
+                i += 1;
+            }
+            c if c.is_ascii_whitespace() => return None,
+            _ => i += 1,
+        }
+    }
+    let port = b.get(colons[0] + 1..colons[1])?;
+    let port =
+        port == b"*" || ((1..=5).contains(&port.len()) && port.iter().all(u8::is_ascii_digit));
+    let fields = colons[0] > a && colons[2] > colons[1] + 1 && colons[3] > colons[2] + 1;
+    if n < 4 || !port || !fields {
+        return None;
+    }
+    let first = colons[3] + 1;
+    let last = first + b[first..z].trim_ascii_end().len();
+    let value = text.get(first..last).filter(|v| !v.is_empty())?;
+    secret_argument(value, false, b.get(last).copied()).then_some((first, last))
 }
 
 /// The span of the words `written` into a reader of passwords (see [`stdin_password`]) if
