@@ -296,10 +296,10 @@ fn family(name: &str, n: usize) -> String {
             "x:1> AUTH yyy1\nACL SETUSER a >b1cd >\nrequirepass --masterauth x AUTH -x AUTH \
              set_password(\"a\", f(\"b\", \"c1d2\")\nkeyvault secret set --value=keyvault \
              secret set --value a1b2 echo a | gh secret set x\necho \"AUTH a1b2\" | x\nAUTH \n\
-             user a on >b1cd\nuser x >\n'AUTH a1b2\n' | nc \nssm put-parameter --type \
+             user a on >b\nuser x >\n'AUTH a\n' | nc \nssm put-parameter --type \
              SecureString --value a1b2 echo a | secret-tool store\nsetPassword(\"a\", \"b\", \
              `c1d2` \npgpass pgpass\na:1:b:c:x\necho 'a:1:b:c:x' >> .pgpass\n"
-                .repeat(n / 427)
+                .repeat(n / 421)
         }
         // Services' tokens by their prefixes, failing (placeholders, bodies too short), in
         // runs that grow with `n`: each read at most its cap past its prefix (with no cap,

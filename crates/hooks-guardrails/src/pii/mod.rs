@@ -4751,6 +4751,62 @@ pub(crate) mod tests {
                 r#"{"command": "echo 'db:5432:app:bob:S3cr3tPw99' >> ~/.pgpass"}"#,
                 &["S3cr3tPw99"],
             ),
+            // Found by an attack review: ACL lines anywhere (a YAML list, a log, an
+            // option), rules in any order, more than 24 words, a quoted password; `AUTH`
+            // into a raw connection by a path, a wrapper, openssl, `/dev/tcp`, a here-string
+            // or a session's transcript, or unquoted after `echo`, or in a group; more
+            // stores that read standard input.
+            (
+                "users:\n  - user alice on >S3cr3tPw99 ~* +@all\n",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "redis-server --user alice on >S3cr3tPw99 ~* +@all",
+                &["S3cr3tPw99"],
+            ),
+            ("user alice >S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "user worker +get +set ~cache:* on >S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            ("user alice reset on >S3cr3tPw99 ~*", &["S3cr3tPw99"]),
+            (
+                "user app on ~app:* ~cache:* &* -@all +get +set +del +mget +expire +ttl +exists \
+                 +incr +decr +hget +hset +hdel +hgetall +lpush +rpush +lpop +rpop >S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            ("ACL SETUSER alice on >\"S3cr3tPw99\" ~*", &["S3cr3tPw99"]),
+            (
+                r"printf 'AUTH S3cr3tPw99\r\n' | timeout 2 /usr/bin/nc cache 6379",
+                &["S3cr3tPw99"],
+            ),
+            (
+                r"printf 'AUTH S3cr3tPw99\r\n' | openssl s_client -quiet -connect c:6380",
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"echo -e "AUTH S3cr3tPw99\r\nPING" > /dev/tcp/localhost/6379"#,
+                &["S3cr3tPw99"],
+            ),
+            ("nc cache 6379 <<< 'AUTH S3cr3tPw99'", &["S3cr3tPw99"]),
+            (
+                "$ telnet redis 6379\nConnected to redis.\nAUTH S3cr3tPw99\n+OK",
+                &["S3cr3tPw99"],
+            ),
+            ("echo AUTH S3cr3tPw99 | nc cache 6379", &["S3cr3tPw99"]),
+            (
+                "(echo 'AUTH S3cr3tPw99'; echo 'INFO replication') | redis-cli",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "aws ssm put-parameter --name /p --value S3cr3tPw99 --type='SecureString'",
+                &["S3cr3tPw99"],
+            ),
+            ("echo S3cr3tPw99 | gopass insert web/x", &["S3cr3tPw99"]),
+            (
+                "echo -n 'S3cr3tPw99' | vault write secret/db password=-",
+                &["S3cr3tPw99"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -4793,6 +4849,17 @@ pub(crate) mod tests {
             "echo 'hello S3cr3tPw99' >> ~/.pgpass",
             "echo 'db:5432:app:bob:$PGPASSWORD' >> ~/.pgpass",
             "cat ~/.pgpass\ntime 10:30:45:12:S3cr3tPw99x in a log",
+            // Found by an attack review: prose that reads like an ACL line's start (its
+            // trigger was reported as the secret), a template literal that puts a variable
+            // in, a setter's call cut off after its backtick (it panicked).
+            "When the user clicks on the Save button, the form is submitted.",
+            "Each user session on mobile expires after 30 minutes.",
+            "- The user turns off notifications in settings",
+            "`user admin on` enables the admin account",
+            "user alice >5 times",
+            "keytar.setPassword('svc', 'acct', `prefix-${pw}`)",
+            "keytar.setPassword('svc', 'acct', `",
+            "setPassword(,,`",
         ] {
             assert_eq!(found(text), [], "{text}");
         }

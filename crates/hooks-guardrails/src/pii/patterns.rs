@@ -439,8 +439,9 @@ fn other_commands() -> String {
 /// user/password`, `wpa_passphrase`, `cmdkey /pass:`, `schtasks /rp`, `net user`, `net
 /// use`, `security add-generic-password -w`, Redis's `requirepass`, `masterauth`, `AUTH`
 /// and `ACL SETUSER`, an ACL file's `user NAME` before a rule (`on`, `off`, `>…`, `~…`,
-/// `&…`, `+@…`, `-@…`: prose's "user alice logged in" is no candidate), `az keyvault secret
-/// set --value`, `aws ssm put-parameter --value`. A trigger of the run-token pass (its
+/// `&…`, `%R~…`, `(…`, `+@…`, `-get`, `reset…`, `all…`, `nopass`: prose's "user alice
+/// logged in" is no candidate), `az keyvault secret set --value`, `aws ssm put-parameter
+/// --value`. A trigger of the run-token pass (its
 /// prefilter's literals are three bytes already), the name and a blank.
 fn positional_commands() -> String {
     // (`security` and `net` only with the subcommand that takes a password: "security
@@ -457,7 +458,7 @@ fn positional_commands() -> String {
         .collect::<Vec<_>>()
         .join("|");
     format!(
-        r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]|{B}security[ \t]+add-(?:generic|internet)-password[ \t]|{B}(?:net|Net|NET)(?:\.exe|\.EXE)?[ \t]+(?:user|use|User|Use|USER|USE)[ \t]|{B}(?:ACL|acl)[ \t]+(?:SETUSER|setuser)[ \t]|{B}keyvault[ \t]+secret[ \t]+set[ \t]|{B}ssm[ \t]+put-parameter[ \t]|{B}user[ \t]+[^ \t\r\n]{{1,32}}[ \t]+(?:on|off|[>~&]|[+-]@)"
+        r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]|{B}security[ \t]+add-(?:generic|internet)-password[ \t]|{B}(?:net|Net|NET)(?:\.exe|\.EXE)?[ \t]+(?:user|use|User|Use|USER|USE)[ \t]|{B}(?:ACL|acl)[ \t]+(?:SETUSER|setuser)[ \t]|{B}keyvault[ \t]+secret[ \t]+set[ \t]|{B}ssm[ \t]+put-parameter[ \t]|{B}user[ \t]+[^ \t\r\n]{{1,64}}[ \t]+(?:on|off|[>~&%(]|[+-][@a-z]|reset|all(?:keys|commands|channels)|nopass|nocommands|clearselectors)"
     )
 }
 

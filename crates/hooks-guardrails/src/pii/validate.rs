@@ -1300,9 +1300,26 @@ fn redis_command_at(b: &[u8], s: usize) -> bool {
         return token == b"redis" || redis_host(token);
     }
     // At a line's (or a string's) start, a client named before it or after it on its line.
-    if let Some(t) = line_start(s).filter(|&t| t == s) {
+    // (Or the first word `echo` or `printf` writes, unquoted: `echo AUTH … | nc cache 6379`.)
+    let written = || {
+        let mut head = b[from..s].trim_ascii_end();
+        for _ in 0..2 {
+            let k = head
+                .iter()
+                .rposition(|c| c.is_ascii_whitespace())
+                .map_or(0, |p| p + 1);
+            match &head[k..] {
+                b"echo" | b"printf" => return Some(s),
+                w if w.len() > 1 && w[0] == b'-' => head = head[..k].trim_ascii_end(),
+                _ => return None,
+            }
+        }
+        None
+    };
+    if let Some(t) = line_start(s).filter(|&t| t == s).or_else(written) {
         // (Over lines: a string's escaped line breaks are folded into real ones.)
         let after = &b[s..b.len().min(s + 256)];
+        let before = &b[s.saturating_sub(256).max(from)..t];
         let client = |window: &[u8], k: usize| {
             let end = k + 4;
             let begin = window[..end]
@@ -1316,8 +1333,8 @@ fn redis_command_at(b: &[u8], s: usize) -> bool {
             std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"-cli"));
         static CLI_REV: std::sync::LazyLock<memchr::memmem::FinderRev<'static>> =
             std::sync::LazyLock::new(|| memchr::memmem::FinderRev::new(b"-cli"));
-        let before = &b[s.saturating_sub(256).max(from)..t];
         return raw_connection(after)
+            || raw_connection(before)
             || CLI_REV
                 .rfind_iter(before)
                 .take(4)
@@ -1352,19 +1369,16 @@ fn redis_command_at(b: &[u8], s: usize) -> bool {
     false
 }
 
-/// Whether `window` pipes into a raw connection: `| nc`, `ncat`, `netcat`, `telnet` or
-/// `socat` after a pipe, as their own word (`printf 'AUTH …\r\n' | nc cache 6379`).
+/// Whether `window` names a raw connection: `nc`, `ncat`, `netcat`, `telnet`, `socat` or
+/// openssl's `s_client` as a word (after a path, before `.exe` or `.openbsd`), or bash's
+/// `/dev/tcp/` (`printf 'AUTH …\r\n' | /usr/bin/nc cache 6379`, `nc cache 6379 <<<
+/// 'AUTH …'`, a `telnet` session's transcript).
 fn raw_connection(window: &[u8]) -> bool {
-    memchr::memchr_iter(b'|', window).any(|p| {
-        let rest = &window[p + 1..];
-        let rest = &rest[rest
-            .iter()
-            .take_while(|&&c| c == b' ' || c == b'\t')
-            .count()..];
-        [&b"nc"[..], b"ncat", b"netcat", b"telnet", b"socat"]
-            .iter()
-            .any(|t| rest.starts_with(t) && matches!(rest.get(t.len()), Some(b' ' | b'\t')))
-    })
+    const TOOLS: [&[u8]; 6] = [b"nc", b"ncat", b"netcat", b"telnet", b"socat", b"s_client"];
+    memchr::memmem::find(window, b"/dev/tcp/").is_some()
+        || window
+            .split(|c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-')))
+            .any(|w| TOOLS.contains(&w.split(|&c| c == b'.').next().unwrap_or(w)))
 }
 
 /// Whether `token` is redis-cli's prompt's host and port: a port of four or five digits
@@ -1382,18 +1396,40 @@ fn redis_host(token: &[u8]) -> bool {
     (4..=5).contains(&port) && host.len() > port + 1 && host[host.len() - port - 1] == b':'
 }
 
-/// Whether the `user` at `s` starts an ACL file's line (Redis's `users.acl`, or
-/// `redis.conf`): at the text's start or a line's, after blanks (a YAML block's indent), an
-/// escaped line break (a JSON string's) or a quote.
-fn acl_line_at(b: &[u8], s: usize) -> bool {
-    let i = s - b[s.saturating_sub(64)..s]
-        .iter()
-        .rev()
-        .take_while(|&&c| c == b' ' || c == b'\t')
-        .count();
-    i == 0
-        || matches!(b[i - 1], b'\n' | b'\r' | b'"' | b'\'')
-        || (i >= 2 && b[i - 2] == b'\\' && b[i - 1] == b'n')
+/// The passwords an ACL's rules set (`ACL SETUSER name …`, an ACL file's or `redis-server
+/// --user`'s `user name …`; `from`: past the user's name): each word after `>` (`<` removes
+/// one, which names it too; `>"…"` quoted), from the first to the last, on the line read
+/// as far as `end` (1 KiB), however many words it holds. The next `ACL SETUSER`, or the next
+/// `user` for a file's line (`user_line`), ends it: a run of them is read once each.
+fn acl_passwords(text: &str, from: usize, end: usize, user_line: bool) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let stop = |w: &[u8]| {
+        w.eq_ignore_ascii_case(b"SETUSER")
+            || (user_line && w == b"user")
+            || POSITIONAL_COMMANDS.iter().any(|t| w == t.as_bytes())
+    };
+    let (mut first, mut last) = (None, None);
+    let mut at = from;
+    while at < end {
+        let mut words = [(0, 0); 24];
+        let (n, stopped) = command_words(b, at, end, &mut words, stop);
+        for &(a, z) in &words[..n] {
+            // (Quoted, `>"…"`, JSON-escaped too.)
+            let at = quote_at(b, a + 1).map_or(a + 1, |(_, escapes)| a + escapes + 2);
+            if z > a + 1
+                && matches!(b[a], b'>' | b'<')
+                && let Some((pa, pz)) = argument(text, at)
+            {
+                first = first.or(Some(pa));
+                last = Some(pz);
+            }
+        }
+        if n < words.len() || stopped <= at {
+            break;
+        }
+        at = stopped;
+    }
+    Some((first?, last?))
 }
 
 /// Whether the configuration directive at `s` (`requirepass`, `masterauth`) stands where
@@ -1446,7 +1482,7 @@ fn redis_directive_at(b: &[u8], s: usize) -> bool {
 /// - Redis's `requirepass password` and `masterauth password` (see
 ///   [`redis_directive_at`]), `AUTH [user] password` (see [`redis_command_at`]), `ACL
 ///   SETUSER name … >password` and an ACL file's `user name … >password` (see
-///   [`acl_line_at`]);
+///   [`acl_passwords`]);
 /// - `az keyvault secret set … --value password`, `aws ssm put-parameter … --value
 ///   password` (a `SecureString`'s, or a parameter's whose name names a secret).
 ///
@@ -1455,7 +1491,7 @@ fn redis_directive_at(b: &[u8], s: usize) -> bool {
 /// and 1 KiB at most; a quoted part glued to a word is that word's (`/user:"CORP\bob"`).
 /// The password is judged as an option's value is (see [`argument`]).
 fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)>> {
-    // (An ACL file's `user` line is read as `ACL SETUSER`: see [`acl_line_at`].)
+    // (An ACL file's `user` line is read as `ACL SETUSER`: see [`acl_passwords`].)
     let tool = POSITIONAL_COMMANDS
         .iter()
         .copied()
@@ -1473,11 +1509,6 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
     {
         return None;
     }
-    // (`user` only where an ACL file's line starts, with a rule of Redis's after it: `user
-    // alice on >pw ~* +@all`.)
-    if tool == "user" && !acl_line_at(b, s) {
-        return None;
-    }
     // (A directive where no configuration sets it: prose.)
     if ["requirepass", "masterauth"]
         .iter()
@@ -1487,6 +1518,14 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
         return Some(None);
     }
     let end = ceil_char_boundary(text, s.saturating_add(1024));
+    // (`AUTH` opening a string, `(echo 'AUTH pw'; echo 'INFO x') | …`: its words end where
+    // the string does.)
+    let end = match s.checked_sub(1).map(|k| b[k]) {
+        Some(q @ (b'"' | b'\'')) if tool.eq_ignore_ascii_case("auth") => {
+            memchr::memchr(q, &b[s..end]).map_or(end, |k| s + k)
+        }
+        _ => end,
+    };
     // The words after the name: where each starts (past an opening quote) and ends.
     let mut words = [(0, 0); 24];
     // (`ACL SETUSER`, `keyvault secret set`, `ssm put-parameter`: the words after them,
@@ -1504,30 +1543,18 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
     }
     // (Another such command's name ends the line read: a run of them is read once each; so
     // does `SETUSER`, the next `ACL SETUSER`'s.)
-    // (Redis's but `ACL SETUSER` take two words at most: three are read, to tell.)
-    let read = match redis_word(tool) && !tool.eq_ignore_ascii_case("acl") {
-        true => 3,
-        false => words.len(),
+    // (Redis's but `ACL SETUSER` take two words at most: three are read, to tell. An ACL's
+    // rules are read past the user's name by `acl_passwords`.)
+    let read = match tool {
+        "ACL" | "acl" | "user" => 1,
+        _ if redis_word(tool) => 3,
+        _ => words.len(),
     };
     let (n, _) = command_words(b, i, end, &mut words[..read], |w| {
         w.eq_ignore_ascii_case(b"SETUSER") || POSITIONAL_COMMANDS.iter().any(|t| w == t.as_bytes())
     });
     let words = &words[..n];
     let word = |k: usize| words.get(k).map(|&(a, z)| &b[a..z]);
-    // (An ACL file's line holds a rule after the user's name: `on`, `off`, keys' `~…`,
-    // channels' `&…`, commands' `+@…`, `-@…`.)
-    if tool == "user"
-        && !words.iter().skip(1).any(|&(a, z)| {
-            let w = &b[a..z];
-            w == b"on"
-                || w == b"off"
-                || matches!(w.first(), Some(b'~' | b'&'))
-                || w.starts_with(b"+@")
-                || w.starts_with(b"-@")
-        })
-    {
-        return None;
-    }
     // The password at word `k`, judged as an option's value.
     let password = |k: usize| words.get(k).and_then(|&(a, _)| argument(text, a));
     // The value of the long option `o`, as its own word's next or glued after `=` (quoted,
@@ -1592,27 +1619,21 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
                 1 | 2 => password(words.len() - 1),
                 _ => None,
             },
-            // (`ACL SETUSER name … >password`, an ACL file's `user name … >password`: each
-            // password is a word after `>`; `<` removes one, which names it too. From the
-            // first to the last.)
-            "ACL" | "user" => {
-                let mut found = words.iter().skip(1).filter_map(|&(a, z)| {
-                    (z > a + 1 && matches!(b[a], b'>' | b'<'))
-                        .then(|| argument(text, a + 1))
-                        .flatten()
-                });
-                let first = found.next()?;
-                Some((first.0, found.next_back().map_or(first.1, |l| l.1)))
-            }
+            // (The rules after the user's name.)
+            "ACL" | "user" => acl_passwords(text, words.first()?.1, end, tool == "user"),
             // (`az keyvault secret set … --value …`, or `--value=…`.)
             "keyvault" => option(b"--value")?,
             // (`aws ssm put-parameter … --value …`: a `SecureString`'s, or a parameter's
             // whose name's last segment names a secret, `/prod/db/password`; a `String`'s
             // holds a port or a host as often.)
             "ssm" => {
+                // (`SecureString`, `--type=SecureString`, quoted or not.)
                 let secure = words.iter().any(|&(a, z)| {
                     let w = &b[a..z];
-                    w == b"SecureString" || w == b"--type=SecureString"
+                    let w = w.strip_prefix(b"--type=").unwrap_or(w);
+                    w.iter()
+                        .filter(|c| !matches!(c, b'"' | b'\'' | b'\\'))
+                        .eq(b"SecureString".iter())
                 });
                 // (The name as written: `--name NAME`, `--name=NAME`.)
                 let named = || {
@@ -1790,10 +1811,13 @@ fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
                 .take(2)
                 .take_while(|c| matches!(c, b'r' | b'b' | b'f' | b'u' | b'R' | b'B' | b'F' | b'U'))
                 .count();
+            // (Inside the quote: not past the text's end, `setPassword(a, b, ``.)
             if b.get(at) == Some(&b'`') {
-                return Some(at + 1);
+                return Some(at + 1).filter(|&f| f < b.len());
             }
-            return quote_at(b, at + prefix).map(|(_, escapes)| at + prefix + escapes + 1);
+            return quote_at(b, at + prefix)
+                .map(|(_, escapes)| at + prefix + escapes + 1)
+                .filter(|&f| f < b.len());
         }
     }
     None
@@ -2383,7 +2407,8 @@ enum Reads {
 /// -stdin`, `mkpasswd --stdin|-s`, secret stores (`gh secret set NAME` with no value,
 /// `docker secret create NAME -`, `gcloud [beta] secrets … --data-file=-` (or
 /// `/dev/stdin`), `wrangler [pages] secret put`, `vercel env add` for a variable named for
-/// a secret, `secret-tool store`, `pass insert`, `vault kv put|patch PATH key=-`), `ssh` whose remote command is such a reader (`ssh h 'sudo -S …'`,
+/// a secret, `secret-tool store`, `pass|gopass|passage insert`, `vault kv put|patch PATH
+/// key=-`, `vault write PATH key=-`), `ssh` whose remote command is such a reader (`ssh h 'sudo -S …'`,
 /// read within its quoted word; `ssh -p 22 h chpasswd`), or any command whose line holds
 /// `--password-stdin` (a registry's `docker|podman|helm|oras login`), gh's `--with-token`,
 /// gpg's `--passphrase-fd 0` or openssl's `-pass stdin`. Before the command: a prompt or a
@@ -2518,12 +2543,14 @@ fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
         b"sshpass" => {
             !has(&|w| w.len() >= 2 && w[0] == b'-' && matches!(w[1], b'p' | b'f' | b'd' | b'e'))
         }
-        // (`vault login -`; `vault kv put|patch PATH key=-`, whose value is read.)
-        b"vault" => match word(k + 1) {
+        // (`vault login -`; `vault kv put|patch PATH key=-` and `vault write PATH key=-`,
+        // whose value is read; OpenBao's `bao` alike.)
+        b"vault" | b"bao" => match word(k + 1) {
             Some(b"login") => has(&|w| w == b"-"),
             Some(b"kv") => {
                 matches!(word(k + 2), Some(b"put" | b"patch")) && has(&|w| w.ends_with(b"=-"))
             }
+            Some(b"write") => has(&|w| w.ends_with(b"=-")),
             _ => false,
         },
         b"mkpasswd" => has(&|w| w == b"--stdin" || w == b"-s"),
@@ -2559,9 +2586,9 @@ fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
             word(k + 1 + sub) == Some(b"secret") && word(k + 2 + sub) == Some(b"put")
         }
         // (libsecret's `secret-tool store --label=… attribute value …`; the standard Unix
-        // password manager's `pass insert [-e|-m] NAME`.)
+        // password manager's `pass insert|add [-e|-m] NAME`, and gopass's and passage's.)
         b"secret-tool" => word(k + 1) == Some(b"store"),
-        b"pass" => word(k + 1) == Some(b"insert"),
+        b"pass" | b"gopass" | b"passage" => matches!(word(k + 1), Some(b"insert" | b"add")),
         // (Only a variable named for a secret: `vercel env add PORT` is given a number.)
         b"vercel" => {
             word(k + 1) == Some(b"env")
@@ -2652,7 +2679,11 @@ fn command_words(
     while n < words.len() {
         // (Blanks, and a line break a `\` continues.)
         i = skip_space(b, i, end, false);
-        if i >= end || matches!(b[i], b'\n' | b'\r' | b';' | b'|' | b'&' | b')') {
+        // (`&` as an operator, `&&` or a `&` before a blank: not ACL's `&*`.)
+        let and = b[i..end.max(i)].first() == Some(&b'&')
+            && b.get(i + 1)
+                .is_none_or(|c| matches!(c, b'&' | b' ' | b'\t' | b'\n' | b'\r'));
+        if i >= end || and || matches!(b[i], b'\n' | b'\r' | b';' | b'|' | b')') {
             break;
         }
         // (A quote escaped as in a JSON string, `\"…\"`, up to three backslashes; bash's
@@ -4366,10 +4397,18 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         || memchr::memchr(b']', between).is_some();
     let before_key = key.checked_sub(1).map(|i| b[i]);
     // The opening quote, if any: the byte before the value's first character.
-    // (A backtick opens a call's template literal: keytar's `setPassword(…, `…`)`.)
+    // (A backtick opens a call's template literal: keytar's `setPassword(…, `…`)`; one
+    // that puts a variable in, `${…}`, holds no password written out.)
     let quote = match b[first - 1] {
         q @ (b'"' | b'\'') if first > at => Some(q),
-        b'`' if call && first > at => Some(b'`'),
+        b'`' if call && first > at => {
+            let line = &b[first..b.len().min(first + 256)];
+            let close = memchr::memchr2(b'`', b'\n', line).unwrap_or(line.len());
+            if memchr::memmem::find(&line[..close], b"${").is_some() {
+                return None;
+            }
+            Some(b'`')
+        }
         _ => None,
     };
     // A quote that closes a string (`"Password:", pw`) rather than opens a value.
