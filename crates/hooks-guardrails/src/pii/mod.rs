@@ -4771,6 +4771,10 @@ pub(crate) mod tests {
             ),
             ("user alice reset on >S3cr3tPw99 ~*", &["S3cr3tPw99"]),
             (
+                "user alice (~temp:* +get) on >S3cr3tPw99 +@read",
+                &["S3cr3tPw99"],
+            ),
+            (
                 "user app on ~app:* ~cache:* &* -@all +get +set +del +mget +expire +ttl +exists \
                  +incr +decr +hget +hset +hdel +hgetall +lpush +rpush +lpop +rpop >S3cr3tPw99",
                 &["S3cr3tPw99"],

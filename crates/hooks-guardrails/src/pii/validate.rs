@@ -1409,11 +1409,14 @@ fn acl_passwords(text: &str, from: usize, end: usize, user_line: bool) -> Option
             || POSITIONAL_COMMANDS.iter().any(|t| w == t.as_bytes())
     };
     let (mut first, mut last) = (None, None);
+    // (Inside a selector, `(~temp:* +get)`, whose `)` ends no line.)
+    let mut selector = false;
     let mut at = from;
     while at < end {
         let mut words = [(0, 0); 24];
         let (n, stopped) = command_words(b, at, end, &mut words, stop);
         for &(a, z) in &words[..n] {
+            selector |= b[a] == b'(';
             // (Quoted, `>"…"`, JSON-escaped too.)
             let at = quote_at(b, a + 1).map_or(a + 1, |(_, escapes)| a + escapes + 2);
             if z > a + 1
@@ -1424,10 +1427,12 @@ fn acl_passwords(text: &str, from: usize, end: usize, user_line: bool) -> Option
                 last = Some(pz);
             }
         }
-        if n < words.len() || stopped <= at {
+        let close = selector && b.get(stopped) == Some(&b')');
+        if (n < words.len() && !close) || stopped <= at {
             break;
         }
-        at = stopped;
+        selector &= !close;
+        at = stopped + usize::from(close);
     }
     Some((first?, last?))
 }
@@ -2655,17 +2660,17 @@ fn closes(b: &[u8], open: usize, k: usize, escapes: usize, dollar: bool) -> bool
 }
 
 /// The words of a command's line from `i` (see [`positional_password`] and
-/// [`stdin_password`]; a line break a `\` continues is a blank): where each starts (past an opening quote, escaped as a JSON
-/// string's by up to three backslashes) and ends, into `words` — up to a line break, `;`,
-/// `|`, `&` or `)` outside quotes, a quote never closed, a word `stop_at` holds (not read
-/// into `words`), `end`, or as many words as `words` holds. A quoted part glued to a word
-/// is that word's (`/user:"CORP\bob"`); a quote glued on that closes nothing on the line,
-/// or stands before JSON's `,`, `:`, `}` or `]`, ends the word and the reading (it closes
-/// the string that holds the command: `{"cmd": "… S3cret", "n": 5}`); a bare word ends at
-/// an operator (`)`, `&&`, a `&` before a blank).
-/// Returns how many words were read and where the
-/// reading stopped (past the last word's closing quote, at a terminator, or at the word
-/// that stopped it).
+/// [`stdin_password`]; a line break a `\` continues is a blank): where each starts (past
+/// an opening quote, escaped as a JSON string's by up to three backslashes) and ends, into
+/// `words` — up to a line break, `;`, `|`, `)` or an operator's `&` (`&&`, a `&` before a
+/// blank: not ACL's `&*`) outside quotes, a quote never closed, a word `stop_at` holds (not
+/// read into `words`), `end`, or as many words as `words` holds. A quoted part glued to a
+/// word is that word's (`/user:"CORP\bob"`); a quote glued on that closes nothing on the
+/// line, or stands before JSON's `,`, `:`, `}` or `]`, ends the word and the reading (it
+/// closes the string that holds the command: `{"cmd": "… S3cret", "n": 5}`); a bare word
+/// ends at an operator (`)`, `&&`, a `&` before a blank). Returns how many words were read
+/// and where the reading stopped (past the last word's closing quote, at a terminator, or
+/// at the word that stopped it).
 fn command_words(
     b: &[u8],
     mut i: usize,
@@ -2680,7 +2685,8 @@ fn command_words(
         // (Blanks, and a line break a `\` continues.)
         i = skip_space(b, i, end, false);
         // (`&` as an operator, `&&` or a `&` before a blank: not ACL's `&*`.)
-        let and = b[i..end.max(i)].first() == Some(&b'&')
+        let and = i < end
+            && b[i] == b'&'
             && b.get(i + 1)
                 .is_none_or(|c| matches!(c, b'&' | b' ' | b'\t' | b'\n' | b'\r'));
         if i >= end || and || matches!(b[i], b'\n' | b'\r' | b';' | b'|' | b')') {
