@@ -386,14 +386,20 @@ fn written_at_follows(b: &[u8], from: usize) -> bool {
 }
 
 /// The next escape at or after `from` (see [`escape_at`]): its start, end and character.
-/// A Windows path's separator is none (`C:\tools\redis-cli.exe`: see [`path_separator`];
-/// `known`: its last answer, kept from call to call).
-fn next_escape(text: &str, from: usize, known: &mut PathMemo) -> Option<(usize, usize, char)> {
+/// Where `known` is given, a Windows path's separator is none (`C:\tools\redis-cli.exe`:
+/// see [`path_separator`]; `known`: its last answer, kept from call to call).
+fn next_escape(
+    text: &str,
+    from: usize,
+    mut known: Option<&mut PathMemo>,
+) -> Option<(usize, usize, char)> {
     let b = text.as_bytes();
     let mut i = from;
     while let Some(k) = memchr::memchr3(b'\\', b'&', b'%', b.get(i..)?) {
         let p = i + k;
-        if b[p] == b'\\' {
+        if let Some(known) = known.as_deref_mut()
+            && b[p] == b'\\'
+        {
             let run = b[p..].iter().take(4).take_while(|&&c| c == b'\\').count();
             if matches!(b.get(p + run), Some(b'n' | b'r' | b't'))
                 && path_separator(b, p, run, known)
@@ -585,22 +591,67 @@ fn earlier(
 /// The folded form of `text`, or `None` when folding changes nothing (all ASCII without
 /// escapes, or no character that folds): then the text is scanned as it is.
 pub(super) fn fold(text: &str) -> Option<Folded> {
-    fold_as(text, false)
+    fold_as(text, false, false)
 }
 
 /// [`fold`], reading every `+` that may be a form-encoded space (see [`form_space_at`]) as
 /// one (`phone=415+555+2671`).
 pub(super) fn fold_form(text: &str) -> Option<Folded> {
-    fold_as(text, true)
+    fold_as(text, true, false)
 }
 
-fn fold_as(text: &str, form: bool) -> Option<Folded> {
+/// [`fold`], reading a Windows path's separators as written, not as escapes
+/// (`D:\apps\redis-cli.exe`: see [`path_separator`]).
+pub(super) fn fold_paths(text: &str) -> Option<Folded> {
+    fold_as(text, false, true)
+}
+
+/// The parts of `text` to read again with a Windows path's separators as written (see
+/// [`fold_paths`]), since a backslash before `n`, `r` or `t` after a drive's root is as
+/// often a JSON string's escape (`"Q:\nghp_…"`, `"Drive C:\n10.0.0.1"`): each real line
+/// that holds such a separator (at most 1 KiB on either side of it); parts that touch are
+/// joined. Empty for most text.
+pub(super) fn path_regions(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut known = PathMemo::default();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while let Some(k) = memchr::memchr(b'\\', &b[i..]) {
+        let p = i + k;
+        let run = b[p..].iter().take(4).take_while(|&&c| c == b'\\').count();
+        i = p + run;
+        if out.last().is_some_and(|&(_, e)| p < e)
+            || !matches!(b.get(p + run), Some(b'n' | b'r' | b't'))
+            || !path_separator(b, p, run, &mut known)
+        {
+            continue;
+        }
+        let floor = p.saturating_sub(1024);
+        let start = b[floor..p]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(floor, |n| floor + n + 1);
+        let ceiling = b.len().min(p + 1024);
+        let end = memchr::memchr(b'\n', &b[p..ceiling]).map_or(ceiling, |n| p + n);
+        let (start, end) = (
+            super::floor_char_boundary(text, start),
+            super::ceil_char_boundary(text, end),
+        );
+        match out.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => out.push((start, end)),
+        }
+    }
+    out
+}
+
+fn fold_as(text: &str, form: bool, paths: bool) -> Option<Folded> {
     // The next character to fold and the next escape, each found once and kept until the
     // copy passes it (so the text is searched once for each).
     let mut char_at = next_folding(text, 0);
     // Escapes, and form-encoded spaces: each stream searched once, the earlier one taken.
     let mut known = PathMemo::default();
-    let mut coded_at = next_escape(text, 0, &mut known);
+    let mut coded_at = next_escape(text, 0, paths.then_some(&mut known));
     let mut plus_at = if form { next_form_space(text, 0) } else { None };
     let mut esc_at = earlier(coded_at, plus_at);
     if char_at.is_none() && esc_at.is_none() {
@@ -645,7 +696,7 @@ fn fold_as(text: &str, form: bool) -> Option<Folded> {
             char_at = next_folding(text, b);
         }
         if coded_at.is_some_and(|(x, _, _)| x < b) {
-            coded_at = next_escape(text, b, &mut known);
+            coded_at = next_escape(text, b, paths.then_some(&mut known));
         }
         if plus_at.is_some_and(|(x, _, _)| x < b) {
             plus_at = next_form_space(text, b);
@@ -676,7 +727,7 @@ mod tests {
             r"..\tools\net.exe",
             r#"{"cmd": "C:\\Users\\bob\\redis-cli.exe"}"#,
         ] {
-            let folded = fold(path).map_or(path.to_owned(), |f| f.text);
+            let folded = fold_paths(path).map_or(path.to_owned(), |f| f.text);
             assert_eq!(folded, path, "{path}");
         }
         for (text, want) in [
@@ -688,8 +739,21 @@ mod tests {
             (r"C:\tools; \ttab", "C:\\tools; \ttab"),
             (r"size 1:\n2", "size 1:\n2"),
         ] {
-            assert_eq!(fold(text).map(|f| f.text).as_deref(), Some(want), "{text}");
+            assert_eq!(
+                fold_paths(text).map(|f| f.text).as_deref(),
+                Some(want),
+                "{text}"
+            );
         }
+    }
+
+    /// The lines read again with a path's separators as written: only those that hold one.
+    #[test]
+    fn only_lines_with_a_paths_separator_are_read_again() {
+        assert_eq!(path_regions(r#"{"a": "x\ny\tz", "b": "C:/tools"}"#), []);
+        let text = "ok\nrun C:\\tools\\x.exe -a pw\nnext\n";
+        assert_eq!(path_regions(text), [(3, 27)]);
+        assert_eq!(&text[3..27], r"run C:\tools\x.exe -a pw");
     }
 
     /// Each run of backslashes is walked past once: a path's parts, or parts that lead to
@@ -708,7 +772,7 @@ mod tests {
                 let text = unit.repeat(n);
                 let mut known = PathMemo::default();
                 let mut i = 0;
-                while let Some((_, end, _)) = next_escape(&text, i, &mut known) {
+                while let Some((_, end, _)) = next_escape(&text, i, Some(&mut known)) {
                     i = end;
                 }
                 assert!(

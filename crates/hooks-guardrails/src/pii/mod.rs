@@ -745,7 +745,8 @@ impl PiiDetector {
 
     fn scan_folded(&self, text: &str, mut found: impl FnMut(Detection) -> bool, work: &mut u64) {
         let regions = fold::form_regions(text);
-        if regions.is_empty() {
+        let paths = fold::path_regions(text);
+        if regions.is_empty() && paths.is_empty() {
             self.scan_view(text, fold::fold(text), found, work);
             return;
         }
@@ -753,6 +754,9 @@ impl PiiDetector {
         // key, `jane+tag@…`): the text is read as it is, the parts around such a `+` again
         // with it as a space, and what either reading finds is reported, overlapping spans
         // merged — so reading `+` as a space never hides what reading it as a plus finds.
+        // So for a backslash before `n`, `r`, `t` that may be a Windows path's separator
+        // (`D:\apps\redis-cli.exe`) or a JSON string's escape (`"Q:\nghp_…"`): its line is
+        // read again with the separators as written.
         let mut both = Vec::new();
         self.scan_view(
             text,
@@ -763,11 +767,15 @@ impl PiiDetector {
             },
             work,
         );
-        for (a, b) in regions {
+        let again = regions
+            .into_iter()
+            .map(|r| (r, fold::fold_form as fn(&str) -> Option<fold::Folded>))
+            .chain(paths.into_iter().map(|r| (r, fold::fold_paths as _)));
+        for ((a, b), fold_part) in again {
             let part = &text[a..b];
             self.scan_view(
                 part,
-                fold::fold_form(part),
+                fold_part(part),
                 |d| {
                     both.push(Detection {
                         start: a + d.start,
@@ -4811,6 +4819,22 @@ pub(crate) mod tests {
                 "echo -n 'S3cr3tPw99' | vault write secret/db password=-",
                 &["S3cr3tPw99"],
             ),
+            // Found by a second review: `.pgpass` written by `tee`, Windows's `pgpass.conf`,
+            // a YAML list's entry, more lines before the entries; `USER` in capitals.
+            (
+                "echo 'db:5432:app:bob:S3cr3tPw99' | sudo tee -a ~/.pgpass",
+                &["S3cr3tPw99"],
+            ),
+            (
+                r"echo 'db:5432:app:bob:S3cr3tPw99' >> %APPDATA%\postgresql\pgpass.conf",
+                &["S3cr3tPw99"],
+            ),
+            ("pgpass:\n  - db:5432:app:bob:S3cr3tPw99\n", &["S3cr3tPw99"]),
+            (
+                "$ cat ~/.pgpass\n# host:port:db:user:password\n\n\n\ndb:5432:app:bob:S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            ("USER alice on >S3cr3tPw99 ~*", &["S3cr3tPw99"]),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -4864,6 +4888,7 @@ pub(crate) mod tests {
             "keytar.setPassword('svc', 'acct', `prefix-${pw}`)",
             "keytar.setPassword('svc', 'acct', `",
             "setPassword(,,`",
+            "echo hello S3cr3tPw99x | tee out.txt",
         ] {
             assert_eq!(found(text), [], "{text}");
         }
@@ -4893,6 +4918,29 @@ pub(crate) mod tests {
             r#"{"command": "C:\\Users\\bob\\redis-cli.exe -a S3cr3tPw99 ping"}"#,
         ] {
             finds_and_redacts(&d, text, &["S3cr3tPw99"]);
+        }
+        // A JSON string's escapes after what looks like a drive's root are still read as
+        // escapes (an attack review found these missed when the separators were read as
+        // written only): both readings are scanned.
+        for (text, want) in [
+            (
+                r#"{"content": "Q:\nghp_R8x2Lm4Qz7Wc1Vb9Nk3Ht6Yp0Sd5Fg2Jh8Kl"}"#,
+                "ghp_R8x2Lm4Qz7Wc1Vb9Nk3Ht6Yp0Sd5Fg2Jh8Kl",
+            ),
+            (
+                r#"{"content": "Q:\nwhat is this\nrequirepass S3cr3tPw99"}"#,
+                "S3cr3tPw99",
+            ),
+            (
+                r#"{"output": "Drive C:\n10.61.48.149 - GET /"}"#,
+                "10.61.48.149",
+            ),
+            (
+                r#"{"content": "A:\nIBAN\tBE83-1478-1008-5615"}"#,
+                "BE83-1478-1008-5615",
+            ),
+        ] {
+            finds_and_redacts(&d, text, &[want]);
         }
     }
 

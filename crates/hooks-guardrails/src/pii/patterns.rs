@@ -458,7 +458,7 @@ fn positional_commands() -> String {
         .collect::<Vec<_>>()
         .join("|");
     format!(
-        r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]|{B}security[ \t]+add-(?:generic|internet)-password[ \t]|{B}(?:net|Net|NET)(?:\.exe|\.EXE)?[ \t]+(?:user|use|User|Use|USER|USE)[ \t]|{B}(?:ACL|acl)[ \t]+(?:SETUSER|setuser)[ \t]|{B}keyvault[ \t]+secret[ \t]+set[ \t]|{B}ssm[ \t]+put-parameter[ \t]|{B}user[ \t]+[^ \t\r\n]{{1,64}}[ \t]+(?:on|off|[>~&%(]|[+-][@a-z]|reset|all(?:keys|commands|channels)|nopass|nocommands|clearselectors)"
+        r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]|{B}security[ \t]+add-(?:generic|internet)-password[ \t]|{B}(?:net|Net|NET)(?:\.exe|\.EXE)?[ \t]+(?:user|use|User|Use|USER|USE)[ \t]|{B}(?:ACL|acl)[ \t]+(?:SETUSER|setuser)[ \t]|{B}keyvault[ \t]+secret[ \t]+set[ \t]|{B}ssm[ \t]+put-parameter[ \t]|{B}(?:user|USER)[ \t]+[^ \t\r\n]{{1,64}}[ \t]+(?:on|off|[>~&%(]|[+-][@a-z]|reset|all(?:keys|commands|channels)|nopass|nocommands|clearselectors)"
     )
 }
 

@@ -1405,7 +1405,7 @@ fn acl_passwords(text: &str, from: usize, end: usize, user_line: bool) -> Option
     let b = text.as_bytes();
     let stop = |w: &[u8]| {
         w.eq_ignore_ascii_case(b"SETUSER")
-            || (user_line && w == b"user")
+            || (user_line && w.eq_ignore_ascii_case(b"user"))
             || POSITIONAL_COMMANDS.iter().any(|t| w == t.as_bytes())
     };
     let (mut first, mut last) = (None, None);
@@ -1501,7 +1501,7 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
         .iter()
         .copied()
         .find(|t| m.starts_with(t))
-        .or_else(|| m.starts_with("user").then_some("user"))?;
+        .or_else(|| (m.starts_with("user") || m.starts_with("USER")).then_some("user"))?;
     let b = text.as_bytes();
     if redis_word(tool)
         && (!matches!(m.as_bytes().get(tool.len()), Some(b' ' | b'\t'))
@@ -1940,7 +1940,7 @@ fn stdin_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)
             let redirect = matches!(w.get(digits), Some(b'>' | b'<'))
                 || (w.first() == Some(&b'&') && w.get(1) == Some(&b'>'));
             if target || redirect {
-                pgpass |= w.ends_with(b".pgpass") && (target || w[digits] == b'>');
+                pgpass |= pgpass_file(w) && (target || w[digits] == b'>');
                 // (A redirection's target as its own word: `2> /dev/null`.)
                 target = redirect
                     && w.iter()
@@ -2001,6 +2001,13 @@ fn stdin_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)
     Some(found())
 }
 
+/// Whether a file's name (a word, after a path, quoted or not) is a `.pgpass` file's:
+/// `~/.pgpass`, Windows's `%APPDATA%\postgresql\pgpass.conf`.
+fn pgpass_file(w: &[u8]) -> bool {
+    let w = w.strip_suffix(b"\"").or(w.strip_suffix(b"'")).unwrap_or(w);
+    w.ends_with(b".pgpass") || w.ends_with(b"pgpass.conf")
+}
+
 /// The passwords of the `.pgpass` entries in the words `written` into the file (`echo
 /// 'db:5432:app:bob:pw' >> ~/.pgpass`; lines split at `\n`, as written or decoded): from
 /// the first to the last.
@@ -2023,7 +2030,7 @@ fn pgpass_entries(text: &str, written: &[(usize, usize)]) -> Option<(usize, usiz
 
 /// The entries of a `.pgpass` file after its name (ending at `e`: `cat ~/.pgpass`'s output,
 /// a here-document's body, `pgpass: |` in YAML), one to a line from the next line on (the
-/// name's line ending within 256 bytes), past up to three lines before them that are
+/// name's line ending within 256 bytes), past up to eight lines before them that are
 /// blank, a comment, a code fence or a prompt: the passwords from the first entry's to the
 /// last's, as far as the lines are entries (32 at most, within 4 KiB).
 fn pgpass_after(text: &str, e: usize) -> Option<(usize, usize)> {
@@ -2038,6 +2045,7 @@ fn pgpass_after(text: &str, e: usize) -> Option<(usize, usize)> {
     }
     let mut at = e + nl + 1;
     let (mut first, mut last, mut skipped) = (None, None, 0);
+    // (Before the entries, up to 8 lines that are none: a comment of the format, blanks.)
     for _ in 0..32 {
         if at >= end {
             break;
@@ -2050,7 +2058,7 @@ fn pgpass_after(text: &str, e: usize) -> Option<(usize, usize)> {
                 last = Some(pz);
             }
             None if first.is_none()
-                && skipped < 3
+                && skipped < 8
                 && (line.is_empty()
                     || line.starts_with(b"#")
                     || line.starts_with(b"```")
@@ -2066,7 +2074,7 @@ fn pgpass_after(text: &str, e: usize) -> Option<(usize, usize)> {
 }
 
 /// The password of the `.pgpass` entry on the line `text[a..z]` (past blanks before it, a
-/// YAML block's indent): `host:port:database:user:password`, `\:` and `\\` escaped in a
+/// YAML block's indent, and a YAML list's `- `): `host:port:database:user:password`, `\:` and `\\` escaped in a
 /// field, the port a number or `*`, no blank in the first four — the rest of the line, if it
 /// is a secret as an option's value is (see [`secret_argument`]).
 fn pgpass_entry(text: &str, a: usize, z: usize) -> Option<(usize, usize)> {
@@ -2075,6 +2083,7 @@ fn pgpass_entry(text: &str, a: usize, z: usize) -> Option<(usize, usize)> {
         .iter()
         .take_while(|&&c| c == b' ' || c == b'\t')
         .count();
+    let a = a + if b[a..z].starts_with(b"- ") { 2 } else { 0 };
     let mut colons = [0usize; 4];
     let (mut n, mut i) = (0, a);
     while n < 4 && i < z {
@@ -2111,6 +2120,9 @@ fn pgpass_entry(text: &str, a: usize, z: usize) -> Option<(usize, usize)> {
 /// starts or ends with a blank or a quote (code that builds the command: `"echo " + pw + "
 /// | sudo -S …"`).
 fn written_secret(text: &str, written: &[(usize, usize)], reads: Reads) -> Option<(usize, usize)> {
+    if reads == Reads::Pgpass {
+        return pgpass_entries(text, written);
+    }
     let b = text.as_bytes();
     let mut span: Option<(usize, usize)> = None;
     let mut secret = false;
@@ -2400,6 +2412,8 @@ enum Reads {
     Passphrase,
     /// `user:password` lines: `chpasswd`.
     UserPassword,
+    /// `.pgpass` entries: `tee ~/.pgpass` (see [`pgpass_entry`]).
+    Pgpass,
 }
 
 /// What the command whose line starts at `i` (past a pipe, or a here-string's or a
@@ -2628,6 +2642,8 @@ fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
             false
         }
         // (A filter passes what it reads on: the command after the next pipe.)
+        // (`tee [-a] ~/.pgpass` writes a `.pgpass` file's entries.)
+        b"tee" if has(&|w| pgpass_file(w)) => return Some(Reads::Pgpass),
         b"tee" | b"head" | b"cat" | b"tr" if depth < 2 && b.get(stopped) == Some(&b'|') => {
             let next = skip_space(b, stopped + 1, end, true);
             return reads_stdin(text, next, until, depth + 1);
