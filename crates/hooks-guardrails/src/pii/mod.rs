@@ -756,7 +756,9 @@ impl PiiDetector {
         // merged — so reading `+` as a space never hides what reading it as a plus finds.
         // So for a backslash before `n`, `r`, `t` that may be a Windows path's separator
         // (`D:\apps\redis-cli.exe`) or a JSON string's escape (`"Q:\nghp_…"`): its line is
-        // read again with the separators as written.
+        // read again with the separators as written, and what that reading finds where the
+        // others found nothing is reported too (where they did, theirs stand: an address
+        // after a `\t` it did not decode would take the escape's `t` in).
         let mut both = Vec::new();
         self.scan_view(
             text,
@@ -767,17 +769,16 @@ impl PiiDetector {
             },
             work,
         );
-        let again = regions
-            .into_iter()
-            .map(|r| (r, fold::fold_form as fn(&str) -> Option<fold::Folded>))
-            .chain(paths.into_iter().map(|r| (r, fold::fold_paths as _)));
-        for ((a, b), fold_part) in again {
+        let read_again = |(a, b): (usize, usize),
+                          fold_part: fn(&str) -> Option<fold::Folded>,
+                          into: &mut Vec<Detection>,
+                          work: &mut u64| {
             let part = &text[a..b];
             self.scan_view(
                 part,
                 fold_part(part),
                 |d| {
-                    both.push(Detection {
+                    into.push(Detection {
                         start: a + d.start,
                         end: a + d.end,
                         entity: d.entity,
@@ -786,6 +787,27 @@ impl PiiDetector {
                 },
                 work,
             );
+        };
+        for r in regions {
+            read_again(r, fold::fold_form, &mut both, work);
+        }
+        let mut as_written = Vec::new();
+        for r in paths {
+            read_again(r, fold::fold_paths, &mut as_written, work);
+        }
+        if !as_written.is_empty() {
+            both.sort_by_key(|d: &Detection| d.start);
+            // The furthest end among the detections so far that start before each one's end.
+            let mut reach = Vec::with_capacity(both.len());
+            for d in &both {
+                reach.push(reach.last().map_or(d.end, |&r: &usize| r.max(d.end)));
+            }
+            let overlaps = |d: &Detection| {
+                let before = both.partition_point(|o| o.start < d.end);
+                before > 0 && reach[before - 1] > d.start
+            };
+            let new: Vec<Detection> = as_written.into_iter().filter(|d| !overlaps(d)).collect();
+            both.extend(new);
         }
         // By start, the longer first; the same span keeps the first reading's entity.
         both.sort_by_key(|d: &Detection| (d.start, std::cmp::Reverse(d.end)));
@@ -4938,6 +4960,11 @@ pub(crate) mod tests {
             (
                 r#"{"content": "A:\nIBAN\tBE83-1478-1008-5615"}"#,
                 "BE83-1478-1008-5615",
+            ),
+            // (The second reading's span, `tkaren@…`, does not stand where the first's does.)
+            (
+                r#"{"content": "Q:\nE-Mail\tkaren@example.com"}"#,
+                "karen@example.com",
             ),
         ] {
             finds_and_redacts(&d, text, &[want]);
