@@ -1777,12 +1777,15 @@ fn keyring_setter(before: &[u8]) -> bool {
 /// JSON-escaped too, `\"…\"`, as a file written through a tool's arguments holds them; a
 /// JavaScript template literal's backtick, `` `…` ``): the
 /// arguments split at commas outside quotes and brackets (nested twice at most), over
-/// lines too (a long call's arguments one to a line), within 512 bytes, up to its `)`.
+/// lines too (a long call's arguments one to a line: a line that ends after a `,` or the
+/// `(`), within 512 bytes, up to its `)`.
 fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
     let end = b.len().min(open + 512);
     // (The open quote, and whether a backslash escaped it: then the same closes it.)
     let (mut depth, mut quote, mut n) = (0usize, None::<(u8, bool)>, 0);
     let mut start = open + 1;
+    // (The call's last character outside quotes and brackets but blanks.)
+    let mut last = b'(';
     for i in open + 1..end {
         let c = b[i];
         let escaped = b[i - 1] == b'\\';
@@ -1790,6 +1793,9 @@ fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
             Some((q, e)) if c == q && escaped == e => quote = None,
             Some(_) => {}
             None => match c {
+                // (A line that ends after an argument ends the call's arguments: an
+                // unclosed call is not read on for its 512 bytes.)
+                b'\n' if depth == 0 && !matches!(last, b',' | b'(') => return None,
                 b'"' | b'\'' | b'`' => quote = Some((c, escaped)),
                 // (Nested deeper than a call in an argument, `getpass.getpass("…")`: no
                 // setter's — and a run of the setter's names is read a few names each.)
@@ -1803,6 +1809,9 @@ fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
                 b')' => break,
                 _ => {}
             },
+        }
+        if depth == 0 && !c.is_ascii_whitespace() {
+            last = c;
         }
         if n == k && i + 1 == start {
             let at = start
