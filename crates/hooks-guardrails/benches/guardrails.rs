@@ -384,7 +384,7 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
-        // Redis's commands, an ACL file's lines, a keyring's setter, secret stores' commands.
+        // Redis's commands, ACL files' lines, a keyring's setter, secret stores' commands.
         (
             "redis_and_setter_runs",
             fill(

@@ -287,11 +287,11 @@ fn family(name: &str, n: usize) -> String {
              host  password\n-  --------\n10.0.0.1  x\n \n3 a\n"
                 .repeat(n / 124)
         }
-        // Redis's commands (a prompt's `AUTH`, `ACL SETUSER`, `requirepass`, options, an ACL
-        // file's `user` lines, `AUTH` piped into `nc`), a keyring's setter, whose arguments
-        // are read to the third, and secret stores' (`az keyvault secret set --value`, `aws
-        // ssm put-parameter`, a value piped into `gh secret set` or `secret-tool store`), and
-        // `.pgpass`'s name and entries.
+        // Redis's commands (a prompt's `AUTH`, `ACL SETUSER`, `requirepass`, options, an
+        // ACL file's `user` lines, `AUTH` piped into `nc`), a keyring's setter, whose
+        // arguments are read to the third, and secret stores' (`az keyvault secret set
+        // --value`, `aws ssm put-parameter`, a value piped into `gh secret set` or
+        // `secret-tool store`), and `.pgpass`'s name and entries.
         "redis_and_setter_runs" => {
             "x:1> AUTH yyy1\nACL SETUSER a >b1cd >\nrequirepass --masterauth x AUTH -x AUTH \
              set_password(\"a\", f(\"b\", \"c1d2\")\nkeyvault secret set --value=keyvault \

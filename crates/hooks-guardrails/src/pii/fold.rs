@@ -477,7 +477,8 @@ fn path_separator(b: &[u8], p: usize, run: usize, known: &mut PathMemo) -> bool 
 }
 
 /// What [`path_separator`] last answered: where the run it was asked of starts, whether it
-/// separates a path's parts; and how many bytes it has walked back in all (a test reads it).
+/// separates a path's parts; and how many bytes it has walked back in all (a test reads
+/// it).
 struct PathMemo {
     run: usize,
     path: bool,
@@ -714,9 +715,10 @@ fn fold_as(text: &str, form: bool, paths: bool) -> Option<Folded> {
 mod tests {
     use super::*;
 
-    /// A Windows path's backslashes before `n`, `r`, `t` are its separators, not escapes —
-    /// after a drive's root or a relative one, JSON-escaped too, with blanks in its parts —
-    /// while a JSON string's line breaks and tabs still fold.
+    /// In the reading with a path's separators as written (`fold_paths`), a Windows path's
+    /// backslashes before `n`, `r`, `t` are its separators, not escapes — after a drive's
+    /// root or a relative one, JSON-escaped too, with blanks in its parts — while a JSON
+    /// string's line breaks and tabs still fold.
     #[test]
     fn a_windows_paths_separators_are_no_escapes() {
         for path in [

@@ -797,7 +797,7 @@ impl PiiDetector {
         }
         if !as_written.is_empty() {
             both.sort_by_key(|d: &Detection| d.start);
-            // The furthest end among the detections so far that start before each one's end.
+            // The furthest end among the detections that start before each one's end.
             let mut reach = Vec::with_capacity(both.len());
             for d in &both {
                 reach.push(reach.last().map_or(d.end, |&r: &usize| r.max(d.end)));
@@ -4783,9 +4783,9 @@ pub(crate) mod tests {
             ),
             // Found by an attack review: ACL lines anywhere (a YAML list, a log, an
             // option), rules in any order, more than 24 words, a quoted password; `AUTH`
-            // into a raw connection by a path, a wrapper, openssl, `/dev/tcp`, a here-string
-            // or a session's transcript, or unquoted after `echo`, or in a group; more
-            // stores that read standard input.
+            // into a raw connection by a path, a wrapper, openssl, `/dev/tcp`, a
+            // here-string or a session's transcript, or unquoted after `echo`, or in a
+            // group; more stores that read standard input.
             (
                 "users:\n  - user alice on >S3cr3tPw99 ~* +@all\n",
                 &["S3cr3tPw99"],
@@ -4841,8 +4841,9 @@ pub(crate) mod tests {
                 "echo -n 'S3cr3tPw99' | vault write secret/db password=-",
                 &["S3cr3tPw99"],
             ),
-            // Found by a second review: `.pgpass` written by `tee`, Windows's `pgpass.conf`,
-            // a YAML list's entry, more lines before the entries; `USER` in capitals.
+            // Found by a second review: `.pgpass` written by `tee`, Windows's
+            // `pgpass.conf`, a YAML list's entry, more lines before the entries; `USER` in
+            // capitals.
             (
                 "echo 'db:5432:app:bob:S3cr3tPw99' | sudo tee -a ~/.pgpass",
                 &["S3cr3tPw99"],
@@ -4961,7 +4962,7 @@ pub(crate) mod tests {
                 r#"{"content": "A:\nIBAN\tBE83-1478-1008-5615"}"#,
                 "BE83-1478-1008-5615",
             ),
-            // (The second reading's span, `tkaren@…`, does not stand where the first's does.)
+            // (The second reading's span, `tkaren@…`, stands not where the first's does.)
             (
                 r#"{"content": "Q:\nE-Mail\tkaren@example.com"}"#,
                 "karen@example.com",

@@ -441,8 +441,8 @@ fn other_commands() -> String {
 /// and `ACL SETUSER`, an ACL file's `user NAME` before a rule (`on`, `off`, `>…`, `~…`,
 /// `&…`, `%R~…`, `(…`, `+@…`, `-get`, `reset…`, `all…`, `nopass`: prose's "user alice
 /// logged in" is no candidate), `az keyvault secret set --value`, `aws ssm put-parameter
-/// --value`. A trigger of the run-token pass (its
-/// prefilter's literals are three bytes already), the name and a blank.
+/// --value`. A trigger of the run-token pass (its prefilter's literals are three bytes
+/// already), the name and a blank.
 fn positional_commands() -> String {
     // (`security` and `net` only with the subcommand that takes a password: "security
     // team" and ".net user" are prose; `ACL`, `keyvault` and `ssm` with theirs; `user`
@@ -880,9 +880,9 @@ pub(super) struct Spec {
 /// [`command_line_secrets`]), on their own so that neither pass 1's prefilter nor its
 /// skip over a failed run (see `other_trigger_in`) need know them; pass 5: a Markdown
 /// table's rows (see `validate::table_row_secret`) and those of a table aligned with
-/// blanks, found by hand; pass 6: other services' tokens by their prefixes (see
-/// [`prefixed_tokens`]), on their own so that pass 0's prefilter keeps its literals. At one
-/// start, passes are asked in this order.
+/// blanks, found by hand; pass 6: other services' tokens by their prefixes, and `.pgpass`'s
+/// name (see [`prefixed_tokens`]), on their own so that pass 0's prefilter keeps its
+/// literals. At one start, passes are asked in this order.
 pub(super) const PASSES: usize = 7;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after

@@ -1256,9 +1256,10 @@ fn redis_client(word: &[u8]) -> bool {
 /// - at a line's start (or a string's: after a quote or an escaped line break) with such a
 ///   client named within the 256 bytes before or after it (over lines: a string's escaped
 ///   line breaks are folded into real ones): what is written into its standard input
-///   (`echo "AUTH …\r\n" | redis-cli`, a here-document); or piped into a raw connection
-///   within the 256 bytes after it (`printf 'AUTH …\r\nPING\r\n' | nc cache 6379`: see
-///   [`raw_connection`]).
+///   (`echo "AUTH …\r\n" | redis-cli`, a here-document); or with a raw connection named
+///   there (`printf 'AUTH …\r\nPING\r\n' | nc cache 6379`, `nc cache 6379 <<< 'AUTH …'`:
+///   see [`raw_connection`]) — and so after `echo` or `printf` unquoted (`echo AUTH … |
+///   nc …`).
 fn redis_command_at(b: &[u8], s: usize) -> bool {
     let from = s.saturating_sub(512);
     let mut i = s;
@@ -1299,8 +1300,8 @@ fn redis_command_at(b: &[u8], s: usize) -> bool {
         let token = &b[t..i - 2];
         return token == b"redis" || redis_host(token);
     }
-    // At a line's (or a string's) start, a client named before it or after it on its line.
-    // (Or the first word `echo` or `printf` writes, unquoted: `echo AUTH … | nc cache 6379`.)
+    // At a line's (or a string's) start, or the first word `echo` or `printf` writes: a
+    // client or a raw connection named before it or after it.
     let written = || {
         let mut head = b[from..s].trim_ascii_end();
         for _ in 0..2 {
@@ -1399,8 +1400,9 @@ fn redis_host(token: &[u8]) -> bool {
 /// The passwords an ACL's rules set (`ACL SETUSER name …`, an ACL file's or `redis-server
 /// --user`'s `user name …`; `from`: past the user's name): each word after `>` (`<` removes
 /// one, which names it too; `>"…"` quoted), from the first to the last, on the line read
-/// as far as `end` (1 KiB), however many words it holds. The next `ACL SETUSER`, or the next
-/// `user` for a file's line (`user_line`), ends it: a run of them is read once each.
+/// as far as `end` (1 KiB), however many words it holds, past a selector's `)` (`(~temp:*
+/// +get)`). The next `ACL SETUSER`, or the next `user` for a file's line (`user_line`),
+/// ends it: a run of them is read once each.
 fn acl_passwords(text: &str, from: usize, end: usize, user_line: bool) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let stop = |w: &[u8]| {
@@ -1418,10 +1420,10 @@ fn acl_passwords(text: &str, from: usize, end: usize, user_line: bool) -> Option
         for &(a, z) in &words[..n] {
             selector |= b[a] == b'(';
             // (Quoted, `>"…"`, JSON-escaped too.)
-            let at = quote_at(b, a + 1).map_or(a + 1, |(_, escapes)| a + escapes + 2);
+            let value = quote_at(b, a + 1).map_or(a + 1, |(_, escapes)| a + escapes + 2);
             if z > a + 1
                 && matches!(b[a], b'>' | b'<')
-                && let Some((pa, pz)) = argument(text, at)
+                && let Some((pa, pz)) = argument(text, value)
             {
                 first = first.or(Some(pa));
                 last = Some(pz);
@@ -1491,10 +1493,11 @@ fn redis_directive_at(b: &[u8], s: usize) -> bool {
 /// - `az keyvault secret set … --value password`, `aws ssm put-parameter … --value
 ///   password` (a `SecureString`'s, or a parameter's whose name names a secret).
 ///
-/// The arguments are read on the command's line (up to a line break, `;`, `|`, `&` or
-/// `)` outside quotes, a quote never closed, or another such command's name), 24 words
-/// and 1 KiB at most; a quoted part glued to a word is that word's (`/user:"CORP\bob"`).
-/// The password is judged as an option's value is (see [`argument`]).
+/// The arguments are read on the command's line (up to a line break, `;`, `|`, an
+/// operator's `&` or `)` outside quotes, a quote never closed, or another such command's
+/// name), 24 words and 1 KiB at most (an ACL's rules, 1 KiB); a quoted part glued to a word
+/// is that word's (`/user:"CORP\bob"`). The password is judged as an option's value is (see
+/// [`argument`]).
 fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)>> {
     // (An ACL file's `user` line is read as `ACL SETUSER`: see [`acl_passwords`].)
     let tool = POSITIONAL_COMMANDS
@@ -1905,7 +1908,8 @@ pub(super) const STDIN_WRITERS: [&str; 5] =
 ///   the format is the text written) or `printf '%s\n' PW [PW …] | …`; redirections
 ///   between (`2>/dev/null`) write nothing; in a group, `(echo PW; echo PW) | …` and
 ///   `{ echo PW; echo PW; } | …`;
-/// - into a command that reads one (see [`reads_stdin`]).
+/// - into a command that reads one (see [`reads_stdin`]), or into a `.pgpass` file, `>>
+///   ~/.pgpass` (see [`pgpass_entries`]).
 ///
 /// The text written is judged line by line as [`written_secret`] judges it: where any line
 /// is a secret (a password and its confirmation, `echo -e 'PW\nPW'`; an old default and a
@@ -2031,7 +2035,6 @@ fn pgpass_entries(text: &str, written: &[(usize, usize)]) -> Option<(usize, usiz
                 Some((start, start + line.len()))
             })
             .filter_map(|(a, z)| pgpass_entry(text, a, z))
-            .collect::<Vec<_>>()
     });
     let first = found.next()?;
     Some((first.0, found.last().map_or(first.1, |l| l.1)))
@@ -2047,9 +2050,9 @@ fn pgpass_after(text: &str, e: usize) -> Option<(usize, usize)> {
     let end = ceil_char_boundary(text, e.saturating_add(4096));
     // (The name's line ends within 256 bytes, before the name again: a run of names is read
     // once, by the last one's candidate.)
-    let line = &b[e..end.min(e + 256)];
-    let nl = memchr::memchr(b'\n', line)?;
-    if memchr::memmem::find(&line[..nl], b"pgpass").is_some() {
+    let rest = &b[e..end.min(e + 256)];
+    let nl = memchr::memchr(b'\n', rest)?;
+    if memchr::memmem::find(&rest[..nl], b"pgpass").is_some() {
         return None;
     }
     let mut at = e + nl + 1;
@@ -2083,9 +2086,9 @@ fn pgpass_after(text: &str, e: usize) -> Option<(usize, usize)> {
 }
 
 /// The password of the `.pgpass` entry on the line `text[a..z]` (past blanks before it, a
-/// YAML block's indent, and a YAML list's `- `): `host:port:database:user:password`, `\:` and `\\` escaped in a
-/// field, the port a number or `*`, no blank in the first four — the rest of the line, if it
-/// is a secret as an option's value is (see [`secret_argument`]).
+/// YAML block's indent, and a YAML list's `- `): `host:port:database:user:password`, `\:`
+/// and `\\` escaped in a field, the port a number or `*`, no blank in the first four — the
+/// rest of the line, if it is a secret as an option's value is (see [`secret_argument`]).
 fn pgpass_entry(text: &str, a: usize, z: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let a = a + b[a..z]
@@ -2107,11 +2110,14 @@ fn pgpass_entry(text: &str, a: usize, z: usize) -> Option<(usize, usize)> {
             _ => i += 1,
         }
     }
-    let port = b.get(colons[0] + 1..colons[1])?;
+    if n < 4 {
+        return None;
+    }
+    let port = &b[colons[0] + 1..colons[1]];
     let port =
         port == b"*" || ((1..=5).contains(&port.len()) && port.iter().all(u8::is_ascii_digit));
     let fields = colons[0] > a && colons[2] > colons[1] + 1 && colons[3] > colons[2] + 1;
-    if n < 4 || !port || !fields {
+    if !port || !fields {
         return None;
     }
     let first = colons[3] + 1;
@@ -2430,22 +2436,21 @@ enum Reads {
 /// from its standard input, if a password (see [`stdin_password`]). The readers: `sudo -S`
 /// (`--stdin`; in a cluster, `-kS`; after options that take a value, `-u bob`, `-iu bob`,
 /// `--user bob`), `chpasswd` (`user:password`), `passwd`, `smbpasswd -s`, `htpasswd -i`,
-/// `kinit`,
-/// `cryptsetup`, `sshpass` with no password option, `vault login -`, `openssl passwd
-/// -stdin`, `mkpasswd --stdin|-s`, secret stores (`gh secret set NAME` with no value,
-/// `docker secret create NAME -`, `gcloud [beta] secrets … --data-file=-` (or
+/// `kinit`, `cryptsetup`, `sshpass` with no password option, `vault login -`, `openssl
+/// passwd -stdin`, `mkpasswd --stdin|-s`, secret stores (`gh secret set NAME` with no
+/// value, `docker secret create NAME -`, `gcloud [beta] secrets … --data-file=-` (or
 /// `/dev/stdin`), `wrangler [pages] secret put`, `vercel env add` for a variable named for
-/// a secret, `secret-tool store`, `pass|gopass|passage insert`, `vault kv put|patch PATH
-/// key=-`, `vault write PATH key=-`), `ssh` whose remote command is such a reader (`ssh h 'sudo -S …'`,
-/// read within its quoted word; `ssh -p 22 h chpasswd`), or any command whose line holds
-/// `--password-stdin` (a registry's `docker|podman|helm|oras login`), gh's `--with-token`,
-/// gpg's `--passphrase-fd 0` or openssl's `-pass stdin`. Before the command: a prompt or a
-/// list's mark (`$`, `#`, `>`, `%`, `-`, `+`), a step's key (`run:`, `shell:`), a
-/// Dockerfile's `RUN`, `if`/`then`/`do`/`!`, wrappers (`env X=1`, package runners — `npx`,
-/// `bunx`, `pnpx`, `pnpm [dlx]`, `yarn` —, `command`, `exec`,
-/// `nohup`, `time`, `nice -n 5`, `timeout 10`, `\`), `sudo` and its options, or a path
-/// (`/usr/sbin/chpasswd`). Through up to two filters (`| tee f |`, `| head -2 |`) and one
-/// `ssh` (`depth` counts them).
+/// a secret, `secret-tool store`, `pass|gopass|passage insert|add`, `vault|bao kv put|patch
+/// PATH key=-`, `vault write PATH key=-`), `tee ~/.pgpass` (its entries), `ssh` whose
+/// remote command is such a reader (`ssh h 'sudo -S …'`, read within its quoted word; `ssh
+/// -p 22 h chpasswd`), or any command whose line holds `--password-stdin` (a registry's
+/// `docker|podman|helm|oras login`), gh's `--with-token`, gpg's `--passphrase-fd 0` or
+/// openssl's `-pass stdin`. Before the command: a prompt or a list's mark (`$`, `#`, `>`,
+/// `%`, `-`, `+`), a step's key (`run:`, `shell:`), a Dockerfile's `RUN`,
+/// `if`/`then`/`do`/`!`, wrappers (`env X=1`, package runners — `npx`, `bunx`, `pnpx`,
+/// `pnpm [dlx]`, `yarn` —, `command`, `exec`, `nohup`, `time`, `nice -n 5`, `timeout 10`,
+/// `\`), `sudo` and its options, or a path (`/usr/sbin/chpasswd`). Through up to two
+/// filters (`| tee f |`, `| head -2 |`) and one `ssh` (`depth` counts them).
 fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
     let b = text.as_bytes();
     let end = ceil_char_boundary(text, until.min(i.saturating_add(1024)).min(b.len()));
@@ -2650,9 +2655,9 @@ fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
             }
             false
         }
-        // (A filter passes what it reads on: the command after the next pipe.)
         // (`tee [-a] ~/.pgpass` writes a `.pgpass` file's entries.)
         b"tee" if has(&|w| pgpass_file(w)) => return Some(Reads::Pgpass),
+        // (A filter passes what it reads on: the command after the next pipe.)
         b"tee" | b"head" | b"cat" | b"tr" if depth < 2 && b.get(stopped) == Some(&b'|') => {
             let next = skip_space(b, stopped + 1, end, true);
             return reads_stdin(text, next, until, depth + 1);
