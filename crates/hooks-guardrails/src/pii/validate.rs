@@ -271,14 +271,14 @@ fn repeats_a_few(m: &str) -> bool {
 /// its body must look random — small letters, capitals and digits in a mixed-case token,
 /// letters and digits in a hex or upper-case one; a word, a slug or a name does not
 /// (`glc_configurationManager…`, `ATATT3-ticket-number-…`, `ops_eyJops_eyJ…`). Then it is
-/// read as every token is (see [`validate_secret`]); a key in base64 is its block, wrapped
-/// or not, long enough to hold a key; a Google access token ends before a sentence's full
-/// stop.
+/// checked as every token is (a placeholder is none, see [`repeats_a_few`]; a capped run is
+/// read to its end, see [`past_the_cap`]); a key in base64 is its block, wrapped or not,
+/// long enough to hold a key; a Google access token ends before a sentence's full stop.
 pub(super) fn validate_prefixed_token(
     text: &str,
     s: usize,
     e: usize,
-    freed: &Freed,
+    _: &Freed,
 ) -> Option<(usize, usize)> {
     let m = &text[s..e];
     // (A `.pgpass` file's name, `pgpass: |`: its entries on the lines after it.)
@@ -296,12 +296,13 @@ pub(super) fn validate_prefixed_token(
     if !random {
         return None;
     }
-    // (The placeholder check every token gets: see `validate_secret`. Notion's older
-    // `secret_…` starts with a field's name there: it is checked here.)
-    let (s, e) = match m.starts_with("secret_") {
-        true => (!repeats_a_few(m)).then_some((s, e))?,
-        false => validate_secret(text, s, e, freed)?,
-    };
+    // (The placeholder check every token gets, and a capped run read to its end, as
+    // `validate_secret` ends: its readings by what a candidate starts with are other
+    // passes' — Notion's older `secret_…` would be read there as a field's name.)
+    if repeats_a_few(m) {
+        return None;
+    }
+    let e = past_the_cap(text, e, e, m);
     if m.starts_with("LS0t") {
         let end = base64_block_end(text.as_bytes(), e);
         return (end - s >= 120).then_some((s, end));
@@ -1163,6 +1164,12 @@ fn quote_at(b: &[u8], j: usize) -> Option<(u8, usize)> {
     }
 }
 
+/// Whether a word ends a positional command's words: another such command's name (a run of
+/// them is read once each), or `SETUSER`, the next `ACL SETUSER`'s.
+fn ends_positional_words(w: &[u8]) -> bool {
+    w.eq_ignore_ascii_case(b"SETUSER") || POSITIONAL_COMMANDS.iter().any(|t| w == t.as_bytes())
+}
+
 /// The tools whose password is a positional argument (see [`positional_password`]), as
 /// their trigger names them (see `patterns::positional_commands`) — and Mosquitto's
 /// clients, whose `-P` is read there too: the command-line pass's prefilter has no room for
@@ -1258,8 +1265,8 @@ fn redis_client(word: &[u8]) -> bool {
 ///   line breaks are folded into real ones): what is written into its standard input
 ///   (`echo "AUTH …\r\n" | redis-cli`, a here-document); or with a raw connection named
 ///   there (`printf 'AUTH …\r\nPING\r\n' | nc cache 6379`, `nc cache 6379 <<< 'AUTH …'`:
-///   see [`raw_connection`]) — and so after `echo` or `printf` unquoted (`echo AUTH … |
-///   nc …`).
+///   see [`raw_connection`]) — and so after a writer unquoted (`echo AUTH … | nc …`; see
+///   [`STDIN_WRITERS`]).
 fn redis_command_at(b: &[u8], s: usize) -> bool {
     let from = s.saturating_sub(512);
     let mut i = s;
@@ -1300,8 +1307,8 @@ fn redis_command_at(b: &[u8], s: usize) -> bool {
         let token = &b[t..i - 2];
         return token == b"redis" || redis_host(token);
     }
-    // At a line's (or a string's) start, or the first word `echo` or `printf` writes: a
-    // client or a raw connection named before it or after it.
+    // At a line's (or a string's) start, or the first word a writer (`echo`, `printf`, …)
+    // writes: a client or a raw connection named before it or after it.
     let written = || {
         let mut head = b[from..s].trim_ascii_end();
         for _ in 0..2 {
@@ -1310,17 +1317,17 @@ fn redis_command_at(b: &[u8], s: usize) -> bool {
                 .rposition(|c| c.is_ascii_whitespace())
                 .map_or(0, |p| p + 1);
             match &head[k..] {
-                b"echo" | b"printf" => return Some(s),
+                w if STDIN_WRITERS.iter().any(|t| w == t.as_bytes()) => return true,
                 w if w.len() > 1 && w[0] == b'-' => head = head[..k].trim_ascii_end(),
-                _ => return None,
+                _ => return false,
             }
         }
-        None
+        false
     };
-    if let Some(t) = line_start(s).filter(|&t| t == s).or_else(written) {
+    if line_start(s) == Some(s) || written() {
         // (Over lines: a string's escaped line breaks are folded into real ones.)
+        let before = &b[s.saturating_sub(256).max(from)..s];
         let after = &b[s..b.len().min(s + 256)];
-        let before = &b[s.saturating_sub(256).max(from)..t];
         let client = |window: &[u8], k: usize| {
             let end = k + 4;
             let begin = window[..end]
@@ -1334,6 +1341,7 @@ fn redis_command_at(b: &[u8], s: usize) -> bool {
             std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"-cli"));
         static CLI_REV: std::sync::LazyLock<memchr::memmem::FinderRev<'static>> =
             std::sync::LazyLock::new(|| memchr::memmem::FinderRev::new(b"-cli"));
+        // (After it first: the pipe into one follows what is written.)
         return raw_connection(after)
             || raw_connection(before)
             || CLI_REV
@@ -1405,11 +1413,8 @@ fn redis_host(token: &[u8]) -> bool {
 /// ends it: a run of them is read once each.
 fn acl_passwords(text: &str, from: usize, end: usize, user_line: bool) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    let stop = |w: &[u8]| {
-        w.eq_ignore_ascii_case(b"SETUSER")
-            || (user_line && w.eq_ignore_ascii_case(b"user"))
-            || POSITIONAL_COMMANDS.iter().any(|t| w == t.as_bytes())
-    };
+    let stop =
+        |w: &[u8]| ends_positional_words(w) || (user_line && w.eq_ignore_ascii_case(b"user"));
     let (mut first, mut last) = (None, None);
     // (Inside a selector, `(~temp:* +get)`, whose `)` ends no line.)
     let mut selector = false;
@@ -1420,7 +1425,7 @@ fn acl_passwords(text: &str, from: usize, end: usize, user_line: bool) -> Option
         for &(a, z) in &words[..n] {
             selector |= b[a] == b'(';
             // (Quoted, `>"…"`, JSON-escaped too.)
-            let value = quote_at(b, a + 1).map_or(a + 1, |(_, escapes)| a + escapes + 2);
+            let value = past_quote(b, a + 1, b.len()).unwrap_or(a + 1);
             if z > a + 1
                 && matches!(b[a], b'>' | b'<')
                 && let Some((pa, pz)) = argument(text, value)
@@ -1549,8 +1554,7 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
     {
         i += 4;
     }
-    // (Another such command's name ends the line read: a run of them is read once each; so
-    // does `SETUSER`, the next `ACL SETUSER`'s.)
+    // (Another such command's name ends the line read: see `ends_positional_words`.)
     // (Redis's but `ACL SETUSER` take two words at most: three are read, to tell. An ACL's
     // rules are read past the user's name by `acl_passwords`.)
     let read = match tool {
@@ -1558,28 +1562,28 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
         _ if redis_word(tool) => 3,
         _ => words.len(),
     };
-    let (n, _) = command_words(b, i, end, &mut words[..read], |w| {
-        w.eq_ignore_ascii_case(b"SETUSER") || POSITIONAL_COMMANDS.iter().any(|t| w == t.as_bytes())
-    });
+    let (n, _) = command_words(b, i, end, &mut words[..read], ends_positional_words);
     let words = &words[..n];
     let word = |k: usize| words.get(k).map(|&(a, z)| &b[a..z]);
     // The password at word `k`, judged as an option's value.
     let password = |k: usize| words.get(k).and_then(|&(a, _)| argument(text, a));
-    // The value of the long option `o`, as its own word's next or glued after `=` (quoted,
-    // JSON-escaped too), if it is given: `None` where it is not.
-    let option = |o: &[u8]| {
+    // Where the long option `o`'s value is written, if the option is given (`None` inside
+    // where no value follows it): its own word's next, or glued after `=` (past a quote,
+    // JSON-escaped too; to the word's end, its closing quote with it).
+    let option_value = |o: &[u8]| {
         words.iter().enumerate().find_map(|(k, &(a, z))| {
             let w = &b[a..z];
             if w == o {
-                return Some(password(k + 1));
+                return Some(words.get(k + 1).copied());
             }
-            let at = a + o.len() + 1;
             (w.len() > o.len() + 1 && w.starts_with(o) && w[o.len()] == b'=').then(|| {
-                let at = quote_at(b, at).map_or(at, |(_, escapes)| at + 1 + escapes);
-                argument(text, at)
+                let at = a + o.len() + 1;
+                Some((past_quote(b, at, b.len()).unwrap_or(at), z))
             })
         })
     };
+    // The option's value, judged as an option's value is.
+    let option = |o: &[u8]| option_value(o).map(|v| v.and_then(|(a, _)| argument(text, a)));
     // (Windows reads its tools' names in any case.)
     let name = match tool {
         "SQLPLUS" => "sqlplus",
@@ -1643,16 +1647,11 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
                         .filter(|c| !matches!(c, b'"' | b'\'' | b'\\'))
                         .eq(b"SecureString".iter())
                 });
-                // (The name as written: `--name NAME`, `--name=NAME`.)
+                // (The name as written: `--name NAME`, `--name="NAME"`.)
                 let named = || {
-                    words.iter().enumerate().any(|(k, &(a, z))| {
-                        let name = match &b[a..z] {
-                            b"--name" => words.get(k + 1).map(|&(a, z)| &text[a..z]),
-                            w if w.starts_with(b"--name=") => text.get(a + 7..z),
-                            _ => None,
-                        };
-                        let name = name.map(|n| n.trim_matches(['"', '\'', '\\']));
-                        name.is_some_and(|n| names_a_secret(n.rsplit('/').next().unwrap_or(n)))
+                    option_value(b"--name").flatten().is_some_and(|(a, z)| {
+                        let name = text[a..z].trim_matches(['"', '\'', '\\']);
+                        names_a_secret(name.rsplit('/').next().unwrap_or(name))
                     })
                 };
                 if !secure && !named() {
@@ -1667,8 +1666,7 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
                     (w.len() >= 6 && w[..6].eq_ignore_ascii_case(b"/pass:")).then_some(a + 6)
                 })?;
                 // (Quoted: `/pass:"…"`, JSON-escaped too.)
-                let at = quote_at(b, at).map_or(at, |(_, escapes)| at + escapes + 1);
-                argument(text, at)
+                argument(text, past_quote(b, at, b.len()).unwrap_or(at))
             }
             "schtasks" => {
                 // (`/rp`: the task's account's; `/p`: the remote system's account's.)
@@ -1832,9 +1830,7 @@ fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
             if b.get(at) == Some(&b'`') {
                 return Some(at + 1).filter(|&f| f < b.len());
             }
-            return quote_at(b, at + prefix)
-                .map(|(_, escapes)| at + prefix + escapes + 1)
-                .filter(|&f| f < b.len());
+            return past_quote(b, at + prefix, b.len()).filter(|&f| f < b.len());
         }
     }
     None
@@ -6828,9 +6824,7 @@ fn value_parameter(b: &[u8], first: usize) -> Option<usize> {
             j += 1;
         }
     }
-    if let Some((_, escapes)) = quote_at(b, j) {
-        j += escapes + 1;
-    }
+    let j = past_quote(b, j, b.len()).unwrap_or(j);
     (j < b.len() && !b[j].is_ascii_whitespace()).then_some(j)
 }
 
