@@ -220,7 +220,8 @@ impl Pass {
             return Some(regex_automata::Match::must(0, m.range()));
         }
         if let Some(hand) = self.hand {
-            return hand(text, at, to, freed).map(|(s, e)| regex_automata::Match::must(0, s..e));
+            return hand(text, at, to, freed, self.hand_re.as_ref())
+                .map(|(s, e)| regex_automata::Match::must(0, s..e));
         }
         let input = Input::new(text).range(at..to);
         match &self.dense {
@@ -327,6 +328,8 @@ struct Pass {
     /// For a pass of one kind whose trigger is read by hand (see `Spec::hand_search`): that
     /// reading, in place of the regex's search (the tests compare the two).
     hand: Option<patterns::HandSearch>,
+    /// The regex that reading reads by, if any (see `Spec::hand_regex`).
+    hand_re: Option<MetaRegex>,
     /// The pass's triggers (to build `without`).
     triggers: Vec<String>,
     /// The longest match any trigger of the pass can have (`quieting` is empty when a
@@ -342,18 +345,9 @@ struct Pass {
     /// For a pass that holds no e-mail address: what finds where a value of it may start
     /// right after an address's domain (see `value_at`).
     glue: Option<Glue>,
-    /// Whether the pass's anchored DFA leaves out a value prose gives before its name (see
-    /// [`glue_triggers`]), which opens with a quote, a backtick or emphasis.
-    glue_without_prose: bool,
-}
-
-/// A pass's triggers as its anchored DFA (`Pass::all_dense`) reads them: without a value
-/// that prose gives before its name (`patterns::value_before_name`), which no address runs
-/// into and which no digit-led candidate's failure asks about (its unbounded runs, beside
-/// every other trigger, grew the DFA by 8% of a detector's build).
-fn glue_triggers(triggers: &[&str]) -> Vec<String> {
-    let prose = format!("|{}", patterns::value_before_name());
-    triggers.iter().map(|t| t.replace(&prose, "")).collect()
+    /// Whether the pass finds a value prose gives before its name (see
+    /// `patterns::value_before_name_at`), which opens with a quote, a backtick or emphasis.
+    prose: bool,
 }
 
 /// The most bytes [`Glue::matches_at`] walks.
@@ -452,21 +446,23 @@ impl Pass {
     /// Whether a trigger of the pass may start at a place in `text[from..to]`: false only
     /// where its anchored DFA dies within two bytes at every place there (see
     /// [`Glue::pairs`]; its start state at a text's start, which admits a trigger wherever
-    /// one may start) and no quote, backtick or emphasis may open a value prose gives
-    /// before its name (left out of that DFA). A pass without one may always.
+    /// one may start), or, for the pass of a value prose gives before its name, where no
+    /// quote, backtick or emphasis may open one. Any other pass may always.
     fn may_start_in(&self, text: &[u8], from: usize, to: usize) -> bool {
+        if self.prose {
+            let opens = |c: &u8| matches!(c, b'`' | b'"' | b'\'' | b'*' | 0xC2 | 0xE2);
+            return text[from..to].iter().any(opens);
+        }
         let Some(glue) = &self.glue else {
             return true;
         };
-        let opens = |c: &u8| matches!(c, b'`' | b'"' | b'\'' | b'*' | 0xC2 | 0xE2);
-        (self.glue_without_prose && text[from..to].iter().any(opens))
-            || (from..to).any(|i| match text.get(i + 1) {
-                Some(&b1) => {
-                    let bit = usize::from(text[i]) << 8 | usize::from(b1);
-                    glue.pairs[bit / 64] & (1 << (bit % 64)) != 0
-                }
-                None => true,
-            })
+        (from..to).any(|i| match text.get(i + 1) {
+            Some(&b1) => {
+                let bit = usize::from(text[i]) << 8 | usize::from(b1);
+                glue.pairs[bit / 64] & (1 << (bit % 64)) != 0
+            }
+            None => true,
+        })
     }
 
     /// The pass without the patterns in `mask` (bits of `quieting`).
@@ -570,11 +566,17 @@ impl Compiled {
             crate::Error::Detector { entity, source: e }
         };
         let mut kinds: Vec<Kind> = Vec::with_capacity(specs.len());
+        // (Kinds with the same exact pattern share it: the secrets' is built once.)
+        let mut exacts: HashMap<&str, MetaRegex> = HashMap::new();
         for sp in &specs {
             let re = if sp.exact.is_empty() {
                 None
+            } else if let Some(re) = exacts.get(sp.exact.as_str()) {
+                Some(re.clone())
             } else {
-                Some(MetaRegex::new(&sp.exact).map_err(|e| bad(sp.entity, Box::new(e)))?)
+                let re = MetaRegex::new(&sp.exact).map_err(|e| bad(sp.entity, Box::new(e)))?;
+                exacts.insert(&sp.exact, re.clone());
+                Some(re)
             };
             kinds.push(Kind {
                 entity: sp.entity,
@@ -662,7 +664,7 @@ impl Compiled {
                                 .dfa_size_limit(Some(DENSE_DFA_BYTES))
                                 .determinize_size_limit(Some(DENSE_DFA_BYTES)),
                         )
-                        .build_many(&glue_triggers(&triggers))
+                        .build_many(&triggers)
                         .ok()
                 })
                 .flatten();
@@ -679,9 +681,17 @@ impl Compiled {
                     .filter(|&p| specs[members[p]].reach.is_some())
                     .collect()
             };
-            let glue_without_prose = glue_triggers(&triggers) != triggers;
+            let hand_re = match members[..] {
+                [only] => specs[only]
+                    .hand_regex
+                    .as_ref()
+                    .map(|re| MetaRegex::new(re).map_err(|e| bad(specs[only].entity, Box::new(e))))
+                    .transpose()?,
+                _ => None,
+            };
             passes.push(Pass {
-                glue_without_prose,
+                prose: triggers == [patterns::value_before_name()],
+                hand_re,
                 at_start,
                 apart: APART_PASSES.contains(&pass),
                 glue: all_dense
@@ -1383,7 +1393,9 @@ impl PiiDetector {
         // text's start alone.)
         let kind = &self.compiled.kinds[first];
         seen.trigger = ((kind.trigger_is_exact
-            || (kind.named_exact && patterns::named_exactly(&text.as_bytes()[s..])))
+            || kind
+                .named_exact
+                .is_some_and(|exactly| exactly(&text.as_bytes()[s..])))
             && pass.quieting.is_empty()
             && (s > 0 || pass.at_start.is_none()))
         .then_some((first, s, m.end()));
@@ -2082,8 +2094,8 @@ pub(crate) mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().compiled.kinds.len(), 13);
-        assert_eq!(PiiDetector::new().compiled.passes.len(), 7);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 16);
+        assert_eq!(PiiDetector::new().compiled.passes.len(), 10);
     }
 
     #[test]
@@ -6433,6 +6445,31 @@ pub(crate) mod tests {
         }
     }
 
+    /// A failed run token skips the rest of its run (see `patterns::run_token_reach`); a
+    /// command word that ends the run after a dash (`sk-x-echo`) is read as it is read
+    /// without the token before it: the command words are searched in a pass of their own.
+    /// (Found splitting the passes for speed: in the run token's pass, its skip passed over
+    /// each of these.)
+    #[test]
+    fn a_command_at_the_end_of_a_failed_tokens_run_is_read() {
+        let d = PiiDetector::new();
+        let mut checked = 0;
+        for token in ["sk-aaaa-", "sk-test-test-", "xoxb-aaaa-", "sk-ab_cd-"] {
+            for command in [
+                "echo S3cr3tPw99 | sudo -S ls",
+                "printf '%s\\n' S3cr3tPw99 | sudo -S ls",
+                "user alice on >S3cr3tPw99 ~* +@all",
+                "htpasswd -b .htpasswd bob S3cr3tPw99",
+                "password=S3cr3tPw99",
+            ] {
+                let text = format!("run {token}{command}");
+                finds_and_redacts(&d, &text, &["S3cr3tPw99"]);
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 20);
+    }
+
     /// A command's name as another command's argument (a file, a key's alias, a table named
     /// like it) hides no password after it, for every command the validators know, as
     /// the outer command's argument and its options' value: it ends the outer command's
@@ -6838,7 +6875,24 @@ pub(crate) mod tests {
                 found += d.detect(&text).len();
             }
         }
-        assert!(found > 4000, "{found}");
+        // Commands, writers, here-strings and here-documents, in passes of their own, and
+        // the names that are commands too (`AUTH`: see `patterns::command_named_exactly`).
+        let words = validate::POSITIONAL_COMMANDS
+            .iter()
+            .chain(&validate::STDIN_WRITERS)
+            .chain(&patterns::WORD_NAMES)
+            .chain(&["<<<", "<<EOF", "<<- 'E'", "ssh-keygen", "htpasswd"]);
+        for word in words {
+            for rest in [
+                " default S3cr3tPw99",
+                " S3cr3tPw99 | sudo -S ls",
+                " -b f bob S3cr3tPw99",
+                "\nbob:S3cr3tPw99\nEOF",
+            ] {
+                found += d.detect(&format!("> {word}{rest}")).len();
+            }
+        }
+        assert!(found > 19_000, "{found}");
     }
 
     /// Each pass of a redaction frees only the next value of these chains (a national number
@@ -7056,6 +7110,19 @@ pub(crate) mod tests {
             "| x | S3cr3tPw99 |\n",
             " |",
             "\r\n",
+            // Values prose gives before their names (read by hand from the closing mark),
+            // marks that open and close them, and here-strings and here-documents.
+            "\"Xk9vQ2mZp4Lw\"",
+            "`Xk9vQ2mZp4Lw`",
+            "**Xk9vQ2mZp4Lw**",
+            "“Xk9vQ2mZp4Lw”",
+            " is the password",
+            " as your new API key",
+            "'",
+            "`",
+            "**",
+            "sudo -S ls <<< ",
+            "chpasswd <<EOF\nbob:S3cr3tPw99\nEOF\n",
         ];
         let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let long_domain = format!("{0}.{0}.{0}.com", "b".repeat(60));
@@ -7445,13 +7512,36 @@ pub(crate) mod tests {
         assert!(skipped > 1_000 && taken > 1_000, "{skipped} {taken}");
     }
 
+    /// A pass's search read by hand (`hand`, from and to) finds what its regex `re` finds in
+    /// `text`, mostly read whole, sometimes from or to a place within it: that match.
+    fn hand_search_agrees(
+        text: &str,
+        next: &mut impl FnMut(usize) -> usize,
+        re: &MetaRegex,
+        hand: impl Fn(usize, usize) -> Option<(usize, usize)>,
+    ) -> Option<regex_automata::Match> {
+        let bounds: Vec<usize> = (0..=text.len())
+            .filter(|&i| text.is_char_boundary(i))
+            .collect();
+        let a = if next(3) == 0 { next(bounds.len()) } else { 0 };
+        let z = if next(3) == 0 {
+            a + next(bounds.len() - a)
+        } else {
+            bounds.len() - 1
+        };
+        let (from, to) = (bounds[a], bounds[z]);
+        let want = re.search(&Input::new(text).range(from..to));
+        let got = hand(from, to).map(|(s, e)| regex_automata::Match::must(0, s..e));
+        assert_eq!(got, want, "{text:?} {from}..{to}");
+        got
+    }
+
     /// The e-mail pass's trigger read by hand (`email_trigger_at`) finds what the regex
     /// finds, from any start to any end, on generated texts of what decides it: local-part
     /// and label characters, `@`, dots, escapes (valid, `%40`, cut short), letters, marks
     /// and digits of other scripts (where it hands over to the regex), and other bytes.
     #[test]
     fn the_hand_read_email_trigger_agrees_with_the_regex() {
-        use regex_automata::Match;
         use validate::{email_trigger_at, letter_mark_or_digit};
         let trigger = patterns::specs()
             .into_iter()
@@ -7486,21 +7576,9 @@ pub(crate) mod tests {
         for _ in 0..100_000 {
             let len = next(24);
             let text: String = (0..len).map(|_| pieces[next(pieces.len())]).collect();
-            let bounds: Vec<usize> = (0..=text.len())
-                .filter(|&i| text.is_char_boundary(i))
-                .collect();
-            // Mostly the whole text, sometimes from or to within it.
-            let a = if next(3) == 0 { next(bounds.len()) } else { 0 };
-            let z = if next(3) == 0 {
-                a + next(bounds.len() - a)
-            } else {
-                bounds.len() - 1
-            };
-            let (from, to) = (bounds[a], bounds[z]);
-            let want = re.search(&Input::new(&text).range(from..to));
-            let got = email_trigger_at(&text, from, to, &Freed::default())
-                .map(|(s, e)| Match::must(0, s..e));
-            assert_eq!(got, want, "{text:?} {from}..{to}");
+            let got = hand_search_agrees(&text, &mut next, &re, |from, to| {
+                email_trigger_at(&text, from, to, &Freed::default(), None)
+            });
             match got {
                 Some(m) if !text[m.range()].is_ascii() => other_script += 1,
                 Some(_) => found += 1,
@@ -7511,6 +7589,125 @@ pub(crate) mod tests {
             found > 10_000 && other_script > 5_000 && none > 10_000,
             "{found} {other_script} {none}"
         );
+    }
+
+    /// The trigger of a value prose gives before its name, read by hand from its closing
+    /// mark (`value_before_name_at`), finds what the regex finds, from any start to any
+    /// end, on generated texts of what decides it: every mark opening and closing, values
+    /// of printable ASCII and of other bytes, blanks, the verbs, adverbs, articles, words
+    /// short and long, the names (glued to a word or not) and other punctuation.
+    #[test]
+    fn the_hand_read_prose_trigger_agrees_with_the_regex() {
+        let sp = patterns::specs()
+            .into_iter()
+            .find(|sp| sp.hand_regex.is_some())
+            .expect("the prose spec");
+        let re = MetaRegex::new(&sp.trigger).unwrap();
+        let closed = MetaRegex::new(sp.hand_regex.as_deref().unwrap()).unwrap();
+        let pieces = [
+            "`",
+            "\"",
+            "'",
+            "*",
+            "**",
+            "“",
+            "”",
+            "‘",
+            "’",
+            "«",
+            "»",
+            "Xk9",
+            "a",
+            "-",
+            "'s",
+            ".",
+            ",",
+            "é",
+            "中",
+            " ",
+            " ",
+            " ",
+            "\t",
+            "is",
+            "as",
+            "are",
+            "was",
+            "for",
+            "also",
+            "actually",
+            "the",
+            "your",
+            "an",
+            "that",
+            "new",
+            "admin",
+            "abcdefghijklmnopq",
+            "password",
+            "Password",
+            "API key",
+            "API",
+            "key",
+            "token",
+            "tokens",
+            "pwd",
+            "_",
+            "PAT",
+            "secret",
+            "\\",
+            "\n",
+        ];
+        // A form's parts, in order, each with what may stand in its place (or be left out).
+        let parts: [&[&str]; 9] = [
+            &["`", "\"", "'", "**", "“", "‘", "«", "*", ""],
+            &["Xk9", "a", "Xk9\"a", "'b'", "é", "a b", "\\", ""],
+            &["`", "\"", "'", "**", "”", "’", "»", "*", ""],
+            &[" ", "\t", "  ", "", "x"],
+            &["is ", "as ", "are\t", "was ", "for ", "be ", "is", "isn't "],
+            &["", "", "also ", "now  ", "stillx "],
+            &["", "the ", "your ", "a ", "an\t", "thee "],
+            &[
+                "",
+                "new ",
+                "new admin ",
+                "a b c ",
+                "a b c d ",
+                "abcdefghijklmnopq ",
+                "x's ",
+                "5 ",
+            ],
+            &[
+                "password",
+                "API key",
+                "api_key",
+                "tokens",
+                "PAT",
+                "secret ",
+                "pwd1",
+                "Password.",
+            ],
+        ];
+        let mut next = numbers(0x9e37_79b9_7f4a_7c15);
+        let (mut found, mut none) = (0, 0);
+        for _ in 0..100_000 {
+            let mut text = String::new();
+            for _ in 0..1 + next(3) {
+                for _ in 0..next(6) {
+                    text.push_str(pieces[next(pieces.len())]);
+                }
+                for part in parts {
+                    text.push_str(part[next(part.len())]);
+                }
+            }
+            let got = hand_search_agrees(&text, &mut next, &re, |from, to| {
+                patterns::value_before_name_at(&text, from, to, &Freed::default(), Some(&closed))
+            });
+            if got.is_some() {
+                found += 1;
+            } else {
+                none += 1;
+            }
+        }
+        assert!(found > 1_000 && none > 10_000, "{found} {none}");
     }
 
     /// The domain's first look (`email_domain_may_pass`) turns away only addresses that
@@ -7565,11 +7762,11 @@ pub(crate) mod tests {
             format!("{}@{}.com ", "a".repeat(60), "b".repeat(1000)),
         ] {
             let text = unit.repeat((64 << 10) / unit.len());
-            // (Each of the seven passes searches the text once; the rest is the run read
+            // (Each of the ten passes searches the text once; the rest is the run read
             // again a few times.)
             let work = d.scan_work(&text);
             assert!(
-                work < 12 * text.len() as u64,
+                work < 15 * text.len() as u64,
                 "{unit}: {work} steps for {} bytes",
                 text.len()
             );
@@ -7790,9 +7987,10 @@ pub(crate) mod tests {
             "xox-",
         ] {
             let text = unit.repeat((64 << 10) / unit.len());
+            // (Each of the ten passes searches the text once.)
             let work = d.scan_work(&text);
             assert!(
-                work < 8 * text.len() as u64,
+                work < 11 * text.len() as u64,
                 "{unit}: {work} steps for {} bytes",
                 text.len()
             );

@@ -1,6 +1,7 @@
 //! The detectors' patterns: a cheap trigger per entity for the combined scan, the exact
 //! pattern, and the validator that confirms a candidate.
 
+use regex_automata::Input;
 use regex_automata::meta::Regex as MetaRegex;
 
 use super::Entity;
@@ -463,13 +464,23 @@ fn positional_commands() -> String {
 }
 
 /// The commands that write a password into another's standard input (see
-/// `validate::stdin_password`): `echo`, `printf`, `yes` and a blank; a here-string's `<<<`
-/// and the character after it (no `<`: a run of them is one candidate); a here-document's
-/// `<<` (or `<<-`) after a character that is no `<` (not inside a here-string's `<<<a`),
-/// blanks, a quote and its delimiter's first letter. A trigger of the run-token pass.
+/// `validate::stdin_password`): `echo`, `printf`, `yes` and a blank. A trigger of the
+/// commands' pass.
 fn stdin_writers() -> String {
     let names = super::validate::STDIN_WRITERS.join("|");
-    format!(r#"{B}(?:{names})[ \t]|<<<[^<]|[^<]<<-?[ \t]*(?:\\{{0,3}}["']|\\)?[A-Za-z_]"#)
+    format!(r"{B}(?:{names})[ \t]")
+}
+
+/// What gives a password to a command's standard input in a here-string or a
+/// here-document (see `validate::stdin_password`): a here-string's `<<<` and the character
+/// after it (no `<`: a run of them is one candidate); a here-document's `<<` (or `<<-`),
+/// blanks, a quote and its delimiter's first letter (the validator turns away one after a
+/// `<`, inside a here-string's `<<<a`). A pass of their own: their two-byte literal `<<`
+/// beside any other pass's literals made its prefilter match on two bytes, and a class
+/// before it (`[^<]<<`) left the prefilter no literal at all — either read every text
+/// several times as slowly.
+fn here_strings() -> String {
+    r#"<<<[^<]|<<-?[ \t]*(?:\\{0,3}["']|\\)?[A-Za-z_]"#.to_owned()
 }
 
 /// The command [`other_commands`] looks for.
@@ -539,8 +550,8 @@ pub(super) fn identified_at(m: &[u8]) -> bool {
 
 /// Whether `m` starts with a name whose trigger is its exact match in a `named_exact`
 /// kind: a secret's name, the command of [`other_commands`] or of
-/// [`positional_commands`], a writer or a here-string of [`stdin_writers`], or
-/// [`sql_passwords`]'s keyword.
+/// [`positional_commands`], a writer of [`stdin_writers`], a here-string of
+/// [`here_strings`], or [`sql_passwords`]'s keyword.
 pub(super) fn named_exactly(m: &[u8]) -> bool {
     secret_name_at(m).is_some()
         || m.starts_with(KEYGEN.as_bytes())
@@ -552,6 +563,13 @@ pub(super) fn named_exactly(m: &[u8]) -> bool {
             .any(|c| m.starts_with(c.as_bytes()))
         || m.starts_with(b"<<")
         || identified_at(m)
+}
+
+/// [`named_exactly`] for the command words' pass, which holds no secret's name: not where
+/// one starts too (`AUTH` is Redis's command and a name), which the exact pattern reads as
+/// the name (its alternatives come first there) and the pass as the command.
+pub(super) fn command_named_exactly(m: &[u8]) -> bool {
+    secret_name_at(m).is_none() && named_exactly(m)
 }
 
 /// The names of [`SECRET_NAMES`] that are common words too: each names a secret only as a
@@ -734,10 +752,83 @@ pub(super) const PROSE_NAMES: [&str; 26] = [
 /// a failed one was read again from each — `a.a.a.…` before `as the password` ran 780x the
 /// bench text — and in code `as` is a cast, an alias or an import's.)
 pub(super) fn value_before_name() -> String {
+    format!(
+        r#"(?:`[!-~&&[^`]]+`|"[!-~&&[^"]]+"|'[!-~&&[^']]+'|“[!-~]+”|‘[!-~]+’|«[!-~]+»|\*\*[!-~&&[^*]]+\*\*){}"#,
+        prose_name_after()
+    )
+}
+
+/// What follows the value in [`value_before_name`]: blanks, the verb, the words and the
+/// name.
+fn prose_name_after() -> String {
     let names = PROSE_NAMES.join("|");
     format!(
-        r#"(?:`[!-~&&[^`]]+`|"[!-~&&[^"]]+"|'[!-~&&[^']]+'|“[!-~]+”|‘[!-~]+’|«[!-~]+»|\*\*[!-~&&[^*]]+\*\*)[ \t]+(?:as|is|are|was|for)[ \t]+(?:(?:also|now|actually|still)[ \t]+)?(?:(?:the|your|a|an|my|our|its|this|their|his|her|that)[ \t]+)?(?:[A-Za-z][A-Za-z'-]{{0,15}}[ \t]+){{0,3}}(?:{names}){B}"#
+        r#"[ \t]+(?:as|is|are|was|for)[ \t]+(?:(?:also|now|actually|still)[ \t]+)?(?:(?:the|your|a|an|my|our|its|this|their|his|her|that)[ \t]+)?(?:[A-Za-z][A-Za-z'-]{{0,15}}[ \t]+){{0,3}}(?:{names}){B}"#
     )
+}
+
+/// What [`value_before_name_at`] searches for: a value's closing mark, then all that
+/// follows the value in [`value_before_name`]. Its literals are a closing mark and a blank
+/// (`" `, `` ` ``⇥, `** `): rare in JSON, where every quote is followed by `:` or `,`.
+pub(super) fn prose_value_closed() -> String {
+    format!(r#"(?:[`"']|\*\*|”|’|»){}"#, prose_name_after())
+}
+
+/// The marks a value prose gives before its name is set in (see [`value_before_name`]),
+/// opening and closing. (No value holds its closing mark's first byte: an ASCII mark's is
+/// left out of its value, and a curly one's is no printable ASCII.)
+const PROSE_MARKS: [(&str, &str); 7] = [
+    ("`", "`"),
+    ("\"", "\""),
+    ("'", "'"),
+    ("**", "**"),
+    ("“", "”"),
+    ("‘", "’"),
+    ("«", "»"),
+];
+
+/// The trigger of [`value_before_name`], read by hand (`closed`: [`prose_value_closed`]'s
+/// regex): its first match in `text[from..to]`. A match holds no blank before its closing
+/// mark and a blank right after it, so the matches' starts come in the order of their
+/// closing marks: the regex finds a closing mark with what follows (its prefilter skips the
+/// text between), and the value is read back from it to its opening mark. Each value is
+/// read back at most [`QUOTED_VALUE_MAX`](super::validate::QUOTED_VALUE_MAX) bytes and a
+/// mark: a longer one is no candidate (its validator turns it away), and a run of values,
+/// each read again after every detection inside the last one, costs no more than that.
+/// (Searched by the regex, the pass read every text as slowly as a walk of each byte: the
+/// quotes that start the regex's matches are everywhere in JSON.)
+pub(super) fn value_before_name_at(
+    text: &str,
+    from: usize,
+    to: usize,
+    _: &Freed,
+    closed: Option<&MetaRegex>,
+) -> Option<(usize, usize)> {
+    let closed = closed?;
+    let b = text.as_bytes();
+    let mut at = from;
+    while at < to {
+        let m = closed.search(&Input::new(text).range(at..to))?;
+        let q = m.start();
+        if let Some(&(open, close)) = PROSE_MARKS
+            .iter()
+            .find(|(_, close)| b[q..].starts_with(close.as_bytes()))
+        {
+            let own = close.as_bytes()[0];
+            let cap = QUOTED_VALUE_MAX + 2;
+            let value = b[q.saturating_sub(cap)..q]
+                .iter()
+                .rev()
+                .take_while(|&&c| (b'!'..=b'~').contains(&c) && c != own)
+                .count();
+            let start = q - value;
+            if value > 0 && b[..start].ends_with(open.as_bytes()) && start - open.len() >= from {
+                return Some((start - open.len(), m.end()));
+            }
+        }
+        at = next_char(text, q);
+    }
+    None
 }
 
 /// The lazy DFA's cache for the combined pattern: large enough that scanning never falls back
@@ -790,7 +881,7 @@ pub(super) struct Kind {
     /// the same place), so it is not searched for again.
     pub(super) trigger_is_exact: bool,
     /// See `Spec::named_exact`.
-    pub(super) named_exact: bool,
+    pub(super) named_exact: Option<NamedExact>,
 }
 
 /// See [`Kind::may_pass`].
@@ -832,8 +923,10 @@ pub(super) type Reach = fn(&str, usize, &mut dyn FnMut() -> Option<usize>, &Kind
 
 /// A pass's search read by hand (see [`email_trigger_at`]): the first match of its one
 /// trigger in `text[from..to]`, knowing what the scan has read so far (see
-/// [`table_row_at`]: the next row of a table aligned with blanks).
-pub(super) type HandSearch = fn(&str, usize, usize, &Freed) -> Option<(usize, usize)>;
+/// [`table_row_at`]: the next row of a table aligned with blanks), with the regex it reads
+/// by, if it has one (see [`Spec::hand_regex`]).
+pub(super) type HandSearch =
+    fn(&str, usize, usize, &Freed, Option<&MetaRegex>) -> Option<(usize, usize)>;
 
 pub(super) struct Spec {
     pub(super) entity: Entity,
@@ -851,6 +944,9 @@ pub(super) struct Spec {
     pub(super) validate: Validate,
     /// The trigger read by hand, for a kind alone in its pass (`None`: the regex searches).
     pub(super) hand_search: Option<HandSearch>,
+    /// A regex the hand search reads by (see [`value_before_name_at`]), built with the
+    /// detector (a pattern that does not build fails it).
+    pub(super) hand_regex: Option<String>,
     /// See [`Kind::may_pass`].
     pub(super) may_pass: Option<MayPass>,
     /// For a kind alone in its pass: what its trigger also matches at the text's start only
@@ -861,17 +957,26 @@ pub(super) struct Spec {
     /// named for a secret, for [`other_commands`], [`positional_commands`] and
     /// [`stdin_writers`], and no earlier alternative of either can match where a secret's
     /// name or such a command starts (their first two bytes differ from every name's and
-    /// command's): a candidate that starts with one (see [`named_exactly`]) is its exact
-    /// match as the pass found it (see `Kind::trigger_is_exact`).
-    pub(super) named_exact: bool,
+    /// command's): a candidate that starts with one (this answers which: [`named_exactly`],
+    /// or for a pass that holds some of those alternatives only, what it holds) is its
+    /// exact match as the pass found it (see `Kind::trigger_is_exact`).
+    pub(super) named_exact: Option<NamedExact>,
 }
+
+/// Whether a candidate that starts with `m` is its exact match as its pass found it (see
+/// [`Spec::named_exact`]).
+pub(super) type NamedExact = fn(&[u8]) -> bool;
 
 /// Pass 0: triggers that start with literals (a prefilter skips most text); pass 1: the
 /// tokens whose key is a run of characters after a prefix (`sk-`, `xoxb-`, `xapp-1-`), on
 /// their own so that a failed one can skip the rest of its run (see [`run_token_reach`]),
 /// and the secrets added since (credentials in a URL or an authorization header, fields
 /// named for a secret, DigitalOcean tokens, Azure keys: their literals in pass 0 would
-/// make its prefilter the slower kind that holds more of them);
+/// make its prefilter the slower kind that holds more of them); pass 7: commands that take
+/// a password and the other command words the run-token pass held before (see
+/// `command_word_trigger` in [`specs`]); pass 8: here-strings and here-documents (see
+/// [`here_strings`]); pass 9: a value prose gives before its name, found by hand from its
+/// closing mark (see [`value_before_name_at`]);
 /// pass 2: e-mail (found from its `@`; a URL-encoded `%40` is decoded to `@` by folding
 /// first); pass 3: the digit-led formats, one fully built DFA, phone numbers last (their broad
 /// trigger fires on most numbers; as the last pattern, a failed phone candidate makes no other
@@ -883,7 +988,7 @@ pub(super) struct Spec {
 /// blanks, found by hand; pass 6: other services' tokens by their prefixes, and `.pgpass`'s
 /// name (see [`prefixed_tokens`]), on their own so that pass 0's prefilter keeps its
 /// literals. At one start, passes are asked in this order.
-pub(super) const PASSES: usize = 7;
+pub(super) const PASSES: usize = 10;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after
 /// a header's key on its line): after such a value, held until the scan reaches it, the pass
@@ -1454,9 +1559,10 @@ pub(super) fn spec(
         reach_until_detection: false,
         validate,
         hand_search: None,
+        hand_regex: None,
         may_pass: None,
         at_start: None,
-        named_exact: false,
+        named_exact: None,
     }
 }
 
@@ -1656,6 +1762,7 @@ pub(super) fn specs() -> Vec<Spec> {
         other_commands(),
         positional_commands(),
         stdin_writers(),
+        here_strings(),
         sql_passwords(),
         single_dash_options(),
         value_before_name(),
@@ -1697,15 +1804,22 @@ pub(super) fn specs() -> Vec<Spec> {
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}[srp]k_(?:live|test)_|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}hv[sbr]\.[A-Za-z0-9_-]{{24}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/"
     );
     let run_token_trigger = format!(
-        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}|{}|{}|{}|{}|{}|{}",
+        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}",
         named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
+    );
+    // Commands that take a password, writers into a reader's standard input, SQL's
+    // `IDENTIFIED BY` and single-dash options: a pass of their own, apart from the run
+    // tokens' (a failed token skips the rest of its run, which may end in a command's name:
+    // `sk-x-echo …`) and from their prefilter (one prefilter for both held more literals
+    // than it keeps, and the pass read every byte).
+    let command_word_trigger = [
         other_commands(),
         positional_commands(),
         stdin_writers(),
         sql_passwords(),
         single_dash_options(),
-        value_before_name()
-    );
+    ]
+    .join("|");
     // Credentials on command lines and in headers (see `command_line_secrets`), and the
     // header names: a pass of their own, so the run-token pass's prefilter keeps its
     // literals (one prefilter with both read the text about twice as slowly).
@@ -1750,17 +1864,52 @@ pub(super) fn specs() -> Vec<Spec> {
             reach_until_detection: false,
             validate: validate_aws_border,
             hand_search: None,
+            hand_regex: None,
             may_pass: None,
             at_start: None,
-            named_exact: false,
+            named_exact: None,
         },
         Spec {
             reach: Some(run_token_reach),
-            named_exact: true,
+            named_exact: Some(named_exactly),
             ..spec(
                 Entity::Secret,
                 1,
                 run_token_trigger,
+                secret.clone(),
+                SECRET_WINDOW,
+                validate_secret,
+            )
+        },
+        Spec {
+            named_exact: Some(command_named_exactly),
+            ..spec(
+                Entity::Secret,
+                7,
+                command_word_trigger,
+                secret.clone(),
+                SECRET_WINDOW,
+                validate_secret,
+            )
+        },
+        Spec {
+            named_exact: Some(named_exactly),
+            ..spec(
+                Entity::Secret,
+                8,
+                here_strings(),
+                secret.clone(),
+                SECRET_WINDOW,
+                validate_secret,
+            )
+        },
+        Spec {
+            hand_search: Some(value_before_name_at),
+            hand_regex: Some(prose_value_closed()),
+            ..spec(
+                Entity::Secret,
+                9,
+                value_before_name(),
                 secret,
                 SECRET_WINDOW,
                 validate_secret,

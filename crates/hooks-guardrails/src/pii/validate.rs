@@ -4,6 +4,8 @@
 use std::net::Ipv6Addr;
 use std::sync::OnceLock;
 
+use regex_automata::meta::Regex as MetaRegex;
+
 use super::context::*;
 
 pub(super) fn next_char(text: &str, s: usize) -> usize {
@@ -1916,12 +1918,8 @@ fn stdin_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)
     if m.starts_with("<<<") {
         return Some(here_string(text, s));
     }
-    // (A here-document's trigger starts a character before its `<<`.)
-    let before = m.chars().next().map_or(0, char::len_utf8);
-    if m.get(before..)
-        .is_some_and(|r| r.starts_with("<<") && !r.starts_with("<<<"))
-    {
-        return Some(here_document(text, s + before));
+    if m.starts_with("<<") {
+        return Some(here_document(text, s));
     }
     let tool = STDIN_WRITERS.into_iter().find(|t| m.starts_with(t))?;
     let b = text.as_bytes();
@@ -3742,7 +3740,7 @@ const CURLY_QUOTES: [(&str, &str); 3] = [("“", "”"), ("‘", "’"), ("«", 
 /// past [`NAMED_VALUE_MAX`], its closing quote is looked for this far on its line, so a
 /// long key in a code span is not left whole in clear, and each candidate reads a bounded
 /// stretch.
-const QUOTED_VALUE_MAX: usize = 4096;
+pub(super) const QUOTED_VALUE_MAX: usize = 4096;
 
 /// What a bare value of prose is made of: ASCII short of white space, quotes and angle
 /// brackets (not past ASCII: a quote glued on, `…”`).
@@ -4915,6 +4913,7 @@ pub(super) fn table_row_at(
     from: usize,
     to: usize,
     freed: &Freed,
+    _: Option<&MetaRegex>,
 ) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     // (The next row of a table aligned with blanks, if one is being read: where it
@@ -8547,6 +8546,7 @@ pub(super) fn email_trigger_at(
     from: usize,
     to: usize,
     _: &Freed,
+    _: Option<&MetaRegex>,
 ) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let mut after = from;
