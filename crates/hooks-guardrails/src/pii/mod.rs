@@ -4870,6 +4870,21 @@ pub(crate) mod tests {
                 &["S3cr3tPw99"],
             ),
             ("USER alice on >S3cr3tPw99 ~*", &["S3cr3tPw99"]),
+            // Redis's protocol (RESP) as a client writes it: escaped in a shell's string or
+            // JSON, or with its line breaks; `AUTH user password`; at the text's end.
+            (
+                r"printf '*2\r\n$4\r\nAUTH\r\n$10\r\nS3cr3tPw99\r\n' | nc cache 6379",
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"{"sent": "*3\r\n$4\r\nAUTH\r\n$7\r\ndefault\r\n$10\r\nS3cr3tPw99\r\n"}"#,
+                &["S3cr3tPw99"],
+            ),
+            (
+                "*2\r\n$4\r\nauth\r\n$10\r\nS3cr3tPw99\r\n*1\r\n$4\r\nPING\r\n",
+                &["S3cr3tPw99"],
+            ),
+            ("> *2\n$4\nAUTH\n$12\nS3cr3t Pw99!", &["S3cr3t Pw99!"]),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -4924,6 +4939,13 @@ pub(crate) mod tests {
             "keytar.setPassword('svc', 'acct', `",
             "setPassword(,,`",
             "echo hello S3cr3tPw99x | tee out.txt",
+            // RESP: a length that is not the value's, a placeholder, no array's header, an
+            // array of another size, a line not ended.
+            r"printf '*2\r\n$4\r\nAUTH\r\n$9\r\nS3cr3tPw99\r\n' | nc cache 6379",
+            r"printf '*2\r\n$4\r\nAUTH\r\n$8\r\npassword\r\n' | nc cache 6379",
+            "$4\r\nAUTH\r\n$10\r\nS3cr3tPw99\r\n",
+            "*4\r\n$4\r\nAUTH\r\n$3\r\nbob\r\n$10\r\nS3cr3tPw99\r\n",
+            "*2\r\n$4\r\nAUTH\r\n$10\r\nS3cr3tPw99x",
         ] {
             assert_eq!(found(text), [], "{text}");
         }

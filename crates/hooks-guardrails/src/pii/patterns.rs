@@ -463,6 +463,11 @@ fn positional_commands() -> String {
     )
 }
 
+/// `AUTH` as a client writes it in Redis's protocol (RESP: `*2⏎$4⏎AUTH⏎$10⏎S3cr3tPw99⏎`,
+/// line breaks `\r\n`, folded from their escapes), from its bulk string's `$4`: see
+/// `validate::resp_auth`. A trigger of the commands' pass.
+pub(super) const RESP_AUTH: &str = r"\$4\r?\n(?:AUTH|auth|Auth)\r?\n\$[0-9]";
+
 /// The commands that write a password into another's standard input (see
 /// `validate::stdin_password`): `echo`, `printf`, `yes` and a blank. A trigger of the
 /// commands' pass.
@@ -1761,6 +1766,7 @@ pub(super) fn specs() -> Vec<Spec> {
         named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
         other_commands(),
         positional_commands(),
+        RESP_AUTH.to_owned(),
         stdin_writers(),
         here_strings(),
         sql_passwords(),
@@ -1815,6 +1821,7 @@ pub(super) fn specs() -> Vec<Spec> {
     let command_word_trigger = [
         other_commands(),
         positional_commands(),
+        RESP_AUTH.to_owned(),
         stdin_writers(),
         sql_passwords(),
         single_dash_options(),

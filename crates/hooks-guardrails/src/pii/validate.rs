@@ -204,6 +204,9 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
     if let Some(found) = positional_password(text, s, m) {
         return found;
     }
+    if m.starts_with("$4") {
+        return resp_auth(text, s);
+    }
     if let Some(found) = stdin_password(text, s, m) {
         return found;
     }
@@ -1476,6 +1479,58 @@ fn redis_directive_at(b: &[u8], s: usize) -> bool {
         before.len() >= 6 && before[before.len() - 6..].eq_ignore_ascii_case(b"config")
     };
     [&b"echo"[..], b"printf", b"RUN"].contains(&w) || (w.eq_ignore_ascii_case(b"set") && config())
+}
+
+/// The password `AUTH` carries in Redis's protocol (RESP), as a client writes it (`printf
+/// '*2\r\n$4\r\nAUTH\r\n$10\r\nS3cr3tPw99\r\n' | nc cache 6379`, a capture of the
+/// traffic), its bulk string's `$4` at `s`: right after the array's header of two bulk
+/// strings (`AUTH password`) or three (Redis 6's `AUTH user password`), then each
+/// argument's length and, on the next line, that many bytes; the last is the password,
+/// judged as a quoted argument is (its length sets it apart as quotes do: blanks are its
+/// own, see [`secret_argument`]). `None` unless the array is whole, every length right
+/// and every line ended (`\r\n` or `\n`, as the text was folded).
+fn resp_auth(text: &str, s: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    // A line's end at `i`: its length.
+    let eol = |i: usize| match b.get(i..) {
+        Some([b'\r', b'\n', ..]) => Some(2),
+        Some([b'\n', ..]) => Some(1),
+        _ => None,
+    };
+    let head = b[..s].strip_suffix(b"\n")?;
+    let head = head.strip_suffix(b"\r").unwrap_or(head);
+    let args = match head {
+        [.., b'*', b'2'] => 1,
+        [.., b'*', b'3'] => 2,
+        _ => return None,
+    };
+    // Past `$4`, its line's end, `AUTH` and its line's end.
+    let mut i = s + 2;
+    i += eol(i)?;
+    i += 4;
+    i += eol(i)?;
+    let mut last = None;
+    for _ in 0..args {
+        if b.get(i) != Some(&b'$') {
+            return None;
+        }
+        let digits = b[i + 1..]
+            .iter()
+            .take(5)
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        let len: usize = text.get(i + 1..i + 1 + digits)?.parse().ok()?;
+        i += 1 + digits;
+        i += eol(i)?;
+        let value = text.get(i..i.checked_add(len)?)?;
+        last = Some((i, value));
+        i += len;
+        if i < b.len() {
+            i += eol(i)?;
+        }
+    }
+    let (a, value) = last?;
+    secret_argument(value, true, None).then_some((a, a + value.len()))
 }
 
 /// The password a command takes as a positional argument, its name at `s` (`m` its
