@@ -442,9 +442,12 @@ fn other_commands() -> String {
 /// and `ACL SETUSER`, an ACL file's `user NAME` before a rule (`on`, `off`, `>…`, `~…`,
 /// `&…`, `%R~…`, `(…`, `+@…`, `-get`, `reset…`, `all…`, `nopass`: prose's "user alice
 /// logged in" is no candidate), `az keyvault secret set --value`, `aws ssm put-parameter
-/// --value`. A trigger of the run-token pass (its prefilter's literals are three bytes
-/// already), the name and a blank.
-fn positional_commands() -> String {
+/// --value`. The name and a blank.
+///
+/// `named`: all of them (`None`, for the exact pattern); only those that are names of the
+/// run-token pass too (`Some(true)`: `AUTH`, a trigger of that pass, beside the name, so
+/// that one candidate stands at each); or all others (`Some(false)`, the commands' pass).
+fn positional_commands(named: Option<bool>) -> String {
     // (`security` and `net` only with the subcommand that takes a password: "security
     // team" and ".net user" are prose; `ACL`, `keyvault` and `ssm` with theirs; `user`
     // with a rule.)
@@ -455,11 +458,16 @@ fn positional_commands() -> String {
                 .iter()
                 .any(|n| c.eq_ignore_ascii_case(n))
         })
+        .filter(|c| named.is_none_or(|n| SECRET_NAMES[..RUN_PASS_NAMES].contains(c) == n))
         .copied()
         .collect::<Vec<_>>()
         .join("|");
+    let plain = format!(r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]");
+    if named == Some(true) {
+        return plain;
+    }
     format!(
-        r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]|{B}security[ \t]+add-(?:generic|internet)-password[ \t]|{B}(?:net|Net|NET)(?:\.exe|\.EXE)?[ \t]+(?:user|use|User|Use|USER|USE)[ \t]|{B}(?:ACL|acl)[ \t]+(?:SETUSER|setuser)[ \t]|{B}keyvault[ \t]+secret[ \t]+set[ \t]|{B}ssm[ \t]+put-parameter[ \t]|{B}(?:user|USER)[ \t]+[^ \t\r\n]{{1,64}}[ \t]+(?:on|off|[>~&%(]|[+-][@a-z]|reset|all(?:keys|commands|channels)|nopass|nocommands|clearselectors)"
+        r"{plain}|{B}security[ \t]+add-(?:generic|internet)-password[ \t]|{B}(?:net|Net|NET)(?:\.exe|\.EXE)?[ \t]+(?:user|use|User|Use|USER|USE)[ \t]|{B}(?:ACL|acl)[ \t]+(?:SETUSER|setuser)[ \t]|{B}keyvault[ \t]+secret[ \t]+set[ \t]|{B}ssm[ \t]+put-parameter[ \t]|{B}(?:user|USER)[ \t]+[^ \t\r\n]{{1,64}}[ \t]+(?:on|off|[>~&%(]|[+-][@a-z]|reset|all(?:keys|commands|channels)|nopass|nocommands|clearselectors)"
     )
 }
 
@@ -486,6 +494,19 @@ fn stdin_writers() -> String {
 /// several times as slowly.
 fn here_strings() -> String {
     r#"<<<[^<]|<<-?[ \t]*(?:\\{0,3}["']|\\)?[A-Za-z_]"#.to_owned()
+}
+
+/// After a failed here-string at `s` (`<<<a`): the `<<` right after its first `<` opens no
+/// here-document (the validator turns away one after a `<`), nor another here-string
+/// (the fourth character is no `<`): the pass resumes past it, so a run of here-strings is
+/// one candidate each.
+pub(super) fn here_string_reach(
+    text: &str,
+    s: usize,
+    _: &mut dyn FnMut() -> Option<usize>,
+    _: &Kind,
+) -> Option<usize> {
+    text.as_bytes()[s..].starts_with(b"<<<").then_some(s + 2)
 }
 
 /// The command [`other_commands`] looks for.
@@ -887,6 +908,11 @@ pub(super) struct Kind {
     pub(super) trigger_is_exact: bool,
     /// See `Spec::named_exact`.
     pub(super) named_exact: Option<NamedExact>,
+    /// Kinds that validate a candidate alike (the same entity, exact pattern, window and
+    /// validator, and no other look) share a class: where one of them has just validated
+    /// a candidate at a start, another's candidate there has the same answer (the secrets'
+    /// passes find `AUTH` as a name and as a command, see `PiiDetector::validate_once`).
+    pub(super) class: Option<usize>,
 }
 
 /// See [`Kind::may_pass`].
@@ -977,9 +1003,10 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// their own so that a failed one can skip the rest of its run (see [`run_token_reach`]),
 /// and the secrets added since (credentials in a URL or an authorization header, fields
 /// named for a secret, DigitalOcean tokens, Azure keys: their literals in pass 0 would
-/// make its prefilter the slower kind that holds more of them); pass 7: commands that take
-/// a password and the other command words the run-token pass held before (see
-/// `command_word_trigger` in [`specs`]); pass 8: here-strings and here-documents (see
+/// make its prefilter the slower kind that holds more of them), and `AUTH`, a name and
+/// Redis's command; pass 7: commands that take a password and the other command words the
+/// run-token pass held before (see `command_word_trigger` in [`specs`]); pass 8:
+/// here-strings and here-documents (see
 /// [`here_strings`]); pass 9: a value prose gives before its name, found by hand from its
 /// closing mark (see [`value_before_name_at`]);
 /// pass 2: e-mail (found from its `@`; a URL-encoded `%40` is decoded to `@` by folding
@@ -1765,7 +1792,7 @@ pub(super) fn specs() -> Vec<Spec> {
         format!(r"{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}"),
         named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
         other_commands(),
-        positional_commands(),
+        positional_commands(None),
         RESP_AUTH.to_owned(),
         stdin_writers(),
         here_strings(),
@@ -1810,8 +1837,9 @@ pub(super) fn specs() -> Vec<Spec> {
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n|(?:\\){{1,3}}[rn]|[ \t>#]){{0,8}}[A-Za-z0-9+/=]{{4}}|{B}(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{{4}}|{B}gh[pousr]_[A-Za-z0-9]{{8}}|{B}github_pat_|{B}[srp]k_(?:live|test)_|{B}AIza[0-9A-Za-z_-]{{4}}|{B}hf_[A-Za-z0-9]{{8}}|{B}eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{{5}}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{{10}}|{B}gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-[A-Za-z0-9_-]{{8}}|{B}npm_[A-Za-z0-9]{{8}}|{B}hv[sbr]\.[A-Za-z0-9_-]{{24}}|{B}SG\.[A-Za-z0-9_-]{{8}}|https?://(?:hooks\.slack\.com|HOOKS\.SLACK\.COM)/"
     );
     let run_token_trigger = format!(
-        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}",
+        r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}|{}",
         named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
+        positional_commands(Some(true)),
     );
     // Commands that take a password, writers into a reader's standard input, SQL's
     // `IDENTIFIED BY` and single-dash options: a pass of their own, apart from the run
@@ -1820,7 +1848,7 @@ pub(super) fn specs() -> Vec<Spec> {
     // than it keeps, and the pass read every byte).
     let command_word_trigger = [
         other_commands(),
-        positional_commands(),
+        positional_commands(Some(false)),
         RESP_AUTH.to_owned(),
         stdin_writers(),
         sql_passwords(),
@@ -1901,6 +1929,7 @@ pub(super) fn specs() -> Vec<Spec> {
         },
         Spec {
             named_exact: Some(named_exactly),
+            reach: Some(here_string_reach),
             ..spec(
                 Entity::Secret,
                 8,
