@@ -275,7 +275,7 @@ pub(super) const SECRET_OPTIONS: [&str; 17] = [
 /// `-storepass`/`-keypass` (and their `-src…`/`-dest…`), openssl's `-pass…` `pass:…` and
 /// `-k`, `smbclient -U user%password`, `lftp -u user,password`,
 /// `SQLCMD -P` (as Windows scripts write it), `ssh-keygen`'s old and new passphrases
-/// (`-P`, `-N`: a trigger of the run-token pass, see [`other_commands`]), the OpenLDAP
+/// (`-P`, `-N`: a trigger of the commands' pass, see [`other_commands`]), the OpenLDAP
 /// tools' `-w` (`ldapsearch`, `ldapmodify`, …: a name of `ldap` and letters in the trigger,
 /// one literal for the prefilter), and the archivers' `-p` glued to the password (`7z`, `7za`, `7zr`, `rar`,
 /// `unrar`; rar's `-hp` too: a `-p` apart from its value prompts for one). (`7z` is
@@ -421,7 +421,7 @@ fn command_line_secrets() -> String {
     )
 }
 
-/// The command of [`PASSWORD_COMMANDS`] the run-token pass looks for, not the command-line
+/// The command of [`PASSWORD_COMMANDS`] the commands' pass looks for, not the command-line
 /// pass (`ssh-keygen`): that pass's prefilter holds 64 literals of four bytes, the most it
 /// keeps at that length — one more, and all were cut to three (`log`, `key`, `ope`, …),
 /// which every text was read 3% more slowly for (in the secrets pass, whose literals are
@@ -515,8 +515,8 @@ const KEYGEN: &str = "ssh-keygen";
 /// Options written with one dash whose value is a secret, as Go's flags, Java tools, NuGet
 /// and PowerShell write them (`-password S3cret`, `-token=…`, `nuget push -ApiKey …`): the
 /// name whole, in the cases people write it (see `validate::single_dash_option`). A
-/// trigger of the run-token pass, whose prefilter's literals are three bytes already: in the
-/// command-line pass's, they would cut all to three (see [`other_commands`]).
+/// trigger of the commands' pass, whose prefilter's literals are three bytes already: in
+/// the command-line pass's, they would cut all to three (see [`other_commands`]).
 pub(super) const SINGLE_DASH_OPTIONS: [&str; 22] = [
     "password",
     "Password",
