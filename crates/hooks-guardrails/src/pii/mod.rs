@@ -967,8 +967,8 @@ impl PiiDetector {
         // Where each pass searches from next: past the last detection, and past its own
         // failed candidates.
         let mut resume = [0usize; PASSES];
-        // Per pass: whether its last candidate came near where its search started (see
-        // `search_pass`).
+        // Per pass: how many of its last candidates in a row came near where their searches
+        // started (see `search_pass`).
         let mut near = [0u8; PASSES];
         let mut seen = Seen::default();
         let mut at = 0;
@@ -1011,6 +1011,8 @@ impl PiiDetector {
                     d = self.merged_with_overlaps(text, d, freed, seen, work, None);
                 }
                 (freed.start, freed.end) = (d.start, d.end);
+                // (What a validator reads before its candidate has changed.)
+                seen.last = None;
                 // How far a kind was quiet past the detection, if one was.
                 for (q, kind) in quiet.iter_mut().zip(&self.compiled.kinds) {
                     if kind.reach_until_detection && *q > d.end {
@@ -1421,9 +1423,9 @@ impl PiiDetector {
     /// `4111 4111 …`) costs one search, not one per candidate, while the other kinds'
     /// candidates there are all still found.
     ///
-    /// `near`: whether the pass's last candidate came within [`NEAR`] bytes of where its
-    /// search started (then this one is searched without the prefilter, see `Pass::plain`);
-    /// set for the next.
+    /// `near`: how many of the pass's last candidates in a row came within [`NEAR`] bytes
+    /// of where their searches started (from [`NEAR_RUN`] on, this one is searched without
+    /// the prefilter, see `Pass::plain`); counted on for the next.
     #[allow(clippy::too_many_arguments)]
     fn search_pass(
         &self,

@@ -474,7 +474,7 @@ fn positional_commands(named: Option<bool>) -> String {
 /// `AUTH` as a client writes it in Redis's protocol (RESP: `*2⏎$4⏎AUTH⏎$10⏎S3cr3tPw99⏎`,
 /// line breaks `\r\n`, folded from their escapes), from its bulk string's `$4`: see
 /// `validate::resp_auth`. A trigger of the commands' pass.
-pub(super) const RESP_AUTH: &str = r"\$4\r?\n(?:AUTH|auth|Auth)\r?\n\$[0-9]";
+const RESP_AUTH: &str = r"\$4\r?\n(?:AUTH|auth|Auth)\r?\n\$[0-9]";
 
 /// The commands that write a password into another's standard input (see
 /// `validate::stdin_password`): `echo`, `printf`, `yes` and a blank. A trigger of the
