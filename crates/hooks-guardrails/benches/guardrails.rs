@@ -427,6 +427,15 @@ fn scan_adversarial(c: &mut Criterion) {
             "windows_path_runs",
             fill(r"C:\a b\redis-cli.exe -a \n.\tools\x\n\a\a\a\a\a\n \\net x\t", ""),
         ),
+        // Redis's protocol: `AUTH` arrays whose password's length reaches over the arrays
+        // after it, with real and escaped line breaks.
+        (
+            "resp_lengths_over_later_arrays",
+            fill(
+                "*2\n$4\nAUTH\n$4081\na\n*2\r\n$4\r\nAUTH\r\n$99976\r\na\r\n*2\\r\\n$4\\r\\nAUTH\\r\\n$999\\r\\nab\\r\\n",
+                "",
+            ),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

@@ -325,13 +325,19 @@ fn family(name: &str, n: usize) -> String {
         // Windows paths (their separators before `n`, `r`, `t` are read back to a root:
         // each run once), parts that lead to no root, escapes between.
         "windows_path_runs" => r"C:\a b\redis-cli.exe -a \n.\tools\x\n\a\a\a\a\a\n \\net x\t".repeat(n / 59),
+        // Redis's protocol: `AUTH` arrays whose password's length reaches over the arrays
+        // after it (to a line's end, and 4 KiB at most), with real and escaped line breaks.
+        "resp_lengths_over_later_arrays" => {
+            "*2\n$4\nAUTH\n$4081\na\n*2\r\n$4\r\nAUTH\r\n$99976\r\na\r\n*2\\r\\n$4\\r\\nAUTH\\r\\n$999\\r\\nab\\r\\n"
+                .repeat(n / 78)
+        }
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
         _ => unreachable!(),
     }
 }
 
-const FAMILIES: [&str; 121] = [
+const FAMILIES: [&str; 122] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -453,6 +459,7 @@ const FAMILIES: [&str; 121] = [
     "redis_and_setter_runs",
     "service_token_runs",
     "windows_path_runs",
+    "resp_lengths_over_later_arrays",
 ];
 
 #[test]

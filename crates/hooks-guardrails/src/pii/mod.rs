@@ -1207,10 +1207,17 @@ impl PiiDetector {
                         {
                             h
                         }
+                        // (A held secret that goes on past the value at its start keeps its
+                        // entity: `--password=4111…1111x4111 1111 1111 1111` is a secret,
+                        // so the card after the first is merged in too. A card that
+                        // outgrows the secret is a card.)
                         Some(h) if d.end > h.start => Detection {
                             start: d.start.min(h.start),
                             end: d.end.max(h.end),
-                            entity: d.entity,
+                            entity: match h.entity == Entity::Secret && h.end > d.end {
+                                true => Entity::Secret,
+                                false => d.entity,
+                            },
                         },
                         // It ends before the held one: reported first.
                         h => {
@@ -5086,9 +5093,24 @@ pub(crate) mod tests {
             "$4\r\nAUTH\r\n$10\r\nS3cr3tPw99\r\n",
             "*4\r\n$4\r\nAUTH\r\n$3\r\nbob\r\n$10\r\nS3cr3tPw99\r\n",
             "*2\r\n$4\r\nAUTH\r\n$10\r\nS3cr3tPw99x",
+            // RESP: a password with a line break, one longer than a quoted value may be.
+            "*2\r\n$4\r\nAUTH\r\n$12\r\nS3cr3t\r\nPw99\r\n",
         ] {
             assert_eq!(found(text), [], "{text}");
         }
+        // RESP: a password longer than a quoted value may be (4 KiB) is none; one as long
+        // is found. (Both bounds keep a length that reaches over later arrays from being
+        // read for each of them.)
+        let mut next = numbers(0x51ed_270b_2f1d_a3c7);
+        let alphabet = b"abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+        let key: String = (0..4097)
+            .map(|_| char::from(alphabet[next(alphabet.len())]))
+            .collect();
+        let resp = |v: &str| format!("*2\r\n$4\r\nAUTH\r\n${}\r\n{v}\r\n", v.len());
+        assert_eq!(found(&resp(&key)), [], "4097 bytes");
+        // (Nor one with a line break, though it would pass as a quoted passphrase.)
+        assert_eq!(found(&resp("Xk9v QmZp\r\nAb3d Ef9h")), []);
+        finds_and_redacts(&d, &resp(&key[..4096]), &[&key[..4096]]);
 
         // `gh secret set`'s `--body` after long options (a review found 256 bytes too few).
         let long = format!(
@@ -6670,6 +6692,24 @@ pub(crate) mod tests {
             (
                 "AUTH 0.0.0.1 a99e'redis-cli",
                 (Entity::IpAddress, "0.0.0.1"),
+            ),
+            // A card at the start of a secret that goes on past it: the secret, with the
+            // card glued after it (review 31: a card, the other's last groups in clear).
+            (
+                "--password=4111111111111111x4111 1111 1111 1111",
+                (Entity::Secret, "4111111111111111x4111 1111 1111 1111"),
+            ),
+            (
+                "-password=4111111111111111x4111 1111 1111 1111",
+                (Entity::Secret, "4111111111111111x4111 1111 1111 1111"),
+            ),
+            (
+                "password=4111111111111111x4111 1111 1111 1111",
+                (Entity::Secret, "4111111111111111x4111 1111 1111 1111"),
+            ),
+            (
+                "--password=10.0.0.1/4111 1111 1111 1111",
+                (Entity::Secret, "10.0.0.1/4111 1111 1111 1111"),
             ),
             // (A key as an address's local part: the whole address, as one pass read it.)
             (
