@@ -381,9 +381,10 @@ struct Pass {
     /// For a pass that holds no e-mail address: what finds where a value of it may start
     /// right after an address's domain (see `value_at`).
     glue: Option<Glue>,
-    /// Whether the pass finds a value prose gives before its name (see
-    /// `patterns::value_before_name_at`), which opens with a quote, a backtick or emphasis.
-    prose: bool,
+    /// For a pass read by hand: the bytes its candidates may start with, if its reading
+    /// knows them (see `Spec::first_bytes`: a value prose gives before its name opens
+    /// with a quote, a backtick or emphasis).
+    first_bytes: Option<&'static [u8]>,
 }
 
 /// The most bytes [`Glue::matches_at`] walks.
@@ -482,12 +483,11 @@ impl Pass {
     /// Whether a trigger of the pass may start at a place in `text[from..to]`: false only
     /// where its anchored DFA dies within two bytes at every place there (see
     /// [`Glue::pairs`]; its start state at a text's start, which admits a trigger wherever
-    /// one may start), or, for the pass of a value prose gives before its name, where no
-    /// quote, backtick or emphasis may open one. Any other pass may always.
+    /// one may start), or, for a pass read by hand that knows its candidates' first bytes
+    /// (see `Pass::first_bytes`), where none of them stands. Any other pass may always.
     fn may_start_in(&self, text: &[u8], from: usize, to: usize) -> bool {
-        if self.prose {
-            let opens = |c: &u8| matches!(c, b'`' | b'"' | b'\'' | b'*' | 0xC2 | 0xE2);
-            return text[from..to].iter().any(opens);
+        if let Some(first) = self.first_bytes {
+            return text[from..to].iter().any(|c| first.contains(c));
         }
         let Some(glue) = &self.glue else {
             return true;
@@ -757,7 +757,10 @@ impl Compiled {
                     [only] => kinds[only].class,
                     _ => None,
                 },
-                prose: triggers == [patterns::value_before_name()],
+                first_bytes: match members[..] {
+                    [only] => specs[only].first_bytes,
+                    _ => None,
+                },
                 hand_re,
                 at_start,
                 apart: APART_PASSES.contains(&pass),

@@ -444,10 +444,20 @@ fn other_commands() -> String {
 /// logged in" is no candidate), `az keyvault secret set --value`, `aws ssm put-parameter
 /// --value`. The name and a blank.
 ///
-/// `named`: all of them (`None`, for the exact pattern); only those that are names of the
-/// run-token pass too (`Some(true)`: `AUTH`, a trigger of that pass, beside the name, so
-/// that one candidate stands at each); or all others (`Some(false)`, the commands' pass).
-fn positional_commands(named: Option<bool>) -> String {
+/// Which of [`positional_commands`] a pattern holds.
+#[derive(Clone, Copy, PartialEq)]
+enum Positional {
+    /// All of them: the exact pattern's.
+    All,
+    /// Those that are names of the run-token pass too (`AUTH`): triggers of that pass,
+    /// beside the names, so that one candidate stands at each.
+    Named,
+    /// All others: the commands' pass's.
+    Unnamed,
+}
+
+/// `which`: see [`Positional`].
+fn positional_commands(which: Positional) -> String {
     // (`security` and `net` only with the subcommand that takes a password: "security
     // team" and ".net user" are prose; `ACL`, `keyvault` and `ssm` with theirs; `user`
     // with a rule.)
@@ -458,12 +468,16 @@ fn positional_commands(named: Option<bool>) -> String {
                 .iter()
                 .any(|n| c.eq_ignore_ascii_case(n))
         })
-        .filter(|c| named.is_none_or(|n| SECRET_NAMES[..RUN_PASS_NAMES].contains(c) == n))
+        .filter(|c| match which {
+            Positional::All => true,
+            Positional::Named => SECRET_NAMES[..RUN_PASS_NAMES].contains(c),
+            Positional::Unnamed => !SECRET_NAMES[..RUN_PASS_NAMES].contains(c),
+        })
         .copied()
         .collect::<Vec<_>>()
         .join("|");
     let plain = format!(r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]");
-    if named == Some(true) {
+    if which == Positional::Named {
         return plain;
     }
     format!(
@@ -771,9 +785,11 @@ pub(super) const PROSE_NAMES: [&str; 26] = [
 /// `Xk9vQ2mZp4Lw` as the password ``, `"Xk9vQ2mZp4Lw" is your new API key` — a verb (`as`,
 /// `is`, `are`, `was`, `for`), an article (`the`, `your`, …), up to three words (`new
 /// admin`, `staging`, `Wi-Fi`) and one of [`PROSE_NAMES`] (see
-/// `validate::value_before_name`). (The value's run, printable ASCII, is unbounded: a
-/// bounded one would count in the lazy DFA's states; the validator bounds it. Its quotes
-/// keep it linear: a failed value's run starts no other candidate of the form. A bare one,
+/// `validate::value_before_name`). Read by hand (see [`value_before_name_at`]); the
+/// regex is what that reading is tested against. (The value's run, printable ASCII, is
+/// unbounded here, as a bounded one would count in a lazy DFA's states; the hand reading
+/// and the validator bound it. Its quotes keep it linear: a failed value's run starts no
+/// other candidate of the form. A bare one,
 /// `use Xk9… as the password`, is not read: its run could start at every word border, and
 /// a failed one was read again from each — `a.a.a.…` before `as the password` ran 780x the
 /// bench text — and in code `as` is a cast, an alias or an import's.)
@@ -978,6 +994,9 @@ pub(super) struct Spec {
     /// A regex the hand search reads by (see [`value_before_name_at`]), built with the
     /// detector (a pattern that does not build fails it).
     pub(super) hand_regex: Option<String>,
+    /// For a trigger read by hand: the bytes its candidates may start with, if it knows
+    /// them (see `Pass::may_start_in`).
+    pub(super) first_bytes: Option<&'static [u8]>,
     /// See [`Kind::may_pass`].
     pub(super) may_pass: Option<MayPass>,
     /// For a kind alone in its pass: what its trigger also matches at the text's start only
@@ -1592,6 +1611,7 @@ pub(super) fn spec(
         validate,
         hand_search: None,
         hand_regex: None,
+        first_bytes: None,
         may_pass: None,
         at_start: None,
         named_exact: None,
@@ -1792,7 +1812,7 @@ pub(super) fn specs() -> Vec<Spec> {
         format!(r"{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}"),
         named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
         other_commands(),
-        positional_commands(None),
+        positional_commands(Positional::All),
         RESP_AUTH.to_owned(),
         stdin_writers(),
         here_strings(),
@@ -1839,7 +1859,7 @@ pub(super) fn specs() -> Vec<Spec> {
     let run_token_trigger = format!(
         r"{B}(?:sk-[A-Za-z0-9_-]{{8}}|xox[abposre]-|xapp-[0-9]-)|{B}do[opr]_v1_[a-f0-9]{{8}}|AccountKey=[A-Za-z0-9+/]{{8}}|SharedAccessKey=[A-Za-z0-9+/]{{8}}|://{URL_USER}*:{URL_PASSWORD}|{B}(?:Bearer|bearer|BEARER)[ \t]{{1,16}}{BEARER}{{8}}|{B}(?:Basic|basic|BASIC)[ \t]{{1,16}}{BASIC}{{8}}|{}|{}",
         named_secret(&SECRET_NAMES[..RUN_PASS_NAMES], false),
-        positional_commands(Some(true)),
+        positional_commands(Positional::Named),
     );
     // Commands that take a password, writers into a reader's standard input, SQL's
     // `IDENTIFIED BY` and single-dash options: a pass of their own, apart from the run
@@ -1848,7 +1868,7 @@ pub(super) fn specs() -> Vec<Spec> {
     // than it keeps, and the pass read every byte).
     let command_word_trigger = [
         other_commands(),
-        positional_commands(Some(false)),
+        positional_commands(Positional::Unnamed),
         RESP_AUTH.to_owned(),
         stdin_writers(),
         sql_passwords(),
@@ -1900,6 +1920,7 @@ pub(super) fn specs() -> Vec<Spec> {
             validate: validate_aws_border,
             hand_search: None,
             hand_regex: None,
+            first_bytes: None,
             may_pass: None,
             at_start: None,
             named_exact: None,
@@ -1942,6 +1963,8 @@ pub(super) fn specs() -> Vec<Spec> {
         Spec {
             hand_search: Some(value_before_name_at),
             hand_regex: Some(prose_value_closed()),
+            // (A mark's first byte: the curly ones' and `«`'s lead bytes.)
+            first_bytes: Some(b"`\"'*\xC2\xE2"),
             ..spec(
                 Entity::Secret,
                 9,
