@@ -816,18 +816,11 @@ pub(super) fn prose_value_closed() -> String {
     format!(r#"(?:[`"']|\*\*|”|’|»){}"#, prose_name_after())
 }
 
-/// The marks a value prose gives before its name is set in (see [`value_before_name`]),
-/// opening and closing. (No value holds its closing mark's first byte: an ASCII mark's is
-/// left out of its value, and a curly one's is no printable ASCII.)
-const PROSE_MARKS: [(&str, &str); 7] = [
-    ("`", "`"),
-    ("\"", "\""),
-    ("'", "'"),
-    ("**", "**"),
-    ("“", "”"),
-    ("‘", "’"),
-    ("«", "»"),
-];
+/// The ASCII marks a value prose gives before its name is set in (see
+/// [`value_before_name`]), opening and closing; the curly ones are `CURLY_QUOTES`. (No
+/// value holds its closing mark's first byte: an ASCII mark's is left out of its value,
+/// and a curly one's is no printable ASCII.)
+const PROSE_MARKS: [(&str, &str); 4] = [("`", "`"), ("\"", "\""), ("'", "'"), ("**", "**")];
 
 /// The trigger of [`value_before_name`], read by hand (`closed`: [`prose_value_closed`]'s
 /// regex): its first match in `text[from..to]`. A match holds no blank before its closing
@@ -854,6 +847,7 @@ pub(super) fn value_before_name_at(
         let q = m.start();
         if let Some(&(open, close)) = PROSE_MARKS
             .iter()
+            .chain(&CURLY_QUOTES)
             .find(|(_, close)| b[q..].starts_with(close.as_bytes()))
         {
             let own = close.as_bytes()[0];

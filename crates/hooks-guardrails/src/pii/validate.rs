@@ -3799,7 +3799,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
 }
 
 /// Typographic quotes, opening and closing, as prose writes them around a value.
-const CURLY_QUOTES: [(&str, &str); 3] = [("“", "”"), ("‘", "’"), ("«", "»")];
+pub(super) const CURLY_QUOTES: [(&str, &str); 3] = [("“", "”"), ("‘", "’"), ("«", "»")];
 
 /// The longest value prose may give quoted (see [`prose_secret`], [`value_before_name`]):
 /// past [`NAMED_VALUE_MAX`], its closing quote is looked for this far on its line, so a
