@@ -349,8 +349,6 @@ struct Pass {
     /// them); every pass asks it for a value glued to an address's domain (see `value_at`).
     /// 2.5 ms of a detector's build, most of it the secrets' pass.
     all_dense: Option<regex_automata::dfa::dense::DFA<Vec<u32>>>,
-    /// The class its one kind validates in (see `Kind::class`), if it has one kind.
-    class: Option<usize>,
     /// The kind (index into `kinds`) of each pattern.
     kinds: Vec<usize>,
     /// For a pass of several kinds: the patterns of its kinds with a [`reach`](Kind::reach),
@@ -753,10 +751,6 @@ impl Compiled {
                 _ => None,
             };
             passes.push(Pass {
-                class: match members[..] {
-                    [only] => kinds[only].class,
-                    _ => None,
-                },
                 first_bytes: match members[..] {
                     [only] => specs[only].first_bytes,
                     _ => None,
@@ -1179,11 +1173,11 @@ impl PiiDetector {
                     } else {
                         d.end
                     };
-                    let class = self.compiled.passes[pass].class;
+                    let class = self.pass_class(&self.compiled.passes[pass]);
                     for (p, (from, other)) in
                         resume.iter_mut().zip(&self.compiled.passes).enumerate()
                     {
-                        if p == pass || class.is_some() && other.class == class {
+                        if p == pass || class.is_some() && self.pass_class(other) == class {
                             *from = (*from).max(past);
                         }
                     }
@@ -1566,6 +1560,14 @@ impl PiiDetector {
             .find_map(|k| self.validate_once(text, k, s, freed, seen, work));
         seen.set = Some(set);
         hit
+    }
+
+    /// The class a pass's one kind validates in (see `Kind::class`), if it has one kind.
+    fn pass_class(&self, pass: &Pass) -> Option<usize> {
+        match pass.kinds[..] {
+            [only] => self.compiled.kinds[only].class,
+            _ => None,
+        }
     }
 
     /// [`validate_kind`](Self::validate_kind), answered at once where a kind of the same

@@ -593,8 +593,13 @@ pub(super) fn identified_at(m: &[u8]) -> bool {
 /// [`positional_commands`], a writer of [`stdin_writers`], a here-string of
 /// [`here_strings`], or [`sql_passwords`]'s keyword.
 pub(super) fn named_exactly(m: &[u8]) -> bool {
-    secret_name_at(m).is_some()
-        || m.starts_with(KEYGEN.as_bytes())
+    secret_name_at(m).is_some() || names_a_command(m)
+}
+
+/// Whether `m` starts with a command's name, a writer, a here-string or SQL's keyword of
+/// [`named_exactly`] (not a secret's name).
+fn names_a_command(m: &[u8]) -> bool {
+    m.starts_with(KEYGEN.as_bytes())
         || super::validate::POSITIONAL_COMMANDS
             .iter()
             .any(|c| m.starts_with(c.as_bytes()))
@@ -609,7 +614,7 @@ pub(super) fn named_exactly(m: &[u8]) -> bool {
 /// one starts too (`AUTH` is Redis's command and a name), which the exact pattern reads as
 /// the name (its alternatives come first there) and the pass as the command.
 pub(super) fn command_named_exactly(m: &[u8]) -> bool {
-    secret_name_at(m).is_none() && named_exactly(m)
+    names_a_command(m) && secret_name_at(m).is_none()
 }
 
 /// The names of [`SECRET_NAMES`] that are common words too: each names a secret only as a
