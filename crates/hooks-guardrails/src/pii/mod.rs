@@ -5037,6 +5037,25 @@ pub(crate) mod tests {
                 &["S3cr3tPw99"],
             ),
             ("> *2\n$4\nAUTH\n$12\nS3cr3t Pw99!", &["S3cr3t Pw99!"]),
+            // `AUTH` as an option: `HELLO`'s (a user's name always before the password)
+            // and `MIGRATE`'s (`COPY` and `REPLACE` between), where Redis reads them.
+            (
+                "redis-cli -h cache HELLO 3 AUTH default S3cr3tPw99 SETNAME app",
+                &["S3cr3tPw99"],
+            ),
+            ("cache:6379> hello 2 auth bob S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "echo 'HELLO 3 AUTH default S3cr3tPw99' | redis-cli",
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"{"command": "redis-cli MIGRATE cache2 6379 key 0 5000 AUTH S3cr3tPw99"}"#,
+                &["S3cr3tPw99"],
+            ),
+            (
+                "cache:6379> MIGRATE h 6379 \"\" 0 5000 COPY REPLACE AUTH S3cr3tPw99 KEYS a b",
+                &["S3cr3tPw99"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5100,6 +5119,15 @@ pub(crate) mod tests {
             "*2\r\n$4\r\nAUTH\r\n$10\r\nS3cr3tPw99x",
             // RESP: a password with a line break, one longer than a quoted value may be.
             "*2\r\n$4\r\nAUTH\r\n$12\r\nS3cr3t\r\nPw99\r\n",
+            // `HELLO` and `MIGRATE` in prose, without a version, with a word before them,
+            // with too few or too many arguments, without a password.
+            "say hello 3 auth bob S3cr3tPw99 to the team",
+            "cache:6379> HELLO three AUTH default S3cr3tPw99",
+            "cache:6379> SAY HELLO 3 AUTH default S3cr3tPw99",
+            "cache:6379> HELLO 3 AUTH default",
+            "we migrate h 6379 k 0 5000 AUTH S3cr3tPw99",
+            "redis-cli MIGRATE h 6379 AUTH S3cr3tPw99",
+            "redis-cli MIGRATE h 6379 k 0 5000 COPY REPLACE x AUTH S3cr3tPw99",
         ] {
             assert_eq!(found(text), [], "{text}");
         }

@@ -1383,6 +1383,56 @@ fn redis_command_at(b: &[u8], s: usize) -> bool {
     false
 }
 
+/// How Redis reads an `AUTH` at `s`.
+#[derive(Clone, Copy, PartialEq)]
+enum RedisAuth {
+    /// As its command, `AUTH [user] password` (see [`redis_command_at`]).
+    Command,
+    /// As an option of `HELLO protover AUTH user password [SETNAME name]`.
+    Hello,
+    /// As an option of `MIGRATE host port key db timeout [COPY] [REPLACE] AUTH password
+    /// [KEYS …]`.
+    Migrate,
+}
+
+/// How Redis reads the `AUTH` at `s`, if it reads one: its command where Redis reads one
+/// (see [`redis_command_at`]); else an option of `HELLO` two words before it on its line
+/// (after a protocol's version, `HELLO 3 AUTH …`) or of `MIGRATE` six to eight words
+/// before it (five arguments, `COPY` and `REPLACE`), that command where Redis reads one
+/// (`127.0.0.1:6379> HELLO 3 AUTH …`, `redis-cli MIGRATE … AUTH …`).
+fn redis_auth_at(b: &[u8], s: usize) -> Option<RedisAuth> {
+    if redis_command_at(b, s) {
+        return Some(RedisAuth::Command);
+    }
+    let mut i = s;
+    let mut after: &[u8] = &[];
+    for back in 1..=8 {
+        while i > 0 && matches!(b[i - 1], b' ' | b'\t') {
+            i -= 1;
+        }
+        let end = i;
+        while i > 0 && !b[i - 1].is_ascii_whitespace() {
+            i -= 1;
+        }
+        // (The command opening a string, `echo 'HELLO 3 AUTH …' | redis-cli`.)
+        let word = &b[i..end];
+        let quoted = usize::from(matches!(word.first(), Some(b'"' | b'\'')));
+        let form = match (back, &word[quoted.min(word.len())..]) {
+            (_, []) => return None,
+            (2, w) if w.eq_ignore_ascii_case(b"hello") && after.iter().all(u8::is_ascii_digit) => {
+                RedisAuth::Hello
+            }
+            (6..=8, w) if w.eq_ignore_ascii_case(b"migrate") => RedisAuth::Migrate,
+            _ => {
+                after = word;
+                continue;
+            }
+        };
+        return redis_command_at(b, i + quoted).then_some(form);
+    }
+    None
+}
+
 /// Whether `window` names a raw connection: `nc`, `ncat`, `netcat`, `telnet`, `socat` or
 /// openssl's `s_client` as a word (after a path, before `.exe` or `.openbsd`), or bash's
 /// `/dev/tcp/` (`printf 'AUTH …\r\n' | /usr/bin/nc cache 6379`, `nc cache 6379 <<<
@@ -1578,9 +1628,12 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
         .find(|t| m.starts_with(t))
         .or_else(|| (m.starts_with("user") || m.starts_with("USER")).then_some("user"))?;
     let b = text.as_bytes();
+    let auth = tool
+        .eq_ignore_ascii_case("auth")
+        .then(|| redis_auth_at(b, s));
     if redis_word(tool)
         && (!matches!(m.as_bytes().get(tool.len()), Some(b' ' | b'\t'))
-            || tool.eq_ignore_ascii_case("auth") && !redis_command_at(b, s)
+            || auth == Some(None)
             || tool.eq_ignore_ascii_case("acl")
                 && !m
                     .split_ascii_whitespace()
@@ -1693,9 +1746,12 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
             }
             "wpa_passphrase" => password(1),
             "requirepass" | "masterauth" => password(0),
-            // (`AUTH password`, or Redis 6's `AUTH user password`.)
-            "AUTH" => match words.len() {
-                1 | 2 => password(words.len() - 1),
+            // (`AUTH password`, or Redis 6's `AUTH user password`; `HELLO 3 AUTH user
+            // password`, `MIGRATE … AUTH password`.)
+            "AUTH" => match (auth.flatten()?, words.len()) {
+                (RedisAuth::Command, 1 | 2) => password(words.len() - 1),
+                (RedisAuth::Hello, 2..) => password(1),
+                (RedisAuth::Migrate, 1..) => password(0),
                 _ => None,
             },
             // (The rules after the user's name.)
