@@ -436,6 +436,13 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // `AUTH` opening a string over and over, bare or as HELLO's and MIGRATE's option,
+        // no client named (each read 512 bytes around it for one: 15x ordinary text
+        // before review 32).
+        (
+            "quoted_auth_runs",
+            fill("'AUTH 'HELLO 3 AUTH 'MIGRATE a 1 b 2 3 COPY AUTH \"AUTH ", ""),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

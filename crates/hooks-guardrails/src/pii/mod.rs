@@ -5056,6 +5056,26 @@ pub(crate) mod tests {
                 "cache:6379> MIGRATE h 6379 \"\" 0 5000 COPY REPLACE AUTH S3cr3tPw99 KEYS a b",
                 &["S3cr3tPw99"],
             ),
+            // Found by review 32: the client in compact JSON or a command substitution,
+            // a prompt indented as a code block, HELLO quoted in JSON's escaped quotes.
+            (
+                r#"{"command":"redis-cli HELLO 3 AUTH default S3cr3tPw99"}"#,
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"{"cmd":"redis-cli -h cache AUTH S3cr3tPw99"}"#,
+                &["S3cr3tPw99"],
+            ),
+            ("x=$(redis-cli AUTH S3cr3tPw99)", &["S3cr3tPw99"]),
+            ("    cache:6379> AUTH S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "redis-cli <<EOF\n  AUTH S3cr3tPw99\n  PING\nEOF",
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"{"command": "echo \"HELLO 3 AUTH default S3cr3tPw99\" | redis-cli"}"#,
+                &["S3cr3tPw99"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5128,6 +5148,23 @@ pub(crate) mod tests {
             "we migrate h 6379 k 0 5000 AUTH S3cr3tPw99",
             "redis-cli MIGRATE h 6379 AUTH S3cr3tPw99",
             "redis-cli MIGRATE h 6379 k 0 5000 COPY REPLACE x AUTH S3cr3tPw99",
+            // Found by review 32: prose that opens with "Migrate", a client named near.
+            // MIGRATE's port, database and timeout are numbers; its options before `AUTH`
+            // are `COPY` and `REPLACE`.
+            "Migrate the remaining five services onto the shared auth gateway2 first\n\
+             Then run redis-cli ping.",
+            "Migrate from Redis 5 to 7 with AUTH upgrade7x in place (checked with redis-cli)",
+            "redis-cli MIGRATE h port k 0 5000 AUTH S3cr3tPw99",
+            "redis-cli MIGRATE h 6379 k db 5000 AUTH S3cr3tPw99",
+            "redis-cli MIGRATE h 6379 k 0 soon AUTH S3cr3tPw99",
+            "redis-cli MIGRATE h 6379 k 0 5000 NOW AUTH S3cr3tPw99",
+            "redis-cli MIGRATE h 6379 k 0 5000 NOW COPY AUTH S3cr3tPw99",
+            // A client's name glued to a word, a prompt's line that is no prompt's, a tool's
+            // name inside a word.
+            "the xredis-cli AUTH S3cr3tPw99",
+            "  echo x:1> AUTH S3cr3tPw99",
+            "echo 'AUTH S3cr3tPw99' | sync",
+            "echo 'AUTH S3cr3tPw99' | my-nc cache",
         ] {
             assert_eq!(found(text), [], "{text}");
         }
@@ -5152,6 +5189,77 @@ pub(crate) mod tests {
             "r".repeat(100)
         );
         finds_and_redacts(&d, &long, &["S3cr3tPw99"]);
+    }
+
+    /// `AUTH` opening a line is Redis's where a client or a raw connection is named within
+    /// 256 bytes of it, before or after — however the lines stand, one scan reading them in
+    /// turn (what the last look found is kept for the next: see `redis_named_near`).
+    #[test]
+    fn auth_lines_are_read_where_a_connection_is_named_near_them() {
+        let d = PiiDetector::new();
+        let mut next = numbers(0x3c6e_f372_fe94_f82b);
+        // Each with where the look finds its name: the tool's word, `-cli`'s client at its
+        // `-`.
+        let names = [
+            ("| nc cache 6379", 2),
+            ("| redis-cli", 7),
+            ("telnet cache", 0),
+            ("| /usr/bin/ncat x", 11),
+        ];
+        // At the window's edges: a name 250 to 262 bytes before the line, or after it.
+        let line = "AUTH S3cr3tPw99\n";
+        for &(name, at) in &names {
+            for gap in 250..=262 {
+                let fill = "x".repeat(at + gap - name.len() - 2);
+                let before = format!("{name}\n{fill}\n{line}");
+                assert_eq!(before.find("AUTH"), Some(at + gap));
+                let want: &[&str] = if gap <= 256 { &["S3cr3tPw99"] } else { &[] };
+                let got: Vec<&str> = found(&before).iter().map(|x| x.1).collect();
+                assert_eq!(got, want, "{before:?}");
+                let fill = "x".repeat(gap - line.len() - 1 - at);
+                let after = format!("{line}{fill}\n{name}\n");
+                assert_eq!(after[gap..].find(&name[at..]), Some(0));
+                let want: &[&str] = if gap < 256 { &["S3cr3tPw99"] } else { &[] };
+                let got: Vec<&str> = found(&after).iter().map(|x| x.1).collect();
+                assert_eq!(got, want, "{after:?}");
+            }
+        }
+        for round in 0..3000 {
+            // Lines of filler, `AUTH` lines and names, each at its byte offset.
+            let (mut text, mut auths, mut named) = (String::new(), Vec::new(), Vec::new());
+            for _ in 0..1 + next(12) {
+                match next(3) {
+                    0 => {
+                        let password = format!("Pw{round}x{}Zq9", text.len());
+                        auths.push((text.len(), password.clone()));
+                        text.push_str(&format!("AUTH {password}\n"));
+                    }
+                    1 => {
+                        let (name, at) = names[next(names.len())];
+                        named.push(text.len() + at);
+                        text.push_str(name);
+                        text.push('\n');
+                    }
+                    // (Now and then longer than the look ahead, `NAMES_AHEAD`.)
+                    _ => {
+                        let words = if next(8) == 0 { 1500 } else { 1 + next(60) };
+                        text.push_str(&"xo ".repeat(words));
+                        text.push('\n');
+                    }
+                }
+            }
+            let want: Vec<&str> = auths
+                .iter()
+                .filter(|(s, _)| named.iter().any(|&p| p + 256 >= *s && p < s + 256))
+                .map(|(_, password)| password.as_str())
+                .collect();
+            let got: Vec<&str> = d
+                .detect(&text)
+                .into_iter()
+                .map(|x| &text[x.start..x.end])
+                .collect();
+            assert_eq!(got, want, "{text:?}");
+        }
     }
 
     /// A command named by its Windows path, whose separators before `n`, `r` or `t` are no

@@ -49,6 +49,9 @@ pub(super) struct Freed {
     pub(super) spaced_row: std::cell::Cell<Option<(usize, Span)>>,
     /// Where [`spaced_opener`] last searched from, and what it found.
     pub(super) spaced_opener: std::cell::Cell<Option<(usize, usize)>>,
+    /// What [`redis_named_near`] last read: from where and up to where, and where the
+    /// first name it found there starts (none before it), if it found one.
+    pub(super) redis_names: std::cell::Cell<Option<(usize, usize, Option<usize>)>>,
 }
 
 /// Where a value found starts and ends, if one was.
@@ -147,7 +150,12 @@ fn begins(m: &str, p: &str) -> bool {
     m.as_bytes().first() == p.as_bytes().first() && m.starts_with(p)
 }
 
-pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
+pub(super) fn validate_secret(
+    text: &str,
+    s: usize,
+    e: usize,
+    freed: &Freed,
+) -> Option<(usize, usize)> {
     let m = &text[s..e];
     if begins(m, "-----BEGIN") {
         // A key block: at least a line's worth of key material after the BEGIN line (a
@@ -201,7 +209,7 @@ pub(super) fn validate_secret(text: &str, s: usize, e: usize, _: &Freed) -> Opti
     if let Some(found) = command_line_secret(text, s, e) {
         return found;
     }
-    if let Some(found) = positional_password(text, s, m) {
+    if let Some(found) = positional_password(text, s, m, freed) {
         return found;
     }
     if m.starts_with("$4") {
@@ -1229,8 +1237,8 @@ fn redis_word(tool: &str) -> bool {
 }
 
 /// Whether `word` names Redis's client or one of its forks' (`redis-cli`, `valkey-cli`,
-/// `keydb-cli`), in any case, after a path (`/usr/bin/`, `C:/Redis/`) and quotes, before
-/// `.exe`.
+/// `keydb-cli`), in any case, after a path (`/usr/bin/`, `C:/Redis/`), quotes or a command
+/// substitution's `(` (`{"cmd":"redis-cli`, `$(redis-cli`), before `.exe`.
 fn redis_client(word: &[u8]) -> bool {
     let word = word.trim_ascii();
     let word = word.strip_prefix(b"&").unwrap_or(word);
@@ -1253,7 +1261,11 @@ fn redis_client(word: &[u8]) -> bool {
             let n = word.len();
             n >= c.len()
                 && word[n - c.len()..].eq_ignore_ascii_case(c)
-                && (n == c.len() || matches!(word[n - c.len() - 1], b'/' | b'\\'))
+                && (n == c.len()
+                    || matches!(
+                        word[n - c.len() - 1],
+                        b'/' | b'\\' | b'"' | b'\'' | b'`' | b'('
+                    ))
         })
 }
 
@@ -1272,7 +1284,7 @@ fn redis_client(word: &[u8]) -> bool {
 ///   there (`printf 'AUTH …\r\nPING\r\n' | nc cache 6379`, `nc cache 6379 <<< 'AUTH …'`:
 ///   see [`raw_connection`]) — and so after a writer unquoted (`echo AUTH … | nc …`; see
 ///   [`STDIN_WRITERS`]).
-fn redis_command_at(b: &[u8], s: usize) -> bool {
+fn redis_command_at(b: &[u8], s: usize, freed: &Freed) -> bool {
     let from = s.saturating_sub(512);
     let mut i = s;
     // Where the line (or a string in it) the token ending at `k` is on starts, if the token
@@ -1288,8 +1300,16 @@ fn redis_command_at(b: &[u8], s: usize) -> bool {
         });
         match opened {
             Some(p) => Some(p + 1),
-            None if start == 0 || matches!(b[start - 1], b'\n' | b'\r') => Some(start),
-            None => None,
+            // (Past blanks that indent the line: a transcript indented as a code block.)
+            None => {
+                let indent = b[from..start]
+                    .iter()
+                    .rev()
+                    .take_while(|c| matches!(c, b' ' | b'\t'))
+                    .count();
+                let line = start - indent;
+                (line == 0 || matches!(b[line - 1], b'\n' | b'\r')).then_some(start)
+            }
         }
     };
     if i >= from + 2 && &b[i - 2..i] == b"> " {
@@ -1331,29 +1351,7 @@ fn redis_command_at(b: &[u8], s: usize) -> bool {
     };
     if line_start(s) == Some(s) || written() {
         // (Over lines: a string's escaped line breaks are folded into real ones.)
-        let before = &b[s.saturating_sub(256).max(from)..s];
-        let after = &b[s..b.len().min(s + 256)];
-        let client = |window: &[u8], k: usize| {
-            let end = k + 4;
-            let begin = window[..end]
-                .iter()
-                .rposition(|c| c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'|'))
-                .map_or(0, |p| p + 1);
-            redis_client(&window[begin..end])
-        };
-        // (Built once: a finder built for each candidate cost more than its search.)
-        static CLI: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-            std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"-cli"));
-        static CLI_REV: std::sync::LazyLock<memchr::memmem::FinderRev<'static>> =
-            std::sync::LazyLock::new(|| memchr::memmem::FinderRev::new(b"-cli"));
-        // (After it first: the pipe into one follows what is written.)
-        return raw_connection(after)
-            || raw_connection(before)
-            || CLI_REV
-                .rfind_iter(before)
-                .take(4)
-                .any(|k| client(before, k))
-            || CLI.find_iter(after).take(4).any(|k| client(after, k));
+        return redis_named_near(b, s, freed);
     }
     // `redis-cli` and its options before, word by word.
     let mut plain = false;
@@ -1398,15 +1396,18 @@ enum RedisAuth {
 /// How Redis reads the `AUTH` at `s`, if it reads one: its command where Redis reads one
 /// (see [`redis_command_at`]); else an option of `HELLO` two words before it on its line
 /// (after a protocol's version, `HELLO 3 AUTH …`) or of `MIGRATE` six to eight words
-/// before it (five arguments, `COPY` and `REPLACE`), that command where Redis reads one
-/// (`127.0.0.1:6379> HELLO 3 AUTH …`, `redis-cli MIGRATE … AUTH …`).
-fn redis_auth_at(b: &[u8], s: usize) -> Option<RedisAuth> {
-    if redis_command_at(b, s) {
+/// before it (its five arguments, the port, the database and the timeout numbers, then
+/// `COPY` or `REPLACE`), that command where Redis reads one (`127.0.0.1:6379> HELLO 3
+/// AUTH …`, `redis-cli MIGRATE … AUTH …`).
+fn redis_auth_at(b: &[u8], s: usize, freed: &Freed) -> Option<RedisAuth> {
+    if redis_command_at(b, s, freed) {
         return Some(RedisAuth::Command);
     }
+    // The words before it on its line, nearest first (a string's opening quote before the
+    // command passed over: `echo 'HELLO 3 AUTH …' | redis-cli`).
+    let mut words = [&b""[..]; 8];
     let mut i = s;
-    let mut after: &[u8] = &[];
-    for back in 1..=8 {
+    for back in 0..words.len() {
         while i > 0 && matches!(b[i - 1], b' ' | b'\t') {
             i -= 1;
         }
@@ -1414,35 +1415,123 @@ fn redis_auth_at(b: &[u8], s: usize) -> Option<RedisAuth> {
         while i > 0 && !b[i - 1].is_ascii_whitespace() {
             i -= 1;
         }
-        // (The command opening a string, `echo 'HELLO 3 AUTH …' | redis-cli`.)
-        let word = &b[i..end];
-        let quoted = usize::from(matches!(word.first(), Some(b'"' | b'\'')));
-        let form = match (back, &word[quoted.min(word.len())..]) {
-            (_, []) => return None,
-            (2, w) if w.eq_ignore_ascii_case(b"hello") && after.iter().all(u8::is_ascii_digit) => {
-                RedisAuth::Hello
-            }
-            (6..=8, w) if w.eq_ignore_ascii_case(b"migrate") => RedisAuth::Migrate,
-            _ => {
-                after = word;
-                continue;
-            }
+        // (Its quote JSON-escaped too: `"echo \"HELLO 3 AUTH …\" | redis-cli"`.)
+        let escapes = b[i..end].iter().take_while(|&&c| c == b'\\').count();
+        let quoted = match b.get(i + escapes) {
+            Some(b'"' | b'\'') if i + escapes < end => escapes + 1,
+            _ => 0,
         };
-        return redis_command_at(b, i + quoted).then_some(form);
+        let word = &b[i + quoted..end];
+        let digits = |w: &[u8]| !w.is_empty() && w.iter().all(u8::is_ascii_digit);
+        let option =
+            |w: &[u8]| w.eq_ignore_ascii_case(b"COPY") || w.eq_ignore_ascii_case(b"REPLACE");
+        // (Right before `AUTH`: HELLO's version, or MIGRATE's timeout or an option.)
+        if word.is_empty() || back == 0 && !(digits(word) || option(word)) {
+            return None;
+        }
+        words[back] = word;
+        let form = match back {
+            1 if word.eq_ignore_ascii_case(b"hello") && digits(words[0]) => RedisAuth::Hello,
+            // (`host port key db timeout`, then `COPY`, `REPLACE`.)
+            5..=7
+                if word.eq_ignore_ascii_case(b"migrate")
+                    && words[..back - 5].iter().all(|w| option(w))
+                    && [back - 5, back - 4, back - 2]
+                        .iter()
+                        .all(|&k| digits(words[k])) =>
+            {
+                RedisAuth::Migrate
+            }
+            _ => continue,
+        };
+        return redis_command_at(b, i + quoted, freed).then_some(form);
     }
     None
 }
 
-/// Whether `window` names a raw connection: `nc`, `ncat`, `netcat`, `telnet`, `socat` or
-/// openssl's `s_client` as a word (after a path, before `.exe` or `.openbsd`), or bash's
-/// `/dev/tcp/` (`printf 'AUTH …\r\n' | /usr/bin/nc cache 6379`, `nc cache 6379 <<<
-/// 'AUTH …'`, a `telnet` session's transcript).
-fn raw_connection(window: &[u8]) -> bool {
+/// Whether a Redis client (`redis-cli`, see [`redis_client`]) or a raw connection is
+/// named within 256 bytes of `s` (its name's first byte): `nc`, `ncat`, `netcat`,
+/// `telnet`, `socat` or openssl's `s_client` as a word (after a path, before `.exe` or
+/// `.openbsd`), or bash's `/dev/tcp/` (`printf 'AUTH …\r\n' | /usr/bin/nc cache 6379`,
+/// `nc cache 6379 <<< 'AUTH …'`, a `telnet` session's transcript).
+///
+/// `freed` keeps what the last look found, and how far it read (see `Freed::redis_names`):
+/// the next candidate reads on from there, so a run of them reads each byte once. (Each
+/// read its 512 bytes again: `'AUTH ` over and over read 15 times as slowly as ordinary
+/// text.)
+fn redis_named_near(b: &[u8], s: usize, freed: &Freed) -> bool {
+    let (lo, hi) = (s.saturating_sub(256), b.len().min(s + 256));
+    // What the last look knows of `lo..`: no name in `from..upto`, then the first there
+    // is, if it found one.
+    let known = freed
+        .redis_names
+        .get()
+        .filter(|&(from, upto, first)| from <= lo && first.map_or(upto >= lo, |p| p >= lo));
+    let (from, upto, first) = known.unwrap_or((lo, lo, None));
+    // (On past `hi`, a few KiB at a time: each look at a few bytes cost more than its
+    // search.)
+    let ahead = b.len().min(hi.max(upto.saturating_add(NAMES_AHEAD)));
+    let (first, upto) = match first {
+        None if upto < hi => (redis_name_in(b, upto, ahead), ahead),
+        first => (first, upto),
+    };
+    freed.redis_names.set(Some((from, upto, first)));
+    first.is_some_and(|p| p < hi)
+}
+
+/// How far past what it needs [`redis_named_near`] reads on.
+const NAMES_AHEAD: usize = 4096;
+
+/// The first place in `from..to` where a Redis client or a raw connection is named (see
+/// [`redis_named_near`]): where its name starts (`-cli`'s client at its `-`).
+fn redis_name_in(b: &[u8], from: usize, to: usize) -> Option<usize> {
+    // (Built once: a finder built for each look cost more than its search.)
+    static FINDERS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 7]> =
+        std::sync::LazyLock::new(|| {
+            [
+                &b"-cli"[..],
+                b"nc",
+                b"netcat",
+                b"telnet",
+                b"socat",
+                b"s_client",
+                b"/dev/tcp/",
+            ]
+            .map(memchr::memmem::Finder::new)
+        });
     const TOOLS: [&[u8]; 6] = [b"nc", b"ncat", b"netcat", b"telnet", b"socat", b"s_client"];
-    memchr::memmem::find(window, b"/dev/tcp/").is_some()
-        || window
-            .split(|c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-')))
-            .any(|w| TOOLS.contains(&w.split(|&c| c == b'.').next().unwrap_or(w)))
+    let tool_char = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-');
+    let named = |f: usize, p: usize| match f {
+        // The client's name ends at `-cli`'s end (see `redis_client`).
+        0 => {
+            let begin = b[p.saturating_sub(256)..p]
+                .iter()
+                .rposition(|c| c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'|'))
+                .map_or(p.saturating_sub(256), |k| p.saturating_sub(256) + k + 1);
+            redis_client(&b[begin..p + 4])
+        }
+        6 => true,
+        // A tool's word, up to its first `.` (its first ten bytes: no tool's is longer).
+        _ => {
+            let word = &b[p..b.len().min(p + 10)];
+            let word = &word[..word.iter().take_while(|&&c| tool_char(c)).count()];
+            (p == 0 || !tool_char(b[p - 1]))
+                && TOOLS.contains(&word.split(|&c| c == b'.').next().unwrap_or(word))
+        }
+    };
+    // (Each name looked for only before the first found so far.)
+    let mut first = None;
+    for (f, finder) in FINDERS.iter().enumerate() {
+        let to = first.unwrap_or(to);
+        let end = b.len().min(to + finder.needle().len() - 1);
+        first = finder
+            .find_iter(&b[from..end])
+            .map(|k| from + k)
+            .take_while(|&p| p < to)
+            .find(|&p| named(f, p))
+            .or(first);
+    }
+    first
 }
 
 /// Whether `token` is redis-cli's prompt's host and port: a port of four or five digits
@@ -1620,7 +1709,12 @@ fn resp_auth(text: &str, s: usize) -> Option<(usize, usize)> {
 /// name), 24 words and 1 KiB at most (an ACL's rules, 1 KiB); a quoted part glued to a word
 /// is that word's (`/user:"CORP\bob"`). The password is judged as an option's value is (see
 /// [`argument`]).
-fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, usize)>> {
+fn positional_password(
+    text: &str,
+    s: usize,
+    m: &str,
+    freed: &Freed,
+) -> Option<Option<(usize, usize)>> {
     // (An ACL file's `user` line is read as `ACL SETUSER`: see [`acl_passwords`].)
     let tool = POSITIONAL_COMMANDS
         .iter()
@@ -1630,7 +1724,7 @@ fn positional_password(text: &str, s: usize, m: &str) -> Option<Option<(usize, u
     let b = text.as_bytes();
     let auth = tool
         .eq_ignore_ascii_case("auth")
-        .then(|| redis_auth_at(b, s));
+        .then(|| redis_auth_at(b, s, freed));
     if redis_word(tool)
         && (!matches!(m.as_bytes().get(tool.len()), Some(b' ' | b'\t'))
             || auth == Some(None)
