@@ -253,6 +253,13 @@ fn values() -> Vec<(String, String)> {
             "curl -H 'Authorization: Token {}' https://api",
             "9c2f7e1a4b8d3f6a0e5c",
         ),
+        // A bearer token shorter than its own trigger reads, in a header; Redis's client
+        // in compact JSON (review 32).
+        (
+            "curl -H 'Authorization: Bearer {}' https://api",
+            "Wd4pX8nQ2kTz",
+        ),
+        (r#"{"cmd":"redis-cli -h cache AUTH {}"}"#, "Pz5kR8wN3qXm"),
     ] {
         out.push((label.to_owned(), v.to_owned()));
     }
@@ -345,7 +352,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1234 + 13);
+    assert_eq!(values.len(), 1164 + 1234 + 15);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

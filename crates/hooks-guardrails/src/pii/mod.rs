@@ -3298,7 +3298,7 @@ pub(crate) mod tests {
         let bus = "WltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHk=";
         let long_vault = format!("hvb.{}", "AbCd1234efGH5678ijKL90mn".repeat(20));
         let long_token = "FwoGZXIvYXdzEBYaD9x".repeat(16);
-        let cases: [(String, &[&str]); 277] = [
+        let cases: [(String, &[&str]); 279] = [
             ("DATABASE_URL=postgres://app:S3cr3tPassw0rd@db:5432/orders".into(), &["S3cr3tPassw0rd"]),
             ("redis://:p4ss!w0rd@redis:6379/0".into(), &["p4ss!w0rd"]),
             ("amqp://guest:guest@rabbitmq:5672/".into(), &["guest"]),
@@ -3335,6 +3335,10 @@ pub(crate) mod tests {
             ("Authorization: Bearer ATATT3xFfGF0T5lq8Zk2Hq9w=E5C3A1F0".into(), &["ATATT3xFfGF0T5lq8Zk2Hq9w=E5C3A1F0"]),
             ("Authorization: Bearer 7a3f-9c2e-1b4d-8e6f-2a9c".into(), &["7a3f-9c2e-1b4d-8e6f-2a9c"]),
             ("Authorization: Bearer abcdefghijklmnopqrstuvwxyzABCDEFGH".into(), &["abcdefghijklmnopqrstuvwxyzABCDEFGH"]),
+            // In a header, one as short as another scheme's (review 32: the bearer
+            // trigger's 16 characters left a 12-character token in clear).
+            ("Authorization: Bearer Qz7mW2xR9kLp".into(), &["Qz7mW2xR9kLp"]),
+            ("curl -H 'authorization: bearer 9f8e7d6c'".into(), &["9f8e7d6c"]),
             // A field named for a secret: env files, JSON (escaped too), YAML, connection
             // strings, query strings, code with a literal.
             ("DB_PASSWORD=hunter2\nDEBUG=1".into(), &["hunter2"]),
@@ -3942,6 +3946,13 @@ pub(crate) mod tests {
             "Authorization: Bearer YOUR_ACCESS_TOKEN_HERE",
             "Authorization: Bearer <token>",
             "Bearer aaaaaaaaaaaaaaaaaaaa1",
+            // In a header: too short, a variable, a placeholder, too few distinct
+            // characters; a short token outside one.
+            "Authorization: Bearer abc123",
+            "Authorization: Bearer $API_TOKEN",
+            "Authorization: Bearer your-token-1",
+            "Authorization: Bearer 11112222",
+            "use Bearer Qz7mW2xR9kLp for now",
             "WWW-Authenticate: Basic realm=\"api\"",
             // Base64 that is not `user:password`.
             "Basic dGVzdA==",

@@ -468,13 +468,15 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
         let scheme = &head[head
             .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
             .map_or(0, |i| i + 1)..];
-        // (A bearer token and basic credentials are read by their own triggers; a digest's
-        // fields are a hash's; a scheme is capitalised or `token` — not a log's word:
-        // `Authorization: revoked 2024-…`.)
+        // (Basic credentials are read by their own trigger; a digest's fields are a hash's;
+        // a scheme is capitalised or `token` — not a log's word: `Authorization: revoked
+        // 2024-…`. A bearer token is read here too, as short as another scheme's: its own
+        // trigger, anywhere in prose, reads one of 16 characters or more.)
         let named = scheme.starts_with(|c: char| c.is_ascii_uppercase())
-            || scheme.eq_ignore_ascii_case("token");
+            || scheme.eq_ignore_ascii_case("token")
+            || scheme.eq_ignore_ascii_case("bearer");
         if !named
-            || ["bearer", "basic", "digest"]
+            || ["basic", "digest"]
                 .iter()
                 .any(|w| scheme.eq_ignore_ascii_case(w))
         {
