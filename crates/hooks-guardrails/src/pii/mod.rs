@@ -5170,8 +5170,8 @@ pub(crate) mod tests {
             "redis-cli MIGRATE h 6379 k 0 soon AUTH S3cr3tPw99",
             "redis-cli MIGRATE h 6379 k 0 5000 NOW AUTH S3cr3tPw99",
             "redis-cli MIGRATE h 6379 k 0 5000 NOW COPY AUTH S3cr3tPw99",
-            // A client's name glued to a word, a prompt's line that is no prompt's, a tool's
-            // name inside a word.
+            // A client's name glued to a word, a prompt's line that is no prompt's, a
+            // tool's name inside a word.
             "the xredis-cli AUTH S3cr3tPw99",
             "  echo x:1> AUTH S3cr3tPw99",
             "echo 'AUTH S3cr3tPw99' | sync",

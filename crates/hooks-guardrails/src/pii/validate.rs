@@ -1272,20 +1272,20 @@ fn redis_client(word: &[u8]) -> bool {
 }
 
 /// Whether the `AUTH` at `s` is a command Redis reads (looking back at most 512 bytes):
-/// - after redis-cli's prompt at its line's start: a host and a port of four or five
-///   digits (and a database's `[n]`, a transaction's `(TX)`), `redis` or `not connected`,
-///   then `> ` (`127.0.0.1:6379> `, `cache:6379[2]> `); older clients' `redis
-///   127.0.0.1:6379> ` and `redis /tmp/redis.sock> `;
+/// - after redis-cli's prompt at its line's start (past blanks that indent it): a host
+///   and a port of four or five digits (and a database's `[n]`, a transaction's `(TX)`),
+///   `redis` or `not connected`, then `> ` (`127.0.0.1:6379> `, `cache:6379[2]> `); older
+///   clients' `redis 127.0.0.1:6379> ` and `redis /tmp/redis.sock> `;
 /// - after `redis-cli` (or a fork's, see [`redis_client`]) and its options on its line
 ///   (`redis-cli -h cache AUTH …`): read back at most 24 words, stopping at the second of
 ///   two words that are no options (a run of `AUTH AUTH …` is read two words back each);
-/// - at a line's start (or a string's: after a quote or an escaped line break) with such a
-///   client named within the 256 bytes before or after it (over lines: a string's escaped
-///   line breaks are folded into real ones): what is written into its standard input
-///   (`echo "AUTH …\r\n" | redis-cli`, a here-document); or with a raw connection named
-///   there (`printf 'AUTH …\r\nPING\r\n' | nc cache 6379`, `nc cache 6379 <<< 'AUTH …'`:
-///   see [`raw_connection`]) — and so after a writer unquoted (`echo AUTH … | nc …`; see
-///   [`STDIN_WRITERS`]).
+/// - at a line's start (past blanks that indent it; or a string's: after a quote or an
+///   escaped line break) with such a client named within 256 bytes before or after it
+///   (over lines: a string's escaped line breaks are folded into real ones): what is
+///   written into its standard input (`echo "AUTH …\r\n" | redis-cli`, a here-document);
+///   or with a raw connection named there (`printf 'AUTH …\r\nPING\r\n' | nc cache
+///   6379`, `nc cache 6379 <<< 'AUTH …'`: see [`redis_named_near`]) — and so after a
+///   writer unquoted (`echo AUTH … | nc …`; see [`STDIN_WRITERS`]).
 fn redis_command_at(b: &[u8], s: usize, freed: &Freed) -> bool {
     let from = s.saturating_sub(512);
     let mut i = s;
@@ -1452,10 +1452,11 @@ fn redis_auth_at(b: &[u8], s: usize, freed: &Freed) -> Option<RedisAuth> {
 }
 
 /// Whether a Redis client (`redis-cli`, see [`redis_client`]) or a raw connection is
-/// named within 256 bytes of `s` (its name's first byte): `nc`, `ncat`, `netcat`,
-/// `telnet`, `socat` or openssl's `s_client` as a word (after a path, before `.exe` or
-/// `.openbsd`), or bash's `/dev/tcp/` (`printf 'AUTH …\r\n' | /usr/bin/nc cache 6379`,
-/// `nc cache 6379 <<< 'AUTH …'`, a `telnet` session's transcript).
+/// named within 256 bytes of `s` (the tool's name's first byte; a client's `-cli`): `nc`,
+/// `ncat`, `netcat`, `telnet`, `socat` or openssl's `s_client` as a word (after a path,
+/// before `.exe` or `.openbsd`), or bash's `/dev/tcp/` (`printf 'AUTH …\r\n' |
+/// /usr/bin/nc cache 6379`, `nc cache 6379 <<< 'AUTH …'`, a `telnet` session's
+/// transcript).
 ///
 /// `freed` keeps what the last look found, and how far it read (see `Freed::redis_names`):
 /// the next candidate reads on from there, so a run of them reads each byte once. (Each
