@@ -443,6 +443,13 @@ fn scan_adversarial(c: &mut Criterion) {
             "quoted_auth_runs",
             fill("'AUTH 'HELLO 3 AUTH 'MIGRATE a 1 b 2 3 COPY AUTH \"AUTH ", ""),
         ),
+        // `AUTH` opening a string among names that are no client's (`-cli` over and over)
+        // and a raw connection's about every 300 bytes: each look past the last name
+        // read a few KiB again (25x ordinary text in review 33).
+        (
+            "auth_among_client_names",
+            fill(&format!("'AUTH x nc {}\n'AUTH x{}\n", "-cli".repeat(70), "a-cli".repeat(40)), ""),
+        ),
         // Text made only of real values: every few bytes a detection (validated, merged
         // with what runs into it, reported) — not a failing family, the dearest text per
         // byte there is.

@@ -3953,6 +3953,13 @@ pub(crate) mod tests {
             "Authorization: Bearer your-token-1",
             "Authorization: Bearer 11112222",
             "use Bearer Qz7mW2xR9kLp for now",
+            // Found by review 33: a short token a test or a document makes up.
+            "Authorization: Bearer token123",
+            "Authorization: Bearer test-token-123",
+            "Authorization: Bearer password1",
+            "Authorization: Bearer 12345678",
+            ".header(\"Authorization\", \"Bearer fake_token_1\")",
+            "Authorization: Token test1234",
             "WWW-Authenticate: Basic realm=\"api\"",
             // Base64 that is not `user:password`.
             "Basic dGVzdA==",
@@ -5087,6 +5094,12 @@ pub(crate) mod tests {
                 r#"{"command": "echo \"HELLO 3 AUTH default S3cr3tPw99\" | redis-cli"}"#,
                 &["S3cr3tPw99"],
             ),
+            // Found by review 33: the client's name in capitals.
+            ("echo 'AUTH S3cr3tPw99' | Redis-Cli", &["S3cr3tPw99"]),
+            (
+                "echo 'AUTH S3cr3tPw99' | C:\\Redis\\REDIS-CLI.EXE",
+                &["S3cr3tPw99"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5176,6 +5189,12 @@ pub(crate) mod tests {
             "  echo x:1> AUTH S3cr3tPw99",
             "echo 'AUTH S3cr3tPw99' | sync",
             "echo 'AUTH S3cr3tPw99' | my-nc cache",
+            // Found by review 33: HELLO with a version that is no protocol's, a client's
+            // name that goes on into a file's, a tool's name after a letter beyond ASCII.
+            "HELLO 2024 AUTH team welcome1234\nredis-cli ping",
+            "echo 'hello 1 auth bob alice123' # nc",
+            "cp redis-client.crt /etc/ssl\nAUTH S3cr3tPw99",
+            "café énc\nAUTH S3cr3tPw99",
         ] {
             assert_eq!(found(text), [], "{text}");
         }

@@ -482,7 +482,9 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
         {
             return Some(None);
         }
-        return Some(auth_token(text, s + blank + 1, 8));
+        return Some(
+            auth_token(text, s + blank + 1, 8).filter(|&(a, z)| !fixture_token(&text[a..z])),
+        );
     }
     if begins(m, "ConvertTo-SecureString") || begins(m, "convertto-securestring") {
         return Some(secure_string(text, s + "ConvertTo-SecureString".len()));
@@ -1397,7 +1399,7 @@ enum RedisAuth {
 
 /// How Redis reads the `AUTH` at `s`, if it reads one: its command where Redis reads one
 /// (see [`redis_command_at`]); else an option of `HELLO` two words before it on its line
-/// (after a protocol's version, `HELLO 3 AUTH …`) or of `MIGRATE` six to eight words
+/// (after a protocol's version, 2 or 3: `HELLO 3 AUTH …`) or of `MIGRATE` six to eight words
 /// before it (its five arguments, the port, the database and the timeout numbers, then
 /// `COPY` or `REPLACE`), that command where Redis reads one (`127.0.0.1:6379> HELLO 3
 /// AUTH …`, `redis-cli MIGRATE … AUTH …`).
@@ -1433,7 +1435,9 @@ fn redis_auth_at(b: &[u8], s: usize, freed: &Freed) -> Option<RedisAuth> {
         }
         words[back] = word;
         let form = match back {
-            1 if word.eq_ignore_ascii_case(b"hello") && digits(words[0]) => RedisAuth::Hello,
+            1 if word.eq_ignore_ascii_case(b"hello") && matches!(words[0], b"2" | b"3") => {
+                RedisAuth::Hello
+            }
             // (`host port key db timeout`, then `COPY`, `REPLACE`.)
             5..=7
                 if word.eq_ignore_ascii_case(b"migrate")
@@ -1471,11 +1475,16 @@ fn redis_named_near(b: &[u8], s: usize, freed: &Freed) -> bool {
         .get()
         .filter(|&(from, upto, first)| from <= lo && first.map_or(upto >= lo, |p| p >= lo));
     let (from, upto, first) = known.unwrap_or((lo, lo, None));
-    // (On past `hi`, a few KiB at a time: each look at a few bytes cost more than its
-    // search.)
+    // (Where none is up to `hi`, on past it a few KiB at a time: each look at a few bytes
+    // cost more than its search. Not past a name found before `hi`: the next candidate
+    // past that name looks again from its own window, and a look ahead each time read
+    // those KiB again — review 33.)
     let ahead = b.len().min(hi.max(upto.saturating_add(NAMES_AHEAD)));
     let (first, upto) = match first {
-        None if upto < hi => (redis_name_in(b, upto, ahead), ahead),
+        None if upto < hi => match redis_name_in(b, upto, hi) {
+            None => (redis_name_in(b, hi, ahead), ahead),
+            found => (found, hi),
+        },
         first => (first, upto),
     };
     freed.redis_names.set(Some((from, upto, first)));
@@ -1489,10 +1498,12 @@ const NAMES_AHEAD: usize = 4096;
 /// [`redis_named_near`]): where its name starts (`-cli`'s client at its `-`).
 fn redis_name_in(b: &[u8], from: usize, to: usize) -> Option<usize> {
     // (Built once: a finder built for each look cost more than its search.)
-    static FINDERS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 7]> =
+    static FINDERS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 9]> =
         std::sync::LazyLock::new(|| {
             [
                 &b"-cli"[..],
+                b"-CLI",
+                b"-Cli",
                 b"nc",
                 b"netcat",
                 b"telnet",
@@ -1503,17 +1514,28 @@ fn redis_name_in(b: &[u8], from: usize, to: usize) -> Option<usize> {
             .map(memchr::memmem::Finder::new)
         });
     const TOOLS: [&[u8]; 6] = [b"nc", b"ncat", b"netcat", b"telnet", b"socat", b"s_client"];
-    let tool_char = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-');
+    // (A byte of a character beyond ASCII is a word's too: `énc` names no tool.)
+    let tool_char =
+        |c: u8| c.is_ascii_alphanumeric() || c >= 0x80 || matches!(c, b'_' | b'.' | b'-');
     let named = |f: usize, p: usize| match f {
-        // The client's name ends at `-cli`'s end (see `redis_client`).
-        0 => {
-            let begin = b[p.saturating_sub(256)..p]
-                .iter()
-                .rposition(|c| c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'|'))
-                .map_or(p.saturating_sub(256), |k| p.saturating_sub(256) + k + 1);
-            redis_client(&b[begin..p + 4])
+        // A client's name right before `-cli`, in any case, at a word's start or after a
+        // path, a quote or a `(` (see `redis_client`), `-cli` ending the word or before its
+        // extension (`redis-client.crt` is a file's). Read in a few bytes, not back over
+        // the word: a run of `-cli-cli…` read 256 bytes back at each (review 33).
+        0..=2 => {
+            let ends = !b.get(p + 4).is_some_and(|&c| c.is_ascii_alphanumeric());
+            ends && [&b"redis"[..], b"valkey", b"keydb"].iter().any(|c| {
+                p >= c.len()
+                    && b[p - c.len()..p].eq_ignore_ascii_case(c)
+                    && (p == c.len()
+                        || b[p - c.len() - 1].is_ascii_whitespace()
+                        || matches!(
+                            b[p - c.len() - 1],
+                            b'/' | b'\\' | b'"' | b'\'' | b'`' | b'(' | b'|' | b'&'
+                        ))
+            })
         }
-        6 => true,
+        8 => true,
         // A tool's word, up to its first `.` (its first ten bytes: no tool's is longer).
         _ => {
             let word = &b[p..b.len().min(p + 10)];
@@ -8162,6 +8184,39 @@ fn auth_token(text: &str, at: usize, shortest: usize) -> Option<(usize, usize)> 
         && distinct_bytes(&alnum) > 4
         && !placeholder)
         .then_some((at, at + run))
+}
+
+/// Whether a header's token shorter than a bearer token's own trigger reads (16
+/// characters) is a test's or a document's: no letter (`12345678`), or a word such
+/// fixtures are made of (`token123`, `test-token-1`, `password1`, `fake_token_1`,
+/// `invalid1`, `null1234`) — review 33 found them redacted in tests and `.http` files once
+/// a bearer token was read from 8 characters.
+fn fixture_token(token: &str) -> bool {
+    const WORDS: [&str; 20] = [
+        "test",
+        "token",
+        "secret",
+        "pass",
+        "demo",
+        "sample",
+        "fake",
+        "mock",
+        "dummy",
+        "valid",
+        "expired",
+        "null",
+        "undefined",
+        "change",
+        "admin",
+        "user",
+        "bearer",
+        "access",
+        "abc",
+        "my-",
+    ];
+    token.len() < 16
+        && (!token.bytes().any(|c| c.is_ascii_alphabetic())
+            || holds_any(&token.to_ascii_lowercase(), &WORDS))
 }
 
 /// The basic credentials at `at` (after `Basic `): base64 (standard or URL-safe, padded or
