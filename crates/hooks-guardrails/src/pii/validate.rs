@@ -1240,9 +1240,9 @@ fn redis_word(tool: &str) -> bool {
         .any(|w| tool.eq_ignore_ascii_case(w))
 }
 
-/// Whether `word` names Redis's client or one of its forks' (`redis-cli`, `valkey-cli`,
-/// `keydb-cli`), in any case, after a path (`/usr/bin/`, `C:/Redis/`), quotes or a command
-/// substitution's `(` (`{"cmd":"redis-cli`, `$(redis-cli`), before `.exe`.
+/// Whether `word` names Redis's client or one of its forks' (see [`REDIS_CLIENTS`]), in
+/// any case, after a path (`/usr/bin/`, `C:/Redis/`), quotes or a command substitution's
+/// `(` (`{"cmd":"redis-cli`, `$(redis-cli`: see [`opens_client`]), before `.exe`.
 fn redis_client(word: &[u8]) -> bool {
     let word = word.trim_ascii();
     let word = word.strip_prefix(b"&").unwrap_or(word);
@@ -1259,18 +1259,21 @@ fn redis_client(word: &[u8]) -> bool {
         true => &word[..n - 4],
         false => word,
     };
-    [&b"redis-cli"[..], b"valkey-cli", b"keydb-cli"]
-        .iter()
-        .any(|c| {
-            let n = word.len();
-            n >= c.len()
-                && word[n - c.len()..].eq_ignore_ascii_case(c)
-                && (n == c.len()
-                    || matches!(
-                        word[n - c.len() - 1],
-                        b'/' | b'\\' | b'"' | b'\'' | b'`' | b'('
-                    ))
-        })
+    REDIS_CLIENTS.iter().any(|c| {
+        let n = word.len();
+        n >= c.len()
+            && word[n - c.len()..].eq_ignore_ascii_case(c)
+            && (n == c.len() || opens_client(word[n - c.len() - 1]))
+    })
+}
+
+/// Redis's client and its forks'.
+const REDIS_CLIENTS: [&[u8]; 3] = [b"redis-cli", b"valkey-cli", b"keydb-cli"];
+
+/// Whether `c` may stand right before a client's name (see [`redis_client`]): a blank, a
+/// path's separator, a quote, a command substitution's `(`, a pipe's `|`, `&`.
+fn opens_client(c: u8) -> bool {
+    c.is_ascii_whitespace() || matches!(c, b'/' | b'\\' | b'"' | b'\'' | b'`' | b'(' | b'|' | b'&')
 }
 
 /// Whether the `AUTH` at `s` is a command Redis reads (looking back at most 512 bytes):
@@ -1399,10 +1402,10 @@ enum RedisAuth {
 
 /// How Redis reads the `AUTH` at `s`, if it reads one: its command where Redis reads one
 /// (see [`redis_command_at`]); else an option of `HELLO` two words before it on its line
-/// (after a protocol's version, 2 or 3: `HELLO 3 AUTH …`) or of `MIGRATE` six to eight words
-/// before it (its five arguments, the port, the database and the timeout numbers, then
-/// `COPY` or `REPLACE`), that command where Redis reads one (`127.0.0.1:6379> HELLO 3
-/// AUTH …`, `redis-cli MIGRATE … AUTH …`).
+/// (after a protocol's version, 2 or 3: `HELLO 3 AUTH …`) or of `MIGRATE` six to eight
+/// words before it (its five arguments, the port, the database and the timeout numbers,
+/// then `COPY` or `REPLACE`), that command where Redis reads one (`127.0.0.1:6379> HELLO
+/// 3 AUTH …`, `redis-cli MIGRATE … AUTH …`).
 fn redis_auth_at(b: &[u8], s: usize, freed: &Freed) -> Option<RedisAuth> {
     if redis_command_at(b, s, freed) {
         return Some(RedisAuth::Command);
@@ -1518,21 +1521,17 @@ fn redis_name_in(b: &[u8], from: usize, to: usize) -> Option<usize> {
     let tool_char =
         |c: u8| c.is_ascii_alphanumeric() || c >= 0x80 || matches!(c, b'_' | b'.' | b'-');
     let named = |f: usize, p: usize| match f {
-        // A client's name right before `-cli`, in any case, at a word's start or after a
-        // path, a quote or a `(` (see `redis_client`), `-cli` ending the word or before its
-        // extension (`redis-client.crt` is a file's). Read in a few bytes, not back over
-        // the word: a run of `-cli-cli…` read 256 bytes back at each (review 33).
+        // A client's name ending at `-cli`, in any case, after what may open one (see
+        // `opens_client`), `-cli` ending the word or before its extension
+        // (`redis-client.crt` is a file's). Read in a few bytes, not back over the word: a
+        // run of `-cli-cli…` read 256 bytes back at each (review 33).
         0..=2 => {
             let ends = !b.get(p + 4).is_some_and(|&c| c.is_ascii_alphanumeric());
-            ends && [&b"redis"[..], b"valkey", b"keydb"].iter().any(|c| {
-                p >= c.len()
-                    && b[p - c.len()..p].eq_ignore_ascii_case(c)
-                    && (p == c.len()
-                        || b[p - c.len() - 1].is_ascii_whitespace()
-                        || matches!(
-                            b[p - c.len() - 1],
-                            b'/' | b'\\' | b'"' | b'\'' | b'`' | b'(' | b'|' | b'&'
-                        ))
+            ends && REDIS_CLIENTS.iter().any(|c| {
+                let at = (p + 4).checked_sub(c.len());
+                at.is_some_and(|a| {
+                    b[a..p + 4].eq_ignore_ascii_case(c) && (a == 0 || opens_client(b[a - 1]))
+                })
             })
         }
         8 => true,
