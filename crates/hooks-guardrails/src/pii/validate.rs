@@ -469,9 +469,10 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
             .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
             .map_or(0, |i| i + 1)..];
         // (Basic credentials are read by their own trigger; a digest's fields are a hash's;
-        // a scheme is capitalised or `token` — not a log's word: `Authorization: revoked
-        // 2024-…`. A bearer token is read here too, as short as another scheme's: its own
-        // trigger, anywhere in prose, reads one of 16 characters or more.)
+        // a scheme is capitalised, `token` or `bearer` — not a log's word: `Authorization:
+        // revoked 2024-…`. A bearer token is read here too, as short as another scheme's:
+        // its own trigger, anywhere in prose, reads one of 16 characters or more. A short
+        // token a test makes up is none, see `fixture_token`.)
         let named = scheme.starts_with(|c: char| c.is_ascii_uppercase())
             || scheme.eq_ignore_ascii_case("token")
             || scheme.eq_ignore_ascii_case("bearer");
@@ -1500,32 +1501,40 @@ const NAMES_AHEAD: usize = 4096;
 /// The first place in `from..to` where a Redis client or a raw connection is named (see
 /// [`redis_named_near`]): where its name starts (`-cli`'s client at its `-`).
 fn redis_name_in(b: &[u8], from: usize, to: usize) -> Option<usize> {
+    /// What a hit of each looked-for name stands for.
+    #[derive(Clone, Copy)]
+    enum Name {
+        /// A client's `-cli`, in the cases people write it.
+        Client,
+        /// A raw connection's tool, or the start of one's name (`nc` of `ncat`).
+        Tool,
+        /// bash's `/dev/tcp/`, wherever it stands.
+        DevTcp,
+    }
+    const NAMES: [(&[u8], Name); 9] = [
+        (b"-cli", Name::Client),
+        (b"-CLI", Name::Client),
+        (b"-Cli", Name::Client),
+        (b"nc", Name::Tool),
+        (b"netcat", Name::Tool),
+        (b"telnet", Name::Tool),
+        (b"socat", Name::Tool),
+        (b"s_client", Name::Tool),
+        (b"/dev/tcp/", Name::DevTcp),
+    ];
     // (Built once: a finder built for each look cost more than its search.)
     static FINDERS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 9]> =
-        std::sync::LazyLock::new(|| {
-            [
-                &b"-cli"[..],
-                b"-CLI",
-                b"-Cli",
-                b"nc",
-                b"netcat",
-                b"telnet",
-                b"socat",
-                b"s_client",
-                b"/dev/tcp/",
-            ]
-            .map(memchr::memmem::Finder::new)
-        });
+        std::sync::LazyLock::new(|| NAMES.map(|(needle, _)| memchr::memmem::Finder::new(needle)));
     const TOOLS: [&[u8]; 6] = [b"nc", b"ncat", b"netcat", b"telnet", b"socat", b"s_client"];
     // (A byte of a character beyond ASCII is a word's too: `énc` names no tool.)
     let tool_char =
         |c: u8| c.is_ascii_alphanumeric() || c >= 0x80 || matches!(c, b'_' | b'.' | b'-');
-    let named = |f: usize, p: usize| match f {
+    let named = |name: Name, p: usize| match name {
         // A client's name ending at `-cli`, in any case, after what may open one (see
         // `opens_client`), `-cli` ending the word or before its extension
         // (`redis-client.crt` is a file's). Read in a few bytes, not back over the word: a
         // run of `-cli-cli…` read 256 bytes back at each (review 33).
-        0..=2 => {
+        Name::Client => {
             let ends = !b.get(p + 4).is_some_and(|&c| c.is_ascii_alphanumeric());
             ends && REDIS_CLIENTS.iter().any(|c| {
                 let at = (p + 4).checked_sub(c.len());
@@ -1534,9 +1543,9 @@ fn redis_name_in(b: &[u8], from: usize, to: usize) -> Option<usize> {
                 })
             })
         }
-        8 => true,
+        Name::DevTcp => true,
         // A tool's word, up to its first `.` (its first ten bytes: no tool's is longer).
-        _ => {
+        Name::Tool => {
             let word = &b[p..b.len().min(p + 10)];
             let word = &word[..word.iter().take_while(|&&c| tool_char(c)).count()];
             (p == 0 || !tool_char(b[p - 1]))
@@ -1545,14 +1554,14 @@ fn redis_name_in(b: &[u8], from: usize, to: usize) -> Option<usize> {
     };
     // (Each name looked for only before the first found so far.)
     let mut first = None;
-    for (f, finder) in FINDERS.iter().enumerate() {
+    for (finder, &(_, name)) in FINDERS.iter().zip(&NAMES) {
         let to = first.unwrap_or(to);
         let end = b.len().min(to + finder.needle().len() - 1);
         first = finder
             .find_iter(&b[from..end])
             .map(|k| from + k)
             .take_while(|&p| p < to)
-            .find(|&p| named(f, p))
+            .find(|&p| named(name, p))
             .or(first);
     }
     first
@@ -8188,10 +8197,11 @@ fn auth_token(text: &str, at: usize, shortest: usize) -> Option<(usize, usize)> 
 /// Whether a header's token shorter than a bearer token's own trigger reads (16
 /// characters) is a test's or a document's: no letter (`12345678`), or a word such
 /// fixtures are made of (`token123`, `test-token-1`, `password1`, `fake_token_1`,
-/// `invalid1`, `null1234`) — review 33 found them redacted in tests and `.http` files once
-/// a bearer token was read from 8 characters.
+/// `invalid1`, `null1234`; `auth_token` refuses placeholders' words at any length) —
+/// review 33 found them redacted in tests and `.http` files once a bearer token was read
+/// from 8 characters.
 fn fixture_token(token: &str) -> bool {
-    const WORDS: [&str; 20] = [
+    const WORDS: [&str; 19] = [
         "test",
         "token",
         "secret",
@@ -8200,7 +8210,6 @@ fn fixture_token(token: &str) -> bool {
         "sample",
         "fake",
         "mock",
-        "dummy",
         "valid",
         "expired",
         "null",
