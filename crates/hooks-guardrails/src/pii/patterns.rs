@@ -435,15 +435,6 @@ fn other_commands() -> String {
     format!(r"{B}{KEYGEN}(?:\.exe|\.EXE)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))")
 }
 
-/// The commands whose password is a positional argument (see
-/// `validate::positional_password`): `htpasswd -b`, `rabbitmqctl add_user`, `sqlplus
-/// user/password`, `wpa_passphrase`, `cmdkey /pass:`, `schtasks /rp`, `net user`, `net
-/// use`, `security add-generic-password -w`, Redis's `requirepass`, `masterauth`, `AUTH`
-/// and `ACL SETUSER`, an ACL file's `user NAME` before a rule (`on`, `off`, `>…`, `~…`,
-/// `&…`, `%R~…`, `(…`, `+@…`, `-get`, `reset…`, `all…`, `nopass`: prose's "user alice
-/// logged in" is no candidate), `az keyvault secret set --value`, `aws ssm put-parameter
-/// --value`. The name and a blank.
-///
 /// Which of [`positional_commands`] a pattern holds.
 #[derive(Clone, Copy, PartialEq)]
 enum Positional {
@@ -456,7 +447,15 @@ enum Positional {
     Unnamed,
 }
 
-/// `which`: see [`Positional`].
+/// The commands whose password is a positional argument (see
+/// `validate::positional_password`): `htpasswd -b`, `rabbitmqctl add_user`, `sqlplus
+/// user/password`, `wpa_passphrase`, `cmdkey /pass:`, `schtasks /rp`, `net user`, `net
+/// use`, `security add-generic-password -w`, Redis's `requirepass`, `masterauth`, `AUTH`
+/// (also as `HELLO`'s and `MIGRATE`'s option) and `ACL SETUSER`, an ACL file's `user
+/// NAME` before a rule (`on`, `off`, `>…`, `~…`, `&…`, `%R~…`, `(…`, `+@…`, `-get`,
+/// `reset…`, `all…`, `nopass`: prose's "user alice logged in" is no candidate), `az
+/// keyvault secret set --value`, `aws ssm put-parameter --value`. The name and a blank;
+/// `which` says which of them (see [`Positional`]).
 fn positional_commands(which: Positional) -> String {
     // (`security` and `net` only with the subcommand that takes a password: "security
     // team" and ".net user" are prose; `ACL`, `keyvault` and `ssm` with theirs; `user`
