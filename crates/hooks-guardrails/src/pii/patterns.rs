@@ -268,20 +268,23 @@ pub(super) const SECRET_OPTIONS: [&str; 17] = [
 
 /// Commands whose line may carry a password (see `validate::command_password`): the MySQL
 /// and MariaDB clients glued to `-p` (`mysql -uroot -pS3cret`: `-p S3cret` prompts and
-/// names a database), the MongoDB shell's and tools' `-p`, `sshpass -p`, a registry's
-/// `login -p` (after docker, podman, nerdctl, oras, buildah, skopeo, helm, oc, az or cf),
-/// curl's `-u user:password` (and `-U`, `--user`, `--proxy-user`), `redis-cli -a`,
-/// `sqlcmd -P`, `zip`'s and `unzip`'s `-P` (also last of a cluster, `-rP`), keytool's
+/// names a database), the MongoDB shell's and tools' `-p` (`mongostat`, `mongotop`,
+/// `mongofiles` too), `sshpass -p`, a registry's `login -p` (after docker, podman, nerdctl,
+/// oras, buildah, skopeo, helm, oc, az or cf), curl's `-u user:password` (and `-U`,
+/// `--user`, `--proxy-user`), `redis-cli -a` (and `redis-benchmark -a`), `sqlcmd -P`,
+/// `zip`'s and `unzip`'s `-P` (also last of a cluster, `-rP`), keytool's
 /// `-storepass`/`-keypass` (and their `-src…`/`-dest…`), openssl's `-pass…` `pass:…` and
-/// `-k`, `smbclient -U user%password`, `lftp -u user,password`,
-/// `SQLCMD -P` (as Windows scripts write it), `ssh-keygen`'s old and new passphrases
-/// (`-P`, `-N`: a trigger of the commands' pass, see [`other_commands`]), the OpenLDAP
-/// tools' `-w` (`ldapsearch`, `ldapmodify`, …: a name of `ldap` and letters in the trigger,
-/// one literal for the prefilter), and the archivers' `-p` glued to the password (`7z`, `7za`, `7zr`, `rar`,
-/// `unrar`; rar's `-hp` too: a `-p` apart from its value prompts for one). (`7z` is
-/// written out with what follows it in the trigger: as a two-byte literal, the prefilter's
-/// fingerprints shrank to it and every text was read 25% slower.)
-pub(super) const PASSWORD_COMMANDS: [&str; 39] = [
+/// `-k`, `smbclient -U user%password`, `lftp -u user,password`, `SQLCMD -P` (as Windows
+/// scripts write it), `ssh-keygen`'s old and new passphrases (`-P`, `-N`: a trigger of the
+/// commands' pass, see [`other_commands`]), the OpenLDAP tools' `-w` (`ldapsearch`,
+/// `ldapmodify`, …: a name of `ldap` and letters in the trigger, one literal for the
+/// prefilter), the archivers' `-p` glued to the password (`7z`, `7za`, `7zr`, `rar`,
+/// `unrar`; rar's `-hp` too: a `-p` apart from its value prompts for one), and the clients
+/// of [`client_commands`]: Valkey's and KeyDB's `-a` (as redis-cli's), Cassandra's `cqlsh
+/// -p`, Neo4j's `cypher-shell -p`, `twine upload -p`. (`7z` is written out with what
+/// follows it in the trigger: as a two-byte literal, the prefilter's fingerprints shrank to
+/// it and every text was read 25% slower.)
+pub(super) const PASSWORD_COMMANDS: [&str; 49] = [
     "mysql",
     "MySQL",
     "MYSQL",
@@ -293,11 +296,15 @@ pub(super) const PASSWORD_COMMANDS: [&str; 39] = [
     "mongorestore",
     "mongoexport",
     "mongoimport",
+    "mongostat",
+    "mongotop",
+    "mongofiles",
     "mongo",
     "sshpass",
     "curl",
     "login",
     "redis-cli",
+    "redis-benchmark",
     "sqlcmd",
     "zip",
     "unzip",
@@ -321,6 +328,12 @@ pub(super) const PASSWORD_COMMANDS: [&str; 39] = [
     "unrar",
     "rar",
     "ssh-keygen",
+    "valkey-cli",
+    "valkey-benchmark",
+    "keydb-cli",
+    "cqlsh",
+    "cypher-shell",
+    "twine",
 ];
 
 /// For each byte, which of [`PASSWORD_COMMANDS`] start with it (bit `i` for command `i`):
@@ -337,17 +350,18 @@ pub(super) const COMMAND_STARTS: [u64; 256] = {
     starts
 };
 
-/// For each byte and each of the next two places, which of [`PASSWORD_COMMANDS`] have it
+/// For each byte and each of the next five places, which of [`PASSWORD_COMMANDS`] have it
 /// there (or end before it): with [`COMMAND_STARTS`], the commands a text may start with,
 /// so that most places that start with a command's first letter (`m`, `s`, `l`, …) are
-/// turned away without comparing names.
-const COMMAND_NEXT: [[u64; 256]; 2] = {
-    let mut next = [[0; 256]; 2];
+/// turned away without comparing names, and a name that begins others (`mongo`,
+/// `mongosh`, `mongostat`, …) is compared alone.
+const COMMAND_NEXT: [[u64; 256]; 5] = {
+    let mut next = [[0; 256]; 5];
     let mut i = 0;
     while i < PASSWORD_COMMANDS.len() {
         let name = PASSWORD_COMMANDS[i].as_bytes();
         let mut at = 1;
-        while at < 3 {
+        while at < 6 {
             let mut c = 0;
             while c < 256 {
                 if at >= name.len() || name[at] as usize == c {
@@ -364,14 +378,16 @@ const COMMAND_NEXT: [[u64; 256]; 2] = {
 
 /// The commands of [`PASSWORD_COMMANDS`] that `b` starts with, in the list's order.
 pub(super) fn commands_at(b: &[u8]) -> impl Iterator<Item = &'static str> + '_ {
-    let mut left = match b {
-        [c0, c1, c2, ..] => {
-            COMMAND_STARTS[usize::from(*c0)]
-                & COMMAND_NEXT[0][usize::from(*c1)]
-                & COMMAND_NEXT[1][usize::from(*c2)]
-        }
-        _ => b.first().map_or(0, |&c| COMMAND_STARTS[usize::from(c)]),
-    };
+    let mut left = b.first().map_or(0, |&c| COMMAND_STARTS[usize::from(c)]);
+    // (Past the text's end, any name may still be cut short by it.)
+    let next = |k: usize| b.get(k).map_or(0, |&c| COMMAND_NEXT[k - 1][usize::from(c)]);
+    if left != 0 {
+        left &= next(1) & next(2);
+    }
+    // (Further only where names share their first three bytes.)
+    if left & left.wrapping_sub(1) != 0 {
+        left &= next(3) & next(4) & next(5);
+    }
     std::iter::from_fn(move || {
         while left != 0 {
             let c = PASSWORD_COMMANDS[left.trailing_zeros() as usize];
@@ -414,10 +430,12 @@ fn command_line_secrets() -> String {
     let qq = r#"\\{0,3}["']"#;
     // (Not the registries' names: `oc`, `az`, `cf` are letters of every other word, which
     // the prefilter would stop at; their `login` is the trigger.)
-    let commands = "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB)[A-Za-z0-9_.-]*|mongo(?:sh|dump|restore|export|import)?|sshpass|curl|login|redis-cli|sqlcmd|SQLCMD|zip|unzip|keytool|openssl|smbclient|lftp|ldap[a-z]{3,7}";
+    let commands = named_command(
+        "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB)[A-Za-z0-9_.-]*|mongo(?:sh|dump|restore|export|import|stat|top|files)?|sshpass|curl|login|redis-(?:cli|benchmark)|sqlcmd|SQLCMD|zip|unzip|keytool|openssl|smbclient|lftp|ldap[a-z]{3,7}",
+    );
     let flag = secret_option();
     format!(
-        r#"[ \t\r\n"'`\[(,]{flag}|{B}(?:ConvertTo-SecureString|convertto-securestring)[ \t]|{B}(?:7z(?:[ar]|\.exe|[ar]\.exe)?|(?:un)?rar(?:\.exe)?)[ \t]|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{B}(?:{commands})(?:\.exe|\.EXE)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))|{B}(?:Authorization|authorization|AUTHORIZATION)(?:{q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)|{qq}\][ \t]{{0,40}}=)[ \t]*{q}[A-Za-z][A-Za-z0-9_-]{{0,31}}[ \t]{{1,16}}{BEARER}{{4}}"#
+        r#"[ \t\r\n"'`\[(,]{flag}|{B}(?:ConvertTo-SecureString|convertto-securestring)[ \t]|{B}(?:7z(?:[ar]|\.exe|[ar]\.exe)?|(?:un)?rar(?:\.exe)?)[ \t]|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{commands}|{B}(?:Authorization|authorization|AUTHORIZATION)(?:{q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)|{qq}\][ \t]{{0,40}}=)[ \t]*{q}[A-Za-z][A-Za-z0-9_-]{{0,31}}[ \t]{{1,16}}{BEARER}{{4}}"#
     )
 }
 
@@ -431,8 +449,37 @@ fn command_line_secrets() -> String {
 /// of four bytes with a blank, read 6.6x slower than the bench text in a run, so it is not
 /// looked for.)
 fn other_commands() -> String {
+    named_command(KEYGEN)
+}
+
+/// The database and cache clients of [`PASSWORD_COMMANDS`] the clients' pass looks for
+/// (`valkey-cli`, `valkey-benchmark`, `keydb-cli`, `cqlsh`, `cypher-shell`, `twine`): the
+/// command passes' prefilters hold 64 literals of four bytes each, the most they keep at
+/// that length (see [`other_commands`]), so these have a pass of their own (its sweep
+/// reads the bench text 0.7% more slowly). Validated as the command-line pass's are (see
+/// `validate::command_password`); a run of them that fails is passed over (see
+/// [`client_reach`]).
+fn client_commands() -> String {
+    named_command(&CLIENT_NAMES.join("|"))
+}
+
+/// The names [`client_commands`] looks for.
+pub(super) const CLIENT_NAMES: [&str; 6] = [
+    "valkey-cli",
+    "valkey-benchmark",
+    "keydb-cli",
+    "cqlsh",
+    "cypher-shell",
+    "twine",
+];
+
+/// A trigger for a command of [`PASSWORD_COMMANDS`] among `names` (an alternation): at a
+/// word's start, the name (`.exe` after it, as Windows writes it), then a blank, a line
+/// continuation, a `)`, or the closing quote of a name quoted alone (an argument list's
+/// `"curl", …`, or `"curl" -u …`).
+fn named_command(names: &str) -> String {
     let qq = r#"\\{0,3}["']"#;
-    format!(r"{B}{KEYGEN}(?:\.exe|\.EXE)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))")
+    format!(r"{B}(?:{names})(?:\.exe|\.EXE)?(?:[ \t]|\\\r?\n|{qq}[ \t\r\n]*,|{qq}[ \t]|\))")
 }
 
 /// Which of [`positional_commands`] a pattern holds.
@@ -1036,8 +1083,9 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// table's rows (see `validate::table_row_secret`) and those of a table aligned with
 /// blanks, found by hand; pass 6: other services' tokens by their prefixes, and `.pgpass`'s
 /// name (see [`prefixed_tokens`]), on their own so that pass 0's prefilter keeps its
-/// literals. At one start, passes are asked in this order.
-pub(super) const PASSES: usize = 10;
+/// literals; pass 10: the database and cache clients of [`client_commands`]. At one start,
+/// passes are asked in this order.
+pub(super) const PASSES: usize = 11;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after
 /// a header's key on its line): after such a value, held until the scan reaches it, the pass
@@ -1142,6 +1190,32 @@ pub(super) fn run_token_reach(
         .chain(other_trigger_in(b, s + 1, end))
         .min();
     Some(other.unwrap_or(end))
+}
+
+/// How far the clients' pass (see [`client_commands`]) stays quiet after its candidate at
+/// `s` failed: a client's password is the value of one of its options (`-a`, `-p`,
+/// `--pass`), whose `-` stands after a blank, a quote or a list's punctuation on the line
+/// its validator reads, within 2 KiB of its name — the line read for a command named
+/// before it too (see `validate::password_of_commands_before`). So no start more than 2
+/// KiB before the first such `-` after `s` can succeed (read up to 4 KiB: with none there,
+/// the pass resumes 2 KiB on).
+pub(super) fn client_reach(
+    text: &str,
+    s: usize,
+    _: &mut dyn FnMut() -> Option<usize>,
+    _: &Kind,
+) -> Option<usize> {
+    const WINDOW: usize = 2048;
+    let b = text.as_bytes();
+    let to = b.len().min(s + 2 * WINDOW);
+    let dash = memchr::memchr_iter(b'-', &b[s..to])
+        .map(|i| s + i)
+        .find(|&i| i > 0 && before_option(b[i - 1]))
+        .unwrap_or(to);
+    Some(match dash == b.len() {
+        true => dash,
+        false => dash.saturating_sub(WINDOW),
+    })
 }
 
 /// After a failed candidate at `s` of the command-line pass that is a command's name (see
@@ -1982,6 +2056,18 @@ pub(super) fn specs() -> Vec<Spec> {
             SECRET_WINDOW,
             validate_prefixed_token,
         ),
+        // (Their exact pattern is their trigger.)
+        Spec {
+            reach: Some(client_reach),
+            ..spec(
+                Entity::Secret,
+                10,
+                client_commands(),
+                client_commands(),
+                SECRET_WINDOW,
+                validate_secret,
+            )
+        },
         // (Its exact pattern is its trigger: a smaller automaton than all the secrets',
         // read once per candidate, and a candidate is a word as common as `curl`.)
         Spec {
@@ -2109,6 +2195,52 @@ mod tests {
         // (Both answers are asked for: about one input in ten holds a name.)
         assert!(
             found > inputs.len() / 20 && found < inputs.len() / 2,
+            "{found} of {}",
+            inputs.len()
+        );
+    }
+
+    /// `commands_at` answers what comparing every name would, in the list's order: for each
+    /// name, each of its prefixes, itself with any byte changed (to a letter of another
+    /// name, a blank, a byte past ASCII) and itself followed by what a line writes next —
+    /// names that begin others (`mongo`, `mongostat`) and texts shorter than the lookup.
+    #[test]
+    fn a_commands_lookup_is_every_name_compared() {
+        let naive = |m: &[u8]| -> Vec<&str> {
+            PASSWORD_COMMANDS
+                .iter()
+                .filter(|c| m.starts_with(c.as_bytes()))
+                .copied()
+                .collect()
+        };
+        let mut inputs: Vec<Vec<u8>> = Vec::new();
+        for name in PASSWORD_COMMANDS {
+            let n = name.as_bytes();
+            for end in 0..=n.len() {
+                inputs.push(n[..end].to_vec());
+            }
+            for at in 0..n.len() {
+                for c in [b'a', b's', b't', b'-', b'q', b'e', b' ', b'S', 0xc3] {
+                    let mut m = n.to_vec();
+                    m[at] = c;
+                    inputs.push(m.clone());
+                    m.extend_from_slice(b" -p x");
+                    inputs.push(m);
+                }
+            }
+            for tail in [" ", "stat -p", "sh", "-cli", ".exe", "\"", "d", "x y z"] {
+                inputs.push([n, tail.as_bytes()].concat());
+            }
+        }
+        let mut found = 0;
+        for m in &inputs {
+            let got: Vec<&str> = commands_at(m).collect();
+            assert_eq!(got, naive(m), "{}", String::from_utf8_lossy(m));
+            found += usize::from(!got.is_empty());
+        }
+        // (Both answers are asked for.)
+        assert!(
+            found > inputs.len() / 10 && found < inputs.len() * 9 / 10,
             "{found} of {}",
             inputs.len()
         );

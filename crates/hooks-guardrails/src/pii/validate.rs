@@ -784,10 +784,12 @@ pub(super) fn command_line(b: &[u8], s: usize, until: usize) -> (usize, usize, b
 }
 
 /// The commands whose names end only their own kind's lines (see [`next_command`]): a
-/// registry's `login`, an OpenLDAP tool's, `SQLCMD`, an archiver's (`7z`, `rar`) — added
-/// after the others, they would otherwise cut another command's line where it names them
-/// (`curl -T ldapsearch -u …`, `zip -r ldapadd -P …`) before its password. (`login` ended
-/// no line before: a run of registry logins read 2 KiB each, 100x slower than text.)
+/// registry's `login`, an OpenLDAP tool's, `SQLCMD`, an archiver's (`7z`, `rar`),
+/// `ssh-keygen`, the clients of `patterns::CLIENT_NAMES` and the MongoDB tools and Redis's
+/// benchmark added with them — added after the others, they would otherwise cut another
+/// command's line where it names them (`curl -T ldapsearch -u …`, `zip -r ldapadd -P …`)
+/// before its password. (`login` ended no line before: a run of registry logins read 2 KiB
+/// each, 100x slower than text.)
 pub(super) fn line_family(command: &str) -> Option<&'static str> {
     // (`login`: a registry's, after its tool's name, which is no command — `docker login`.
     // `SQLCMD`, not `sqlcmd`: that one ended every line before `SQLCMD` was added. The tools
@@ -799,6 +801,8 @@ pub(super) fn line_family(command: &str) -> Option<&'static str> {
         || command.starts_with("7z")
         || command.ends_with("rar")
         || command == "ssh-keygen"
+        || ["mongostat", "mongotop", "mongofiles", "redis-benchmark"].contains(&command)
+        || super::patterns::CLIENT_NAMES.contains(&command)
     {
         Some("added")
     } else {
@@ -3252,8 +3256,13 @@ fn command_options(command: &str) -> Options {
             &[b"-u", b"-U", b"--user", b"--proxy-user"],
             b':',
         )
-    } else if is("redis-cli") {
+    } else if ["redis-cli", "valkey-cli", "keydb-cli"]
+        .iter()
+        .any(|c| is(c))
+    {
         (&[b"-a", b"--pass"], false, &[], b':')
+    } else if is("redis-benchmark") || is("valkey-benchmark") {
+        (&[b"-a"], false, &[], b':')
     } else if is("sqlcmd") || is("zip") || is("unzip") {
         (&[b"-P"], false, &[], b':')
     } else if command == "ldappasswd" {
@@ -3286,7 +3295,7 @@ fn command_options(command: &str) -> Options {
     } else if is("lftp") {
         (&[], false, &[b"-u", b"--user"], b',')
     } else {
-        // mongo…, sshpass, a registry's login.
+        // mongo…, sshpass, a registry's login, cqlsh, cypher-shell, twine.
         (&[b"-p"], false, &[], b':')
     }
 }
