@@ -205,6 +205,30 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // Database and cache clients with no password (their own pass, see
+        // `patterns::client_commands`): names in a row, each passed over by the first's
+        // reach; options given variables, an argument list, a Redis command after a name.
+        (
+            "client_names_in_a_row",
+            fill("twine cqlsh valkey-cli keydb-cli ", ""),
+        ),
+        (
+            "clients_without_passwords",
+            fill(
+                "valkey-cli -a $X cqlsh -u a -p \"cypher-shell\", \"-p\", twine AUTH ",
+                "",
+            ),
+        ),
+        // Commands named as other commands' arguments, every line failing: each name
+        // ends the line before it and reads back the names before it for theirs (see
+        // `validate::password_of_commands_before`).
+        (
+            "commands_named_in_argument_lists",
+            fill(
+                "redis-cli -a $X mongo -u a -p \"sshpass\", \"-p\", curl AUTH zip -P twine ",
+                "",
+            ),
+        ),
         // Short command lines whose one option gives no password (`zip -x `: a candidate
         // every 7 bytes, its line read to the next command, which is validated there), and
         // an archiver's after a word (`7z a -px `, its `-p` glued to too short a value).

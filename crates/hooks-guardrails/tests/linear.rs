@@ -209,6 +209,17 @@ fn family(name: &str, n: usize) -> String {
         "commands_named_as_arguments" => {
             "keytool -alias mysql -x curl -T zip -x mysql -u ".repeat(n / 48)
         }
+        // Database and cache clients with no password (their own pass): names in a row,
+        // options given variables, an argument list, and named as other commands'
+        // arguments in argument lists.
+        "client_names_in_a_row" => "twine cqlsh valkey-cli keydb-cli ".repeat(n / 33),
+        "clients_without_passwords" => {
+            "valkey-cli -a $X cqlsh -u a -p \"cypher-shell\", \"-p\", twine AUTH ".repeat(n / 66)
+        }
+        "commands_named_in_argument_lists" => {
+            "redis-cli -a $X mongo -u a -p \"sshpass\", \"-p\", curl AUTH zip -P twine "
+                .repeat(n / 72)
+        }
         // PowerShell's cmdlet over and over, and with parameters that are not the switch.
         "secure_strings_in_a_row" => "ConvertTo-SecureString ".repeat(n / 23),
         "secure_strings_without_the_switch" => {
@@ -337,7 +348,7 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 122] = [
+const FAMILIES: [&str; 125] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -430,6 +441,9 @@ const FAMILIES: [&str; 122] = [
     "logins_in_chains",
     "key_generators_in_a_row",
     "commands_named_as_arguments",
+    "client_names_in_a_row",
+    "clients_without_passwords",
+    "commands_named_in_argument_lists",
     "secure_strings_in_a_row",
     "secure_strings_without_the_switch",
     "markdown_table_rows",
