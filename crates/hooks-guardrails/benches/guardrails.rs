@@ -205,9 +205,9 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
-        // Database and cache clients with no password (their own pass, see
-        // `patterns::client_commands`): names in a row, each passed over by the first's
-        // reach; options given variables, an argument list, a Redis command after a name.
+        // Database and cache clients with no password: names in a row, passed over by the
+        // first's reach; options given variables, an argument list, a Redis command after
+        // a name.
         (
             "client_names_in_a_row",
             fill("twine cqlsh valkey-cli keydb-cli ", ""),

@@ -4334,16 +4334,16 @@ pub(crate) mod tests {
                 &["S3cr3tPw99"],
             ),
             ("cqlsh.exe -p S3cr3tPw99 db", &["S3cr3tPw99"]),
-            // (Their names as arguments end no other command's line, however many: more
-            // than the names before a command that are read back.)
+            // (Their names as another command's arguments: the line they cut is read on
+            // as that command's.)
             ("curl -T twine -u bob:S3cr3tPw99 ftp://h/", &["S3cr3tPw99"]),
             ("zip -r out.zip cqlsh -P S3cr3tPw99", &["S3cr3tPw99"]),
             (
-                "curl -T twine -T cqlsh -T twine -T keydb-cli -u bob:S3cr3tPw99 h",
+                "curl -T twine -T cqlsh -u bob:S3cr3tPw99 h",
                 &["S3cr3tPw99"],
             ),
             (
-                "curl -T mongotop -T mongostat -T mongofiles -T redis-benchmark -u bob:S3cr3tPw99",
+                "curl -T mongotop -T redis-benchmark -u bob:S3cr3tPw99",
                 &["S3cr3tPw99"],
             ),
             // A shell's escaped blank inside a password (cut there, its rest was left).
@@ -7609,7 +7609,7 @@ pub(crate) mod tests {
             "zip -r ",
             "ssh-keygen ",
             "-N ",
-            // Database and cache clients (their own pass: see `patterns::client_reach`).
+            // Database and cache clients.
             "twine ",
             "cqlsh ",
             "valkey-cli ",

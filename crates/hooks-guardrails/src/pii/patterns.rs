@@ -279,11 +279,11 @@ pub(super) const SECRET_OPTIONS: [&str; 17] = [
 /// commands' pass, see [`other_commands`]), the OpenLDAP tools' `-w` (`ldapsearch`,
 /// `ldapmodify`, …: a name of `ldap` and letters in the trigger, one literal for the
 /// prefilter), the archivers' `-p` glued to the password (`7z`, `7za`, `7zr`, `rar`,
-/// `unrar`; rar's `-hp` too: a `-p` apart from its value prompts for one), and the clients
-/// of [`client_commands`]: Valkey's and KeyDB's `-a` (as redis-cli's), Cassandra's `cqlsh
-/// -p`, Neo4j's `cypher-shell -p`, `twine upload -p`. (`7z` is written out with what
-/// follows it in the trigger: as a two-byte literal, the prefilter's fingerprints shrank to
-/// it and every text was read 25% slower.)
+/// `unrar`; rar's `-hp` too: a `-p` apart from its value prompts for one), and database
+/// and cache clients: Valkey's and KeyDB's `-a` (as redis-cli's), Cassandra's `cqlsh -p`,
+/// Neo4j's `cypher-shell -p`, `twine upload -p`. (`7z` is written out with what follows it
+/// in the trigger: as a two-byte literal, the prefilter's fingerprints shrank to it and
+/// every text was read 25% slower.)
 pub(super) const PASSWORD_COMMANDS: [&str; 49] = [
     "mysql",
     "MySQL",
@@ -380,7 +380,10 @@ const COMMAND_NEXT: [[u64; 256]; 5] = {
 pub(super) fn commands_at(b: &[u8]) -> impl Iterator<Item = &'static str> + '_ {
     let mut left = b.first().map_or(0, |&c| COMMAND_STARTS[usize::from(c)]);
     // (Past the text's end, any name may still be cut short by it.)
-    let next = |k: usize| b.get(k).map_or(0, |&c| COMMAND_NEXT[k - 1][usize::from(c)]);
+    let next = |k: usize| {
+        b.get(k)
+            .map_or(u64::MAX, |&c| COMMAND_NEXT[k - 1][usize::from(c)])
+    };
     if left != 0 {
         left &= next(1) & next(2);
     }
@@ -416,32 +419,38 @@ fn secret_option() -> String {
     format!(r#"--[A-Za-z0-9_-]*(?i:{names}){sep}{q}[^\s"'\\-]"#)
 }
 
-/// Credentials on a command line or in a request (see `validate::command_line_secret`): an
-/// option's value (`--password S3cret`, `--token=…`, `["--api-key", "…"]`), a command's
-/// (see [`PASSWORD_COMMANDS`]), a `.netrc` line (`machine h login bob password S3cret`),
-/// and an `Authorization` header's credentials in any scheme but the two that have
-/// triggers of their own, `Bearer` and `Basic` (see `validate::command_line_secret`):
-/// `Token …` (Django REST framework's, GitHub's), `Bot …` (Discord's), `SSWS …` (Okta's),
-/// `ApiKey …` (Elastic's), any other. An option's
-/// value follows blanks, a line continuation (`\` and a line break), an `=`, or, in an
-/// argument list, a quote and a comma (`"--password", "S3cret"`).
+/// Credentials on a command line (see `validate::command_line_secret`): an option's value
+/// (`--password S3cret`, `--token=…`, `["--api-key", "…"]`), a command's (see
+/// [`PASSWORD_COMMANDS`]), a `.netrc` line (`machine h login bob password S3cret`). An
+/// option's value follows blanks, a line continuation (`\` and a line break), an `=`, or,
+/// in an argument list, a quote and a comma (`"--password", "S3cret"`).
 fn command_line_secrets() -> String {
-    let q = r#"(?:\\{0,3}["'])?"#;
-    let qq = r#"\\{0,3}["']"#;
     // (Not the registries' names: `oc`, `az`, `cf` are letters of every other word, which
     // the prefilter would stop at; their `login` is the trigger.)
     let commands = named_command(
-        "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB)[A-Za-z0-9_.-]*|mongo(?:sh|dump|restore|export|import|stat|top|files)?|sshpass|curl|login|redis-(?:cli|benchmark)|sqlcmd|SQLCMD|zip|unzip|keytool|openssl|smbclient|lftp|ldap[a-z]{3,7}",
+        "(?:mysql|MySQL|MYSQL|mariadb|MariaDB|MARIADB)[A-Za-z0-9_.-]*|mongo(?:sh|dump|restore|export|import|stat|top|files)?|sshpass|curl|login|redis-(?:cli|benchmark)|sqlcmd|SQLCMD|zip|unzip|keytool|openssl|smbclient|lftp|ldap[a-z]{3,7}|valkey-(?:cli|benchmark)|keydb-cli|cqlsh|cypher-shell|twine",
     );
     let flag = secret_option();
     format!(
-        r#"[ \t\r\n"'`\[(,]{flag}|{B}(?:ConvertTo-SecureString|convertto-securestring)[ \t]|{B}(?:7z(?:[ar]|\.exe|[ar]\.exe)?|(?:un)?rar(?:\.exe)?)[ \t]|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{commands}|{B}(?:Authorization|authorization|AUTHORIZATION)(?:{q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)|{qq}\][ \t]{{0,40}}=)[ \t]*{q}[A-Za-z][A-Za-z0-9_-]{{0,31}}[ \t]{{1,16}}{BEARER}{{4}}"#
+        r#"[ \t\r\n"'`\[(,]{flag}|{B}(?:ConvertTo-SecureString|convertto-securestring)[ \t]|{B}(?:7z(?:[ar]|\.exe|[ar]\.exe)?|(?:un)?rar(?:\.exe)?)[ \t]|{B}(?:login|LOGIN)[ \t]+[^\s]+[ \t\r\n]+(?:account[ \t]+[^\s]+[ \t\r\n]+)?(?:password|passwd)[ \t]|{commands}"#
+    )
+}
+
+/// An `Authorization` header's credentials in any scheme but the two that have triggers of
+/// their own, `Bearer` and `Basic` (see `validate::command_line_secret`): `Token …` (Django
+/// REST framework's, GitHub's), `Bot …` (Discord's), `SSWS …` (Okta's), `ApiKey …`
+/// (Elastic's), any other.
+fn authorization_header() -> String {
+    let q = r#"(?:\\{0,3}["'])?"#;
+    let qq = r#"\\{0,3}["']"#;
+    format!(
+        r#"{B}(?:Authorization|authorization|AUTHORIZATION)(?:{q}[ \t]*(?:=>|[:=]|{qq}?[ \t]*,)|{qq}\][ \t]{{0,40}}=)[ \t]*{q}[A-Za-z][A-Za-z0-9_-]{{0,31}}[ \t]{{1,16}}{BEARER}{{4}}"#
     )
 }
 
 /// The command of [`PASSWORD_COMMANDS`] the commands' pass looks for, not the command-line
-/// pass (`ssh-keygen`): that pass's prefilter holds 64 literals of four bytes, the most it
-/// keeps at that length — one more, and all were cut to three (`log`, `key`, `ope`, …),
+/// pass (`ssh-keygen`): that pass's prefilter held 64 literals of four bytes then, the most
+/// it keeps at that length — one more, and all were cut to three (`log`, `key`, `ope`, …),
 /// which every text was read 3% more slowly for (in the secrets pass, whose literals are
 /// cut to three already, `ssh` cost 1.3%). Its candidates are validated as the
 /// command-line pass's are (see `validate::command_password`); each one that fails reads
@@ -451,27 +460,6 @@ fn command_line_secrets() -> String {
 fn other_commands() -> String {
     named_command(KEYGEN)
 }
-
-/// The database and cache clients of [`PASSWORD_COMMANDS`] the clients' pass looks for
-/// (`valkey-cli`, `valkey-benchmark`, `keydb-cli`, `cqlsh`, `cypher-shell`, `twine`): the
-/// command passes' prefilters hold 64 literals of four bytes each, the most they keep at
-/// that length (see [`other_commands`]), so these have a pass of their own (its sweep
-/// reads the bench text 0.7% more slowly). Validated as the command-line pass's are (see
-/// `validate::command_password`); a run of them that fails is passed over (see
-/// [`client_reach`]).
-fn client_commands() -> String {
-    named_command(&CLIENT_NAMES.join("|"))
-}
-
-/// The names [`client_commands`] looks for.
-pub(super) const CLIENT_NAMES: [&str; 6] = [
-    "valkey-cli",
-    "valkey-benchmark",
-    "keydb-cli",
-    "cqlsh",
-    "cypher-shell",
-    "twine",
-];
 
 /// A trigger for a command of [`PASSWORD_COMMANDS`] among `names` (an alternation): at a
 /// word's start, the name (`.exe` after it, as Windows writes it), then a blank, a line
@@ -670,8 +658,8 @@ pub(super) fn command_named_exactly(m: &[u8]) -> bool {
 pub(super) const WORD_NAMES: [&str; 5] = ["pass", "PASS", "auth", "Auth", "AUTH"];
 
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
-/// since) are looked for in the command-line pass, whose prefilter then stays the faster
-/// kind with fewer literals (see `specs`).
+/// since) are looked for in a pass of their own, the headers' pass, whose prefilter
+/// then stays the faster kind with fewer literals (see `specs`).
 pub(super) const RUN_PASS_NAMES: usize = 100;
 
 /// A field named by one of `names`, its separator and the value's first character. The
@@ -1076,20 +1064,23 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// pass 2: e-mail (found from its `@`; a URL-encoded `%40` is decoded to `@` by folding
 /// first); pass 3: the digit-led formats, one fully built DFA, phone numbers last (their broad
 /// trigger fires on most numbers; as the last pattern, a failed phone candidate makes no other
-/// kind look again); pass 4: credentials on command lines and in headers (`--password …`,
-/// `curl -u user:…`, `mysql -p…`, `Authorization: Token …`, `X-API-Key: …`: see
-/// [`command_line_secrets`]), on their own so that neither pass 1's prefilter nor its
-/// skip over a failed run (see `other_trigger_in`) need know them; pass 5: a Markdown
+/// kind look again); pass 4: credentials on command lines (`--password …`, `curl -u
+/// user:…`, `mysql -p…`: see [`command_line_secrets`]), on their own so that neither pass
+/// 1's prefilter nor its skip over a failed run (see `other_trigger_in`) need know them;
+/// pass 5: a Markdown
 /// table's rows (see `validate::table_row_secret`) and those of a table aligned with
 /// blanks, found by hand; pass 6: other services' tokens by their prefixes, and `.pgpass`'s
 /// name (see [`prefixed_tokens`]), on their own so that pass 0's prefilter keeps its
-/// literals; pass 10: the database and cache clients of [`client_commands`]. At one start,
-/// passes are asked in this order.
+/// literals; pass 10: credentials in headers (`Authorization: Token …`, `X-API-Key: …`: see
+/// [`authorization_header`] and [`RUN_PASS_NAMES`]), moved out of pass 4 so that its
+/// prefilter has room for more commands' names (in one prefilter, four-byte literals past
+/// 64 are all cut to three). At one start, passes are asked in this order.
 pub(super) const PASSES: usize = 11;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after
-/// a header's key on its line): after such a value, held until the scan reaches it, the pass
-/// resumes right after the trigger, not past the value.
+/// another command's name on its line, `curl -T mysql.sql -u admin:…`): after such a value,
+/// held until the scan reaches it, the pass resumes right after the trigger, not past the
+/// value.
 pub(super) const APART_PASSES: [usize; 1] = [4];
 
 /// After a failed address at `s`: every start before its `@` reaches the same `@` (a local
@@ -1192,43 +1183,17 @@ pub(super) fn run_token_reach(
     Some(other.unwrap_or(end))
 }
 
-/// How far the clients' pass (see [`client_commands`]) stays quiet after its candidate at
-/// `s` failed: a client's password is the value of one of its options (`-a`, `-p`,
-/// `--pass`), whose `-` stands after a blank, a quote or a list's punctuation on the line
-/// its validator reads, within 2 KiB of its name — the line read for a command named
-/// before it too (see `validate::password_of_commands_before`). So no start more than 2
-/// KiB before the first such `-` after `s` can succeed (read up to 4 KiB: with none there,
-/// the pass resumes 2 KiB on).
-pub(super) fn client_reach(
-    text: &str,
-    s: usize,
-    _: &mut dyn FnMut() -> Option<usize>,
-    _: &Kind,
-) -> Option<usize> {
-    const WINDOW: usize = 2048;
-    let b = text.as_bytes();
-    let to = b.len().min(s + 2 * WINDOW);
-    let dash = memchr::memchr_iter(b'-', &b[s..to])
-        .map(|i| s + i)
-        .find(|&i| i > 0 && before_option(b[i - 1]))
-        .unwrap_or(to);
-    Some(match dash == b.len() {
-        true => dash,
-        false => dash.saturating_sub(WINDOW),
-    })
-}
-
 /// After a failed candidate at `s` of the command-line pass that is a command's name (see
 /// [`PASSWORD_COMMANDS`]; its other candidates resume at the next character): how far no
 /// candidate of the pass can succeed, so a run of commands' names (`curl curl …`) is not
 /// read again from each of them. A command's password needs an option (`-p`, `-u`, `-U`,
 /// `-a`, `--user`, …), which starts with `-`, on its line within the 2 KiB its validator
-/// reads; the pass's other candidates start with `--`, `login`, `LOGIN`, an authorization
-/// header's name or a header name for a key or token — or need an option too (PowerShell's
-/// `ConvertTo-SecureString` its `-AsPlainText`). So no start more than 2 KiB before the
-/// first `-` or such word after `s` (read up to 4 KiB) can succeed. (Line ends are not
-/// trusted: a quoted line break does not end a command.) Where that `-` is nearer, the run
-/// of commands before it that fail is passed over (see [`failing_commands`]).
+/// reads; the pass's other candidates start with `--`, `login` or `LOGIN` — or need an
+/// option too (PowerShell's `ConvertTo-SecureString` its `-AsPlainText`). So no start more
+/// than 2 KiB before the first `-` or such word after `s` (read up to 4 KiB) can succeed.
+/// (Line ends are not trusted: a quoted line break does not end a command.) Where that `-`
+/// is nearer, the run of commands before it that fail is passed over (see
+/// [`failing_commands`]).
 pub(super) fn command_reach(
     text: &str,
     s: usize,
@@ -1248,13 +1213,6 @@ pub(super) fn command_reach(
         match b[i] {
             b'-' => option(i),
             b'l' | b'L' => rest.starts_with(b"login") || rest.starts_with(b"LOGIN"),
-            b'a' | b'A' => ["Authorization", "authorization", "AUTHORIZATION"]
-                .iter()
-                .chain(&SECRET_NAMES[RUN_PASS_NAMES..])
-                .any(|n| rest.starts_with(n.as_bytes())),
-            b'p' | b'P' | b'V' => SECRET_NAMES[RUN_PASS_NAMES..]
-                .iter()
-                .any(|n| rest.starts_with(n.as_bytes())),
             _ => false,
         }
     };
@@ -1457,17 +1415,16 @@ fn failing_chain(text: &str, s: usize) -> Option<usize> {
             return done(end);
         }
         // Its line, whole (cut at 32 bytes, it may hold more: the search validates it). A
-        // line with no option, `curl a curl a …`, is not read here: the run of such lines
-        // is read at once by the reach of that command's own failure (see
-        // [`failing_commands`]). A line with none of the command's password options fails
-        // without its validation; one with such an option is validated (`7z a -px`,
-        // `mysql -u root -p db` fail).
+        // line with none of the command's password options fails without its validation
+        // (so does a line with no option at all, `sshpass` cut by `mongo` in `sshpass mongo
+        // -p …`, for the names before it too — the chain goes on past it: stopped there,
+        // such runs read 6x slower than the bench text, 3.3x now); one with such an option
+        // is validated (`7z a -px`, `mysql -u root -p db` fail).
         let after = super::validate::command_line(b, end, end + CHAIN_LINE);
         let options = &b[after.0..after.1];
         // (A line that ends before the bytes read is the whole line: the password is looked
         // for on it, not on the line read again.)
         if after.1 >= end + CHAIN_LINE
-            || !options.contains(&b'-')
             || (super::validate::may_give_password(options, command)
                 && (command != "login" || super::validate::registry_cli_before(b, end))
                 && super::validate::command_password_on(text, end, command, after, true).is_some())
@@ -1535,35 +1492,17 @@ fn login_fails(text: &str, i: usize) -> bool {
 
 /// Where a trigger of the command-line pass that is no command's name may start, found at
 /// `i`: an option named `--…` (its trigger starts a character before the dashes, at a
-/// blank, a quote, a backtick or a list's punctuation), `login`, an authorization header's
-/// name, a header name for a key or token (see [`RUN_PASS_NAMES`]), PowerShell's cmdlet.
+/// blank, a quote, a backtick or a list's punctuation), `login`, PowerShell's cmdlet.
 fn chain_other(text: &str, i: usize) -> Option<usize> {
     let b = text.as_bytes();
-    const _: () = {
-        let mut n = RUN_PASS_NAMES;
-        while n < SECRET_NAMES.len() {
-            let first = SECRET_NAMES[n].as_bytes()[0];
-            assert!(matches!(first, b'a' | b'A' | b'p' | b'P' | b'V'));
-            n += 1;
-        }
-    };
     let rest = &b[i..];
     let found = match b[i] {
         c if before_option(c) => rest[1..].starts_with(b"--"),
         b'l' | b'L' => {
             (rest.starts_with(b"login") || rest.starts_with(b"LOGIN")) && !login_fails(text, i)
         }
-        // (A header name, found through the field names' tables: where one is, it is the
-        // longest name there (see `where_a_header_name_starts_the_longest_name_is_it`), and
-        // not a field name's, which only the run-token pass looks for: `login a password
-        // zip -x …` was a chain's stop at each `password`, 5.3x slower than the bench text.)
-        b'a' | b'A' => {
-            ["Authorization", "authorization", "AUTHORIZATION"]
-                .iter()
-                .any(|n| rest.starts_with(n.as_bytes()))
-                || secret_name_at(rest).is_some_and(header_name)
-        }
-        b'p' | b'P' | b'V' => secret_name_at(rest).is_some_and(header_name),
+        // (No field's or header's name, no `Authorization`: the run-token pass and the
+        // headers' pass look for those.)
         b'C' | b'c' => {
             rest.starts_with(b"ConvertTo-SecureString")
                 || rest.starts_with(b"convertto-securestring")
@@ -1573,7 +1512,7 @@ fn chain_other(text: &str, i: usize) -> Option<usize> {
     found.then_some(i)
 }
 
-/// Whether `name` (one of [`SECRET_NAMES`]) is a header name, which the command-line pass
+/// Whether `name` (one of [`SECRET_NAMES`]) is a header name, which the headers' pass
 /// looks for (see [`RUN_PASS_NAMES`]).
 pub(super) fn header_name(name: &str) -> bool {
     SECRET_NAMES[RUN_PASS_NAMES..].contains(&name)
@@ -1947,12 +1886,16 @@ pub(super) fn specs() -> Vec<Spec> {
         single_dash_options(),
     ]
     .join("|");
-    // Credentials on command lines and in headers (see `command_line_secrets`), and the
-    // header names: a pass of their own, so the run-token pass's prefilter keeps its
-    // literals (one prefilter with both read the text about twice as slowly).
-    let command_line_trigger = format!(
+    // Credentials on command lines (see `command_line_secrets`): a pass of their own, so
+    // the run-token pass's prefilter keeps its literals (one prefilter with both read the
+    // text about twice as slowly).
+    let command_line_trigger = command_line_secrets();
+    // An `Authorization` header's credentials and the header names (see
+    // `RUN_PASS_NAMES`): a pass of their own, so the command-line pass's prefilter has
+    // room for more commands' names.
+    let header_trigger = format!(
         "{}|{}",
-        command_line_secrets(),
+        authorization_header(),
         named_secret(&SECRET_NAMES[RUN_PASS_NAMES..], true)
     );
     let email_trigger = format!(r"{local}+@{label}+\.");
@@ -2057,17 +2000,14 @@ pub(super) fn specs() -> Vec<Spec> {
             validate_prefixed_token,
         ),
         // (Their exact pattern is their trigger.)
-        Spec {
-            reach: Some(client_reach),
-            ..spec(
-                Entity::Secret,
-                10,
-                client_commands(),
-                client_commands(),
-                SECRET_WINDOW,
-                validate_secret,
-            )
-        },
+        spec(
+            Entity::Secret,
+            10,
+            header_trigger.clone(),
+            header_trigger,
+            SECRET_WINDOW,
+            validate_secret,
+        ),
         // (Its exact pattern is its trigger: a smaller automaton than all the secrets',
         // read once per candidate, and a candidate is a word as common as `curl`.)
         Spec {
@@ -2317,9 +2257,10 @@ mod tests {
         );
     }
 
-    /// Where a header name starts, the longest name found there is the header's (see
-    /// `chain_other`): no header name begins a field name of the run-token pass, and a
-    /// field name that begins a header name (`auth`, `auth-token`) is the longest there
+    /// Where a header name starts, the longest name found there is the header's (as
+    /// `secret_name_at` reads a candidate's name, in the headers' pass and the
+    /// run-token pass alike): no header name begins a field name of the run-token pass, and
+    /// a field name that begins a header name (`auth`, `auth-token`) is the longest there
     /// only where the header's is not (`auth: …`).
     #[test]
     fn where_a_header_name_starts_the_longest_name_is_it() {

@@ -785,11 +785,15 @@ pub(super) fn command_line(b: &[u8], s: usize, until: usize) -> (usize, usize, b
 
 /// The commands whose names end only their own kind's lines (see [`next_command`]): a
 /// registry's `login`, an OpenLDAP tool's, `SQLCMD`, an archiver's (`7z`, `rar`),
-/// `ssh-keygen`, the clients of `patterns::CLIENT_NAMES` and the MongoDB tools and Redis's
-/// benchmark added with them — added after the others, they would otherwise cut another
-/// command's line where it names them (`curl -T ldapsearch -u …`, `zip -r ldapadd -P …`)
-/// before its password. (`login` ended no line before: a run of registry logins read 2 KiB
-/// each, 100x slower than text.)
+/// `ssh-keygen` — added after the others, they would otherwise cut another command's line
+/// where it names them (`curl -T ldapsearch -u …`, `zip -r ldapadd -P …`) before its
+/// password. (`login` ended no line before: a run of registry logins read 2 KiB each, 100x
+/// slower than text.) The names added since (the database and cache clients, `cqlsh`,
+/// `valkey-cli`, …, the MongoDB tools, Redis's benchmark) end every line, as the first
+/// commands' do: of this family, each one named in an older command's line would stop the
+/// command-line pass's skip over a run of failing lines there (see
+/// `patterns::failing_commands`); a line they cut is read on past them as the older
+/// command's (see [`password_of_commands_before`]).
 pub(super) fn line_family(command: &str) -> Option<&'static str> {
     // (`login`: a registry's, after its tool's name, which is no command — `docker login`.
     // `SQLCMD`, not `sqlcmd`: that one ended every line before `SQLCMD` was added. The tools
@@ -801,8 +805,6 @@ pub(super) fn line_family(command: &str) -> Option<&'static str> {
         || command.starts_with("7z")
         || command.ends_with("rar")
         || command == "ssh-keygen"
-        || ["mongostat", "mongotop", "mongofiles", "redis-benchmark"].contains(&command)
-        || super::patterns::CLIENT_NAMES.contains(&command)
     {
         Some("added")
     } else {
