@@ -6968,6 +6968,10 @@ pub(crate) mod tests {
                 format!("ssh-keygen -f {c} -pP S3cr3tPw99"),
                 // Two names between.
                 format!("keytool -import -alias {c} -file curl -storepass S3cr3tPw99"),
+                // Continued onto an indented line, no blank before the `\` (found by an
+                // attack review).
+                format!("curl -v\\\n  -T {c} -u admin:S3cr3tPw99 ftp://h/"),
+                format!("keytool -list -keystore ks\\\r\n\t-alias {c} -storepass S3cr3tPw99"),
             ] {
                 let at = text.find("S3cr3tPw99").unwrap_or_default();
                 let covered = d.detect(&text).iter().any(|f| {
@@ -6977,7 +6981,7 @@ pub(crate) mod tests {
                 checked += 1;
             }
         }
-        assert_eq!(checked, 13 * patterns::PASSWORD_COMMANDS.len());
+        assert_eq!(checked, 15 * patterns::PASSWORD_COMMANDS.len());
         // (Found by an attack review: continued lines, a registry's login whose user is a
         // command's name, openssl's `-passout` after names with a `-p` of their own.)
         for (text, want) in [

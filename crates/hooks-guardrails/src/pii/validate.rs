@@ -699,14 +699,17 @@ fn others_may_give_password(line: &[u8], command: &str) -> bool {
 }
 
 /// Whether the continuation before the line break at `i` (see [`continued`]) stands after a
-/// blank.
+/// blank or continues onto an indented line, as shells' continued lines are written (`curl
+/// -v \⏎`, `curl -v\⏎  -u …`) — not a Markdown line break before prose (`-W\⏎then …`).
 fn blank_continues(b: &[u8], i: usize) -> bool {
     let j = if b[i] == b'\n' && i > 0 && b[i - 1] == b'\r' {
         i - 1
     } else {
         i
     };
-    j >= 2 && matches!(b[j - 2], b' ' | b'\t')
+    // (The next line's first byte, past a `\r\n`'s `\n`.)
+    let next = i + 1 + usize::from(b[i] == b'\r' && b.get(i + 1) == Some(&b'\n'));
+    (j >= 2 && matches!(b[j - 2], b' ' | b'\t')) || matches!(b.get(next), Some(b' ' | b'\t'))
 }
 
 /// The command of `PASSWORD_COMMANDS` named at `i`, where a command stands (see
