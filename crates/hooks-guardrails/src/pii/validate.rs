@@ -3261,9 +3261,9 @@ fn command_options(command: &str) -> Options {
             &[b"-u", b"-U", b"--user", b"--proxy-user"],
             b':',
         )
-    } else if ["redis-cli", "valkey-cli", "keydb-cli"]
+    } else if REDIS_CLIENTS
         .iter()
-        .any(|c| is(c))
+        .any(|c| command.as_bytes().eq_ignore_ascii_case(c))
     {
         (&[b"-a", b"--pass"], false, &[], b':')
     } else if is("redis-benchmark") || is("valkey-benchmark") {
