@@ -229,6 +229,17 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // The tools read in the headers' pass (see `validate::ADDED_POSITIONAL`), none
+        // given a password: a variable, a default community, a prompt, a store named.
+        (
+            "tools_without_passwords",
+            fill(
+                "dsadd -pwd auth-pass ipmitool -P $X snmpwalk -c public xfreerdp /p: \
+                 neo4j-admin set-initial-password jarsigner -storepass:env X sentinel \
+                 auth-pass psexec -p ",
+                "",
+            ),
+        ),
         // Short command lines whose one option gives no password (`zip -x `: a candidate
         // every 7 bytes, its line read to the next command, which is validated there), and
         // an archiver's after a word (`7z a -px `, its `-p` glued to too short a value).

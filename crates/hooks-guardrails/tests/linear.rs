@@ -220,6 +220,8 @@ fn family(name: &str, n: usize) -> String {
             "redis-cli -a $X mongo -u a -p \"sshpass\", \"-p\", curl AUTH zip -P twine "
                 .repeat(n / 72)
         }
+        // The tools read in the headers' pass, none given a password.
+        "tools_without_passwords" => TOOLS_WITHOUT_PASSWORDS.repeat(n / 157),
         // PowerShell's cmdlet over and over, and with parameters that are not the switch.
         "secure_strings_in_a_row" => "ConvertTo-SecureString ".repeat(n / 23),
         "secure_strings_without_the_switch" => {
@@ -348,7 +350,12 @@ fn family(name: &str, n: usize) -> String {
     }
 }
 
-const FAMILIES: [&str; 125] = [
+/// The unit of the `tools_without_passwords` family (157 bytes).
+const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpwalk -c public \
+    xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
+    psexec -p ";
+
+const FAMILIES: [&str; 126] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -444,6 +451,7 @@ const FAMILIES: [&str; 125] = [
     "client_names_in_a_row",
     "clients_without_passwords",
     "commands_named_in_argument_lists",
+    "tools_without_passwords",
     "secure_strings_in_a_row",
     "secure_strings_without_the_switch",
     "markdown_table_rows",

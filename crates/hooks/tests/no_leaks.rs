@@ -188,6 +188,7 @@ fn values() -> Vec<(String, String)> {
                 "secret_redis_acl" => Some("ACL SETUSER bot on >{} ~jobs:* +get"),
                 "secret_redis_acl_file" => Some("\nuser bot on >{} ~jobs:* +get\n"),
                 "secret_client_option" => Some("valkey-cli -h cache -a '{}' ping"),
+                "secret_tool_option" => Some("ipmitool -H bmc -U admin -P '{}' sel list"),
                 "secret_pgpass" => Some("echo 'db:5432:app:bob:{}' >> ~/.pgpass\n"),
                 "secret_ssm_value" => {
                     Some("aws ssm put-parameter --name /prod/db/password --value '{}'")
@@ -353,7 +354,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1240 + 15);
+    assert_eq!(values.len(), 1164 + 1249 + 15);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

@@ -5390,7 +5390,10 @@ pub(crate) mod tests {
     /// Tools that take a password as a positional argument: `htpasswd -b`, `rabbitmqctl
     /// add_user`, `sqlplus user/password`, `wpa_passphrase`, `net user`, `net use`, `cmdkey
     /// /pass:`, `schtasks /rp`, `security add-generic-password -w`, `mosquitto_passwd -b`;
-    /// and Mosquitto's clients' `-P`.
+    /// Mosquitto's clients' `-P`; and the tools added since, read in the headers' pass:
+    /// `ipmitool -P`, `psexec -p`, `rdesktop -p`, `hydra -p`, the Net-SNMP tools' `-A`, `-X`
+    /// and `-c`, `jarsigner -storepass`, FreeRDP's `/p:`, `dsadd -pwd`, Redis Sentinel's
+    /// `auth-pass`, `neo4j-admin set-initial-password`.
     #[test]
     fn positional_passwords_are_secrets_where_the_tool_reads_one() {
         let d = PiiDetector::new();
@@ -5498,6 +5501,63 @@ pub(crate) mod tests {
                 "mosquitto_passwd -c -b /etc/mosquitto/passwd bob S3cr3tPw99",
                 &["S3cr3tPw99"],
             ),
+            // Servers' management controllers, Windows's remote shells and desktops, SNMP,
+            // Java's signer, Active Directory, Redis Sentinel, Neo4j.
+            (
+                "ipmitool -I lanplus -H h -U bob -P S3cr3tPw99 power status",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "ipmitool -H h -U bob -PS3cr3tPw99 sel list",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "PsExec64.exe \\\\host -u CORP\\bob -p S3cr3tPw99 -accepteula cmd",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "PsExec.exe \\\\host -u bob -p \"S3cr3t Pw99\" cmd",
+                &["S3cr3t Pw99"],
+            ),
+            ("rdesktop -u bob -pS3cr3tPw99 host", &["S3cr3tPw99"]),
+            ("hydra -l bob -p S3cr3tPw99 ssh://host", &["S3cr3tPw99"]),
+            (
+                "snmpget -v3 -u bob -l authNoPriv -a SHA -A 'S3cr3tPw99' h sysUpTime.0",
+                &["S3cr3tPw99"],
+            ),
+            // (Both passphrases: the span from the first to the last.)
+            (
+                "snmpwalk -v3 -u bob -A S3cr3tPw99 -x AES -X S3cr3tPw98 h",
+                &["S3cr3tPw99 -x AES -X S3cr3tPw98"],
+            ),
+            ("snmpset -v2c -cS3cr3tPw99 h oid s x", &["S3cr3tPw99"]),
+            (
+                "jarsigner -storepass S3cr3tPw99 -keypass S3cr3tPw98 a.jar k",
+                &["S3cr3tPw99 -keypass S3cr3tPw98"],
+            ),
+            (
+                "xfreerdp3 /v:host /u:bob /p:\"S3cr3t Pw99\" /cert:ignore",
+                &["S3cr3t Pw99"],
+            ),
+            ("wlfreerdp /v:h /u:bob /GP:S3cr3tPw99", &["S3cr3tPw99"]),
+            ("dsmod user cn=bob,dc=x -pwd S3cr3tPw99", &["S3cr3tPw99"]),
+            ("sentinel auth-pass mymaster S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "redis-cli -p 26379 SENTINEL SET m down-after-milliseconds 5000 auth-pass S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"{"cmd": "SENTINEL SET m AUTH-PASS S3cr3tPw99"}"#,
+                &["S3cr3tPw99"],
+            ),
+            (
+                "neo4j-admin set-initial-password S3cr3tPw99 --require-password-change",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "neo4j-admin.bat dbms set-initial-password \"S3cr3tPw99\"",
+                &["S3cr3tPw99"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5521,6 +5581,16 @@ pub(crate) mod tests {
             "The security team uses net user accounts; .net use cases",
             "net user bob /fullname:\"Bob Smith\" /comment:\"Ops team\"",
             "mosquitto_pub -P $MQTT_PW -t a; mosquitto_passwd -c pw bob; mosquitto_passwd -U pw",
+            "ipmitool -I lanplus -H h -U bob -E power status; ipmitool -P $IPMI_PW sel list",
+            "psexec \\\\host -u bob cmd; rdesktop -u bob -p - host",
+            "hydra -l bob -P rockyou.txt ssh://host",
+            "snmpwalk -v2c -c public h; snmpget -v1 -c private h x; snmpwalk -A $A -X ${P} h",
+            "jarsigner -storepass:env STOREPASS a.jar k; jarsigner -verify a.jar",
+            "xfreerdp /v:host /u:bob /p:; xfreerdp /v:host /p:$RDP_PW; dsadd user cn=bob -pwd *",
+            "sentinel auth-pass mymaster; SENTINEL SET mymaster auth-pass $PW",
+            "a sentinel set to auth-pass the value; see the auth-pass Kx9mQ2vL7pWz option",
+            "neo4j-admin dbms set-initial-password; neo4j-admin set-initial-password $NEO_PW",
+            "Use hydra, psexec or rdesktop; snmpwalk the tree; jarsigner signs jars; dsadd users",
         ] {
             assert_eq!(found(text), [], "{text}");
         }

@@ -473,13 +473,16 @@ fn named_command(names: &str) -> String {
 /// Which of [`positional_commands`] a pattern holds.
 #[derive(Clone, Copy, PartialEq)]
 enum Positional {
-    /// All of them: the exact pattern's.
+    /// All of them but the added: the exact pattern's.
     All,
     /// Those that are names of the run-token pass too (`AUTH`): triggers of that pass,
     /// beside the names, so that one candidate stands at each.
     Named,
-    /// All others: the commands' pass's.
+    /// All others but the added: the commands' pass's.
     Unnamed,
+    /// Those added since the commands' pass's prefilter filled (see
+    /// `validate::ADDED_POSITIONAL`): the headers' pass's, their exact pattern their trigger.
+    Added,
 }
 
 /// The commands whose password is a positional argument (see
@@ -489,28 +492,41 @@ enum Positional {
 /// (also as `HELLO`'s and `MIGRATE`'s option) and `ACL SETUSER`, an ACL file's `user
 /// NAME` before a rule (`on`, `off`, `>…`, `~…`, `&…`, `%R~…`, `(…`, `+@…`, `-get`,
 /// `reset…`, `all…`, `nopass`: prose's "user alice logged in" is no candidate), `az
-/// keyvault secret set --value`, `aws ssm put-parameter --value`. The name and a blank;
-/// `which` says which of them (see [`Positional`]).
+/// keyvault secret set --value`, `aws ssm put-parameter --value`; and those added since
+/// (see [`Positional::Added`]): `ipmitool -P`, `psexec -p`, `rdesktop -p`, `hydra -p`, the
+/// Net-SNMP tools' `-A`, `-X` and `-c`, `jarsigner -storepass`, FreeRDP's `/p:`, `dsadd
+/// -pwd`, Redis Sentinel's `auth-pass`, `neo4j-admin set-initial-password`. The name and a
+/// blank; `which` says which of them (see [`Positional`]).
 fn positional_commands(which: Positional) -> String {
+    use super::validate::{ADDED_POSITIONAL, POSITIONAL_COMMANDS};
     // (`security` and `net` only with the subcommand that takes a password: "security
-    // team" and ".net user" are prose; `ACL`, `keyvault` and `ssm` with theirs; `user`
-    // with a rule.)
-    let names = super::validate::POSITIONAL_COMMANDS
-        .iter()
-        .filter(|c| {
-            !["security", "net", "acl", "keyvault", "ssm"]
-                .iter()
-                .any(|n| c.eq_ignore_ascii_case(n))
-        })
-        .filter(|c| match which {
-            Positional::All => true,
-            Positional::Named => SECRET_NAMES[..RUN_PASS_NAMES].contains(c),
-            Positional::Unnamed => !SECRET_NAMES[..RUN_PASS_NAMES].contains(c),
-        })
-        .copied()
-        .collect::<Vec<_>>()
-        .join("|");
-    let plain = format!(r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]");
+    // team" and ".net user" are prose; `ACL`, `keyvault`, `ssm` and `neo4j-admin` with
+    // theirs; `user` with a rule.)
+    let names = |from: usize, to: usize| {
+        POSITIONAL_COMMANDS[from..to]
+            .iter()
+            .filter(|c| {
+                !["security", "net", "acl", "keyvault", "ssm", "neo4j-admin"]
+                    .iter()
+                    .any(|n| c.eq_ignore_ascii_case(n))
+            })
+            .filter(|c| match which {
+                Positional::Named => SECRET_NAMES[..RUN_PASS_NAMES].contains(c),
+                Positional::Unnamed => !SECRET_NAMES[..RUN_PASS_NAMES].contains(c),
+                Positional::All | Positional::Added => true,
+            })
+            .copied()
+            .collect::<Vec<_>>()
+            .join("|")
+    };
+    let plain = |names: String| format!(r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]");
+    if which == Positional::Added {
+        let added = plain(names(ADDED_POSITIONAL, POSITIONAL_COMMANDS.len()));
+        return format!(
+            r"{added}|{B}neo4j-admin(?:\.bat)?[ \t]+(?:dbms[ \t]+)?set-initial-password[ \t]"
+        );
+    }
+    let plain = plain(names(0, ADDED_POSITIONAL));
     if which == Positional::Named {
         return plain;
     }
@@ -634,9 +650,7 @@ pub(super) fn named_exactly(m: &[u8]) -> bool {
 /// [`named_exactly`] (not a secret's name).
 fn names_a_command(m: &[u8]) -> bool {
     m.starts_with(KEYGEN.as_bytes())
-        || super::validate::POSITIONAL_COMMANDS
-            .iter()
-            .any(|c| m.starts_with(c.as_bytes()))
+        || super::validate::positional_at(m).is_some()
         || super::validate::STDIN_WRITERS
             .iter()
             .any(|c| m.starts_with(c.as_bytes()))
@@ -1891,11 +1905,13 @@ pub(super) fn specs() -> Vec<Spec> {
     let command_line_trigger = command_line_secrets();
     // An `Authorization` header's credentials and the header names (see
     // `RUN_PASS_NAMES`): a pass of their own, so the command-line pass's prefilter has
-    // room for more commands' names.
+    // room for more commands' names; and the positional commands' added since the
+    // commands' pass's prefilter filled.
     let header_trigger = format!(
-        "{}|{}",
+        "{}|{}|{}",
         authorization_header(),
-        named_secret(&SECRET_NAMES[RUN_PASS_NAMES..], true)
+        named_secret(&SECRET_NAMES[RUN_PASS_NAMES..], true),
+        positional_commands(Positional::Added),
     );
     let email_trigger = format!(r"{local}+@{label}+\.");
     let iban_trigger = format!(r"{B}[A-Za-z]{{2}}[ -]{{0,2}}[0-9]{{2}}[ -]{{0,2}}[A-Za-z0-9]{{4}}");

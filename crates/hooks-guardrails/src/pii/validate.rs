@@ -1194,14 +1194,15 @@ fn quote_at(b: &[u8], j: usize) -> Option<(u8, usize)> {
 /// Whether a word ends a positional command's words: another such command's name (a run of
 /// them is read once each), or `SETUSER`, the next `ACL SETUSER`'s.
 fn ends_positional_words(w: &[u8]) -> bool {
-    w.eq_ignore_ascii_case(b"SETUSER") || POSITIONAL_COMMANDS.iter().any(|t| w == t.as_bytes())
+    w.eq_ignore_ascii_case(b"SETUSER") || positional_at(w).is_some_and(|t| t.len() == w.len())
 }
 
 /// The tools whose password is a positional argument (see [`positional_password`]), as
 /// their trigger names them (see `patterns::positional_commands`) — and Mosquitto's
 /// clients, whose `-P` is read there too: the command-line pass's prefilter has no room for
-/// another literal (see `patterns::other_commands`).
-pub(super) const POSITIONAL_COMMANDS: [&str; 29] = [
+/// another literal (see `patterns::other_commands`); so too the tools from
+/// [`ADDED_POSITIONAL`] on, whose triggers are the headers' pass's.
+pub(super) const POSITIONAL_COMMANDS: [&str; 60] = [
     "htpasswd",
     "mosquitto_passwd",
     "mosquitto_pub",
@@ -1235,7 +1236,75 @@ pub(super) const POSITIONAL_COMMANDS: [&str; 29] = [
     // `patterns::positional_commands`.)
     "keyvault",
     "ssm",
+    // (Added since the commands' pass's prefilter filled: see [`ADDED_POSITIONAL`].)
+    "ipmitool",
+    "psexec",
+    "PsExec",
+    "psexec64",
+    "PsExec64",
+    "rdesktop",
+    "hydra",
+    "snmpwalk",
+    "snmpbulkwalk",
+    "snmpget",
+    "snmpgetnext",
+    "snmpbulkget",
+    "snmpset",
+    "snmptable",
+    "snmptrap",
+    "snmpinform",
+    "snmpdelta",
+    "snmpstatus",
+    "snmpdf",
+    "jarsigner",
+    "xfreerdp",
+    "xfreerdp3",
+    "wlfreerdp",
+    "sdl-freerdp",
+    "sdl-freerdp3",
+    "wfreerdp",
+    "dsadd",
+    "dsmod",
+    "auth-pass",
+    "AUTH-PASS",
+    // (Only with its subcommand: see `patterns::positional_commands`.)
+    "neo4j-admin",
 ];
+
+/// Where the tools of [`POSITIONAL_COMMANDS`] start whose triggers are the headers' pass's
+/// (see `patterns::positional_commands`): the commands' pass's prefilter holds 64
+/// literals, the most it keeps at four bytes, and these would each add one. (The headers'
+/// pass's holds 31 with them: past 32, its search takes 16 bytes a step, not 32 — the
+/// bench text read 2.5% more slowly — so Windows's tools are named as their documentation
+/// writes them, `PsExec`, `dsadd`, not in capitals too.)
+pub(super) const ADDED_POSITIONAL: usize = 29;
+
+/// The longest of [`POSITIONAL_COMMANDS`] that `m` starts with (`psexec64`, not `psexec`;
+/// `auth-pass`, not `auth`), compared only where its first byte is one's: each candidate
+/// of the passes that read them asks.
+pub(super) fn positional_at(m: &[u8]) -> Option<&'static str> {
+    // (For each byte, which names start with it: bit `i` for name `i`.)
+    const STARTS: [u128; 256] = {
+        let mut starts = [0; 256];
+        let mut i = 0;
+        while i < POSITIONAL_COMMANDS.len() {
+            starts[POSITIONAL_COMMANDS[i].as_bytes()[0] as usize] |= 1 << i;
+            i += 1;
+        }
+        starts
+    };
+    const _: () = assert!(POSITIONAL_COMMANDS.len() <= 128);
+    let mut names = STARTS[usize::from(*m.first()?)];
+    let mut longest: Option<&str> = None;
+    while names != 0 {
+        let name = POSITIONAL_COMMANDS[names.trailing_zeros() as usize];
+        names &= names - 1;
+        if m.starts_with(name.as_bytes()) && longest.is_none_or(|l| name.len() > l.len()) {
+            longest = Some(name);
+        }
+    }
+    longest
+}
 
 /// Whether `tool` (a word of [`POSITIONAL_COMMANDS`]) is Redis's: a configuration's
 /// `requirepass …` and `masterauth …` (in `redis.conf`, after `CONFIG SET`; any case),
@@ -1758,10 +1827,7 @@ fn positional_password(
     freed: &Freed,
 ) -> Option<Option<(usize, usize)>> {
     // (An ACL file's `user` line is read as `ACL SETUSER`: see [`acl_passwords`].)
-    let tool = POSITIONAL_COMMANDS
-        .iter()
-        .copied()
-        .find(|t| m.starts_with(t))
+    let tool = positional_at(m.as_bytes())
         .or_else(|| (m.starts_with("user") || m.starts_with("USER")).then_some("user"))?;
     let b = text.as_bytes();
     let auth = tool
@@ -1840,6 +1906,46 @@ fn positional_password(
     };
     // The option's value, judged as an option's value is.
     let option = |o: &[u8]| option_value(o).map(|v| v.and_then(|(a, _)| argument(text, a)));
+    // The values of those of `options` given, each its next word (or glued to it where
+    // `glued`, a one-letter option as `getopt` reads one: `-Pvalue`), judged as an option's
+    // value is: from the first's to the last's, so that none is left (snmpwalk's `-A … -X
+    // …`, jarsigner's `-storepass … -keypass …`).
+    let values = |options: &[&[u8]], glued: bool| {
+        let mut span: Option<(usize, usize)> = None;
+        for (k, &(a, z)) in words.iter().enumerate() {
+            let w = &b[a..z];
+            let found = if options.contains(&w) {
+                password(k + 1)
+            } else if glued && options.iter().any(|o| o.len() == 2 && w.starts_with(o)) {
+                (w.len() > 2).then(|| argument(text, a + 2)).flatten()
+            } else {
+                continue;
+            };
+            if let Some((x, y)) = found {
+                span = Some(span.map_or((x, y), |(f, _)| (f, y)));
+            }
+        }
+        span
+    };
+    // The same of options written as Windows's tools write them, in any case, the value
+    // glued after a colon (`/pass:…`, `/p:…`; quoted, JSON-escaped too: `/pass:\"…\"`).
+    let colon_values = |options: &[&[u8]]| {
+        let mut span: Option<(usize, usize)> = None;
+        for &(a, z) in words {
+            let w = &b[a..z];
+            let Some(o) = options
+                .iter()
+                .find(|o| w.len() > o.len() && w[..o.len()].eq_ignore_ascii_case(o))
+            else {
+                continue;
+            };
+            let at = a + o.len();
+            if let Some((x, y)) = argument(text, past_quote(b, at, b.len()).unwrap_or(at)) {
+                span = Some(span.map_or((x, y), |(f, _)| (f, y)));
+            }
+        }
+        span
+    };
     // (Windows reads its tools' names in any case.)
     let name = match tool {
         "SQLPLUS" => "sqlplus",
@@ -1850,6 +1956,11 @@ fn positional_password(
         "REQUIREPASS" => "requirepass",
         "MASTERAUTH" => "masterauth",
         "acl" => "ACL",
+        "PsExec" | "psexec64" | "PsExec64" => "psexec",
+        "dsmod" => "dsadd",
+        "AUTH-PASS" => "auth-pass",
+        t if t.starts_with("snmp") => "snmp",
+        t if t.contains("freerdp") => "xfreerdp",
         t => t,
     };
     // (Always an answer once the tool is named: its trigger is no other kind's.)
@@ -1918,14 +2029,58 @@ fn positional_password(
                 }
                 option(b"--value")?
             }
-            "cmdkey" => {
-                // (`/pass:…`, any case; the value glued after the colon.)
-                let at = words.iter().find_map(|&(a, z)| {
-                    let w = &b[a..z];
-                    (w.len() >= 6 && w[..6].eq_ignore_ascii_case(b"/pass:")).then_some(a + 6)
-                })?;
-                // (Quoted: `/pass:"…"`, JSON-escaped too.)
-                argument(text, past_quote(b, at, b.len()).unwrap_or(at))
+            "cmdkey" => colon_values(&[b"/pass:"]),
+            // (FreeRDP's clients: the account's `/p:` and the gateway's `/gp:`.)
+            "xfreerdp" => colon_values(&[b"/p:", b"/gp:"]),
+            "ipmitool" => values(&[b"-P"], true),
+            // (rdesktop's `-p -` reads it from the standard input.)
+            "rdesktop" => values(&[b"-p"], true),
+            // (`-P` names a file of passwords to try.)
+            "hydra" => values(&[b"-p"], true),
+            "psexec" => values(&[b"-p"], false),
+            // (SNMPv3's authentication and privacy passphrases; v1's and v2c's community,
+            // but the defaults.)
+            "snmp" => values(&[b"-A", b"-X", b"-c"], true).filter(|&(a, z)| {
+                !["public", "private"].contains(&text[a..z].trim_matches(['"', '\'', '\\']))
+            }),
+            // (`-storepass:env NAME` and `:file` name where it is kept.)
+            "jarsigner" => values(&[b"-storepass", b"-keypass"], false),
+            // (Active Directory's `dsadd user … -pwd …`; `*` prompts.)
+            "dsadd" => values(&[b"-pwd"], false),
+            // (`neo4j-admin [dbms] set-initial-password …`.)
+            "neo4j-admin" => {
+                let k = words
+                    .iter()
+                    .position(|&(a, z)| &b[a..z] == b"set-initial-password")?;
+                password(k + 1)
+            }
+            // Redis Sentinel's: `sentinel auth-pass master password`, as its configuration
+            // writes it, and `SENTINEL SET master … auth-pass password`, as a client sets it
+            // (any case) — only where `sentinel` is named before it on its line, within eight
+            // words.
+            "auth-pass" => {
+                let window = &b[s.saturating_sub(128)..s];
+                let line = &window[memchr::memrchr2(b'\n', b'\r', window).map_or(0, |k| k + 1)..];
+                // (Its words nearest first, past the quotes that open them, `"SENTINEL`: eight
+                // at most, back to another `auth-pass`, whose reading reads those before it.)
+                let mut before = line
+                    .rsplit(|&c| matches!(c, b' ' | b'\t'))
+                    .filter(|w| !w.is_empty())
+                    .map(|w| {
+                        &w[w.iter()
+                            .take_while(|c| matches!(c, b'"' | b'\'' | b'\\'))
+                            .count()..]
+                    })
+                    .take_while(|w| !w.eq_ignore_ascii_case(b"auth-pass"))
+                    .take(8);
+                let sentinel = |w: &[u8]| w.eq_ignore_ascii_case(b"sentinel");
+                // (Right after it, the master's name comes first; further on, as `SET`'s
+                // option, the password.)
+                match before.next() {
+                    Some(w) if sentinel(w) => password(1),
+                    Some(_) if before.any(sentinel) => password(0),
+                    _ => None,
+                }
             }
             "schtasks" => {
                 // (`/rp`: the task's account's; `/p`: the remote system's account's.)
