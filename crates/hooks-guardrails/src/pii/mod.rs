@@ -2246,7 +2246,7 @@ pub(crate) mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().compiled.kinds.len(), 17);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 18);
         assert_eq!(PiiDetector::new().compiled.passes.len(), 11);
     }
 
@@ -4754,7 +4754,9 @@ pub(crate) mod tests {
     /// `CONFIG SET`, as `redis-server`'s options), redis-cli's `AUTH [user] …` after its
     /// prompt or its name and options, `ACL SETUSER … >…`; the AWS CLI's `--secret-string`
     /// and `--secret-binary`; a keyring's setter's third argument
-    /// (`keyring.set_password(svc, user, …)`, keytar's `setPassword`); `az keyvault secret
+    /// (`keyring.set_password(svc, user, …)`, keytar's `setPassword`), MongoDB's shell's
+    /// second (`db.auth`, `db.changeUserPassword`); MySQL's `SET PASSWORD FOR account = …`;
+    /// `az keyvault secret
     /// set --value`, `aws ssm put-parameter --value` (a `SecureString`'s or a secret's by
     /// its name); an ACL file's `user … >…`; and the secret stores that read a value from
     /// standard input.
@@ -4826,6 +4828,24 @@ pub(crate) mod tests {
             ),
             (
                 "await keytar.setPassword('app', account, \"S3cr3tPw99\");",
+                &["S3cr3tPw99"],
+            ),
+            // MongoDB's shell's second argument; MySQL's `SET PASSWORD FOR`.
+            (
+                "db.changeUserPassword(\"bob\", \"S3cr3tPw99\", {w: \"majority\"})",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "use admin\ndb.auth(\n  'admin',\n  'S3cr3tPw99'\n)",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "SET PASSWORD FOR 'bob'@'%' = 'S3cr3tPw99';",
+                &["S3cr3tPw99"],
+            ),
+            ("set password for bob = S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                r#"{"sql": "set password for \"app\"@\"%\" = \"S3cr3tPw99\""}"#,
                 &["S3cr3tPw99"],
             ),
             (
@@ -5161,6 +5181,11 @@ pub(crate) mod tests {
             "localhost:6379> AUTH",
             "ACL SETUSER alice on nopass ~* +@all",
             "keyring.set_password(\"github\", \"bob1234x\", getpass())",
+            "db.auth('svc_backup2', passwordPrompt()); db.changeUserPassword('svc_backup2')",
+            "db.auth({user: 'admin', mechanism: 'MONGODB-X509'})",
+            "router.use(auth('bearerStrategy2'))",
+            "SET PASSWORD FOR 'bob'@'%' = '${NEW_PW}'; set password for the account = the new1",
+            "SET PASSWORD FOR 'bob'@'%'\n'S3cr3tPw99' = x",
             "aws secretsmanager create-secret --name db --secret-string file://secret.json",
             "--secret-string-file creds.json",
             "az keyvault secret set --vault-name kv --name db --file pw.txt",
@@ -5558,6 +5583,26 @@ pub(crate) mod tests {
                 "neo4j-admin.bat dbms set-initial-password \"S3cr3tPw99\"",
                 &["S3cr3tPw99"],
             ),
+            // (Found by an attack review: Neo4j 5's option before the password, `SENTINEL
+            // SET`'s option pairs before `auth-pass`, FreeRDP 1.0's `-p`, the SNMP tool that
+            // changes a passphrase; `auth-pass` as a field's name elsewhere, as before; an
+            // older command's account named like a tool added since.)
+            (
+                "neo4j-admin dbms set-initial-password --require-password-change S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "SENTINEL SET m quorum 2 down-after-milliseconds 5000 failover-timeout 60000 parallel-syncs 1 auth-user app auth-pass S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            ("xfreerdp -u bob -p S3cr3tPw99 h", &["S3cr3tPw99"]),
+            (
+                "snmpusm -v3 -u bob -A S3cr3tPw99 h passwd old new",
+                &["S3cr3tPw99"],
+            ),
+            ("auth-pass \"S3cr3tPw99\"", &["S3cr3tPw99"]),
+            ("net user hydra S3cr3tPw99 /add", &["S3cr3tPw99"]),
+            ("htpasswd -b .htpasswd ipmitool S3cr3tPw99", &["S3cr3tPw99"]),
         ] {
             finds_and_redacts(&d, text, want);
         }

@@ -633,6 +633,21 @@ fn sql_passwords() -> String {
     )
 }
 
+/// MySQL's `SET PASSWORD FOR account = '…'`: the keywords (the account, the `=` and the
+/// value are read by the validator: a counted class here made the pass's automaton too
+/// large to build whole). (`SET PASSWORD = '…'` and `… = PASSWORD('…')` are a named
+/// field's.) A trigger of the prefixed tokens' pass: the commands' pass's prefilter holds
+/// no more literals.
+fn sql_set_password() -> String {
+    format!(r"{B}(?:SET|set)[ \t]+(?:PASSWORD|password)[ \t]+(?:FOR|for)[ \t]")
+}
+
+/// Whether `m` starts as [`sql_set_password`] does.
+pub(super) fn set_password_at(m: &[u8]) -> bool {
+    let keyword = |m: &[u8], k: &[u8]| m.get(..k.len()).is_some_and(|w| w.eq_ignore_ascii_case(k));
+    (keyword(m, b"set ") || keyword(m, b"set\t")) && keyword(m[4..].trim_ascii_start(), b"password")
+}
+
 /// Whether `m` starts as [`sql_passwords`] does.
 pub(super) fn identified_at(m: &[u8]) -> bool {
     m.starts_with(b"IDENTIFIED") || m.starts_with(b"identified") || m.starts_with(b"Identified")
@@ -2013,6 +2028,15 @@ pub(super) fn specs() -> Vec<Spec> {
             prefixed_tokens(),
             SECRET_WINDOW,
             validate_prefixed_token,
+        ),
+        // (Its exact pattern is its trigger.)
+        spec(
+            Entity::Secret,
+            6,
+            sql_set_password(),
+            sql_set_password(),
+            SECRET_WINDOW,
+            validate_secret,
         ),
         // (Their exact pattern is their trigger.)
         spec(

@@ -224,13 +224,40 @@ pub(super) fn validate_secret(
     if let Some(name) = super::patterns::secret_name_at(m.as_bytes()) {
         let found = named_secret(text, s, s + name.len(), e);
         // (`auth` holds a secret only as basic credentials' base64, `user:password`
-        // encoded: `"auth": "Ym9iOl…"` — not `auth: true`, `"auth": "oauth2"`.)
-        if name.eq_ignore_ascii_case("auth") {
+        // encoded: `"auth": "Ym9iOl…"` — not `auth: true`, `"auth": "oauth2"` — or as
+        // MongoDB's `db.auth("bob", "…")`: see [`password_argument`].)
+        let call = m[name.len()..].starts_with('(')
+            && password_argument(&text.as_bytes()[..s + name.len()]).is_some();
+        if name.eq_ignore_ascii_case("auth") && !call {
             return found.filter(|&(a, z)| {
                 basic_credentials(text, a) == Some((a, z)) && stored_login(&text[a..z])
             });
         }
         return found;
+    }
+    if super::patterns::set_password_at(m.as_bytes()) {
+        // `SET PASSWORD FOR account = '…'`: the account on the line within 160 bytes
+        // (`'bob'@'%'`, quoted or not), the `=`, blanks and the value (its quote
+        // JSON-escaped too), read as a named field's, its name the words before the `=`.
+        let b = text.as_bytes();
+        let line = &b[e..b.len().min(e + 160)];
+        let eq = e + line
+            .iter()
+            .position(|c| matches!(c, b'=' | b'\n' | b'\r'))
+            .filter(|&k| line[k] == b'=')?;
+        let at = eq
+            + 1
+            + b[eq + 1..]
+                .iter()
+                .take_while(|&&c| c == b' ' || c == b'\t')
+                .count();
+        let first = quote_at(b, at).map_or(at, |(_, escapes)| at + escapes + 1);
+        if b.get(first)
+            .is_none_or(|c| c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'\\'))
+        {
+            return None;
+        }
+        return named_secret(text, s, eq, ceil_char_boundary(text, first + 1));
     }
     if super::patterns::identified_at(m.as_bytes()) {
         // `IDENTIFIED [WITH plugin] BY value`: the value is read as a named field's, its
@@ -1191,10 +1218,16 @@ fn quote_at(b: &[u8], j: usize) -> Option<(u8, usize)> {
     }
 }
 
-/// Whether a word ends a positional command's words: another such command's name (a run of
-/// them is read once each), or `SETUSER`, the next `ACL SETUSER`'s.
-fn ends_positional_words(w: &[u8]) -> bool {
-    w.eq_ignore_ascii_case(b"SETUSER") || positional_at(w).is_some_and(|t| t.len() == w.len())
+/// Whether a word ends the words of a positional command (`added`: one of those from
+/// [`ADDED_POSITIONAL`] on): another such command's name (a run of them is read once each),
+/// or `SETUSER`, the next `ACL SETUSER`'s. The names added since end only the added
+/// commands' words: an older command's argument may be named so (`net user hydra …`, found
+/// by an attack review).
+fn ends_positional_words(w: &[u8], added: bool) -> bool {
+    w.eq_ignore_ascii_case(b"SETUSER")
+        || positional_at(w).is_some_and(|t| {
+            t.len() == w.len() && (added || !POSITIONAL_COMMANDS[ADDED_POSITIONAL..].contains(&t))
+        })
 }
 
 /// The tools whose password is a positional argument (see [`positional_password`]), as
@@ -1202,7 +1235,7 @@ fn ends_positional_words(w: &[u8]) -> bool {
 /// clients, whose `-P` is read there too: the command-line pass's prefilter has no room for
 /// another literal (see `patterns::other_commands`); so too the tools from
 /// [`ADDED_POSITIONAL`] on, whose triggers are the headers' pass's.
-pub(super) const POSITIONAL_COMMANDS: [&str; 60] = [
+pub(super) const POSITIONAL_COMMANDS: [&str; 64] = [
     "htpasswd",
     "mosquitto_passwd",
     "mosquitto_pub",
@@ -1256,6 +1289,10 @@ pub(super) const POSITIONAL_COMMANDS: [&str; 60] = [
     "snmpdelta",
     "snmpstatus",
     "snmpdf",
+    "snmpusm",
+    "snmpvacm",
+    "snmptest",
+    "snmpnetstat",
     "jarsigner",
     "xfreerdp",
     "xfreerdp3",
@@ -1491,15 +1528,20 @@ fn redis_auth_at(b: &[u8], s: usize, freed: &Freed) -> Option<RedisAuth> {
     }
     // The words before it on its line, nearest first (a string's opening quote before the
     // command passed over: `echo 'HELLO 3 AUTH …' | redis-cli`).
+    // (Within 1 KiB: a longer word is none of theirs.)
     let mut words = [&b""[..]; 8];
     let mut i = s;
+    let from = s.saturating_sub(1024);
     for back in 0..words.len() {
-        while i > 0 && matches!(b[i - 1], b' ' | b'\t') {
+        while i > from && matches!(b[i - 1], b' ' | b'\t') {
             i -= 1;
         }
         let end = i;
-        while i > 0 && !b[i - 1].is_ascii_whitespace() {
+        while i > from && !b[i - 1].is_ascii_whitespace() {
             i -= 1;
+        }
+        if i == from && from > 0 {
+            return None;
         }
         // (Its quote JSON-escaped too: `"echo \"HELLO 3 AUTH …\" | redis-cli"`.)
         let escapes = b[i..end].iter().take_while(|&&c| c == b'\\').count();
@@ -1668,8 +1710,9 @@ fn redis_host(token: &[u8]) -> bool {
 /// ends it: a run of them is read once each.
 fn acl_passwords(text: &str, from: usize, end: usize, user_line: bool) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    let stop =
-        |w: &[u8]| ends_positional_words(w) || (user_line && w.eq_ignore_ascii_case(b"user"));
+    let stop = |w: &[u8]| {
+        ends_positional_words(w, false) || (user_line && w.eq_ignore_ascii_case(b"user"))
+    };
     let (mut first, mut last) = (None, None);
     // (Inside a selector, `(~temp:* +get)`, whose `)` ends no line.)
     let mut selector = false;
@@ -1830,11 +1873,13 @@ fn positional_password(
     let tool = positional_at(m.as_bytes())
         .or_else(|| (m.starts_with("user") || m.starts_with("USER")).then_some("user"))?;
     let b = text.as_bytes();
-    let auth = tool
-        .eq_ignore_ascii_case("auth")
-        .then(|| redis_auth_at(b, s, freed));
+    // (Redis's words only before a blank: `auth(`, a field's call, is not read back for
+    // `AUTH`'s — a run of them with no blank read back to the text's start, found by this
+    // release's run of the hostile units.)
+    let blank = matches!(m.as_bytes().get(tool.len()), Some(b' ' | b'\t'));
+    let auth = (blank && tool.eq_ignore_ascii_case("auth")).then(|| redis_auth_at(b, s, freed));
     if redis_word(tool)
-        && (!matches!(m.as_bytes().get(tool.len()), Some(b' ' | b'\t'))
+        && (!blank
             || auth == Some(None)
             || tool.eq_ignore_ascii_case("acl")
                 && !m
@@ -1884,7 +1929,19 @@ fn positional_password(
         _ if redis_word(tool) => 3,
         _ => words.len(),
     };
-    let (n, _) = command_words(b, i, end, &mut words[..read], ends_positional_words);
+    // (Sentinel's `auth-pass` only after `sentinel`, read back first: elsewhere it is a
+    // field's name, read by the named fields' pass.)
+    let sentinel = match tool.eq_ignore_ascii_case("auth-pass") {
+        true => match sentinel_before(b, s) {
+            Some(k) => Some(k),
+            None => return Some(None),
+        },
+        false => None,
+    };
+    let added = POSITIONAL_COMMANDS[ADDED_POSITIONAL..].contains(&tool);
+    let (n, _) = command_words(b, i, end, &mut words[..read], |w| {
+        ends_positional_words(w, added)
+    });
     let words = &words[..n];
     let word = |k: usize| words.get(k).map(|&(a, z)| &b[a..z]);
     // The password at word `k`, judged as an option's value.
@@ -2030,8 +2087,9 @@ fn positional_password(
                 option(b"--value")?
             }
             "cmdkey" => colon_values(&[b"/pass:"]),
-            // (FreeRDP's clients: the account's `/p:` and the gateway's `/gp:`.)
-            "xfreerdp" => colon_values(&[b"/p:", b"/gp:"]),
+            // (FreeRDP's clients: the account's `/p:` and the gateway's `/gp:`; FreeRDP 1.0's
+            // `-p`.)
+            "xfreerdp" => colon_values(&[b"/p:", b"/gp:"]).or_else(|| values(&[b"-p"], false)),
             "ipmitool" => values(&[b"-P"], true),
             // (rdesktop's `-p -` reads it from the standard input.)
             "rdesktop" => values(&[b"-p"], true),
@@ -2047,41 +2105,18 @@ fn positional_password(
             "jarsigner" => values(&[b"-storepass", b"-keypass"], false),
             // (Active Directory's `dsadd user … -pwd …`; `*` prompts.)
             "dsadd" => values(&[b"-pwd"], false),
-            // (`neo4j-admin [dbms] set-initial-password …`.)
+            // (`neo4j-admin [dbms] set-initial-password [--require-password-change] …`: the
+            // first word after it that is no option.)
             "neo4j-admin" => {
                 let k = words
                     .iter()
                     .position(|&(a, z)| &b[a..z] == b"set-initial-password")?;
-                password(k + 1)
+                let value =
+                    (k + 1..words.len()).find(|&j| word(j).is_some_and(|w| w[0] != b'-'))?;
+                password(value)
             }
-            // Redis Sentinel's: `sentinel auth-pass master password`, as its configuration
-            // writes it, and `SENTINEL SET master … auth-pass password`, as a client sets it
-            // (any case) — only where `sentinel` is named before it on its line, within eight
-            // words.
-            "auth-pass" => {
-                let window = &b[s.saturating_sub(128)..s];
-                let line = &window[memchr::memrchr2(b'\n', b'\r', window).map_or(0, |k| k + 1)..];
-                // (Its words nearest first, past the quotes that open them, `"SENTINEL`: eight
-                // at most, back to another `auth-pass`, whose reading reads those before it.)
-                let mut before = line
-                    .rsplit(|&c| matches!(c, b' ' | b'\t'))
-                    .filter(|w| !w.is_empty())
-                    .map(|w| {
-                        &w[w.iter()
-                            .take_while(|c| matches!(c, b'"' | b'\'' | b'\\'))
-                            .count()..]
-                    })
-                    .take_while(|w| !w.eq_ignore_ascii_case(b"auth-pass"))
-                    .take(8);
-                let sentinel = |w: &[u8]| w.eq_ignore_ascii_case(b"sentinel");
-                // (Right after it, the master's name comes first; further on, as `SET`'s
-                // option, the password.)
-                match before.next() {
-                    Some(w) if sentinel(w) => password(1),
-                    Some(_) if before.any(sentinel) => password(0),
-                    _ => None,
-                }
-            }
+            // (Redis Sentinel's: see [`sentinel_before`].)
+            "auth-pass" => password(sentinel?),
             "schtasks" => {
                 // (`/rp`: the task's account's; `/p`: the remote system's account's.)
                 let k = words.iter().position(|&(a, z)| {
@@ -2179,12 +2214,57 @@ fn positional_password(
     Some(found())
 }
 
-/// Whether a call's name (the text up to its `(`) is a keyring's setter: `set_password`,
-/// `setPassword`, `SetPassword`.
-fn keyring_setter(before: &[u8]) -> bool {
-    [&b"set_password"[..], b"setPassword", b"SetPassword"]
+/// Which word after Redis Sentinel's `auth-pass` at `s` is its password: `sentinel
+/// auth-pass master password`, as its configuration writes it (the second), `SENTINEL SET
+/// master … auth-pass password`, as a client sets it (the first; any case) — `None` where
+/// `sentinel` is not named before it on its line within 16 words and 512 bytes.
+fn sentinel_before(b: &[u8], s: usize) -> Option<usize> {
+    // (Its words on its line nearest first, past the quotes that open them, `"SENTINEL`:
+    // 16 at most, `SET`'s option pairs among them, back to a word that holds another
+    // `auth-pass`, whose reading reads those before it.)
+    let mut before = b[s.saturating_sub(512)..s]
+        .split_inclusive(|c| c.is_ascii_whitespace())
+        .rev()
+        .map_while(|piece| match piece.last() {
+            Some(b'\n' | b'\r') => None,
+            Some(c) if c.is_ascii_whitespace() => Some(&piece[..piece.len() - 1]),
+            _ => Some(piece),
+        })
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            &w[w.iter()
+                .take_while(|c| matches!(c, b'"' | b'\'' | b'\\'))
+                .count()..]
+        })
+        .take_while(|w| !w.windows(9).any(|p| p.eq_ignore_ascii_case(b"auth-pass")))
+        .take(16);
+    let sentinel = |w: &[u8]| w.eq_ignore_ascii_case(b"sentinel");
+    // (Right after it, the master's name comes first; further on, as `SET`'s option, the
+    // password.)
+    match before.next() {
+        Some(w) if sentinel(w) => Some(1),
+        Some(_) if before.any(sentinel) => Some(0),
+        _ => None,
+    }
+}
+
+/// Which argument (from 0) of a call is its password where it is not the first, by the
+/// call's name (the text up to its `(`), and whether the first is read where the call has
+/// no such argument: a keyring's setter's third (`keyring.set_password("svc", "bob", "…")`,
+/// Node's keytar `setPassword(…)`), the first where there is none (Django's
+/// `user.set_password("…")`); MongoDB's shell's `db.changeUserPassword("bob", "…")` and
+/// `db.auth("bob", "…")`, the second.
+fn password_argument(before: &[u8]) -> Option<(usize, bool)> {
+    if [&b"set_password"[..], b"setPassword", b"SetPassword"]
         .iter()
         .any(|n| before.ends_with(n))
+    {
+        return Some((2, true));
+    }
+    [&b"changeUserPassword"[..], b"db.auth"]
+        .iter()
+        .any(|n| before.ends_with(n))
+        .then_some((1, false))
 }
 
 /// Where the `k`th argument (from 0) of the call whose `(` is at `open` starts inside its
@@ -4683,9 +4763,11 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             )
         });
     // (A command whose password is positional, `htpasswd -b …`, is its own candidate: see
-    // [`positional_password`].)
+    // [`positional_password`]. Not those added since: Sentinel's `auth-pass` is read so
+    // only after `sentinel` — elsewhere, `auth-pass "…"`, it is a field's name, found by an
+    // attack review.)
     if blank_only
-        && POSITIONAL_COMMANDS
+        && POSITIONAL_COMMANDS[..ADDED_POSITIONAL]
             .iter()
             .any(|c| b[key..at] == *c.as_bytes())
     {
@@ -4784,12 +4866,14 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // (The name the element's closing tag ends with.)
     let close_name = tag.map_or(&b[key..at], |(_, close)| close);
     let call = between[0] == b'(';
-    // A keyring's setter takes a service, a user, then the password: the third argument
-    // where there is one (`keyring.set_password("svc", "bob", "…")`, Node's keytar
-    // `setPassword(…)`; Django's `user.set_password("…")` takes one).
-    let first = match call && keyring_setter(&b[..at]) {
-        true => call_argument(b, at, 2).unwrap_or(first),
-        false => first,
+    // A call whose password is a later argument (see [`password_argument`]).
+    let first = match call.then(|| password_argument(&b[..at])).flatten() {
+        Some((k, alone)) => match call_argument(b, at, k) {
+            Some(argument) => argument,
+            None if alone => first,
+            None => return None,
+        },
+        None => first,
     };
     // (A literal block scalar's `|` is read as the value's first character: the block's
     // first line holds the value.)
