@@ -243,6 +243,21 @@ fn scan_adversarial(c: &mut Criterion) {
         // A secret's name as a call's, no blank anywhere (each was read back for Redis's
         // `AUTH` to the text's start: 1 MB took 10 s before this release).
         ("calls_named_auth", fill("auth(db.auth(", "")),
+        // Hex with no break (a blob, joined hashes; a fixed xorshift sequence), and card
+        // numbers glued to letters: each card candidate read the whole word before this
+        // release (1 MB of hex took 5 s).
+        ("hex_runs", {
+            let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+            (0..MB)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    char::from(b"0123456789abcdef"[(x >> 60) as usize])
+                })
+                .collect()
+        }),
+        ("cards_glued_in_a_word", fill("x4111111111111111", "")),
         // Short command lines whose one option gives no password (`zip -x `: a candidate
         // every 7 bytes, its line read to the next command, which is validated there), and
         // an archiver's after a word (`7z a -px `, its `-p` glued to too short a value).

@@ -226,6 +226,10 @@ fn family(name: &str, n: usize) -> String {
         // `AUTH` to the text's start (1 MB: 10 s) before this release. (The step count does
         // not count a validator's reading: the bench shows it.)
         "calls_named_auth" => "auth(db.auth(".repeat(n / 13),
+        // Hex with no break (a blob, joined hashes), and card numbers glued to letters
+        // with no break: each card candidate read the whole word before this release.
+        "hex_runs" => hex_run(n),
+        "cards_glued_in_a_word" => "x4111111111111111".repeat(n / 17),
         // PowerShell's cmdlet over and over, and with parameters that are not the switch.
         "secure_strings_in_a_row" => "ConvertTo-SecureString ".repeat(n / 23),
         "secure_strings_without_the_switch" => {
@@ -359,7 +363,20 @@ const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpw
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
 
-const FAMILIES: [&str; 127] = [
+/// `n` random lowercase hex digits (a fixed xorshift sequence).
+fn hex_run(n: usize) -> String {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from(b"0123456789abcdef"[(x >> 60) as usize])
+        })
+        .collect()
+}
+
+const FAMILIES: [&str; 129] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -457,6 +474,8 @@ const FAMILIES: [&str; 127] = [
     "commands_named_in_argument_lists",
     "tools_without_passwords",
     "calls_named_auth",
+    "hex_runs",
+    "cards_glued_in_a_word",
     "secure_strings_in_a_row",
     "secure_strings_without_the_switch",
     "markdown_table_rows",

@@ -2250,6 +2250,34 @@ pub(crate) mod tests {
         assert_eq!(PiiDetector::new().compiled.passes.len(), 11);
     }
 
+    /// A card number glued to letters is one where the word it stands in is no hex string
+    /// (a hash or an id) longer than it by more than four characters: read 32 bytes on
+    /// each side, so that a run of hex with no break costs each candidate no more.
+    #[test]
+    fn a_card_glued_to_a_hex_word_is_an_id() {
+        let d = PiiDetector::new();
+        for text in [
+            "id deadbeefcafe4111111111111111 ok",
+            "id 4111111111111111abcdef0123 ok",
+            "id a0123456789abcdef0123456789abcdef4111111111111111 ok",
+        ] {
+            assert_eq!(found(text), [], "{text}");
+        }
+        for (text, card) in [
+            ("VISA4111111111111111 ok", "4111111111111111"),
+            ("ref abc4111111111111111 ok", "4111111111111111"),
+            // (A letter no hex string holds within the 32 bytes read: as before.)
+            (
+                "ref zz0123456789abcdef012a4111111111111111 ok",
+                "4111111111111111",
+            ),
+        ] {
+            let hits = d.detect(text);
+            assert_eq!(hits.len(), 1, "{text}");
+            assert_eq!(&text[hits[0].start..hits[0].end], card);
+        }
+    }
+
     #[test]
     fn cards_pass_luhn_and_brand() {
         for card in [
