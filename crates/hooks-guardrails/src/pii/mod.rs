@@ -4871,7 +4871,14 @@ pub(crate) mod tests {
                 "SET PASSWORD FOR 'bob'@'%' = 'S3cr3tPw99';",
                 &["S3cr3tPw99"],
             ),
-            ("set password for bob = S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "SET\nPASSWORD\nFOR 'bob'@'%'\n  = 'S3cr3tPw99';",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "db.getSiblingDB('admin').auth('bob', 'S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
             (
                 r#"{"sql": "set password for \"app\"@\"%\" = \"S3cr3tPw99\""}"#,
                 &["S3cr3tPw99"],
@@ -5213,7 +5220,8 @@ pub(crate) mod tests {
             "db.auth({user: 'admin', mechanism: 'MONGODB-X509'})",
             "router.use(auth('bearerStrategy2'))",
             "SET PASSWORD FOR 'bob'@'%' = '${NEW_PW}'; set password for the account = the new1",
-            "SET PASSWORD FOR 'bob'@'%'\n'S3cr3tPw99' = x",
+            "SET PASSWORD FOR 'bob'@'%'; SET @note = 'Kx9mQ2vL7pWz';",
+            "SET PASSWORD FOR 'bob'@'%' = PASSWORD(@pw)",
             "aws secretsmanager create-secret --name db --secret-string file://secret.json",
             "--secret-string-file creds.json",
             "az keyvault secret set --vault-name kv --name db --file pw.txt",

@@ -633,19 +633,22 @@ fn sql_passwords() -> String {
     )
 }
 
-/// MySQL's `SET PASSWORD FOR account = '…'`: the keywords (the account, the `=` and the
+/// MySQL's `SET PASSWORD FOR account = '…'`: the keywords, on lines of their own too (the
+/// account, the `=` and the
 /// value are read by the validator: a counted class here made the pass's automaton too
 /// large to build whole). (`SET PASSWORD = '…'` and `… = PASSWORD('…')` are a named
 /// field's.) A trigger of the prefixed tokens' pass: the commands' pass's prefilter holds
 /// no more literals.
 fn sql_set_password() -> String {
-    format!(r"{B}(?:SET|set)[ \t]+(?:PASSWORD|password)[ \t]+(?:FOR|for)[ \t]")
+    format!(r"{B}(?:SET|set)[ \t\r\n]+(?:PASSWORD|password)[ \t\r\n]+(?:FOR|for)[ \t\r\n]")
 }
 
 /// Whether `m` starts as [`sql_set_password`] does.
 pub(super) fn set_password_at(m: &[u8]) -> bool {
     let keyword = |m: &[u8], k: &[u8]| m.get(..k.len()).is_some_and(|w| w.eq_ignore_ascii_case(k));
-    (keyword(m, b"set ") || keyword(m, b"set\t")) && keyword(m[4..].trim_ascii_start(), b"password")
+    keyword(m, b"set")
+        && m.get(3).is_some_and(u8::is_ascii_whitespace)
+        && keyword(m[4..].trim_ascii_start(), b"password")
 }
 
 /// Whether `m` starts as [`sql_passwords`] does.

@@ -236,22 +236,24 @@ pub(super) fn validate_secret(
         return found;
     }
     if super::patterns::set_password_at(m.as_bytes()) {
-        // `SET PASSWORD FOR account = '…'`: the account on the line within 160 bytes
-        // (`'bob'@'%'`, quoted or not), the `=`, blanks and the value (its quote
-        // JSON-escaped too), read as a named field's, its name the words before the `=`.
+        // `SET PASSWORD FOR account = '…'`: the account within 160 bytes and the statement
+        // (`'bob'@'%'`, quoted or not; over lines too), the `=`, blanks and the value's
+        // quote (JSON-escaped too; a bare value is a variable's, `@pw`, or a call's) — read
+        // as a named field's, its name the words before the `=`.
         let b = text.as_bytes();
-        let line = &b[e..b.len().min(e + 160)];
-        let eq = e + line
+        let statement = &b[e..b.len().min(e + 160)];
+        let eq = e + statement
             .iter()
-            .position(|c| matches!(c, b'=' | b'\n' | b'\r'))
-            .filter(|&k| line[k] == b'=')?;
+            .position(|&c| c == b'=' || c == b';')
+            .filter(|&k| statement[k] == b'=')?;
         let at = eq
             + 1
             + b[eq + 1..]
                 .iter()
-                .take_while(|&&c| c == b' ' || c == b'\t')
+                .take_while(|c| c.is_ascii_whitespace())
                 .count();
-        let first = quote_at(b, at).map_or(at, |(_, escapes)| at + escapes + 1);
+        let (_, escapes) = quote_at(b, at)?;
+        let first = at + escapes + 1;
         if b.get(first)
             .is_none_or(|c| c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'\\'))
         {
@@ -2253,7 +2255,8 @@ fn sentinel_before(b: &[u8], s: usize) -> Option<usize> {
 /// no such argument: a keyring's setter's third (`keyring.set_password("svc", "bob", "…")`,
 /// Node's keytar `setPassword(…)`), the first where there is none (Django's
 /// `user.set_password("…")`); MongoDB's shell's `db.changeUserPassword("bob", "…")` and
-/// `db.auth("bob", "…")`, the second.
+/// `db.auth("bob", "…")` (any object's `.auth`: `db.getSiblingDB("admin").auth(…)`), the
+/// second.
 fn password_argument(before: &[u8]) -> Option<(usize, bool)> {
     if [&b"set_password"[..], b"setPassword", b"SetPassword"]
         .iter()
@@ -2261,7 +2264,7 @@ fn password_argument(before: &[u8]) -> Option<(usize, bool)> {
     {
         return Some((2, true));
     }
-    [&b"changeUserPassword"[..], b"db.auth"]
+    [&b"changeUserPassword"[..], b".auth"]
         .iter()
         .any(|n| before.ends_with(n))
         .then_some((1, false))
