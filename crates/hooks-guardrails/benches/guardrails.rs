@@ -8,6 +8,9 @@ use hooks_core::test_util::ready;
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+#[path = "../tests/support/hex.rs"]
+mod hex;
 use hooks_core::{AfterToolCallEvent, BeforeToolCallEvent, HookRegistry, RunId};
 use hooks_guardrails::{GuardrailConfig, GuardrailsHook, PiiDetector};
 use serde_json::{Value, json};
@@ -246,17 +249,7 @@ fn scan_adversarial(c: &mut Criterion) {
         // Hex with no break (a blob, joined hashes; a fixed xorshift sequence), and card
         // numbers glued to letters: each card candidate read the whole word before this
         // release (1 MB of hex took 5 s).
-        ("hex_runs", {
-            let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-            (0..MB)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    char::from(b"0123456789abcdef"[(x >> 60) as usize])
-                })
-                .collect()
-        }),
+        ("hex_runs", hex::hex_run(MB)),
         ("cards_glued_in_a_word", fill("x4111111111111111", "")),
         // Short command lines whose one option gives no password (`zip -x `: a candidate
         // every 7 bytes, its line read to the next command, which is validated there), and

@@ -7,6 +7,9 @@
 use std::sync::OnceLock;
 
 use hooks_guardrails::PiiDetector;
+
+#[path = "support/hex.rs"]
+mod hex;
 use proptest::prelude::*;
 
 fn detector() -> &'static PiiDetector {
@@ -228,7 +231,7 @@ fn family(name: &str, n: usize) -> String {
         "calls_named_auth" => "auth(db.auth(".repeat(n / 13),
         // Hex with no break (a blob, joined hashes), and card numbers glued to letters
         // with no break: each card candidate read the whole word before this release.
-        "hex_runs" => hex_run(n),
+        "hex_runs" => hex::hex_run(n),
         "cards_glued_in_a_word" => "x4111111111111111".repeat(n / 17),
         // PowerShell's cmdlet over and over, and with parameters that are not the switch.
         "secure_strings_in_a_row" => "ConvertTo-SecureString ".repeat(n / 23),
@@ -362,19 +365,6 @@ fn family(name: &str, n: usize) -> String {
 const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpwalk -c public \
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
-
-/// `n` random lowercase hex digits (a fixed xorshift sequence).
-fn hex_run(n: usize) -> String {
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            char::from(b"0123456789abcdef"[(x >> 60) as usize])
-        })
-        .collect()
-}
 
 const FAMILIES: [&str; 129] = [
     "local_part_run",

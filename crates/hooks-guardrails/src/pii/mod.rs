@@ -5452,9 +5452,9 @@ pub(crate) mod tests {
     /// add_user`, `sqlplus user/password`, `wpa_passphrase`, `net user`, `net use`, `cmdkey
     /// /pass:`, `schtasks /rp`, `security add-generic-password -w`, `mosquitto_passwd -b`;
     /// Mosquitto's clients' `-P`; and the tools added since, read in the headers' pass:
-    /// `ipmitool -P`, `psexec -p`, `rdesktop -p`, `hydra -p`, the Net-SNMP tools' `-A`, `-X`
-    /// and `-c`, `jarsigner -storepass`, FreeRDP's `/p:`, `dsadd -pwd`, Redis Sentinel's
-    /// `auth-pass`, `neo4j-admin set-initial-password`.
+    /// `ipmitool -P`, `psexec -p`, `rdesktop -p`, `hydra -p`, the Net-SNMP tools' `-A`,
+    /// `-X` and `-c`, `jarsigner -storepass`, FreeRDP's `/p:`, `dsadd -pwd`, Redis
+    /// Sentinel's `auth-pass`, `neo4j-admin set-initial-password`.
     #[test]
     fn positional_passwords_are_secrets_where_the_tool_reads_one() {
         let d = PiiDetector::new();
@@ -5619,10 +5619,10 @@ pub(crate) mod tests {
                 "neo4j-admin.bat dbms set-initial-password \"S3cr3tPw99\"",
                 &["S3cr3tPw99"],
             ),
-            // (Found by an attack review: Neo4j 5's option before the password, `SENTINEL
-            // SET`'s option pairs before `auth-pass`, FreeRDP 1.0's `-p`, the SNMP tool that
-            // changes a passphrase; `auth-pass` as a field's name elsewhere, as before; an
-            // older command's account named like a tool added since.)
+            // (Found by an attack review: Neo4j 5's option before the password,
+            // `SENTINEL SET`'s option pairs before `auth-pass`, FreeRDP 1.0's `-p`, the
+            // SNMP tool that changes a passphrase; `auth-pass` as a field's name elsewhere,
+            // as before; an older command's account named like a tool added since.)
             (
                 "neo4j-admin dbms set-initial-password --require-password-change S3cr3tPw99",
                 &["S3cr3tPw99"],

@@ -481,7 +481,8 @@ enum Positional {
     /// All others but the added: the commands' pass's.
     Unnamed,
     /// Those added since the commands' pass's prefilter filled (see
-    /// `validate::ADDED_POSITIONAL`): the headers' pass's, their exact pattern their trigger.
+    /// `validate::ADDED_POSITIONAL`): the headers' pass's, their exact pattern their
+    /// trigger.
     Added,
 }
 
@@ -634,11 +635,10 @@ fn sql_passwords() -> String {
 }
 
 /// MySQL's `SET PASSWORD FOR account = '…'`: the keywords, on lines of their own too (the
-/// account, the `=` and the
-/// value are read by the validator: a counted class here made the pass's automaton too
-/// large to build whole). (`SET PASSWORD = '…'` and `… = PASSWORD('…')` are a named
-/// field's.) A trigger of the prefixed tokens' pass: the commands' pass's prefilter holds
-/// no more literals.
+/// account, the `=` and the value are read by the validator: a counted class here made
+/// the pass's automaton too large to build whole). (`SET PASSWORD = '…'` and `… =
+/// PASSWORD('…')` are a named field's.) A trigger of the prefixed tokens' pass: the
+/// commands' pass's prefilter holds no more literals.
 fn sql_set_password() -> String {
     format!(r"{B}(?:SET|set)[ \t\r\n]+(?:PASSWORD|password)[ \t\r\n]+(?:FOR|for)[ \t\r\n]")
 }

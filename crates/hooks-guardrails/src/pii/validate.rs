@@ -1227,8 +1227,8 @@ fn quote_at(b: &[u8], j: usize) -> Option<(u8, usize)> {
 /// by an attack review).
 fn ends_positional_words(w: &[u8], added: bool) -> bool {
     w.eq_ignore_ascii_case(b"SETUSER")
-        || positional_at(w).is_some_and(|t| {
-            t.len() == w.len() && (added || !POSITIONAL_COMMANDS[ADDED_POSITIONAL..].contains(&t))
+        || positional_at(w).is_some_and(|k| {
+            POSITIONAL_COMMANDS[k].len() == w.len() && (added || k < ADDED_POSITIONAL)
         })
 }
 
@@ -1318,10 +1318,10 @@ pub(super) const POSITIONAL_COMMANDS: [&str; 64] = [
 /// writes them, `PsExec`, `dsadd`, not in capitals too.)
 pub(super) const ADDED_POSITIONAL: usize = 29;
 
-/// The longest of [`POSITIONAL_COMMANDS`] that `m` starts with (`psexec64`, not `psexec`;
-/// `auth-pass`, not `auth`), compared only where its first byte is one's: each candidate
-/// of the passes that read them asks.
-pub(super) fn positional_at(m: &[u8]) -> Option<&'static str> {
+/// Which of [`POSITIONAL_COMMANDS`] is the longest that `m` starts with (`psexec64`, not
+/// `psexec`; `auth-pass`, not `auth`), compared only where its first byte is one's: each
+/// candidate of the passes that read them asks.
+pub(super) fn positional_at(m: &[u8]) -> Option<usize> {
     // (For each byte, which names start with it: bit `i` for name `i`.)
     const STARTS: [u128; 256] = {
         let mut starts = [0; 256];
@@ -1334,12 +1334,15 @@ pub(super) fn positional_at(m: &[u8]) -> Option<&'static str> {
     };
     const _: () = assert!(POSITIONAL_COMMANDS.len() <= 128);
     let mut names = STARTS[usize::from(*m.first()?)];
-    let mut longest: Option<&str> = None;
+    let mut longest: Option<usize> = None;
     while names != 0 {
-        let name = POSITIONAL_COMMANDS[names.trailing_zeros() as usize];
+        let k = names.trailing_zeros() as usize;
         names &= names - 1;
-        if m.starts_with(name.as_bytes()) && longest.is_none_or(|l| name.len() > l.len()) {
-            longest = Some(name);
+        let name = POSITIONAL_COMMANDS[k];
+        if m.starts_with(name.as_bytes())
+            && longest.is_none_or(|l| name.len() > POSITIONAL_COMMANDS[l].len())
+        {
+            longest = Some(k);
         }
     }
     longest
@@ -1858,13 +1861,18 @@ fn resp_auth(text: &str, s: usize) -> Option<(usize, usize)> {
 ///   SETUSER name … >password` and an ACL file's `user name … >password` (see
 ///   [`acl_passwords`]);
 /// - `az keyvault secret set … --value password`, `aws ssm put-parameter … --value
-///   password` (a `SecureString`'s, or a parameter's whose name names a secret).
+///   password` (a `SecureString`'s, or a parameter's whose name names a secret);
+/// - the tools added since (see [`ADDED_POSITIONAL`]): `ipmitool … -P password`, `psexec
+///   … -p password`, `rdesktop -p`, `hydra -p`, the Net-SNMP tools' `-A`, `-X` and `-c`
+///   (but `public` and `private`), `jarsigner -storepass … -keypass …`, FreeRDP's `/p:`
+///   and `/gp:` (1.0's `-p`), `dsadd|dsmod … -pwd`, Redis Sentinel's `auth-pass` (see
+///   [`sentinel_before`]), `neo4j-admin [dbms] set-initial-password [--option] password`.
 ///
 /// The arguments are read on the command's line (up to a line break, `;`, `|`, an
 /// operator's `&` or `)` outside quotes, a quote never closed, or another such command's
-/// name), 24 words and 1 KiB at most (an ACL's rules, 1 KiB); a quoted part glued to a word
-/// is that word's (`/user:"CORP\bob"`). The password is judged as an option's value is (see
-/// [`argument`]).
+/// name: see [`ends_positional_words`]), 24 words and 1 KiB at most (an ACL's rules, 1
+/// KiB); a quoted part glued to a word is that word's (`/user:"CORP\bob"`). The password
+/// is judged as an option's value is (see [`argument`]).
 fn positional_password(
     text: &str,
     s: usize,
@@ -1872,7 +1880,9 @@ fn positional_password(
     freed: &Freed,
 ) -> Option<Option<(usize, usize)>> {
     // (An ACL file's `user` line is read as `ACL SETUSER`: see [`acl_passwords`].)
-    let tool = positional_at(m.as_bytes())
+    let at = positional_at(m.as_bytes());
+    let tool = at
+        .map(|k| POSITIONAL_COMMANDS[k])
         .or_else(|| (m.starts_with("user") || m.starts_with("USER")).then_some("user"))?;
     let b = text.as_bytes();
     // (Redis's words only before a blank: `auth(`, a field's call, is not read back for
@@ -1940,7 +1950,7 @@ fn positional_password(
         },
         false => None,
     };
-    let added = POSITIONAL_COMMANDS[ADDED_POSITIONAL..].contains(&tool);
+    let added = at.is_some_and(|k| k >= ADDED_POSITIONAL);
     let (n, _) = command_words(b, i, end, &mut words[..read], |w| {
         ends_positional_words(w, added)
     });
@@ -2089,8 +2099,8 @@ fn positional_password(
                 option(b"--value")?
             }
             "cmdkey" => colon_values(&[b"/pass:"]),
-            // (FreeRDP's clients: the account's `/p:` and the gateway's `/gp:`; FreeRDP 1.0's
-            // `-p`.)
+            // (FreeRDP's clients: the account's `/p:` and the gateway's `/gp:`; FreeRDP
+            // 1.0's `-p`.)
             "xfreerdp" => colon_values(&[b"/p:", b"/gp:"]).or_else(|| values(&[b"-p"], false)),
             "ipmitool" => values(&[b"-P"], true),
             // (rdesktop's `-p -` reads it from the standard input.)
