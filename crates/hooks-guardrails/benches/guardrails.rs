@@ -243,6 +243,12 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // And in argument lists, names among their strings (each name's list read to the
+        // next name).
+        (
+            "tool_lists_without_passwords",
+            fill("\"hydra\", \"hydra\", \"ipmitool\", \"-P\", \"$X\", ", ""),
+        ),
         // A secret's name as a call's, no blank anywhere (each was read back for Redis's
         // `AUTH` to the text's start: 1 MB took 10 s before this release).
         ("calls_named_auth", fill("auth(db.auth(", "")),

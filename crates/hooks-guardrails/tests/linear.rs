@@ -225,6 +225,10 @@ fn family(name: &str, n: usize) -> String {
         }
         // The tools read in the headers' pass, none given a password.
         "tools_without_passwords" => TOOLS_WITHOUT_PASSWORDS.repeat(n / 157),
+        // And in argument lists, names among their strings.
+        "tool_lists_without_passwords" => {
+            "\"hydra\", \"hydra\", \"ipmitool\", \"-P\", \"$X\", ".repeat(n / 42)
+        }
         // A secret's name as a call's with no blank anywhere: each read back for Redis's
         // `AUTH` to the text's start (1 MB: 10 s) before this release. (The step count does
         // not count a validator's reading: the bench shows it.)
@@ -366,7 +370,7 @@ const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpw
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
 
-const FAMILIES: [&str; 129] = [
+const FAMILIES: [&str; 130] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -463,6 +467,7 @@ const FAMILIES: [&str; 129] = [
     "clients_without_passwords",
     "commands_named_in_argument_lists",
     "tools_without_passwords",
+    "tool_lists_without_passwords",
     "calls_named_auth",
     "hex_runs",
     "cards_glued_in_a_word",

@@ -5639,6 +5639,25 @@ pub(crate) mod tests {
             ("auth-pass \"S3cr3tPw99\"", &["S3cr3tPw99"]),
             ("net user hydra S3cr3tPw99 /add", &["S3cr3tPw99"]),
             ("htpasswd -b .htpasswd ipmitool S3cr3tPw99", &["S3cr3tPw99"]),
+            // Argument lists (a subprocess's, JSON-escaped in a tool call's arguments; over
+            // lines), the older tools' too.
+            (
+                r#"["ipmitool", "-H", "h", "-U", "admin", "-P", "S3cr3tPw99", "sel", "list"]"#,
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"{"args": "[\"psexec\", \"-u\", \"bob\", \"-p\", \"S3cr3tPw99\"]"}"#,
+                &["S3cr3tPw99"],
+            ),
+            (
+                "subprocess.run([\n    'htpasswd',\n    '-b',\n    'f',\n    'bob',\n    'S3cr3tPw99',\n])",
+                &["S3cr3tPw99"],
+            ),
+            // (Commas first, quotes mixed.)
+            (
+                "[\"ipmitool\"\n , '-P'\n , \"S3cr3tPw99\"]",
+                &["S3cr3tPw99"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5672,6 +5691,9 @@ pub(crate) mod tests {
             "a sentinel set to auth-pass the value; see the auth-pass Kx9mQ2vL7pWz option",
             "neo4j-admin dbms set-initial-password; neo4j-admin set-initial-password $NEO_PW",
             "Use hydra, psexec or rdesktop; snmpwalk the tree; jarsigner signs jars; dsadd users",
+            // (A list's value that is no string, or past the list's end; a list of names.)
+            r#"["ipmitool", "-P", password]; ["ipmitool", "-H", "h"], "Kx9mQ2vL7pWz""#,
+            "tools = ['htpasswd', 'hydra', 'psexec', 'Kx9mQ2vL7pWz']",
         ] {
             assert_eq!(found(text), [], "{text}");
         }

@@ -520,17 +520,21 @@ fn positional_commands(which: Positional) -> String {
             .collect::<Vec<_>>()
             .join("|")
     };
-    let plain = |names: String| format!(r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?[ \t]");
+    // (And quoted, in an argument list: `["ipmitool", "-P", …]`.)
+    let listed = r#"|\\{0,3}["'][ \t\r\n]*,"#;
+    let plain = |names: String, listed: &str| {
+        format!(r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?(?:[ \t]{listed})")
+    };
     if which == Positional::Added {
-        let added = plain(names(ADDED_POSITIONAL, POSITIONAL_COMMANDS.len()));
+        let added = plain(names(ADDED_POSITIONAL, POSITIONAL_COMMANDS.len()), listed);
         return format!(
             r"{added}|{B}neo4j-admin(?:\.bat)?[ \t]+(?:dbms[ \t]+)?set-initial-password[ \t]"
         );
     }
-    let plain = plain(names(0, ADDED_POSITIONAL));
     if which == Positional::Named {
-        return plain;
+        return plain(names(0, ADDED_POSITIONAL), "");
     }
+    let plain = plain(names(0, ADDED_POSITIONAL), listed);
     format!(
         r"{plain}|{B}security[ \t]+add-(?:generic|internet)-password[ \t]|{B}(?:net|Net|NET)(?:\.exe|\.EXE)?[ \t]+(?:user|use|User|Use|USER|USE)[ \t]|{B}(?:ACL|acl)[ \t]+(?:SETUSER|setuser)[ \t]|{B}keyvault[ \t]+secret[ \t]+set[ \t]|{B}ssm[ \t]+put-parameter[ \t]|{B}(?:user|USER)[ \t]+[^ \t\r\n]{{1,64}}[ \t]+(?:on|off|[>~&%(]|[+-][@a-z]|reset|all(?:keys|commands|channels)|nopass|nocommands|clearselectors)"
     )

@@ -1951,9 +1951,12 @@ fn positional_password(
         false => None,
     };
     let added = at.is_some_and(|k| k >= ADDED_POSITIONAL);
-    let (n, _) = command_words(b, i, end, &mut words[..read], |w| {
-        ends_positional_words(w, added)
-    });
+    let stop = |w: &[u8]| ends_positional_words(w, added);
+    // (An argument list, `["ipmitool", "-P", "…"]`: its strings are the words.)
+    let n = match listed_words(b, i, end, &mut words[..read], stop) {
+        Some(n) => n,
+        None => command_words(b, i, end, &mut words[..read], stop).0,
+    };
     let words = &words[..n];
     let word = |k: usize| words.get(k).map(|&(a, z)| &b[a..z]);
     // The password at word `k`, judged as an option's value.
@@ -3299,6 +3302,49 @@ fn command_words(
         i = i.max(stop) + usize::from(i.max(stop) < end && matches!(b[i.max(stop)], b'"' | b'\''));
     }
     (n, i)
+}
+
+/// The words of an argument list after a command's quoted name ends at `i` (`"ipmitool",
+/// "-H", "h", "-P", "…"`; JSON-escaped too, `\"psexec\", \"-p\", …`): each string after a
+/// comma (line breaks around it), escaped as the name is, into `words`, up to anything else
+/// (the list's `]`), a word `stop_at` holds (as [`command_words`] stops), `end`, or as many
+/// words as `words` holds. `None` where no comma follows the name's closing quote.
+fn listed_words(
+    b: &[u8],
+    i: usize,
+    end: usize,
+    words: &mut [(usize, usize)],
+    stop_at: impl Fn(&[u8]) -> bool,
+) -> Option<usize> {
+    let (_, escapes) = quote_at(b, i).filter(|&(_, e)| i + e < end)?;
+    let mut at = skip_space(b, i + escapes + 1, end, true);
+    if b.get(at) != Some(&b',') || at >= end {
+        return None;
+    }
+    let mut n = 0;
+    while n < words.len() && at < end && b[at] == b',' {
+        let j = skip_space(b, at + 1, end, true);
+        let Some((q, open)) = quote_at(b, j)
+            .filter(|&(_, e)| e == escapes && j + e + 1 < end)
+            .map(|(q, _)| (q, j + escapes + 1))
+        else {
+            break;
+        };
+        let Some(close) = memchr::memchr_iter(q, &b[open..end])
+            .map(|k| open + k)
+            .find(|&k| closes(b, open, k, escapes, false))
+        else {
+            break;
+        };
+        let word = (open, close - escapes);
+        if stop_at(&b[word.0..word.1]) {
+            break;
+        }
+        words[n] = word;
+        n += 1;
+        at = skip_space(b, close + 1, end, true);
+    }
+    Some(n)
 }
 
 /// Whether an argument's `value` (`quoted` or not; `next`: the byte after it) is a secret:
