@@ -497,7 +497,8 @@ enum Positional {
 /// (see [`Positional::Added`]): `ipmitool -P`, `psexec -p`, `rdesktop -p`, `hydra -p`, the
 /// Net-SNMP tools' `-A`, `-X` and `-c`, `jarsigner -storepass`, FreeRDP's `/p:`, `dsadd
 /// -pwd`, Redis Sentinel's `auth-pass`, `neo4j-admin set-initial-password`. The name and a
-/// blank; `which` says which of them (see [`Positional`]).
+/// blank, or (but Redis's words and the forms read with their subcommand) its closing quote
+/// and a comma, an argument list's; `which` says which of them (see [`Positional`]).
 fn positional_commands(which: Positional) -> String {
     use super::validate::{ADDED_POSITIONAL, POSITIONAL_COMMANDS};
     // (`security` and `net` only with the subcommand that takes a password: "security

@@ -1870,9 +1870,10 @@ fn resp_auth(text: &str, s: usize) -> Option<(usize, usize)> {
 ///
 /// The arguments are read on the command's line (up to a line break, `;`, `|`, an
 /// operator's `&` or `)` outside quotes, a quote never closed, or another such command's
-/// name: see [`ends_positional_words`]), 24 words and 1 KiB at most (an ACL's rules, 1
-/// KiB); a quoted part glued to a word is that word's (`/user:"CORP\bob"`). The password
-/// is judged as an option's value is (see [`argument`]).
+/// name: see [`ends_positional_words`]), or an argument list's strings (see
+/// [`listed_words`]), 24 words and 1 KiB at most (an ACL's rules, 1 KiB); a quoted part
+/// glued to a word is that word's (`/user:"CORP\bob"`). The password is judged as an
+/// option's value is (see [`argument`]).
 fn positional_password(
     text: &str,
     s: usize,
