@@ -1984,40 +1984,28 @@ fn positional_password(
     // value is: from the first's to the last's, so that none is left (snmpwalk's `-A … -X
     // …`, jarsigner's `-storepass … -keypass …`).
     let values = |options: &[&[u8]], glued: bool| {
-        let mut span: Option<(usize, usize)> = None;
-        for (k, &(a, z)) in words.iter().enumerate() {
+        first_to_last(words.iter().enumerate().filter_map(|(k, &(a, z))| {
             let w = &b[a..z];
-            let found = if options.contains(&w) {
+            if options.contains(&w) {
                 password(k + 1)
             } else if glued && options.iter().any(|o| o.len() == 2 && w.starts_with(o)) {
                 (w.len() > 2).then(|| argument(text, a + 2)).flatten()
             } else {
-                continue;
-            };
-            if let Some((x, y)) = found {
-                span = Some(span.map_or((x, y), |(f, _)| (f, y)));
+                None
             }
-        }
-        span
+        }))
     };
     // The same of options written as Windows's tools write them, in any case, the value
     // glued after a colon (`/pass:…`, `/p:…`; quoted, JSON-escaped too: `/pass:\"…\"`).
     let colon_values = |options: &[&[u8]]| {
-        let mut span: Option<(usize, usize)> = None;
-        for &(a, z) in words {
+        first_to_last(words.iter().filter_map(|&(a, z)| {
             let w = &b[a..z];
-            let Some(o) = options
+            let o = options
                 .iter()
-                .find(|o| w.len() > o.len() && w[..o.len()].eq_ignore_ascii_case(o))
-            else {
-                continue;
-            };
+                .find(|o| w.len() > o.len() && w[..o.len()].eq_ignore_ascii_case(o))?;
             let at = a + o.len();
-            if let Some((x, y)) = argument(text, past_quote(b, at, b.len()).unwrap_or(at)) {
-                span = Some(span.map_or((x, y), |(f, _)| (f, y)));
-            }
-        }
-        span
+            argument(text, past_quote(b, at, b.len()).unwrap_or(at))
+        }))
     };
     // (Windows reads its tools' names in any case.)
     let name = match tool {
@@ -2228,6 +2216,13 @@ fn positional_password(
         }
     };
     Some(found())
+}
+
+/// The span from the first of `spans` to the end of the last: every value a command's
+/// options give, none left between (see [`positional_password`]).
+fn first_to_last(mut spans: impl Iterator<Item = (usize, usize)>) -> Option<(usize, usize)> {
+    let (first, end) = spans.next()?;
+    Some((first, spans.last().map_or(end, |(_, z)| z)))
 }
 
 /// Which word after Redis Sentinel's `auth-pass` at `s` is its password: `sentinel
