@@ -252,6 +252,9 @@ fn scan_adversarial(c: &mut Criterion) {
         // A secret's name as a call's, no blank anywhere (each was read back for Redis's
         // `AUTH` to the text's start: 1 MB took 10 s before this release).
         ("calls_named_auth", fill("auth(db.auth(", "")),
+        // Calls that take a password as a later argument (`smtp.login(user, …)`), the
+        // string never closed: each call's second argument is the next call's name.
+        ("credential_calls_unclosed", fill(".login('a','b", "")),
         // Hex with no break (a blob, joined hashes; a fixed xorshift sequence), and card
         // numbers glued to letters: each card candidate read the whole word before this
         // release (1 MB of hex took 5 s).

@@ -233,6 +233,9 @@ fn family(name: &str, n: usize) -> String {
         // `AUTH` to the text's start (1 MB: 10 s) before this release. (The step count does
         // not count a validator's reading: the bench shows it.)
         "calls_named_auth" => "auth(db.auth(".repeat(n / 13),
+        // Calls that take a password as a later argument, its string never closed: each
+        // call's second argument is the next call's name.
+        "credential_calls_unclosed" => ".login('a','b".repeat(n / 13),
         // Hex with no break (a blob, joined hashes), and card numbers glued to letters
         // with no break: each card candidate read the whole word before this release.
         "hex_runs" => hex::hex_run(n),
@@ -370,7 +373,7 @@ const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpw
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
 
-const FAMILIES: [&str; 130] = [
+const FAMILIES: [&str; 131] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -469,6 +472,7 @@ const FAMILIES: [&str; 130] = [
     "tools_without_passwords",
     "tool_lists_without_passwords",
     "calls_named_auth",
+    "credential_calls_unclosed",
     "hex_runs",
     "cards_glued_in_a_word",
     "secure_strings_in_a_row",

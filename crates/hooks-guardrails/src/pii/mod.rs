@@ -5330,6 +5330,94 @@ pub(crate) mod tests {
         finds_and_redacts(&d, &long, &["S3cr3tPw99"]);
     }
 
+    /// Calls that take a password as a later argument: the mail and FTP clients'
+    /// `.login(user, …)` (smtplib's, imaplib's, ftplib's), MongoDB's older
+    /// `.authenticate(user, …)`, python-ldap's `.simple_bind_s(dn, …)`, Neo4j's
+    /// `dbms.security.createUser(user, …)`, .NET's `NetworkCredential`, Java's
+    /// `PasswordAuthentication` and `UsernamePasswordCredentials`; requests' and httpx's
+    /// `HTTPBasicAuth(user, …)`, `HTTPDigestAuth`, `BasicAuth` and their `auth=(user, …)`
+    /// tuple — with a string written out, not a variable.
+    #[test]
+    fn credential_calls_arguments_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            (
+                "server = smtplib.SMTP_SSL('smtp.gmail.com', 465)\nserver.login('me', 'abcd efgh ijkl mnop')",
+                &["abcd efgh ijkl mnop"][..],
+            ),
+            ("mail.login(\"bob\", \"S3cr3tPw99\")", &["S3cr3tPw99"]),
+            (
+                "client.login(\n    'bob',\n    'S3cr3tPw99'\n)",
+                &["S3cr3tPw99"],
+            ),
+            ("db.authenticate('bob', 'S3cr3tPw99')", &["S3cr3tPw99"]),
+            (
+                "db.getSiblingDB('admin').authenticate('root', 'S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "conn.simple_bind_s('cn=admin,dc=example,dc=org', 'S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "l.simple_bind(\"cn=admin\", \"S3cr3tPw99\")",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "CALL dbms.security.createUser('bob', 'S3cr3tPw99', false)",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "var cred = new NetworkCredential(\"bob\", \"S3cr3tPw99\", \"CORP\");",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "return new PasswordAuthentication(\"bob\", \"S3cr3tPw99\".toCharArray());",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "new UsernamePasswordCredentials(\"bob\", \"S3cr3tPw99\")",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "requests.get(u, auth=HTTPBasicAuth('bob', 'S3cr3tPw99'))",
+                &["S3cr3tPw99"],
+            ),
+            ("HTTPDigestAuth(\"bob\", \"S3cr3tPw99\")", &["S3cr3tPw99"]),
+            ("aiohttp.BasicAuth('bob', 'S3cr3tPw99')", &["S3cr3tPw99"]),
+            (
+                "requests.get(url, auth=('bob', 'S3cr3tPw99'))",
+                &["S3cr3tPw99"],
+            ),
+            ("auth = ('bob', 'S3cr3tPw99')", &["S3cr3tPw99"]),
+            ("\"auth\": (\"bob\", \"S3cr3tPw99\")", &["S3cr3tPw99"]),
+            (
+                r#"{"cmd": "server.login(\"bob\", \"S3cr3tPw99\")"}"#,
+                &["S3cr3tPw99"],
+            ),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+        for text in [
+            // Variables, no second argument, a first argument alone, other calls named
+            // alike, an object, placeholders, a tuple of variables.
+            "console.log('hello1', 'world2x')",
+            "server.login(user, password)",
+            "server.login(os.environ['U'], os.environ['P'])",
+            "auth.login(request, user); client.login()",
+            "db.authenticate(user, pw); db.createUser({user: 'bob', roles: ['read']})",
+            "new NetworkCredential(user, pass); HTTPBasicAuth(user, password)",
+            "HTTPBasicAuth('bob', os.environ['PW'])",
+            "auth=('bob', password); auth=(user, pw); auth = ()",
+            "smtp.login('bob', '<your-app-password>'); smtp.login('bob', 'YOUR_PASSWORD')",
+            "auth: (see below)",
+            "requests.get(u, auth=('bob', ''))",
+            "Set the auth (\"basic\", \"digest2\") per route",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
     /// `AUTH` opening a line is Redis's where a client or a raw connection is named within
     /// 256 bytes of it, before or after — however the lines stand, one scan reading them in
     /// turn (what the last look found is kept for the next: see `redis_named_near`).

@@ -579,6 +579,13 @@ pub(super) fn here_string_reach(
     text.as_bytes()[s..].starts_with(b"<<<").then_some(s + 2)
 }
 
+/// Whether `m` starts with a trigger of the here-strings' pass that is its exact match: a
+/// name's, a command's (see [`named_exactly`]), or a credential call's (see
+/// [`credential_calls`]).
+fn here_named_exactly(m: &[u8]) -> bool {
+    named_exactly(m) || credential_call_at(m).is_some()
+}
+
 /// The command [`other_commands`] looks for.
 const KEYGEN: &str = "ssh-keygen";
 
@@ -646,6 +653,45 @@ fn sql_passwords() -> String {
 /// commands' pass's prefilter holds no more literals.
 fn sql_set_password() -> String {
     format!(r"{B}(?:SET|set)[ \t\r\n]+(?:PASSWORD|password)[ \t\r\n]+(?:FOR|for)[ \t\r\n]")
+}
+
+/// Calls that take a password as a later argument than the first, by a name no secret's
+/// holds (see `validate::password_argument`, which tells which): Python's `smtplib`,
+/// `imaplib` and `ftplib` clients' `.login(user, password)`, MongoDB's older
+/// `db.authenticate(user, password)`, python-ldap's `.simple_bind_s(dn, password)`,
+/// Neo4j's `dbms.security.createUser(user, password, …)`, .NET's `new
+/// NetworkCredential(user, password)`, Java's `new PasswordAuthentication(user, …)` and
+/// Apache HttpClient's `new UsernamePasswordCredentials(user, password)`. Their trigger:
+/// the name and the `(`, in the here-strings' pass (see `specs`).
+pub(super) const CREDENTIAL_CALLS: [&str; 8] = [
+    ".login",
+    ".authenticate",
+    ".simple_bind_s",
+    ".simple_bind",
+    // (Not any object's `.createUser`: MongoDB's takes a document, and a `.c` would make
+    // the pass look for it again in every address's `.com`, see `Pass::may_start_in`.)
+    "dbms.security.createUser",
+    "NetworkCredential",
+    "UsernamePasswordCredentials",
+    "PasswordAuthentication",
+];
+
+/// The trigger of [`CREDENTIAL_CALLS`]: a name and its `(`.
+fn credential_calls() -> String {
+    let names: Vec<String> = CREDENTIAL_CALLS
+        .iter()
+        .map(|n| n.replace('.', r"\."))
+        .collect();
+    format!(r"(?:{})\(", names.join("|"))
+}
+
+/// Whether `m` is a trigger of [`credential_calls`]: where its name ends.
+pub(super) fn credential_call_at(m: &[u8]) -> Option<usize> {
+    let name = m.strip_suffix(b"(")?;
+    CREDENTIAL_CALLS
+        .iter()
+        .any(|n| name == n.as_bytes())
+        .then_some(name.len())
 }
 
 /// Whether `m` starts as [`sql_set_password`] does.
@@ -1095,9 +1141,9 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// make its prefilter the slower kind that holds more of them), and `AUTH`, a name and
 /// Redis's command; pass 7: commands that take a password and the other command words the
 /// run-token pass held before (see `command_word_trigger` in [`specs`]); pass 8:
-/// here-strings and here-documents (see
-/// [`here_strings`]); pass 9: a value prose gives before its name, found by hand from its
-/// closing mark (see [`value_before_name_at`]);
+/// here-strings and here-documents (see [`here_strings`]), and calls that take a password
+/// (see [`credential_calls`]); pass 9: a value prose gives before its name, found by hand
+/// from its closing mark (see [`value_before_name_at`]);
 /// pass 2: e-mail (found from its `@`; a URL-encoded `%40` is decoded to `@` by folding
 /// first); pass 3: the digit-led formats, one fully built DFA, phone numbers last (their broad
 /// trigger fires on most numbers; as the last pattern, a failed phone candidate makes no other
@@ -1863,6 +1909,7 @@ pub(super) fn specs() -> Vec<Spec> {
         RESP_AUTH.to_owned(),
         stdin_writers(),
         here_strings(),
+        credential_calls(),
         sql_passwords(),
         single_dash_options(),
         value_before_name(),
@@ -2001,13 +2048,16 @@ pub(super) fn specs() -> Vec<Spec> {
                 validate_secret,
             )
         },
+        // (And the credential calls: in a pass of their own, or a kind of their own
+        // beside the here-strings', every text read 2-3% more slowly, a run of
+        // here-strings twice as slowly.)
         Spec {
-            named_exact: Some(named_exactly),
+            named_exact: Some(here_named_exactly),
             reach: Some(here_string_reach),
             ..spec(
                 Entity::Secret,
                 8,
-                here_strings(),
+                format!("{}|{}", here_strings(), credential_calls()),
                 secret.clone(),
                 SECRET_WINDOW,
                 validate_secret,

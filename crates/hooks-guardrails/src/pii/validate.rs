@@ -206,6 +206,20 @@ pub(super) fn validate_secret(
     {
         return single_dash_option(text, s, e);
     }
+    if let Some(name) = super::patterns::credential_call_at(m.as_bytes()) {
+        // A call that takes a password as a later argument (`smtp.login("bob", "…")`): read
+        // as a named field's call, its name the call's (see [`password_argument`]).
+        // (Its first argument on the next line too.)
+        let open = s + name;
+        let first = e + text.as_bytes()[e..]
+            .iter()
+            .take(64)
+            .take_while(|c| c.is_ascii_whitespace())
+            .count();
+        return (first < text.len())
+            .then(|| named_secret(text, s, open, ceil_char_boundary(text, first + 1)))
+            .flatten();
+    }
     if let Some(found) = command_line_secret(text, s, e) {
         return found;
     }
@@ -226,8 +240,9 @@ pub(super) fn validate_secret(
         // (`auth` holds a secret only as basic credentials' base64, `user:password`
         // encoded: `"auth": "Ym9iOl…"` — not `auth: true`, `"auth": "oauth2"` — or as
         // MongoDB's `db.auth("bob", "…")`: see [`password_argument`].)
-        let call = m[name.len()..].starts_with('(')
-            && password_argument(&text.as_bytes()[..s + name.len()]).is_some();
+        let call = (m[name.len()..].starts_with('(')
+            && password_argument(&text.as_bytes()[..s + name.len()]).is_some())
+            || credentials_tuple(&m.as_bytes()[name.len()..]);
         if name.eq_ignore_ascii_case("auth") && !call {
             return found.filter(|&(a, z)| {
                 basic_credentials(text, a) == Some((a, z)) && stored_login(&text[a..z])
@@ -2264,8 +2279,10 @@ fn sentinel_before(b: &[u8], s: usize) -> Option<usize> {
 /// no such argument: a keyring's setter's third (`keyring.set_password("svc", "bob", "…")`,
 /// Node's keytar `setPassword(…)`), the first where there is none (Django's
 /// `user.set_password("…")`); MongoDB's shell's `db.changeUserPassword("bob", "…")` and
-/// `db.auth("bob", "…")` (any object's `.auth`: `db.getSiblingDB("admin").auth(…)`), the
-/// second.
+/// `db.auth("bob", "…")` (any object's `.auth`: `db.getSiblingDB("admin").auth(…)`),
+/// requests' and httpx's `HTTPBasicAuth("bob", "…")` (`HTTPDigestAuth`, `HTTPProxyAuth`,
+/// aiohttp's `BasicAuth`) and the calls of `patterns::CREDENTIAL_CALLS`
+/// (`smtp.login("bob", "…")`), the second.
 fn password_argument(before: &[u8]) -> Option<(usize, bool)> {
     if [&b"set_password"[..], b"setPassword", b"SetPassword"]
         .iter()
@@ -2273,10 +2290,30 @@ fn password_argument(before: &[u8]) -> Option<(usize, bool)> {
     {
         return Some((2, true));
     }
-    [&b"changeUserPassword"[..], b".auth"]
+    [
+        &b"changeUserPassword"[..],
+        b".auth",
+        b"BasicAuth",
+        b"DigestAuth",
+        b"ProxyAuth",
+    ]
+    .iter()
+    .chain(&super::patterns::CREDENTIAL_CALLS.map(str::as_bytes))
+    .any(|n| before.ends_with(n))
+    .then_some((1, false))
+}
+
+/// Whether `sep` (what follows a name, up to a `(`) opens a tuple given to the name: an
+/// `=` or a `:` first (after the name's closing quote too; `=>`, `:=`), the `(` last
+/// (`auth=(`, `"auth": (`).
+fn credentials_tuple(sep: &[u8]) -> bool {
+    let Some(sep) = sep.strip_suffix(b"(") else {
+        return false;
+    };
+    let mut marks = sep
         .iter()
-        .any(|n| before.ends_with(n))
-        .then_some((1, false))
+        .filter(|c| !matches!(c, b' ' | b'\t' | b'"' | b'\''));
+    matches!(marks.next(), Some(b'=' | b':'))
 }
 
 /// Where the `k`th argument (from 0) of the call whose `(` is at `open` starts inside its
@@ -4717,11 +4754,13 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     }
     // (A name that is a common word too stands alone or after a `.`, a `-` or a `_`:
     // `smtp.pass`, `_auth` — not `bypass`, `compass`, `oauth`; see `WORD_NAMES`.)
+    // (Or as a call's name that takes a password: `HTTPBasicAuth("bob", "…")`.)
     if name > key
         && !matches!(b[name - 1], b'.' | b'-' | b'_')
         && text
             .get(name..at)
             .is_some_and(|n| super::patterns::WORD_NAMES.contains(&n))
+        && !(b.get(at) == Some(&b'(') && password_argument(&b[..at]).is_some())
     {
         return None;
     }
@@ -4920,7 +4959,10 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     let element = opened || tag.is_some();
     // (The name the element's closing tag ends with.)
     let close_name = tag.map_or(&b[key..at], |(_, close)| close);
-    let call = between[0] == b'(';
+    // (Basic credentials as a tuple, `auth=("bob", "…")`, as requests and httpx take them:
+    // its second item.)
+    let tuple = b[name..at].eq_ignore_ascii_case(b"auth") && credentials_tuple(&b[at..=first]);
+    let call = between[0] == b'(' || tuple;
     // A call whose password is a later argument (see [`password_argument`]).
     let first = match call.then(|| password_argument(&b[..at])).flatten() {
         Some((k, alone)) => match call_argument(b, at, k) {
@@ -4928,6 +4970,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             None if alone => first,
             None => return None,
         },
+        None if tuple => call_argument(b, first, 1)?,
         None => first,
     };
     // (A literal block scalar's `|` is read as the value's first character: the block's
