@@ -5395,6 +5395,32 @@ pub(crate) mod tests {
                 r#"{"cmd": "server.login(\"bob\", \"S3cr3tPw99\")"}"#,
                 &["S3cr3tPw99"],
             ),
+            // (Found by an attack review: a session's `auth` tuple, blanks before the `(`,
+            // C#'s verbatim string, .NET's capitalised methods, a list, PHP's array; the
+            // third argument after a host's or a database's name.)
+            ("s.auth = ('me', 'S3cr3tPw99')", &["S3cr3tPw99"]),
+            (
+                r#"{"code": "session.auth = (\"me\", \"S3cr3tPw99\")"}"#,
+                &["S3cr3tPw99"],
+            ),
+            ("smtp.login (user, 'S3cr3tPw99')", &["S3cr3tPw99"]),
+            (
+                "new NetworkCredential(\"me\", @\"S3cr3tPw99\")",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "await client.AuthenticateAsync(\"me\", \"S3cr3tPw99\");",
+                &["S3cr3tPw99"],
+            ),
+            ("ftp.Login(\"me\",\"S3cr3tPw99\")", &["S3cr3tPw99"]),
+            ("auth=['me','S3cr3tPw99']", &["S3cr3tPw99"]),
+            ("['auth' => ['me', 'S3cr3tPw99']]", &["S3cr3tPw99"]),
+            ("s.login('host', 'me', 'S3cr3tPw99')", &["S3cr3tPw99"]),
+            ("s.login('db1', 'o\\'brien', 'S3cr3tPw99')", &["S3cr3tPw99"]),
+            (
+                "common.authenticate('db', 'admin2024x', 'S3cr3tPw99', {})",
+                &["S3cr3tPw99"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5413,6 +5439,13 @@ pub(crate) mod tests {
             "auth: (see below)",
             "requests.get(u, auth=('bob', ''))",
             "Set the auth (\"basic\", \"digest2\") per route",
+            // (Words as a call's arguments: a label's, a scope's; an app password's shape
+            // only as four groups of four small letters.)
+            "auth.login('Sign in', 'Welcome back!'); x.login('Log in', 'Forgot password?')",
+            "msalInstance.login('popup', 'openid profile')",
+            "auth: ('Basic realm', 'Restricted Area')",
+            "common.authenticate(DB, USER, PASS, {})",
+            "server.login('me', 'abcd efgh ijkl mnop qrst')",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

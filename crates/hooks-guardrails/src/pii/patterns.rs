@@ -663,9 +663,13 @@ fn sql_set_password() -> String {
 /// NetworkCredential(user, password)`, Java's `new PasswordAuthentication(user, …)` and
 /// Apache HttpClient's `new UsernamePasswordCredentials(user, password)`. Their trigger:
 /// the name and the `(`, in the here-strings' pass (see `specs`).
-pub(super) const CREDENTIAL_CALLS: [&str; 8] = [
+pub(super) const CREDENTIAL_CALLS: [&str; 11] = [
     ".login",
     ".authenticate",
+    // (.NET's MailKit and FluentFTP: `client.Authenticate(user, …)`, `ftp.Login`.)
+    ".Login",
+    ".Authenticate",
+    ".AuthenticateAsync",
     ".simple_bind_s",
     ".simple_bind",
     // (Not any object's `.createUser`: MongoDB's takes a document, and a `.c` would make
@@ -682,12 +686,16 @@ fn credential_calls() -> String {
         .iter()
         .map(|n| n.replace('.', r"\."))
         .collect();
-    format!(r"(?:{})\(", names.join("|"))
+    format!(r"(?:{})[ \t]?\(", names.join("|"))
 }
 
 /// Whether `m` is a trigger of [`credential_calls`]: where its name ends.
 pub(super) fn credential_call_at(m: &[u8]) -> Option<usize> {
     let name = m.strip_suffix(b"(")?;
+    let name = name
+        .strip_suffix(b" ")
+        .or(name.strip_suffix(b"\t"))
+        .unwrap_or(name);
     CREDENTIAL_CALLS
         .iter()
         .any(|n| name == n.as_bytes())

@@ -2290,24 +2290,82 @@ fn password_argument(before: &[u8]) -> Option<(usize, bool)> {
     {
         return Some((2, true));
     }
-    [
-        &b"changeUserPassword"[..],
-        b".auth",
-        b"BasicAuth",
-        b"DigestAuth",
-        b"ProxyAuth",
-    ]
-    .iter()
-    .chain(&super::patterns::CREDENTIAL_CALLS.map(str::as_bytes))
-    .any(|n| before.ends_with(n))
-    .then_some((1, false))
+    [&b"changeUserPassword"[..], b".auth"]
+        .iter()
+        .any(|n| before.ends_with(n))
+        .then_some((1, false))
+        .or_else(|| credential_call(before).then_some((1, false)))
+}
+
+/// Whether `before` (the text up to a call's name's end) ends with the name of a call whose
+/// later argument is a password and whose earlier ones name an account, a host or a
+/// database (see `patterns::CREDENTIAL_CALLS`; requests' and httpx's
+/// `HTTPBasicAuth`, `HTTPDigestAuth`, `HTTPProxyAuth`, aiohttp's `BasicAuth`): its
+/// arguments are often words (`.login("Sign in", "Welcome back")`), so the password is
+/// judged as a value, not as a phrase (see [`app_password`]).
+fn credential_call(before: &[u8]) -> bool {
+    [&b"BasicAuth"[..], b"DigestAuth", b"ProxyAuth"]
+        .iter()
+        .chain(&super::patterns::CREDENTIAL_CALLS.map(str::as_bytes))
+        .any(|n| before.ends_with(n))
+}
+
+/// Whether `before` ends with a call's name that logs in (`.login`, `.authenticate`, in
+/// any case, `AuthenticateAsync`): its password may follow a host's or a database's name.
+fn logs_in(before: &[u8]) -> bool {
+    [&b"login"[..], b"authenticate", b"authenticateasync"]
+        .iter()
+        .any(|n| {
+            before.len() >= n.len() && before[before.len() - n.len()..].eq_ignore_ascii_case(n)
+        })
+}
+
+/// Where the string argument right after the string one whose first character is at
+/// `first` starts, inside its quote (as [`call_argument`] gives it): the string closed by
+/// its own quote (escaped as it was opened, within 256 bytes), then a comma and the next
+/// one's quote, blanks between. (Not read again from the call's `(`: in a run of unclosed
+/// calls, each read its neighbours' arguments twice.)
+fn next_string_argument(b: &[u8], first: usize) -> Option<usize> {
+    let q = b[first - 1];
+    let escaped = first >= 2 && b[first - 2] == b'\\';
+    let window = &b[first..b.len().min(first + 256)];
+    let close = memchr::memchr_iter(q, window)
+        .map(|k| first + k)
+        .find(|&k| (b[k - 1] == b'\\') == escaped)?;
+    let blanks = |i: usize| {
+        i + b[i..]
+            .iter()
+            .take(16)
+            .take_while(|c| c.is_ascii_whitespace())
+            .count()
+    };
+    let comma = blanks(close + 1);
+    if b.get(comma) != Some(&b',') {
+        return None;
+    }
+    let at = blanks(comma + 1);
+    past_quote(b, at, b.len()).filter(|&f| f < b.len())
+}
+
+/// Whether `value` is written as Google's app passwords are, four groups of four small
+/// letters (`abcd efgh ijkl mnop`), the one phrase a mail client's `.login` is given.
+fn app_password(value: &str) -> bool {
+    let v = value.as_bytes();
+    v.len() == 19
+        && v.iter().enumerate().all(|(i, c)| {
+            if i % 5 == 4 {
+                *c == b' '
+            } else {
+                c.is_ascii_lowercase()
+            }
+        })
 }
 
 /// Whether `sep` (what follows a name, up to a `(`) opens a tuple given to the name: an
 /// `=` or a `:` first (after the name's closing quote too; `=>`, `:=`), the `(` last
 /// (`auth=(`, `"auth": (`).
 fn credentials_tuple(sep: &[u8]) -> bool {
-    let Some(sep) = sep.strip_suffix(b"(") else {
+    let Some(sep) = sep.strip_suffix(b"(").or(sep.strip_suffix(b"[")) else {
         return false;
     };
     let mut marks = sep
@@ -2363,11 +2421,16 @@ fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
                     .iter()
                     .take_while(|c| c.is_ascii_whitespace())
                     .count();
-            // (Python's string prefix.)
+            // (Python's string prefix; C#'s verbatim and interpolated strings', `@"…"`.)
             let prefix = b[at..end]
                 .iter()
                 .take(2)
-                .take_while(|c| matches!(c, b'r' | b'b' | b'f' | b'u' | b'R' | b'B' | b'F' | b'U'))
+                .take_while(|c| {
+                    matches!(
+                        c,
+                        b'r' | b'b' | b'f' | b'u' | b'R' | b'B' | b'F' | b'U' | b'@' | b'$'
+                    )
+                })
                 .count();
             // (Inside the quote: not past the text's end, `setPassword(a, b, ``.)
             if b.get(at) == Some(&b'`') {
@@ -4962,10 +5025,28 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // (Basic credentials as a tuple, `auth=("bob", "…")`, as requests and httpx take them:
     // its second item.)
     let tuple = b[name..at].eq_ignore_ascii_case(b"auth") && credentials_tuple(&b[at..=first]);
-    let call = between[0] == b'(' || tuple;
+    // (A call's `(` after blanks too, `smtp.login ("bob", …)`.)
+    let open = at
+        + between
+            .iter()
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count();
+    let call = b[open] == b'(' || tuple;
+    // (The value of a call whose arguments may be words: judged as a value alone.)
+    let loose = tuple || (call && credential_call(&b[..at]));
     // A call whose password is a later argument (see [`password_argument`]).
-    let first = match call.then(|| password_argument(&b[..at])).flatten() {
-        Some((k, alone)) => match call_argument(b, at, k) {
+    let first = match (call && !tuple)
+        .then(|| password_argument(&b[..at]))
+        .flatten()
+    {
+        // (A third string argument after a host's or a database's and an account's is the
+        // password: pexpect's `pxssh.login(host, user, …)`, Odoo's `common.authenticate(db,
+        // user, …, {})`.)
+        Some((1, _)) if loose && logs_in(&b[..at]) => {
+            let second = call_argument(b, open, 1)?;
+            next_string_argument(b, second).unwrap_or(second)
+        }
+        Some((k, alone)) => match call_argument(b, open, k) {
             Some(argument) => argument,
             None if alone => first,
             None => return None,
@@ -5021,7 +5102,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             && between.iter().any(|c| matches!(c, b'=' | b':')))
         || comma
         || setter.is_some()
-        || call
+        || (call && !loose)
         || memchr::memmem::find(between, b"alue").is_some()
         || memchr::memchr(b']', between).is_some();
     let before_key = key.checked_sub(1).map(|i| b[i]);
@@ -5154,8 +5235,13 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // may be part of a secret, `Pwd=AdminPwd2024`) — else
     // each field inside a value taken whole would be read whole again as it grows the
     // detection, 16 KiB each.
+    // (Not a call's name, `.login`, which no separator follows: read for at every `.`, a
+    // run of unclosed calls read each value's window at each.)
     let own = &b[name..at];
     let again = |r: &[u8]| {
+        if loose {
+            return r.len();
+        }
         memchr::memchr_iter(own[0], r)
             .find(|&i| {
                 i > 0
@@ -5260,7 +5346,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     }
     // (A command's bare argument with a blank escaped in it, `S3cr\ et9`, is a phrase.)
     let phrase = closed || (setter.is_some() && !quoted && value.contains("\\ "));
-    let passes = match strong && phrase {
+    let passes = match (strong && phrase) || (loose && quoted && app_password(value)) {
         true => secret_argument(value, true, next),
         false => secret_value(value, quoted, next),
     };
