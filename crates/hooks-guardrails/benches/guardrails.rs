@@ -255,6 +255,16 @@ fn scan_adversarial(c: &mut Criterion) {
         // Calls that take a password as a later argument (`smtp.login(user, …)`), the
         // string never closed: each call's second argument is the next call's name.
         ("credential_calls_unclosed", fill(".login('a','b", "")),
+        // The positional tools added last (PuTTY's, the hashing tools', MinIO's, Oracle's),
+        // none given a password.
+        (
+            "tools_added_last_without_passwords",
+            fill(
+                "plink -pw $X mkpasswd -m x openssl passwd -in f mc alias set a b c $Y \
+                 expdp parfile=p rman target / ",
+                "",
+            ),
+        ),
         // Hex with no break (a blob, joined hashes; a fixed xorshift sequence), and card
         // numbers glued to letters: each card candidate read the whole word before this
         // release (1 MB of hex took 5 s).

@@ -236,6 +236,10 @@ fn family(name: &str, n: usize) -> String {
         // Calls that take a password as a later argument, its string never closed: each
         // call's second argument is the next call's name.
         "credential_calls_unclosed" => ".login('a','b".repeat(n / 13),
+        // The positional tools added last, none given a password.
+        "tools_added_last_without_passwords" => {
+            "plink -pw $X mkpasswd -m x openssl passwd -in f mc alias set a b c $Y expdp parfile=p rman target / ".repeat(n / 100)
+        }
         // Hex with no break (a blob, joined hashes), and card numbers glued to letters
         // with no break: each card candidate read the whole word before this release.
         "hex_runs" => hex::hex_run(n),
@@ -373,7 +377,7 @@ const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpw
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
 
-const FAMILIES: [&str; 131] = [
+const FAMILIES: [&str; 132] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -473,6 +477,7 @@ const FAMILIES: [&str; 131] = [
     "tool_lists_without_passwords",
     "calls_named_auth",
     "credential_calls_unclosed",
+    "tools_added_last_without_passwords",
     "hex_runs",
     "cards_glued_in_a_word",
     "secure_strings_in_a_row",

@@ -2246,8 +2246,8 @@ pub(crate) mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().compiled.kinds.len(), 18);
-        assert_eq!(PiiDetector::new().compiled.passes.len(), 11);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 19);
+        assert_eq!(PiiDetector::new().compiled.passes.len(), 12);
     }
 
     /// A card number glued to letters is one where the word it stands in is no hex string
@@ -5451,6 +5451,96 @@ pub(crate) mod tests {
         }
     }
 
+    /// The positional commands added last: PuTTY's `-pw`, `mkpasswd`, `openssl passwd`,
+    /// MinIO's `mc alias set`, Oracle's tools' logons — on a line, in an argument list;
+    /// and each without a password: prompts, variables, files, the standard input, prose.
+    #[test]
+    fn putty_minio_oracle_and_hashing_tools_passwords_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            (
+                "plink.exe -ssh -l bob -pw S3cr3tPw99 host",
+                &["S3cr3tPw99"][..],
+            ),
+            ("pscp -pw \"S3cr3tPw99\" f bob@h:/tmp", &["S3cr3tPw99"]),
+            ("psftp bob@h -pw S3cr3tPw99 -b cmds.txt", &["S3cr3tPw99"]),
+            (
+                "subprocess.run(['plink', '-pw', 'S3cr3tPw99', 'bob@h'])",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "mkpasswd -m sha-512 -S saltsalt S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            ("mkpasswd --method=sha-512 'S3cr3tPw99'", &["S3cr3tPw99"]),
+            (
+                "[\"mkpasswd\", \"-m\", \"sha-512\", \"S3cr3tPw99\"]",
+                &["S3cr3tPw99"],
+            ),
+            ("openssl passwd -apr1 'S3cr3tPw99'", &["S3cr3tPw99"]),
+            // (`openssl`'s other commands are the command-line pass's.)
+            (
+                "openssl pkcs12 -export -in c.pem -passout pass:S3cr3tPw99 -out a.p12",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "usermod -p \"$(openssl passwd -6 -salt s4lt S3cr3tPw99)\" bob",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "mc alias set --api S3v4 prod https://s3.x.org AKIA1234 S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "mc config host add s3 https://s3.amazonaws.com AKIA1234 S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "expdp system/S3cr3tPw99@xe schemas=hr directory=d",
+                &["S3cr3tPw99"],
+            ),
+            ("impdp USERID=system/S3cr3tPw99 full=y", &["S3cr3tPw99"]),
+            (
+                "sqlldr userid=scott/S3cr3tPw99 control=load.ctl",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "dgmgrl sys/S3cr3tPw99@prim 'show configuration'",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "expdp \"sys/S3cr3tPw99@xe as sysdba\" directory=d",
+                &["S3cr3tPw99"],
+            ),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+        // RMAN's two logons: one span over both, neither left.
+        let text = "rman target sys/S3cr3tPw99@prod catalog rco/Kc2Pv9Xn4Tw8@cat";
+        let (redacted, _) = d.redact(text);
+        assert!(
+            !redacted.contains("S3cr3tPw99") && !redacted.contains("Kc2Pv9Xn4Tw8"),
+            "{redacted}"
+        );
+        for text in [
+            "openssl passwd -stdin < pw.txt; openssl passwd -in pw.txt -6; openssl passwd",
+            "openssl passwd -6 \"$PW\"; openssl s_client -connect h:443 -servername h",
+            "Use openssl passwd to hash a password, then mkpasswd.",
+            "mkpasswd -m help; mkpasswd -s < f; mkpasswd -m sha-512; mkpasswd \"$PASSWORD\"",
+            "mc alias set local http://localhost:9000 $ACCESS $SECRET",
+            "mc alias list; mc ls local/bucket; mc cp a local/b",
+            "the mc alias set command takes four arguments",
+            "expdp parfile=exp.par; rman target /; rman target / catalog rco@catdb",
+            "sqlldr control=a/b.ctl log=x/y.log; impdp dumpfile=dir/x.dmp directory=d",
+            "expdp system@xe schemas=hr dumpfile=backups/Hr2024Q1x.dmp",
+            "expdp system@xe directory=dp logfile=exp/Kx9mQ2vL7pZ",
+            "plink -ssh bob@h; plink -pw $PW bob@h; psftp -pw %PASSWORD% bob@h",
+            "Use rman or expdp for backups; dgmgrl for Data Guard.",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
     /// `AUTH` opening a line is Redis's where a client or a raw connection is named within
     /// 256 bytes of it, before or after — however the lines stand, one scan reading them in
     /// turn (what the last look found is kept for the next: see `redis_named_near`).
@@ -8587,11 +8677,11 @@ pub(crate) mod tests {
             format!("{}@{}.com ", "a".repeat(60), "b".repeat(1000)),
         ] {
             let text = unit.repeat((64 << 10) / unit.len());
-            // (Each of the eleven passes searches the text once; the rest is the run read
+            // (Each of the twelve passes searches the text once; the rest is the run read
             // again a few times.)
             let work = d.scan_work(&text);
             assert!(
-                work < 16 * text.len() as u64,
+                work < 17 * text.len() as u64,
                 "{unit}: {work} steps for {} bytes",
                 text.len()
             );
@@ -8812,10 +8902,10 @@ pub(crate) mod tests {
             "xox-",
         ] {
             let text = unit.repeat((64 << 10) / unit.len());
-            // (Each of the eleven passes searches the text once.)
+            // (Each of the twelve passes searches the text once.)
             let work = d.scan_work(&text);
             assert!(
-                work < 12 * text.len() as u64,
+                work < 13 * text.len() as u64,
                 "{unit}: {work} steps for {} bytes",
                 text.len()
             );

@@ -484,6 +484,9 @@ enum Positional {
     /// `validate::ADDED_POSITIONAL`): the headers' pass's, their exact pattern their
     /// trigger.
     Added,
+    /// Those added since the headers' pass's filled (see `validate::HERE_POSITIONAL`): the
+    /// credential calls' pass's (pass 11), and the exact pattern's.
+    Here,
 }
 
 /// The commands whose password is a positional argument (see
@@ -496,11 +499,14 @@ enum Positional {
 /// keyvault secret set --value`, `aws ssm put-parameter --value`; and those added since
 /// (see [`Positional::Added`]): `ipmitool -P`, `psexec -p`, `rdesktop -p`, `hydra -p`, the
 /// Net-SNMP tools' `-A`, `-X` and `-c`, `jarsigner -storepass`, FreeRDP's `/p:`, `dsadd
-/// -pwd`, Redis Sentinel's `auth-pass`, `neo4j-admin set-initial-password`. The name and a
+/// -pwd`, Redis Sentinel's `auth-pass`, `neo4j-admin set-initial-password`; and those added
+/// last (see [`Positional::Here`]): PuTTY's `plink|pscp|psftp -pw`, `mkpasswd`, `openssl
+/// passwd`, MinIO's `mc alias set` (`mc config host add`), Oracle's `expdp`, `impdp`,
+/// `rman`, `sqlldr`, `dgmgrl` with a logon. The name and a
 /// blank, or (but Redis's words and the forms read with their subcommand) its closing quote
 /// and a comma, an argument list's; `which` says which of them (see [`Positional`]).
 fn positional_commands(which: Positional) -> String {
-    use super::validate::{ADDED_POSITIONAL, POSITIONAL_COMMANDS};
+    use super::validate::{ADDED_POSITIONAL, HERE_POSITIONAL, POSITIONAL_COMMANDS};
     // (`security` and `net` only with the subcommand that takes a password: "security
     // team" and ".net user" are prose; `ACL`, `keyvault`, `ssm` and `neo4j-admin` with
     // theirs; `user` with a rule.)
@@ -508,14 +514,23 @@ fn positional_commands(which: Positional) -> String {
         POSITIONAL_COMMANDS[from..to]
             .iter()
             .filter(|c| {
-                !["security", "net", "acl", "keyvault", "ssm", "neo4j-admin"]
-                    .iter()
-                    .any(|n| c.eq_ignore_ascii_case(n))
+                ![
+                    "security",
+                    "net",
+                    "acl",
+                    "keyvault",
+                    "ssm",
+                    "neo4j-admin",
+                    "openssl",
+                    "mc",
+                ]
+                .iter()
+                .any(|n| c.eq_ignore_ascii_case(n))
             })
             .filter(|c| match which {
                 Positional::Named => SECRET_NAMES[..RUN_PASS_NAMES].contains(c),
                 Positional::Unnamed => !SECRET_NAMES[..RUN_PASS_NAMES].contains(c),
-                Positional::All | Positional::Added => true,
+                Positional::All | Positional::Added | Positional::Here => true,
             })
             .copied()
             .collect::<Vec<_>>()
@@ -526,8 +541,14 @@ fn positional_commands(which: Positional) -> String {
     let plain = |names: String, listed: &str| {
         format!(r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?(?:[ \t]{listed})")
     };
+    if which == Positional::Here {
+        let here = plain(names(HERE_POSITIONAL, POSITIONAL_COMMANDS.len()), listed);
+        return format!(
+            r"{here}|{B}openssl(?:\.exe)?[ \t]+passwd[ \t]|{B}mc(?:\.exe)?[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]"
+        );
+    }
     if which == Positional::Added {
-        let added = plain(names(ADDED_POSITIONAL, POSITIONAL_COMMANDS.len()), listed);
+        let added = plain(names(ADDED_POSITIONAL, HERE_POSITIONAL), listed);
         return format!(
             r"{added}|{B}neo4j-admin(?:\.bat)?[ \t]+(?:dbms[ \t]+)?set-initial-password[ \t]"
         );
@@ -579,11 +600,11 @@ pub(super) fn here_string_reach(
     text.as_bytes()[s..].starts_with(b"<<<").then_some(s + 2)
 }
 
-/// Whether `m` starts with a trigger of the here-strings' pass that is its exact match: a
-/// name's, a command's (see [`named_exactly`]), or a credential call's (see
-/// [`credential_calls`]).
-fn here_named_exactly(m: &[u8]) -> bool {
-    named_exactly(m) || credential_call_at(m).is_some()
+/// Whether `m` starts with a trigger of the credential calls' pass, which is its exact
+/// match: a credential call's (see [`credential_calls`]) or a tool's (see
+/// [`Positional::Here`]).
+fn call_or_tool_exactly(m: &[u8]) -> bool {
+    credential_call_at(m).is_some() || names_a_command(m)
 }
 
 /// The command [`other_commands`] looks for.
@@ -662,7 +683,8 @@ fn sql_set_password() -> String {
 /// Neo4j's `dbms.security.createUser(user, password, …)`, .NET's `new
 /// NetworkCredential(user, password)`, Java's `new PasswordAuthentication(user, …)` and
 /// Apache HttpClient's `new UsernamePasswordCredentials(user, password)`. Their trigger:
-/// the name and the `(`, in the here-strings' pass (see `specs`).
+/// the name and the `(` (a blank between too), in a pass of their own with the tools of
+/// [`Positional::Here`] (see `specs`).
 pub(super) const CREDENTIAL_CALLS: [&str; 11] = [
     ".login",
     ".authenticate",
@@ -1149,9 +1171,11 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// make its prefilter the slower kind that holds more of them), and `AUTH`, a name and
 /// Redis's command; pass 7: commands that take a password and the other command words the
 /// run-token pass held before (see `command_word_trigger` in [`specs`]); pass 8:
-/// here-strings and here-documents (see [`here_strings`]), and calls that take a password
-/// (see [`credential_calls`]); pass 9: a value prose gives before its name, found by hand
-/// from its closing mark (see [`value_before_name_at`]);
+/// here-strings and here-documents (see [`here_strings`]); pass 9: a value prose gives
+/// before its name, found by hand from its closing mark (see [`value_before_name_at`]);
+/// pass 11: calls that take a password (see [`credential_calls`]) and the positional
+/// commands added last (see [`Positional::Here`]), on their own so that no other pass's
+/// prefilter takes their literals (the here-strings' `<<` alone is found fastest);
 /// pass 2: e-mail (found from its `@`; a URL-encoded `%40` is decoded to `@` by folding
 /// first); pass 3: the digit-led formats, one fully built DFA, phone numbers last (their broad
 /// trigger fires on most numbers; as the last pattern, a failed phone candidate makes no other
@@ -1165,7 +1189,7 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// `X-API-Key: …`: see [`authorization_header`] and [`RUN_PASS_NAMES`]), moved out of pass
 /// 4 so that its prefilter has room for more commands' names (in one prefilter, four-byte
 /// literals past 64 are all cut to three). At one start, passes are asked in this order.
-pub(super) const PASSES: usize = 11;
+pub(super) const PASSES: usize = 12;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after
 /// another command's name on its line, `curl -T mysql.sql -u admin:…`): after such a value,
@@ -1918,6 +1942,7 @@ pub(super) fn specs() -> Vec<Spec> {
         stdin_writers(),
         here_strings(),
         credential_calls(),
+        positional_commands(Positional::Here),
         sql_passwords(),
         single_dash_options(),
         value_before_name(),
@@ -2056,16 +2081,30 @@ pub(super) fn specs() -> Vec<Spec> {
                 validate_secret,
             )
         },
-        // (And the credential calls: in a pass of their own, or a kind of their own
-        // beside the here-strings', every text read 2-3% more slowly, a run of
-        // here-strings twice as slowly.)
         Spec {
-            named_exact: Some(here_named_exactly),
+            named_exact: Some(named_exactly),
             reach: Some(here_string_reach),
             ..spec(
                 Entity::Secret,
                 8,
-                format!("{}|{}", here_strings(), credential_calls()),
+                here_strings(),
+                secret.clone(),
+                SECRET_WINDOW,
+                validate_secret,
+            )
+        },
+        // (A pass of their own, not the here-strings' (whose `<<` alone is found fast)
+        // nor any other: their literals made another's prefilter the slower kind.)
+        Spec {
+            named_exact: Some(call_or_tool_exactly),
+            ..spec(
+                Entity::Secret,
+                11,
+                format!(
+                    "{}|{}",
+                    credential_calls(),
+                    positional_commands(Positional::Here)
+                ),
                 secret.clone(),
                 SECRET_WINDOW,
                 validate_secret,
@@ -2080,7 +2119,7 @@ pub(super) fn specs() -> Vec<Spec> {
                 Entity::Secret,
                 9,
                 value_before_name(),
-                secret,
+                secret.clone(),
                 SECRET_WINDOW,
                 validate_secret,
             )

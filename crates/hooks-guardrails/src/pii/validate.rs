@@ -220,6 +220,13 @@ pub(super) fn validate_secret(
             .then(|| named_secret(text, s, open, ceil_char_boundary(text, first + 1)))
             .flatten();
     }
+    // (A tool a command of the command-line pass names too: `openssl passwd`, read as
+    // the positional tool's, or else as that command's.)
+    if begins(m, "openssl")
+        && let Some(found) = positional_password(text, s, m, freed)
+    {
+        return found;
+    }
     if let Some(found) = command_line_secret(text, s, e) {
         return found;
     }
@@ -1252,7 +1259,7 @@ fn ends_positional_words(w: &[u8], added: bool) -> bool {
 /// clients, whose `-P` is read there too: the command-line pass's prefilter has no room for
 /// another literal (see `patterns::other_commands`); so too the tools from
 /// [`ADDED_POSITIONAL`] on, whose triggers are the headers' pass's.
-pub(super) const POSITIONAL_COMMANDS: [&str; 64] = [
+pub(super) const POSITIONAL_COMMANDS: [&str; 75] = [
     "htpasswd",
     "mosquitto_passwd",
     "mosquitto_pub",
@@ -1323,6 +1330,19 @@ pub(super) const POSITIONAL_COMMANDS: [&str; 64] = [
     "AUTH-PASS",
     // (Only with its subcommand: see `patterns::positional_commands`.)
     "neo4j-admin",
+    // (Added since the headers' pass's prefilter filled: see [`HERE_POSITIONAL`].)
+    "plink",
+    "pscp",
+    "psftp",
+    "mkpasswd",
+    "expdp",
+    "impdp",
+    "rman",
+    "sqlldr",
+    "dgmgrl",
+    // (Only with their subcommands: see `patterns::positional_commands`.)
+    "openssl",
+    "mc",
 ];
 
 /// Where the tools of [`POSITIONAL_COMMANDS`] start whose triggers are the headers' pass's
@@ -1333,22 +1353,33 @@ pub(super) const POSITIONAL_COMMANDS: [&str; 64] = [
 /// writes them, `PsExec`, `dsadd`, not in capitals too.)
 pub(super) const ADDED_POSITIONAL: usize = 29;
 
+/// Where the tools of [`POSITIONAL_COMMANDS`] start whose triggers are the credential
+/// calls' pass's (see `patterns::positional_commands`, `patterns::CREDENTIAL_CALLS`), added
+/// when the headers' pass's prefilter held 31 literals. They end words as the others added
+/// since [`ADDED_POSITIONAL`] do. `openssl` is a command of the command-line pass too
+/// (`-passin pass:…`): its `passwd` is read here, first (see `validate_secret`).
+pub(super) const HERE_POSITIONAL: usize = 64;
+
 /// Which of [`POSITIONAL_COMMANDS`] is the longest that `m` starts with (`psexec64`, not
 /// `psexec`; `auth-pass`, not `auth`), compared only where its first byte is one's: each
 /// candidate of the passes that read them asks.
 pub(super) fn positional_at(m: &[u8]) -> Option<usize> {
-    // (For each byte, which names start with it: bit `i` for name `i`.)
-    const STARTS: [u128; 256] = {
-        let mut starts = [0; 256];
+    // (For each byte and each of the first two places, which names have it there: bit `i`
+    // for name `i`. Most candidates that start with a name's first letter, `password`,
+    // start with no name's first two.)
+    const STARTS: [[u128; 256]; 2] = {
+        let mut starts = [[0; 256]; 2];
         let mut i = 0;
         while i < POSITIONAL_COMMANDS.len() {
-            starts[POSITIONAL_COMMANDS[i].as_bytes()[0] as usize] |= 1 << i;
+            let name = POSITIONAL_COMMANDS[i].as_bytes();
+            starts[0][name[0] as usize] |= 1 << i;
+            starts[1][name[1] as usize] |= 1 << i;
             i += 1;
         }
         starts
     };
     const _: () = assert!(POSITIONAL_COMMANDS.len() <= 128);
-    let mut names = STARTS[usize::from(*m.first()?)];
+    let mut names = STARTS[0][usize::from(*m.first()?)] & STARTS[1][usize::from(*m.get(1)?)];
     let mut longest: Option<usize> = None;
     while names != 0 {
         let k = names.trailing_zeros() as usize;
@@ -1881,7 +1912,12 @@ fn resp_auth(text: &str, s: usize) -> Option<(usize, usize)> {
 ///   … -p password`, `rdesktop -p`, `hydra -p`, the Net-SNMP tools' `-A`, `-X` and `-c`
 ///   (but `public` and `private`), `jarsigner -storepass … -keypass …`, FreeRDP's `/p:`
 ///   and `/gp:` (1.0's `-p`), `dsadd|dsmod … -pwd`, Redis Sentinel's `auth-pass` (see
-///   [`sentinel_before`]), `neo4j-admin [dbms] set-initial-password [--option] password`.
+///   [`sentinel_before`]), `neo4j-admin [dbms] set-initial-password [--option] password`;
+/// - those added last (see [`HERE_POSITIONAL`]): PuTTY's `plink|pscp|psftp … -pw password`,
+///   `mkpasswd [-m method] [-S salt] password`, `openssl passwd [-6] [-salt salt] password`
+///   (`-in`, `-stdin` give none), MinIO's `mc alias set NAME URL ACCESS-KEY SECRET-KEY`
+///   (`mc config host add`), Oracle's `expdp|impdp|rman|sqlldr|dgmgrl` with a logon
+///   (`user/password[@db]`, after `userid=`, RMAN's `target`, `catalog`, `auxiliary`).
 ///
 /// The arguments are read on the command's line (up to a line break, `;`, `|`, an
 /// operator's `&` or `)` outside quotes, a quote never closed, or another such command's
@@ -1901,6 +1937,20 @@ fn positional_password(
         .map(|k| POSITIONAL_COMMANDS[k])
         .or_else(|| (m.starts_with("user") || m.starts_with("USER")).then_some("user"))?;
     let b = text.as_bytes();
+    // (`openssl` only as its trigger reads it, with the subcommand: `openssl -passin …` is
+    // the command-line pass's. `mc`'s trigger is its subcommand's alone.)
+    let sub = |words: &[&[u8]]| {
+        let mut rest = m.as_bytes()[tool.len()..].split(|c| matches!(c, b' ' | b'\t'));
+        rest.next()
+            .is_some_and(|x| x.is_empty() || x.eq_ignore_ascii_case(b".exe"))
+            && rest
+                .filter(|w| !w.is_empty())
+                .take(words.len())
+                .eq(words.iter().copied())
+    };
+    if tool == "openssl" && !sub(&[b"passwd"]) {
+        return None;
+    }
     // (Redis's words only before a blank: `auth(`, a field's call, is not read back for
     // `AUTH`'s — a run of them with no blank read back to the text's start, found by this
     // release's run of the hostile units.)
@@ -1938,7 +1988,9 @@ fn positional_password(
     let mut words = [(0, 0); 24];
     // (`ACL SETUSER`, `keyvault secret set`, `ssm put-parameter`: the words after them,
     // which the trigger read.)
-    let mut i = s + match tool.eq_ignore_ascii_case("acl") || tool == "keyvault" || tool == "ssm" {
+    let mut i = s + match tool.eq_ignore_ascii_case("acl")
+        || ["keyvault", "ssm", "openssl", "mc"].contains(&tool)
+    {
         true => m.len(),
         false => tool.len(),
     };
@@ -1955,6 +2007,10 @@ fn positional_password(
     let read = match tool {
         "ACL" | "acl" | "user" => 1,
         _ if redis_word(tool) => 3,
+        // (Oracle's logons and the hashing tools' and MinIO's arguments come first: eight
+        // words, so that a run of names glued to a `/`, `expdp a/expdp a/…`, is read a few
+        // words each — 10x the bench text at 24.)
+        "expdp" | "impdp" | "rman" | "sqlldr" | "dgmgrl" | "mkpasswd" | "openssl" | "mc" => 8,
         _ => words.len(),
     };
     // (Sentinel's `auth-pass` only after `sentinel`, read back first: elsewhere it is a
@@ -2126,6 +2182,79 @@ fn positional_password(
             "dsadd" => values(&[b"-pwd"], false),
             // (`neo4j-admin [dbms] set-initial-password [--require-password-change] …`: the
             // first word after it that is no option.)
+            // (PuTTY's `plink`, `pscp`, `psftp`: `-pw`.)
+            "plink" | "pscp" | "psftp" => values(&[b"-pw"], false),
+            // (`mkpasswd [-m method] [-S salt] [-R rounds] password [salt]`; `-s` reads
+            // it from the standard input.)
+            "mkpasswd" => {
+                let takes: [&[u8]; 8] = [
+                    b"-m",
+                    b"-S",
+                    b"-R",
+                    b"-P",
+                    b"--method",
+                    b"--salt",
+                    b"--rounds",
+                    b"--password-fd",
+                ];
+                let k = skip_options(words, b, &takes)?;
+                password(k)
+            }
+            // (`openssl passwd [-1|-5|-6|-apr1|…] [-salt salt] password`; after `-in file`
+            // or `-stdin`, none.)
+            "openssl" => {
+                let k = skip_options(words, b, &[b"-salt", b"-in", b"-rand", b"-writerand"])?;
+                password(k)
+            }
+            // (MinIO's `mc alias set NAME URL ACCESS-KEY SECRET-KEY`, `mc config host add`
+            // the same: the fourth argument that is no option.)
+            "mc" => {
+                let mut k = 0;
+                let mut plain = 0;
+                while let Some(w) = word(k) {
+                    if w.first() == Some(&b'-') {
+                        k += 1 + usize::from([&b"--api"[..], b"--path"].contains(&w));
+                        continue;
+                    }
+                    if plain == 3 {
+                        return password(k);
+                    }
+                    plain += 1;
+                    k += 1;
+                }
+                None
+            }
+            // (Oracle's tools: a logon, `user/password[@connect]`, as an argument, after
+            // `userid=`, or after RMAN's `target`, `catalog`, `auxiliary` (`=` too).)
+            "expdp" | "impdp" | "rman" | "sqlldr" | "dgmgrl" => {
+                // (Where a logon stands: the first word that is no option, or, for
+                // RMAN, the word after `target`, `catalog`, `auxiliary`; any `keyword=` of
+                // those and `userid=`. Not every word: in a run of names glued to a `/`,
+                // each read all its words' values, 10x the bench text.)
+                let keywords = ["userid", "target", "catalog", "auxiliary"];
+                let keyword = |w: &[u8]| {
+                    keywords
+                        .iter()
+                        .any(|k| w.eq_ignore_ascii_case(k.as_bytes()))
+                };
+                let first = words
+                    .iter()
+                    .position(|&(a, z)| b[a] != b'-' && !b[a..z].contains(&b'='));
+                first_to_last(words.iter().enumerate().filter_map(|(k, &(a, z))| {
+                    let w = &b[a..z];
+                    let at = match w.iter().position(|&c| c == b'=') {
+                        Some(eq) if keyword(&w[..eq]) => a + eq + 1,
+                        Some(_) => return None,
+                        None if (name == "rman" && k > 0 && word(k - 1).is_some_and(keyword))
+                            || (name != "rman" && Some(k) == first) =>
+                        {
+                            a
+                        }
+                        None => return None,
+                    };
+                    logon(text, past_quote(b, at, z).unwrap_or(at), z, end)
+                }))
+            }
             "neo4j-admin" => {
                 let k = words
                     .iter()
@@ -2202,35 +2331,56 @@ fn positional_password(
                     k += 1 + usize::from(takes);
                 }
                 let &(a, z) = words.get(k)?;
-                let user = b[a..z]
-                    .iter()
-                    .take_while(|c| {
-                        c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'#' | b'.')
-                    })
-                    .count();
-                if user == 0 || b.get(a + user) != Some(&b'/') {
-                    return None;
-                }
-                let first = a + user + 1;
-                match b.get(first) {
-                    // The password quoted alone (`scott/"p@ss word"@db`): to its quote.
-                    Some(&q @ (b'"' | b'\'')) => {
-                        let close = memchr::memchr(q, &b[first + 1..end]).map(|k| first + 1 + k)?;
-                        let value = &text[first + 1..close];
-                        secret_argument(value, true, b.get(close + 1).copied())
-                            .then_some((first + 1, close))
-                    }
-                    _ => {
-                        let len = b[first..z].iter().take_while(|&&c| c != b'@').count();
-                        let value = &text[first..first + len];
-                        (len > 0 && secret_argument(value, false, b.get(first + len).copied()))
-                            .then_some((first, first + len))
-                    }
-                }
+                logon(text, a, z, end)
             }
         }
     };
     Some(found())
+}
+
+/// The password of an Oracle logon, `user/password[@connect]`, written from `a` to `z` in
+/// a command's words read up to `end` (see [`positional_password`]): the password quoted
+/// alone (`scott/"p@ss word"@db`) to its quote, else to the `@` or the word's end, judged
+/// as an option's value is (see [`secret_argument`]). No user, no `/` after it (`/nolog`,
+/// `/ as sysdba`, `/@alias`): none.
+fn logon(text: &str, a: usize, z: usize, end: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let user = b[a..z]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'#' | b'.'))
+        .count();
+    if user == 0 || b.get(a + user) != Some(&b'/') {
+        return None;
+    }
+    let first = a + user + 1;
+    match b.get(first) {
+        Some(&q @ (b'"' | b'\'')) => {
+            let close = memchr::memchr(q, &b[first + 1..end]).map(|k| first + 1 + k)?;
+            let value = &text[first + 1..close];
+            secret_argument(value, true, b.get(close + 1).copied()).then_some((first + 1, close))
+        }
+        _ => {
+            let len = b[first..z].iter().take_while(|&&c| c != b'@').count();
+            let value = &text[first..first + len];
+            (len > 0 && secret_argument(value, false, b.get(first + len).copied()))
+                .then_some((first, first + len))
+        }
+    }
+}
+
+/// The index of the first of a command's `words` (spans in `b`) that is no option, past
+/// options and the values of those of `takes` (`-m sha-512`; `--method=sha-512` is one
+/// word): `None` where every word is an option's.
+fn skip_options(words: &[(usize, usize)], b: &[u8], takes: &[&[u8]]) -> Option<usize> {
+    let mut k = 0;
+    while let Some(&(a, z)) = words.get(k) {
+        let w = &b[a..z];
+        if w.len() < 2 || w[0] != b'-' {
+            return Some(k);
+        }
+        k += 1 + usize::from(takes.contains(&w));
+    }
+    None
 }
 
 /// The span from the first of `spans` to the end of the last: every value a command's
@@ -4824,6 +4974,15 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .get(name..at)
             .is_some_and(|n| super::patterns::WORD_NAMES.contains(&n))
         && !(b.get(at) == Some(&b'(') && password_argument(&b[..at]).is_some())
+    {
+        return None;
+    }
+    // (A tool's name or its subcommand before a blank, `mkpasswd …`, `openssl passwd …`:
+    // the positional tool's reading, not a field's — read back for a setter at each of a
+    // run of them, found by this release's hostile units.)
+    if matches!(b.get(at), Some(b' ' | b'\t'))
+        && (&b[key..at] == b"mkpasswd"
+            || (&b[key..at] == b"passwd" && b[..key].trim_ascii_end().ends_with(b"openssl")))
     {
         return None;
     }
