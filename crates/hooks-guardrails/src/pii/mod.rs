@@ -6939,11 +6939,11 @@ pub(crate) mod tests {
     }
 
     /// A password written into a command that reads it from its standard input: `echo`,
-    /// `printf`, `yes` or PowerShell's `Write-Output` (in a group too), a here-string or a here-document, into `sudo
-    /// -S`, `chpasswd` (the part after the colon), `passwd`, `smbpasswd -s`,
-    /// `htpasswd -i`, `kinit`, `cryptsetup`, `sshpass`, `vault login -`, hashing tools, a
-    /// remote `sudo -S`, or a line with `--password-stdin`, `--with-token`,
-    /// `--passphrase-fd 0` or `-pass stdin`.
+    /// `printf`, `yes` or PowerShell's `Write-Output` (in a group too), a here-string or a
+    /// here-document, into `sudo -S`, `chpasswd` (the part after the colon), `passwd`,
+    /// `smbpasswd -s`, `htpasswd -i`, `kinit`, `vncpasswd`, `cryptsetup`, `sshpass`,
+    /// `vault login -`, hashing tools, a remote `sudo -S`, or a line with
+    /// `--password-stdin`, `--with-token`, `--passphrase-fd 0` or `-pass stdin`.
     #[test]
     fn passwords_written_into_a_readers_standard_input_are_secrets() {
         let d = PiiDetector::new();
@@ -6991,6 +6991,12 @@ pub(crate) mod tests {
                 &["S3cr3tPw99"],
             ),
             ("echo -n 'S3cr3tPw99' | kinit bob", &["S3cr3tPw99"]),
+            // (VNC's password files, as images set them up.)
+            (
+                "echo 'S3cr3tPw99' | vncpasswd -f > ~/.vnc/passwd",
+                &["S3cr3tPw99"],
+            ),
+            ("vncpasswd -f <<< 'S3cr3tPw99' > passwd", &["S3cr3tPw99"]),
             (
                 "echo -n S3cr3tPw99 | cryptsetup luksOpen /dev/sdb1 vault -",
                 &["S3cr3tPw99"],

@@ -3184,9 +3184,9 @@ enum Reads {
 /// from its standard input, if a password (see [`stdin_password`]). The readers: `sudo -S`
 /// (`--stdin`; in a cluster, `-kS`; after options that take a value, `-u bob`, `-iu bob`,
 /// `--user bob`), `chpasswd` (`user:password`), `passwd`, `smbpasswd -s`, `htpasswd -i`,
-/// `kinit`, `cryptsetup`, `sshpass` with no password option, `vault login -`, `openssl
-/// passwd -stdin`, `mkpasswd --stdin|-s`, secret stores (`gh secret set NAME` with no
-/// value, `docker secret create NAME -`, `gcloud [beta] secrets … --data-file=-` (or
+/// `kinit`, `vncpasswd`, `cryptsetup`, `sshpass` with no password option, `vault login -`,
+/// `openssl passwd -stdin`, `mkpasswd --stdin|-s`, secret stores (`gh secret set NAME` with
+/// no value, `docker secret create NAME -`, `gcloud [beta] secrets … --data-file=-` (or
 /// `/dev/stdin`), `wrangler [pages] secret put`, `vercel env add` for a variable named for
 /// a secret, `secret-tool store`, `pass|gopass|passage insert|add`, `vault|bao kv put|patch
 /// PATH key=-`, `vault write PATH key=-`), `tee ~/.pgpass` (its entries), `ssh` whose
@@ -3318,7 +3318,10 @@ fn reads_stdin(text: &str, i: usize, until: usize, depth: u8) -> Option<Reads> {
     let reads = match command {
         b"chpasswd" => return Some(Reads::UserPassword),
         b"cryptsetup" => return Some(Reads::Passphrase),
-        b"passwd" | b"kinit" => true,
+        // (TigerVNC's and TightVNC's `vncpasswd` read the standard input when it is no
+        // terminal: `-f` writes the password's file to the standard output, without it the
+        // password is read twice and a view-only one asked for, `printf 'pw\npw\nn\n' |`.)
+        b"passwd" | b"kinit" | b"vncpasswd" | b"tigervncpasswd" | b"tightvncpasswd" => true,
         b"smbpasswd" => has(&|w| cluster(w, b's')),
         b"htpasswd" => has(&|w| cluster(w, b'i')),
         b"sshpass" => {
