@@ -5417,6 +5417,10 @@ pub(crate) mod tests {
             ("['auth' => ['me', 'S3cr3tPw99']]", &["S3cr3tPw99"]),
             ("s.login('host', 'me', 'S3cr3tPw99')", &["S3cr3tPw99"]),
             ("s.login('db1', 'o\\'brien', 'S3cr3tPw99')", &["S3cr3tPw99"]),
+            // (Review 39: PHP's, the third after variables, blanks before the `(`.)
+            ("$sftp->login('user', 'S3cr3tPw99');", &["S3cr3tPw99"]),
+            ("s.login(host, user, \"S3cr3tPw99\")", &["S3cr3tPw99"]),
+            ("server.login  (\"bob\", \"S3cr3tPw99\")", &["S3cr3tPw99"]),
             (
                 "common.authenticate('db', 'admin2024x', 'S3cr3tPw99', {})",
                 &["S3cr3tPw99"],
@@ -5512,6 +5516,24 @@ pub(crate) mod tests {
                 "expdp \"sys/S3cr3tPw99@xe as sysdba\" directory=d",
                 &["S3cr3tPw99"],
             ),
+            // (Review 39: a quoted program's path, MinIO's packaged name and `admin user
+            // add`; fields named like the tool or its subcommand, as every earlier release
+            // read them.)
+            (
+                "\"C:\\Program Files\\PuTTY\\plink.exe\" -ssh root@h -pw S3cr3tPw99 -batch",
+                &["S3cr3tPw99"],
+            ),
+            ("'/opt/putty/plink' -pw S3cr3tPw99 u@h", &["S3cr3tPw99"]),
+            (
+                "mcli alias set local http://h:9000 admin S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "mc admin user add myminio newuser S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            ("mkpasswd = \"S3cr3tPw99\"", &["S3cr3tPw99"]),
+            ("apt install openssl\npasswd = S3cr3tPw99", &["S3cr3tPw99"]),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5536,6 +5558,8 @@ pub(crate) mod tests {
             "expdp system@xe directory=dp logfile=exp/Kx9mQ2vL7pZ",
             "plink -ssh bob@h; plink -pw $PW bob@h; psftp -pw %PASSWORD% bob@h",
             "Use rman or expdp for backups; dgmgrl for Data Guard.",
+            // (Review 39: a file after the tool's name.)
+            "expdp logs/Export2024; See impdp docs/Release19c; ls /u01/expdp backups/Full2024",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -542,9 +542,13 @@ fn positional_commands(which: Positional) -> String {
         format!(r"{B}(?:{names})(?:\.exe|\.EXE|\.bat)?(?:[ \t]{listed})")
     };
     if which == Positional::Here {
-        let here = plain(names(HERE_POSITIONAL, POSITIONAL_COMMANDS.len()), listed);
+        // (Their path quoted too, as Windows writes it: `"C:\…\plink.exe" -pw …`.)
+        let here = plain(
+            names(HERE_POSITIONAL, POSITIONAL_COMMANDS.len()),
+            &format!("{listed}|[\"'][ \t]"),
+        );
         return format!(
-            r"{here}|{B}openssl(?:\.exe)?[ \t]+passwd[ \t]|{B}mc(?:\.exe)?[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]"
+            r"{here}|{B}openssl(?:\.exe)?[ \t]+passwd[ \t]|{B}mc(?:li)?(?:\.exe)?[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add|admin[ \t]+user[ \t]+add)[ \t]"
         );
     }
     if which == Positional::Added {
@@ -685,8 +689,10 @@ fn sql_set_password() -> String {
 /// Apache HttpClient's `new UsernamePasswordCredentials(user, password)`. Their trigger:
 /// the name and the `(` (a blank between too), in a pass of their own with the tools of
 /// [`Positional::Here`] (see `specs`).
-pub(super) const CREDENTIAL_CALLS: [&str; 11] = [
+pub(super) const CREDENTIAL_CALLS: [&str; 12] = [
     ".login",
+    // (PHP's, phpseclib's `$sftp->login('user', …)`.)
+    "->login",
     ".authenticate",
     // (.NET's MailKit and FluentFTP: `client.Authenticate(user, …)`, `ftp.Login`.)
     ".Login",
@@ -708,16 +714,13 @@ fn credential_calls() -> String {
         .iter()
         .map(|n| n.replace('.', r"\."))
         .collect();
-    format!(r"(?:{})[ \t]?\(", names.join("|"))
+    format!(r"(?:{})[ \t]{{0,3}}\(", names.join("|"))
 }
 
 /// Whether `m` is a trigger of [`credential_calls`]: where its name ends.
 pub(super) fn credential_call_at(m: &[u8]) -> Option<usize> {
     let name = m.strip_suffix(b"(")?;
-    let name = name
-        .strip_suffix(b" ")
-        .or(name.strip_suffix(b"\t"))
-        .unwrap_or(name);
+    let name = name.trim_ascii_end();
     CREDENTIAL_CALLS
         .iter()
         .any(|n| name == n.as_bytes())

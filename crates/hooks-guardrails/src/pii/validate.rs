@@ -1250,7 +1250,13 @@ fn quote_at(b: &[u8], j: usize) -> Option<(u8, usize)> {
 fn ends_positional_words(w: &[u8], added: bool) -> bool {
     w.eq_ignore_ascii_case(b"SETUSER")
         || positional_at(w).is_some_and(|k| {
-            POSITIONAL_COMMANDS[k].len() == w.len() && (added || k < ADDED_POSITIONAL)
+            // (With its extension too, `pscp.exe`: a run of them read 24 words each, 8x the
+            // bench text, found by review 39.)
+            let n = POSITIONAL_COMMANDS[k].len();
+            let ext = w
+                .get(n..)
+                .is_some_and(|x| [&b".exe"[..], b".EXE", b".bat"].contains(&x));
+            (n == w.len() || ext) && (added || k < ADDED_POSITIONAL)
         })
 }
 
@@ -2001,6 +2007,11 @@ fn positional_password(
     {
         i += 4;
     }
+    // (And the closing quote of its path quoted, as the tools added last are written on
+    // Windows: `"C:\Program Files\PuTTY\plink.exe" -pw …`.)
+    if matches!(b.get(i), Some(b'"' | b'\'')) && matches!(b.get(i + 1), Some(b' ' | b'\t')) {
+        i += 1;
+    }
     // (Another such command's name ends the line read: see `ends_positional_words`.)
     // (Redis's but `ACL SETUSER` take two words at most: three are read, to tell. An ACL's
     // rules are read past the user's name by `acl_passwords`.)
@@ -2216,7 +2227,7 @@ fn positional_password(
                         k += 1 + usize::from([&b"--api"[..], b"--path"].contains(&w));
                         continue;
                     }
-                    if plain == 3 {
+                    if plain == 3 - usize::from(m.contains("admin")) {
                         return password(k);
                     }
                     plain += 1;
@@ -2237,9 +2248,18 @@ fn positional_password(
                         .iter()
                         .any(|k| w.eq_ignore_ascii_case(k.as_bytes()))
                 };
+                // (The first word that is no option, a logon where it names a database
+                // (`@`), is quoted, or stands among parameters (`schemas=HR`): `expdp
+                // logs/Export2024` names a file, found by review 39.)
                 let first = words
                     .iter()
-                    .position(|&(a, z)| b[a] != b'-' && !b[a..z].contains(&b'='));
+                    .position(|&(a, z)| b[a] != b'-' && !b[a..z].contains(&b'='))
+                    .filter(|&k| {
+                        let (a, z) = words[k];
+                        b[a..z].contains(&b'@')
+                            || matches!(b[a], b'"' | b'\'')
+                            || words.iter().any(|&(x, y)| b[x..y].contains(&b'='))
+                    });
                 first_to_last(words.iter().enumerate().filter_map(|(k, &(a, z))| {
                     let w = &b[a..z];
                     let at = match w.iter().position(|&c| c == b'=') {
@@ -4980,12 +5000,25 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     {
         return None;
     }
-    // (A tool's name or its subcommand before a blank, `mkpasswd …`, `openssl passwd …`:
-    // the positional tool's reading, not a field's — read back for a setter at each of a
-    // run of them, found by this release's hostile units.)
-    if matches!(b.get(at), Some(b' ' | b'\t'))
+    // (A tool's name or its subcommand before a blank, `mkpasswd …`, `openssl passwd …`
+    // on one line: the positional tool's reading, not a field's — read back for a setter
+    // at each of a run of them, found by this release's hostile units. Not before an `=`
+    // or a `:`, `mkpasswd = "…"`, nor after `openssl` on the line above: a field's, found
+    // by review 39.)
+    let blank = |c: &u8| matches!(c, b' ' | b'\t');
+    let blanks_before = b[..key]
+        .iter()
+        .rev()
+        .take(16)
+        .take_while(|c| blank(c))
+        .count();
+    if b.get(at).is_some_and(blank)
+        && !matches!(
+            b[at..].iter().take(64).find(|c| !blank(c)),
+            Some(b'=' | b':')
+        )
         && (&b[key..at] == b"mkpasswd"
-            || (&b[key..at] == b"passwd" && b[..key].trim_ascii_end().ends_with(b"openssl")))
+            || (&b[key..at] == b"passwd" && b[..key - blanks_before].ends_with(b"openssl")))
     {
         return None;
     }
@@ -5204,10 +5237,11 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         // (A third string argument after a host's or a database's and an account's is the
         // password: pexpect's `pxssh.login(host, user, …)`, Odoo's `common.authenticate(db,
         // user, …, {})`.)
-        Some((1, _)) if loose && logs_in(&b[..at]) => {
-            let second = call_argument(b, open, 1)?;
-            next_string_argument(b, second).unwrap_or(second)
-        }
+        Some((1, _)) if loose && logs_in(&b[..at]) => match call_argument(b, open, 1) {
+            Some(second) => next_string_argument(b, second).unwrap_or(second),
+            // (`s.login(host, user, "…")`: the third after variables.)
+            None => call_argument(b, open, 2)?,
+        },
         Some((k, alone)) => match call_argument(b, open, k) {
             Some(argument) => argument,
             None if alone => first,
