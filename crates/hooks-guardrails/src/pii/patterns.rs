@@ -501,10 +501,11 @@ enum Positional {
 /// Net-SNMP tools' `-A`, `-X` and `-c`, `jarsigner -storepass`, FreeRDP's `/p:`, `dsadd
 /// -pwd`, Redis Sentinel's `auth-pass`, `neo4j-admin set-initial-password`; and those added
 /// last (see [`Positional::Here`]): PuTTY's `plink|pscp|psftp -pw`, `mkpasswd`, `openssl
-/// passwd`, MinIO's `mc alias set` (`mc config host add`), Oracle's `expdp`, `impdp`,
-/// `rman`, `sqlldr`, `dgmgrl` with a logon. The name and a
-/// blank, or (but Redis's words and the forms read with their subcommand) its closing quote
-/// and a comma, an argument list's; `which` says which of them (see [`Positional`]).
+/// passwd`, MinIO's `mc|mcli alias set` (`config host add`, `admin user add`), Oracle's
+/// `expdp`, `impdp`, `rman`, `sqlldr`, `dgmgrl` with a logon. The name and a blank, or (but
+/// Redis's words and the forms read with their subcommand) its closing quote and a comma,
+/// an argument list's — for those added last, a quoted path's closing quote and a blank
+/// too; `which` says which of them (see [`Positional`]).
 fn positional_commands(which: Positional) -> String {
     use super::validate::{ADDED_POSITIONAL, HERE_POSITIONAL, POSITIONAL_COMMANDS};
     // (`security` and `net` only with the subcommand that takes a password: "security
@@ -682,7 +683,8 @@ fn sql_set_password() -> String {
 
 /// Calls that take a password as a later argument than the first, by a name no secret's
 /// holds (see `validate::password_argument`, which tells which): Python's `smtplib`,
-/// `imaplib` and `ftplib` clients' `.login(user, password)`, MongoDB's older
+/// `imaplib` and `ftplib` clients' `.login(user, password)` (PHP's `->login`, .NET's
+/// `.Login`, `.Authenticate`), MongoDB's older
 /// `db.authenticate(user, password)`, python-ldap's `.simple_bind_s(dn, password)`,
 /// Neo4j's `dbms.security.createUser(user, password, …)`, .NET's `new
 /// NetworkCredential(user, password)`, Java's `new PasswordAuthentication(user, …)` and

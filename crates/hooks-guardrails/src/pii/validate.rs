@@ -1922,8 +1922,10 @@ fn resp_auth(text: &str, s: usize) -> Option<(usize, usize)> {
 /// - those added last (see [`HERE_POSITIONAL`]): PuTTY's `plink|pscp|psftp … -pw password`,
 ///   `mkpasswd [-m method] [-S salt] password`, `openssl passwd [-6] [-salt salt] password`
 ///   (`-in`, `-stdin` give none), MinIO's `mc alias set NAME URL ACCESS-KEY SECRET-KEY`
-///   (`mc config host add`), Oracle's `expdp|impdp|rman|sqlldr|dgmgrl` with a logon
-///   (`user/password[@db]`, after `userid=`, RMAN's `target`, `catalog`, `auxiliary`).
+///   (`mc config host add`; `mc admin user add ALIAS USER PASSWORD`), Oracle's
+///   `expdp|impdp|rman|sqlldr|dgmgrl` with a logon (`user/password[@db]`: the first word
+///   with its database, quoted or among parameters; after `userid=`, RMAN's `target`,
+///   `catalog`, `auxiliary`); the program's path quoted too (`"C:\…\plink.exe" -pw …`).
 ///
 /// The arguments are read on the command's line (up to a line break, `;`, `|`, an
 /// operator's `&` or `)` outside quotes, a quote never closed, or another such command's
@@ -2218,7 +2220,8 @@ fn positional_password(
                 password(k)
             }
             // (MinIO's `mc alias set NAME URL ACCESS-KEY SECRET-KEY`, `mc config host add`
-            // the same: the fourth argument that is no option.)
+            // the same: the fourth argument that is no option; `mc admin user add ALIAS
+            // USER PASSWORD`, the third.)
             "mc" => {
                 let mut k = 0;
                 let mut plain = 0;
@@ -2235,22 +2238,21 @@ fn positional_password(
                 }
                 None
             }
-            // (Oracle's tools: a logon, `user/password[@connect]`, as an argument, after
-            // `userid=`, or after RMAN's `target`, `catalog`, `auxiliary` (`=` too).)
+            // (Oracle's tools: a logon, `user/password[@connect]`, where one stands — the
+            // first word that is no option, or, for RMAN, the word after `target`,
+            // `catalog`, `auxiliary`; any `keyword=` of those and `userid=`. Not every
+            // word: in a run of names glued to a `/`, each read all its words' values, 10x
+            // the bench text.)
             "expdp" | "impdp" | "rman" | "sqlldr" | "dgmgrl" => {
-                // (Where a logon stands: the first word that is no option, or, for
-                // RMAN, the word after `target`, `catalog`, `auxiliary`; any `keyword=` of
-                // those and `userid=`. Not every word: in a run of names glued to a `/`,
-                // each read all its words' values, 10x the bench text.)
                 let keywords = ["userid", "target", "catalog", "auxiliary"];
                 let keyword = |w: &[u8]| {
                     keywords
                         .iter()
                         .any(|k| w.eq_ignore_ascii_case(k.as_bytes()))
                 };
-                // (The first word that is no option, a logon where it names a database
-                // (`@`), is quoted, or stands among parameters (`schemas=HR`): `expdp
-                // logs/Export2024` names a file, found by review 39.)
+                // (That first word only where it names a database (`@`), is quoted, or
+                // stands among parameters (`schemas=HR`): `expdp logs/Export2024` names a
+                // file, found by review 39.)
                 let first = words
                     .iter()
                     .position(|&(a, z)| b[a] != b'-' && !b[a..z].contains(&b'='))
