@@ -5419,6 +5419,31 @@ pub(crate) mod tests {
             ("s.login('db1', 'o\\'brien', 'S3cr3tPw99')", &["S3cr3tPw99"]),
             // (Review 39: PHP's, blanks before the `(`.)
             ("$sftp->login('user', 'S3cr3tPw99');", &["S3cr3tPw99"]),
+            // (The third argument after a host's and an account's.)
+            (
+                "ftp = FTP('ftp.example.com', 'user', 'S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "ftplib.FTP_TLS(host='h', user='u', passwd='S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "DriverManager.getConnection(\"jdbc:mysql://db/app\", \"root\", \"S3cr3tPw99\");",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "$db = new PDO('mysql:host=localhost;dbname=app', 'root', 'S3cr3tPw99');",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "$c = mysqli_connect(\"localhost\", \"root\", \"S3cr3tPw99\", \"app\");",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "$m = new mysqli('localhost', 'root', 'S3cr3tPw99');",
+                &["S3cr3tPw99"],
+            ),
             ("server.login  (\"bob\", \"S3cr3tPw99\")", &["S3cr3tPw99"]),
             (
                 "common.authenticate('db', 'admin2024x', 'S3cr3tPw99', {})",
@@ -5576,6 +5601,10 @@ pub(crate) mod tests {
             // (Review 40: a realm's name after variables; a string's closing quote after a
             // tool's name.)
             "echo \"run mkpasswd\" Version2024a",
+            // (Not another call whose name ends so; a host and an account alone;
+            // variables.)
+            "SFTP('h', 'u', 'Kx9mQ2vL7pZ'); FTP('ftp.example.com', 'anonymous')",
+            "new PDO($dsn, $user, $pass); pool.getConnection(cb)",
             "client.authenticate(username, password, \"LdapRealm2024\")",
         ] {
             assert_eq!(d.detect(text), [], "{text}");

@@ -2472,11 +2472,25 @@ fn password_argument(before: &[u8]) -> Option<(usize, bool)> {
     {
         return Some((2, true));
     }
+    if third_argument_call(before) {
+        return Some((2, false));
+    }
     [&b"changeUserPassword"[..], b".auth"]
         .iter()
         .any(|n| before.ends_with(n))
         .then_some((1, false))
         .or_else(|| credential_call(before).then_some((1, false)))
+}
+
+/// Whether `before` ends with the name of a call of `patterns::THIRD_ARGUMENT_CALLS`, the
+/// whole name (`ftplib.FTP`, `new PDO`; not `SFTP`, `TFTP`).
+fn third_argument_call(before: &[u8]) -> bool {
+    super::patterns::THIRD_ARGUMENT_CALLS.iter().any(|n| {
+        before.ends_with(n.as_bytes())
+            && before[..before.len() - n.len()]
+                .last()
+                .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+    })
 }
 
 /// Whether `before` (the text up to a call's name's end) ends with the name of a call whose
@@ -2490,6 +2504,7 @@ fn credential_call(before: &[u8]) -> bool {
         .iter()
         .chain(&super::patterns::CREDENTIAL_CALLS.map(str::as_bytes))
         .any(|n| before.ends_with(n))
+        || third_argument_call(before)
 }
 
 /// Whether `before` ends with a call's name that logs in (`.login`, `.authenticate`, in
