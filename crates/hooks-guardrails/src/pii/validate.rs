@@ -2464,7 +2464,8 @@ fn sentinel_before(b: &[u8], s: usize) -> Option<usize> {
 /// `db.auth("bob", "…")` (any object's `.auth`: `db.getSiblingDB("admin").auth(…)`),
 /// requests' and httpx's `HTTPBasicAuth("bob", "…")` (`HTTPDigestAuth`, `HTTPProxyAuth`,
 /// aiohttp's `BasicAuth`) and the calls of `patterns::CREDENTIAL_CALLS`
-/// (`smtp.login("bob", "…")`), the second.
+/// (`smtp.login("bob", "…")`), the second; those of `patterns::THIRD_ARGUMENT_CALLS`
+/// (`FTP(host, user, …)`, `new PDO(dsn, user, …)`), the third.
 fn password_argument(before: &[u8]) -> Option<(usize, bool)> {
     if [&b"set_password"[..], b"setPassword", b"SetPassword"]
         .iter()
