@@ -1242,12 +1242,14 @@ fn quote_at(b: &[u8], j: usize) -> Option<(u8, usize)> {
     }
 }
 
-/// Whether a word ends the words of a positional command (`added`: one of those from
-/// [`ADDED_POSITIONAL`] on): another such command's name (a run of them is read once each),
-/// or `SETUSER`, the next `ACL SETUSER`'s. The names added since end only the added
-/// commands' words: an older command's argument may be named so (`net user hydra …`, found
-/// by an attack review).
-fn ends_positional_words(w: &[u8], added: bool, here: bool) -> bool {
+/// Whether a word ends the words of the positional command `of` (its index in
+/// [`POSITIONAL_COMMANDS`], if it is one): another such command's name (a run of them is
+/// read once each), or `SETUSER`, the next `ACL SETUSER`'s. The names added since
+/// [`ADDED_POSITIONAL`] end only the added commands' words: an older command's argument may
+/// be named so (`net user hydra …`, found by an attack review).
+fn ends_positional_words(w: &[u8], of: Option<usize>) -> bool {
+    let added = of.is_some_and(|k| k >= ADDED_POSITIONAL);
+    let here = of.is_some_and(|k| k >= HERE_POSITIONAL);
     w.eq_ignore_ascii_case(b"SETUSER")
         || positional_at(w).is_some_and(|k| {
             // (Among the tools added last, with its extension too, `pscp.exe`: a run of
@@ -1769,9 +1771,8 @@ fn redis_host(token: &[u8]) -> bool {
 /// ends it: a run of them is read once each.
 fn acl_passwords(text: &str, from: usize, end: usize, user_line: bool) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    let stop = |w: &[u8]| {
-        ends_positional_words(w, false, false) || (user_line && w.eq_ignore_ascii_case(b"user"))
-    };
+    let stop =
+        |w: &[u8]| ends_positional_words(w, None) || (user_line && w.eq_ignore_ascii_case(b"user"));
     let (mut first, mut last) = (None, None);
     // (Inside a selector, `(~temp:* +get)`, whose `)` ends no line.)
     let mut selector = false;
@@ -1949,16 +1950,7 @@ fn positional_password(
     let b = text.as_bytes();
     // (`openssl` only as its trigger reads it, with the subcommand: `openssl -passin …` is
     // the command-line pass's. `mc`'s trigger is its subcommand's alone.)
-    let sub = |words: &[&[u8]]| {
-        let mut rest = m.as_bytes()[tool.len()..].split(|c| matches!(c, b' ' | b'\t'));
-        rest.next()
-            .is_some_and(|x| x.is_empty() || x.eq_ignore_ascii_case(b".exe"))
-            && rest
-                .filter(|w| !w.is_empty())
-                .take(words.len())
-                .eq(words.iter().copied())
-    };
-    if tool == "openssl" && !sub(&[b"passwd"]) {
+    if tool == "openssl" && m.split_ascii_whitespace().nth(1) != Some("passwd") {
         return None;
     }
     // (Redis's words only before a blank: `auth(`, a field's call, is not read back for
@@ -2050,9 +2042,7 @@ fn positional_password(
         },
         false => None,
     };
-    let added = at.is_some_and(|k| k >= ADDED_POSITIONAL);
-    let here = at.is_some_and(|k| k >= HERE_POSITIONAL);
-    let stop = |w: &[u8]| ends_positional_words(w, added, here);
+    let stop = |w: &[u8]| ends_positional_words(w, at);
     // (An argument list, `["ipmitool", "-P", "…"]`: its strings are the words.)
     let n = match listed_words(b, i, end, &mut words[..read], stop) {
         Some(n) => n,
