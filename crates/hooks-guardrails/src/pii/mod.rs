@@ -5444,6 +5444,22 @@ pub(crate) mod tests {
                 "$m = new mysqli('localhost', 'root', 'S3cr3tPw99');",
                 &["S3cr3tPw99"],
             ),
+            (
+                "db = MySQLdb.connect(\"localhost\",\"testuser\",\"S3cr3tPw99\",\"TESTDB\")",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "const db = new Sequelize('shop', 'root', 'S3cr3tPw99', { dialect: 'mysql' });",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "auth := smtp.PlainAuth(\"\", \"me@example.org\", \"S3cr3tPw99\", host)",
+                &["me@example.org", "S3cr3tPw99"],
+            ),
+            (
+                "smtp.SendMail(a, smtp.PlainAuth(\"\", from, `S3cr3tPw99`, h), from, to, m)",
+                &["S3cr3tPw99"],
+            ),
             ("server.login  (\"bob\", \"S3cr3tPw99\")", &["S3cr3tPw99"]),
             (
                 "common.authenticate('db', 'admin2024x', 'S3cr3tPw99', {})",
@@ -5473,6 +5489,8 @@ pub(crate) mod tests {
             "msalInstance.login('popup', 'openid profile')",
             "auth: ('Basic realm', 'Restricted Area')",
             "common.authenticate(DB, USER, PASS, {})",
+            "new Sequelize('sqlite::memory:'); new Sequelize(process.env.DB, u, p, {})",
+            "smtp.PlainAuth(\"\", from, password, host); MySQLdb.connect(h, u, pw, db)",
             "server.login('me', 'abcd efgh ijkl mnop qrst')",
         ] {
             assert_eq!(d.detect(text), [], "{text}");

@@ -618,8 +618,10 @@ const KEYGEN: &str = "ssh-keygen";
 /// Options written with one dash whose value is a secret, as Go's flags, Java tools, NuGet
 /// and PowerShell write them (`-password S3cret`, `-token=…`, `nuget push -ApiKey …`): the
 /// name whole, in the cases people write it (see `validate::single_dash_option`). A
-/// trigger of the commands' pass, whose prefilter's literals are three bytes already: in
-/// the command-line pass's, they would cut all to three (see [`other_commands`]).
+/// trigger of the commands' pass, whose prefilter holds 64 literals of four bytes, the
+/// most it keeps so: one more (x11vnc's `-storepasswd`) cut all to three, and the bench
+/// text read 1–2% more slowly; in the command-line pass's, they would cut all to three
+/// (see [`other_commands`]).
 pub(super) const SINGLE_DASH_OPTIONS: [&str; 22] = [
     "password",
     "Password",
@@ -710,19 +712,26 @@ pub(super) const CREDENTIAL_CALLS: [&str; 12] = [
     "PasswordAuthentication",
 ];
 
-/// Calls whose third argument is the password, after a host's (or a connection string's)
-/// and an account's: Python's `ftplib.FTP(host, user, password)` and `FTP_TLS`, Java's
+/// Calls whose third argument is the password, after a host's (or a connection string's,
+/// a database's, an identity's) and an account's: Python's `ftplib.FTP(host, user,
+/// password)` and `FTP_TLS`, MySQLdb's `MySQLdb.connect(host, user, passwd, db)`, Java's
 /// `DriverManager.getConnection(url, user, password)`, PHP's `new PDO(dsn, user,
-/// password)`, `mysqli_connect(host, user, password, db)` and `new mysqli(…)`. A name of
-/// its own only (`SFTP(` is none: see `validate::password_argument`); in the credential
-/// calls' trigger.
-pub(super) const THIRD_ARGUMENT_CALLS: [&str; 6] = [
+/// password)`, `mysqli_connect(host, user, password, db)` and `new mysqli(…)`, Node's `new
+/// Sequelize(database, user, password, options)`, Go's `smtp.PlainAuth(identity, user,
+/// password, host)`. A name of its own only (`SFTP(` is none: see
+/// `validate::password_argument`); in the credential calls' trigger. (The pass's
+/// prefilter holds 32 literals with them, the most its faster kind takes: PyMySQL's
+/// `connect`, PHP's `ftp_login` and `ldap_bind` would each add one.)
+pub(super) const THIRD_ARGUMENT_CALLS: [&str; 9] = [
     "FTP",
     "FTP_TLS",
+    "MySQLdb.connect",
     "getConnection",
     "PDO",
     "mysqli_connect",
     "mysqli",
+    "Sequelize",
+    "PlainAuth",
 ];
 
 /// The trigger of [`CREDENTIAL_CALLS`] and [`THIRD_ARGUMENT_CALLS`]: a name and its `(`.
