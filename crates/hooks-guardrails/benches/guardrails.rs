@@ -255,6 +255,12 @@ fn scan_adversarial(c: &mut Criterion) {
         // Calls that take a password as a later argument (`smtp.login(user, …)`), the
         // string never closed: each call's second argument is the next call's name.
         ("credential_calls_unclosed", fill(".login('a','b", "")),
+        // The same calls each closed by a bracket it did not open: no call's arguments
+        // ended, each read its 512 bytes (10x the bench text before this release).
+        (
+            "calls_closed_by_brackets",
+            fill(".login(\"\"]auth=(\"\"]NetworkCredential]::new(''}", ""),
+        ),
         // The positional tools added last (PuTTY's, the hashing tools', MinIO's, Oracle's),
         // none given a password.
         (

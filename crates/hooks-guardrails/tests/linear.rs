@@ -236,6 +236,11 @@ fn family(name: &str, n: usize) -> String {
         // Calls that take a password as a later argument, its string never closed: each
         // call's second argument is the next call's name.
         "credential_calls_unclosed" => ".login('a','b".repeat(n / 13),
+        // And each closed by a bracket it did not open, so that the next call's `(` is
+        // closed and no call's arguments end (each read its 512 bytes before this release).
+        "calls_closed_by_brackets" => {
+            ".login(\"\"]auth=(\"\"]NetworkCredential]::new(''}".repeat(n / 46)
+        }
         // The positional tools added last, none given a password.
         "tools_added_last_without_passwords" => {
             "plink -pw $X mkpasswd -m x openssl passwd -in f mc alias set a b c $Y expdp parfile=p rman target / ".repeat(n / 100)
@@ -377,7 +382,7 @@ const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpw
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
 
-const FAMILIES: [&str; 132] = [
+const FAMILIES: [&str; 133] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -477,6 +482,7 @@ const FAMILIES: [&str; 132] = [
     "tool_lists_without_passwords",
     "calls_named_auth",
     "credential_calls_unclosed",
+    "calls_closed_by_brackets",
     "tools_added_last_without_passwords",
     "hex_runs",
     "cards_glued_in_a_word",

@@ -5460,6 +5460,11 @@ pub(crate) mod tests {
                 "smtp.SendMail(a, smtp.PlainAuth(\"\", from, `S3cr3tPw99`, h), from, to, m)",
                 &["S3cr3tPw99"],
             ),
+            // (PowerShell's constructor.)
+            (
+                "$c = [System.Net.NetworkCredential]::new('bob', 'S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
             ("server.login  (\"bob\", \"S3cr3tPw99\")", &["S3cr3tPw99"]),
             (
                 "common.authenticate('db', 'admin2024x', 'S3cr3tPw99', {})",
@@ -5491,6 +5496,7 @@ pub(crate) mod tests {
             "common.authenticate(DB, USER, PASS, {})",
             "new Sequelize('sqlite::memory:'); new Sequelize(process.env.DB, u, p, {})",
             "smtp.PlainAuth(\"\", from, password, host); MySQLdb.connect(h, u, pw, db)",
+            "[System.Net.NetworkCredential]::new($user, $pass); [Foo]::new('a', 'b2c3d4e5f6')",
             "server.login('me', 'abcd efgh ijkl mnop qrst')",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
@@ -5539,6 +5545,15 @@ pub(crate) mod tests {
             ),
             (
                 "mc config host add s3 https://s3.amazonaws.com AKIA1234 S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            // (`mc`'s flags before its subcommand; `openssl passwd`'s provider.)
+            (
+                "mc --insecure --quiet alias set lab https://minio.lan:9000 admin S3cr3tPw99",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "openssl passwd -6 -provider legacy -salt s4lt S3cr3tPw99",
                 &["S3cr3tPw99"],
             ),
             (

@@ -502,7 +502,8 @@ enum Positional {
 /// -pwd`, Redis Sentinel's `auth-pass`, `neo4j-admin set-initial-password`; and those added
 /// last (see [`Positional::Here`]): PuTTY's `plink|pscp|psftp -pw`, `mkpasswd`, `openssl
 /// passwd`, MinIO's `mc|mcli alias set` (`config host add`, `admin user add`), Oracle's
-/// `expdp`, `impdp`, `rman`, `sqlldr`, `dgmgrl` with a logon. The name and a blank, or (but
+/// `expdp`, `impdp`, `rman`, `sqlldr`, `dgmgrl` with a logon (`mc`'s flags before its
+/// subcommand, `mc --insecure alias set`, with it). The name and a blank, or (but
 /// Redis's words and the forms read with their subcommand) its closing quote and a comma,
 /// an argument list's — for those added last, a quoted path's closing quote and a blank
 /// too; `which` says which of them (see [`Positional`]).
@@ -549,7 +550,7 @@ fn positional_commands(which: Positional) -> String {
             &format!("{listed}|[\"'][ \t]"),
         );
         return format!(
-            r"{here}|{B}openssl(?:\.exe)?[ \t]+passwd[ \t]|{B}mc(?:li)?(?:\.exe)?[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add|admin[ \t]+user[ \t]+add)[ \t]"
+            r"{here}|{B}openssl(?:\.exe)?[ \t]+passwd[ \t]|{B}mc(?:li)?(?:\.exe)?[ \t]+(?:--[a-z][a-z-]{{1,20}}[ \t]+){{0,4}}(?:alias[ \t]+set|config[ \t]+host[ \t]+add|admin[ \t]+user[ \t]+add)[ \t]"
         );
     }
     if which == Positional::Added {
@@ -734,7 +735,8 @@ pub(super) const THIRD_ARGUMENT_CALLS: [&str; 9] = [
     "PlainAuth",
 ];
 
-/// The trigger of [`CREDENTIAL_CALLS`] and [`THIRD_ARGUMENT_CALLS`]: a name and its `(`.
+/// The trigger of [`CREDENTIAL_CALLS`] and [`THIRD_ARGUMENT_CALLS`]: a name and its `(`
+/// (PowerShell's constructor after a type's name too, `[System.Net.NetworkCredential]::new(`).
 fn credential_calls() -> String {
     let names = |names: &[&str]| {
         let names: Vec<String> = names.iter().map(|n| n.replace('.', r"\.")).collect();
@@ -744,7 +746,7 @@ fn credential_calls() -> String {
     // was a literal of the pass's prefilter, which held 33 so, past the 32 of its faster
     // kind.)
     format!(
-        r"(?:{})[ \t]{{0,3}}\(|(?:{})\(",
+        r"(?:{})(?:\]::new)?[ \t]{{0,3}}\(|(?:{})\(",
         names(&CREDENTIAL_CALLS),
         names(&THIRD_ARGUMENT_CALLS)
     )
@@ -752,12 +754,11 @@ fn credential_calls() -> String {
 
 /// Whether `m` is a trigger of [`credential_calls`]: where its name ends.
 pub(super) fn credential_call_at(m: &[u8]) -> Option<usize> {
-    let name = m.strip_suffix(b"(")?;
-    let name = name.trim_ascii_end();
+    let name = m.strip_suffix(b"(")?.trim_ascii_end();
     CREDENTIAL_CALLS
         .iter()
         .chain(&THIRD_ARGUMENT_CALLS)
-        .any(|n| name == n.as_bytes())
+        .any(|n| super::validate::call_name(name) == n.as_bytes())
         .then_some(name.len())
 }
 

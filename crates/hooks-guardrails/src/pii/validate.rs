@@ -2219,10 +2219,19 @@ fn positional_password(
                 let k = skip_options(words, b, &takes)?;
                 password(k)
             }
-            // (`openssl passwd [-1|-5|-6|-apr1|…] [-salt salt] password`; after `-in file`
-            // or `-stdin`, none.)
+            // (`openssl passwd [-1|-5|-6|-apr1|…] [-salt salt] [-provider name] password`;
+            // after `-in file` or `-stdin`, none.)
             "openssl" => {
-                let k = skip_options(words, b, &[b"-salt", b"-in", b"-rand", b"-writerand"])?;
+                let takes: [&[u8]; 7] = [
+                    b"-salt",
+                    b"-in",
+                    b"-rand",
+                    b"-writerand",
+                    b"-provider",
+                    b"-provider-path",
+                    b"-propquery",
+                ];
+                let k = skip_options(words, b, &takes)?;
                 password(k)
             }
             // (MinIO's `mc alias set NAME URL ACCESS-KEY SECRET-KEY`, `mc config host add`
@@ -2457,6 +2466,7 @@ fn sentinel_before(b: &[u8], s: usize) -> Option<usize> {
 /// (`smtp.login("bob", "…")`), the second; those of `patterns::THIRD_ARGUMENT_CALLS`
 /// (`FTP(host, user, …)`, `new PDO(dsn, user, …)`), the third.
 fn password_argument(before: &[u8]) -> Option<(usize, bool)> {
+    let before = call_name(before);
     if [&b"set_password"[..], b"setPassword", b"SetPassword"]
         .iter()
         .any(|n| before.ends_with(n))
@@ -2471,6 +2481,13 @@ fn password_argument(before: &[u8]) -> Option<(usize, bool)> {
         .any(|n| before.ends_with(n))
         .then_some((1, false))
         .or_else(|| credential_call(before).then_some((1, false)))
+}
+
+/// `before` (the text up to a call's `(`, blanks left out) without PowerShell's constructor
+/// after a type's name, `]::new` (`[System.Net.NetworkCredential]::new(…)`): the type's
+/// name is the call's.
+pub(super) fn call_name(before: &[u8]) -> &[u8] {
+    before.strip_suffix(b"]::new").unwrap_or(before)
 }
 
 /// Whether `before` ends with the name of a call of `patterns::THIRD_ARGUMENT_CALLS`, the
@@ -2491,6 +2508,7 @@ fn third_argument_call(before: &[u8]) -> bool {
 /// arguments are often words (`.login("Sign in", "Welcome back")`), so the password is
 /// judged as a value, not as a phrase (see [`app_password`]).
 fn credential_call(before: &[u8]) -> bool {
+    let before = call_name(before);
     [&b"BasicAuth"[..], b"DigestAuth", b"ProxyAuth"]
         .iter()
         .chain(&super::patterns::CREDENTIAL_CALLS.map(str::as_bytes))
@@ -2592,6 +2610,10 @@ fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
                 b'(' | b'[' | b'{' if depth == 2 => return None,
                 b'(' | b'[' | b'{' => depth += 1,
                 b')' | b']' | b'}' if depth > 0 => depth -= 1,
+                // (A bracket closed that the call did not open ends it, unclosed: in a run
+                // of calls each glued to a `]`, `.login("a"]`, each bracket closed the next
+                // call's `(`, and each call read its 512 bytes, 10x the bench text.)
+                b']' | b'}' => return None,
                 b',' if depth == 0 => {
                     n += 1;
                     start = i + 1;
