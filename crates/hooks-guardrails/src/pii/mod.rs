@@ -5470,6 +5470,12 @@ pub(crate) mod tests {
                 "common.authenticate('db', 'admin2024x', 'S3cr3tPw99', {})",
                 &["S3cr3tPw99"],
             ),
+            // (After a variable that names the account.)
+            ("s.login(host, user, \"S3cr3tPw99\")", &["S3cr3tPw99"]),
+            (
+                "ok = p.login(self.hostname, self.ssh_username, 'S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5639,6 +5645,8 @@ pub(crate) mod tests {
             "SFTP('h', 'u', 'Kx9mQ2vL7pZ'); FTP('ftp.example.com', 'anonymous')",
             "new PDO($dsn, $user, $pass); pool.getConnection(cb)",
             "client.authenticate(username, password, \"LdapRealm2024\")",
+            "ftp.login(user, pw, 'Acct2024x'); s.login(host, hostname, 'Dev2024x')",
+            "s.login(host, user_agent(x), 'Dev2024x'); s.login(host, users[0], 'Dev2024x')",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

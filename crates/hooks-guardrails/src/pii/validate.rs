@@ -2553,6 +2553,35 @@ fn next_string_argument(b: &[u8], first: usize) -> Option<usize> {
     past_quote(b, at, b.len()).filter(|&f| f < b.len())
 }
 
+/// Whether the call's argument at `at` is a variable that names an account, its name's
+/// last part (after a `.`, in any case): one that holds `user`, `login`, `email` or
+/// `account` (`username`, `self.login_name`, `SMTP_USER`), or `uid` — a bare name before
+/// the next argument's comma.
+fn names_account(b: &[u8], at: usize) -> bool {
+    let name = b[at..]
+        .iter()
+        .take(64)
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
+        .count();
+    let next = b[at + name..]
+        .iter()
+        .take(16)
+        .find(|c| !c.is_ascii_whitespace());
+    if name == 0 || next != Some(&b',') {
+        return false;
+    }
+    let last = b[at..at + name]
+        .rsplit(|&c| c == b'.')
+        .next()
+        .unwrap_or_default();
+    let last = last.to_ascii_lowercase();
+    let holds = |w: &[u8]| last.windows(w.len()).any(|x| x == w);
+    last == b"uid"
+        || [&b"user"[..], b"login", b"email", b"account"]
+            .into_iter()
+            .any(holds)
+}
+
 /// Whether `value` is written as Google's app passwords are, four groups of four small
 /// letters (`abcd efgh ijkl mnop`), the one phrase a mail client's `.login` is given.
 fn app_password(value: &str) -> bool {
@@ -2583,11 +2612,32 @@ fn credentials_tuple(sep: &[u8]) -> bool {
 /// Where the `k`th argument (from 0) of the call whose `(` is at `open` starts inside its
 /// opening quote, if it is a string (after Python's prefix, `r'…'`, `f"…"`; its quotes
 /// JSON-escaped too, `\"…\"`, as a file written through a tool's arguments holds them; a
-/// JavaScript template literal's backtick, `` `…` ``): the
-/// arguments split at commas outside quotes and brackets (nested twice at most), over
-/// lines too (a long call's arguments one to a line: a line that ends after a `,` or the
-/// `(`), within 512 bytes, up to its `)`.
+/// JavaScript template literal's backtick, `` `…` ``): see [`argument_start`].
 fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
+    let (at, end) = argument_start(b, open, k)?;
+    // (Python's string prefix; C#'s verbatim and interpolated strings', `@"…"`.)
+    let prefix = b[at..end]
+        .iter()
+        .take(2)
+        .take_while(|c| {
+            matches!(
+                c,
+                b'r' | b'b' | b'f' | b'u' | b'R' | b'B' | b'F' | b'U' | b'@' | b'$'
+            )
+        })
+        .count();
+    // (Inside the quote: not past the text's end, `setPassword(a, b, ``.)
+    if b.get(at) == Some(&b'`') {
+        return Some(at + 1).filter(|&f| f < b.len());
+    }
+    past_quote(b, at + prefix, b.len()).filter(|&f| f < b.len())
+}
+
+/// Where the `k`th argument (from 0, past 0) of the call whose `(` is at `open` starts,
+/// past blanks, and where the call's reading ends: the arguments split at commas outside
+/// quotes and brackets (nested twice at most), over lines too (a long call's arguments one
+/// to a line: a line that ends after a `,` or the `(`), within 512 bytes, up to its `)`.
+fn argument_start(b: &[u8], open: usize, k: usize) -> Option<(usize, usize)> {
     let end = b.len().min(open + 512);
     // (The open quote, and whether a backslash escaped it: then the same closes it.)
     let (mut depth, mut quote, mut n) = (0usize, None::<(u8, bool)>, 0);
@@ -2631,22 +2681,7 @@ fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
                     .iter()
                     .take_while(|c| c.is_ascii_whitespace())
                     .count();
-            // (Python's string prefix; C#'s verbatim and interpolated strings', `@"…"`.)
-            let prefix = b[at..end]
-                .iter()
-                .take(2)
-                .take_while(|c| {
-                    matches!(
-                        c,
-                        b'r' | b'b' | b'f' | b'u' | b'R' | b'B' | b'F' | b'U' | b'@' | b'$'
-                    )
-                })
-                .count();
-            // (Inside the quote: not past the text's end, `setPassword(a, b, ``.)
-            if b.get(at) == Some(&b'`') {
-                return Some(at + 1).filter(|&f| f < b.len());
-            }
-            return past_quote(b, at + prefix, b.len()).filter(|&f| f < b.len());
+            return Some((at, end));
         }
     }
     None
@@ -5282,11 +5317,13 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         // password: pexpect's `pxssh.login(host, user, …)`, Odoo's `common.authenticate(db,
         // user, …, {})`.)
         // (Not after variables: `client.authenticate(user, password, "LdapRealm2024")`
-        // names a realm, found by review 40.)
-        Some((1, _)) if loose && logs_in(&b[..at]) => {
-            let second = call_argument(b, open, 1)?;
-            next_string_argument(b, second).unwrap_or(second)
-        }
+        // names a realm, found by review 40 — but after a variable that names the account,
+        // `s.login(host, username, "…")`.)
+        Some((1, _)) if loose && logs_in(&b[..at]) => match call_argument(b, open, 1) {
+            Some(second) => next_string_argument(b, second).unwrap_or(second),
+            None if names_account(b, argument_start(b, open, 1)?.0) => call_argument(b, open, 2)?,
+            None => return None,
+        },
         Some((k, alone)) => match call_argument(b, open, k) {
             Some(argument) => argument,
             None if alone => first,
