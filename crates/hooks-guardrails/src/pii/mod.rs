@@ -5460,6 +5460,31 @@ pub(crate) mod tests {
                 "smtp.SendMail(a, smtp.PlainAuth(\"\", from, `S3cr3tPw99`, h), from, to, m)",
                 &["S3cr3tPw99"],
             ),
+            // (Spring Security's token, RabbitMQ's and Cassandra's drivers' credentials.)
+            (
+                "auth = new UsernamePasswordAuthenticationToken(\"bob\", \"S3cr3tPw99\");",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "creds = pika.PlainCredentials('svc', 'S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "ap = PlainTextAuthProvider('cassandra', 'S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
+            // (Redis's clients' one-argument `auth`; the Neo4j driver's and reqwest's
+            // `basic_auth`.)
+            ("jedis.auth(\"S3cr3tPw99\");", &["S3cr3tPw99"]),
+            ("$redis->auth('S3cr3tPw99');", &["S3cr3tPw99"]),
+            (
+                "GraphDatabase.driver(uri, auth=basic_auth('neo4j', 'S3cr3tPw99'))",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "client.get(url).basic_auth(\"bob\", Some(\"S3cr3tPw99\")).send()",
+                &["S3cr3tPw99"],
+            ),
             // (PowerShell's constructor.)
             (
                 "$c = [System.Net.NetworkCredential]::new('bob', 'S3cr3tPw99')",
@@ -5503,6 +5528,11 @@ pub(crate) mod tests {
             "new Sequelize('sqlite::memory:'); new Sequelize(process.env.DB, u, p, {})",
             "smtp.PlainAuth(\"\", from, password, host); MySQLdb.connect(h, u, pw, db)",
             "[System.Net.NetworkCredential]::new($user, $pass); [Foo]::new('a', 'b2c3d4e5f6')",
+            // (A string before an argument that is a variable is no password: the
+            // service's or the account's name.)
+            "keyring.set_password('svc2024x', 'bob2024x', pw); db.auth('bob2024x', pw)",
+            "new UsernamePasswordAuthenticationToken(user, null, authorities)",
+            "x.basic_auth(\"bob2024x\", None::<&str>); basic_auth(user, password)",
             "server.login('me', 'abcd efgh ijkl mnop qrst')",
         ] {
             assert_eq!(d.detect(text), [], "{text}");

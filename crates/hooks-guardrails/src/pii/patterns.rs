@@ -694,7 +694,7 @@ fn sql_set_password() -> String {
 /// Apache HttpClient's `new UsernamePasswordCredentials(user, password)`. Their trigger:
 /// the name and the `(` (a blank between too), in a pass of their own with the tools of
 /// [`Positional::Here`] (see `specs`).
-pub(super) const CREDENTIAL_CALLS: [&str; 12] = [
+pub(super) const CREDENTIAL_CALLS: [&str; 15] = [
     ".login",
     // (PHP's, phpseclib's `$sftp->login('user', …)`.)
     "->login",
@@ -711,6 +711,13 @@ pub(super) const CREDENTIAL_CALLS: [&str; 12] = [
     "NetworkCredential",
     "UsernamePasswordCredentials",
     "PasswordAuthentication",
+    // (Spring Security's `new UsernamePasswordAuthenticationToken(user, password)`, pika's
+    // `pika.PlainCredentials(user, password)` (RabbitMQ), the Cassandra driver's
+    // `PlainTextAuthProvider(user, password)`: the prefilter's literals of the names
+    // above hold them.)
+    "UsernamePasswordAuthenticationToken",
+    "PlainCredentials",
+    "PlainTextAuthProvider",
 ];
 
 /// Calls whose third argument is the password, after a host's (or a connection string's,

@@ -2460,11 +2460,14 @@ fn sentinel_before(b: &[u8], s: usize) -> Option<usize> {
 /// no such argument: a keyring's setter's third (`keyring.set_password("svc", "bob", "…")`,
 /// Node's keytar `setPassword(…)`), the first where there is none (Django's
 /// `user.set_password("…")`); MongoDB's shell's `db.changeUserPassword("bob", "…")` and
-/// `db.auth("bob", "…")` (any object's `.auth`: `db.getSiblingDB("admin").auth(…)`),
-/// requests' and httpx's `HTTPBasicAuth("bob", "…")` (`HTTPDigestAuth`, `HTTPProxyAuth`,
-/// aiohttp's `BasicAuth`) and the calls of `patterns::CREDENTIAL_CALLS`
-/// (`smtp.login("bob", "…")`), the second; those of `patterns::THIRD_ARGUMENT_CALLS`
-/// (`FTP(host, user, …)`, `new PDO(dsn, user, …)`), the third.
+/// `db.auth("bob", "…")` (any object's `.auth`: `db.getSiblingDB("admin").auth(…)`; PHP's
+/// `->auth`), the first where there is none (Redis's clients' `jedis.auth("…")`,
+/// `$redis->auth("…")`, node-redis's `client.auth("…")`), the Neo4j driver's and reqwest's
+/// `basic_auth("neo4j", "…")` (`Some("…")`), requests' and httpx's `HTTPBasicAuth("bob",
+/// "…")` (`HTTPDigestAuth`, `HTTPProxyAuth`, aiohttp's `BasicAuth`) and the calls of
+/// `patterns::CREDENTIAL_CALLS` (`smtp.login("bob", "…")`), the second; those of
+/// `patterns::THIRD_ARGUMENT_CALLS` (`FTP(host, user, …)`, `new PDO(dsn, user, …)`), the
+/// third.
 fn password_argument(before: &[u8]) -> Option<(usize, bool)> {
     let before = call_name(before);
     if [&b"set_password"[..], b"setPassword", b"SetPassword"]
@@ -2476,7 +2479,13 @@ fn password_argument(before: &[u8]) -> Option<(usize, bool)> {
     if third_argument_call(before) {
         return Some((2, false));
     }
-    [&b"changeUserPassword"[..], b".auth"]
+    if [&b".auth"[..], b"->auth"]
+        .iter()
+        .any(|n| before.ends_with(n))
+    {
+        return Some((1, true));
+    }
+    [&b"changeUserPassword"[..], b"basic_auth"]
         .iter()
         .any(|n| before.ends_with(n))
         .then_some((1, false))
@@ -2615,6 +2624,19 @@ fn credentials_tuple(sep: &[u8]) -> bool {
 /// JavaScript template literal's backtick, `` `…` ``): see [`argument_start`].
 fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
     let (at, end) = argument_start(b, open, k)?;
+    string_argument(b, at, end)
+}
+
+/// Where the argument at `at` (read up to `end`, see [`argument_start`]) starts inside its
+/// opening quote, if it is a string (see [`call_argument`]).
+fn string_argument(b: &[u8], at: usize, end: usize) -> Option<usize> {
+    // (Rust's optional value, reqwest's `.basic_auth("bob", Some("…"))`.)
+    let at = at
+        + if b[at..end].starts_with(b"Some(") {
+            5
+        } else {
+            0
+        };
     // (Python's string prefix; C#'s verbatim and interpolated strings', `@"…"`.)
     let prefix = b[at..end]
         .iter()
@@ -5324,8 +5346,10 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             None if names_account(b, argument_start(b, open, 1)?.0) => call_argument(b, open, 2)?,
             None => return None,
         },
-        Some((k, alone)) => match call_argument(b, open, k) {
-            Some(argument) => argument,
+        // (The first where the call has no such argument: not where it has one that is no
+        // string, `keyring.set_password("svc", "bob", pw)`.)
+        Some((k, alone)) => match argument_start(b, open, k) {
+            Some((at, end)) => string_argument(b, at, end)?,
             None if alone => first,
             None => return None,
         },
