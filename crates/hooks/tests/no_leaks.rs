@@ -198,6 +198,7 @@ fn values() -> Vec<(String, String)> {
                 "secret_stdin_store" => Some("echo '{}' | gh secret set API_TOKEN\n"),
                 "secret_wifi_psk" => Some("network={\n    ssid=\"Home\"\n    psk=\"{}\"\n}\n"),
                 "secret_yaml_block" => Some("smtp:\n  password: |\n    {}\n  port: 587\n"),
+                "secret_lookup_fallback" => Some("password: process.env.DB_PASSWORD || '{}',"),
                 _ => None,
             };
             let label = match s["entity"].as_str().unwrap() {
@@ -354,7 +355,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1271 + 15);
+    assert_eq!(values.len(), 1164 + 1272 + 15);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

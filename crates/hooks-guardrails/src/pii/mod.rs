@@ -5490,6 +5490,15 @@ pub(crate) mod tests {
                 "$c = [System.Net.NetworkCredential]::new('bob', 'S3cr3tPw99')",
                 &["S3cr3tPw99"],
             ),
+            (
+                "$c = [Net.NetworkCredential]::New('bob', 'S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
+            // (Blanks before the longer names' `(`.)
+            (
+                "const s = new Sequelize ('shop', 'root', 'S3cr3tPw99', {});",
+                &["S3cr3tPw99"],
+            ),
             ("server.login  (\"bob\", \"S3cr3tPw99\")", &["S3cr3tPw99"]),
             (
                 "common.authenticate('db', 'admin2024x', 'S3cr3tPw99', {})",
@@ -5534,6 +5543,57 @@ pub(crate) mod tests {
             "new UsernamePasswordAuthenticationToken(user, null, authorities)",
             "x.basic_auth(\"bob2024x\", None::<&str>); basic_auth(user, password)",
             "server.login('me', 'abcd efgh ijkl mnop qrst')",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
+    /// A lookup's fallback string, where the field or the argument holds it whenever the
+    /// lookup finds nothing: `||`, `??`, `?:`, Python's `or`; Ruby's `ENV.fetch` default.
+    #[test]
+    fn lookups_fallbacks_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            (
+                "  password: process.env.DB_PASSWORD || 'S3cr3tPw99',",
+                &["S3cr3tPw99"][..],
+            ),
+            (
+                "const apiKey = process.env['API_KEY'] ?? \"S3cr3tPw99\";",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "DB_PASSWORD = os.environ.get(\"DB_PASSWORD\") or \"S3cr3tPw99\"",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "val password = System.getenv(\"PW\") ?: \"S3cr3tPw99\"",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "new Sequelize('shop', 'root', process.env.DB_PASS || 'S3cr3tPw99', {})",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "smtp.login(user, os.getenv('SMTP_PASSWORD') or 'S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "password: ENV.fetch('DB_PASSWORD', 'S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+        for text in [
+            // No fallback, an empty one, a placeholder, another operator, prose.
+            "password: process.env.DB_PASSWORD,",
+            "password: process.env.DB_PASSWORD || '',",
+            "password: process.env.DB_PASSWORD || 'changeme',",
+            "password: process.env.DB_PASSWORD + 'x2024abc',",
+            "password: process.env.DB_PASSWORD || getDefault('pw2024x'),",
+            "the password or 'whatever2024' you chose",
+            "password: a(b(c(d('x2024abc')))) || 'x2024abc'",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -726,7 +726,8 @@ pub(super) const CREDENTIAL_CALLS: [&str; 15] = [
 /// `DriverManager.getConnection(url, user, password)`, PHP's `new PDO(dsn, user,
 /// password)`, `mysqli_connect(host, user, password, db)` and `new mysqli(…)`, Node's `new
 /// Sequelize(database, user, password, options)`, Go's `smtp.PlainAuth(identity, user,
-/// password, host)`. A name of its own only (`SFTP(` is none: see
+/// password, host)` (its identity most often `""`, which the glued name `Auth`'s trigger,
+/// as `HTTPBasicAuth`'s, does not take). A name of its own only (`SFTP(` is none: see
 /// `validate::password_argument`); in the credential calls' trigger. (The pass's
 /// prefilter holds 32 literals with them, the most its faster kind takes: PyMySQL's
 /// `connect`, PHP's `ftp_login` and `ldap_bind` would each add one.)
@@ -749,13 +750,16 @@ fn credential_calls() -> String {
         let names: Vec<String> = names.iter().map(|n| n.replace('.', r"\.")).collect();
         names.join("|")
     };
-    // (Blanks before the `(` only after the longer names: after `FTP` and `PDO` each blank
-    // was a literal of the pass's prefilter, which held 33 so, past the 32 of its faster
-    // kind.)
+    // (Blanks before the `(` but after `FTP` and `PDO`: after those each blank was a
+    // literal of the pass's prefilter, which held 33 so, past the 32 of its faster kind.)
+    let (short, long): (Vec<&str>, Vec<&str>) = THIRD_ARGUMENT_CALLS
+        .iter()
+        .partition(|n| ["FTP", "PDO"].contains(n));
     format!(
-        r"(?:{})(?:\]::new)?[ \t]{{0,3}}\(|(?:{})\(",
+        r"(?:{}|{})(?:\](?:::new|::New))?[ \t]{{0,3}}\(|(?:{})\(",
         names(&CREDENTIAL_CALLS),
-        names(&THIRD_ARGUMENT_CALLS)
+        names(&long),
+        names(&short)
     )
 }
 

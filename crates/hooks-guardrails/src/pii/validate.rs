@@ -2496,7 +2496,10 @@ fn password_argument(before: &[u8]) -> Option<(usize, bool)> {
 /// after a type's name, `]::new` (`[System.Net.NetworkCredential]::new(…)`): the type's
 /// name is the call's.
 pub(super) fn call_name(before: &[u8]) -> &[u8] {
-    before.strip_suffix(b"]::new").unwrap_or(before)
+    before
+        .strip_suffix(b"]::new")
+        .or(before.strip_suffix(b"]::New"))
+        .unwrap_or(before)
 }
 
 /// Whether `before` ends with the name of a call of `patterns::THIRD_ARGUMENT_CALLS`, the
@@ -2630,6 +2633,10 @@ fn call_argument(b: &[u8], open: usize, k: usize) -> Option<usize> {
 /// Where the argument at `at` (read up to `end`, see [`argument_start`]) starts inside its
 /// opening quote, if it is a string (see [`call_argument`]).
 fn string_argument(b: &[u8], at: usize, end: usize) -> Option<usize> {
+    // (A lookup's fallback, `process.env.DB_PASS || '…'`.)
+    if let Some(fallback) = fallback_string(b, at) {
+        return Some(fallback);
+    }
     // (Rust's optional value, reqwest's `.basic_auth("bob", Some("…"))`.)
     let at = at
         + if b[at..end].starts_with(b"Some(") {
@@ -3833,6 +3840,56 @@ fn command_end(b: &[u8], from: usize, max: usize, stop: impl Fn(usize) -> bool) 
 
 /// Past the quote at `at` (escaped by up to three backslashes, as JSON holds one), if one
 /// stands there before `end`.
+/// Where the string a lookup falls back to starts, inside its quote, for an expression at
+/// `at` that is no string: a name, dotted, indexed or called (`process.env.DB_PASSWORD`,
+/// `os.environ.get('PW')`, `config["db"]["pw"]`; brackets nested twice at most, quotes
+/// inside them skipped), then `||`, `??`, `?:` or Python's `or` and a quoted string —
+/// within 160 bytes, on the line. (`password: process.env.DB_PASSWORD || '…'`: the
+/// string is what the field holds wherever the lookup finds nothing.)
+fn fallback_string(b: &[u8], at: usize) -> Option<usize> {
+    let end = b.len().min(at + 160);
+    let mut i = at;
+    let (mut depth, mut quote) = (0u8, None::<u8>);
+    while i < end {
+        let c = b[i];
+        match quote {
+            Some(q) if c == q && b[i - 1] != b'\\' => quote = None,
+            Some(_) => {}
+            None if c == b'\n' || c == b'\r' => return None,
+            None if depth > 0 && matches!(c, b'"' | b'\'' | b'`') => quote = Some(c),
+            None if matches!(c, b'(' | b'[') => {
+                depth += 1;
+                if depth > 2 {
+                    return None;
+                }
+            }
+            None if matches!(c, b')' | b']') => depth = depth.checked_sub(1)?,
+            None if depth > 0 || c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'$') => {}
+            None => break,
+        }
+        i += 1;
+    }
+    if i == at || depth > 0 || quote.is_some() {
+        return None;
+    }
+    let blanks = |i: usize| {
+        i + b[i..end]
+            .iter()
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count()
+    };
+    let op = blanks(i);
+    let rest = &b[op..end];
+    let len = if rest.starts_with(b"||") || rest.starts_with(b"??") || rest.starts_with(b"?:") {
+        2
+    } else if rest.starts_with(b"or") && op > i && rest.get(2).is_some_and(|c| *c == b' ') {
+        2
+    } else {
+        return None;
+    };
+    past_quote(b, blanks(op + len), end).filter(|&f| f < end)
+}
+
 fn past_quote(b: &[u8], at: usize, end: usize) -> Option<usize> {
     let slashes = b
         .get(at..end)?
@@ -5167,6 +5224,11 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         return None;
     }
     let between = &b[at..first];
+    // (A lookup's fallback, `password: process.env.DB_PASSWORD || '…'`: its string.)
+    let first = match b[first - 1] {
+        b'"' | b'\'' | b'`' => first,
+        _ => fallback_string(b, first).unwrap_or(first),
+    };
     // (Prose after the name's emphasis or code span closed, or after a comma: `**Password**
     // is …`, `` `DB_PASSWORD` is … ``, `the root password, for the record, is …`.)
     let mark = prose_mark(b, key, name, at);
@@ -8305,8 +8367,8 @@ fn logprobs_after(b: &[u8], key: &[u8], end: usize) -> bool {
 /// what it names to the next argument, or falls back to it: PHP's `define('DB_PASSWORD',
 /// …)`, `os.Setenv(…)`, `os.putenv`, `os.environ.setdefault`, `System.setProperty`,
 /// `[Environment]::SetEnvironmentVariable`, `localStorage.setItem`, `setAttribute`,
-/// `addProperty`, a map's `set` and `put`, a form's `append`, `getenv` and `get` with a
-/// default.
+/// `addProperty`, a map's `set` and `put`, a form's `append`, `getenv`, `get` and Ruby's
+/// `ENV.fetch` with a default.
 fn setter_call(b: &[u8], key: usize) -> bool {
     let mut i = key;
     // The name's opening quote (escaped or not), blanks and line breaks (gofmt's and
@@ -8333,7 +8395,7 @@ fn setter_call(b: &[u8], key: usize) -> bool {
             .count();
     // (Not `add` or `insert`: schemas and lexers add names ending in a secret's with a
     // type or a word, `table.insert("api_token", "varchar(255)")`.)
-    const SETTERS: [&str; 16] = [
+    const SETTERS: [&str; 17] = [
         "define",
         "setenv",
         "putenv",
@@ -8351,6 +8413,7 @@ fn setter_call(b: &[u8], key: usize) -> bool {
         // A default that is the secret itself: `os.environ.get("SECRET_KEY", "dev-…")`.
         "getenv",
         "get",
+        "fetch",
     ];
     let word = &b[start..end];
     SETTERS
