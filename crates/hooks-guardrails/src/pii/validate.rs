@@ -3880,14 +3880,16 @@ fn fallback_string(b: &[u8], at: usize) -> Option<usize> {
     };
     let op = blanks(i);
     let rest = &b[op..end];
-    let len = if rest.starts_with(b"||") || rest.starts_with(b"??") || rest.starts_with(b"?:") {
-        2
-    } else if rest.starts_with(b"or") && op > i && rest.get(2).is_some_and(|c| *c == b' ') {
-        2
-    } else {
+    // (Python's `or` a word of its own.)
+    let or = rest.starts_with(b"or") && op > i && rest.get(2) == Some(&b' ');
+    if !(or
+        || [&b"||"[..], b"??", b"?:"]
+            .iter()
+            .any(|o| rest.starts_with(o)))
+    {
         return None;
-    };
-    past_quote(b, blanks(op + len), end).filter(|&f| f < end)
+    }
+    past_quote(b, blanks(op + 2), end).filter(|&f| f < end)
 }
 
 fn past_quote(b: &[u8], at: usize, end: usize) -> Option<usize> {
