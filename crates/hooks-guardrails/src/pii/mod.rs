@@ -41,7 +41,8 @@ pub enum Entity {
     /// Databricks, Postman, Grafana, New Relic, Sentry, Atlassian, 1Password, Doppler,
     /// Pulumi, JWTs, PEM and PGP private keys, a PEM key in base64 as a kubeconfig holds
     /// it), or a credential in its usual
-    /// place: the password in a URL (`postgres://app:…@db`), an HTTP authorization's
+    /// place: the password in a URL (`postgres://app:…@db`) or a Go MySQL driver's data source
+    /// name (`root:…@tcp(db:3306)/app`), an HTTP authorization's
     /// credentials in any scheme (`Bearer`, `Basic`, `Token`, `Bot`, `SSWS`, `ApiKey`, …), the
     /// value of a field or header named for a secret (`DB_PASSWORD=…`, `"client_secret": …`,
     /// `GITHUB_TOKEN=…`, ODBC's `Pwd=…`, `X-API-Key: …`; set as an index,
@@ -2246,7 +2247,7 @@ pub(crate) mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().compiled.kinds.len(), 19);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 20);
         assert_eq!(PiiDetector::new().compiled.passes.len(), 12);
     }
 
@@ -5543,6 +5544,34 @@ pub(crate) mod tests {
             "new UsernamePasswordAuthenticationToken(user, null, authorities)",
             "x.basic_auth(\"bob2024x\", None::<&str>); basic_auth(user, password)",
             "server.login('me', 'abcd efgh ijkl mnop qrst')",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
+    /// The password of a data source name as Go's MySQL driver writes it, `user:…@tcp(…)`;
+    /// none where the user stands alone, or the password is a template.
+    #[test]
+    fn go_data_source_names_passwords_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            (
+                "db, err := sql.Open(\"mysql\", \"root:S3cr3tPw99@tcp(db:3306)/app\")",
+                &["S3cr3tPw99"][..],
+            ),
+            (
+                "DSN=app:S3cr3tPw99@tcp(mysql.internal:3306)/shop?parseTime=true",
+                &["S3cr3tPw99"],
+            ),
+            ("{\"dsn\": \"u:S3cr3tPw99@tcp(h)/d\"}", &["S3cr3tPw99"]),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+        for text in [
+            "dsn := fmt.Sprintf(\"%s:%s@tcp(%s)/%s\", user, pass, host, name)",
+            "dsn := \"root@tcp(localhost:3306)/test\"",
+            "dsn := \"app:${DB_PASSWORD}@tcp(db)/app\"; x := \"app:@tcp(db)/app\"",
+            "mysql> select 1; -- via ssh@tcp(tunnel)",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -2192,6 +2192,17 @@ pub(super) fn specs() -> Vec<Spec> {
             SECRET_WINDOW,
             validate_secret,
         ),
+        // A data source name as Go's MySQL driver writes it, `root:…@tcp(db:3306)/app`:
+        // from its protocol, the credentials read back (the prefilter's 32nd literal; its
+        // `@unix(` would be a 33rd, past the faster kind's).
+        spec(
+            Entity::Secret,
+            6,
+            r"@tcp\(".to_owned(),
+            r"@tcp\(".to_owned(),
+            SECRET_WINDOW,
+            super::validate::validate_dsn_password,
+        ),
         // (Their exact pattern is their trigger.)
         spec(
             Entity::Secret,

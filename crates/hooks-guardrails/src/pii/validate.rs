@@ -413,6 +413,30 @@ fn url_password(text: &str, s: usize, m: &str) -> Option<(usize, usize)> {
     (!template && !mask && !port).then_some((a, b))
 }
 
+/// The password of a data source name as Go's MySQL driver writes it, `user:password@tcp(host:
+/// port)/db` (`s`: its `@`; `sql.Open("mysql", "root:…@tcp(127.0.0.1:3306)/app")`): after
+/// the first `:` of the word before the `@` (back to a blank, a quote, a `=`, a `(`, a `,`
+/// or a `;`, within 256 bytes) — as a URL's, unless it is a template or a mask (see
+/// [`url_password`]). No `:`, no password: `root@tcp(…)`.
+pub(super) fn validate_dsn_password(
+    text: &str,
+    s: usize,
+    _: usize,
+    _: &Freed,
+) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let user = s - b[s.saturating_sub(256)..s]
+        .iter()
+        .rev()
+        .take_while(|&&c| !(c.is_ascii_whitespace() || b"\"'`=(,;<>".contains(&c)))
+        .count();
+    let colon = user + memchr::memchr(b':', &b[user..s])?;
+    let pw = &b[colon + 1..s];
+    (!pw.is_empty() && !template(pw) && !masked(pw))
+        .then(|| (colon + 1, s))
+        .filter(|&(a, z)| text.is_char_boundary(a) && text.is_char_boundary(z))
+}
+
 /// True when a host (a name, an IPv4 address, an IPv6 one in brackets, or nothing) and an
 /// optional port start at `at`, followed by the end of the authority: a path, a query, a
 /// fragment, a list's separator, a quote, white space or the end of the text — not a
