@@ -181,6 +181,62 @@ pub(super) const SECRET_NAMES: [&str; 121] = [
     "Vault-Token",
 ];
 
+/// A password's name in other languages, as their labels write it (`Passwort: …`,
+/// `Contraseña: …`, `Mot de passe : …`, `Пароль: …`, `密码：…` — a full-width colon is
+/// folded to `:`), small and capitalised: German's (and its `Kennwort`), Dutch's,
+/// Spanish's, Portuguese's, French's, Polish's, Swedish's, Norwegian's, Danish's,
+/// Finnish's, Turkish's, Russian's, Chinese's, Japanese's, Korean's, Vietnamese's,
+/// Indonesian's and Hindi's. Read as [`SECRET_NAMES`]' are (see `validate::named_secret`),
+/// in a pass of their own: their literals in the others' prefilters would make those the
+/// slower kind. (Its prefilter holds 32 literals, the most its faster kind takes: a
+/// language's name in capitals, or another language's, would take another.)
+pub(super) const LOCAL_NAMES: [&str; 35] = [
+    "Passwort",
+    "passwort",
+    "Kennwort",
+    "kennwort",
+    "Wachtwoord",
+    "wachtwoord",
+    "Contraseña",
+    "contraseña",
+    "Senha",
+    "senha",
+    "Mot de passe",
+    "mot de passe",
+    "Hasło",
+    "hasło",
+    "Lösenord",
+    "lösenord",
+    "Passord",
+    "passord",
+    "Adgangskode",
+    "adgangskode",
+    "Salasana",
+    "salasana",
+    "Şifre",
+    "şifre",
+    "Пароль",
+    "пароль",
+    "密码",
+    "密碼",
+    "パスワード",
+    "비밀번호",
+    "Mật khẩu",
+    "mật khẩu",
+    "Kata sandi",
+    "kata sandi",
+    "पासवर्ड",
+];
+
+/// The longest of [`LOCAL_NAMES`] that `m` starts with.
+pub(super) fn local_name_at(m: &[u8]) -> Option<&'static str> {
+    LOCAL_NAMES
+        .iter()
+        .filter(|n| m.starts_with(n.as_bytes()))
+        .max_by_key(|n| n.len())
+        .copied()
+}
+
 /// How many of a name's first bytes [`SECRET_NAME_BYTES`] reads (the length of most of the
 /// shortest names: `secret`, `passwd`, `apiKey`; a shorter one, `pwd`, allows any byte
 /// past its end).
@@ -1237,8 +1293,9 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// keeps its literals; pass 10: credentials in headers (`Authorization: Token …`,
 /// `X-API-Key: …`: see [`authorization_header`] and [`RUN_PASS_NAMES`]), moved out of pass
 /// 4 so that its prefilter has room for more commands' names (in one prefilter, four-byte
-/// literals past 64 are all cut to three). At one start, passes are asked in this order.
-pub(super) const PASSES: usize = 12;
+/// literals past 64 are all cut to three); pass 12: a password's name in other languages
+/// (see [`LOCAL_NAMES`]). At one start, passes are asked in this order.
+pub(super) const PASSES: usize = 13;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after
 /// another command's name on its line, `curl -T mysql.sql -u admin:…`): after such a value,
@@ -2189,6 +2246,15 @@ pub(super) fn specs() -> Vec<Spec> {
             6,
             sql_set_password(),
             sql_set_password(),
+            SECRET_WINDOW,
+            validate_secret,
+        ),
+        // A password's name in other languages (its exact pattern is its trigger).
+        spec(
+            Entity::Secret,
+            12,
+            named_secret(&LOCAL_NAMES, false),
+            named_secret(&LOCAL_NAMES, false),
             SECRET_WINDOW,
             validate_secret,
         ),

@@ -242,6 +242,10 @@ pub(super) fn validate_secret(
     if let Some(found) = value_before_name(text, s, e) {
         return found;
     }
+    // (Before the names: `Passwort` starts with `Pass`, a camelCase name's.)
+    if let Some(name) = super::patterns::local_name_at(m.as_bytes()) {
+        return named_secret(text, s, s + name.len(), e);
+    }
     if let Some(name) = super::patterns::secret_name_at(m.as_bytes()) {
         let found = named_secret(text, s, s + name.len(), e);
         // (`auth` holds a secret only as basic credentials' base64, `user:password`
@@ -8464,7 +8468,9 @@ pub(crate) fn secret_field(key: &str, value: &str) -> bool {
 fn names_a_secret(key: &str) -> bool {
     super::patterns::SECRET_NAMES.iter().any(|n| {
         key.ends_with(n) && camel_pass(&key.as_bytes()[..key.len() - n.len()], n.as_bytes())
-    })
+    }) || super::patterns::LOCAL_NAMES
+        .iter()
+        .any(|n| key.ends_with(n))
 }
 
 /// Whether a field whose name (`key`, whole) ends in a secret's name holds no secret
