@@ -5486,7 +5486,30 @@ pub(crate) mod tests {
                 "client.get(url).basic_auth(\"bob\", Some(\"S3cr3tPw99\")).send()",
                 &["S3cr3tPw99"],
             ),
-            // (PowerShell's constructor.)
+            // (Review 42: a callback after the password; the account as an index's key, a
+            // `$` variable, `getuser()`; reqwest's `Some(…)` spaced, an owned string.)
+            (
+                "client.auth('S3cr3tPw99', (err) => done(err))",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "s.login(host, config[\"user\"], \"S3cr3tPw99\")",
+                &["S3cr3tPw99"],
+            ),
+            ("s.login(host, $user, \"S3cr3tPw99\")", &["S3cr3tPw99"]),
+            (
+                "s.login(host, getpass.getuser(), \"S3cr3tPw99\")",
+                &["S3cr3tPw99"],
+            ),
+            (
+                ".basic_auth(u, Some( String::from(\"S3cr3tPw99\") ))",
+                &["S3cr3tPw99"],
+            ),
+            // (PowerShell's constructor, in any case.)
+            (
+                "$c = [System.Net.NetworkCredential]::NEW('bob', 'S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
             (
                 "$c = [System.Net.NetworkCredential]::new('bob', 'S3cr3tPw99')",
                 &["S3cr3tPw99"],
@@ -5541,6 +5564,10 @@ pub(crate) mod tests {
             // (A string before an argument that is a variable is no password: the
             // service's or the account's name.)
             "keyring.set_password('svc2024x', 'bob2024x', pw); db.auth('bob2024x', pw)",
+            // (Review 42: other objects' `auth` names a mechanism, a guard, a user.)
+            "imap.auth('XOAUTH2'); smtp.auth('CRAM-MD5'); app.auth('google-oauth2')",
+            "router.auth('admin2'); $this->auth('sanctum2'); db.auth('reporting01')",
+            "s.login(host, config[\"host\"], \"Dev2024x\")",
             "new UsernamePasswordAuthenticationToken(user, null, authorities)",
             "x.basic_auth(\"bob2024x\", None::<&str>); basic_auth(user, password)",
             "server.login('me', 'abcd efgh ijkl mnop qrst')",
@@ -5659,6 +5686,33 @@ pub(crate) mod tests {
                 "password: ENV.fetch('DB_PASSWORD', 'S3cr3tPw99')",
                 &["S3cr3tPw99"],
             ),
+            // (Review 42: chains, the name's own default, Prettier's line break, brackets
+            // around, a template literal, TypeScript's `?.` and `!`, a string's prefix.)
+            (
+                "  password: process.env.A || process.env.B || 'S3cr3tPw99',",
+                &["S3cr3tPw99"],
+            ),
+            ("password = password or 'S3cr3tPw99'", &["S3cr3tPw99"]),
+            (
+                "  password: process.env.DB_PASSWORD\n    || 'S3cr3tPw99',",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "  password: String(process.env.DB_PASSWORD || 'S3cr3tPw99'),",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "password = (os.environ.get('DB_PASSWORD') or 'S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "  password: config?.db?.password! ?? `S3cr3tPw99`,",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "var password = Environment.GetEnvironmentVariable(\"PW\") ?? @\"S3cr3tPw99\";",
+                &["S3cr3tPw99"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5671,6 +5725,9 @@ pub(crate) mod tests {
             "password: process.env.DB_PASSWORD || getDefault('pw2024x'),",
             "the password or 'whatever2024' you chose",
             "password: a(b(c(d('x2024abc')))) || 'x2024abc'",
+            "label: t('password') || 'Enter password'; errors.password || 'Password is required'",
+            "password = password or ''; password: process.env.A || process.env.B",
+            "if (password != null || x) { ok('x2024abc') }",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

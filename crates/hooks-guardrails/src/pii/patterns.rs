@@ -812,7 +812,7 @@ fn credential_calls() -> String {
         .iter()
         .partition(|n| ["FTP", "PDO"].contains(n));
     format!(
-        r"(?:{}|{})(?:\](?:::new|::New))?[ \t]{{0,3}}\(|(?:{})\(",
+        r"(?:{}|{})(?:\]::(?i:new))?[ \t]{{0,3}}\(|(?:{})\(",
         names(&CREDENTIAL_CALLS),
         names(&long),
         names(&short)

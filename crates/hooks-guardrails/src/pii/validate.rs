@@ -2489,8 +2489,9 @@ fn sentinel_before(b: &[u8], s: usize) -> Option<usize> {
 /// Node's keytar `setPassword(…)`), the first where there is none (Django's
 /// `user.set_password("…")`); MongoDB's shell's `db.changeUserPassword("bob", "…")` and
 /// `db.auth("bob", "…")` (any object's `.auth`: `db.getSiblingDB("admin").auth(…)`; PHP's
-/// `->auth`), the first where there is none (Redis's clients' `jedis.auth("…")`,
-/// `$redis->auth("…")`, node-redis's `client.auth("…")`), the Neo4j driver's and reqwest's
+/// `->auth`), the first where there is none on a Redis client (`jedis.auth("…")`,
+/// `$redis->auth("…")`: see [`first_alone`]) or the next is a callback (node-redis's
+/// `client.auth("…", cb)`), the Neo4j driver's and reqwest's
 /// `basic_auth("neo4j", "…")` (`Some("…")`), requests' and httpx's `HTTPBasicAuth("bob",
 /// "…")` (`HTTPDigestAuth`, `HTTPProxyAuth`, aiohttp's `BasicAuth`) and the calls of
 /// `patterns::CREDENTIAL_CALLS` (`smtp.login("bob", "…")`), the second; those of
@@ -2520,14 +2521,62 @@ fn password_argument(before: &[u8]) -> Option<(usize, bool)> {
         .or_else(|| credential_call(before).then_some((1, false)))
 }
 
+/// Whether a call named as `before` ends (see [`password_argument`]) that has one argument
+/// is given its password: a setter (`user.set_password("…")`), and Redis's clients'
+/// `auth` — on an object its name says is one (`jedis.auth("…")`, `$redis->auth("…")`,
+/// `redisClient.auth("…")`, Valkey's, KeyDB's). Other objects' `auth` takes a mechanism's,
+/// a guard's or a user's name as often (`imap.auth('XOAUTH2')`, `$this->auth('api_v1')`,
+/// mongosh's `db.auth('admin2')`, which prompts), found by review 42.
+fn first_alone(before: &[u8]) -> bool {
+    let Some(object) = before
+        .strip_suffix(b".auth")
+        .or(before.strip_suffix(b"->auth"))
+    else {
+        return true;
+    };
+    let name = object
+        .iter()
+        .rev()
+        .take(32)
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$'))
+        .count();
+    let name = object[object.len() - name..].to_ascii_lowercase();
+    [&b"redis"[..], b"jedis", b"valkey", b"keydb"]
+        .iter()
+        .any(|r| name.windows(r.len()).any(|w| w == *r))
+}
+
+/// Whether a call's argument at `at` is a callback: a function written there (`function
+/// (err) {…}`, `(err) => …`, `err => …`, `async …`) or a name such as `cb`, `callback`,
+/// `done`, `next`.
+fn callback_at(b: &[u8], at: usize) -> bool {
+    let rest = &b[at..b.len().min(at + 64)];
+    let word = rest
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .count();
+    let w = &rest[..word];
+    rest.starts_with(b"(")
+        || [
+            &b"function"[..],
+            b"async",
+            b"cb",
+            b"callback",
+            b"done",
+            b"next",
+        ]
+        .contains(&w)
+        || (word > 0 && rest[word..].trim_ascii_start().starts_with(b"=>"))
+}
+
 /// `before` (the text up to a call's `(`, blanks left out) without PowerShell's constructor
 /// after a type's name, `]::new` (`[System.Net.NetworkCredential]::new(…)`): the type's
 /// name is the call's.
 pub(super) fn call_name(before: &[u8]) -> &[u8] {
-    before
-        .strip_suffix(b"]::new")
-        .or(before.strip_suffix(b"]::New"))
-        .unwrap_or(before)
+    match before.len().checked_sub(6).map(|k| before.split_at(k)) {
+        Some((name, tail)) if tail.eq_ignore_ascii_case(b"]::new") => name,
+        _ => before,
+    }
 }
 
 /// Whether `before` ends with the name of a call of `patterns::THIRD_ARGUMENT_CALLS`, the
@@ -2593,33 +2642,59 @@ fn next_string_argument(b: &[u8], first: usize) -> Option<usize> {
     past_quote(b, at, b.len()).filter(|&f| f < b.len())
 }
 
-/// Whether the call's argument at `at` is a variable that names an account, its name's
-/// last part (after a `.`, in any case): one that holds `user`, `login`, `email` or
-/// `account` (`username`, `self.login_name`, `SMTP_USER`), or `uid` — a bare name before
-/// the next argument's comma.
+/// Whether the call's argument at `at` is a variable that names an account, by its name's
+/// last part (after a `.`, a `$`; an index's quoted key, `config["user"]`; in any case):
+/// one that holds `user`, `usr`, `uname`, `login`, `email` or `account` (`username`,
+/// `self.login_name`, `SMTP_USER`, `$user`), or `uid` — or Python's `getpass.getuser()`;
+/// an argument of its own before the next one's comma.
 fn names_account(b: &[u8], at: usize) -> bool {
-    let name = b[at..]
-        .iter()
-        .take(64)
-        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
-        .count();
-    let next = b[at + name..]
-        .iter()
-        .take(16)
-        .find(|c| !c.is_ascii_whitespace());
-    if name == 0 || next != Some(&b',') {
+    let rest = &b[at..b.len().min(at + 64)];
+    let Some(comma) = memchr::memchr(b',', rest) else {
+        return false;
+    };
+    let arg = rest[..comma].trim_ascii_end();
+    if arg.ends_with(b"getuser()") {
+        return true;
+    }
+    // (An index's quoted key, or the name.)
+    let name = match arg.strip_suffix(b"\"]").or(arg.strip_suffix(b"']")) {
+        Some(index) => {
+            let key = index
+                .iter()
+                .rposition(|&c| c == b'"' || c == b'\'')
+                .map_or(index, |q| &index[q + 1..]);
+            let open = &index[..index.len() - key.len()];
+            if !(open.ends_with(b"[\"") || open.ends_with(b"['")) {
+                return false;
+            }
+            key
+        }
+        None => arg,
+    };
+    if name.is_empty()
+        || !name
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'$'))
+    {
         return false;
     }
-    let last = b[at..at + name]
-        .rsplit(|&c| c == b'.')
+    let last = name
+        .rsplit(|&c| c == b'.' || c == b'$')
         .next()
-        .unwrap_or_default();
-    let last = last.to_ascii_lowercase();
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     let holds = |w: &[u8]| last.windows(w.len()).any(|x| x == w);
     last == b"uid"
-        || [&b"user"[..], b"login", b"email", b"account"]
-            .into_iter()
-            .any(holds)
+        || [
+            &b"user"[..],
+            b"usr",
+            b"uname",
+            b"login",
+            b"email",
+            b"account",
+        ]
+        .into_iter()
+        .any(holds)
 }
 
 /// Whether `value` is written as Google's app passwords are, four groups of four small
@@ -2665,13 +2740,22 @@ fn string_argument(b: &[u8], at: usize, end: usize) -> Option<usize> {
     if let Some(fallback) = fallback_string(b, at) {
         return Some(fallback);
     }
-    // (Rust's optional value, reqwest's `.basic_auth("bob", Some("…"))`.)
-    let at = at
-        + if b[at..end].starts_with(b"Some(") {
-            5
-        } else {
-            0
+    // (Rust's optional value and owned string, reqwest's `.basic_auth("bob", Some("…"))`,
+    // `Some(String::from("…"))`, blanks inside.)
+    let mut at = at;
+    for _ in 0..2 {
+        let Some(wrapper) = [&b"Some("[..], b"Option::Some(", b"String::from("]
+            .into_iter()
+            .find(|w| b[at..end].starts_with(w))
+        else {
+            break;
         };
+        at += wrapper.len();
+        at += b[at..end]
+            .iter()
+            .take_while(|c| c.is_ascii_whitespace())
+            .count();
+    }
     // (Python's string prefix; C#'s verbatim and interpolated strings', `@"…"`.)
     let prefix = b[at..end]
         .iter()
@@ -3870,54 +3954,121 @@ fn command_end(b: &[u8], from: usize, max: usize, stop: impl Fn(usize) -> bool) 
 /// stands there before `end`.
 /// Where the string a lookup falls back to starts, inside its quote, for an expression at
 /// `at` that is no string: a name, dotted, indexed or called (`process.env.DB_PASSWORD`,
-/// `os.environ.get('PW')`, `config["db"]["pw"]`; brackets nested twice at most, quotes
-/// inside them skipped), then `||`, `??`, `?:` or Python's `or` and a quoted string —
-/// within 160 bytes, on the line. (`password: process.env.DB_PASSWORD || '…'`: the
-/// string is what the field holds wherever the lookup finds nothing.)
+/// `os.environ.get('PW')`, `config["db"]["pw"]`, TypeScript's `env?.PW!`; brackets nested
+/// twice at most, quotes inside them skipped), then `||`, `??`, `?:` or Python's `or` (on
+/// the next line too, as Prettier breaks it) and a quoted string (after Python's or C#'s
+/// prefix, or a template literal) — or another such expression and its fallback, four at
+/// most (`process.env.A || process.env.B || '…'`); or inside brackets that open the
+/// expression (`(process.env.PW || '…')`, `String(process.env.PW || '…')`) — within 160
+/// bytes. (`password: process.env.DB_PASSWORD || '…'`: the string is what the field holds
+/// wherever the lookups find nothing.)
 fn fallback_string(b: &[u8], at: usize) -> Option<usize> {
     let end = b.len().min(at + 160);
+    let mut from = at;
+    for _ in 0..4 {
+        match fallback_after(b, from, end)? {
+            Fallback::String(first) => return Some(first),
+            Fallback::Lookup(next) => from = next,
+        }
+    }
+    None
+}
+
+/// What follows the expression at `at` (see [`fallback_string`]).
+enum Fallback {
+    /// A string, its first character's place.
+    String(usize),
+    /// Another expression, where it starts.
+    Lookup(usize),
+}
+
+/// The fallback after the expression at `at`, read up to `end` (see [`fallback_string`]).
+fn fallback_after(b: &[u8], at: usize, end: usize) -> Option<Fallback> {
     let mut i = at;
     let (mut depth, mut quote) = (0u8, None::<u8>);
+    // (Where the expression's first bracket opens, if it opens the expression or follows
+    // its first name: `(…)`, `String(…)`.)
+    let mut inner = None;
     while i < end {
         let c = b[i];
         match quote {
             Some(q) if c == q && b[i - 1] != b'\\' => quote = None,
             Some(_) => {}
-            None if c == b'\n' || c == b'\r' => return None,
+            None if c == b'\n' || c == b'\r' => break,
             None if depth > 0 && matches!(c, b'"' | b'\'' | b'`') => quote = Some(c),
             None if matches!(c, b'(' | b'[') => {
+                if depth == 0 && inner.is_none() && b[at..i].iter().all(u8::is_ascii_alphanumeric) {
+                    inner = Some(i + 1);
+                }
                 depth += 1;
                 if depth > 2 {
                     return None;
                 }
             }
             None if matches!(c, b')' | b']') => depth = depth.checked_sub(1)?,
+            // (TypeScript's optional chaining and non-null assertion.)
+            None if c == b'?' && b.get(i + 1) == Some(&b'.') => {}
+            None if c == b'!' && !matches!(b.get(i + 1), Some(b'=')) => {}
             None if depth > 0 || c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'$') => {}
             None => break,
         }
         i += 1;
     }
-    if i == at || depth > 0 || quote.is_some() {
+    if i == at || quote.is_some() {
         return None;
     }
-    let blanks = |i: usize| {
-        i + b[i..end]
-            .iter()
-            .take_while(|&&c| c == b' ' || c == b'\t')
-            .count()
+    if depth > 0 {
+        return inner.and_then(|k| fallback_after(b, k, end));
+    }
+    // (Blanks, and one line break before the operator.)
+    let blanks = |i: usize, lines: bool| {
+        let mut j = i;
+        let mut broken = false;
+        while j < end {
+            match b[j] {
+                b' ' | b'\t' => j += 1,
+                b'\n' | b'\r' if lines && !broken => {
+                    j += 1 + usize::from(b[j] == b'\r' && b.get(j + 1) == Some(&b'\n'));
+                    broken = true;
+                }
+                _ => break,
+            }
+        }
+        j
     };
-    let op = blanks(i);
+    let op = blanks(i, true);
     let rest = &b[op..end];
     // (Python's `or` a word of its own.)
-    let or = rest.starts_with(b"or") && op > i && rest.get(2) == Some(&b' ');
+    let or = rest.starts_with(b"or")
+        && (op > i || b[op - 1] == b')')
+        && matches!(rest.get(2), Some(b' ' | b'\t' | b'"' | b'\''));
     if !(or
         || [&b"||"[..], b"??", b"?:"]
             .iter()
-            .any(|o| rest.starts_with(o)))
+            .any(|o| rest.starts_with(o) && rest.get(2) != Some(&b'=')))
     {
-        return None;
+        return inner.and_then(|k| fallback_after(b, k, end));
     }
-    past_quote(b, blanks(op + 2), end).filter(|&f| f < end)
+    let value = blanks(op + 2, false);
+    // (Python's string prefix, C#'s verbatim one; a template literal.)
+    let prefix = b[value..end]
+        .iter()
+        .take(2)
+        .take_while(|c| {
+            matches!(
+                c,
+                b'r' | b'b' | b'f' | b'u' | b'R' | b'B' | b'F' | b'U' | b'@'
+            )
+        })
+        .count();
+    if b.get(value) == Some(&b'`') {
+        return Some(Fallback::String(value + 1)).filter(|_| value + 1 < end);
+    }
+    match past_quote(b, value + prefix, end) {
+        Some(first) => Some(Fallback::String(first)).filter(|_| first < end),
+        None if prefix == 0 => Some(Fallback::Lookup(value)),
+        None => None,
+    }
 }
 
 fn past_quote(b: &[u8], at: usize, end: usize) -> Option<usize> {
@@ -5168,8 +5319,12 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .count();
     // (A run of the name glued to itself, `pwd=pwd=pwd=…`, `auth=auth=…`: no value — each
     // of its candidates fails here, without reading the run as a value 256 bytes long.)
+    // (But a default given to it, `password = password or '…'`.)
     let n = &b[name..at];
-    if b[first..].starts_with(n) && b.get(first + n.len()) == b.get(at) {
+    if b[first..].starts_with(n)
+        && b.get(first + n.len()) == b.get(at)
+        && fallback_string(b, first).is_none()
+    {
         return None;
     }
     // (A name that is a common word too stands alone or after a `.`, a `-` or a `_`:
@@ -5440,9 +5595,14 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         },
         // (The first where the call has no such argument: not where it has one that is no
         // string, `keyring.set_password("svc", "bob", pw)`.)
+        // (Or where the later one is a callback: node-redis's `client.auth("…", cb)`.)
         Some((k, alone)) => match argument_start(b, open, k) {
-            Some((at, end)) => string_argument(b, at, end)?,
-            None if alone => first,
+            Some((arg, end)) => match string_argument(b, arg, end) {
+                Some(argument) => argument,
+                None if alone && callback_at(b, arg) => first,
+                None => return None,
+            },
+            None if alone && first_alone(&b[..at]) => first,
             None => return None,
         },
         None if tuple => call_argument(b, first, 1)?,
