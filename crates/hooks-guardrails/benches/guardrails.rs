@@ -261,6 +261,9 @@ fn scan_adversarial(c: &mut Criterion) {
             "calls_closed_by_brackets",
             fill(".login(\"\"]auth=(\"\"]NetworkCredential]::new(''}", ""),
         ),
+        // Go's data source names glued one to another, their passwords holding `=` and `(`
+        // (read back to the previous one's `@tcp(`, not 256 bytes each: 42x before).
+        ("data_source_names_glued", fill("root:a=b(c@tcp6(", "")),
         // The positional tools added last (PuTTY's, the hashing tools', MinIO's, Oracle's),
         // none given a password.
         (

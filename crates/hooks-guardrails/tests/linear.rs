@@ -241,6 +241,9 @@ fn family(name: &str, n: usize) -> String {
         "calls_closed_by_brackets" => {
             ".login(\"\"]auth=(\"\"]NetworkCredential]::new(''}".repeat(n / 46)
         }
+        // Go's data source names glued one to another, each password holding `=` and `(`:
+        // each was read back 256 bytes before review 43's fix shipped.
+        "data_source_names_glued" => "root:a=b(c@tcp6(".repeat(n / 16),
         // The positional tools added last, none given a password.
         "tools_added_last_without_passwords" => {
             "plink -pw $X mkpasswd -m x openssl passwd -in f mc alias set a b c $Y expdp parfile=p rman target / ".repeat(n / 100)
@@ -382,7 +385,7 @@ const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpw
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
 
-const FAMILIES: [&str; 133] = [
+const FAMILIES: [&str; 134] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -483,6 +486,7 @@ const FAMILIES: [&str; 133] = [
     "calls_named_auth",
     "credential_calls_unclosed",
     "calls_closed_by_brackets",
+    "data_source_names_glued",
     "tools_added_last_without_passwords",
     "hex_runs",
     "cards_glued_in_a_word",

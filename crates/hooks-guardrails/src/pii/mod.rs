@@ -5478,6 +5478,7 @@ pub(crate) mod tests {
             // `basic_auth`.)
             ("jedis.auth(\"S3cr3tPw99\");", &["S3cr3tPw99"]),
             ("$redis->auth('S3cr3tPw99');", &["S3cr3tPw99"]),
+            ("getRedis().auth('S3cr3tPw99');", &["S3cr3tPw99"]),
             (
                 "GraphDatabase.driver(uri, auth=basic_auth('neo4j', 'S3cr3tPw99'))",
                 &["S3cr3tPw99"],
@@ -5608,6 +5609,20 @@ pub(crate) mod tests {
             ("kata sandi: S3cr3tPw99", &["S3cr3tPw99"]),
             ("पासवर्ड: S3cr3tPw99", &["S3cr3tPw99"]),
             ("{\"Passwort\": \"S3cr3tPw99\"}", &["S3cr3tPw99"]),
+            // (Review 43: a compound, a camelCase word, unspaced Chinese, title case, an
+            // identifier without its tilde, a table's header.)
+            ("Datenbankpasswort: S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "dbSenha = \"S3cr3tPw99\"; db_senha: S3cr3tPw98",
+                &["S3cr3tPw99", "S3cr3tPw98"],
+            ),
+            ("wifi密码：S3cr3tPw99", &["S3cr3tPw99"]),
+            ("Kata Sandi: S3cr3tPw99", &["S3cr3tPw99"]),
+            ("contrasena = \"S3cr3tPw99\"", &["S3cr3tPw99"]),
+            (
+                "| Benutzer | Passwort |\n|---|---|\n| admin | Sommer2024! |",
+                &["Sommer2024!"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5619,6 +5634,10 @@ pub(crate) mod tests {
             "密码：请输入密码",
             "パスワード：入力してください",
             "Passwort: Ihr Passwort; senha: sua senha aqui",
+            // (Review 43: a rule in an unspaced script's words; a word that ends in a name.)
+            "密码：至少8位; 密码：6位数字; パスワード：8文字以上; 비밀번호: 8자 이상",
+            "पासवर्ड: 8अक्षर; password：至少8位",
+            "resenha: Nota10; desenha: Figura3",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
@@ -5639,6 +5658,12 @@ pub(crate) mod tests {
                 &["S3cr3tPw99"],
             ),
             ("{\"dsn\": \"u:S3cr3tPw99@tcp(h)/d\"}", &["S3cr3tPw99"]),
+            // (Review 43: a password's `=` and `(`; IPv6's protocol.)
+            (
+                "{\"dsn\": \"root:S3c=r3t(Pw99@tcp(db)/app\"}",
+                &["S3c=r3t(Pw99"],
+            ),
+            ("root:S3cr3tPw99@tcp6(db6:3306)/app", &["S3cr3tPw99"]),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5711,6 +5736,15 @@ pub(crate) mod tests {
             ),
             (
                 "var password = Environment.GetEnvironmentVariable(\"PW\") ?? @\"S3cr3tPw99\";",
+                &["S3cr3tPw99"],
+            ),
+            // (Review 43: the line break after the operator; C#'s `$"…"`.)
+            (
+                "  password: process.env.DB_PASSWORD ||\n    'S3cr3tPw99',",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "var password = Env(\"PW\") ?? $\"S3cr3tPw99\";",
                 &["S3cr3tPw99"],
             ),
         ] {

@@ -190,7 +190,7 @@ pub(super) const SECRET_NAMES: [&str; 121] = [
 /// in a pass of their own: their literals in the others' prefilters would make those the
 /// slower kind. (Its prefilter holds 32 literals, the most its faster kind takes: a
 /// language's name in capitals, or another language's, would take another.)
-pub(super) const LOCAL_NAMES: [&str; 35] = [
+pub(super) const LOCAL_NAMES: [&str; 40] = [
     "Passwort",
     "passwort",
     "Kennwort",
@@ -199,10 +199,14 @@ pub(super) const LOCAL_NAMES: [&str; 35] = [
     "wachtwoord",
     "Contraseña",
     "contraseña",
+    // (Without its tilde, as identifiers write it; title case, as interfaces do.)
+    "Contrasena",
+    "contrasena",
     "Senha",
     "senha",
     "Mot de passe",
     "mot de passe",
+    "Mot de Passe",
     "Hasło",
     "hasło",
     "Lösenord",
@@ -223,10 +227,32 @@ pub(super) const LOCAL_NAMES: [&str; 35] = [
     "비밀번호",
     "Mật khẩu",
     "mật khẩu",
+    "Mật Khẩu",
     "Kata sandi",
     "kata sandi",
+    "Kata Sandi",
     "पासवर्ड",
 ];
+
+/// Whether the name of [`LOCAL_NAMES`] `name` may end a word glued to it (its language
+/// compounds words: `Datenbankpasswort`, `wifilösenord`, `wlansalasana`; Chinese's,
+/// Japanese's and Korean's words stand unspaced) — else it stands alone, or after a `_`, a
+/// `-`, a `.` or a camelCase word (`resenha`, `desenha` hold `senha`; `db_senha`, `dbSenha`
+/// name one).
+pub(super) fn compounds(name: &str) -> bool {
+    [
+        "asswort",
+        "ennwort",
+        "achtwoord",
+        "ösenord",
+        "assord",
+        "gangskode",
+        "alasana",
+    ]
+    .iter()
+    .any(|t| name.ends_with(t))
+        || !name.starts_with(|c: char| c.is_alphabetic() && (c.is_lowercase() || c.is_uppercase()))
+}
 
 /// The longest of [`LOCAL_NAMES`] that `m` starts with.
 pub(super) fn local_name_at(m: &[u8]) -> Option<&'static str> {
@@ -2264,8 +2290,8 @@ pub(super) fn specs() -> Vec<Spec> {
         spec(
             Entity::Secret,
             6,
-            r"@tcp\(".to_owned(),
-            r"@tcp\(".to_owned(),
+            r"@tcp6?\(".to_owned(),
+            r"@tcp6?\(".to_owned(),
             SECRET_WINDOW,
             super::validate::validate_dsn_password,
         ),

@@ -419,9 +419,11 @@ fn url_password(text: &str, s: usize, m: &str) -> Option<(usize, usize)> {
 
 /// The password of a data source name as Go's MySQL driver writes it, `user:password@tcp(host:
 /// port)/db` (`s`: its `@`; `sql.Open("mysql", "root:…@tcp(127.0.0.1:3306)/app")`): after
-/// the first `:` of the word before the `@` (back to a blank, a quote, a `=`, a `(`, a `,`
-/// or a `;`, within 256 bytes) — as a URL's, unless it is a template or a mask (see
-/// [`url_password`]). No `:`, no password: `root@tcp(…)`.
+/// the first `:` of the word before the `@` (back to a blank, a quote, a backtick, a `,`, a
+/// `;`, a `<` or a `>`, within 256 bytes: a generated password holds `=` and `(`, review 43;
+/// and to another data source name's `@tcp(`, which no password spans: in a run of them,
+/// each read its 256 bytes, 42x the bench text) — as a URL's, unless it is a template or
+/// a mask (see [`url_password`]). No `:`, no password: `root@tcp(…)`. (`@tcp6(` too.)
 pub(super) fn validate_dsn_password(
     text: &str,
     s: usize,
@@ -429,11 +431,18 @@ pub(super) fn validate_dsn_password(
     _: &Freed,
 ) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    let user = s - b[s.saturating_sub(256)..s]
-        .iter()
-        .rev()
-        .take_while(|&&c| !(c.is_ascii_whitespace() || b"\"'`=(,;<>".contains(&c)))
-        .count();
+    let mut user = s;
+    while user > s.saturating_sub(256) {
+        let c = b[user - 1];
+        if c.is_ascii_whitespace()
+            || b"\"'`,;<>".contains(&c)
+            || (c == b'('
+                && (b[..user - 1].ends_with(b"@tcp") || b[..user - 1].ends_with(b"@tcp6")))
+        {
+            break;
+        }
+        user -= 1;
+    }
     let colon = user + memchr::memchr(b':', &b[user..s])?;
     let pw = &b[colon + 1..s];
     (!pw.is_empty() && !template(pw) && !masked(pw))
@@ -2534,6 +2543,8 @@ fn first_alone(before: &[u8]) -> bool {
     else {
         return true;
     };
+    // (A getter's name, `getRedis().auth(…)`.)
+    let object = object.strip_suffix(b"()").unwrap_or(object);
     let name = object
         .iter()
         .rev()
@@ -4020,7 +4031,7 @@ fn fallback_after(b: &[u8], at: usize, end: usize) -> Option<Fallback> {
     if depth > 0 {
         return inner.and_then(|k| fallback_after(b, k, end));
     }
-    // (Blanks, and one line break before the operator.)
+    // (Blanks, and one line break: before the operator or after it.)
     let blanks = |i: usize, lines: bool| {
         let mut j = i;
         let mut broken = false;
@@ -4049,15 +4060,15 @@ fn fallback_after(b: &[u8], at: usize, end: usize) -> Option<Fallback> {
     {
         return inner.and_then(|k| fallback_after(b, k, end));
     }
-    let value = blanks(op + 2, false);
-    // (Python's string prefix, C#'s verbatim one; a template literal.)
+    let value = blanks(op + 2, true);
+    // (Python's string prefix, C#'s verbatim and interpolated ones; a template literal.)
     let prefix = b[value..end]
         .iter()
         .take(2)
         .take_while(|c| {
             matches!(
                 c,
-                b'r' | b'b' | b'f' | b'u' | b'R' | b'B' | b'F' | b'U' | b'@'
+                b'r' | b'b' | b'f' | b'u' | b'R' | b'B' | b'F' | b'U' | b'@' | b'$'
             )
         })
         .count();
@@ -5332,11 +5343,19 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // (Or as a call's name that takes a password, `HTTPBasicAuth("bob", "…")` — but one
     // the credential calls' trigger reads, `smtp.PlainAuth(…)`: each of a run of them was
     // read twice, 5.6x the bench text.)
+    // (So do other languages' names but those of languages that compound words, unless a
+    // camelCase word's capital starts them: `resenha` holds `senha`, `dbSenha` names one.)
+    let glued_local = |n: &str| {
+        super::patterns::LOCAL_NAMES.contains(&n)
+            && !super::patterns::compounds(n)
+            && !(n.starts_with(|c: char| c.is_uppercase())
+                && (b[name - 1].is_ascii_lowercase() || b[name - 1].is_ascii_digit()))
+    };
     if name > key
         && !matches!(b[name - 1], b'.' | b'-' | b'_')
         && text
             .get(name..at)
-            .is_some_and(|n| super::patterns::WORD_NAMES.contains(&n))
+            .is_some_and(|n| super::patterns::WORD_NAMES.contains(&n) || glued_local(n))
         && !(b.get(at) == Some(&b'(')
             && password_argument(&b[..at]).is_some()
             && !third_argument_call(&b[..at]))
@@ -6419,6 +6438,15 @@ fn alignment_at(b: &[u8], line: usize, first: usize, to: usize, floor: usize) ->
 /// (`Passwords`, `Tokenizer`), nor `Pass` but in camel case (`adminPass`; not `Boarding
 /// Pass`).
 pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
+    // (A password's name in another language, whole or after a separator, `| Passwort |`.)
+    if let Some(n) = super::patterns::LOCAL_NAMES.iter().find(|n| {
+        label.ends_with(n.as_bytes())
+            && label[..label.len() - n.len()]
+                .last()
+                .is_none_or(|c| !c.is_ascii_alphanumeric())
+    }) {
+        return Some(&label[label.len() - n.len()..]);
+    }
     // (Every name ends with one of these, in any case: most labels are turned away here.)
     const ENDS: [&[u8]; 12] = [
         b"ord", b"swd", b"ase", b"ret", b"key", b"ken", b"ass", b"pwd", b"psk", b"uth", b"ing",
@@ -8628,9 +8656,16 @@ pub(crate) fn secret_field(key: &str, value: &str) -> bool {
 fn names_a_secret(key: &str) -> bool {
     super::patterns::SECRET_NAMES.iter().any(|n| {
         key.ends_with(n) && camel_pass(&key.as_bytes()[..key.len() - n.len()], n.as_bytes())
-    }) || super::patterns::LOCAL_NAMES
-        .iter()
-        .any(|n| key.ends_with(n))
+    }) || super::patterns::LOCAL_NAMES.iter().any(|n| {
+        let Some(before) = key.strip_suffix(n) else {
+            return false;
+        };
+        let last = before.chars().next_back();
+        super::patterns::compounds(n)
+            || last.is_none_or(|c| matches!(c, '_' | '-' | '.'))
+            || (n.starts_with(char::is_uppercase)
+                && last.is_some_and(|c| c.is_lowercase() || c.is_ascii_digit()))
+    })
 }
 
 /// Whether a field whose name (`key`, whole) ends in a secret's name holds no secret
@@ -8810,9 +8845,25 @@ fn masked(v: &[u8]) -> bool {
         || shortened(v)
 }
 
+/// Whether `c` belongs to a script whose words are written without blanks between them:
+/// Chinese's, Japanese's kana, Korean's, Hindi's Devanagari.
+fn unspaced_script(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0x0900..=0x097F
+            | 0x3040..=0x30FF
+            | 0x3400..=0x4DBF
+            | 0x4E00..=0x9FFF
+            | 0xAC00..=0xD7AF
+            | 0xF900..=0xFAFF
+            | 0xFF66..=0xFF9F
+    )
+}
+
 /// Whether a named field's value (`next`: the byte after a bare one) is a secret, not what
 /// code, configuration and documentation put there. A secret has four characters or more,
-/// no white space (prose: a label, an error message, a translation), and a digit — or a
+/// no white space (prose: a label, an error message, a translation) nor a character of a
+/// script written without it (`至少8位`: see [`unspaced_script`]), and a digit — or a
 /// letter and a symbol (`P@ssword`) — so words, names and references are not one
 /// (`Passwort`, `redis-secret`, `NPM_TOKEN`, `your-password-here`, `changeme`). Not one
 /// either:
@@ -8871,7 +8922,9 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
         0 => all & WHITE != 0,
         _ => value.chars().any(char::is_whitespace),
     };
-    if white {
+    // (Words of a script written without blanks, `至少8位`, `8文字以上`, `8자리`, `8अक्षर`: a
+    // label's prose — a rule, not a password; found by review 43.)
+    if white || (all & HIGH != 0 && value.chars().any(unspaced_script)) {
         return false;
     }
     let digit = all & DIGIT != 0;
