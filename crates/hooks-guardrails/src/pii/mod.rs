@@ -41,8 +41,8 @@ pub enum Entity {
     /// Databricks, Postman, Grafana, New Relic, Sentry, Atlassian, 1Password, Doppler,
     /// Pulumi, JWTs, PEM and PGP private keys, a PEM key in base64 as a kubeconfig holds
     /// it), or a credential in its usual
-    /// place: the password in a URL (`postgres://app:…@db`) or a Go MySQL driver's data source
-    /// name (`root:…@tcp(db:3306)/app`), an HTTP authorization's
+    /// place: the password in a URL (`postgres://app:…@db`) or a Go MySQL driver's data
+    /// source name (`root:…@tcp(db:3306)/app`), an HTTP authorization's
     /// credentials in any scheme (`Bearer`, `Basic`, `Token`, `Bot`, `SSWS`, `ApiKey`, …), the
     /// value of a field or header named for a secret (`DB_PASSWORD=…`, `"client_secret": …`,
     /// `GITHUB_TOKEN=…`, ODBC's `Pwd=…`, `X-API-Key: …`; set as an index,
@@ -5634,7 +5634,7 @@ pub(crate) mod tests {
             "密码：请输入密码",
             "パスワード：入力してください",
             "Passwort: Ihr Passwort; senha: sua senha aqui",
-            // (Review 43: a rule in an unspaced script's words; a word that ends in a name.)
+            // (Review 43: a rule in an unspaced script's words; a word ending in a name.)
             "密码：至少8位; 密码：6位数字; パスワード：8文字以上; 비밀번호: 8자 이상",
             "पासवर्ड: 8अक्षर; password：至少8位",
             "resenha: Nota10; desenha: Figura3",
@@ -5715,6 +5715,10 @@ pub(crate) mod tests {
             // around, a template literal, TypeScript's `?.` and `!`, a string's prefix.)
             (
                 "  password: process.env.A || process.env.B || 'S3cr3tPw99',",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "  password: process.env.A || redis_pw || 'S3cr3tPw99',",
                 &["S3cr3tPw99"],
             ),
             ("password = password or 'S3cr3tPw99'", &["S3cr3tPw99"]),
@@ -9052,8 +9056,8 @@ pub(crate) mod tests {
             format!("{}@{}.com ", "a".repeat(60), "b".repeat(1000)),
         ] {
             let text = unit.repeat((64 << 10) / unit.len());
-            // (Each pass searches the text once, a pass whose triggers are long about twice;
-            // the rest is the run read again a few times.)
+            // (Each pass searches the text once, a pass whose triggers are long about
+            // twice; the rest is the run read again a few times.)
             let work = d.scan_work(&text);
             assert!(
                 work < (PASSES as u64 + 6) * text.len() as u64,
@@ -9277,7 +9281,7 @@ pub(crate) mod tests {
             "xox-",
         ] {
             let text = unit.repeat((64 << 10) / unit.len());
-            // (Each pass searches the text once, a pass whose triggers are long about twice.)
+            // (Each pass searches the text once, one whose triggers are long about twice.)
             let work = d.scan_work(&text);
             assert!(
                 work < (PASSES as u64 + 1) * text.len() as u64,

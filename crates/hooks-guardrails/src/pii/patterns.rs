@@ -183,7 +183,9 @@ pub(super) const SECRET_NAMES: [&str; 121] = [
 
 /// A password's name in other languages, as their labels write it (`Passwort: …`,
 /// `Contraseña: …`, `Mot de passe : …`, `Пароль: …`, `密码：…` — a full-width colon is
-/// folded to `:`), small and capitalised: German's (and its `Kennwort`), Dutch's,
+/// folded to `:`), small and capitalised (in title case, `Kata Sandi`, and without an
+/// accent, `contrasena`, where interfaces and identifiers write them so): German's (and
+/// its `Kennwort`), Dutch's,
 /// Spanish's, Portuguese's, French's, Polish's, Swedish's, Norwegian's, Danish's,
 /// Finnish's, Turkish's, Russian's, Chinese's, Japanese's, Korean's, Vietnamese's,
 /// Indonesian's and Hindi's. Read as [`SECRET_NAMES`]' are (see `validate::named_secret`),
@@ -234,11 +236,12 @@ pub(super) const LOCAL_NAMES: [&str; 40] = [
     "पासवर्ड",
 ];
 
-/// Whether the name of [`LOCAL_NAMES`] `name` may end a word glued to it (its language
-/// compounds words: `Datenbankpasswort`, `wifilösenord`, `wlansalasana`; Chinese's,
-/// Japanese's and Korean's words stand unspaced) — else it stands alone, or after a `_`, a
-/// `-`, a `.` or a camelCase word (`resenha`, `desenha` hold `senha`; `db_senha`, `dbSenha`
-/// name one).
+/// Whether the name of [`LOCAL_NAMES`] `name` may end a word glued to it: its language
+/// compounds words (`Datenbankpasswort`, `wifilösenord`, `wlansalasana`: told by the
+/// names' tails, small or capitalised), or its script has no case (Chinese's, Japanese's
+/// and Korean's words stand unspaced: `wifi密码`) — else it stands alone, or after a `_`,
+/// a `-`, a `.` or a camelCase word (`resenha`, `desenha` hold `senha`; `db_senha`,
+/// `dbSenha` name one).
 pub(super) fn compounds(name: &str) -> bool {
     [
         "asswort",
@@ -826,7 +829,8 @@ pub(super) const THIRD_ARGUMENT_CALLS: [&str; 9] = [
 ];
 
 /// The trigger of [`CREDENTIAL_CALLS`] and [`THIRD_ARGUMENT_CALLS`]: a name and its `(`
-/// (PowerShell's constructor after a type's name too, `[System.Net.NetworkCredential]::new(`).
+/// (PowerShell's constructor after a type's name too,
+/// `[System.Net.NetworkCredential]::new(`).
 fn credential_calls() -> String {
     let names = |names: &[&str]| {
         let names: Vec<String> = names.iter().map(|n| n.replace('.', r"\.")).collect();

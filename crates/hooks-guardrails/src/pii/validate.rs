@@ -417,13 +417,14 @@ fn url_password(text: &str, s: usize, m: &str) -> Option<(usize, usize)> {
     (!template && !mask && !port).then_some((a, b))
 }
 
-/// The password of a data source name as Go's MySQL driver writes it, `user:password@tcp(host:
-/// port)/db` (`s`: its `@`; `sql.Open("mysql", "root:…@tcp(127.0.0.1:3306)/app")`): after
-/// the first `:` of the word before the `@` (back to a blank, a quote, a backtick, a `,`, a
-/// `;`, a `<` or a `>`, within 256 bytes: a generated password holds `=` and `(`, review 43;
-/// and to another data source name's `@tcp(`, which no password spans: in a run of them,
-/// each read its 256 bytes, 42x the bench text) — as a URL's, unless it is a template or
-/// a mask (see [`url_password`]). No `:`, no password: `root@tcp(…)`. (`@tcp6(` too.)
+/// The password of a data source name as Go's MySQL driver writes it,
+/// `user:password@tcp(host:port)/db` (`s`: its `@`; `sql.Open("mysql",
+/// "root:…@tcp(127.0.0.1:3306)/app")`): after the first `:` of the word before the `@`
+/// (back to a blank, a quote, a backtick, a `,`, a `;`, a `<` or a `>`, within 256 bytes:
+/// a generated password holds `=` and `(`, review 43; and to another data source name's
+/// `@tcp(`, which no password spans: in a run of them, each read its 256 bytes, 42x the
+/// bench text) — as a URL's, unless it is a template or a mask (see [`url_password`]). No
+/// `:`, no password: `root@tcp(…)`. (`@tcp6(` too.)
 pub(super) fn validate_dsn_password(
     text: &str,
     s: usize,
@@ -2767,7 +2768,17 @@ fn string_argument(b: &[u8], at: usize, end: usize) -> Option<usize> {
             .take_while(|c| c.is_ascii_whitespace())
             .count();
     }
-    // (Python's string prefix; C#'s verbatim and interpolated strings', `@"…"`.)
+    // (Inside the quote: not past the text's end, `setPassword(a, b, ``.)
+    string_start(b, at, b.len())
+}
+
+/// Where a string written at `at` starts, inside its opening quote, before `end`: after
+/// Python's prefix (`r'…'`, `f"…"`) or C#'s (`@"…"`, `$"…"`), its quote JSON-escaped too
+/// (see [`past_quote`]); a template literal's, past its backtick.
+fn string_start(b: &[u8], at: usize, end: usize) -> Option<usize> {
+    if b.get(at) == Some(&b'`') {
+        return Some(at + 1).filter(|&f| f < end);
+    }
     let prefix = b[at..end]
         .iter()
         .take(2)
@@ -2778,11 +2789,7 @@ fn string_argument(b: &[u8], at: usize, end: usize) -> Option<usize> {
             )
         })
         .count();
-    // (Inside the quote: not past the text's end, `setPassword(a, b, ``.)
-    if b.get(at) == Some(&b'`') {
-        return Some(at + 1).filter(|&f| f < b.len());
-    }
-    past_quote(b, at + prefix, b.len()).filter(|&f| f < b.len())
+    past_quote(b, at + prefix, end).filter(|&f| f < end)
 }
 
 /// Where the `k`th argument (from 0, past 0) of the call whose `(` is at `open` starts,
@@ -4061,25 +4068,10 @@ fn fallback_after(b: &[u8], at: usize, end: usize) -> Option<Fallback> {
         return inner.and_then(|k| fallback_after(b, k, end));
     }
     let value = blanks(op + 2, true);
-    // (Python's string prefix, C#'s verbatim and interpolated ones; a template literal.)
-    let prefix = b[value..end]
-        .iter()
-        .take(2)
-        .take_while(|c| {
-            matches!(
-                c,
-                b'r' | b'b' | b'f' | b'u' | b'R' | b'B' | b'F' | b'U' | b'@' | b'$'
-            )
-        })
-        .count();
-    if b.get(value) == Some(&b'`') {
-        return Some(Fallback::String(value + 1)).filter(|_| value + 1 < end);
-    }
-    match past_quote(b, value + prefix, end) {
-        Some(first) => Some(Fallback::String(first)).filter(|_| first < end),
-        None if prefix == 0 => Some(Fallback::Lookup(value)),
-        None => None,
-    }
+    Some(match string_start(b, value, end) {
+        Some(first) => Fallback::String(first),
+        None => Fallback::Lookup(value),
+    })
 }
 
 fn past_quote(b: &[u8], at: usize, end: usize) -> Option<usize> {
