@@ -5617,6 +5617,11 @@ pub(crate) mod tests {
                 &["S3cr3tPw99", "S3cr3tPw98"],
             ),
             ("wifi密码：S3cr3tPw99", &["S3cr3tPw99"]),
+            // (Review 44: the sentence glued after a value is none of it.)
+            ("请把password=S3cr3tPw99改掉", &["S3cr3tPw99"]),
+            ("パスワード：S3cr3tPw99を変更してください", &["S3cr3tPw99"]),
+            ("auth_token: S3cr3tPw99입니다", &["S3cr3tPw99"]),
+            ("api_key: S3cr3tPw99、用户：root", &["S3cr3tPw99"]),
             ("Kata Sandi: S3cr3tPw99", &["S3cr3tPw99"]),
             ("contrasena = \"S3cr3tPw99\"", &["S3cr3tPw99"]),
             (
@@ -5664,6 +5669,10 @@ pub(crate) mod tests {
                 &["S3c=r3t(Pw99"],
             ),
             ("root:S3cr3tPw99@tcp6(db6:3306)/app", &["S3cr3tPw99"]),
+            (
+                "migrate -database mysql://root:S3cr3tPw99@tcp(db:3306)/app up",
+                &["S3cr3tPw99"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }

@@ -444,6 +444,11 @@ pub(super) fn validate_dsn_password(
         }
         user -= 1;
     }
+    // (After a scheme, `mysql://root:…@tcp(…)` as golang-migrate writes it, a URL's
+    // credentials: read as a URL's.)
+    if memchr::memmem::find(&b[user..s], b"://").is_some() {
+        return None;
+    }
     let colon = user + memchr::memchr(b':', &b[user..s])?;
     let pw = &b[colon + 1..s];
     (!pw.is_empty() && !template(pw) && !masked(pw))
@@ -5746,7 +5751,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // a backtick (escaped or not), which closes the string or the code the command stands
     // in (`"command": "setx … S3cret9"`, `` `git config … S3cret9` ``).
     let bare_len = |r: &[u8]| match setter {
-        None => r.iter().take_while(|&&c| !bare_end(c)).count(),
+        None => unspaced_cut(&r[..r.iter().take_while(|&&c| !bare_end(c)).count()]),
         Some(_) => {
             let quote = |c: Option<&u8>| matches!(c, Some(b'"' | b'\'' | b'`'));
             let mut i = 0;
@@ -5765,7 +5770,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
                 }
                 i += 1;
             }
-            i.min(r.len())
+            unspaced_cut(&r[..i.min(r.len())])
         }
     };
     // A quoted value's closing quote (the one after as many backslashes as the opening
@@ -8838,18 +8843,35 @@ fn masked(v: &[u8]) -> bool {
 }
 
 /// Whether `c` belongs to a script whose words are written without blanks between them:
-/// Chinese's, Japanese's kana, Korean's, Hindi's Devanagari.
+/// Chinese's, Japanese's kana, Korean's, Hindi's Devanagari — or is the punctuation of
+/// Chinese's and Japanese's (`。`, `、`, `「`; the full-width forms fold to ASCII).
 fn unspaced_script(c: char) -> bool {
     matches!(
         u32::from(c),
         0x0900..=0x097F
-            | 0x3040..=0x30FF
+            | 0x3000..=0x30FF
             | 0x3400..=0x4DBF
             | 0x4E00..=0x9FFF
             | 0xAC00..=0xD7AF
             | 0xF900..=0xFAFF
             | 0xFF66..=0xFF9F
     )
+}
+
+/// How much of the bare value `r` (whole characters) stands before the first character of
+/// [`unspaced_script`]: such words glued after a value are the sentence it stands in
+/// (`password=S3cret9，谢谢`, `パスワード：S3cret9を変更`, `비밀번호: S3cret9입니다`), found by
+/// review 44; a value that opens with them is none (`密码：至少8位`).
+fn unspaced_cut(r: &[u8]) -> usize {
+    if r.is_ascii() {
+        return r.len();
+    }
+    let Ok(v) = std::str::from_utf8(r) else {
+        return r.len();
+    };
+    v.char_indices()
+        .find(|&(_, c)| unspaced_script(c))
+        .map_or(r.len(), |(i, _)| i)
 }
 
 /// Whether a named field's value (`next`: the byte after a bare one) is a secret, not what
@@ -8914,9 +8936,10 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
         0 => all & WHITE != 0,
         _ => value.chars().any(char::is_whitespace),
     };
-    // (Words of a script written without blanks, `至少8位`, `8文字以上`, `8자리`, `8अक्षर`: a
-    // label's prose — a rule, not a password; found by review 43.)
-    if white || (all & HIGH != 0 && value.chars().any(unspaced_script)) {
+    // (Opening with a word of a script written without blanks, `至少8位`, `8文字以上`: a
+    // label's prose — a rule, not a password; found by review 43. A bare value glued to
+    // such words ends before them: see [`unspaced_cut`].)
+    if white || (all & HIGH != 0 && value.chars().next().is_some_and(unspaced_script)) {
         return false;
     }
     let digit = all & DIGIT != 0;
