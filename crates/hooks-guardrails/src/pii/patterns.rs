@@ -257,13 +257,34 @@ pub(super) fn compounds(name: &str) -> bool {
         || !name.starts_with(|c: char| c.is_alphabetic() && (c.is_lowercase() || c.is_uppercase()))
 }
 
-/// The longest of [`LOCAL_NAMES`] that `m` starts with.
+/// The longest of [`LOCAL_NAMES`] that `m` starts with, compared only where its first two
+/// bytes are a name's: every named field's candidate asks (`password`, `secret` start as
+/// `passwort`, `senha` do; most start as none).
 pub(super) fn local_name_at(m: &[u8]) -> Option<&'static str> {
-    LOCAL_NAMES
-        .iter()
-        .filter(|n| m.starts_with(n.as_bytes()))
-        .max_by_key(|n| n.len())
-        .copied()
+    // (For each byte and each of the first two places, which names have it there: bit `i`
+    // for name `i`.)
+    const STARTS: [[u64; 256]; 2] = {
+        let mut starts = [[0; 256]; 2];
+        let mut i = 0;
+        while i < LOCAL_NAMES.len() {
+            let name = LOCAL_NAMES[i].as_bytes();
+            starts[0][name[0] as usize] |= 1 << i;
+            starts[1][name[1] as usize] |= 1 << i;
+            i += 1;
+        }
+        starts
+    };
+    const _: () = assert!(LOCAL_NAMES.len() <= 64);
+    let mut names = STARTS[0][usize::from(*m.first()?)] & STARTS[1][usize::from(*m.get(1)?)];
+    let mut longest: Option<&'static str> = None;
+    while names != 0 {
+        let name = LOCAL_NAMES[names.trailing_zeros() as usize];
+        names &= names - 1;
+        if m.starts_with(name.as_bytes()) && longest.is_none_or(|l| name.len() > l.len()) {
+            longest = Some(name);
+        }
+    }
+    longest
 }
 
 /// How many of a name's first bytes [`SECRET_NAME_BYTES`] reads (the length of most of the
