@@ -5621,7 +5621,11 @@ pub(crate) mod tests {
             ("请把password=S3cr3tPw99改掉", &["S3cr3tPw99"]),
             ("パスワード：S3cr3tPw99を変更してください", &["S3cr3tPw99"]),
             ("auth_token: S3cr3tPw99입니다", &["S3cr3tPw99"]),
-            ("api_key: S3cr3tPw99、用户：root", &["S3cr3tPw99"]),
+            ("api_key: S3cr3tPw99、请妥善保管", &["S3cr3tPw99"]),
+            // (Review 45: a password holding such a character is one, whole.)
+            ("password=S3cr3t中Pw99", &["S3cr3t中Pw99"]),
+            ("\"setx API_TOKEN Pw9中S3cr3tPw99\"", &["Pw9中S3cr3tPw99"]),
+            ("{\"secret\": \"Abc1中文\"}", &["Abc1中文"]),
             ("Kata Sandi: S3cr3tPw99", &["S3cr3tPw99"]),
             ("contrasena = \"S3cr3tPw99\"", &["S3cr3tPw99"]),
             (
@@ -5643,6 +5647,9 @@ pub(crate) mod tests {
             "密码：至少8位; 密码：6位数字; パスワード：8文字以上; 비밀번호: 8자 이상",
             "पासवर्ड: 8अक्षर; password：至少8位",
             "resenha: Nota10; desenha: Figura3",
+            // (Review 45: quantities and ranges, quoted rules.)
+            "密码：6~20位字符; パスワード：8～32文字; 비밀번호: 8~16; secret=2024年",
+            "password: \"8文字以上\"; \"api_key\": \"32位字符串\"; password=2024年1月1日更新",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

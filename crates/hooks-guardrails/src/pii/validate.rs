@@ -8854,14 +8854,17 @@ fn unspaced_script(c: char) -> bool {
             | 0x4E00..=0x9FFF
             | 0xAC00..=0xD7AF
             | 0xF900..=0xFAFF
-            | 0xFF66..=0xFF9F
+            | 0xFF61..=0xFF9F
     )
 }
 
-/// How much of the bare value `r` (whole characters) stands before the first character of
-/// [`unspaced_script`]: such words glued after a value are the sentence it stands in
-/// (`password=S3cret9，谢谢`, `パスワード：S3cret9を変更`, `비밀번호: S3cret9입니다`), found by
-/// review 44; a value that opens with them is none (`密码：至少8位`).
+/// How much of the bare value `r` (whole characters) is the value where characters of
+/// [`unspaced_script`] stand in it: all of it where an ASCII letter or digit follows the
+/// first of them (a password that holds one, `S3cr3t中Pw99`, review 45 — or words,
+/// judged as a value is: see [`unspaced_prose`]); else what stands before them, the
+/// sentence the value stands in glued after it (`password=S3cret9，谢谢`,
+/// `パスワード：S3cret9を変更`, `비밀번호: S3cret9입니다`: review 44) — none where that
+/// holds no letter, a quantity (`密码：6~20位字符`, `2024年更新`, `16桁`).
 fn unspaced_cut(r: &[u8]) -> usize {
     if r.is_ascii() {
         return r.len();
@@ -8869,9 +8872,36 @@ fn unspaced_cut(r: &[u8]) -> usize {
     let Ok(v) = std::str::from_utf8(r) else {
         return r.len();
     };
-    v.char_indices()
+    let Some(at) = v
+        .char_indices()
         .find(|&(_, c)| unspaced_script(c))
-        .map_or(r.len(), |(i, _)| i)
+        .map(|(i, _)| i)
+    else {
+        return r.len();
+    };
+    if v[at..].bytes().any(|c| c.is_ascii_alphanumeric()) {
+        return r.len();
+    }
+    match r[..at].iter().any(u8::is_ascii_alphabetic) {
+        true => at,
+        false => 0,
+    }
+}
+
+/// Whether `v` holds characters of [`unspaced_script`] more than half as many as its ASCII
+/// letters and digits: words, not a password (`至少8位`, `8文字以上の英数字`,
+/// `2024年1月1日更新`; a password is written in ASCII but for a character or two,
+/// `中S3cr3tPw99`, `Abc1中文`).
+fn unspaced_prose(v: &str) -> bool {
+    let (mut unspaced, mut ascii) = (0, 0);
+    for c in v.chars() {
+        if unspaced_script(c) {
+            unspaced += 1;
+        } else if c.is_ascii_alphanumeric() {
+            ascii += 1;
+        }
+    }
+    2 * unspaced > ascii
 }
 
 /// Whether a named field's value (`next`: the byte after a bare one) is a secret, not what
@@ -8936,10 +8966,19 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
         0 => all & WHITE != 0,
         _ => value.chars().any(char::is_whitespace),
     };
-    // (Opening with a word of a script written without blanks, `至少8位`, `8文字以上`: a
-    // label's prose — a rule, not a password; found by review 43. A bare value glued to
-    // such words ends before them: see [`unspaced_cut`].)
-    if white || (all & HIGH != 0 && value.chars().next().is_some_and(unspaced_script)) {
+    // (Words of a script written without blanks as many as half its letters and digits,
+    // `至少8位`, `8文字以上`, `2024年更新`: a label's prose — a rule, not a password; found
+    // by reviews 43 and 45. A bare value glued to such words ends before them: see
+    // [`unspaced_cut`].)
+    if white || (all & HIGH != 0 && unspaced_prose(value)) {
+        return false;
+    }
+    // (A range of lengths, `8~16`, under a label: a rule.)
+    if let Some((from, to)) = value.split_once('~')
+        && [from, to]
+            .iter()
+            .all(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+    {
         return false;
     }
     let digit = all & DIGIT != 0;
