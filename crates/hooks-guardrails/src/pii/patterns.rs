@@ -236,14 +236,15 @@ pub(super) const LOCAL_NAMES: [&str; 40] = [
     "पासवर्ड",
 ];
 
-/// Whether the name of [`LOCAL_NAMES`] `name` may end a word glued to it: its language
+/// Whether the name of [`LOCAL_NAMES`] `name`, after `before` (the character before it,
+/// if any), stands as a name: alone or after a character that is no letter or digit
+/// (`db_senha`), after a camelCase word (`dbSenha`), or glued to a word where its language
 /// compounds words (`Datenbankpasswort`, `wifilösenord`, `wlansalasana`: told by the
-/// names' tails, small or capitalised), or its script has no case (Chinese's, Japanese's
-/// and Korean's words stand unspaced: `wifi密码`) — else it stands alone, or after a `_`,
-/// a `-`, a `.` or a camelCase word (`resenha`, `desenha` hold `senha`; `db_senha`,
-/// `dbSenha` name one).
-pub(super) fn compounds(name: &str) -> bool {
-    [
+/// names' tails, small or capitalised) or its script has no case (Chinese's, Japanese's
+/// and Korean's words stand unspaced: `wifi密码`) — not `resenha`, `desenha`, which hold
+/// `senha`.
+pub(super) fn local_name_stands(name: &str, before: Option<char>) -> bool {
+    const COMPOUNDING: [&str; 7] = [
         "asswort",
         "ennwort",
         "achtwoord",
@@ -251,37 +252,51 @@ pub(super) fn compounds(name: &str) -> bool {
         "assord",
         "gangskode",
         "alasana",
-    ]
-    .iter()
-    .any(|t| name.ends_with(t))
-        || !name.starts_with(|c: char| c.is_alphabetic() && (c.is_lowercase() || c.is_uppercase()))
+    ];
+    let Some(c) = before else {
+        return true;
+    };
+    !c.is_alphanumeric()
+        || COMPOUNDING.iter().any(|t| name.ends_with(t))
+        || !name.starts_with(|n: char| n.is_lowercase() || n.is_uppercase())
+        || (name.starts_with(char::is_uppercase) && (c.is_lowercase() || c.is_ascii_digit()))
 }
 
-/// The longest of [`LOCAL_NAMES`] that `m` starts with, compared only where its first two
-/// bytes are a name's: every named field's candidate asks (`password`, `secret` start as
-/// `passwort`, `senha` do; most start as none).
+/// The longest of [`LOCAL_NAMES`] that `m` starts with (every named field's candidate
+/// asks: `password`, `secret` start as `passwort`, `senha` do; most start as none).
 pub(super) fn local_name_at(m: &[u8]) -> Option<&'static str> {
-    // (For each byte and each of the first two places, which names have it there: bit `i`
-    // for name `i`.)
-    const STARTS: [[u64; 256]; 2] = {
-        let mut starts = [[0; 256]; 2];
-        let mut i = 0;
-        while i < LOCAL_NAMES.len() {
-            let name = LOCAL_NAMES[i].as_bytes();
-            starts[0][name[0] as usize] |= 1 << i;
-            starts[1][name[1] as usize] |= 1 << i;
-            i += 1;
-        }
-        starts
-    };
-    const _: () = assert!(LOCAL_NAMES.len() <= 64);
-    let mut names = STARTS[0][usize::from(*m.first()?)] & STARTS[1][usize::from(*m.get(1)?)];
-    let mut longest: Option<&'static str> = None;
-    while names != 0 {
-        let name = LOCAL_NAMES[names.trailing_zeros() as usize];
-        names &= names - 1;
-        if m.starts_with(name.as_bytes()) && longest.is_none_or(|l| name.len() > l.len()) {
-            longest = Some(name);
+    const STARTS: [[u128; 256]; 2] = name_starts(&LOCAL_NAMES);
+    longest_name(m, &LOCAL_NAMES, &STARTS).map(|k| LOCAL_NAMES[k])
+}
+
+/// For each byte and each of the first two places of `names`' (at most 128, each of two
+/// bytes or more), which names have it there: bit `i` for name `i` (see [`longest_name`]).
+pub(super) const fn name_starts(names: &[&str]) -> [[u128; 256]; 2] {
+    assert!(names.len() <= 128);
+    let mut starts = [[0; 256]; 2];
+    let mut i = 0;
+    while i < names.len() {
+        let name = names[i].as_bytes();
+        starts[0][name[0] as usize] |= 1 << i;
+        starts[1][name[1] as usize] |= 1 << i;
+        i += 1;
+    }
+    starts
+}
+
+/// Which of `names` is the longest that `m` starts with, compared only where its first two
+/// bytes are a name's (`starts`: [`name_starts`] of `names`): most candidates that start
+/// with a name's first letter start with no name's first two.
+pub(super) fn longest_name(m: &[u8], names: &[&str], starts: &[[u128; 256]; 2]) -> Option<usize> {
+    let mut left = starts[0][usize::from(*m.first()?)] & starts[1][usize::from(*m.get(1)?)];
+    let mut longest: Option<usize> = None;
+    while left != 0 {
+        let k = left.trailing_zeros() as usize;
+        left &= left - 1;
+        if m.starts_with(names[k].as_bytes())
+            && longest.is_none_or(|l| names[k].len() > names[l].len())
+        {
+            longest = Some(k);
         }
     }
     longest

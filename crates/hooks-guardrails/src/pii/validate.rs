@@ -1414,37 +1414,11 @@ pub(super) const ADDED_POSITIONAL: usize = 29;
 pub(super) const HERE_POSITIONAL: usize = 64;
 
 /// Which of [`POSITIONAL_COMMANDS`] is the longest that `m` starts with (`psexec64`, not
-/// `psexec`; `auth-pass`, not `auth`), compared only where its first byte is one's: each
-/// candidate of the passes that read them asks.
+/// `psexec`; `auth-pass`, not `auth`), compared only where its first two bytes are one's:
+/// each candidate of the passes that read them asks.
 pub(super) fn positional_at(m: &[u8]) -> Option<usize> {
-    // (For each byte and each of the first two places, which names have it there: bit `i`
-    // for name `i`. Most candidates that start with a name's first letter, `password`,
-    // start with no name's first two.)
-    const STARTS: [[u128; 256]; 2] = {
-        let mut starts = [[0; 256]; 2];
-        let mut i = 0;
-        while i < POSITIONAL_COMMANDS.len() {
-            let name = POSITIONAL_COMMANDS[i].as_bytes();
-            starts[0][name[0] as usize] |= 1 << i;
-            starts[1][name[1] as usize] |= 1 << i;
-            i += 1;
-        }
-        starts
-    };
-    const _: () = assert!(POSITIONAL_COMMANDS.len() <= 128);
-    let mut names = STARTS[0][usize::from(*m.first()?)] & STARTS[1][usize::from(*m.get(1)?)];
-    let mut longest: Option<usize> = None;
-    while names != 0 {
-        let k = names.trailing_zeros() as usize;
-        names &= names - 1;
-        let name = POSITIONAL_COMMANDS[k];
-        if m.starts_with(name.as_bytes())
-            && longest.is_none_or(|l| name.len() > POSITIONAL_COMMANDS[l].len())
-        {
-            longest = Some(k);
-        }
-    }
-    longest
+    const STARTS: [[u128; 256]; 2] = super::patterns::name_starts(&POSITIONAL_COMMANDS);
+    super::patterns::longest_name(m, &POSITIONAL_COMMANDS, &STARTS)
 }
 
 /// Whether `tool` (a word of [`POSITIONAL_COMMANDS`]) is Redis's: a configuration's
@@ -5344,9 +5318,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // camelCase word's capital starts them: `resenha` holds `senha`, `dbSenha` names one.)
     let glued_local = |n: &str| {
         super::patterns::LOCAL_NAMES.contains(&n)
-            && !super::patterns::compounds(n)
-            && !(n.starts_with(|c: char| c.is_uppercase())
-                && (b[name - 1].is_ascii_lowercase() || b[name - 1].is_ascii_digit()))
+            && !super::patterns::local_name_stands(n, Some(char::from(b[name - 1])))
     };
     if name > key
         && !matches!(b[name - 1], b'.' | b'-' | b'_')
@@ -6435,12 +6407,12 @@ fn alignment_at(b: &[u8], line: usize, first: usize, to: usize, floor: usize) ->
 /// (`Passwords`, `Tokenizer`), nor `Pass` but in camel case (`adminPass`; not `Boarding
 /// Pass`).
 pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
-    // (A password's name in another language, whole or after a separator, `| Passwort |`.)
+    // (A password's name in another language, `| Passwort |`, standing as a field's does.)
     if let Some(n) = super::patterns::LOCAL_NAMES.iter().find(|n| {
-        label.ends_with(n.as_bytes())
-            && label[..label.len() - n.len()]
-                .last()
-                .is_none_or(|c| !c.is_ascii_alphanumeric())
+        label.strip_suffix(n.as_bytes()).is_some_and(|before| {
+            std::str::from_utf8(before)
+                .is_ok_and(|b| super::patterns::local_name_stands(n, b.chars().next_back()))
+        })
     }) {
         return Some(&label[label.len() - n.len()..]);
     }
@@ -8654,14 +8626,8 @@ fn names_a_secret(key: &str) -> bool {
     super::patterns::SECRET_NAMES.iter().any(|n| {
         key.ends_with(n) && camel_pass(&key.as_bytes()[..key.len() - n.len()], n.as_bytes())
     }) || super::patterns::LOCAL_NAMES.iter().any(|n| {
-        let Some(before) = key.strip_suffix(n) else {
-            return false;
-        };
-        let last = before.chars().next_back();
-        super::patterns::compounds(n)
-            || last.is_none_or(|c| matches!(c, '_' | '-' | '.'))
-            || (n.starts_with(char::is_uppercase)
-                && last.is_some_and(|c| c.is_lowercase() || c.is_ascii_digit()))
+        key.strip_suffix(n)
+            .is_some_and(|before| super::patterns::local_name_stands(n, before.chars().next_back()))
     })
 }
 
