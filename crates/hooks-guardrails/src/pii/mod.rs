@@ -5767,6 +5767,37 @@ pub(crate) mod tests {
                 "var password = Env(\"PW\") ?? $\"S3cr3tPw99\";",
                 &["S3cr3tPw99"],
             ),
+            // A lookup's default as its argument: Laravel's `env`, python-decouple's
+            // `config`, Java's `getOrDefault`; a keyword's (`os.environ.get`'s `default=`,
+            // where the keyword was taken and the string left in clear), JSON-escaped too.
+            (
+                "'password' => env('DB_PASSWORD', 'S3cr3tPw99'),",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "PASSWORD = config('DB_PASSWORD', default='S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "String pw = System.getenv().getOrDefault(\"DB_PASSWORD\", \"S3cr3tPw99\");",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "password = os.environ.get(\"DB_PASSWORD\", default = \"S3cr3tPw99\")",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "{\"code\": \"os.environ.get(\\\"DB_PASSWORD\\\", default=\\\"S3cr3tPw99\\\")\"}",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "x = settings.get('password', defaultValue='S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "password = env('DB_PASSWORD', default: 'S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5782,6 +5813,52 @@ pub(crate) mod tests {
             "label: t('password') || 'Enter password'; errors.password || 'Password is required'",
             "password = password or ''; password: process.env.A || process.env.B",
             "if (password != null || x) { ok('x2024abc') }",
+            // No default, none given by a string, another keyword (which was taken).
+            "'password' => env('DB_PASSWORD'),",
+            "'password' => env('DB_PASSWORD', null),",
+            "PASSWORD = config('DB_PASSWORD', cast=str)",
+            // (Flask's: `type=str` was taken as the value on every release before.)
+            "password = request.form.get('password', type=str)",
+            "PASSWORD = config('DB_PASSWORD', default=None, cast=str)",
+            "x = os.environ.get(\"DB_PASSWORD\", default=os.environ.get('PW'))",
+            "password = os.environ.get('DB_PASSWORD', default == 'x2024abc')",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
+    /// libcurl's options for a password, given as the argument after them (PHP's
+    /// `curl_setopt`, C's `curl_easy_setopt`) and pycurl's inside its `setopt`; none where
+    /// a variable or an expression gives it.
+    #[test]
+    fn curl_options_passwords_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            (
+                "curl_setopt($ch, CURLOPT_USERPWD, \"admin:S3cr3tPw99\");",
+                &["admin:S3cr3tPw99"][..],
+            ),
+            (
+                "curl_easy_setopt(curl, CURLOPT_PASSWORD, \"S3cr3tPw99\");",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "curl_easy_setopt(h, CURLOPT_PROXYUSERPWD, \"bob:S3cr3tPw99\");",
+                &["bob:S3cr3tPw99"],
+            ),
+            (
+                "c.setopt(pycurl.USERPWD, 'bob:S3cr3tPw99')",
+                &["bob:S3cr3tPw99"],
+            ),
+            ("c.setopt(c.PASSWORD, 'S3cr3tPw99')", &["S3cr3tPw99"]),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+        for text in [
+            "curl_setopt($ch, CURLOPT_USERPWD, $user . ':' . $pass);",
+            "curl_easy_setopt(curl, CURLOPT_PASSWORD, password);",
+            "c.setopt(pycurl.USERPWD, f'{user}:{pw}')",
+            "x.foo(c.PASSWORD, 'x2024abc')",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

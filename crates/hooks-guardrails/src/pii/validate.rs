@@ -3947,8 +3947,6 @@ fn command_end(b: &[u8], from: usize, max: usize, stop: impl Fn(usize) -> bool) 
     to
 }
 
-/// Past the quote at `at` (escaped by up to three backslashes, as JSON holds one), if one
-/// stands there before `end`.
 /// Where the string a lookup falls back to starts, inside its quote, for an expression at
 /// `at` that is no string: a name, dotted, indexed or called (`process.env.DB_PASSWORD`,
 /// `os.environ.get('PW')`, `config["db"]["pw"]`, TypeScript's `env?.PW!`; brackets nested
@@ -5428,9 +5426,16 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     let comma = memchr::memchr(b',', between).is_some()
         && memchr::memmem::find(between, b"alue").is_none()
         && !text.get(name..at).is_some_and(super::patterns::header_name);
-    if comma && !setter_call(b, key) {
+    if comma && !setter_call(b, key) && !curl_option(b, key, name) {
         return None;
     }
+    // (A setter's default given by its keyword, `os.environ.get("DB_PASSWORD",
+    // default="…")`: the string after it — read as the value before, the keyword was taken
+    // and the string left in clear.)
+    let first = match comma {
+        true => keyword_default(b, first)?,
+        false => first,
+    };
     // Where only a value can stand — SQL's `IDENTIFIED BY`, an index set, a setter's
     // argument — a quoted passphrase with blanks is one too (`IDENTIFIED BY 'correct
     // horse battery 9'`); after a field's name it may be prose.
@@ -8550,12 +8555,58 @@ fn logprobs_after(b: &[u8], key: &[u8], end: usize) -> bool {
         && memchr::memmem::find(&b[end..b.len().min(end + 64)], b"logprob").is_some()
 }
 
+/// Where the value a setter's argument list gives after its name starts, the argument at
+/// `first`: there, unless a keyword names that argument (`cast=str`, `default=None`:
+/// none) — but inside the string a keyword for a default gives (`default="…"`,
+/// python-decouple's, django-environ's, `os.environ.get`'s; `defaultValue=`, `fallback=`;
+/// Ruby's `default: '…'`), its quote JSON-escaped too (see [`string_start`]).
+fn keyword_default(b: &[u8], first: usize) -> Option<usize> {
+    let word = b[first..]
+        .iter()
+        .take(32)
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .count();
+    let blanks = |i: usize| i + b[i..].iter().take(8).take_while(|&&c| c == b' ').count();
+    let at = blanks(first + word);
+    let equals = match (b.get(at), b.get(at + 1)) {
+        (Some(b'='), Some(c)) if *c != b'=' => true,
+        (Some(b':'), Some(c)) if *c != b':' => false,
+        _ => return Some(first),
+    };
+    let name = &b[first..first + word];
+    let default = ["default", "defaultvalue", "default_value", "fallback"]
+        .iter()
+        .any(|w| name.eq_ignore_ascii_case(w.as_bytes()));
+    let string = string_start(b, blanks(at + 1), b.len());
+    match (default, string) {
+        (true, Some(inside)) => Some(inside),
+        // (Ruby's `:` after another word may be a value's own, `admin:x`.)
+        _ if !equals || word == 0 => Some(first),
+        _ => None,
+    }
+}
+
+/// Whether the name at `key..name` (and a secret's name after it) is libcurl's option for a
+/// password, its argument after it (`curl_setopt($ch, CURLOPT_USERPWD, "…")`, `CURLOPT_
+/// PASSWORD`, `CURLOPT_PROXYUSERPWD`), or pycurl's inside its `setopt(` (`c.setopt(
+/// pycurl.USERPWD, '…')`, `c.setopt(c.PASSWORD, …)`). (`user:password` is taken whole,
+/// as after `CURLOPT_USERPWD =>`.)
+fn curl_option(b: &[u8], key: usize, name: usize) -> bool {
+    if b[key..name].starts_with(b"CURLOPT_") {
+        return true;
+    }
+    let before = b[..key].trim_ascii_end();
+    b[key..name].contains(&b'.')
+        && (before.ends_with(b"setopt(") || before.ends_with(b"setopt_string("))
+}
+
 /// Whether the quoted name that starts at `key` is the first argument of a call that sets
 /// what it names to the next argument, or falls back to it: PHP's `define('DB_PASSWORD',
 /// …)`, `os.Setenv(…)`, `os.putenv`, `os.environ.setdefault`, `System.setProperty`,
 /// `[Environment]::SetEnvironmentVariable`, `localStorage.setItem`, `setAttribute`,
-/// `addProperty`, a map's `set` and `put`, a form's `append`, `getenv`, `get` and Ruby's
-/// `ENV.fetch` with a default.
+/// `addProperty`, a map's `set` and `put`, a form's `append`, `getenv`, `get`, Java's
+/// `getOrDefault`, Ruby's `ENV.fetch`, Laravel's and django-environ's `env` and
+/// python-decouple's `config` with a default.
 fn setter_call(b: &[u8], key: usize) -> bool {
     let mut i = key;
     // The name's opening quote (escaped or not), blanks and line breaks (gofmt's and
@@ -8582,7 +8633,7 @@ fn setter_call(b: &[u8], key: usize) -> bool {
             .count();
     // (Not `add` or `insert`: schemas and lexers add names ending in a secret's with a
     // type or a word, `table.insert("api_token", "varchar(255)")`.)
-    const SETTERS: [&str; 17] = [
+    const SETTERS: [&str; 20] = [
         "define",
         "setenv",
         "putenv",
@@ -8601,6 +8652,9 @@ fn setter_call(b: &[u8], key: usize) -> bool {
         "getenv",
         "get",
         "fetch",
+        "getordefault",
+        "env",
+        "config",
     ];
     let word = &b[start..end];
     SETTERS
