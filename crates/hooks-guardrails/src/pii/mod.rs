@@ -5632,6 +5632,17 @@ pub(crate) mod tests {
                 "| Benutzer | Passwort |\n|---|---|\n| admin | Sommer2024! |",
                 &["Sommer2024!"],
             ),
+            // (Capitals; spellings without diacritics.)
+            ("PASSWORT: S3cr3tPw99", &["S3cr3tPw99"]),
+            ("DB_PASSWORT=S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "SENHA: S3cr3tPw99; ПАРОЛЬ: S3cr3tPw98",
+                &["S3cr3tPw99", "S3cr3tPw98"],
+            ),
+            ("haslo = \"S3cr3tPw99\"", &["S3cr3tPw99"]),
+            ("sifre: S3cr3tPw99", &["S3cr3tPw99"]),
+            ("Tai khoan: admin\nMat khau: S3cr3tPw99", &["S3cr3tPw99"]),
+            ("losenord=S3cr3tPw99", &["S3cr3tPw99"]),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5650,6 +5661,8 @@ pub(crate) mod tests {
             // (Review 45: quantities and ranges, quoted rules.)
             "密码：6~20位字符; パスワード：8～32文字; 비밀번호: 8~16; secret=2024年",
             "password: \"8文字以上\"; \"api_key\": \"32位字符串\"; password=2024年1月1日更新",
+            "SENHA: obrigatória; PASSWORT: ********; sifre: ${SIFRE}; Haslo: <haslo>",
+            "the format mat: khau2024x; PASSWORTLÄNGE: 12; close the doors",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
