@@ -200,6 +200,7 @@ fn values() -> Vec<(String, String)> {
                 "secret_yaml_block" => Some("smtp:\n  password: |\n    {}\n  port: 587\n"),
                 "secret_lookup_fallback" => Some("password: process.env.DB_PASSWORD || '{}',"),
                 "secret_curl_option" => Some("curl_setopt($ch, CURLOPT_USERPWD, \"{}\");"),
+                "secret_short_name" => Some("ADMIN_PW={}"),
                 "secret_go_dsn" => Some("sql.Open(\"mysql\", \"app:{}@tcp(db:3306)/app\")"),
                 "secret_local_label" => Some("Benutzername: admin\nPasswort: {}\n"),
                 _ => None,
@@ -358,7 +359,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1282 + 15);
+    assert_eq!(values.len(), 1164 + 1285 + 15);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

@@ -5811,6 +5811,13 @@ pub(crate) mod tests {
                 "password = env('DB_PASSWORD', default: 'S3cr3tPw99')",
                 &["S3cr3tPw99"],
             ),
+            // A default assigned: Ruby's `||=`, JavaScript's and PHP's `??=`.
+            ("@password ||= 'S3cr3tPw99'", &["S3cr3tPw99"]),
+            ("config.password ??= 'S3cr3tPw99';", &["S3cr3tPw99"]),
+            (
+                "@password ||= ENV['DB_PASSWORD'] || 'S3cr3tPw99'",
+                &["S3cr3tPw99"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5835,6 +5842,7 @@ pub(crate) mod tests {
             "PASSWORD = config('DB_PASSWORD', default=None, cast=str)",
             "x = os.environ.get(\"DB_PASSWORD\", default=os.environ.get('PW'))",
             "password = os.environ.get('DB_PASSWORD', default == 'x2024abc')",
+            "password ||= generate_password; password ??= ''; password |= 0x10",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
@@ -5872,6 +5880,37 @@ pub(crate) mod tests {
             "curl_easy_setopt(curl, CURLOPT_PASSWORD, password);",
             "c.setopt(pycurl.USERPWD, f'{user}:{pw}')",
             "x.foo(c.PASSWORD, 'x2024abc')",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
+    /// A password's name shortened to `PW` after a word (`ADMIN_PW=`, `wifi_pw:`), read
+    /// as `_PASSWORD`'s; none where it holds no password.
+    #[test]
+    fn passwords_named_pw_after_a_word_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            ("ADMIN_PW=S3cr3tPw99", &["S3cr3tPw99"][..]),
+            ("export ROOT_PW='S3cr3tPw99'", &["S3cr3tPw99"]),
+            ("wifi_pw: \"S3cr3tPw99\"", &["S3cr3tPw99"]),
+            ("{\"db_pw\": \"S3cr3tPw99\"}", &["S3cr3tPw99"]),
+            // (A table's header so named; `admin_pass` headed none before.)
+            (
+                "| host | admin_pw |\n|---|---|\n| db1 | S3cr3tPw99 |",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "| host | admin_pass |\n|---|---|\n| db1 | S3cr3tPw99 |",
+                &["S3cr3tPw99"],
+            ),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+        for text in [
+            "new_pw = getpass.getpass(); MIN_PW=8; use_pw: true; db_pw: ${DB_PW}",
+            "self._pw = pw; show_pw = False; NEW_PW=${NEW_PW:-changeme}",
+            "old_pw != new_pw; user_pw = request.form['pw']; max_pw_len = 64",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
@@ -6409,6 +6448,8 @@ pub(crate) mod tests {
         for name in patterns::SECRET_NAMES {
             let label = match name {
                 "Pass" => "adminPass".to_owned(),
+                // (A name that starts with its `_` ends a word: `admin_pw`.)
+                _ if name.starts_with('_') => format!("admin{name}"),
                 _ if patterns::WORD_NAMES.contains(&name) => {
                     assert!(validate::header_secret(format!("Test {name}").as_bytes()).is_none());
                     continue;

@@ -6422,9 +6422,9 @@ pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
         return Some(&label[label.len() - n.len()..]);
     }
     // (Every name ends with one of these, in any case: most labels are turned away here.)
-    const ENDS: [&[u8]; 12] = [
+    const ENDS: [&[u8]; 13] = [
         b"ord", b"swd", b"ase", b"ret", b"key", b"ken", b"ass", b"pwd", b"psk", b"uth", b"ing",
-        b"ary",
+        b"ary", b"_pw",
     ];
     let tail = label.get(label.len().checked_sub(3)?..)?;
     if !ENDS.iter().any(|e| tail.eq_ignore_ascii_case(e)) {
@@ -6449,8 +6449,10 @@ pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
                 (None, false) => true,
                 // (AWS's value's names only whole or after a separator: CloudFormation's
                 // `GenerateSecretString` is a setting, not the value.)
+                // (A name that starts with its `_` is its own border: `admin_pass`.)
                 (Some(c), false) => {
-                    !c.is_ascii_alphanumeric()
+                    n[0] == b'_'
+                        || !c.is_ascii_alphanumeric()
                         || (c.is_ascii_lowercase()
                             && n[0].is_ascii_uppercase()
                             && !matches!(*n, b"SecretString" | b"SecretBinary"))
