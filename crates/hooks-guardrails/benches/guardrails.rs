@@ -264,6 +264,12 @@ fn scan_adversarial(c: &mut Criterion) {
         // Go's data source names glued one to another, their passwords holding `=` and `(`
         // (read back to the previous one's `@tcp(`, not 256 bytes each: 42x before).
         ("data_source_names_glued", fill("root:a=b(c@tcp6(", "")),
+        // Secrets' names in a row, each the next one's field (each read its value 256 bytes
+        // long, or took the next name for one: 5-9x before review 46's fix).
+        (
+            "names_glued_in_a_row",
+            fill("password=token=pass=pwd=passwd=secret=SENHA=HASLO=dbHaslo=dbSenha=SENHA:SIFRE:HASLO SENHA Passwort Passwort: ", ""),
+        ),
         // The positional tools added last (PuTTY's, the hashing tools', MinIO's, Oracle's),
         // none given a password.
         (

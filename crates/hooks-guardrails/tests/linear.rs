@@ -244,6 +244,12 @@ fn family(name: &str, n: usize) -> String {
         // Go's data source names glued one to another, each password holding `=` and `(`:
         // each was read back 256 bytes before review 43's fix shipped.
         "data_source_names_glued" => "root:a=b(c@tcp6(".repeat(n / 16),
+        // Secrets' names in a row, each the next one's field: glued by their separators,
+        // alternating, a word before them, other languages' (each read its value 256 bytes
+        // long, or took the next name for one: 5-9x the bench text, review 46).
+        "names_glued_in_a_row" => {
+            "password=token=pass=pwd=passwd=secret=SENHA=HASLO=dbHaslo=dbSenha=SENHA:SIFRE:HASLO SENHA Passwort Passwort: ".repeat(n / 109)
+        }
         // The positional tools added last, none given a password.
         "tools_added_last_without_passwords" => {
             "plink -pw $X mkpasswd -m x openssl passwd -in f mc alias set a b c $Y expdp parfile=p rman target / ".repeat(n / 100)
@@ -385,7 +391,7 @@ const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpw
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
 
-const FAMILIES: [&str; 134] = [
+const FAMILIES: [&str; 135] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -487,6 +493,7 @@ const FAMILIES: [&str; 134] = [
     "credential_calls_unclosed",
     "calls_closed_by_brackets",
     "data_source_names_glued",
+    "names_glued_in_a_row",
     "tools_added_last_without_passwords",
     "hex_runs",
     "cards_glued_in_a_word",

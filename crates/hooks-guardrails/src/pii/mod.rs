@@ -5643,6 +5643,11 @@ pub(crate) mod tests {
             ("sifre: S3cr3tPw99", &["S3cr3tPw99"]),
             ("Tai khoan: admin\nMat khau: S3cr3tPw99", &["S3cr3tPw99"]),
             ("losenord=S3cr3tPw99", &["S3cr3tPw99"]),
+            // (A value that starts with a name, not where a value would end after it.)
+            (
+                "password=Password!1\nsenha=Senha@2024",
+                &["Password!1", "Senha@2024"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5663,6 +5668,9 @@ pub(crate) mod tests {
             "password: \"8文字以上\"; \"api_key\": \"32位字符串\"; password=2024年1月1日更新",
             "SENHA: obrigatória; PASSWORT: ********; sifre: ${SIFRE}; Haslo: <haslo>",
             "the format mat: khau2024x; PASSWORTLÄNGE: 12; close the doors",
+            // (Review 46: names in a row, each the next one's field.)
+            "SENHA=HASLO=SENHA=HASLO=; password=token=; dbHaslo=dbSenha=; SENHA:SIFRE:HASLO:",
+            "HASLO SENHA HASLO SENHA; password: token",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
@@ -5811,6 +5819,30 @@ pub(crate) mod tests {
                 "password = env('DB_PASSWORD', default: 'S3cr3tPw99')",
                 &["S3cr3tPw99"],
             ),
+            // (Review 46: a quoted value holding `=` is the value, not a keyword; a default
+            // after another keyword, after white space and line breaks, triple-quoted, a
+            // string's prefix.)
+            ("define('DB_PASSWORD', 'Xk9=mQ2vL7pz');", &["Xk9=mQ2vL7pz"]),
+            (
+                "secret = os.getenv('CLIENT_SECRET', 'AbCdEf0123456789=')",
+                &["AbCdEf0123456789="],
+            ),
+            (
+                "config(\"DB_PASSWORD\", cast=str, default=\"S3cr3tPw99\")",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "os.environ.get(\n    \"DB_PASSWORD\",\n    default=\n        \"S3cr3tPw99\",\n)",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "os.environ.get(\"DB_PASSWORD\", default=\t\"S3cr3tPw99\")",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "x = os.getenv(\"DB_PASSWORD\", b\"S3cr3tPw99\")",
+                &["S3cr3tPw99"],
+            ),
             // A default assigned: Ruby's `||=`, JavaScript's and PHP's `??=`.
             ("@password ||= 'S3cr3tPw99'", &["S3cr3tPw99"]),
             ("config.password ??= 'S3cr3tPw99';", &["S3cr3tPw99"]),
@@ -5843,6 +5875,40 @@ pub(crate) mod tests {
             "x = os.environ.get(\"DB_PASSWORD\", default=os.environ.get('PW'))",
             "password = os.environ.get('DB_PASSWORD', default == 'x2024abc')",
             "password ||= generate_password; password ??= ''; password |= 0x10",
+            "x = os.environ.get(\"DB_PASSWORD\", default=",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
+    /// The default argparse and click give an option named for a secret
+    /// (`add_argument("--password", default="…")`); none where another keyword follows
+    /// the name (`help='the password'`, which was taken, as the keyword of a default was,
+    /// leaving its string in clear).
+    #[test]
+    fn argument_parsers_defaults_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            (
+                "parser.add_argument(\"--password\", default=\"S3cr3tPw99\")",
+                &["S3cr3tPw99"][..],
+            ),
+            (
+                "@click.option('--token', default='Xk9mQ2vL7pzR4tUw0123')",
+                &["Xk9mQ2vL7pzR4tUw0123"],
+            ),
+            (
+                "parser.add_option('--db-password', dest='pw', default='S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+        for text in [
+            "parser.add_argument('--password', help='the password')",
+            "parser.add_argument('--password', action='store_true')",
+            "parser.add_argument('--password', metavar='PASSWORD', nargs='?')",
+            "parser.add_argument('-p', '--password', default=os.environ.get('PW'))",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
@@ -5872,6 +5938,28 @@ pub(crate) mod tests {
                 &["bob:S3cr3tPw99"],
             ),
             ("c.setopt(c.PASSWORD, 'S3cr3tPw99')", &["S3cr3tPw99"]),
+            // (Review 46: no blank after the comma, blanks before it, a line break after
+            // it; C's and Python's string prefixes.)
+            (
+                "curl_setopt($ch,CURLOPT_USERPWD,\"admin:S3cr3tPw99\");",
+                &["admin:S3cr3tPw99"],
+            ),
+            (
+                "c.setopt( pycurl.USERPWD , 'bob:S3cr3tPw99' )",
+                &["bob:S3cr3tPw99"],
+            ),
+            (
+                "curl_easy_setopt(curl,\n    CURLOPT_PASSWORD,\n    \"S3cr3tPw99\");",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "curl_easy_setopt(c, CURLOPT_PASSWORD, L\"S3cr3tPw99\");",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "c.setopt(pycurl.USERPWD, b'bob:S3cr3tPw99')",
+                &["bob:S3cr3tPw99"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5880,6 +5968,10 @@ pub(crate) mod tests {
             "curl_easy_setopt(curl, CURLOPT_PASSWORD, password);",
             "c.setopt(pycurl.USERPWD, f'{user}:{pw}')",
             "x.foo(c.PASSWORD, 'x2024abc')",
+            // (PHP's interpolated variables; a manual's prose.)
+            "curl_setopt($ch, CURLOPT_USERPWD, \"$user:$pass\");",
+            "curl_setopt($ch, CURLOPT_USERPWD, \"api:{$apiKey}\");",
+            "CURLOPT_PASSWORD, \"Pass a char * as parameter, pointing to a password\"",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

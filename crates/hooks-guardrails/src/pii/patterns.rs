@@ -1094,8 +1094,10 @@ fn named_secret(names: &[&str], comma: bool) -> String {
         // mark before the blanks: `**Password** is …`, `__Password__ is …`, `the root
         // password, for the record, is …`, `The password? It's …`; see
         // `validate::prose_mark`.)
+        // (Or a comma, blanks around it or a line break after it, `CURLOPT_PASSWORD,⏎
+        // "…"`: a call's next argument — see `validate::curl_option`.)
         false => format!(
-            r"(?:{q}|,|\?|\*{{1,3}}|_{{1,2}}|`)(?:[ \t]{{1,40}}|[ \t]{{0,40}}[\\^`]\r?\n[ \t]{{0,40}}){q}"
+            r"[ \t]{{0,4}},(?:[ \t]{{0,40}}\r?\n)?[ \t]{{0,40}}{q}|(?:{q}|,|\?|\*{{1,3}}|_{{1,2}}|`)(?:[ \t]{{1,40}}|[ \t]{{0,40}}[\\^`]\r?\n[ \t]{{0,40}}){q}"
         ),
         true => r#"[ \t]{1,40}["']"#.to_owned(),
     };

@@ -542,6 +542,18 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
         if name.ends_with(b"secret-string") || name.ends_with(b"secret-binary") {
             return Some(option_start.then(|| whole_argument(text, first)).flatten());
         }
+        // (The option's name an argument of a call, a keyword after it, as argparse and
+        // click give its default, `add_argument("--password", default="…")`: the default's
+        // string; another keyword's value is none — `help='the password'` was taken, and
+        // the keyword of a default, leaving its string in clear.)
+        let listed = memchr::memchr(b',', &b[s + 2 + name.len()..first]).is_some();
+        let first = match listed && !matches!(b[first - 1], b'"' | b'\'' | b'`') {
+            true => match keyword_default(b, first) {
+                Some(first) => first,
+                None => return Some(None),
+            },
+            false => first,
+        };
         let token = name.ends_with(b"token");
         return Some(
             option_start
@@ -2752,8 +2764,8 @@ fn string_argument(b: &[u8], at: usize, end: usize) -> Option<usize> {
 }
 
 /// Where a string written at `at` starts, inside its opening quote, before `end`: after
-/// Python's prefix (`r'…'`, `f"…"`) or C#'s (`@"…"`, `$"…"`), its quote JSON-escaped too
-/// (see [`past_quote`]); a template literal's, past its backtick.
+/// Python's prefix (`r'…'`, `f"…"`), C#'s (`@"…"`, `$"…"`) or C's (`L"…"`), its quote
+/// JSON-escaped too (see [`past_quote`]); a template literal's, past its backtick.
 fn string_start(b: &[u8], at: usize, end: usize) -> Option<usize> {
     if b.get(at) == Some(&b'`') {
         return Some(at + 1).filter(|&f| f < end);
@@ -2764,7 +2776,7 @@ fn string_start(b: &[u8], at: usize, end: usize) -> Option<usize> {
         .take_while(|c| {
             matches!(
                 c,
-                b'r' | b'b' | b'f' | b'u' | b'R' | b'B' | b'F' | b'U' | b'@' | b'$'
+                b'r' | b'b' | b'f' | b'u' | b'R' | b'B' | b'F' | b'U' | b'L' | b'@' | b'$'
             )
         })
         .count();
@@ -5297,14 +5309,12 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .take(256)
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
             .count();
-    // (A run of the name glued to itself, `pwd=pwd=pwd=…`, `auth=auth=…`: no value — each
-    // of its candidates fails here, without reading the run as a value 256 bytes long.)
+    // (A run of names, each the next one's field — `pwd=pwd=…`, `password=token=…`,
+    // `SENHA=HASLO=…`, `dbHaslo=dbSenha=…`, `HASLO SENHA …`: no value — each of its
+    // candidates fails here, without reading the run as a value 256 bytes long or taking
+    // the next name for one: a run of names alternating read 9x the bench text, review 46.)
     // (But a default given to it, `password = password or '…'`.)
-    let n = &b[name..at];
-    if b[first..].starts_with(n)
-        && b.get(first + n.len()) == b.get(at)
-        && fallback_string(b, first).is_none()
-    {
+    if next_field_name(text, first) && fallback_string(b, first).is_none() {
         return None;
     }
     // (A name that is a common word too stands alone or after a `.`, a `-` or a `_`:
@@ -5402,8 +5412,12 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     };
     // (Prose after the name's emphasis or code span closed, or after a comma: `**Password**
     // is …`, `` `DB_PASSWORD` is … ``, `the root password, for the record, is …`.)
+    // (Not before a prefixed string, `, L"…"`, `, b'…'`: a call's next argument.)
     let mark = prose_mark(b, key, name, at);
-    if mark > 0 && between[mark..].iter().all(|c| matches!(c, b' ' | b'\t')) {
+    if mark > 0
+        && between[mark..].iter().all(|c| matches!(c, b' ' | b'\t'))
+        && string_start(b, first, b.len()).is_none()
+    {
         return prose_secret(text, key, name, at);
     }
     // A table's row: the name in one cell, the value in the next.
@@ -5426,16 +5440,23 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     let comma = memchr::memchr(b',', between).is_some()
         && memchr::memmem::find(between, b"alue").is_none()
         && !text.get(name..at).is_some_and(super::patterns::header_name);
-    if comma && !setter_call(b, key) && !curl_option(b, key, name) {
+    let setter = comma && setter_call(b, key);
+    let curl = comma && !setter && curl_option(b, key, name);
+    if comma && !setter && !curl {
         return None;
     }
     // (A setter's default given by its keyword, `os.environ.get("DB_PASSWORD",
     // default="…")`: the string after it — read as the value before, the keyword was taken
     // and the string left in clear.)
-    let first = match comma {
+    let first = match comma && !matches!(b[first - 1], b'"' | b'\'' | b'`') {
         true => keyword_default(b, first)?,
         false => first,
     };
+    // (PHP's double-quoted string interpolates: `CURLOPT_USERPWD, "$user:$pass"` names
+    // variables.)
+    if curl && b[first - 1] == b'"' && interpolates(&b[first..b.len().min(first + 256)]) {
+        return None;
+    }
     // Where only a value can stand — SQL's `IDENTIFIED BY`, an index set, a setter's
     // argument — a quoted passphrase with blanks is one too (`IDENTIFIED BY 'correct
     // horse battery 9'`); after a field's name it may be prose.
@@ -8557,35 +8578,123 @@ fn logprobs_after(b: &[u8], key: &[u8], end: usize) -> bool {
         && memchr::memmem::find(&b[end..b.len().min(end + 64)], b"logprob").is_some()
 }
 
-/// Where the value a setter's argument list gives after its name starts, the argument at
-/// `first`: there, unless a keyword names that argument (`cast=str`, `default=None`:
-/// none) — but inside the string a keyword for a default gives (`default="…"`,
-/// python-decouple's, django-environ's, `os.environ.get`'s; `defaultValue=`, `fallback=`;
-/// Ruby's `default: '…'`), its quote JSON-escaped too (see [`string_start`]).
-fn keyword_default(b: &[u8], first: usize) -> Option<usize> {
+/// Whether the word at `first`, where a field's value would start after its name, is the
+/// next field's name: a secret's name whole (see `patterns::secret_name_at`) where a value
+/// would end after it (`SENHA:SIFRE:…`, `HASLO SENHA`, `password: token`: a name is no
+/// value; not `Password!1`), or a word that ends with one (see [`names_a_secret`]) before a
+/// `=`, or a `:` no value is glued to (`dbSenha=`, `db_password: `).
+fn next_field_name(text: &str, first: usize) -> bool {
+    let b = text.as_bytes();
     let word = b[first..]
         .iter()
-        .take(32)
-        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .take(64)
+        .take_while(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.') || !c.is_ascii()
+        })
         .count();
-    let blanks = |i: usize| i + b[i..].iter().take(8).take_while(|&&c| c == b' ').count();
-    let at = blanks(first + word);
-    let equals = match (b.get(at), b.get(at + 1)) {
-        (Some(b'='), Some(c)) if *c != b'=' => true,
-        (Some(b':'), Some(c)) if *c != b':' => false,
-        _ => return Some(first),
+    let Some(w) = text.get(first..first + word).filter(|w| w.len() >= 2) else {
+        return false;
     };
-    let name = &b[first..first + word];
-    let default = ["default", "defaultvalue", "default_value", "fallback"]
-        .iter()
-        .any(|w| name.eq_ignore_ascii_case(w.as_bytes()));
-    let string = string_start(b, blanks(at + 1), b.len());
-    match (default, string) {
-        (true, Some(inside)) => Some(inside),
-        // (Ruby's `:` after another word may be a value's own, `admin:x`.)
-        _ if !equals || word == 0 => Some(first),
-        _ => None,
+    let after = b.get(first + word);
+    let whole = super::patterns::secret_name_at(w.as_bytes()) == Some(w)
+        || super::patterns::local_name_at(w.as_bytes()) == Some(w);
+    if whole
+        && after.is_none_or(|c| {
+            matches!(
+                c,
+                b' ' | b'\t' | b'\r' | b'\n' | b':' | b'=' | b'"' | b'\'' | b',' | b';'
+            )
+        })
+    {
+        return true;
     }
+    let glued = b
+        .get(first + word + 1)
+        .is_some_and(u8::is_ascii_alphanumeric);
+    match after {
+        Some(b'=') => names_a_secret(w),
+        Some(b':') if !glued => names_a_secret(w),
+        _ => false,
+    }
+}
+
+/// Where the value a setter's argument list gives after its name starts, the argument at
+/// `first` (bare: a quoted one is the value, whatever it holds): there, unless a keyword
+/// names that argument (`cast=str`, `default=None`: none) — but inside the string a
+/// keyword for a default gives (`default="…"`, python-decouple's, django-environ's,
+/// `os.environ.get`'s; `defaultValue=`, `fallback=`; Ruby's `default: '…'`), its quote
+/// JSON-escaped too (see [`string_start`]), tripled too, white space around its `=`; after
+/// three other keywords at most (`cast=str, default="…"`).
+fn keyword_default(b: &[u8], first: usize) -> Option<usize> {
+    let space = |i: usize| {
+        i + b[i.min(b.len())..]
+            .iter()
+            .take(40)
+            .take_while(|c| c.is_ascii_whitespace())
+            .count()
+    };
+    let mut at = first;
+    for k in 0..4 {
+        // (Not a keyword: the argument itself, if it is the first after the name — inside
+        // its string where a prefix stands before its quote, `b'…'`, C's `L"…"`.)
+        let positional = (k == 0).then(|| string_start(b, first, b.len()).unwrap_or(first));
+        let word = b[at..]
+            .iter()
+            .take(32)
+            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+            .count();
+        if word == 0 || b[at].is_ascii_digit() {
+            return positional;
+        }
+        let eq = space(at + word);
+        let equals = match (b.get(eq), b.get(eq + 1)) {
+            (Some(b'='), c) if c != Some(&b'=') => true,
+            (Some(b':'), Some(c)) if *c != b':' => false,
+            _ => return positional,
+        };
+        let default = ["default", "defaultvalue", "default_value", "fallback"]
+            .iter()
+            .any(|w| b[at..at + word].eq_ignore_ascii_case(w.as_bytes()));
+        let value = space(eq + 1);
+        match string_start(b, value, b.len()) {
+            Some(inside) if default => {
+                // (A triple-quoted string's value starts past its three quotes.)
+                let q = b[inside - 1];
+                let triple = b[inside..].starts_with(&[q, q]) && matches!(q, b'"' | b'\'');
+                return Some(inside + 2 * usize::from(triple));
+            }
+            // (Ruby's `:` after another word may be a value's own, `admin:x`.)
+            _ if !equals => return positional,
+            _ if default => return None,
+            _ => at = space(next_argument(b, value)?),
+        }
+    }
+    None
+}
+
+/// Past the comma that ends the argument at `at` (outside quotes and brackets, within 160
+/// bytes); none where its call's `)` comes first.
+fn next_argument(b: &[u8], at: usize) -> Option<usize> {
+    let (mut depth, mut quote) = (0u8, None::<u8>);
+    let mut i = at;
+    while i < b.len().min(at + 160) {
+        let c = b[i];
+        match quote {
+            Some(_) if c == b'\\' => i += 1,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                b'"' | b'\'' => quote = Some(c),
+                b'(' | b'[' | b'{' => depth = depth.saturating_add(1),
+                b')' | b']' | b'}' if depth == 0 => return None,
+                b')' | b']' | b'}' => depth -= 1,
+                b',' if depth == 0 => return Some(i + 1),
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Whether the name at `key..name` (and a secret's name after it) is libcurl's option for a
@@ -8594,12 +8703,27 @@ fn keyword_default(b: &[u8], first: usize) -> Option<usize> {
 /// pycurl.USERPWD, '…')`, `c.setopt(c.PASSWORD, …)`). (`user:password` is taken whole,
 /// as after `CURLOPT_USERPWD =>`.)
 fn curl_option(b: &[u8], key: usize, name: usize) -> bool {
+    // (In a call that sets an option — `curl_setopt`, `curl_easy_setopt`, a wrapper's
+    // `setOption` — not a manual's prose: `CURLOPT_PASSWORD, "Pass a char * …"`.)
+    let call = b[key.saturating_sub(160)..key]
+        .windows(6)
+        .any(|w| w.eq_ignore_ascii_case(b"setopt"));
     if b[key..name].starts_with(b"CURLOPT_") {
-        return true;
+        return call;
     }
     let before = b[..key].trim_ascii_end();
     b[key..name].contains(&b'.')
         && (before.ends_with(b"setopt(") || before.ends_with(b"setopt_string("))
+}
+
+/// Whether a double-quoted string's text (from its first character, up to its closing
+/// quote) names a variable PHP interpolates: `$name`, `{$name}`.
+fn interpolates(s: &[u8]) -> bool {
+    let end = s.iter().position(|&c| c == b'"').unwrap_or(s.len());
+    s[..end]
+        .windows(2)
+        .any(|w| w[0] == b'$' && (w[1].is_ascii_alphabetic() || matches!(w[1], b'_' | b'{')))
+        || memchr::memmem::find(&s[..end], b"{$").is_some()
 }
 
 /// Whether the quoted name that starts at `key` is the first argument of a call that sets
