@@ -5643,6 +5643,16 @@ pub(crate) mod tests {
             ("sifre: S3cr3tPw99", &["S3cr3tPw99"]),
             ("Tai khoan: admin\nMat khau: S3cr3tPw99", &["S3cr3tPw99"]),
             ("losenord=S3cr3tPw99", &["S3cr3tPw99"]),
+            // (Review 46: Turkish's dotted capital; identifiers' joined words.)
+            ("ŞİFRE: S3cr3tPw99", &["S3cr3tPw99"]),
+            (
+                "DB_MOT_DE_PASSE=S3cr3tPw99\nmotDePasse: \"S3cr3tPw98\"",
+                &["S3cr3tPw99", "S3cr3tPw98"],
+            ),
+            (
+                "mat_khau=S3cr3tPw99\nMAT KHAU: S3cr3tPw98",
+                &["S3cr3tPw99", "S3cr3tPw98"],
+            ),
             // (A value that starts with a name, not where a value would end after it.)
             (
                 "password=Password!1\nsenha=Senha@2024",
@@ -5843,6 +5853,15 @@ pub(crate) mod tests {
                 "x = os.getenv(\"DB_PASSWORD\", b\"S3cr3tPw99\")",
                 &["S3cr3tPw99"],
             ),
+            // (django-environ's typed lookups; configparser's section before the name.)
+            (
+                "PASSWORD = env.str(\"DB_PASSWORD\", default=\"S3cr3tPw99\")",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "pw = cfg.get(\"db\", \"password\", fallback=\"S3cr3tPw99\")",
+                &["S3cr3tPw99"],
+            ),
             // A default assigned: Ruby's `||=`, JavaScript's and PHP's `??=`.
             ("@password ||= 'S3cr3tPw99'", &["S3cr3tPw99"]),
             ("config.password ??= 'S3cr3tPw99';", &["S3cr3tPw99"]),
@@ -5876,6 +5895,8 @@ pub(crate) mod tests {
             "password = os.environ.get('DB_PASSWORD', default == 'x2024abc')",
             "password ||= generate_password; password ??= ''; password |= 0x10",
             "x = os.environ.get(\"DB_PASSWORD\", default=",
+            "pw = config.get('database', 'password'); x = foo(\"db\", \"password\", \"x2024abc\")",
+            "x = env.bool('DEBUG_PASSWORD', default=False)",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -8743,7 +8743,15 @@ fn setter_call(b: &[u8], key: usize) -> bool {
     while i > 0 && b[i - 1].is_ascii_whitespace() && key - i < 24 {
         i -= 1;
     }
-    if i == 0 || b[i - 1] != b'(' || i == key {
+    if i == key {
+        return false;
+    }
+    // (configparser's section before the name: `cfg.get("db", "password", fallback="…")`.)
+    let section = i > 0 && b[i - 1] == b',' && {
+        i = section_before(b, i - 1);
+        i > 0 && b[i - 1] == b'('
+    };
+    if i == 0 || b[i - 1] != b'(' {
         return false;
     }
     let mut end = i - 1;
@@ -8783,9 +8791,40 @@ fn setter_call(b: &[u8], key: usize) -> bool {
         "config",
     ];
     let word = &b[start..end];
-    SETTERS
-        .iter()
-        .any(|w| word.eq_ignore_ascii_case(w.as_bytes()))
+    if section {
+        return word == b"get";
+    }
+    // (django-environ's typed lookups, `env.str("DB_PASSWORD", default="…")`.)
+    b[..start].ends_with(b"env.")
+        || SETTERS
+            .iter()
+            .any(|w| word.eq_ignore_ascii_case(w.as_bytes()))
+}
+
+/// Where the quoted argument before the comma at `comma` starts, past blanks before it
+/// (`cfg.get("db", …`: at its quote), or `comma` where none stands there.
+fn section_before(b: &[u8], comma: usize) -> usize {
+    let mut j = comma;
+    while j > 0 && b[j - 1] == b' ' && comma - j < 8 {
+        j -= 1;
+    }
+    let Some(&q @ (b'"' | b'\'')) = j.checked_sub(1).map(|k| &b[k]) else {
+        return comma;
+    };
+    let inside = &b[j.saturating_sub(65)..j - 1];
+    match memchr::memrchr(q, inside) {
+        Some(k) => {
+            let open = j.saturating_sub(65) + k;
+            // (Blanks after the call's `(`.)
+            open - b[..open]
+                .iter()
+                .rev()
+                .take(8)
+                .take_while(|&&c| c == b' ')
+                .count()
+        }
+        None => comma,
+    }
 }
 
 /// True when a JSON field named `key` holds a secret as its value `value` (a string, or a
