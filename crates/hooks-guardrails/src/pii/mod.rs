@@ -5853,6 +5853,15 @@ pub(crate) mod tests {
                 "x = os.getenv(\"DB_PASSWORD\", b\"S3cr3tPw99\")",
                 &["S3cr3tPw99"],
             ),
+            // (Ruby's block, in ERB too; a keyword argument's default.)
+            (
+                "  password: <%= ENV.fetch(\"DB_PASSWORD\") { \"S3cr3tPw99\" } %>",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "self.password = kwargs.pop(\"password\", \"S3cr3tPw99\")",
+                &["S3cr3tPw99"],
+            ),
             // (django-environ's typed lookups; configparser's section before the name.)
             (
                 "PASSWORD = env.str(\"DB_PASSWORD\", default=\"S3cr3tPw99\")",
@@ -5897,6 +5906,8 @@ pub(crate) mod tests {
             "x = os.environ.get(\"DB_PASSWORD\", default=",
             "pw = config.get('database', 'password'); x = foo(\"db\", \"password\", \"x2024abc\")",
             "x = env.bool('DEBUG_PASSWORD', default=False)",
+            "password = kwargs.pop(\"password\", None); data.pop(\"password\", \"\")",
+            "password: ENV.fetch(\"DB_PASSWORD\") { |k| raise \"missing #{k}\" }",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -3971,6 +3971,12 @@ fn command_end(b: &[u8], from: usize, max: usize, stop: impl Fn(usize) -> bool) 
 /// wherever the lookups find nothing.)
 fn fallback_string(b: &[u8], at: usize) -> Option<usize> {
     let end = b.len().min(at + 160);
+    // (Inside ERB's tag, as Rails's `database.yml` writes it, `<%= ENV.fetch(…) { "…" }
+    // %>`.)
+    let at = match b[at..end].strip_prefix(b"<%=") {
+        Some(rest) => end - rest.len() + rest.iter().take_while(|&&c| c == b' ').count(),
+        None => at,
+    };
     let mut from = at;
     for _ in 0..4 {
         match fallback_after(b, from, end)? {
@@ -4045,6 +4051,10 @@ fn fallback_after(b: &[u8], at: usize, end: usize) -> Option<Fallback> {
     };
     let op = blanks(i, true);
     let rest = &b[op..end];
+    // (Ruby's block that gives a lookup's default, `ENV.fetch("DB_PASSWORD") { "…" }`.)
+    if rest.starts_with(b"{") && b[i - 1] == b')' {
+        return string_start(b, blanks(op + 1, false), end).map(Fallback::String);
+    }
     // (Python's `or` a word of its own.)
     let or = rest.starts_with(b"or")
         && (op > i || b[op - 1] == b')')
@@ -8767,7 +8777,7 @@ fn setter_call(b: &[u8], key: usize) -> bool {
             .count();
     // (Not `add` or `insert`: schemas and lexers add names ending in a secret's with a
     // type or a word, `table.insert("api_token", "varchar(255)")`.)
-    const SETTERS: [&str; 20] = [
+    const SETTERS: [&str; 21] = [
         "define",
         "setenv",
         "putenv",
@@ -8786,6 +8796,8 @@ fn setter_call(b: &[u8], key: usize) -> bool {
         "getenv",
         "get",
         "fetch",
+        // (A keyword argument's, `kwargs.pop('password', '…')`.)
+        "pop",
         "getordefault",
         "env",
         "config",
