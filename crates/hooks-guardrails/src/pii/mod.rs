@@ -5643,6 +5643,8 @@ pub(crate) mod tests {
             ("sifre: S3cr3tPw99", &["S3cr3tPw99"]),
             ("Tai khoan: admin\nMat khau: S3cr3tPw99", &["S3cr3tPw99"]),
             ("losenord=S3cr3tPw99", &["S3cr3tPw99"]),
+            // (Words past ASCII between the name and its colon.)
+            ("Passwort für den Server: S3cr3tPw99", &["S3cr3tPw99"]),
             // (Review 46: Turkish's dotted capital; identifiers' joined words.)
             ("ŞİFRE: S3cr3tPw99", &["S3cr3tPw99"]),
             (
@@ -5681,6 +5683,7 @@ pub(crate) mod tests {
             // (Review 46: names in a row, each the next one's field.)
             "SENHA=HASLO=SENHA=HASLO=; password=token=; dbHaslo=dbSenha=; SENHA:SIFRE:HASLO:",
             "HASLO SENHA HASLO SENHA; password: token",
+            "Passwort für root: bitte ändern",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -4702,10 +4702,19 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             }
             break blanks(after);
         }
-        let mut len = b[i..limit]
-            .iter()
-            .take_while(|c| c.is_ascii_alphabetic() || **c == b'\'')
-            .count();
+        // (Letters past ASCII too, of a script written with blanks: `Passwort für root: …`.)
+        let mut len = text
+            .get(i..ceil_char_boundary(text, limit))
+            .unwrap_or_default()
+            .chars()
+            .take_while(|&c| {
+                c.is_ascii_alphabetic()
+                    || c == '\''
+                    || (!c.is_ascii() && c.is_alphabetic() && !unspaced_script(c))
+            })
+            .map(char::len_utf8)
+            .sum::<usize>()
+            .min(limit - i);
         // (A typographic apostrophe inside the word: `It’s`, `user’s`.)
         if len > 0 && b[i + len..limit].starts_with("’".as_bytes()) {
             len += 3 + b[i + len + 3..limit]
