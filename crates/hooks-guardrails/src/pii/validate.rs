@@ -4702,7 +4702,8 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             }
             break blanks(after);
         }
-        // (Letters past ASCII too, of a script written with blanks: `Passwort für root: …`.)
+        // (Letters past ASCII too, of a script written with blanks: `Passwort für root:
+        // …`.)
         let mut len = text
             .get(i..ceil_char_boundary(text, limit))
             .unwrap_or_default()
