@@ -5643,6 +5643,15 @@ pub(crate) mod tests {
             ("sifre: S3cr3tPw99", &["S3cr3tPw99"]),
             ("Tai khoan: admin\nMat khau: S3cr3tPw99", &["S3cr3tPw99"]),
             ("losenord=S3cr3tPw99", &["S3cr3tPw99"]),
+            // (Review 47: a value that starts with a name is the value, whole.)
+            ("password=Secret,Xk9mP2vL7q", &["Secret,Xk9mP2vL7q"]),
+            (
+                "{\"password\":\"Secret;Xk9mP2vL7qZ8\"}",
+                &["Secret;Xk9mP2vL7qZ8"],
+            ),
+            ("password=Token:abc123Xk9", &["Token:abc123Xk9"]),
+            ("password=mypass=Xk9mP2vL7q", &["mypass=Xk9mP2vL7q"]),
+            ("SECRET_KEY=4f9aK2x8Qm7Pwd=", &["4f9aK2x8Qm7Pwd="]),
             // (Words past ASCII between the name and its colon.)
             ("Passwort für den Server: S3cr3tPw99", &["S3cr3tPw99"]),
             // (Review 46: Turkish's dotted capital; identifiers' joined words.)
@@ -5907,6 +5916,9 @@ pub(crate) mod tests {
             "password = os.environ.get('DB_PASSWORD', default == 'x2024abc')",
             "password ||= generate_password; password ??= ''; password |= 0x10",
             "x = os.environ.get(\"DB_PASSWORD\", default=",
+            // (Review 47: a triple quote at the text's end panicked.)
+            "x.get(\"password\", default=\"\"\"",
+            "os.environ.get(\"DB_PASSWORD\", a=b, fallback='''",
             "pw = config.get('database', 'password'); x = foo(\"db\", \"password\", \"x2024abc\")",
             "x = env.bool('DEBUG_PASSWORD', default=False)",
             "password = kwargs.pop(\"password\", None); data.pop(\"password\", \"\")",

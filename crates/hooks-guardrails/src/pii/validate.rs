@@ -5334,7 +5334,10 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // candidates fails here, without reading the run as a value 256 bytes long or taking
     // the next name for one: a run of names alternating read 9x the bench text, review 46.)
     // (But a default given to it, `password = password or '…'`.)
-    if next_field_name(text, first) && fallback_string(b, first).is_none() {
+    if !matches!(b[first - 1], b'"' | b'\'' | b'`')
+        && next_field_name(text, first)
+        && fallback_string(b, first).is_none()
+    {
         return None;
     }
     // (A name that is a common word too stands alone or after a `.`, a `-` or a `_`:
@@ -8598,42 +8601,64 @@ fn logprobs_after(b: &[u8], key: &[u8], end: usize) -> bool {
         && memchr::memmem::find(&b[end..b.len().min(end + 64)], b"logprob").is_some()
 }
 
-/// Whether the word at `first`, where a field's value would start after its name, is the
-/// next field's name: a secret's name whole (see `patterns::secret_name_at`) where a value
-/// would end after it (`SENHA:SIFRE:…`, `HASLO SENHA`, `password: token`: a name is no
-/// value; not `Password!1`), or a word that ends with one (see [`names_a_secret`]) before a
-/// `=`, or a `:` no value is glued to (`dbSenha=`, `db_password: `).
+/// Whether the bare word at `first`, where a field's value would start after its name, is
+/// the next field's name, not a value: a secret's name whole (see
+/// `patterns::secret_name_at`) before white space or the text's end (`HASLO SENHA`,
+/// `password: token`), or before a `=` or a `:` and then nothing, or a word that names a
+/// secret in turn before one of those (`password=token=password=…`, `SENHA:SIFRE:…`); a
+/// word that ends with a name so (see [`names_a_secret`]: `dbSenha=dbHaslo=…`) — but not a
+/// value that starts so (`Token:abc123…`, `mypass=Xk9…`, `Secret,Xk9…`).
 fn next_field_name(text: &str, first: usize) -> bool {
     let b = text.as_bytes();
-    let word = b[first..]
-        .iter()
-        .take(64)
-        .take_while(|c| {
-            c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.') || !c.is_ascii()
-        })
-        .count();
+    let word_at = |at: usize| {
+        b[at.min(b.len())..]
+            .iter()
+            .take(64)
+            .take_while(|c| {
+                c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.') || !c.is_ascii()
+            })
+            .count()
+    };
+    let word = word_at(first);
     let Some(w) = text.get(first..first + word).filter(|w| w.len() >= 2) else {
         return false;
     };
-    let after = b.get(first + word);
     let whole = super::patterns::secret_name_at(w.as_bytes()) == Some(w)
         || super::patterns::local_name_at(w.as_bytes()) == Some(w);
-    if whole
-        && after.is_none_or(|c| {
+    let ends = |c: Option<&u8>| c.is_none_or(u8::is_ascii_whitespace);
+    let after = first + word;
+    match b.get(after) {
+        c if ends(c) => whole,
+        // (The last of a run: a name whole, or a word of letters that ends with one — not
+        // base64's padding after a tail like a name's, `…Qm7Pwd=`.)
+        Some(b'=' | b':')
+            if matches!(
+                b.get(after + 1),
+                None | Some(b' ' | b'\t' | b'\r' | b'\n' | b';' | b',' | b'"' | b'\'' | b')')
+            ) =>
+        {
+            whole || (names_a_secret(w) && !w.bytes().any(|c| c.is_ascii_digit()))
+        }
+        Some(b'=' | b':') => {
+            let next = after + 1;
+            let next = next + b[next..].iter().take(8).take_while(|&&c| c == b' ').count();
+            if ends(b.get(next)) {
+                return whole || (names_a_secret(w) && !w.bytes().any(|c| c.is_ascii_digit()));
+            }
+            let n = word_at(next);
+            let named = |v: &str| {
+                super::patterns::secret_name_at(v.as_bytes()) == Some(v)
+                    || super::patterns::local_name_at(v.as_bytes()) == Some(v)
+                    || names_a_secret(v)
+            };
             matches!(
-                c,
-                b' ' | b'\t' | b'\r' | b'\n' | b':' | b'=' | b'"' | b'\'' | b',' | b';'
-            )
-        })
-    {
-        return true;
-    }
-    let glued = b
-        .get(first + word + 1)
-        .is_some_and(u8::is_ascii_alphanumeric);
-    match after {
-        Some(b'=') => names_a_secret(w),
-        Some(b':') if !glued => names_a_secret(w),
+                b.get(next + n),
+                None | Some(b'=' | b':' | b' ' | b'\t' | b'\r' | b'\n')
+            ) && (whole || names_a_secret(w))
+                && text
+                    .get(next..next + n)
+                    .is_some_and(|v| v.len() >= 2 && named(v))
+        }
         _ => false,
     }
 }
@@ -8681,7 +8706,7 @@ fn keyword_default(b: &[u8], first: usize) -> Option<usize> {
                 // (A triple-quoted string's value starts past its three quotes.)
                 let q = b[inside - 1];
                 let triple = b[inside..].starts_with(&[q, q]) && matches!(q, b'"' | b'\'');
-                return Some(inside + 2 * usize::from(triple));
+                return Some(inside + 2 * usize::from(triple)).filter(|&f| f < b.len());
             }
             // (Ruby's `:` after another word may be a value's own, `admin:x`.)
             _ if !equals => return positional,
@@ -8864,11 +8889,25 @@ pub(crate) fn secret_field(key: &str, value: &str) -> bool {
 /// Whether a field's name (`key`, whole) ends in a secret's name, as its case and words say
 /// (see [`camel_pass`]).
 fn names_a_secret(key: &str) -> bool {
-    super::patterns::SECRET_NAMES.iter().any(|n| {
-        key.ends_with(n) && camel_pass(&key.as_bytes()[..key.len() - n.len()], n.as_bytes())
-    }) || super::patterns::LOCAL_NAMES.iter().any(|n| {
-        key.strip_suffix(n)
-            .is_some_and(|before| super::patterns::local_name_stands(n, before.chars().next_back()))
+    // (Only the names that end with the key's last byte are compared: a run of names asks
+    // for each of its words, and comparing all 200 cost 7x the bench text, review 47.)
+    static BY_LAST: OnceLock<Vec<Vec<(&'static str, bool)>>> = OnceLock::new();
+    let by_last = BY_LAST.get_or_init(|| {
+        let mut by_last = vec![Vec::new(); 256];
+        let names = super::patterns::SECRET_NAMES.iter().map(|n| (*n, false));
+        for (n, local) in names.chain(super::patterns::LOCAL_NAMES.iter().map(|n| (*n, true))) {
+            by_last[usize::from(*n.as_bytes().last().unwrap_or(&0))].push((n, local));
+        }
+        by_last
+    });
+    let Some(&last) = key.as_bytes().last() else {
+        return false;
+    };
+    by_last[usize::from(last)].iter().any(|&(n, local)| {
+        key.strip_suffix(n).is_some_and(|before| match local {
+            false => camel_pass(before.as_bytes(), n.as_bytes()),
+            true => super::patterns::local_name_stands(n, before.chars().next_back()),
+        })
     })
 }
 
