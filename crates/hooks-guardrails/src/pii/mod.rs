@@ -5652,6 +5652,13 @@ pub(crate) mod tests {
             ("password=Token:abc123Xk9", &["Token:abc123Xk9"]),
             ("password=mypass=Xk9mP2vL7q", &["mypass=Xk9mP2vL7q"]),
             ("SECRET_KEY=4f9aK2x8Qm7Pwd=", &["4f9aK2x8Qm7Pwd="]),
+            // (Review 48: a pair whose words end with names; a passphrase that does.)
+            (
+                "password=rootpass:Hunter2Password",
+                &["rootpass:Hunter2Password"],
+            ),
+            ("password=MyLittleSecret=", &["MyLittleSecret="]),
+            ("password=Token:Hunter2Secret", &["Token:Hunter2Secret"]),
             // (Words past ASCII between the name and its colon.)
             ("Passwort für den Server: S3cr3tPw99", &["S3cr3tPw99"]),
             // (Review 46: Turkish's dotted capital; identifiers' joined words.)
@@ -5690,7 +5697,7 @@ pub(crate) mod tests {
             "SENHA: obrigatória; PASSWORT: ********; sifre: ${SIFRE}; Haslo: <haslo>",
             "the format mat: khau2024x; PASSWORTLÄNGE: 12; close the doors",
             // (Review 46: names in a row, each the next one's field.)
-            "SENHA=HASLO=SENHA=HASLO=; password=token=; dbHaslo=dbSenha=; SENHA:SIFRE:HASLO:",
+            "SENHA=HASLO=SENHA=HASLO=; password=token=; SENHA:SIFRE:HASLO:",
             "HASLO SENHA HASLO SENHA; password: token",
             "Passwort für root: bitte ändern",
         ] {

@@ -5334,10 +5334,12 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // candidates fails here, without reading the run as a value 256 bytes long or taking
     // the next name for one: a run of names alternating read 9x the bench text, review 46.)
     // (But a default given to it, `password = password or '…'`.)
-    if !matches!(b[first - 1], b'"' | b'\'' | b'`')
-        && next_field_name(text, first)
-        && fallback_string(b, first).is_none()
-    {
+    // (Quoted or not, a value that is the name again before its separator: `password='
+    // password='…`, read 5x the bench text without this, review 48.)
+    let n = &b[name..at];
+    let again = b[first..].starts_with(n) && b.get(first + n.len()) == b.get(at);
+    let quoted = matches!(b[first - 1], b'"' | b'\'' | b'`');
+    if (again || (!quoted && next_field_name(text, first))) && fallback_string(b, first).is_none() {
         return None;
     }
     // (A name that is a common word too stands alone or after a `.`, a `-` or a `_`:
@@ -8604,10 +8606,11 @@ fn logprobs_after(b: &[u8], key: &[u8], end: usize) -> bool {
 /// Whether the bare word at `first`, where a field's value would start after its name, is
 /// the next field's name, not a value: a secret's name whole (see
 /// `patterns::secret_name_at`) before white space or the text's end (`HASLO SENHA`,
-/// `password: token`), or before a `=` or a `:` and then nothing, or a word that names a
-/// secret in turn before one of those (`password=token=password=…`, `SENHA:SIFRE:…`); a
-/// word that ends with a name so (see [`names_a_secret`]: `dbSenha=dbHaslo=…`) — but not a
-/// value that starts so (`Token:abc123…`, `mypass=Xk9…`, `Secret,Xk9…`).
+/// `password: token`), or before a `=` or a `:` and then nothing or a blank (`token=`,
+/// `Passwort: …`); or a run — a name, or a word that ends with one (see
+/// [`names_a_secret`]), before a `=` or a `:` and another such word and separator
+/// (`password=token=password=…`, `SENHA:SIFRE:…`, `dbSenha=dbHaslo=…`). Not a value that
+/// starts so (`Token:abc123…`, `mypass=Xk9…`, `rootpass:Hunter2Password`).
 fn next_field_name(text: &str, first: usize) -> bool {
     let b = text.as_bytes();
     let word_at = |at: usize| {
@@ -8623,41 +8626,29 @@ fn next_field_name(text: &str, first: usize) -> bool {
     let Some(w) = text.get(first..first + word).filter(|w| w.len() >= 2) else {
         return false;
     };
-    let whole = super::patterns::secret_name_at(w.as_bytes()) == Some(w)
-        || super::patterns::local_name_at(w.as_bytes()) == Some(w);
-    let ends = |c: Option<&u8>| c.is_none_or(u8::is_ascii_whitespace);
+    let whole = |w: &str| {
+        super::patterns::secret_name_at(w.as_bytes()) == Some(w)
+            || super::patterns::local_name_at(w.as_bytes()) == Some(w)
+    };
     let after = first + word;
     match b.get(after) {
-        c if ends(c) => whole,
-        // (The last of a run: a name whole, or a word of letters that ends with one — not
-        // base64's padding after a tail like a name's, `…Qm7Pwd=`.)
-        Some(b'=' | b':')
-            if matches!(
+        c if c.is_none_or(u8::is_ascii_whitespace) => whole(w),
+        Some(b'=' | b':') => {
+            let label = matches!(
                 b.get(after + 1),
                 None | Some(b' ' | b'\t' | b'\r' | b'\n' | b';' | b',' | b'"' | b'\'' | b')')
-            ) =>
-        {
-            whole || (names_a_secret(w) && !w.bytes().any(|c| c.is_ascii_digit()))
-        }
-        Some(b'=' | b':') => {
-            let next = after + 1;
-            let next = next + b[next..].iter().take(8).take_while(|&&c| c == b' ').count();
-            if ends(b.get(next)) {
-                return whole || (names_a_secret(w) && !w.bytes().any(|c| c.is_ascii_digit()));
+            );
+            if label && whole(w) {
+                return true;
             }
+            let next = after + 1;
             let n = word_at(next);
-            let named = |v: &str| {
-                super::patterns::secret_name_at(v.as_bytes()) == Some(v)
-                    || super::patterns::local_name_at(v.as_bytes()) == Some(v)
-                    || names_a_secret(v)
-            };
-            matches!(
-                b.get(next + n),
-                None | Some(b'=' | b':' | b' ' | b'\t' | b'\r' | b'\n')
-            ) && (whole || names_a_secret(w))
+            matches!(b.get(next + n), Some(b'=' | b':'))
+                && n >= 2
+                && (whole(w) || names_a_secret(w))
                 && text
                     .get(next..next + n)
-                    .is_some_and(|v| v.len() >= 2 && named(v))
+                    .is_some_and(|v| whole(v) || names_a_secret(v))
         }
         _ => false,
     }
