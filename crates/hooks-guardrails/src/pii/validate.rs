@@ -5350,7 +5350,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // (So do other languages' names but those of languages that compound words, unless a
     // camelCase word's capital starts them: `resenha` holds `senha`, `dbSenha` names one.)
     let glued_local = |n: &str| {
-        super::patterns::LOCAL_NAMES.contains(&n)
+        super::patterns::local_name_at(n.as_bytes()) == Some(n)
             && !super::patterns::local_name_stands(n, Some(char::from(b[name - 1])))
     };
     if name > key
