@@ -8702,33 +8702,9 @@ fn keyword_default(b: &[u8], first: usize) -> Option<usize> {
             // (Ruby's `:` after another word may be a value's own, `admin:x`.)
             _ if !equals => return positional,
             _ if default => return None,
-            _ => at = space(next_argument(b, value)?),
+            // (The next argument, read as a call's from its `(`.)
+            _ => at = argument_start(b, value - 1, 1)?.0,
         }
-    }
-    None
-}
-
-/// Past the comma that ends the argument at `at` (outside quotes and brackets, within 160
-/// bytes); none where its call's `)` comes first.
-fn next_argument(b: &[u8], at: usize) -> Option<usize> {
-    let (mut depth, mut quote) = (0u8, None::<u8>);
-    let mut i = at;
-    while i < b.len().min(at + 160) {
-        let c = b[i];
-        match quote {
-            Some(_) if c == b'\\' => i += 1,
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None => match c {
-                b'"' | b'\'' => quote = Some(c),
-                b'(' | b'[' | b'{' => depth = depth.saturating_add(1),
-                b')' | b']' | b'}' if depth == 0 => return None,
-                b')' | b']' | b'}' => depth -= 1,
-                b',' if depth == 0 => return Some(i + 1),
-                _ => {}
-            },
-        }
-        i += 1;
     }
     None
 }
