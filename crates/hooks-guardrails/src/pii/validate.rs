@@ -546,7 +546,9 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
         // click give its default, `add_argument("--password", default="…")`: the default's
         // string; another keyword's value is none — `help='the password'` was taken, and
         // the keyword of a default, leaving its string in clear.)
-        let listed = memchr::memchr(b',', &b[s + 2 + name.len()..first]).is_some();
+        let listed = b
+            .get(s + 2 + name.len()..first)
+            .is_some_and(|between| memchr::memchr(b',', between).is_some());
         let first = match listed && !matches!(b[first - 1], b'"' | b'\'' | b'`') {
             true => match keyword_default(b, first) {
                 Some(first) => first,
@@ -8717,11 +8719,10 @@ fn keyword_default(b: &[u8], first: usize) -> Option<usize> {
 fn curl_option(b: &[u8], key: usize, name: usize) -> bool {
     // (In a call that sets an option — `curl_setopt`, `curl_easy_setopt`, a wrapper's
     // `setOption` — not a manual's prose: `CURLOPT_PASSWORD, "Pass a char * …"`.)
-    let call = b[key.saturating_sub(160)..key]
-        .windows(6)
-        .any(|w| w.eq_ignore_ascii_case(b"setopt"));
     if b[key..name].starts_with(b"CURLOPT_") {
-        return call;
+        return b[key.saturating_sub(160)..key]
+            .windows(6)
+            .any(|w| w.eq_ignore_ascii_case(b"setopt"));
     }
     let before = b[..key].trim_ascii_end();
     b[key..name].contains(&b'.')
