@@ -270,6 +270,15 @@ fn scan_adversarial(c: &mut Criterion) {
             "names_glued_in_a_row",
             fill("password=token=pass=pwd=passwd=secret=SENHA=HASLO=dbHaslo=dbSenha=SENHA:SIFRE:HASLO SENHA Passwort Passwort: ", ""),
         ),
+        // Other languages' names before their particles and their words for "is", each with
+        // no value (the particles' run read 256 bytes at each, 11x the bench text before).
+        (
+            "names_before_particles_and_verbs",
+            fill(
+                "密码是a密码为パスワードはa비밀번호는 a Passwort ist password è salasana on ",
+                "",
+            ),
+        ),
         // The positional tools added last (PuTTY's, the hashing tools', MinIO's, Oracle's),
         // none given a password.
         (

@@ -250,6 +250,12 @@ fn family(name: &str, n: usize) -> String {
         "names_glued_in_a_row" => {
             "password=token=pass=pwd=passwd=secret=SENHA=HASLO=dbHaslo=dbSenha=SENHA:SIFRE:HASLO SENHA Passwort Passwort: ".repeat(n / 109)
         }
+        // Other languages' names before their particles and their words for "is", each
+        // with no value (the particles' run read 256 bytes at each, 11x the bench text).
+        "names_before_particles_and_verbs" => {
+            "密码是a密码为パスワードはa비밀번호는 a Passwort ist password è salasana on "
+                .repeat(n / 93)
+        }
         // The positional tools added last, none given a password.
         "tools_added_last_without_passwords" => {
             "plink -pw $X mkpasswd -m x openssl passwd -in f mc alias set a b c $Y expdp parfile=p rman target / ".repeat(n / 100)
@@ -391,7 +397,7 @@ const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpw
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
 
-const FAMILIES: [&str; 135] = [
+const FAMILIES: [&str; 136] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -494,6 +500,7 @@ const FAMILIES: [&str; 135] = [
     "calls_closed_by_brackets",
     "data_source_names_glued",
     "names_glued_in_a_row",
+    "names_before_particles_and_verbs",
     "tools_added_last_without_passwords",
     "hex_runs",
     "cards_glued_in_a_word",

@@ -203,6 +203,7 @@ fn values() -> Vec<(String, String)> {
                 "secret_short_name" => Some("ADMIN_PW={}"),
                 "secret_go_dsn" => Some("sql.Open(\"mysql\", \"app:{}@tcp(db:3306)/app\")"),
                 "secret_local_label" => Some("Benutzername: admin\nPasswort: {}\n"),
+                "secret_local_prose" => Some("Hallo! Mein Passwort ist {}, danke."),
                 _ => None,
             };
             let label = match s["entity"].as_str().unwrap() {
@@ -359,7 +360,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1285 + 15);
+    assert_eq!(values.len(), 1164 + 1295 + 15);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

@@ -5705,6 +5705,72 @@ pub(crate) mod tests {
         }
     }
 
+    /// A password prose gives in other languages, after their word for "is" (German's,
+    /// Spanish's, French's, Portuguese's, Italian's, the Nordic languages', Polish's,
+    /// Indonesian's, Vietnamese's) or the particle Chinese, Japanese and Korean write glued
+    /// to the name; a colon set apart as French writes it — and none where the words say
+    /// what the password must be or that it is wrong.
+    #[test]
+    fn other_languages_prose_passwords_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            ("mein Passwort ist Xk9mQ2vL7", &["Xk9mQ2vL7"][..]),
+            (
+                "Das Passwort für den Server lautet Xk9mQ2vL7.",
+                &["Xk9mQ2vL7"],
+            ),
+            ("mi contraseña es Xk9mQ2vL7", &["Xk9mQ2vL7"]),
+            ("le mot de passe est : Xk9mQ2vL7", &["Xk9mQ2vL7"]),
+            ("Mot de passe pour admin : Xk9mQ2vL7", &["Xk9mQ2vL7"]),
+            ("a senha é Xk9mQ2vL7", &["Xk9mQ2vL7"]),
+            (
+                "la password del database è Xk9mQ2vL7, grazie",
+                &["Xk9mQ2vL7"],
+            ),
+            ("el password es \"Xk9mQ2vL7\"", &["Xk9mQ2vL7"]),
+            (
+                "lösenord är Xk9mQ2vL7; adgangskode er Xk9mQ2vL8",
+                &["Xk9mQ2vL7", "Xk9mQ2vL8"],
+            ),
+            (
+                "hasło to Xk9mQ2vL7; hasło jest Xk9mQ2vL8",
+                &["Xk9mQ2vL7", "Xk9mQ2vL8"],
+            ),
+            ("salasana on Xk9mQ2vL7", &["Xk9mQ2vL7"]),
+            ("kata sandi adalah Xk9mQ2vL7", &["Xk9mQ2vL7"]),
+            ("mật khẩu là Xk9mQ2vL7", &["Xk9mQ2vL7"]),
+            ("我的密码是Xk9mQ2vL7", &["Xk9mQ2vL7"]),
+            (
+                "密码为Xk9mQ2vL7，谢谢; 密碼是：Xk9mQ2vL8",
+                &["Xk9mQ2vL7", "Xk9mQ2vL8"],
+            ),
+            ("我的密码是123456", &["123456"]),
+            ("パスワードはXk9mQ2vL7です", &["Xk9mQ2vL7"]),
+            ("パスワードは \"Xk9mQ2vL7\" です", &["Xk9mQ2vL7"]),
+            (
+                "비밀번호는 Xk9mQ2vL7 입니다; 비밀번호는 Xk9mQ2vL8입니다",
+                &["Xk9mQ2vL7", "Xk9mQ2vL8"],
+            ),
+            // (Finnish's `on` only after another language's name: after ours, a word.)
+            ("the password on the server is Xk9mQ2vL7", &["Xk9mQ2vL7"]),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+        for text in [
+            "Das Passwort ist falsch. Passwort ist ABC123def ungültig",
+            "la contraseña es incorrecta; le mot de passe est trop court",
+            "salasana on liian lyhyt; a senha é obrigatória",
+            "密码是否正确; 密码是必需的; 密码是6到20位字符; 密码为空",
+            "パスワードは8文字以上です; パスワードは必須です",
+            "비밀번호는 8자 이상이어야 합니다; 비밀번호는 필수입니다",
+            "password for admin : see vault; Passwort ist SHA256Hashed",
+            // (Runs: the name again as the value.)
+            "密码是a密码是a密码是a; 密码为密码为密码为; password is password is a",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
     /// The password of a data source name as Go's MySQL driver writes it, `user:…@tcp(…)`;
     /// none where the user stands alone, or the password is a template.
     #[test]

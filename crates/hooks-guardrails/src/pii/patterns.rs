@@ -281,6 +281,18 @@ pub(super) const LOCAL_NAMES: [&str; 75] = [
     "matKhau",
 ];
 
+/// A field named by one of [`LOCAL_NAMES`] (see [`named_secret`]), or one that Chinese,
+/// Japanese or Korean names before the particle that says what it is, unspaced: `密码是…`,
+/// `密码为…`, `パスワードは…`, `비밀번호는 …` ("the password is"), a colon and blanks after it
+/// or not, the value quoted or not. (The particles' literals start with their names', which
+/// the prefilter holds already.)
+fn local_secret() -> String {
+    format!(
+        r#"{}|(?:密码|密碼)(?:是|为|為)(?:[ \t]{{0,4}}:)?[ \t]{{0,4}}(?:\\{{0,3}}["'])?[^\s"'\\>]|(?:パスワードは|비밀번호는)(?:[ \t]{{0,4}}:)?[ \t]{{0,4}}(?:\\{{0,3}}["'])?[^\s"'\\>]"#,
+        named_secret(&LOCAL_NAMES, false)
+    )
+}
+
 /// Whether the name of [`LOCAL_NAMES`] `name`, after `before` (the character before it,
 /// if any), stands as a name: alone or after a character that is no letter or digit
 /// (`db_senha`), after a camelCase word (`dbSenha`), or glued to a word where its language
@@ -2366,8 +2378,8 @@ pub(super) fn specs() -> Vec<Spec> {
         spec(
             Entity::Secret,
             12,
-            named_secret(&LOCAL_NAMES, false),
-            named_secret(&LOCAL_NAMES, false),
+            local_secret(),
+            local_secret(),
             SECRET_WINDOW,
             validate_secret,
         ),

@@ -4608,7 +4608,13 @@ fn name_holds(name: &[u8], v: &str, quoted: bool, next: Option<u8>, machine: boo
 /// (`DB_PASSWORD`, `adminPassword`; not `chpasswd`), and may close its emphasis or code
 /// span or take a comma (see [`prose_mark`]).
 fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize, usize)> {
-    const VERBS: [&[u8]; 10] = [
+    // (And other languages' `is`, after their names or ours, as their speakers write ours:
+    // `mein Passwort ist …`, `la password è …`, `mi contraseña es …` — German's, Spanish's,
+    // French's, Portuguese's, Italian's, Swedish's, Danish's and Norwegian's, Polish's,
+    // Indonesian's, Vietnamese's; Dutch's is English's. None is an English word that can
+    // stand after a name: Finnish's `on` can, and is read only after another language's
+    // name.)
+    const VERBS: [&[u8]; 22] = [
         b"is",
         b"are",
         b"was",
@@ -4619,12 +4625,25 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         b"that's",
         "it’s".as_bytes(),
         "that’s".as_bytes(),
+        b"ist",
+        b"lautet",
+        b"es",
+        b"est",
+        "é".as_bytes(),
+        "è".as_bytes(),
+        "är".as_bytes(),
+        b"er",
+        b"jest",
+        b"adalah",
+        "là".as_bytes(),
+        b"sind",
     ];
     const LEADING: [&[u8]; 16] = [
         b"has", b"have", b"had", b"been", b"will", b"would", b"should", b"must", b"now", b"still",
         b"just", b"set", b"changed", b"reset", b"updated", b"rotated",
     ];
     let b = text.as_bytes();
+    let local = super::patterns::local_name_at(&b[name..at]).is_some();
     // (The name a word of its own, or its last part: `DB_PASSWORD`, `adminPassword` — not
     // a command's, `chpasswd`.)
     if name > key
@@ -4699,7 +4718,9 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         let dash = ARROWS.iter().find(|d| b[i..].starts_with(d.as_bytes()));
         if let Some(d) = dash {
             let after = i + d.len();
-            if i != first || !matches!(b.get(after), Some(b' ' | b'\t')) {
+            // (Or a colon set apart after words, as French writes it: `Mot de passe pour
+            // admin : …`.)
+            if (i != first && *d != ":") || !matches!(b.get(after), Some(b' ' | b'\t')) {
                 return None;
             }
             break blanks(after);
@@ -4748,7 +4769,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         }
         let lower = |w: &&[u8]| word.eq_ignore_ascii_case(w);
         let colon = b.get(i + len) == Some(&b':');
-        if VERBS.iter().any(lower) || colon {
+        if VERBS.iter().any(lower) || colon || (local && word == b"on") {
             let after = i + len + usize::from(colon);
             // (`Your new password is:⏎…`: the value on the next line.)
             if colon && matches!(b.get(after), Some(b'\r' | b'\n')) {
@@ -4802,7 +4823,9 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         }
         i = blanks(i + len + comma);
     };
-    if value >= limit {
+    // (The name again as the value is its own candidate: a run, `password is password is
+    // …`, is not read on from each.)
+    if value >= limit || b[value..].starts_with(name) {
         return None;
     }
     // The value: quoted, a code span or in parentheses, to its closing character on its
@@ -5507,10 +5530,11 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // [`positional_password`]. Not those added since: Sentinel's `auth-pass` is read so
     // only after `sentinel` — elsewhere, `auth-pass "…"`, it is a field's name, found by an
     // attack review.)
+    // (Told by their first bytes first: a run of prose's names compared each with all.)
     if blank_only
         && POSITIONAL_COMMANDS[..ADDED_POSITIONAL]
             .iter()
-            .any(|c| b[key..at] == *c.as_bytes())
+            .any(|c| c.as_bytes()[0] == b[key] && b[key..at] == *c.as_bytes())
     {
         return None;
     }
@@ -5832,7 +5856,10 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // detection, 16 KiB each.
     // (Not a call's name, `.login`, which no separator follows: read for at every `.`, a
     // run of unclosed calls read each value's window at each.)
+    // (Nor the name before the particle it stands before here, `密码是a密码是a…`: a run
+    // read 256 bytes at each, 11x the bench text.)
     let own = &b[name..at];
+    let particle = b.get(at).filter(|c| !c.is_ascii());
     let again = |r: &[u8]| {
         if loose {
             return r.len();
@@ -5841,7 +5868,8 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .find(|&i| {
                 i > 0
                     && r[i..].starts_with(own)
-                    && matches!(r.get(i + own.len()), Some(b'=' | b':' | b'"' | b'\''))
+                    && (matches!(r.get(i + own.len()), Some(b'=' | b':' | b'"' | b'\''))
+                        || (particle.is_some() && r.get(i + own.len()) == particle))
             })
             .unwrap_or(r.len())
     };
@@ -8008,7 +8036,11 @@ fn blank_setter(b: &[u8], key: usize) -> Option<BlankSetter> {
     if (word == b"password" || property) && start > 0 && blank(b[start - 1]) {
         let floor = key.saturating_sub(256);
         let line = memchr::memrchr2(b'\n', b'\r', &b[floor..key]).map_or(floor, |i| floor + i + 1);
-        if let Some(nmcli) = memchr::memmem::find(&b[line..key], b"nmcli ")
+        // (Its searcher built once: built for each, a run of prose's `password` spent a
+        // fifth of its validation on it.)
+        static NMCLI: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
+        let nmcli = NMCLI.get_or_init(|| memchr::memmem::Finder::new(b"nmcli "));
+        if let Some(nmcli) = nmcli.find(&b[line..key])
             && (property || memchr::memmem::find(&b[line + nmcli..key], b" wifi ").is_some())
         {
             return Some(BlankSetter::Argument);
