@@ -5963,10 +5963,40 @@ pub(crate) mod tests {
                 "@password ||= ENV['DB_PASSWORD'] || 'S3cr3tPw99'",
                 &["S3cr3tPw99"],
             ),
+            // Java's properties' default; Python's `getattr`'s.
+            (
+                "String pw = System.getProperty(\"db.password\", \"S3cr3tPw99\");",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "props.getProperty(\"password\", \"S3cr3tPw99\")",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "pw = getattr(settings, \"DB_PASSWORD\", \"S3cr3tPw99\")",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "getattr(settings,'DB_PASSWORD','S3cr3tPw99')",
+                &["S3cr3tPw99"],
+            ),
+            // A shell's default in a template: the default, not its operator's `-`.
+            (
+                "url: postgres://app:${DB_PASSWORD:-S3cr3tPw99}@db/app",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "export DB_PASSWORD=\"${DB_PASSWORD:-S3cr3tPw99}\"; x=${API_TOKEN:=S3cr3tPw98}",
+                &["S3cr3tPw99", "S3cr3tPw98"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
         for text in [
+            // No default given by a string; a shell's error message, an empty default.
+            "pw = getattr(settings, \"DB_PASSWORD\", None); getattr(self, \"password\", pw)",
+            "System.getProperty(\"db.password\"); x = getattr(a, b, \"password\", \"x2024abc\")",
+            "x: ${DB_PASSWORD:?must be set}; y=${DB_PASSWORD:-}",
             // No fallback, an empty one, a placeholder, another operator, prose.
             "password: process.env.DB_PASSWORD,",
             "password: process.env.DB_PASSWORD || '',",

@@ -5354,6 +5354,21 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .take(256)
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
             .count();
+    // (A shell's default in a template, `${DB_PASSWORD:-…}`, `:=`: the default after the
+    // operator — its `-` was taken with it; `:?` gives an error's message, no value.)
+    let first = match b[..key].ends_with(b"${") && b.get(at) == Some(&b':') && first == at + 1 {
+        true => match b[first] {
+            b'-' | b'='
+                if b.get(first + 1)
+                    .is_some_and(|c| !matches!(c, b'}' | b' ' | b'\t' | b'\n' | b'\r')) =>
+            {
+                first + 1
+            }
+            b'?' => return None,
+            _ => first,
+        },
+        false => first,
+    };
     // (A run of names, each the next one's field — `pwd=pwd=…`, `password=token=…`,
     // `SENHA=HASLO=…`, `dbHaslo=dbSenha=…`, `HASLO SENHA …`: no value — each of its
     // candidates fails here, without reading the run as a value 256 bytes long or taking
@@ -8791,6 +8806,23 @@ fn setter_call(b: &[u8], key: usize) -> bool {
     if i == key {
         return false;
     }
+    // (Python's `getattr(settings, "DB_PASSWORD", "…")`: an object before the name, its
+    // default after it.)
+    if i > 0 && b[i - 1] == b',' {
+        let mut j = i - 1;
+        while j > 0 && b[j - 1] == b' ' && i - 1 - j < 8 {
+            j -= 1;
+        }
+        let object = b[..j]
+            .iter()
+            .rev()
+            .take(64)
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
+            .count();
+        if object > 0 && b[..j - object].ends_with(b"getattr(") {
+            return true;
+        }
+    }
     // (configparser's section before the name: `cfg.get("db", "password", fallback="…")`.)
     let section = i > 0 && b[i - 1] == b',' && {
         i = section_before(b, i - 1);
@@ -8812,7 +8844,7 @@ fn setter_call(b: &[u8], key: usize) -> bool {
             .count();
     // (Not `add` or `insert`: schemas and lexers add names ending in a secret's with a
     // type or a word, `table.insert("api_token", "varchar(255)")`.)
-    const SETTERS: [&str; 21] = [
+    const SETTERS: [&str; 22] = [
         "define",
         "setenv",
         "putenv",
@@ -8836,6 +8868,8 @@ fn setter_call(b: &[u8], key: usize) -> bool {
         "getordefault",
         "env",
         "config",
+        // (Java's `System.getProperty("db.password", "…")`, `props.getProperty(…)`.)
+        "getproperty",
     ];
     let word = &b[start..end];
     if section {
