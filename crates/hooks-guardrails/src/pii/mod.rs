@@ -5980,6 +5980,31 @@ pub(crate) mod tests {
                 "getattr(settings,'DB_PASSWORD','S3cr3tPw99')",
                 &["S3cr3tPw99"],
             ),
+            // A lookup of the name and its fallback, whatever holds it.
+            (
+                "const pw = process.env.DB_PASSWORD || \"S3cr3tPw99\";",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "var pw = ConfigurationManager.AppSettings[\"DbPassword\"] ?? \"S3cr3tPw99\";",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "val pw = System.getenv(\"DB_PASSWORD\") ?: \"S3cr3tPw99\"",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "pw = os.environ.get(\"DB_PASSWORD\") or \"S3cr3tPw99\"",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "let pw = env::var(\"DB_PASSWORD\").unwrap_or(\"S3cr3tPw99\".into());",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "let pw = std::env::var(\"API_TOKEN\").unwrap_or_else(|_| \"S3cr3tPw99\".to_string());",
+                &["S3cr3tPw99"],
+            ),
             // A shell's default in a template: the default, not its operator's `-`.
             (
                 "url: postgres://app:${DB_PASSWORD:-S3cr3tPw99}@db/app",
@@ -5997,6 +6022,9 @@ pub(crate) mod tests {
             "pw = getattr(settings, \"DB_PASSWORD\", None); getattr(self, \"password\", pw)",
             "System.getProperty(\"db.password\"); x = getattr(a, b, \"password\", \"x2024abc\")",
             "x: ${DB_PASSWORD:?must be set}; y=${DB_PASSWORD:-}",
+            // (A lookup's empty or placeholder fallback; `or` after a bare name, prose's.)
+            "env::var(\"DB_PASSWORD\").unwrap_or(\"\".into()); token or 'anonymous'",
+            "if password or 'x2024abc' in s: pass; password || \"password || \"",
             // No fallback, an empty one, a placeholder, another operator, prose.
             "password: process.env.DB_PASSWORD,",
             "password: process.env.DB_PASSWORD || '',",

@@ -1028,7 +1028,11 @@ pub(super) const RUN_PASS_NAMES: usize = 102;
 ///   `.header("X-API-Key", "…")`;
 /// - for field names, an XML element's `>` (`<password>…</password>`), an attribute pair
 ///   (`<add key="ApiKey" value="…"/>`), a call's `(` (`set_password('…')`), a YAML block
-///   scalar's `|` or `>` and a line break (`password: |`, the value indented below).
+///   scalar's `|` or `>` and a line break (`password: |`, the value indented below);
+/// - for field names, a lookup's fallback operator and the string's quote after the name,
+///   its quote, a call's `)` or an index's `]`: `process.env.DB_PASSWORD || "…"`,
+///   `getenv("DB_PASSWORD") ?: "…"`, `os.environ.get("DB_PASSWORD") or "…"`, Rust's
+///   `env::var("DB_PASSWORD").unwrap_or("…")`.
 ///
 /// (A literal block scalar's `|` is read as the value: the validator reads the block.)
 ///
@@ -1094,6 +1098,14 @@ fn named_secret(names: &[&str], comma: bool) -> String {
         separators.push(format!(r"{qq}[ \t]{{1,40}}[Vv]alue[ \t]{{0,4}}="));
         // (A call's arguments may start on the next line: `set_password(⏎    "svc",`.)
         separators.push(r"\((?:[ \t]{0,8}\r?\n[ \t]{0,16})?".to_owned());
+        // (A lookup of the name and its fallback string, whatever holds it: `pw =
+        // process.env.DB_PASSWORD || "…"`, `AppSettings["DbPassword"] ?? "…"`, Kotlin's and
+        // PHP's `getenv("DB_PASSWORD") ?: "…"`, Python's `os.environ.get("DB_PASSWORD") or
+        // "…"` (after a call or an index only: `the password or 'whatever' you chose` is
+        // prose), Rust's `env::var("DB_PASSWORD").unwrap_or("…")`.)
+        separators.push(format!(
+            r#"{q}[ \t]{{0,8}}[\])]?[ \t]{{0,40}}(?:\|\||\?\?|\?:)[ \t]{{0,40}}["'`]|{q}[ \t]{{0,8}}[\])][ \t]{{0,40}}or[ \t]{{1,40}}["'`]|{q}\)\.unwrap_or(?:_else)?\((?:\|_\|[ \t]{{0,4}})?(?:String::from\()?""#
+        ));
         separators.push(format!(
             r"{q}[ \t]{{0,40}}:[ \t]{{0,4}}>[-+0-9]{{0,2}}[ \t]{{0,40}}\r?\n"
         ));
