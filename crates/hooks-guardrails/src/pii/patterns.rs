@@ -281,6 +281,10 @@ pub(super) const LOCAL_NAMES: [&str; 75] = [
     "matKhau",
 ];
 
+/// The particles Chinese, Japanese and Korean glue to a name to say what it is (see
+/// [`local_secret`]).
+pub(super) const PARTICLES: [&str; 5] = ["是", "为", "為", "は", "는"];
+
 /// A field named by one of [`LOCAL_NAMES`] (see [`named_secret`]), or one that Chinese,
 /// Japanese or Korean names before the particle that says what it is, unspaced: `密码是…`,
 /// `密码为…`, `パスワードは…`, `비밀번호는 …` ("the password is"), a colon and blanks after it

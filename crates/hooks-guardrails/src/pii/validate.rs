@@ -4608,13 +4608,7 @@ fn name_holds(name: &[u8], v: &str, quoted: bool, next: Option<u8>, machine: boo
 /// (`DB_PASSWORD`, `adminPassword`; not `chpasswd`), and may close its emphasis or code
 /// span or take a comma (see [`prose_mark`]).
 fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize, usize)> {
-    // (And other languages' `is`, after their names or ours, as their speakers write ours:
-    // `mein Passwort ist …`, `la password è …`, `mi contraseña es …` — German's, Spanish's,
-    // French's, Portuguese's, Italian's, Swedish's, Danish's and Norwegian's, Polish's,
-    // Indonesian's, Vietnamese's; Dutch's is English's. None is an English word that can
-    // stand after a name: Finnish's `on` can, and is read only after another language's
-    // name.)
-    const VERBS: [&[u8]; 22] = [
+    const VERBS: [&[u8]; 10] = [
         b"is",
         b"are",
         b"was",
@@ -4625,6 +4619,15 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         b"that's",
         "it’s".as_bytes(),
         "that’s".as_bytes(),
+    ];
+    // (And other languages' `is`, after their names or ours, as their speakers write ours:
+    // `mein Passwort ist …`, `la password è …`, `mi contraseña es …` — German's, Spanish's,
+    // French's, Portuguese's, Italian's, Swedish's, Danish's and Norwegian's, Polish's,
+    // Indonesian's, Vietnamese's; Dutch's is English's. In small letters only, and only
+    // where a value follows (see [`value_follows`]): else a word, as before — `Das
+    // Passwort ist folgendes: …`, `the password for the ES cluster is …`, `the token for
+    // jest is …` (review 49). Finnish's `on` only after another language's name.)
+    const OTHER_VERBS: [&[u8]; 12] = [
         b"ist",
         b"lautet",
         b"es",
@@ -4662,8 +4665,17 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         }
         i
     };
+    // (Chinese's, Japanese's and Korean's particle glued to the name, `密码是…`, `パスワードは
+    // …`: the value after it, past a colon and blanks.)
+    let particle = super::patterns::PARTICLES
+        .iter()
+        .find(|p| b[at..].starts_with(p.as_bytes()))
+        .map(|p| {
+            let j = blanks(at + p.len());
+            blanks(j + usize::from(b.get(j) == Some(&b':')))
+        });
     let first = blanks(at);
-    if first == at {
+    if first == at && particle.is_none() {
         return None;
     }
     let mut i = first;
@@ -4682,6 +4694,9 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // (The value follows a verb, a word's colon or a dash; or stands right after the name,
     // quoted or a code span, or tabbed.)
     let value = loop {
+        if let Some(p) = particle {
+            break p;
+        }
         if tabbed {
             break first;
         }
@@ -4769,12 +4784,11 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         }
         let lower = |w: &&[u8]| word.eq_ignore_ascii_case(w);
         let colon = b.get(i + len) == Some(&b':');
-        if VERBS.iter().any(lower) || colon || (local && word == b"on") {
+        let verb = VERBS.iter().any(lower) || colon;
+        let other = !verb && (OTHER_VERBS.contains(&word) || (local && word == b"on"));
+        // Where the value starts after the verb, if anything follows it.
+        let past_verb = || {
             let after = i + len + usize::from(colon);
-            // (`Your new password is:⏎…`: the value on the next line.)
-            if colon && matches!(b.get(after), Some(b'\r' | b'\n')) {
-                return next_line_value(text, name, i + len)?;
-            }
             let next = blanks(after);
             if next == after || next >= limit {
                 return None;
@@ -4807,7 +4821,19 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
                 }
                 break;
             }
-            break j;
+            Some(j)
+        };
+        if verb || other {
+            // (`Your new password is:⏎…`: the value on the next line.)
+            if colon && matches!(b.get(i + len + 1), Some(b'\r' | b'\n')) {
+                return next_line_value(text, name, i + len)?;
+            }
+            match past_verb() {
+                Some(j) if verb || value_follows(b, j, limit) => break j,
+                None if verb => return None,
+                // (Another language's verb no value follows: a word.)
+                _ => {}
+            }
         }
         const ARTICLES: [&[u8]; 8] = [b"the", b"a", b"an", b"your", b"our", b"my", b"this", b"its"];
         if !LEADING.iter().any(lower) && !ARTICLES.iter().any(lower) {
@@ -4823,9 +4849,15 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         }
         i = blanks(i + len + comma);
     };
-    // (The name again as the value is its own candidate: a run, `password is password is
-    // …`, is not read on from each.)
-    if value >= limit || b[value..].starts_with(name) {
+    // (The name again as the value, a word of its own, is its own candidate: a run,
+    // `password is password is …`, is not read on from each — but a value that starts
+    // with the name's letters is one, `the token is token-Xk9…`, review 49.)
+    if value >= limit
+        || (b[value..].starts_with(name)
+            && !b
+                .get(value + name.len())
+                .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_')))
+    {
         return None;
     }
     // The value: quoted, a code span or in parentheses, to its closing character on its
@@ -4843,6 +4875,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // (JSON-escaped quotes: `\"…\"`.)
     let escaped = b[value] == b'\\' && matches!(b.get(value + 1), Some(b'"' | b'\''));
     let mut cut = false;
+    let mut remark = false;
     let (a, z, quoted) = match b[value] {
         _ if escaped => {
             let a = value + 2;
@@ -4853,7 +4886,15 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             let (open, close) = curly?;
             let a = value + open.len();
             let z = a + memchr::memmem::find(&b[a..end_of_line], close.as_bytes())?;
-            (a, z, true)
+            // (Blanks inside, as French sets its guillemets apart: `« … »`.)
+            let inside = &b[a..z];
+            let lead = inside.iter().take_while(|&&c| c == b' ').count();
+            let trail = inside[lead..]
+                .iter()
+                .rev()
+                .take_while(|&&c| c == b' ')
+                .count();
+            (a + lead, z - trail, true)
         }
         open @ (b'`' | b'"' | b'\'') => {
             let z = match memchr::memchr(open, &b[value + 1..end_of_line]) {
@@ -4897,6 +4938,27 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             if z == end_of_line && b.get(z).is_some_and(bare) {
                 cut = true;
             }
+            // (Glued to a letter past ASCII of a script written with blanks, the word goes
+            // on: `Le token est HS256-signé`, review 49.)
+            if text
+                .get(z..)
+                .and_then(|r| r.chars().next())
+                .is_some_and(|c| !c.is_ascii() && c.is_alphabetic() && !unspaced_script(c))
+            {
+                return None;
+            }
+            // (A remark in parentheses glued after it in a script written without blanks,
+            // `密码是…（区分大小写）`: the value ends before it, no call's name.)
+            if z > value
+                && b[z - 1] == b'('
+                && text
+                    .get(z..)
+                    .and_then(|r| r.chars().next())
+                    .is_some_and(unspaced_script)
+            {
+                z -= 1;
+                remark = true;
+            }
             while z > value && matches!(b[z - 1], b'.' | b',' | b';' | b':' | b')') {
                 z -= 1;
             }
@@ -4915,7 +4977,11 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         cut.then(|| end_of_line + b[end_of_line..].iter().take_while(|c| bare(c)).count());
     // (Quoted or not: prose quotes names and versions as often as values, `` the secret
     // `prod-db-creds-2024` ``.)
-    if !name_holds(name, v, quoted, b.get(run_end.unwrap_or(z)).copied(), true) {
+    let next = match remark {
+        true => None,
+        false => b.get(run_end.unwrap_or(z)).copied(),
+    };
+    if !name_holds(name, v, quoted, next, true) {
         return None;
     }
     let z = match run_end {
@@ -4931,7 +4997,37 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
 }
 
 /// Typographic quotes, opening and closing, as prose writes them around a value.
-pub(super) const CURLY_QUOTES: [(&str, &str); 3] = [("“", "”"), ("‘", "’"), ("«", "»")];
+pub(super) const CURLY_QUOTES: [(&str, &str); 7] = [
+    ("“", "”"),
+    ("‘", "’"),
+    ("«", "»"),
+    // (German's, and Chinese's and Japanese's corner brackets.)
+    ("„", "“"),
+    ("‚", "‘"),
+    ("「", "」"),
+    ("『", "』"),
+];
+
+/// Whether a value prose may give starts at `j` (before `limit`): quoted, a code span,
+/// emphasised or in typographic quotes — or bare and made by a machine (see
+/// [`machine_made`]), its sentence's punctuation left out.
+fn value_follows(b: &[u8], j: usize, limit: usize) -> bool {
+    let Some(&c) = b[..limit].get(j) else {
+        return false;
+    };
+    if matches!(c, b'"' | b'\'' | b'`' | b'*' | b'_' | b'\\')
+        || CURLY_QUOTES
+            .iter()
+            .any(|(open, _)| b[j..].starts_with(open.as_bytes()))
+    {
+        return true;
+    }
+    let mut v = &b[j..j + b[j..limit].iter().take_while(|c| bare(c)).count()];
+    while let [rest @ .., b'.' | b',' | b';' | b':' | b')' | b'('] = v {
+        v = rest;
+    }
+    machine_made(v)
+}
 
 /// The longest value prose may give quoted (see [`prose_secret`], [`value_before_name`]):
 /// past [`NAMED_VALUE_MAX`], its closing quote is looked for this far on its line, so a
@@ -5354,6 +5450,15 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .take(256)
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
             .count();
+    // (Chinese's, Japanese's and Korean's particle after the name, `密码是…`: prose's,
+    // judged as prose's value is — read as a field's, a sentence's version or algorithm was
+    // taken, `密码是RSA2048加密的`, and a password cut at its `&`, review 49.)
+    if super::patterns::PARTICLES
+        .iter()
+        .any(|p| b[at..].starts_with(p.as_bytes()))
+    {
+        return prose_secret(text, key, name, at);
+    }
     // (A shell's default in a template, `${DB_PASSWORD:-…}`, `:=`: the default after the
     // operator — its `-` was taken with it; `:?` gives an error's message, no value.)
     let first = match b[..key].ends_with(b"${") && b.get(at) == Some(&b':') && first == at + 1 {
