@@ -7577,7 +7577,21 @@ pub(crate) mod tests {
             ("user\tbob\npassword\tXk9vQ2mZp4Lw\n", &["Xk9vQ2mZp4Lw"]),
             ("Password\t\tXk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
             ("The password is … Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            // Bare right after the name, as chat gives one: made by a machine, two digits
+            // or more in it.
+            ("wifi password Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            ("user admin pass Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            ("Username: admin Password Xk9vQ2mZp4Lw", &["Xk9vQ2mZp4Lw"]),
+            ("use password Xk9vQ2mZp4Lw to log in", &["Xk9vQ2mZp4Lw"]),
             // None.
+            (
+                "the password abc12345 works; pass http2Client; pass sizeOf2D",
+                &[],
+            ),
+            (
+                "password VARCHAR(255); Password string; token HS256Signature",
+                &[],
+            ),
             ("`Xk9vQ2mZp4Lw` is the password hash", &[]),
             ("`Xk9vQ2mZp4Lw` as the token-limit", &[]),
             ("`HS256Algo` is the token algorithm", &[]),

@@ -4647,6 +4647,10 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     ];
     let b = text.as_bytes();
     let local = super::patterns::local_name_at(&b[name..at]).is_some();
+    // (A word of prose's, `password`, `Password`: not a field's, `API_KEY`, `auth-pass`.)
+    let word_of_prose = name == key
+        && b[name..at].iter().all(u8::is_ascii_alphabetic)
+        && b[name + 1..at].iter().any(u8::is_ascii_lowercase);
     // (The name a word of its own, or its last part: `DB_PASSWORD`, `adminPassword` — not
     // a command's, `chpasswd`.)
     if name > key
@@ -4762,9 +4766,37 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
                 .count();
         }
         if len == 0 || !matches!(b.get(i + len), Some(b' ' | b'\t' | b':' | b',')) {
-            // No word. (A bare value right after the name is none: `the password abc12345
-            // works`, `git config --get github.token …`, `set -e GITHUB_TOKEN …` — a name
-            // and a value apart by blanks are a command's that sets it, see `blank_setter`.)
+            // No word. (A bare value right after the name, one blank between, is one only
+            // where a machine made it, two digits or more in it, as chat gives one — `wifi
+            // password Xk9…`, `user admin pass Xk9…` — not `the password abc12345 works`,
+            // `pass http2Client`; and only after a word of prose's, not at its line's start
+            // (a table's row, a tool's key and value) nor on a command's line (its
+            // argument: `mysql -u root password …`, read by the commands' pass); a command
+            // that sets the name is read before, see `blank_setter`.)
+            let digits = b[i..limit]
+                .iter()
+                .take_while(|c| !c.is_ascii_whitespace())
+                .filter(|c| c.is_ascii_digit())
+                .count();
+            // (The line read back 256 bytes at most: in a run of such values each read the
+            // text back to its start.)
+            let option_before = || {
+                let floor = key.saturating_sub(256);
+                let line =
+                    memchr::memrchr2(b'\n', b'\r', &b[floor..key]).map_or(floor, |k| floor + k + 1);
+                memchr::memmem::find(&b[line..key], b" -").is_some()
+            };
+            if i == first
+                && first == at + 1
+                && b[at] == b' '
+                && word_of_prose
+                && !line_start
+                && digits >= 2
+                && value_follows(b, i, limit)
+                && !option_before()
+            {
+                break i;
+            }
             return None;
         }
         let word = &b[i..i + len];
