@@ -5771,6 +5771,19 @@ pub(crate) mod tests {
             ("密码是`Xk9mQ2vL7`。", &["Xk9mQ2vL7"]),
             ("le mot de passe est « Xk9mQ2vL7 »", &["Xk9mQ2vL7"]),
             ("mein Passwort ist „Xk9mQ2vL7“", &["Xk9mQ2vL7"]),
+            // (What it was set to; Japanese's and Korean's other particles.)
+            (
+                "密码改为Xk9mQ2vL7了; 新密码设置为：Xk9mQ2vL8",
+                &["Xk9mQ2vL7", "Xk9mQ2vL8"],
+            ),
+            (
+                "密码就是Xk9mQ2vL7; 密码也是Xk9mQ2vL8",
+                &["Xk9mQ2vL7", "Xk9mQ2vL8"],
+            ),
+            (
+                "パスワードがXk9mQ2vL7です; 비밀번호도 Xk9mQ2vL8",
+                &["Xk9mQ2vL7", "Xk9mQ2vL8"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5789,6 +5802,7 @@ pub(crate) mod tests {
             "密码是RSA2048加密的; パスワードはWPA2-PSKです; 비밀번호는 base64로 인코딩",
             "密码是PBKDF2WithHmacSHA256算法; 密码是Qwen2Tokenizer; 密码是Abc12345这样的",
             "Le token est HS256-signé; 我的密码是123456",
+            "パスワードが違います; 비밀번호가 틀렸습니다; 密码改为空; 密码也是必需的",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

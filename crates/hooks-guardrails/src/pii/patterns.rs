@@ -281,18 +281,36 @@ pub(super) const LOCAL_NAMES: [&str; 75] = [
     "matKhau",
 ];
 
-/// The particles Chinese, Japanese and Korean glue to a name to say what it is (see
-/// [`local_secret`]).
-pub(super) const PARTICLES: [&str; 5] = ["是", "为", "為", "は", "는"];
+/// The particles Chinese, Japanese and Korean glue to a name to say what it is, or what it
+/// was set to (see [`local_secret`]), the longest first: Chinese's `就是`, `也是`, `还是`,
+/// `改为`, `改成`, `设为`, `设置为` too; Japanese's `が`, `も`; Korean's `가`, `도`.
+pub(super) const PARTICLES: [&str; 16] = [
+    "设置为",
+    "就是",
+    "也是",
+    "还是",
+    "改为",
+    "改成",
+    "设为",
+    "是",
+    "为",
+    "為",
+    "は",
+    "が",
+    "も",
+    "는",
+    "가",
+    "도",
+];
 
 /// A field named by one of [`LOCAL_NAMES`] (see [`named_secret`]), or one that Chinese,
-/// Japanese or Korean names before the particle that says what it is, unspaced: `密码是…`,
-/// `密码为…`, `パスワードは…`, `비밀번호는 …` ("the password is"), a colon and blanks after it
-/// or not, the value quoted or not. (The particles' literals start with their names', which
-/// the prefilter holds already.)
+/// Japanese or Korean names before a particle of [`PARTICLES`], unspaced: `密码是…`,
+/// `密码改为…`, `パスワードは…`, `비밀번호는 …` ("the password is", "was changed to"), a
+/// colon and blanks after it or not, the value quoted or not. (The particles' literals
+/// start with their names', which the prefilter holds already.)
 fn local_secret() -> String {
     format!(
-        r#"{}|(?:密码|密碼)(?:是|为|為)(?:[ \t]{{0,4}}:)?[ \t]{{0,4}}(?:\\{{0,3}}["'])?[^\s"'\\>]|(?:パスワードは|비밀번호는)(?:[ \t]{{0,4}}:)?[ \t]{{0,4}}(?:\\{{0,3}}["'])?[^\s"'\\>]"#,
+        r#"{}|(?:密码|密碼)(?:设置为|就是|也是|还是|改为|改成|设为|是|为|為)(?:[ \t]{{0,4}}:)?[ \t]{{0,4}}(?:\\{{0,3}}["'])?[^\s"'\\>]|(?:パスワード(?:は|が|も)|비밀번호(?:는|가|도))(?:[ \t]{{0,4}}:)?[ \t]{{0,4}}(?:\\{{0,3}}["'])?[^\s"'\\>]"#,
         named_secret(&LOCAL_NAMES, false)
     )
 }

@@ -6012,10 +6012,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // detection, 16 KiB each.
     // (Not a call's name, `.login`, which no separator follows: read for at every `.`, a
     // run of unclosed calls read each value's window at each.)
-    // (Nor the name before the particle it stands before here, `密码是a密码是a…`: a run
-    // read 256 bytes at each, 11x the bench text.)
     let own = &b[name..at];
-    let particle = b.get(at).filter(|c| !c.is_ascii());
     let again = |r: &[u8]| {
         if loose {
             return r.len();
@@ -6024,8 +6021,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .find(|&i| {
                 i > 0
                     && r[i..].starts_with(own)
-                    && (matches!(r.get(i + own.len()), Some(b'=' | b':' | b'"' | b'\''))
-                        || (particle.is_some() && r.get(i + own.len()) == particle))
+                    && matches!(r.get(i + own.len()), Some(b'=' | b':' | b'"' | b'\''))
             })
             .unwrap_or(r.len())
     };
