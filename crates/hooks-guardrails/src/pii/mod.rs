@@ -5771,6 +5771,13 @@ pub(crate) mod tests {
             ("密码是`Xk9mQ2vL7`。", &["Xk9mQ2vL7"]),
             ("le mot de passe est « Xk9mQ2vL7 »", &["Xk9mQ2vL7"]),
             ("mein Passwort ist „Xk9mQ2vL7“", &["Xk9mQ2vL7"]),
+            // (French's `mdp`, its `c'est`.)
+            (
+                "mdp : Xk9mQ2vL7; MDP=Xk9mQ2vL8",
+                &["Xk9mQ2vL7", "Xk9mQ2vL8"],
+            ),
+            ("mon mdp c'est Xk9mQ2vL7", &["Xk9mQ2vL7"]),
+            ("le mot de passe c’est Xk9mQ2vL7", &["Xk9mQ2vL7"]),
             // (What it was set to; Japanese's and Korean's other particles.)
             (
                 "密码改为Xk9mQ2vL7了; 新密码设置为：Xk9mQ2vL8",
@@ -5803,6 +5810,7 @@ pub(crate) mod tests {
             "密码是PBKDF2WithHmacSHA256算法; 密码是Qwen2Tokenizer; 密码是Abc12345这样的",
             "Le token est HS256-signé; 我的密码是123456",
             "パスワードが違います; 비밀번호가 틀렸습니다; 密码改为空; 密码也是必需的",
+            "mdp oublié ? mdp: ********; le mdp est trop court; c'est le mdp",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -4627,7 +4627,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // where a value follows (see [`value_follows`]): else a word, as before — `Das
     // Passwort ist folgendes: …`, `the password for the ES cluster is …`, `the token for
     // jest is …` (review 49). Finnish's `on` only after another language's name.)
-    const OTHER_VERBS: [&[u8]; 12] = [
+    const OTHER_VERBS: [&[u8]; 14] = [
         b"ist",
         b"lautet",
         b"es",
@@ -4640,6 +4640,8 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         b"adalah",
         "là".as_bytes(),
         b"sind",
+        b"c'est",
+        "c’est".as_bytes(),
     ];
     const LEADING: [&[u8]; 16] = [
         b"has", b"have", b"had", b"been", b"will", b"would", b"should", b"must", b"now", b"still",
@@ -6650,9 +6652,9 @@ pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
         return Some(&label[label.len() - n.len()..]);
     }
     // (Every name ends with one of these, in any case: most labels are turned away here.)
-    const ENDS: [&[u8]; 13] = [
+    const ENDS: [&[u8]; 14] = [
         b"ord", b"swd", b"ase", b"ret", b"key", b"ken", b"ass", b"pwd", b"psk", b"uth", b"ing",
-        b"ary", b"_pw",
+        b"ary", b"_pw", b"mdp",
     ];
     let tail = label.get(label.len().checked_sub(3)?..)?;
     if !ENDS.iter().any(|e| tail.eq_ignore_ascii_case(e)) {
