@@ -5771,6 +5771,24 @@ pub(crate) mod tests {
             ("密码是`Xk9mQ2vL7`。", &["Xk9mQ2vL7"]),
             ("le mot de passe est « Xk9mQ2vL7 »", &["Xk9mQ2vL7"]),
             ("mein Passwort ist „Xk9mQ2vL7“", &["Xk9mQ2vL7"]),
+            // (Their past, German's `heißt`, their `now` after the verb; Vietnamese's `la`
+            // without its accent.)
+            (
+                "das Passwort war Xk9mQ2vL7; hasło brzmi Xk9mQ2vL8",
+                &["Xk9mQ2vL7", "Xk9mQ2vL8"],
+            ),
+            ("Passwort ist jetzt Xk9mQ2vL7", &["Xk9mQ2vL7"]),
+            (
+                "la contraseña es ahora Xk9mQ2vL7; mat khau la Xk9mQ2vL8",
+                &["Xk9mQ2vL7", "Xk9mQ2vL8"],
+            ),
+            // (Review 50: a letter past ASCII glued to a password's end, its ASCII taken, as
+            // before; a value that starts with the name and a symbol.)
+            ("the password is Xk9mQ2vL7é", &["Xk9mQ2vL7"]),
+            (
+                "my pass is pass@Xk9mQ2vL7; the pwd is pwd!Xk9mQ2vL8",
+                &["pass@Xk9mQ2vL7", "pwd!Xk9mQ2vL8"],
+            ),
             // (French's `mdp`, its `c'est`.)
             (
                 "mdp : Xk9mQ2vL7; MDP=Xk9mQ2vL8",
@@ -5811,6 +5829,7 @@ pub(crate) mod tests {
             "Le token est HS256-signé; 我的密码是123456",
             "パスワードが違います; 비밀번호가 틀렸습니다; 密码改为空; 密码也是必需的",
             "mdp oublié ? mdp: ********; le mdp est trop court; c'est le mdp",
+            "the password war is over; password var x = 1",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
@@ -6067,6 +6086,12 @@ pub(crate) mod tests {
             "pw = getattr(settings, \"DB_PASSWORD\", None); getattr(self, \"password\", pw)",
             "System.getProperty(\"db.password\"); x = getattr(a, b, \"password\", \"x2024abc\")",
             "x: ${DB_PASSWORD:?must be set}; y=${DB_PASSWORD:-}",
+            // (Review 50: a lookup of no configuration's, a form's messages and labels.)
+            "const e = errors[\"password\"] || \"Password is required\";",
+            "val e = errors[\"password\"] ?: \"too short\"; x = self.errors.get(\"token\") or \"E4012_X\"",
+            "<label>{t[\"password\"] ?? \"Mot de passe\"}</label>; c = colors[\"secret\"] || \"#ff0000\"",
+            "msg = getattr(errors, \"password\", \"Password must contain a digit\")",
+            "String p = messages.getProperty(\"password\", \"Mot de passe oublié ?\");",
             // (A lookup's empty or placeholder fallback; `or` after a bare name, prose's.)
             "env::var(\"DB_PASSWORD\").unwrap_or(\"\".into()); token or 'anonymous'",
             "if password or 'x2024abc' in s: pass; password || \"password || \"",

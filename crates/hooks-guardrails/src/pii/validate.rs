@@ -4623,11 +4623,13 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // (And other languages' `is`, after their names or ours, as their speakers write ours:
     // `mein Passwort ist …`, `la password è …`, `mi contraseña es …` — German's, Spanish's,
     // French's, Portuguese's, Italian's, Swedish's, Danish's and Norwegian's, Polish's,
-    // Indonesian's, Vietnamese's; Dutch's is English's. In small letters only, and only
-    // where a value follows (see [`value_follows`]): else a word, as before — `Das
+    // Indonesian's, Vietnamese's; Dutch's is English's; and their past, `war`, `era`,
+    // `était`, `var`, and German's `heißt`, Polish's `brzmi`. In small letters only, and
+    // only where a value follows (see [`value_follows`]): else a word, as before — `Das
     // Passwort ist folgendes: …`, `the password for the ES cluster is …`, `the token for
-    // jest is …` (review 49). Finnish's `on` only after another language's name.)
-    const OTHER_VERBS: [&[u8]; 14] = [
+    // jest is …` (review 49). Finnish's `on` and Vietnamese's `la` without its accent only
+    // after another language's name.)
+    const OTHER_VERBS: [&[u8]; 20] = [
         b"ist",
         b"lautet",
         b"es",
@@ -4642,6 +4644,25 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         b"sind",
         b"c'est",
         "c’est".as_bytes(),
+        b"war",
+        b"era",
+        "était".as_bytes(),
+        b"var",
+        "heißt".as_bytes(),
+        b"brzmi",
+    ];
+    // (Other languages' `now`, `simply` after their verb: `Passwort ist jetzt …`.)
+    const OTHER_LEADING: [&[u8]; 10] = [
+        b"jetzt",
+        b"nun",
+        b"einfach",
+        b"ahora",
+        b"maintenant",
+        b"agora",
+        b"adesso",
+        b"ora",
+        b"nu",
+        b"teraz",
     ];
     const LEADING: [&[u8]; 16] = [
         b"has", b"have", b"had", b"been", b"will", b"would", b"should", b"must", b"now", b"still",
@@ -4819,7 +4840,8 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         let lower = |w: &&[u8]| word.eq_ignore_ascii_case(w);
         let colon = b.get(i + len) == Some(&b':');
         let verb = VERBS.iter().any(lower) || colon;
-        let other = !verb && (OTHER_VERBS.contains(&word) || (local && word == b"on"));
+        let other =
+            !verb && (OTHER_VERBS.contains(&word) || (local && (word == b"on" || word == b"la")));
         // Where the value starts after the verb, if anything follows it.
         let past_verb = || {
             let after = i + len + usize::from(colon);
@@ -4848,7 +4870,9 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
                 let w = &b[j..j + len];
                 if len > 0
                     && matches!(b.get(j + len), Some(b' ' | b'\t'))
-                    && (LEADING.iter().any(|l| w.eq_ignore_ascii_case(l)) || w == b"to")
+                    && (LEADING.iter().any(|l| w.eq_ignore_ascii_case(l))
+                        || w == b"to"
+                        || OTHER_LEADING.contains(&w))
                 {
                     j = blanks(j + len);
                     continue;
@@ -4886,11 +4910,11 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // (The name again as the value, a word of its own, is its own candidate: a run,
     // `password is password is …`, is not read on from each — but a value that starts
     // with the name's letters is one, `the token is token-Xk9…`, review 49.)
+    // (Only before white space: `pass@Xk9…`, `pwd!Xk9…` are values, review 50.)
     if value >= limit
         || (b[value..].starts_with(name)
-            && !b
-                .get(value + name.len())
-                .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_')))
+            && b.get(value + name.len())
+                .is_none_or(u8::is_ascii_whitespace))
     {
         return None;
     }
@@ -4972,12 +4996,18 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             if z == end_of_line && b.get(z).is_some_and(bare) {
                 cut = true;
             }
-            // (Glued to a letter past ASCII of a script written with blanks, the word goes
-            // on: `Le token est HS256-signé`, review 49.)
-            if text
-                .get(z..)
-                .and_then(|r| r.chars().next())
-                .is_some_and(|c| !c.is_ascii() && c.is_alphabetic() && !unspaced_script(c))
+            // (Glued to a letter past ASCII of a script written with blanks after a part of
+            // letters, the word goes on: `Le token est HS256-signé`, review 49 — not a
+            // password's last character, `Xk9mQ2vL7é`, whose ASCII is taken, review 50.)
+            let tail = b[value..z]
+                .rsplit(|&c| c == b'-')
+                .next()
+                .filter(|t| z - value > t.len());
+            if tail.is_some_and(|t| t.len() >= 2 && t.iter().all(u8::is_ascii_alphabetic))
+                && text
+                    .get(z..)
+                    .and_then(|r| r.chars().next())
+                    .is_some_and(|c| !c.is_ascii() && c.is_alphabetic() && !unspaced_script(c))
             {
                 return None;
             }
@@ -5613,6 +5643,13 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         return None;
     }
     let between = &b[at..first];
+    // (A lookup of the name and its fallback string, whatever holds it: `pw =
+    // process.env.DB_PASSWORD || "…"` — only a configuration's lookup, not a form's
+    // messages, `errors["password"] || "Password is required"`, review 50.)
+    let fallback = lookup_fallback(between);
+    if fallback && !configuration_before(b, name) {
+        return None;
+    }
     // (A lookup's fallback, `password: process.env.DB_PASSWORD || '…'`: its string.)
     let first = match b[first - 1] {
         b'"' | b'\'' | b'`' => first,
@@ -5881,7 +5918,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         || setter.is_some()
         || (call && !loose)
         || memchr::memmem::find(between, b"alue").is_some()
-        || memchr::memchr(b']', between).is_some();
+        || (memchr::memchr(b']', between).is_some() && !fallback);
     let before_key = key.checked_sub(1).map(|i| b[i]);
     // The opening quote, if any: the byte before the value's first character.
     // (A backtick opens a call's template literal: keytar's `setPassword(…, `…`)`; one
@@ -8933,6 +8970,59 @@ fn interpolates(s: &[u8]) -> bool {
 /// `getOrDefault`, Ruby's `ENV.fetch`, Laravel's and django-environ's `env` and
 /// python-decouple's `config` with a default.
 fn setter_call(b: &[u8], key: usize) -> bool {
+    let call = setter_call_named(b, key);
+    call.is_some_and(|(word, receiver)| {
+        // (A property's or an attribute's default only of a configuration's: not a form's
+        // messages, `getattr(errors, "password", "Password must …")`, review 50.)
+        !(word.eq_ignore_ascii_case(b"getproperty") || word == b"getattr")
+            || receiver.is_empty()
+            || configuration_word(receiver)
+    })
+}
+
+/// Whether `between` (what stands between a secret's name and its value's first character)
+/// is a lookup's fallback operator (see `patterns::named_secret`): `||`, `??`, `?:`, `or`
+/// or Rust's `unwrap_or`, and the string's quote.
+fn lookup_fallback(between: &[u8]) -> bool {
+    let has = |o: &[u8]| memchr::memmem::find(between, o).is_some();
+    (has(b"||") || has(b"??") || has(b"?:") || has(b" or ") || has(b"unwrap_or"))
+        && matches!(between.last(), Some(b'"' | b'\'' | b'`'))
+        && !between.contains(&b'=')
+}
+
+/// Whether a configuration's lookup stands before the secret's name at `name` (its field's
+/// path too), on its line within 48 bytes: the environment's (`process.env.`, `os.environ`,
+/// `getenv(`, `ENV[`, `env::var(`), settings', a configuration's, properties', secrets', a
+/// vault's.
+fn configuration_before(b: &[u8], name: usize) -> bool {
+    let floor = name.saturating_sub(48);
+    let line = memchr::memrchr2(b'\n', b'\r', &b[floor..name]).map_or(floor, |k| floor + k + 1);
+    configuration_word(&b[line..name])
+}
+
+/// Whether `words` name a configuration (see [`configuration_before`]).
+fn configuration_word(words: &[u8]) -> bool {
+    const WORDS: [&[u8]; 10] = [
+        b"env",
+        b"config",
+        b"setting",
+        b"secret",
+        b"propert",
+        b"props",
+        b"system",
+        b"vault",
+        b"credential",
+        b"options",
+    ];
+    let lower = words.to_ascii_lowercase();
+    WORDS
+        .iter()
+        .any(|w| memchr::memmem::find(&lower, w).is_some())
+}
+
+/// The setter call whose argument the name at `key` is (see [`setter_call`]): its name and
+/// its receiver (the word before its `.`, if any).
+fn setter_call_named(b: &[u8], key: usize) -> Option<(&[u8], &[u8])> {
     let mut i = key;
     // The name's opening quote (escaped or not), blanks and line breaks (gofmt's and
     // black's argument lists), the call's `(`, blanks.
@@ -8943,7 +9033,7 @@ fn setter_call(b: &[u8], key: usize) -> bool {
         i -= 1;
     }
     if i == key {
-        return false;
+        return None;
     }
     // (Python's `getattr(settings, "DB_PASSWORD", "…")`: an object before the name, its
     // default after it.)
@@ -8959,7 +9049,7 @@ fn setter_call(b: &[u8], key: usize) -> bool {
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
             .count();
         if object > 0 && b[..j - object].ends_with(b"getattr(") {
-            return true;
+            return Some((b"getattr", &b[j - object..j]));
         }
     }
     // (configparser's section before the name: `cfg.get("db", "password", fallback="…")`.)
@@ -8968,7 +9058,7 @@ fn setter_call(b: &[u8], key: usize) -> bool {
         i > 0 && b[i - 1] == b'('
     };
     if i == 0 || b[i - 1] != b'(' {
-        return false;
+        return None;
     }
     let mut end = i - 1;
     while end > 0 && b[end - 1] == b' ' && i - end < 3 {
@@ -9012,13 +9102,27 @@ fn setter_call(b: &[u8], key: usize) -> bool {
     ];
     let word = &b[start..end];
     if section {
-        return word == b"get";
+        return (word == b"get").then_some((word, &b[start..start]));
     }
+    // (The receiver: the word before the call's `.`, `System` in `System.getProperty(`.)
+    let receiver = match start.checked_sub(1).map(|d| b[d]) {
+        Some(b'.') => {
+            let r = b[..start - 1]
+                .iter()
+                .rev()
+                .take(32)
+                .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+                .count();
+            &b[start - 1 - r..start - 1]
+        }
+        _ => &b[start..start],
+    };
     // (django-environ's typed lookups, `env.str("DB_PASSWORD", default="…")`.)
-    b[..start].ends_with(b"env.")
+    (b[..start].ends_with(b"env.")
         || SETTERS
             .iter()
-            .any(|w| word.eq_ignore_ascii_case(w.as_bytes()))
+            .any(|w| word.eq_ignore_ascii_case(w.as_bytes())))
+    .then_some((word, receiver))
 }
 
 /// Where the quoted argument before the comma at `comma` starts, past blanks before it
