@@ -5789,9 +5789,15 @@ pub(crate) mod tests {
                 "my pass is pass@Xk9mQ2vL7; the pwd is pwd!Xk9mQ2vL8",
                 &["pass@Xk9mQ2vL7", "pwd!Xk9mQ2vL8"],
             ),
+            // (Review 51: a name past ASCII after ASCII glued to it, a value before it.)
+            ("wifi密码是Xk9mQ2vL7", &["Xk9mQ2vL7"]),
+            (
+                "密码是Xk9mQ2vL7密码是Ab12Cd34Ef",
+                &["Xk9mQ2vL7", "Ab12Cd34Ef"],
+            ),
             // (French's `mdp`, its `c'est`.)
             (
-                "mdp : Xk9mQ2vL7; MDP=Xk9mQ2vL8",
+                "mdp : Xk9mQ2vL7; Mdp=Xk9mQ2vL8",
                 &["Xk9mQ2vL7", "Xk9mQ2vL8"],
             ),
             ("mon mdp c'est Xk9mQ2vL7", &["Xk9mQ2vL7"]),
@@ -5830,6 +5836,11 @@ pub(crate) mod tests {
             "パスワードが違います; 비밀번호가 틀렸습니다; 密码改为空; 密码也是必需的",
             "mdp oublié ? mdp: ********; le mdp est trop court; c'est le mdp",
             "the password war is over; password var x = 1",
+            // (Review 51: a Markov decision process's `MDP`; `mdp` ending another word; a
+            // token's prose; a word with a quote in it.)
+            "MDP = MarkovDecisionProcess2; POMDP: Tiger2Grid; pomdp = TigerPomdp2x",
+            "the password var Xk9mQ2vL7 holds it; next token Gpt4oMini24 model",
+            "wifi password Xk9mQ2vL7'z",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

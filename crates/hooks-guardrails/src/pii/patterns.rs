@@ -30,7 +30,7 @@ const BASIC: &str = r"[A-Za-z0-9+/_\-]";
 /// whose name ends in one of them (`MYSQL_ROOT_PASSWORD`, `spring.datasource.password`)
 /// holds a secret (see `validate::named_secret`). The first [`RUN_PASS_NAMES`] are fields'
 /// names; the rest, headers' (`X-API-Key`, `X-Auth-Token`, `Private-Token`) and tokens'.
-pub(super) const SECRET_NAMES: [&str; 126] = [
+pub(super) const SECRET_NAMES: [&str; 125] = [
     // (Before `Secret`, which the trigger would otherwise take with a blank after it, as a
     // name a command sets, and the candidate fail.)
     "Secret Key",
@@ -138,10 +138,11 @@ pub(super) const SECRET_NAMES: [&str; 126] = [
     // alone: its two bytes in the pass's prefilter made every scan 12% slower.)
     "_pw",
     "_PW",
-    // (French's `mot de passe` shortened, as its chat writes it: `mdp : …`, `le mdp est …`.)
+    // (French's `mot de passe` shortened, as its chat writes it: `mdp : …`, `le mdp est …`
+    // — a word of its own, see `WORD_NAMES`; not in capitals, a Markov decision process's
+    // `MDP`, review 51.)
     "mdp",
     "Mdp",
-    "MDP",
     "encryption_key",
     "encryptionKey",
     "ENCRYPTION_KEY",
@@ -1020,14 +1021,14 @@ pub(super) fn command_named_exactly(m: &[u8]) -> bool {
 
 /// The names of [`SECRET_NAMES`] that are common words too: each names a secret only as a
 /// field's whole name or its last part after a `.`, a `-` or a `_` (`smtp.pass`, npm's
-/// `_auth`) — never as the end of another word (`bypass`, `oauth`) — and heads no table's
-/// column (a test's `Pass`, a method's `Auth`).
-pub(super) const WORD_NAMES: [&str; 5] = ["pass", "PASS", "auth", "Auth", "AUTH"];
+/// `_auth`) — never as the end of another word (`bypass`, `oauth`, `pomdp`) — and heads no
+/// table's column (a test's `Pass`, a method's `Auth`).
+pub(super) const WORD_NAMES: [&str; 7] = ["pass", "PASS", "auth", "Auth", "AUTH", "mdp", "Mdp"];
 
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
 /// since) are looked for in a pass of their own, the headers' pass, whose prefilter
 /// then stays the faster kind with fewer literals (see `specs`).
-pub(super) const RUN_PASS_NAMES: usize = 105;
+pub(super) const RUN_PASS_NAMES: usize = 104;
 
 /// A field named by one of `names`, its separator and the value's first character. The
 /// separator is

@@ -4624,12 +4624,12 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // `mein Passwort ist …`, `la password è …`, `mi contraseña es …` — German's, Spanish's,
     // French's, Portuguese's, Italian's, Swedish's, Danish's and Norwegian's, Polish's,
     // Indonesian's, Vietnamese's; Dutch's is English's; and their past, `war`, `era`,
-    // `était`, `var`, and German's `heißt`, Polish's `brzmi`. In small letters only, and
+    // `était` (not Swedish's `var`, code's word), and German's `heißt`, Polish's `brzmi`. In small letters only, and
     // only where a value follows (see [`value_follows`]): else a word, as before — `Das
     // Passwort ist folgendes: …`, `the password for the ES cluster is …`, `the token for
     // jest is …` (review 49). Finnish's `on` and Vietnamese's `la` without its accent only
     // after another language's name.)
-    const OTHER_VERBS: [&[u8]; 20] = [
+    const OTHER_VERBS: [&[u8]; 19] = [
         b"ist",
         b"lautet",
         b"es",
@@ -4647,7 +4647,6 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         b"war",
         b"era",
         "était".as_bytes(),
-        b"var",
         "heißt".as_bytes(),
         b"brzmi",
     ];
@@ -4669,11 +4668,29 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         b"just", b"set", b"changed", b"reset", b"updated", b"rotated",
     ];
     let b = text.as_bytes();
+    // (A name in a script past ASCII is a word of its own after ASCII glued to it, as its
+    // language writes it: `wifi密码是…`, a value before it, `…Xk9密码是…`, review 51.)
+    let key = match b[name].is_ascii() {
+        true => key,
+        false => name,
+    };
     let local = super::patterns::local_name_at(&b[name..at]).is_some();
-    // (A word of prose's, `password`, `Password`: not a field's, `API_KEY`, `auth-pass`.)
+    // (A password's word of prose's, `password`, `Password`, `pass`: not a field's,
+    // `API_KEY`, `auth-pass`, nor a token's, whose prose names many things, `next token
+    // Gpt4oMini24`, review 51.)
     let word_of_prose = name == key
-        && b[name..at].iter().all(u8::is_ascii_alphabetic)
-        && b[name + 1..at].iter().any(u8::is_ascii_lowercase);
+        && b[name + 1..at].iter().any(u8::is_ascii_lowercase)
+        && [
+            "password",
+            "passwd",
+            "pass",
+            "pwd",
+            "passcode",
+            "passphrase",
+            "mdp",
+        ]
+        .iter()
+        .any(|w| b[name..at].eq_ignore_ascii_case(w.as_bytes()));
     // (The name a word of its own, or its last part: `DB_PASSWORD`, `adminPassword` — not
     // a command's, `chpasswd`.)
     if name > key
@@ -4796,11 +4813,16 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             // (a table's row, a tool's key and value) nor on a command's line (its
             // argument: `mysql -u root password …`, read by the commands' pass); a command
             // that sets the name is read before, see `blank_setter`.)
-            let digits = b[i..limit]
+            // (Its word whole: no quote or backtick in it, `Xk9mQ2vL7'z`, review 51.)
+            let token = &b[i..limit];
+            let token = &token[..token
                 .iter()
                 .take_while(|c| !c.is_ascii_whitespace())
-                .filter(|c| c.is_ascii_digit())
-                .count();
+                .count()];
+            let digits = match token.iter().all(bare) {
+                true => token.iter().filter(|c| c.is_ascii_digit()).count(),
+                false => 0,
+            };
             // (The line read back 256 bytes at most: in a run of such values each read the
             // text back to its start.)
             let option_before = || {
@@ -6689,9 +6711,9 @@ pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
         return Some(&label[label.len() - n.len()..]);
     }
     // (Every name ends with one of these, in any case: most labels are turned away here.)
-    const ENDS: [&[u8]; 14] = [
+    const ENDS: [&[u8]; 13] = [
         b"ord", b"swd", b"ase", b"ret", b"key", b"ken", b"ass", b"pwd", b"psk", b"uth", b"ing",
-        b"ary", b"_pw", b"mdp",
+        b"ary", b"_pw",
     ];
     let tail = label.get(label.len().checked_sub(3)?..)?;
     if !ENDS.iter().any(|e| tail.eq_ignore_ascii_case(e)) {
