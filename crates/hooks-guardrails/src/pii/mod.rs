@@ -5782,8 +5782,8 @@ pub(crate) mod tests {
                 "la contraseña es ahora Xk9mQ2vL7; mat khau la Xk9mQ2vL8",
                 &["Xk9mQ2vL7", "Xk9mQ2vL8"],
             ),
-            // (Review 50: a letter past ASCII glued to a password's end, its ASCII taken, as
-            // before; a value that starts with the name and a symbol.)
+            // (Review 50: a letter past ASCII glued to a password's end, its ASCII taken,
+            // as before; a value that starts with the name and a symbol.)
             ("the password is Xk9mQ2vL7é", &["Xk9mQ2vL7"]),
             (
                 "my pass is pass@Xk9mQ2vL7; the pwd is pwd!Xk9mQ2vL8",

@@ -4597,7 +4597,12 @@ fn name_holds(name: &[u8], v: &str, quoted: bool, next: Option<u8>, machine: boo
 /// a word's comma or a remark in parentheses among them — articles (`the`, `your`) not
 /// counted — and any of the words that only lead to it (`has been reset`, `is now`, `will
 /// be`); 96 bytes at most; after a verb's colon, the value may stand on the next line (see
-/// [`next_line_value`]). Right after the name, only a value quoted or a code span.
+/// [`next_line_value`]). Other languages' verbs too (`mein Passwort ist …`, `la password
+/// è …`), where a value follows them; Chinese's, Japanese's and Korean's particle glued to
+/// the name (`密码是…`, `パスワードは…`, `비밀번호는 …`). Right after the name, a value
+/// quoted or a code span — or, after a password's word and one blank, a bare one made by a
+/// machine with two digits or more, as chat gives one (`wifi password Xk9…`), not on a
+/// command's line.
 ///
 /// The value — quoted, a code span, emphasised, or bare (from a letter or a digit to a
 /// blank, a quote or a bracket, its sentence's `.`, `,`, `;`, `:` or `)` after it left
@@ -4624,8 +4629,9 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // `mein Passwort ist …`, `la password è …`, `mi contraseña es …` — German's, Spanish's,
     // French's, Portuguese's, Italian's, Swedish's, Danish's and Norwegian's, Polish's,
     // Indonesian's, Vietnamese's; Dutch's is English's; and their past, `war`, `era`,
-    // `était` (not Swedish's `var`, code's word), and German's `heißt`, Polish's `brzmi`. In small letters only, and
-    // only where a value follows (see [`value_follows`]): else a word, as before — `Das
+    // `était` (not Swedish's `var`, code's word), and German's `heißt`, Polish's `brzmi`.
+    // In small letters only, and only where a value follows (see [`value_follows`]): else
+    // a word, as before — `Das
     // Passwort ist folgendes: …`, `the password for the ES cluster is …`, `the token for
     // jest is …` (review 49). Finnish's `on` and Vietnamese's `la` without its accent only
     // after another language's name.)
@@ -4678,19 +4684,22 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // (A password's word of prose's, `password`, `Password`, `pass`: not a field's,
     // `API_KEY`, `auth-pass`, nor a token's, whose prose names many things, `next token
     // Gpt4oMini24`, review 51.)
-    let word_of_prose = name == key
-        && b[name + 1..at].iter().any(u8::is_ascii_lowercase)
-        && [
-            "password",
-            "passwd",
-            "pass",
-            "pwd",
-            "passcode",
-            "passphrase",
-            "mdp",
-        ]
-        .iter()
-        .any(|w| b[name..at].eq_ignore_ascii_case(w.as_bytes()));
+    const PASSWORD_WORDS: [&str; 7] = [
+        "password",
+        "passwd",
+        "pass",
+        "pwd",
+        "passcode",
+        "passphrase",
+        "mdp",
+    ];
+    let word_of_prose = || {
+        name == key
+            && b[name + 1..at].iter().any(u8::is_ascii_lowercase)
+            && PASSWORD_WORDS
+                .iter()
+                .any(|w| b[name..at].eq_ignore_ascii_case(w.as_bytes()))
+    };
     // (The name a word of its own, or its last part: `DB_PASSWORD`, `adminPassword` — not
     // a command's, `chpasswd`.)
     if name > key
@@ -4825,16 +4834,12 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             };
             // (The line read back 256 bytes at most: in a run of such values each read the
             // text back to its start.)
-            let option_before = || {
-                let floor = key.saturating_sub(256);
-                let line =
-                    memchr::memrchr2(b'\n', b'\r', &b[floor..key]).map_or(floor, |k| floor + k + 1);
-                memchr::memmem::find(&b[line..key], b" -").is_some()
-            };
+            let option_before =
+                || memchr::memmem::find(&b[line_back(b, key, 256)..key], b" -").is_some();
             if i == first
                 && first == at + 1
                 && b[at] == b' '
-                && word_of_prose
+                && word_of_prose()
                 && !line_start
                 && digits >= 2
                 && value_follows(b, i, limit)
@@ -5539,9 +5544,11 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // (Chinese's, Japanese's and Korean's particle after the name, `密码是…`: prose's,
     // judged as prose's value is — read as a field's, a sentence's version or algorithm was
     // taken, `密码是RSA2048加密的`, and a password cut at its `&`, review 49.)
-    if super::patterns::PARTICLES
-        .iter()
-        .any(|p| b[at..].starts_with(p.as_bytes()))
+    // (Asked only past ASCII: most names stand before an ASCII separator.)
+    if b.get(at).is_some_and(|c| !c.is_ascii())
+        && super::patterns::PARTICLES
+            .iter()
+            .any(|p| b[at..].starts_with(p.as_bytes()))
     {
         return prose_secret(text, key, name, at);
     }
@@ -8247,8 +8254,7 @@ fn blank_setter(b: &[u8], key: usize) -> Option<BlankSetter> {
     // (A property's value added to or removed from a list: `+wifi-sec.psk`.)
     let start = key - usize::from(key > 0 && property && matches!(b[key - 1], b'+' | b'-'));
     if (word == b"password" || property) && start > 0 && blank(b[start - 1]) {
-        let floor = key.saturating_sub(256);
-        let line = memchr::memrchr2(b'\n', b'\r', &b[floor..key]).map_or(floor, |i| floor + i + 1);
+        let line = line_back(b, key, 256);
         // (Its searcher built once: built for each, a run of prose's `password` spent a
         // fifth of its validation on it.)
         static NMCLI: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
@@ -9017,9 +9023,14 @@ fn lookup_fallback(between: &[u8]) -> bool {
 /// `getenv(`, `ENV[`, `env::var(`), settings', a configuration's, properties', secrets', a
 /// vault's.
 fn configuration_before(b: &[u8], name: usize) -> bool {
-    let floor = name.saturating_sub(48);
-    let line = memchr::memrchr2(b'\n', b'\r', &b[floor..name]).map_or(floor, |k| floor + k + 1);
-    configuration_word(&b[line..name])
+    configuration_word(&b[line_back(b, name, 48)..name])
+}
+
+/// Where the line that `at` stands on starts, read back `reach` bytes at most (from there
+/// where it starts further back).
+fn line_back(b: &[u8], at: usize, reach: usize) -> usize {
+    let floor = at.saturating_sub(reach);
+    memchr::memrchr2(b'\n', b'\r', &b[floor..at]).map_or(floor, |k| floor + k + 1)
 }
 
 /// Whether `words` name a configuration (see [`configuration_before`]).
