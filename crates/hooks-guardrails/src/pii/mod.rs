@@ -6055,6 +6055,10 @@ pub(crate) mod tests {
                 "getattr(settings,'DB_PASSWORD','S3cr3tPw99')",
                 &["S3cr3tPw99"],
             ),
+            (
+                "prop.getProperty(\"db.password\", \"S3cr3tPw99\"); getattr(cfg, \"DB_PASSWORD\", \"S3cr3tPw98\")",
+                &["S3cr3tPw99", "S3cr3tPw98"],
+            ),
             // A lookup of the name and its fallback, whatever holds it.
             (
                 "const pw = process.env.DB_PASSWORD || \"S3cr3tPw99\";",

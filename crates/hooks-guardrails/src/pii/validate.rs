@@ -9035,13 +9035,15 @@ fn line_back(b: &[u8], at: usize, reach: usize) -> usize {
 
 /// Whether `words` name a configuration (see [`configuration_before`]).
 fn configuration_word(words: &[u8]) -> bool {
+    // (`conf` and `cfg` for a configuration however shortened, `prop` for properties: a
+    // receiver named `prop`, `cfg`, `conf` was read as none, review 51.)
     const WORDS: [&[u8]; 10] = [
         b"env",
-        b"config",
+        b"conf",
+        b"cfg",
         b"setting",
         b"secret",
-        b"propert",
-        b"props",
+        b"prop",
         b"system",
         b"vault",
         b"credential",
