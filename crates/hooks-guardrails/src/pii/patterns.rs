@@ -286,27 +286,42 @@ pub(super) const LOCAL_NAMES: [&str; 75] = [
     "matKhau",
 ];
 
-/// The particles Chinese, Japanese and Korean glue to a name to say what it is, or what it
-/// was set to (see [`local_secret`]), the longest first: Chinese's `就是`, `也是`, `还是`,
-/// `改为`, `改成`, `设为`, `设置为` too; Japanese's `が`, `も`; Korean's `가`, `도`.
-pub(super) const PARTICLES: [&str; 16] = [
-    "设置为",
-    "就是",
-    "也是",
-    "还是",
-    "改为",
-    "改成",
-    "设为",
-    "是",
-    "为",
-    "為",
-    "は",
-    "が",
-    "も",
-    "는",
-    "가",
-    "도",
+/// The particles Chinese, Japanese and Korean glue to a name of [`LOCAL_NAMES`] to say what
+/// it is, or what it was set to (see [`local_secret`]), the longest first: Chinese's `是`,
+/// `为`, `就是`, `也是`, `还是`, `改为`, `改成`, `设为`, `设置为`; Japanese's `は`, `が`,
+/// `も`; Korean's `는`, `가`, `도`.
+const PARTICLES: [(&[&str], &[&str]); 3] = [
+    (
+        &["密码", "密碼"],
+        &[
+            "设置为",
+            "就是",
+            "也是",
+            "还是",
+            "改为",
+            "改成",
+            "设为",
+            "是",
+            "为",
+            "為",
+        ],
+    ),
+    (&["パスワード"], &["は", "が", "も"]),
+    (&["비밀번호"], &["는", "가", "도"]),
 ];
+
+/// The length of the particle of [`PARTICLES`] that `rest` (what follows a name) starts
+/// with, if any (asked past ASCII only: most names stand before an ASCII separator).
+pub(super) fn particle_at(rest: &[u8]) -> Option<usize> {
+    if rest.first().is_none_or(u8::is_ascii) {
+        return None;
+    }
+    PARTICLES
+        .iter()
+        .flat_map(|(_, particles)| particles.iter())
+        .find(|p| rest.starts_with(p.as_bytes()))
+        .map(|p| p.len())
+}
 
 /// A field named by one of [`LOCAL_NAMES`] (see [`named_secret`]), or one that Chinese,
 /// Japanese or Korean names before a particle of [`PARTICLES`], unspaced: `密码是…`,
@@ -314,8 +329,13 @@ pub(super) const PARTICLES: [&str; 16] = [
 /// colon and blanks after it or not, the value quoted or not. (The particles' literals
 /// start with their names', which the prefilter holds already.)
 fn local_secret() -> String {
+    let particles = PARTICLES
+        .iter()
+        .map(|(names, particles)| format!("(?:{})(?:{})", names.join("|"), particles.join("|")))
+        .collect::<Vec<_>>()
+        .join("|");
     format!(
-        r#"{}|(?:密码|密碼)(?:设置为|就是|也是|还是|改为|改成|设为|是|为|為)(?:[ \t]{{0,4}}:)?[ \t]{{0,4}}(?:\\{{0,3}}["'])?[^\s"'\\>]|(?:パスワード(?:は|が|も)|비밀번호(?:는|가|도))(?:[ \t]{{0,4}}:)?[ \t]{{0,4}}(?:\\{{0,3}}["'])?[^\s"'\\>]"#,
+        r#"{}|(?:{particles})(?:[ \t]{{0,4}}:)?[ \t]{{0,4}}(?:\\{{0,3}}["'])?[^\s"'\\>]"#,
         named_secret(&LOCAL_NAMES, false)
     )
 }

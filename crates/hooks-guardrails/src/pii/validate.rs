@@ -4720,13 +4720,10 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     };
     // (Chinese's, Japanese's and Korean's particle glued to the name, `密码是…`, `パスワードは
     // …`: the value after it, past a colon and blanks.)
-    let particle = super::patterns::PARTICLES
-        .iter()
-        .find(|p| b[at..].starts_with(p.as_bytes()))
-        .map(|p| {
-            let j = blanks(at + p.len());
-            blanks(j + usize::from(b.get(j) == Some(&b':')))
-        });
+    let particle = super::patterns::particle_at(&b[at..]).map(|len| {
+        let j = blanks(at + len);
+        blanks(j + usize::from(b.get(j) == Some(&b':')))
+    });
     let first = blanks(at);
     if first == at && particle.is_none() {
         return None;
@@ -5544,12 +5541,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // (Chinese's, Japanese's and Korean's particle after the name, `密码是…`: prose's,
     // judged as prose's value is — read as a field's, a sentence's version or algorithm was
     // taken, `密码是RSA2048加密的`, and a password cut at its `&`, review 49.)
-    // (Asked only past ASCII: most names stand before an ASCII separator.)
-    if b.get(at).is_some_and(|c| !c.is_ascii())
-        && super::patterns::PARTICLES
-            .iter()
-            .any(|p| b[at..].starts_with(p.as_bytes()))
-    {
+    if super::patterns::particle_at(&b[at..]).is_some() {
         return prose_secret(text, key, name, at);
     }
     // (A shell's default in a template, `${DB_PASSWORD:-…}`, `:=`: the default after the
@@ -9012,10 +9004,9 @@ fn setter_call(b: &[u8], key: usize) -> bool {
 /// is a lookup's fallback operator (see `patterns::named_secret`): `||`, `??`, `?:`, `or`
 /// or Rust's `unwrap_or`, and the string's quote.
 fn lookup_fallback(between: &[u8]) -> bool {
-    let has = |o: &[u8]| memchr::memmem::find(between, o).is_some();
-    (has(b"||") || has(b"??") || has(b"?:") || has(b" or ") || has(b"unwrap_or"))
-        && matches!(between.last(), Some(b'"' | b'\'' | b'`'))
+    matches!(between.last(), Some(b'"' | b'\'' | b'`'))
         && !between.contains(&b'=')
+        && holds_any(between, &["||", "??", "?:", " or ", "unwrap_or"])
 }
 
 /// Whether a configuration's lookup stands before the secret's name at `name` (its field's
@@ -9037,22 +9028,19 @@ fn line_back(b: &[u8], at: usize, reach: usize) -> usize {
 fn configuration_word(words: &[u8]) -> bool {
     // (`conf` and `cfg` for a configuration however shortened, `prop` for properties: a
     // receiver named `prop`, `cfg`, `conf` was read as none, review 51.)
-    const WORDS: [&[u8]; 10] = [
-        b"env",
-        b"conf",
-        b"cfg",
-        b"setting",
-        b"secret",
-        b"prop",
-        b"system",
-        b"vault",
-        b"credential",
-        b"options",
+    const WORDS: [&str; 10] = [
+        "env",
+        "conf",
+        "cfg",
+        "setting",
+        "secret",
+        "prop",
+        "system",
+        "vault",
+        "credential",
+        "options",
     ];
-    let lower = words.to_ascii_lowercase();
-    WORDS
-        .iter()
-        .any(|w| memchr::memmem::find(&lower, w).is_some())
+    holds_any(words.to_ascii_lowercase(), &WORDS)
 }
 
 /// The setter call whose argument the name at `key` is (see [`setter_call`]): its name and
@@ -9656,8 +9644,8 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
 /// Whether `hay` holds any of `words` (each non-empty): one walk over it, each word
 /// compared only where its first byte stands — not a substring search built for each word,
 /// which cost a third of a scan of text made only of named values.
-fn holds_any(hay: &str, words: &[&str]) -> bool {
-    let hay = hay.as_bytes();
+fn holds_any(hay: impl AsRef<[u8]>, words: &[&str]) -> bool {
+    let hay = hay.as_ref();
     (0..hay.len()).any(|i| {
         words
             .iter()
@@ -9883,7 +9871,7 @@ fn fixture_token(token: &str) -> bool {
     ];
     token.len() < 16
         && (!token.bytes().any(|c| c.is_ascii_alphabetic())
-            || holds_any(&token.to_ascii_lowercase(), &WORDS))
+            || holds_any(token.to_ascii_lowercase(), &WORDS))
 }
 
 /// The basic credentials at `at` (after `Basic `): base64 (standard or URL-safe, padded or
