@@ -4501,13 +4501,140 @@ pub(super) fn command_password_on(
 /// The longest value a named field's secret is read to.
 const NAMED_VALUE_MAX: usize = 256;
 
+/// A password's own words, as prose writes them in English (and French's `mdp`): see
+/// [`password_word`].
+const PASSWORD_WORDS: [&str; 7] = [
+    "password",
+    "passwd",
+    "pass",
+    "pwd",
+    "passcode",
+    "passphrase",
+    "mdp",
+];
+
+/// Whether `name` is a password's own word, in English or another language (`Password`,
+/// `pwd`, `Passwort`, `mot de passe`, `密码`; not a field's, `DB_PASSWORD`, nor a token's or
+/// a key's): a value a person made may follow it (see [`human_value`]).
+fn password_word(name: &[u8]) -> bool {
+    PASSWORD_WORDS
+        .iter()
+        .any(|w| name.eq_ignore_ascii_case(w.as_bytes()))
+        || super::patterns::local_name_at(name).is_some_and(|n| n.len() == name.len())
+}
+
+/// Whether a value that no machine made (see [`machine_made`]), after a password's own word
+/// (see [`password_word`]), is one a person made: `hunter2`, `Sunflower2024!`, `P@ss1234`,
+/// `ABC123def` — a letter in it, or six digits or more alone (`12345678`; not a date,
+/// `2024-01-05`, nor a count, `8+`); 24 bytes at most, of two parts at most (not a model's
+/// name, `Hermes-3-Llama-3.1-8x7B`); no word set apart by its capital after a digit (a
+/// name, `Qwen2Tokenizer`, `PBKDF2WithHmacSHA256`); no part a technique's name, which prose
+/// says a password is hashed, encoded or protected with (`SHA-256`, `bcrypt12`,
+/// `WPA2-PSK`, `argon2id`, `Base64-encoded`, `OAuth2`, `2FA`). It is judged as a field's
+/// value too (see [`secret_value`]).
+fn human_value(v: &[u8]) -> bool {
+    // (Letters a technique's name starts with, a version's digits after them.)
+    const TECHNIQUES: [&[u8]; 29] = [
+        b"sha", b"md", b"aes", b"rsa", b"des", b"hs", b"rs", b"es", b"ps", b"wpa", b"wep", b"utf",
+        b"iso", b"base", b"pkcs", b"tls", b"ssl", b"http", b"bcrypt", b"scrypt", b"argon",
+        b"pbkdf", b"hmac", b"oauth", b"saml", b"ntlm", b"ntlmv", b"crc", b"ed",
+    ];
+    // (Techniques' names of a digit first, and words a technique's name takes after it:
+    // `SHA256-hashed`, `AES-encrypted`.)
+    const WORDS: [&[u8]; 14] = [
+        b"2fa",
+        b"3des",
+        b"x509",
+        b"hashed",
+        b"encrypted",
+        b"encoded",
+        b"protected",
+        b"signed",
+        b"salted",
+        b"secured",
+        b"based",
+        b"compatible",
+        b"bit",
+        b"bits",
+    ];
+    let digits = v.iter().filter(|c| c.is_ascii_digit()).count();
+    let parts = || v.split(|c| matches!(c, b'-' | b'.' | b'_' | b'/'));
+    if v.len() > 24
+        || parts().count() > 2
+        || !(v.iter().any(u8::is_ascii_alphabetic) || (digits == v.len() && digits >= 6))
+    {
+        return false;
+    }
+    // (`2Tokenizer`, `2With`: a capital and three small letters after a digit.)
+    let named = v.windows(5).any(|w| {
+        w[0].is_ascii_digit()
+            && w[1].is_ascii_uppercase()
+            && w[2..].iter().all(u8::is_ascii_lowercase)
+    });
+    !named
+        && !v.split(|c| !c.is_ascii_alphanumeric()).any(|part| {
+            let letters = part.iter().take_while(|c| c.is_ascii_alphabetic()).count();
+            let (name, version) = part.split_at(letters);
+            // (Its version right after it, `HS256`, `argon2id`; three letters alone too,
+            // `AES`.)
+            let versioned = version.first().is_some_and(u8::is_ascii_digit)
+                || (version.is_empty() && letters >= 3);
+            (versioned && TECHNIQUES.iter().any(|w| name.eq_ignore_ascii_case(w)))
+                || WORDS.iter().any(|w| part.eq_ignore_ascii_case(w))
+        })
+}
+
+/// Whether the bare value that ends at `z` ends its sentence or its clause: the text's or
+/// its line's end; sentence punctuation (`.`, `,`, `;`, `!`, `?`, `)`, a closing quote or
+/// emphasis) then white space, the end or a script written without blanks (`…,谢谢`, as
+/// the scan reads `，`); an ideographic one (`、`, `。`); or a dash or a remark set apart
+/// (`… — please change it`, `… (case-sensitive)`) — not a word that goes on (`Passwort
+/// ist ABC123def ungültig`, `the password is OAuth2 based`).
+fn ends_sentence(text: &str, z: usize) -> bool {
+    let b = text.as_bytes();
+    let rest = &b[z..];
+    let punct = rest
+        .iter()
+        .take_while(|c| {
+            matches!(
+                c,
+                b'.' | b',' | b';' | b':' | b'!' | b'?' | b')' | b']' | b'"' | b'\'' | b'*' | b'`'
+            )
+        })
+        .count();
+    // (Or the value's own last `!` or `?`: `Welcome1! Please change it.`)
+    let closed = punct > 0 || (z > 0 && matches!(b[z - 1], b'!' | b'?'));
+    match rest[punct..].first() {
+        None | Some(b'\n' | b'\r') => true,
+        Some(b' ' | b'\t') if closed => true,
+        Some(_) if punct > 0 => text[z + punct..]
+            .chars()
+            .next()
+            .is_some_and(unspaced_script),
+        Some(b' ' | b'\t') => {
+            let next = rest[punct..].trim_ascii_start();
+            next.is_empty()
+                || ["—", "–", "- ", "(", "\n", "\r"]
+                    .iter()
+                    .any(|d| next.starts_with(d.as_bytes()))
+        }
+        _ => {
+            punct == 0
+                && ["，", "。", "！", "？", "、", "；"]
+                    .iter()
+                    .any(|p| rest.starts_with(p.as_bytes()))
+        }
+    }
+}
+
 /// A value on the line after its label's colon (`name` the label's name, `at` its end):
 /// `Here is the password:⏎⏎```⏎…⏎```` (the fenced block's first line), `**Password:**⏎`…``,
 /// `Your API key:⏎…`. `None` where the name is not followed so (a colon, emphasis and
 /// blanks to its line's end; up to one blank line); else whether a secret stands there: a
 /// fenced line, or a code span or a quoted string alone on its line, judged as a field's
 /// value is (see [`secret_value`]), a bare word alone on its line also as made by a
-/// machine (see [`machine_made`]) — a line of prose, a YAML mapping's next key
+/// machine (see [`machine_made`]) or, after a password's own word, by a person (see
+/// [`human_value`]: `Password:⏎hunter2`) — a line of prose, a YAML mapping's next key
 /// (`password:⏎  secretKeyRef:`) or a list (`- a`) holds none.
 fn next_line_value(text: &str, name: &[u8], at: usize) -> Option<Option<(usize, usize)>> {
     let b = text.as_bytes();
@@ -4573,7 +4700,10 @@ fn next_line_value(text: &str, name: &[u8], at: usize) -> Option<Option<(usize, 
     let Some(v) = text.get(a..z) else {
         return Some(None);
     };
-    let secret = !v.is_empty() && name_holds(name, v, quoted, b.get(z).copied(), !quoted);
+    // (After a password's own word, a value a person made too: `Password:⏎hunter2`.)
+    let human = password_word(name) && human_value(v.as_bytes());
+    let machine = !(quoted || human);
+    let secret = !v.is_empty() && name_holds(name, v, quoted, b.get(z).copied(), machine);
     Some(secret.then_some((a, z)))
 }
 
@@ -4609,7 +4739,10 @@ fn name_holds(name: &[u8], v: &str, quoted: bool, next: Option<u8>, machine: boo
 /// out) — is judged as a field's is (see [`secret_value`]) and must look made by a machine
 /// (see [`machine_made`]): prose names hashes, versions, models, types and settings after
 /// the same verbs (`the token is HS256-signed`, `the token is Qwen2Tokenizer`, `rename the
-/// secret to prod-db-creds-2024`). The name is a word of its own or a field's last part
+/// secret to prod-db-creds-2024`). After a password's own word (see [`password_word`]) and
+/// a verb, a colon, a dash, a particle, a tab or a `|`, one a person made is one too (see
+/// [`human_value`]: `my password is hunter2`), quoted or where it ends its sentence (see
+/// [`ends_sentence`]). The name is a word of its own or a field's last part
 /// (`DB_PASSWORD`, `adminPassword`; not `chpasswd`), and may close its emphasis or code
 /// span or take a comma (see [`prose_mark`]).
 fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize, usize)> {
@@ -4684,15 +4817,6 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // (A password's word of prose's, `password`, `Password`, `pass`: not a field's,
     // `API_KEY`, `auth-pass`, nor a token's, whose prose names many things, `next token
     // Gpt4oMini24`, review 51.)
-    const PASSWORD_WORDS: [&str; 7] = [
-        "password",
-        "passwd",
-        "pass",
-        "pwd",
-        "passcode",
-        "passphrase",
-        "mdp",
-    ];
     let word_of_prose = || {
         name == key
             && b[name + 1..at].iter().any(u8::is_ascii_lowercase)
@@ -4742,7 +4866,10 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         && b.get(first) == Some(&b'|')
         && b.get(first + 1) == Some(&b' ');
     // (The value follows a verb, a word's colon or a dash; or stands right after the name,
-    // quoted or a code span, or tabbed.)
+    // quoted or a code span, or tabbed — or bare, as chat gives one, see below. Only one
+    // that a verb, a colon, a dash, a particle, a tab or a `|` announces may be one a
+    // person made, see below.)
+    let mut announced = true;
     let value = loop {
         if let Some(p) = particle {
             break p;
@@ -4757,6 +4884,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         let c = *b[..limit].get(i)?;
         if matches!(c, b'`' | b'"' | b'\'') {
             // A value right after the name (or after a verb, read below).
+            announced = false;
             break (i == first).then_some(i)?;
         }
         // (A remark in parentheses between, a word: `your API key (keep it safe) is …`.)
@@ -4771,6 +4899,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
                 && inside.len() > 2
                 && last == q
             {
+                announced = false;
                 break i + 1;
             }
             words += 1;
@@ -4839,9 +4968,10 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
                 && word_of_prose()
                 && !line_start
                 && digits >= 2
-                && value_follows(b, i, limit)
+                && value_follows(b, i, limit, false)
                 && !option_before()
             {
+                announced = false;
                 break i;
             }
             return None;
@@ -4911,7 +5041,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
                 return next_line_value(text, name, i + len)?;
             }
             match past_verb() {
-                Some(j) if verb || value_follows(b, j, limit) => break j,
+                Some(j) if verb || value_follows(b, j, limit, password_word(name)) => break j,
                 None if verb => return None,
                 // (Another language's verb no value follows: a word.)
                 _ => {}
@@ -5069,7 +5199,14 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         true => None,
         false => b.get(run_end.unwrap_or(z)).copied(),
     };
-    if !name_holds(name, v, quoted, next, true) {
+    // (After a password's own word, a value a person made too, announced — `my password is
+    // hunter2`, `Passwort: Sommer2024!`, not `the password (`UserPwdV3`) field` nor chat's
+    // `wifi password …` — quoted, or bare where it ends its sentence.)
+    let human = announced
+        && password_word(name)
+        && human_value(v.as_bytes())
+        && (quoted || ends_sentence(text, run_end.unwrap_or(z)));
+    if !name_holds(name, v, quoted, next, !human) {
         return None;
     }
     let z = match run_end {
@@ -5098,8 +5235,9 @@ pub(super) const CURLY_QUOTES: [(&str, &str); 7] = [
 
 /// Whether a value prose may give starts at `j` (before `limit`): quoted, a code span,
 /// emphasised or in typographic quotes — or bare and made by a machine (see
-/// [`machine_made`]), its sentence's punctuation left out.
-fn value_follows(b: &[u8], j: usize, limit: usize) -> bool {
+/// [`machine_made`]), or, where `human`, by a person (see [`human_value`]), judged as a
+/// field's value is (see [`secret_value`]); its sentence's punctuation left out.
+fn value_follows(b: &[u8], j: usize, limit: usize, human: bool) -> bool {
     let Some(&c) = b[..limit].get(j) else {
         return false;
     };
@@ -5115,6 +5253,9 @@ fn value_follows(b: &[u8], j: usize, limit: usize) -> bool {
         v = rest;
     }
     machine_made(v)
+        || (human
+            && human_value(v)
+            && std::str::from_utf8(v).is_ok_and(|v| secret_value(v, false, None)))
 }
 
 /// The longest value prose may give quoted (see [`prose_secret`], [`value_before_name`]):
