@@ -5786,6 +5786,8 @@ pub(crate) mod tests {
             // (Not a password's own word, not announced, not a person's shape.)
             "the token is hunter2. the secret is Summer2024. DB_PASSWORD is hunter2",
             "wifi password hunter22 please",
+            // (Too short for a person's password, a version.)
+            "my pwd is ab12. the password is v1.2.3",
             "The password (`UserPwdV3`) field is required.",
             "the password is UTF-8 encoded. The password is in 1Password.",
             "The password length is 12345678. the password expires in 90 days",

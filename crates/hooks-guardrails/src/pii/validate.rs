@@ -4525,13 +4525,13 @@ fn password_word(name: &[u8]) -> bool {
 
 /// Whether a value that no machine made (see [`machine_made`]), after a password's own word
 /// (see [`password_word`]), is one a person made: `hunter2`, `Sunflower2024!`, `P@ss1234`,
-/// `ABC123def` — a letter in it, or six digits or more alone (`12345678`; not a date,
-/// `2024-01-05`, nor a count, `8+`); 24 bytes at most, of two parts at most (not a model's
-/// name, `Hermes-3-Llama-3.1-8x7B`); no word set apart by its capital after a digit (a
-/// name, `Qwen2Tokenizer`, `PBKDF2WithHmacSHA256`); no part a technique's name, which prose
-/// says a password is hashed, encoded or protected with (`SHA-256`, `bcrypt12`,
-/// `WPA2-PSK`, `argon2id`, `Base64-encoded`, `OAuth2`, `2FA`). It is judged as a field's
-/// value too (see [`secret_value`]).
+/// `ABC123def` — 6 to 24 bytes (not `ab12`, `v1.2`), a letter in it or digits alone
+/// (`12345678`; not a date, `2024-01-05`), of two parts at most (not a model's name,
+/// `Llama-3.1-8B`); no word set apart by its capital after a digit (a name,
+/// `Qwen2Tokenizer`, `PBKDF2WithHmacSHA256`); no part a technique's name, which prose says
+/// a password is hashed, encoded or protected with (`SHA-256`, `bcrypt12`, `WPA2-PSK`,
+/// `argon2id`, `Base64-encoded`, `OAuth2`, `2FA`). It is judged as a field's value too (see
+/// [`secret_value`]).
 fn human_value(v: &[u8]) -> bool {
     // (Letters a technique's name starts with, a version's digits after them.)
     const TECHNIQUES: [&[u8]; 29] = [
@@ -4559,9 +4559,9 @@ fn human_value(v: &[u8]) -> bool {
     ];
     let digits = v.iter().filter(|c| c.is_ascii_digit()).count();
     let parts = || v.split(|c| matches!(c, b'-' | b'.' | b'_' | b'/'));
-    if v.len() > 24
+    if !(6..=24).contains(&v.len())
         || parts().count() > 2
-        || !(v.iter().any(u8::is_ascii_alphabetic) || (digits == v.len() && digits >= 6))
+        || !(v.iter().any(u8::is_ascii_alphabetic) || digits == v.len())
     {
         return false;
     }
