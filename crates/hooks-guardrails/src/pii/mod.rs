@@ -5766,6 +5766,12 @@ pub(crate) mod tests {
             ("password:\nhunter2", &["hunter2"]),
             ("Password\thunter22", &["hunter22"]),
             ("**Password**: `hunter2`", &["hunter2"]),
+            // (A verb that ends its line: the value alone on the next, as a machine or a
+            // person made it.)
+            ("The wifi password is\nSunflower2024", &["Sunflower2024"]),
+            ("The wifi password is\nXk9mQ2vL7pR\n", &["Xk9mQ2vL7pR"]),
+            ("The token is\r\nXk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("Das Passwort ist\nSommer2024!", &["Sommer2024!"]),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5786,6 +5792,9 @@ pub(crate) mod tests {
             // (Not a password's own word, not announced, not a person's shape.)
             "the token is hunter2. the secret is Summer2024. DB_PASSWORD is hunter2",
             "wifi password hunter22 please",
+            // (A verb that ends its line, and prose on the next; a token's word.)
+            "The password is\nrequired for login. the password is\nhunter22 and more",
+            "The token is\nhunter22",
             // (Too short for a person's password, a version.)
             "my pwd is ab12. the password is v1.2.3",
             "The password (`UserPwdV3`) field is required.",

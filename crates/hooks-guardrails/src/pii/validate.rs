@@ -4629,14 +4629,20 @@ fn ends_sentence(text: &str, z: usize) -> bool {
 
 /// A value on the line after its label's colon (`name` the label's name, `at` its end):
 /// `Here is the password:⏎⏎```⏎…⏎```` (the fenced block's first line), `**Password:**⏎`…``,
-/// `Your API key:⏎…`. `None` where the name is not followed so (a colon, emphasis and
-/// blanks to its line's end; up to one blank line); else whether a secret stands there: a
+/// `Your API key:⏎…` — or after prose's verb that ends its line, where `announced` (`The
+/// wifi password is⏎…`). `None` where the name is not followed so (a colon, unless
+/// `announced`, emphasis and blanks to its line's end; up to one blank line); else whether a secret stands there: a
 /// fenced line, or a code span or a quoted string alone on its line, judged as a field's
 /// value is (see [`secret_value`]), a bare word alone on its line also as made by a
 /// machine (see [`machine_made`]) or, after a password's own word, by a person (see
 /// [`human_value`]: `Password:⏎hunter2`) — a line of prose, a YAML mapping's next key
 /// (`password:⏎  secretKeyRef:`) or a list (`- a`) holds none.
-fn next_line_value(text: &str, name: &[u8], at: usize) -> Option<Option<(usize, usize)>> {
+fn next_line_value(
+    text: &str,
+    name: &[u8],
+    at: usize,
+    announced: bool,
+) -> Option<Option<(usize, usize)>> {
     let b = text.as_bytes();
     let blanks = |mut i: usize| {
         while matches!(b.get(i), Some(b' ' | b'\t')) {
@@ -4650,7 +4656,7 @@ fn next_line_value(text: &str, name: &[u8], at: usize) -> Option<Option<(usize, 
         .take(16)
         .take_while(|c| matches!(c, b':' | b'*' | b'_' | b'`' | b' ' | b'\t' | b'\r'))
         .count();
-    if b.get(at + rest) != Some(&b'\n') || !b[at..at + rest].contains(&b':') {
+    if b.get(at + rest) != Some(&b'\n') || !(announced || b[at..at + rest].contains(&b':')) {
         return None;
     }
     let mut i = blanks(at + rest + 1);
@@ -4940,7 +4946,12 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
                 .take_while(|c| c.is_ascii_alphabetic())
                 .count();
         }
-        if len == 0 || !matches!(b.get(i + len), Some(b' ' | b'\t' | b':' | b',')) {
+        // (A word that ends its line goes on below only if it is a verb.)
+        let word_ends = matches!(
+            b.get(i + len),
+            Some(b' ' | b'\t' | b':' | b',' | b'\r' | b'\n')
+        );
+        if len == 0 || !word_ends {
             // No word. (A bare value right after the name, one blank between, is one only
             // where a machine made it, two digits or more in it, as chat gives one — `wifi
             // password Xk9…`, `user admin pass Xk9…` — not `the password abc12345 works`,
@@ -5038,7 +5049,12 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         if verb || other {
             // (`Your new password is:⏎…`: the value on the next line.)
             if colon && matches!(b.get(i + len + 1), Some(b'\r' | b'\n')) {
-                return next_line_value(text, name, i + len)?;
+                return next_line_value(text, name, i + len, false)?;
+            }
+            // (`The wifi password is⏎…`: a verb that ends its line, the value alone on the
+            // next.)
+            if !colon && matches!(b.get(i + len), Some(b'\r' | b'\n')) {
+                return next_line_value(text, name, i + len, true)?;
             }
             match past_verb() {
                 Some(j) if verb || value_follows(b, j, limit, password_word(name)) => break j,
@@ -5761,7 +5777,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     {
         return None;
     }
-    if let Some(found) = next_line_value(text, &b[key..at], at) {
+    if let Some(found) = next_line_value(text, &b[key..at], at, false) {
         return found;
     }
     // (Past Markdown's around the value: a code span's backtick after a blank or a colon,
