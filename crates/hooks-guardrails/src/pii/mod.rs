@@ -5772,6 +5772,28 @@ pub(crate) mod tests {
             ("The wifi password is\nXk9mQ2vL7pR\n", &["Xk9mQ2vL7pR"]),
             ("The token is\r\nXk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
             ("Das Passwort ist\nSommer2024!", &["Sommer2024!"]),
+            // (Review 52: a word that leaves the value whole after it, an emoticon, an
+            // emoji, a sentence's ending glued on; a phrase of a preposition between.)
+            ("my password is hunter2 lol", &["hunter2"]),
+            (
+                "the password is hunter2 and the username is admin",
+                &["hunter2"],
+            ),
+            ("password is Summer2024 btw", &["Summer2024"]),
+            ("password is Summer2024 :)", &["Summer2024"]),
+            ("password is hunter2 👍", &["hunter2"]),
+            ("mon mot de passe est soleil2024 merci", &["soleil2024"]),
+            ("パスワードはabc12345です", &["abc12345"]),
+            ("비밀번호는 abc12345입니다", &["abc12345"]),
+            ("密码改成abc12345了", &["abc12345"]),
+            ("密码是abc12345 谢谢", &["abc12345"]),
+            ("my password is Spring2Summer", &["Spring2Summer"]),
+            ("the password for the wifi is Summer2024", &["Summer2024"]),
+            ("la contraseña del wifi es perro123", &["perro123"]),
+            (
+                "Mein Passwort für das WLAN ist Sommer2024!",
+                &["Sommer2024!"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5792,6 +5814,19 @@ pub(crate) mod tests {
             // (Not a password's own word, not announced, not a person's shape.)
             "the token is hunter2. the secret is Summer2024. DB_PASSWORD is hunter2",
             "wifi password hunter22 please",
+            // (Review 52: another noun between the name and its colon or verb; a number
+            // and its unit; a technique or a document's part; a participle; `pass`, a noun.)
+            "Password entropy: 80bits. Password lockout duration: 30min. Password TTL: 3600s",
+            "Password compliance: SOC2. Password expires: Dec2024. Password fix: Build42",
+            "Password server: vault01. Password owner: jdoe42. Password list: RockYou2021",
+            "The password list is rockyou2024. The password fix is Build42.",
+            "The password salt is 16bytes. The password was changed 5times.",
+            "The password is 12-chars. The password is 4digits. the password must be 8+chars.",
+            "The password is Blake2b. The password is ROT13. The password is FIDO2-backed.",
+            "The password is LDAP3-synced. The password is SOC2-compliant.",
+            "The pass is mem2reg. My boarding pass is QF401. Password:\nStep2",
+            "Password:\n200OK\n\nPassword\t90days\nLa password è Level3.",
+            "Hasło kampanii to Polska2030. the password is Llama3Instruct",
             // (A verb that ends its line, and prose on the next; a token's word.)
             "The password is\nrequired for login. the password is\nhunter22 and more",
             "The token is\nhunter22",

@@ -4513,47 +4513,77 @@ const PASSWORD_WORDS: [&str; 7] = [
     "mdp",
 ];
 
+/// Words that start a phrase between a password's word and its verb that leaves the value
+/// the password's (`Password for the NAS: …`, `Passwort für das WLAN ist …`, `la contraseña
+/// del wifi es …`): see [`prose_secret`].
+const PREPOSITIONS: [&[u8]; 22] = [
+    b"for",
+    b"of",
+    b"on",
+    b"at",
+    b"to",
+    "für".as_bytes(),
+    b"fur",
+    b"vom",
+    b"zum",
+    b"zur",
+    b"de",
+    b"del",
+    b"do",
+    b"da",
+    b"du",
+    b"des",
+    b"pour",
+    b"per",
+    b"di",
+    b"della",
+    b"dla",
+    "för".as_bytes(),
+];
+
 /// Whether `name` is a password's own word, in English or another language (`Password`,
 /// `pwd`, `Passwort`, `mot de passe`, `密码`; not a field's, `DB_PASSWORD`, nor a token's or
-/// a key's): a value a person made may follow it (see [`human_value`]).
+/// a key's, nor `pass`, a noun as often, `the pass is mem2reg`, `boarding pass`: review
+/// 52): a value a person made may follow it (see [`human_value`]).
 fn password_word(name: &[u8]) -> bool {
     PASSWORD_WORDS
         .iter()
-        .any(|w| name.eq_ignore_ascii_case(w.as_bytes()))
+        .any(|w| *w != "pass" && name.eq_ignore_ascii_case(w.as_bytes()))
         || super::patterns::local_name_at(name).is_some_and(|n| n.len() == name.len())
 }
 
 /// Whether a value that no machine made (see [`machine_made`]), after a password's own word
 /// (see [`password_word`]), is one a person made: `hunter2`, `Sunflower2024!`, `P@ss1234`,
-/// `ABC123def` — 6 to 24 bytes (not `ab12`, `v1.2`), a letter in it or digits alone
-/// (`12345678`; not a date, `2024-01-05`), of two parts at most (not a model's name,
-/// `Llama-3.1-8B`); no word set apart by its capital after a digit (a name,
-/// `Qwen2Tokenizer`, `PBKDF2WithHmacSHA256`); no part a technique's name, which prose says
-/// a password is hashed, encoded or protected with (`SHA-256`, `bcrypt12`, `WPA2-PSK`,
-/// `argon2id`, `Base64-encoded`, `OAuth2`, `2FA`). It is judged as a field's value too (see
-/// [`secret_value`]).
+/// `ABC123def`, `Hunter2Pass` — 6 to 24 bytes (not `ab12`, `v1.2`), a letter in it or
+/// digits alone (`12345678`; not a date, `2024-01-05`), of two parts at most (not a model's
+/// name, `Llama-3.1-8B`); not a number and its unit (`80bits`, `15min`, `12-chars`, `8+chars`,
+/// review 52); no long word set apart by its capital after a digit (a name,
+/// `Qwen2Tokenizer`, `Llama3Instruct`); no part a technique's name, which prose says a
+/// password is hashed, encoded or protected with (`SHA-256`, `bcrypt12`, `WPA2-PSK`,
+/// `argon2id`, `OAuth2`, `2FA`, `ROT13`, `SOC2`) or a document's numbered part (`Level3`,
+/// `Step2`), nor a participle after a part
+/// (`Base64-encoded`, `FIDO2-backed`, `LDAP3-synced`). It is judged as a field's value too
+/// (see [`secret_value`]).
 fn human_value(v: &[u8]) -> bool {
-    // (Letters a technique's name starts with, a version's digits after them.)
-    const TECHNIQUES: [&[u8]; 29] = [
+    // (Letters a technique's name starts with, a version's digits after them — or a
+    // document's numbered part, `Level3`, `Step2`, `Fig2`.)
+    const TECHNIQUES: [&[u8]; 52] = [
         b"sha", b"md", b"aes", b"rsa", b"des", b"hs", b"rs", b"es", b"ps", b"wpa", b"wep", b"utf",
         b"iso", b"base", b"pkcs", b"tls", b"ssl", b"http", b"bcrypt", b"scrypt", b"argon",
-        b"pbkdf", b"hmac", b"oauth", b"saml", b"ntlm", b"ntlmv", b"crc", b"ed",
+        b"pbkdf", b"hmac", b"oauth", b"saml", b"ntlm", b"ntlmv", b"crc", b"ed", b"blake", b"rot",
+        b"fido", b"ldap", b"soc", b"xor", b"chacha", b"sasl", b"rfc", b"sp", b"level", b"tier",
+        b"step", b"stage", b"phase", b"page", b"fig", b"figure", b"table", b"section", b"sheet",
+        b"tab", b"build",
     ];
-    // (Techniques' names of a digit first, and words a technique's name takes after it:
-    // `SHA256-hashed`, `AES-encrypted`.)
-    const WORDS: [&[u8]; 14] = [
+    // (Techniques' names of a digit first, and words a technique's name takes after it.)
+    const WORDS: [&[u8]; 9] = [
         b"2fa",
         b"3des",
         b"x509",
-        b"hashed",
-        b"encrypted",
-        b"encoded",
-        b"protected",
-        b"signed",
-        b"salted",
-        b"secured",
         b"based",
         b"compatible",
+        b"compliant",
+        b"only",
         b"bit",
         b"bits",
     ];
@@ -4565,13 +4595,27 @@ fn human_value(v: &[u8]) -> bool {
     {
         return false;
     }
-    // (`2Tokenizer`, `2With`: a capital and three small letters after a digit.)
-    let named = v.windows(5).any(|w| {
+    // (A number and its unit: digits, then letters alone after a `-` or a `+`, or none.)
+    let lead = v.iter().take_while(|c| c.is_ascii_digit()).count();
+    let unit = v[lead..]
+        .strip_prefix(b"-")
+        .or_else(|| v[lead..].strip_prefix(b"+"))
+        .unwrap_or(&v[lead..]);
+    if lead > 0 && !unit.is_empty() && unit.iter().all(u8::is_ascii_alphabetic) {
+        return false;
+    }
+    // (`2Tokenizer`, `3Instruct`: a capital and six small letters or more after a digit.)
+    let named = v.windows(8).any(|w| {
         w[0].is_ascii_digit()
             && w[1].is_ascii_uppercase()
             && w[2..].iter().all(u8::is_ascii_lowercase)
     });
+    // (A participle after the value's first part: `-encoded`, `-backed`, `-hashed`.)
+    let participle = parts()
+        .skip(1)
+        .any(|p| p.len() >= 4 && p.ends_with(b"ed") && p.iter().all(u8::is_ascii_lowercase));
     !named
+        && !participle
         && !v.split(|c| !c.is_ascii_alphanumeric()).any(|part| {
             let letters = part.iter().take_while(|c| c.is_ascii_alphabetic()).count();
             let (name, version) = part.split_at(letters);
@@ -4584,14 +4628,52 @@ fn human_value(v: &[u8]) -> bool {
         })
 }
 
-/// Whether the bare value that ends at `z` ends its sentence or its clause: the text's or
-/// its line's end; sentence punctuation (`.`, `,`, `;`, `!`, `?`, `)`, a closing quote or
-/// emphasis) then white space, the end or a script written without blanks (`…,谢谢`, as
-/// the scan reads `，`); an ideographic one (`、`, `。`); or a dash or a remark set apart
-/// (`… — please change it`, `… (case-sensitive)`) — not a word that goes on (`Passwort
-/// ist ABC123def ungültig`, `the password is OAuth2 based`).
-fn ends_sentence(text: &str, z: usize) -> bool {
-    let b = text.as_bytes();
+/// Whether the bare value that ends at `z` ends its sentence or its clause (see
+/// [`prose_secret`]): the text's or its line's end; sentence punctuation (`.`, `,`, `;`,
+/// `!`, `?`, `)`, a closing quote or emphasis) then white space, the end or a script written
+/// without blanks (`…,谢谢`, as the scan reads `，`); an ideographic one (`、`, `。`), or a
+/// sentence's ending glued on (`です`, `입니다`, `吧`); or, after a blank, a dash or a remark
+/// (`… — please change it`, `… (case-sensitive)`), an emoticon or an emoji (`:)`, `👍`), a
+/// script written without blanks (`… 谢谢`) or a word that leaves the value whole (`and`,
+/// `btw`, `thx`, `lol`, `merci`: review 52) — not a word that goes on (`Passwort ist
+/// ABC123def ungültig`, `the password is OAuth2 based`).
+fn ends_sentence(b: &[u8], z: usize) -> bool {
+    // (Sentences' endings glued to a value in scripts written without blanks.)
+    const ENDINGS: [&str; 16] = [
+        "。",
+        "、",
+        "です",
+        "でした",
+        "だよ",
+        "よ",
+        "ね",
+        "입니다",
+        "이에요",
+        "예요",
+        "요",
+        "哦",
+        "吧",
+        "了",
+        "啊",
+        "呢",
+    ];
+    // (Words after a value that leave it whole, in chat.)
+    const AFTER: [&[u8]; 25] = [
+        b"and", b"but", b"btw", b"thx", b"thanks", b"lol", b"pls", b"please", b"so", b"ok",
+        b"okay", b"fyi", b"if", b"now", b"then", b"y", b"et", b"und", b"e", b"merci", b"danke",
+        b"bitte", b"grazie", b"gracias", b"jaja",
+    ];
+    // (The character at `i`, if one starts there.)
+    let char_at = |i: usize| {
+        let r = &b[i..b.len().min(i + 4)];
+        match std::str::from_utf8(r) {
+            Ok(s) => s.chars().next(),
+            Err(e) => std::str::from_utf8(&r[..e.valid_up_to()])
+                .ok()?
+                .chars()
+                .next(),
+        }
+    };
     let rest = &b[z..];
     let punct = rest
         .iter()
@@ -4607,23 +4689,24 @@ fn ends_sentence(text: &str, z: usize) -> bool {
     match rest[punct..].first() {
         None | Some(b'\n' | b'\r') => true,
         Some(b' ' | b'\t') if closed => true,
-        Some(_) if punct > 0 => text[z + punct..]
-            .chars()
-            .next()
-            .is_some_and(unspaced_script),
         Some(b' ' | b'\t') => {
             let next = rest[punct..].trim_ascii_start();
+            let at = b.len() - next.len();
+            let word = next.iter().take_while(|c| c.is_ascii_alphabetic()).count();
             next.is_empty()
-                || ["—", "–", "- ", "(", "\n", "\r"]
-                    .iter()
-                    .any(|d| next.starts_with(d.as_bytes()))
+                || [
+                    "—", "–", "- ", "(", "\n", "\r", ":)", ":-)", ";)", ":D", ":P", "^^",
+                ]
+                .iter()
+                .any(|d| next.starts_with(d.as_bytes()))
+                || char_at(at)
+                    .is_some_and(|c| !c.is_ascii() && (unspaced_script(c) || !c.is_alphanumeric()))
+                || (word > 0
+                    && !next.get(word).is_some_and(u8::is_ascii_alphanumeric)
+                    && AFTER.iter().any(|w| next[..word].eq_ignore_ascii_case(w)))
         }
-        _ => {
-            punct == 0
-                && ["，", "。", "！", "？", "、", "；"]
-                    .iter()
-                    .any(|p| rest.starts_with(p.as_bytes()))
-        }
+        Some(_) if punct > 0 => char_at(z + punct).is_some_and(unspaced_script),
+        Some(_) => ENDINGS.iter().any(|e| rest.starts_with(e.as_bytes())),
     }
 }
 
@@ -4707,9 +4790,11 @@ fn next_line_value(
         return Some(None);
     };
     // (After a password's own word, a value a person made too: `Password:⏎hunter2`.)
-    let human = password_word(name) && human_value(v.as_bytes());
-    let machine = !(quoted || human);
-    let secret = !v.is_empty() && name_holds(name, v, quoted, b.get(z).copied(), machine);
+    let secret = !v.is_empty()
+        && name_holds(name, v, quoted, b.get(z).copied(), false)
+        && (quoted
+            || machine_made(v.as_bytes())
+            || (password_word(name) && human_value(v.as_bytes())));
     Some(secret.then_some((a, z)))
 }
 
@@ -4876,6 +4961,10 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // that a verb, a colon, a dash, a particle, a tab or a `|` announces may be one a
     // person made, see below.)
     let mut announced = true;
+    // (Nor where another noun stands between the name and it, `Password lockout: 15min`,
+    // `the password list is rockyou2024` — only a phrase that starts with a preposition,
+    // `Password for the NAS: …`, `Passwort für das WLAN ist …`: review 52.)
+    let mut plain = true;
     let value = loop {
         if let Some(p) = particle {
             break p;
@@ -5046,6 +5135,10 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             }
             Some(j)
         };
+        // (A label's own word before its colon, `Password lockout:`, is such a noun.)
+        if colon && words == 0 && !VERBS.iter().any(lower) {
+            plain = false;
+        }
         if verb || other {
             // (`Your new password is:⏎…`: the value on the next line.)
             if colon && matches!(b.get(i + len + 1), Some(b'\r' | b'\n')) {
@@ -5065,6 +5158,9 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         }
         const ARTICLES: [&[u8]; 8] = [b"the", b"a", b"an", b"your", b"our", b"my", b"this", b"its"];
         if !LEADING.iter().any(lower) && !ARTICLES.iter().any(lower) {
+            if words == 0 && !PREPOSITIONS.iter().any(lower) {
+                plain = false;
+            }
             words += 1;
             if words > 6 {
                 return None;
@@ -5218,11 +5314,15 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // (After a password's own word, a value a person made too, announced — `my password is
     // hunter2`, `Passwort: Sommer2024!`, not `the password (`UserPwdV3`) field` nor chat's
     // `wifi password …` — quoted, or bare where it ends its sentence.)
-    let human = announced
-        && password_word(name)
-        && human_value(v.as_bytes())
-        && (quoted || ends_sentence(text, run_end.unwrap_or(z)));
-    if !name_holds(name, v, quoted, next, !human) {
+    // (Asked only of a value no machine made.)
+    let human = || {
+        announced
+            && plain
+            && (quoted || ends_sentence(b, run_end.unwrap_or(z)))
+            && password_word(name)
+            && human_value(v.as_bytes())
+    };
+    if !(machine_made(v.as_bytes()) || human()) || !name_holds(name, v, quoted, next, false) {
         return None;
     }
     let z = match run_end {
@@ -5270,6 +5370,7 @@ fn value_follows(b: &[u8], j: usize, limit: usize, human: bool) -> bool {
     }
     machine_made(v)
         || (human
+            && ends_sentence(b, j + v.len())
             && human_value(v)
             && std::str::from_utf8(v).is_ok_and(|v| secret_value(v, false, None)))
 }
