@@ -5717,12 +5717,12 @@ pub(crate) mod tests {
     /// Indonesian's, Vietnamese's) or the particle Chinese, Japanese and Korean write glued
     /// to the name; a colon set apart as French writes it — and none where the words say
     /// what the password must be or that it is wrong.
-    /// A value a person made (`hunter2`, `Sunflower2024!`) after a password's own word and a
-    /// verb, a colon or a dash, in English or another language — quoted, or bare where it
-    /// ends its sentence — as chat gives one's own password; none that names a technique,
-    /// a model or a count, nor one a word goes on after, nor under a token's or a field's
-    /// name (each of these was left in clear on every release: only a value a machine made
-    /// was read after prose's verb).
+    /// A value a person made (`hunter2`, `Sunflower2024!`) after a password's own word
+    /// and a verb, a colon or a dash, in English or another language — quoted, or bare
+    /// where it ends its sentence — as chat gives one's own password; none that names a
+    /// technique, a model or a count, nor one a word goes on after, nor under a token's or
+    /// a field's name (each of these was left in clear on every release: only a value a
+    /// machine made was read after prose's verb).
     #[test]
     fn values_people_make_after_a_password_word_are_secrets() {
         let d = PiiDetector::new();
@@ -5815,7 +5815,8 @@ pub(crate) mod tests {
             "the token is hunter2. the secret is Summer2024. DB_PASSWORD is hunter2",
             "wifi password hunter22 please",
             // (Review 52: another noun between the name and its colon or verb; a number
-            // and its unit; a technique or a document's part; a participle; `pass`, a noun.)
+            // and its unit; a technique or a document's part; a participle; `pass`, a
+            // noun.)
             "Password entropy: 80bits. Password lockout duration: 30min. Password TTL: 3600s",
             "Password compliance: SOC2. Password expires: Dec2024. Password fix: Build42",
             "Password server: vault01. Password owner: jdoe42. Password list: RockYou2021",

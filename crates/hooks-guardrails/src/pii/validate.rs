@@ -4555,15 +4555,14 @@ fn password_word(name: &[u8]) -> bool {
 /// Whether a value that no machine made (see [`machine_made`]), after a password's own word
 /// (see [`password_word`]), is one a person made: `hunter2`, `Sunflower2024!`, `P@ss1234`,
 /// `ABC123def`, `Hunter2Pass` — 6 to 24 bytes (not `ab12`, `v1.2`), a letter in it or
-/// digits alone (`12345678`; not a date, `2024-01-05`), of two parts at most (not a model's
-/// name, `Llama-3.1-8B`); not a number and its unit (`80bits`, `15min`, `12-chars`, `8+chars`,
-/// review 52); no long word set apart by its capital after a digit (a name,
-/// `Qwen2Tokenizer`, `Llama3Instruct`); no part a technique's name, which prose says a
-/// password is hashed, encoded or protected with (`SHA-256`, `bcrypt12`, `WPA2-PSK`,
-/// `argon2id`, `OAuth2`, `2FA`, `ROT13`, `SOC2`) or a document's numbered part (`Level3`,
-/// `Step2`), nor a participle after a part
-/// (`Base64-encoded`, `FIDO2-backed`, `LDAP3-synced`). It is judged as a field's value too
-/// (see [`secret_value`]).
+/// digits alone (`12345678`; not a date, `2024-01-05`), of two parts at most (not a
+/// model's name, `Llama-3.1-8B`); not a number and its unit (`80bits`, `15min`,
+/// `12-chars`, `8+chars`, review 52); no long word set apart by its capital after a digit
+/// (a name, `Qwen2Tokenizer`, `Llama3Instruct`); no part a technique's name, which prose
+/// says a password is hashed, encoded or protected with (`SHA-256`, `bcrypt12`,
+/// `WPA2-PSK`, `argon2id`, `OAuth2`, `2FA`, `ROT13`, `SOC2`), or a document's numbered part
+/// (`Level3`, `Step2`); no participle after a part (`Base64-encoded`, `FIDO2-backed`). It
+/// is judged as a field's value too (see [`secret_value`]).
 fn human_value(v: &[u8]) -> bool {
     // (Letters a technique's name starts with, a version's digits after them — or a
     // document's numbered part, `Level3`, `Step2`, `Fig2`.)
@@ -4630,13 +4629,13 @@ fn human_value(v: &[u8]) -> bool {
 
 /// Whether the bare value that ends at `z` ends its sentence or its clause (see
 /// [`prose_secret`]): the text's or its line's end; sentence punctuation (`.`, `,`, `;`,
-/// `!`, `?`, `)`, a closing quote or emphasis) then white space, the end or a script written
-/// without blanks (`…,谢谢`, as the scan reads `，`); an ideographic one (`、`, `。`), or a
-/// sentence's ending glued on (`です`, `입니다`, `吧`); or, after a blank, a dash or a remark
-/// (`… — please change it`, `… (case-sensitive)`), an emoticon or an emoji (`:)`, `👍`), a
-/// script written without blanks (`… 谢谢`) or a word that leaves the value whole (`and`,
-/// `btw`, `thx`, `lol`, `merci`: review 52) — not a word that goes on (`Passwort ist
-/// ABC123def ungültig`, `the password is OAuth2 based`).
+/// `!`, `?`, `)`, a closing quote or emphasis) then white space, the end or a script
+/// written without blanks (`…,谢谢`, as the scan reads `，`); an ideographic one (`、`,
+/// `。`), or a sentence's ending glued on (`です`, `입니다`, `吧`); or, after a blank, a
+/// dash or a remark (`… — please change it`, `… (case-sensitive)`), an emoticon or an
+/// emoji (`:)`, `👍`), a script written without blanks (`… 谢谢`) or a word that leaves
+/// the value whole (`and`, `btw`, `thx`, `lol`, `merci`: review 52) — not a word that
+/// goes on (`Passwort ist ABC123def ungültig`, `the password is OAuth2 based`).
 fn ends_sentence(b: &[u8], z: usize) -> bool {
     // (Sentences' endings glued to a value in scripts written without blanks.)
     const ENDINGS: [&str; 16] = [
@@ -4714,12 +4713,12 @@ fn ends_sentence(b: &[u8], z: usize) -> bool {
 /// `Here is the password:⏎⏎```⏎…⏎```` (the fenced block's first line), `**Password:**⏎`…``,
 /// `Your API key:⏎…` — or after prose's verb that ends its line, where `announced` (`The
 /// wifi password is⏎…`). `None` where the name is not followed so (a colon, unless
-/// `announced`, emphasis and blanks to its line's end; up to one blank line); else whether a secret stands there: a
-/// fenced line, or a code span or a quoted string alone on its line, judged as a field's
-/// value is (see [`secret_value`]), a bare word alone on its line also as made by a
-/// machine (see [`machine_made`]) or, after a password's own word, by a person (see
-/// [`human_value`]: `Password:⏎hunter2`) — a line of prose, a YAML mapping's next key
-/// (`password:⏎  secretKeyRef:`) or a list (`- a`) holds none.
+/// `announced`, emphasis and blanks to its line's end; up to one blank line); else
+/// whether a secret stands there: a fenced line, or a code span or a quoted string alone
+/// on its line, judged as a field's value is (see [`secret_value`]), a bare word alone on
+/// its line also as made by a machine (see [`machine_made`]) or, after a password's own
+/// word, by a person (see [`human_value`]: `Password:⏎hunter2`) — a line of prose, a YAML
+/// mapping's next key (`password:⏎  secretKeyRef:`) or a list (`- a`) holds none.
 fn next_line_value(
     text: &str,
     name: &[u8],
