@@ -5794,6 +5794,24 @@ pub(crate) mod tests {
                 "Mein Passwort für das WLAN ist Sommer2024!",
                 &["Sommer2024!"],
             ),
+            // (Review 53: more words that leave it whole; `to` before an article, a
+            // preposition; `to` after a word that sets it; the next line's punctuation and
+            // ending left out, as on the same line.)
+            ("The password is Summer2024 for the VPN", &["Summer2024"]),
+            ("the password is hunter22 again", &["hunter22"]),
+            ("The password to the router is hunter22", &["hunter22"]),
+            (
+                "The password to the router is Xk9mQ2vL7pR",
+                &["Xk9mQ2vL7pR"],
+            ),
+            (
+                "I changed the password to Summer2024 yesterday",
+                &["Summer2024"],
+            ),
+            ("change your wifi password to Autumn2023", &["Autumn2023"]),
+            ("# Password is\nhunter22.", &["hunter22"]),
+            ("Your new password is:\nXk9mQ2vL7pR.", &["Xk9mQ2vL7pR"]),
+            ("- senha is\nKesä2024です", &["Kesä2024"]),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5828,6 +5846,17 @@ pub(crate) mod tests {
             "The pass is mem2reg. My boarding pass is QF401. Password:\nStep2",
             "Password:\n200OK\n\nPassword\t90days\nLa password è Level3.",
             "Hasło kampanii to Polska2030. the password is Llama3Instruct",
+            // (Review 53: `to` that sends it somewhere; a variable's name; a noun before
+            // the next line's value; a ticket's key; a product's or a technique's
+            // version; a date.)
+            "Please send the new password to jsmith2. Forwarded the password to ops-team2.",
+            "Saved the password to KeePass2. Renamed PASSWORD to DB_PASSWORD2.",
+            "The password list is\nrockyou2024\n\nPassword owner:\njdoe42\n",
+            "Password - SEC-1042\nPassword:\nINC0012345\nPassword expires:\nNov2025\n",
+            "The password is Keccak256 so it cannot be reversed. The password is Python3 and",
+            "The password is macOS14 now. The password is gpt-4o now. La password è Python3 e",
+            "The password was set Jan2025. The password is 20240105 now",
+            "Das Passwort ist jetzt v2-kompatibel. パスワードはWindows11です",
             // (A verb that ends its line, and prose on the next; a token's word.)
             "The password is\nrequired for login. the password is\nhunter22 and more",
             "The token is\nhunter22",

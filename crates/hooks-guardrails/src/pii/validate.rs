@@ -4542,13 +4542,16 @@ const PREPOSITIONS: [&[u8]; 22] = [
 ];
 
 /// Whether `name` is a password's own word, in English or another language (`Password`,
-/// `pwd`, `Passwort`, `mot de passe`, `密码`; not a field's, `DB_PASSWORD`, nor a token's or
-/// a key's, nor `pass`, a noun as often, `the pass is mem2reg`, `boarding pass`: review
-/// 52): a value a person made may follow it (see [`human_value`]).
+/// `pwd`, `Passwort`, `mot de passe`, `密码`; not a field's or a variable's, `DB_PASSWORD`,
+/// `PASSWORD`, nor a token's or a key's, nor `pass`, a noun as often, `the pass is
+/// mem2reg`, `boarding pass`: reviews 52, 53): a value a person made may follow it (see
+/// [`human_value`]).
 fn password_word(name: &[u8]) -> bool {
-    PASSWORD_WORDS
-        .iter()
-        .any(|w| *w != "pass" && name.eq_ignore_ascii_case(w.as_bytes()))
+    // (Written as prose writes it, not as a variable's name, `PASSWORD`.)
+    (name.iter().any(u8::is_ascii_lowercase)
+        && PASSWORD_WORDS
+            .iter()
+            .any(|w| *w != "pass" && name.eq_ignore_ascii_case(w.as_bytes())))
         || super::patterns::local_name_at(name).is_some_and(|n| n.len() == name.len())
 }
 
@@ -4560,28 +4563,120 @@ fn password_word(name: &[u8]) -> bool {
 /// `12-chars`, `8+chars`, review 52); no long word set apart by its capital after a digit
 /// (a name, `Qwen2Tokenizer`, `Llama3Instruct`); no part a technique's name, which prose
 /// says a password is hashed, encoded or protected with (`SHA-256`, `bcrypt12`,
-/// `WPA2-PSK`, `argon2id`, `OAuth2`, `2FA`, `ROT13`, `SOC2`), or a document's numbered part
-/// (`Level3`, `Step2`); no participle after a part (`Base64-encoded`, `FIDO2-backed`). It
-/// is judged as a field's value too (see [`secret_value`]).
+/// `WPA2-PSK`, `argon2id`, `OAuth2`, `2FA`, `ROT13`, `SOC2`), a document's numbered part
+/// (`Level3`, `Step2`), a product's version (`Windows11`, `Python3`), a month's year or a
+/// version (`Jan2025`, `v2`); no participle after a part (`Base64-encoded`,
+/// `FIDO2-backed`); not a date of digits (`20240105`) nor a ticket's key (`SEC-1042`, see
+/// [`ticket`]). It is judged as a field's value too (see [`secret_value`]).
 fn human_value(v: &[u8]) -> bool {
     // (Letters a technique's name starts with, a version's digits after them — or a
-    // document's numbered part, `Level3`, `Step2`, `Fig2`.)
-    const TECHNIQUES: [&[u8]; 52] = [
-        b"sha", b"md", b"aes", b"rsa", b"des", b"hs", b"rs", b"es", b"ps", b"wpa", b"wep", b"utf",
-        b"iso", b"base", b"pkcs", b"tls", b"ssl", b"http", b"bcrypt", b"scrypt", b"argon",
-        b"pbkdf", b"hmac", b"oauth", b"saml", b"ntlm", b"ntlmv", b"crc", b"ed", b"blake", b"rot",
-        b"fido", b"ldap", b"soc", b"xor", b"chacha", b"sasl", b"rfc", b"sp", b"level", b"tier",
-        b"step", b"stage", b"phase", b"page", b"fig", b"figure", b"table", b"section", b"sheet",
-        b"tab", b"build",
+    // document's numbered part, `Level3`, `Step2`; a product's version, `Windows11`,
+    // `Python3`, `gpt-4o`; a month's year, `Jan2025`; a version, `v2`.)
+    const TECHNIQUES: [&[u8]; 93] = [
+        b"sha",
+        b"md",
+        b"aes",
+        b"rsa",
+        b"des",
+        b"hs",
+        b"rs",
+        b"es",
+        b"ps",
+        b"wpa",
+        b"wep",
+        b"utf",
+        b"iso",
+        b"base",
+        b"pkcs",
+        b"tls",
+        b"ssl",
+        b"http",
+        b"bcrypt",
+        b"scrypt",
+        b"yescrypt",
+        b"argon",
+        b"pbkdf",
+        b"hmac",
+        b"oauth",
+        b"saml",
+        b"ntlm",
+        b"ntlmv",
+        b"crc",
+        b"ed",
+        b"blake",
+        b"rot",
+        b"fido",
+        b"ldap",
+        b"soc",
+        b"xor",
+        b"chacha",
+        b"sasl",
+        b"rfc",
+        b"sp",
+        b"keccak",
+        b"ripemd",
+        b"curve",
+        b"poly",
+        b"kerberos",
+        b"peapv",
+        b"owasp",
+        b"latin",
+        b"gbk",
+        b"x",
+        b"level",
+        b"tier",
+        b"step",
+        b"stage",
+        b"phase",
+        b"page",
+        b"fig",
+        b"figure",
+        b"table",
+        b"section",
+        b"sheet",
+        b"tab",
+        b"build",
+        b"windows",
+        b"win",
+        b"macos",
+        b"ios",
+        b"android",
+        b"ubuntu",
+        b"debian",
+        b"fedora",
+        b"python",
+        b"java",
+        b"node",
+        b"php",
+        b"gpt",
+        b"claude",
+        b"llama",
+        b"gemini",
+        b"v",
+        b"jan",
+        b"feb",
+        b"mar",
+        b"apr",
+        b"may",
+        b"jun",
+        b"jul",
+        b"aug",
+        b"sep",
+        b"sept",
+        b"oct",
+        b"nov",
+        b"dec",
     ];
     // (Techniques' names of a digit first, and words a technique's name takes after it.)
-    const WORDS: [&[u8]; 9] = [
+    const WORDS: [&[u8]; 11] = [
         b"2fa",
         b"3des",
         b"x509",
         b"based",
         b"compatible",
+        b"kompatibel",
         b"compliant",
+        b"konform",
         b"only",
         b"bit",
         b"bits",
@@ -4603,6 +4698,13 @@ fn human_value(v: &[u8]) -> bool {
     if lead > 0 && !unit.is_empty() && unit.iter().all(u8::is_ascii_alphabetic) {
         return false;
     }
+    // (A date of digits alone, `20240105`, `202401`; a ticket's key, `SEC-1042`,
+    // `INC0012345`.)
+    let year = |d: &[u8]| matches!(d, [b'1', b'9', ..] | [b'2', b'0', ..]);
+    let month = |d: &[u8]| matches!(d, [b'0', b'1'..=b'9'] | [b'1', b'0'..=b'2']);
+    if (digits == v.len() && matches!(v.len(), 6 | 8) && year(v) && month(&v[4..6])) || ticket(v) {
+        return false;
+    }
     // (`2Tokenizer`, `3Instruct`: a capital and six small letters or more after a digit.)
     let named = v.windows(8).any(|w| {
         w[0].is_ascii_digit()
@@ -4618,13 +4720,25 @@ fn human_value(v: &[u8]) -> bool {
         && !v.split(|c| !c.is_ascii_alphanumeric()).any(|part| {
             let letters = part.iter().take_while(|c| c.is_ascii_alphabetic()).count();
             let (name, version) = part.split_at(letters);
-            // (Its version right after it, `HS256`, `argon2id`; three letters alone too,
-            // `AES`.)
-            let versioned = version.first().is_some_and(u8::is_ascii_digit)
-                || (version.is_empty() && letters >= 3);
+            // (Its version right after it, `HS256`, `argon2id`; digits alone after a name
+            // of one or two letters, `v2`, `x86`, not `v3ryS3cure`; three letters alone
+            // too, `AES`.)
+            let versioned = match letters {
+                0 => false,
+                1 | 2 => !version.is_empty() && version.iter().all(u8::is_ascii_digit),
+                _ => version.first().is_none_or(u8::is_ascii_digit),
+            };
             (versioned && TECHNIQUES.iter().any(|w| name.eq_ignore_ascii_case(w)))
                 || WORDS.iter().any(|w| part.eq_ignore_ascii_case(w))
         })
+}
+
+/// Whether `v` is a ticket's or an issue's key: capitals, then digits after a `-` or none
+/// (`SEC-1042`, `JIRA-4521`, `INC0012345`, `PR-12`).
+fn ticket(v: &[u8]) -> bool {
+    let caps = v.iter().take_while(|c| c.is_ascii_uppercase()).count();
+    let rest = v[caps..].strip_prefix(b"-").unwrap_or(&v[caps..]);
+    caps >= 2 && !rest.is_empty() && rest.iter().all(u8::is_ascii_digit)
 }
 
 /// Whether the bare value that ends at `z` ends its sentence or its clause (see
@@ -4657,10 +4771,45 @@ fn ends_sentence(b: &[u8], z: usize) -> bool {
         "呢",
     ];
     // (Words after a value that leave it whole, in chat.)
-    const AFTER: [&[u8]; 25] = [
-        b"and", b"but", b"btw", b"thx", b"thanks", b"lol", b"pls", b"please", b"so", b"ok",
-        b"okay", b"fyi", b"if", b"now", b"then", b"y", b"et", b"und", b"e", b"merci", b"danke",
-        b"bitte", b"grazie", b"gracias", b"jaja",
+    const AFTER: [&[u8]; 38] = [
+        b"and",
+        b"but",
+        b"btw",
+        b"thx",
+        b"thanks",
+        b"lol",
+        b"pls",
+        b"please",
+        b"so",
+        b"ok",
+        b"okay",
+        b"fyi",
+        b"if",
+        b"now",
+        b"then",
+        b"y",
+        b"et",
+        b"und",
+        b"e",
+        b"merci",
+        b"danke",
+        b"bitte",
+        b"grazie",
+        b"gracias",
+        b"jaja",
+        b"for",
+        b"on",
+        b"too",
+        b"again",
+        b"yesterday",
+        b"today",
+        b"tomorrow",
+        b"as",
+        b"which",
+        b"with",
+        b"can",
+        b"i",
+        b"you",
     ];
     // (The character at `i`, if one starts there.)
     let char_at = |i: usize| {
@@ -4716,14 +4865,16 @@ fn ends_sentence(b: &[u8], z: usize) -> bool {
 /// `announced`, emphasis and blanks to its line's end; up to one blank line); else
 /// whether a secret stands there: a fenced line, or a code span or a quoted string alone
 /// on its line, judged as a field's value is (see [`secret_value`]), a bare word alone on
-/// its line also as made by a machine (see [`machine_made`]) or, after a password's own
-/// word, by a person (see [`human_value`]: `Password:⏎hunter2`) — a line of prose, a YAML
+/// its line also as made by a machine (see [`machine_made`]) or, where `person` (after a
+/// password's own word, no other noun between), by a person (see [`human_value`]:
+/// `Password:⏎hunter2`) — its sentence's punctuation left out; a line of prose, a YAML
 /// mapping's next key (`password:⏎  secretKeyRef:`) or a list (`- a`) holds none.
 fn next_line_value(
     text: &str,
     name: &[u8],
     at: usize,
     announced: bool,
+    person: bool,
 ) -> Option<Option<(usize, usize)>> {
     let b = text.as_bytes();
     let blanks = |mut i: usize| {
@@ -4781,19 +4932,23 @@ fn next_line_value(
             (first + 1, close, true)
         }
         (false, Some(c)) if c.is_ascii_alphanumeric() => {
-            (first, first + line.trim_ascii_end().len(), false)
+            // (Its sentence's punctuation left out, and its ending glued on in a script
+            // written without blanks, as prose's: `hunter22.`, `Kesä2024です`, review 53.)
+            let mut z = first + unspaced_cut(line.trim_ascii_end());
+            while z > first && matches!(b[z - 1], b'.' | b',' | b';' | b':' | b')') {
+                z -= 1;
+            }
+            (first, z, false)
         }
         _ => return Some(None),
     };
     let Some(v) = text.get(a..z) else {
         return Some(None);
     };
-    // (After a password's own word, a value a person made too: `Password:⏎hunter2`.)
+    // (Where `person`, a value a person made too: `Password:⏎hunter2`.)
     let secret = !v.is_empty()
         && name_holds(name, v, quoted, b.get(z).copied(), false)
-        && (quoted
-            || machine_made(v.as_bytes())
-            || (password_word(name) && human_value(v.as_bytes())));
+        && (quoted || machine_made(v.as_bytes()) || (person && human_value(v.as_bytes())));
     Some(secret.then_some((a, z)))
 }
 
@@ -4964,6 +5119,42 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // `the password list is rockyou2024` — only a phrase that starts with a preposition,
     // `Password for the NAS: …`, `Passwort für das WLAN ist …`: review 52.)
     let mut plain = true;
+    const ARTICLES: [&[u8]; 8] = [b"the", b"a", b"an", b"your", b"our", b"my", b"this", b"its"];
+    // (Words that set a password: see `by_to` below.)
+    const SETTERS: [&[u8]; 8] = [
+        b"set", b"change", b"changed", b"reset", b"update", b"updated", b"rotate", b"rotated",
+    ];
+    let (mut set, mut by_to) = (false, false);
+    // (A word that sets it among the three before the name on its line: `set the
+    // password to …`, `change your wifi password to …`.)
+    let set_before = || {
+        let mut end = key;
+        for _ in 0..3 {
+            while end > 0 && b[end - 1] == b' ' {
+                end -= 1;
+            }
+            let start = end
+                - b[..end]
+                    .iter()
+                    .rev()
+                    .take(16)
+                    .take_while(|c| c.is_ascii_alphabetic())
+                    .count();
+            if start == end {
+                return false;
+            }
+            if SETTERS
+                .iter()
+                .any(|s| b[start..end].eq_ignore_ascii_case(s))
+            {
+                return true;
+            }
+            end = start;
+        }
+        false
+    };
+    // (Whether a person's value may stand after the name, its words read so far.)
+    let person = |plain: bool| plain && password_word(name);
     let value = loop {
         if let Some(p) = particle {
             break p;
@@ -5092,7 +5283,26 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         }
         let lower = |w: &&[u8]| word.eq_ignore_ascii_case(w);
         let colon = b.get(i + len) == Some(&b':');
-        let verb = VERBS.iter().any(lower) || colon;
+        // (`to` before an article is a preposition: `the password to the router is …`.)
+        let to = word.eq_ignore_ascii_case(b"to");
+        let preposition = to && {
+            let next = blanks(i + len);
+            let w = b[next..limit]
+                .iter()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .count();
+            ARTICLES
+                .iter()
+                .any(|a| b[next..next + w].eq_ignore_ascii_case(a))
+        };
+        let verb = (VERBS.iter().any(lower) && !preposition) || colon;
+        // (A person's value after `to` only where the password is set to it: `the password
+        // was changed to …`, `set the password to …` — not `send the password to jsmith2`,
+        // review 53.)
+        if SETTERS.iter().any(lower) {
+            set = true;
+        }
+        by_to = to && !colon;
         let other =
             !verb && (OTHER_VERBS.contains(&word) || (local && (word == b"on" || word == b"la")));
         // Where the value starts after the verb, if anything follows it.
@@ -5141,21 +5351,20 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         if verb || other {
             // (`Your new password is:⏎…`: the value on the next line.)
             if colon && matches!(b.get(i + len + 1), Some(b'\r' | b'\n')) {
-                return next_line_value(text, name, i + len, false)?;
+                return next_line_value(text, name, i + len, false, person(plain))?;
             }
             // (`The wifi password is⏎…`: a verb that ends its line, the value alone on the
             // next.)
             if !colon && matches!(b.get(i + len), Some(b'\r' | b'\n')) {
-                return next_line_value(text, name, i + len, true)?;
+                return next_line_value(text, name, i + len, true, person(plain))?;
             }
             match past_verb() {
-                Some(j) if verb || value_follows(b, j, limit, password_word(name)) => break j,
+                Some(j) if verb || value_follows(b, j, limit, person(plain)) => break j,
                 None if verb => return None,
                 // (Another language's verb no value follows: a word.)
                 _ => {}
             }
         }
-        const ARTICLES: [&[u8]; 8] = [b"the", b"a", b"an", b"your", b"our", b"my", b"this", b"its"];
         if !LEADING.iter().any(lower) && !ARTICLES.iter().any(lower) {
             if words == 0 && !PREPOSITIONS.iter().any(lower) {
                 plain = false;
@@ -5316,10 +5525,10 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // (Asked only of a value no machine made.)
     let human = || {
         announced
-            && plain
-            && (quoted || ends_sentence(b, run_end.unwrap_or(z)))
-            && password_word(name)
+            && person(plain)
+            && (!by_to || set || set_before())
             && human_value(v.as_bytes())
+            && (quoted || ends_sentence(b, run_end.unwrap_or(z)))
     };
     if !(machine_made(v.as_bytes()) || human()) || !name_holds(name, v, quoted, next, false) {
         return None;
@@ -5877,7 +6086,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     {
         return None;
     }
-    if let Some(found) = next_line_value(text, &b[key..at], at, false) {
+    if let Some(found) = next_line_value(text, &b[key..at], at, false, password_word(&b[key..at])) {
         return found;
     }
     // (Past Markdown's around the value: a code span's backtick after a blank or a colon,
