@@ -5812,6 +5812,12 @@ pub(crate) mod tests {
             ("# Password is\nhunter22.", &["hunter22"]),
             ("Your new password is:\nXk9mQ2vL7pR.", &["Xk9mQ2vL7pR"]),
             ("- senha is\nKesä2024です", &["Kesä2024"]),
+            // (Review 54: a quoted value on the next line before its sentence's `.`; a
+            // `)` its value opened kept.)
+            ("Password:\n\"Xk9mQ2vL7pR4\".", &["Xk9mQ2vL7pR4"]),
+            ("The password is:\n`Xk9mQ2vL7pR4`.", &["Xk9mQ2vL7pR4"]),
+            ("the password is Xk9m(Q2)vL7pR.", &["Xk9m(Q2)vL7pR"]),
+            ("(the password is Xk9mQ2vL7pR)", &["Xk9mQ2vL7pR"]),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5857,6 +5863,10 @@ pub(crate) mod tests {
             "The password is macOS14 now. The password is gpt-4o now. La password è Python3 e",
             "The password was set Jan2025. The password is 20240105 now",
             "Das Passwort ist jetzt v2-kompatibel. パスワードはWindows11です",
+            // (Review 54: a unit or a version past a last `!`; a product's version.)
+            "Your password must be 12-characters! The password is RHEL9!",
+            "The password is Server2019 on the DC. The password is Office365 for SSO users",
+            "Password is LDAPv3 for AD. The default password is Pixel7 on demo units",
             // (A verb that ends its line, and prose on the next; a token's word.)
             "The password is\nrequired for login. the password is\nhunter22 and more",
             "The token is\nhunter22",

@@ -4569,10 +4569,12 @@ fn password_word(name: &[u8]) -> bool {
 /// `FIDO2-backed`); not a date of digits (`20240105`) nor a ticket's key (`SEC-1042`, see
 /// [`ticket`]). It is judged as a field's value too (see [`secret_value`]).
 fn human_value(v: &[u8]) -> bool {
+    // (Judged without its last `!` or `?`: `90days!`, `RHEL9!`, review 54.)
+    let v = v.strip_suffix(b"!").or(v.strip_suffix(b"?")).unwrap_or(v);
     // (Letters a technique's name starts with, a version's digits after them — or a
     // document's numbered part, `Level3`, `Step2`; a product's version, `Windows11`,
     // `Python3`, `gpt-4o`; a month's year, `Jan2025`; a version, `v2`.)
-    const TECHNIQUES: [&[u8]; 93] = [
+    const TECHNIQUES: [&[u8]; 107] = [
         b"sha",
         b"md",
         b"aes",
@@ -4637,6 +4639,20 @@ fn human_value(v: &[u8]) -> bool {
         b"tab",
         b"build",
         b"windows",
+        b"server",
+        b"office",
+        b"excel",
+        b"pixel",
+        b"iphone",
+        b"galaxy",
+        b"postgres",
+        b"mysql",
+        b"mariadb",
+        b"centos",
+        b"rhel",
+        b"aarch",
+        b"ldapv",
+        b"log",
         b"win",
         b"macos",
         b"ios",
@@ -4731,6 +4747,23 @@ fn human_value(v: &[u8]) -> bool {
             (versioned && TECHNIQUES.iter().any(|w| name.eq_ignore_ascii_case(w)))
                 || WORDS.iter().any(|w| part.eq_ignore_ascii_case(w))
         })
+}
+
+/// Where a bare value of prose read from `a` up to `z` ends, its sentence's punctuation
+/// after it left out: `.`, `,`, `;`, `:`, and a `)` no `(` in it opened (`(… is
+/// Xk9…)`; not `Pass(word)1`'s, review 54).
+fn sentence_end(b: &[u8], a: usize, mut z: usize) -> usize {
+    let count = |c: u8| b[a..z].iter().filter(|&&d| d == c).count();
+    let (opened, mut closed) = (count(b'('), count(b')'));
+    while z > a {
+        match b[z - 1] {
+            b'.' | b',' | b';' | b':' => {}
+            b')' if closed > opened => closed -= 1,
+            _ => break,
+        }
+        z -= 1;
+    }
+    z
 }
 
 /// Whether `v` is a ticket's or an issue's key: capitals, then digits after a `-` or none
@@ -4925,8 +4958,10 @@ fn next_line_value(
         (true, Some(_)) => (first, first + line.trim_ascii_end().len(), true),
         (false, Some(&q @ (b'`' | b'"' | b'\''))) => {
             let close = first + 1 + memchr::memchr(q, &line[1..])?;
-            // (Alone on its line.)
-            if !b[close + 1..line_end].trim_ascii().is_empty() {
+            // (Alone on its line, but for its sentence's punctuation: `"Xk9…".`, review
+            // 54.)
+            let after = b[close + 1..line_end].trim_ascii();
+            if !after.iter().all(|c| matches!(c, b'.' | b',' | b';' | b'!')) {
                 return Some(None);
             }
             (first + 1, close, true)
@@ -4934,11 +4969,8 @@ fn next_line_value(
         (false, Some(c)) if c.is_ascii_alphanumeric() => {
             // (Its sentence's punctuation left out, and its ending glued on in a script
             // written without blanks, as prose's: `hunter22.`, `Kesä2024です`, review 53.)
-            let mut z = first + unspaced_cut(line.trim_ascii_end());
-            while z > first && matches!(b[z - 1], b'.' | b',' | b';' | b':' | b')') {
-                z -= 1;
-            }
-            (first, z, false)
+            let z = first + unspaced_cut(line.trim_ascii_end());
+            (first, sentence_end(b, first, z), false)
         }
         _ => return Some(None),
     };
@@ -5497,10 +5529,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
                 z -= 1;
                 remark = true;
             }
-            while z > value && matches!(b[z - 1], b'.' | b',' | b';' | b':' | b')') {
-                z -= 1;
-            }
-            (value, z, false)
+            (value, sentence_end(b, value, z), false)
         }
     };
     if piped && !b[z..end_of_line].trim_ascii().is_empty() {
@@ -5533,16 +5562,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     if !(machine_made(v.as_bytes()) || human()) || !name_holds(name, v, quoted, next, false) {
         return None;
     }
-    let z = match run_end {
-        Some(mut z) => {
-            while z > a && matches!(b[z - 1], b'.' | b',' | b';' | b':' | b')') {
-                z -= 1;
-            }
-            z
-        }
-        None => z,
-    };
-    Some((a, z))
+    Some((a, run_end.map_or(z, |z| sentence_end(b, a, z))))
 }
 
 /// Typographic quotes, opening and closing, as prose writes them around a value.
