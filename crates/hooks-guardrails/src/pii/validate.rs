@@ -4699,7 +4699,16 @@ fn human_value(v: &[u8]) -> bool {
     ];
     let digits = v.iter().filter(|c| c.is_ascii_digit()).count();
     let parts = || v.split(|c| matches!(c, b'-' | b'.' | b'_' | b'/'));
+    // (A digit or a symbol in it, as a field's value needs (see [`secret_value`]): asked
+    // first, so that a run of words fails at once, `salasana on salasana on …`.)
+    let symbol = |c: &u8| {
+        matches!(
+            c,
+            b'@' | b'#' | b'$' | b'^' | b'&' | b'*' | b'+' | b'=' | b'!' | b'~'
+        )
+    };
     if !(6..=24).contains(&v.len())
+        || (digits == 0 && !v.iter().any(symbol))
         || parts().count() > 2
         || !(v.iter().any(u8::is_ascii_alphabetic) || digits == v.len())
     {
@@ -5152,41 +5161,12 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // `Password for the NAS: …`, `Passwort für das WLAN ist …`: review 52.)
     let mut plain = true;
     const ARTICLES: [&[u8]; 8] = [b"the", b"a", b"an", b"your", b"our", b"my", b"this", b"its"];
-    // (Words that set a password: see `by_to` below.)
-    const SETTERS: [&[u8]; 8] = [
-        b"set", b"change", b"changed", b"reset", b"update", b"updated", b"rotate", b"rotated",
-    ];
-    let (mut set, mut by_to) = (false, false);
-    // (A word that sets it among the three before the name on its line: `set the
-    // password to …`, `change your wifi password to …`.)
-    let set_before = || {
-        let mut end = key;
-        for _ in 0..3 {
-            while end > 0 && b[end - 1] == b' ' {
-                end -= 1;
-            }
-            let start = end
-                - b[..end]
-                    .iter()
-                    .rev()
-                    .take(16)
-                    .take_while(|c| c.is_ascii_alphabetic())
-                    .count();
-            if start == end {
-                return false;
-            }
-            if SETTERS
-                .iter()
-                .any(|s| b[start..end].eq_ignore_ascii_case(s))
-            {
-                return true;
-            }
-            end = start;
-        }
-        false
-    };
+    // (Whether the value follows `to`: see `set_near` below.)
+    let mut by_to = false;
     // (Whether a person's value may stand after the name, its words read so far.)
-    let person = |plain: bool| plain && password_word(name);
+    // (Asked once, and only of a value no machine made.)
+    let own_word = std::cell::OnceCell::new();
+    let person = |plain: bool| plain && *own_word.get_or_init(|| password_word(name));
     let value = loop {
         if let Some(p) = particle {
             break p;
@@ -5290,7 +5270,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
                 && word_of_prose()
                 && !line_start
                 && digits >= 2
-                && value_follows(b, i, limit, false)
+                && value_follows(b, i, limit, || false)
                 && !option_before()
             {
                 announced = false;
@@ -5328,12 +5308,6 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
                 .any(|a| b[next..next + w].eq_ignore_ascii_case(a))
         };
         let verb = (VERBS.iter().any(lower) && !preposition) || colon;
-        // (A person's value after `to` only where the password is set to it: `the password
-        // was changed to …`, `set the password to …` — not `send the password to jsmith2`,
-        // review 53.)
-        if SETTERS.iter().any(lower) {
-            set = true;
-        }
         by_to = to && !colon;
         let other =
             !verb && (OTHER_VERBS.contains(&word) || (local && (word == b"on" || word == b"la")));
@@ -5391,7 +5365,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
                 return next_line_value(text, name, i + len, true, person(plain))?;
             }
             match past_verb() {
-                Some(j) if verb || value_follows(b, j, limit, person(plain)) => break j,
+                Some(j) if verb || value_follows(b, j, limit, || person(plain)) => break j,
                 None if verb => return None,
                 // (Another language's verb no value follows: a word.)
                 _ => {}
@@ -5552,11 +5526,45 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // hunter2`, `Passwort: Sommer2024!`, not `the password (`UserPwdV3`) field` nor chat's
     // `wifi password …` — quoted, or bare where it ends its sentence.)
     // (Asked only of a value no machine made.)
+    // (A person's value after `to` only where the password is set to it: a word that sets
+    // it between the name and the value, or among the three words before the name on its
+    // line — `the password was changed to …`, `set the password to …`, `change your wifi
+    // password to …`; not `send the password to jsmith2`, review 53.)
+    let set_near = || {
+        const SETTERS: [&[u8]; 8] = [
+            b"set", b"change", b"changed", b"reset", b"update", b"updated", b"rotate", b"rotated",
+        ];
+        let setter = |w: &[u8]| SETTERS.iter().any(|s| w.eq_ignore_ascii_case(s));
+        if b[at..value].split(|c| !c.is_ascii_alphabetic()).any(setter) {
+            return true;
+        }
+        let mut end = key;
+        for _ in 0..3 {
+            while end > 0 && b[end - 1] == b' ' {
+                end -= 1;
+            }
+            let start = end
+                - b[..end]
+                    .iter()
+                    .rev()
+                    .take(16)
+                    .take_while(|c| c.is_ascii_alphabetic())
+                    .count();
+            if start == end {
+                return false;
+            }
+            if setter(&b[start..end]) {
+                return true;
+            }
+            end = start;
+        }
+        false
+    };
     let human = || {
         announced
-            && person(plain)
-            && (!by_to || set || set_before())
             && human_value(v.as_bytes())
+            && person(plain)
+            && (!by_to || set_near())
             && (quoted || ends_sentence(b, run_end.unwrap_or(z)))
     };
     if !(machine_made(v.as_bytes()) || human()) || !name_holds(name, v, quoted, next, false) {
@@ -5579,9 +5587,9 @@ pub(super) const CURLY_QUOTES: [(&str, &str); 7] = [
 
 /// Whether a value prose may give starts at `j` (before `limit`): quoted, a code span,
 /// emphasised or in typographic quotes — or bare and made by a machine (see
-/// [`machine_made`]), or, where `human`, by a person (see [`human_value`]), judged as a
+/// [`machine_made`]), or, where `human()`, by a person (see [`human_value`]), judged as a
 /// field's value is (see [`secret_value`]); its sentence's punctuation left out.
-fn value_follows(b: &[u8], j: usize, limit: usize, human: bool) -> bool {
+fn value_follows(b: &[u8], j: usize, limit: usize, human: impl FnOnce() -> bool) -> bool {
     let Some(&c) = b[..limit].get(j) else {
         return false;
     };
@@ -5597,9 +5605,9 @@ fn value_follows(b: &[u8], j: usize, limit: usize, human: bool) -> bool {
         v = rest;
     }
     machine_made(v)
-        || (human
+        || (human_value(v)
+            && human()
             && ends_sentence(b, j + v.len())
-            && human_value(v)
             && std::str::from_utf8(v).is_ok_and(|v| secret_value(v, false, None)))
 }
 
