@@ -4555,6 +4555,9 @@ fn password_word(name: &[u8]) -> bool {
         || super::patterns::local_name_at(name).is_some_and(|n| n.len() == name.len())
 }
 
+/// How long a value a person made is (see [`human_value`]), asked first where it is cheap.
+const PERSON_LEN: std::ops::RangeInclusive<usize> = 6..=24;
+
 /// Whether a value that no machine made (see [`machine_made`]), after a password's own word
 /// (see [`password_word`]), is one a person made: `hunter2`, `Sunflower2024!`, `P@ss1234`,
 /// `ABC123def`, `Hunter2Pass` — 6 to 24 bytes (not `ab12`, `v1.2`), a letter in it or
@@ -4707,7 +4710,7 @@ fn human_value(v: &[u8]) -> bool {
             b'@' | b'#' | b'$' | b'^' | b'&' | b'*' | b'+' | b'=' | b'!' | b'~'
         )
     };
-    if !(6..=24).contains(&v.len())
+    if !PERSON_LEN.contains(&v.len())
         || (digits == 0 && !v.iter().any(symbol))
         || parts().count() > 2
         || !(v.iter().any(u8::is_ascii_alphabetic) || digits == v.len())
@@ -4976,9 +4979,14 @@ fn next_line_value(
             (first + 1, close, true)
         }
         (false, Some(c)) if c.is_ascii_alphanumeric() => {
+            // (A line of words is prose, no value: asked before it is judged.)
+            let line = line.trim_ascii_end();
+            if line.iter().any(|&c| c == b' ' || c == b'\t') {
+                return Some(None);
+            }
             // (Its sentence's punctuation left out, and its ending glued on in a script
             // written without blanks, as prose's: `hunter22.`, `Kesä2024です`, review 53.)
-            let z = first + unspaced_cut(line.trim_ascii_end());
+            let z = first + unspaced_cut(line);
             (first, sentence_end(b, first, z), false)
         }
         _ => return Some(None),
@@ -5562,10 +5570,11 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     };
     let human = || {
         announced
-            && human_value(v.as_bytes())
+            && PERSON_LEN.contains(&v.len())
+            && (quoted || ends_sentence(b, run_end.unwrap_or(z)))
             && person(plain)
             && (!by_to || set_near())
-            && (quoted || ends_sentence(b, run_end.unwrap_or(z)))
+            && human_value(v.as_bytes())
     };
     if !(machine_made(v.as_bytes()) || human()) || !name_holds(name, v, quoted, next, false) {
         return None;
@@ -5605,9 +5614,10 @@ fn value_follows(b: &[u8], j: usize, limit: usize, human: impl FnOnce() -> bool)
         v = rest;
     }
     machine_made(v)
-        || (human_value(v)
-            && human()
+        || (PERSON_LEN.contains(&v.len())
             && ends_sentence(b, j + v.len())
+            && human()
+            && human_value(v)
             && std::str::from_utf8(v).is_ok_and(|v| secret_value(v, false, None)))
 }
 
