@@ -279,6 +279,12 @@ fn scan_adversarial(c: &mut Criterion) {
                 "",
             ),
         ),
+        // Values a person makes after a password's word and a verb, each one a word goes on
+        // after, a name that sends the password, a noun before the next line's value.
+        (
+            "person_values_that_go_on",
+            fill("the password is hunter22 xyz mdp est soleil2024 Passwort ist Sommer2024 ja password is\nthe password to the router the password list is\nrockyou2024 ", ""),
+        ),
         // The positional tools added last (PuTTY's, the hashing tools', MinIO's, Oracle's),
         // none given a password.
         (

@@ -256,6 +256,11 @@ fn family(name: &str, n: usize) -> String {
             "密码是a密码为パスワードはa비밀번호는 a Passwort ist password è salasana on "
                 .repeat(n / 93)
         }
+        // Values a person makes after a password's word and a verb, each one a word goes
+        // on after, a name that sends the password, a noun before the next line's value.
+        "person_values_that_go_on" => {
+            "the password is hunter22 xyz mdp est soleil2024 Passwort ist Sommer2024 ja password is\nthe password to the router the password list is\nrockyou2024 ".repeat(n / 147)
+        }
         // The positional tools added last, none given a password.
         "tools_added_last_without_passwords" => {
             "plink -pw $X mkpasswd -m x openssl passwd -in f mc alias set a b c $Y expdp parfile=p rman target / ".repeat(n / 100)
@@ -397,7 +402,7 @@ const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpw
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
 
-const FAMILIES: [&str; 136] = [
+const FAMILIES: [&str; 137] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -501,6 +506,7 @@ const FAMILIES: [&str; 136] = [
     "data_source_names_glued",
     "names_glued_in_a_row",
     "names_before_particles_and_verbs",
+    "person_values_that_go_on",
     "tools_added_last_without_passwords",
     "hex_runs",
     "cards_glued_in_a_word",
