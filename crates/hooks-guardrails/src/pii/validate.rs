@@ -4545,7 +4545,7 @@ const PREPOSITIONS: [&[u8]; 22] = [
 /// `pwd`, `Passwort`, `mot de passe`, `密码`; not a field's or a variable's, `DB_PASSWORD`,
 /// `PASSWORD`, nor a token's or a key's, nor `pass`, a noun as often, `the pass is
 /// mem2reg`, `boarding pass`: reviews 52, 53): a value a person made may follow it (see
-/// [`human_value`]).
+/// [`person_made`]).
 fn password_word(name: &[u8]) -> bool {
     // (Written as prose writes it, not as a variable's name, `PASSWORD`.)
     (name.iter().any(u8::is_ascii_lowercase)
@@ -4555,7 +4555,7 @@ fn password_word(name: &[u8]) -> bool {
         || super::patterns::local_name_at(name).is_some_and(|n| n.len() == name.len())
 }
 
-/// How long a value a person made is (see [`human_value`]), asked first where it is cheap.
+/// How long a value a person made is (see [`person_made`]), asked first where it is cheap.
 const PERSON_LEN: std::ops::RangeInclusive<usize> = 6..=24;
 
 /// Whether a value that no machine made (see [`machine_made`]), after a password's own word
@@ -4571,7 +4571,7 @@ const PERSON_LEN: std::ops::RangeInclusive<usize> = 6..=24;
 /// version (`Jan2025`, `v2`); no participle after a part (`Base64-encoded`,
 /// `FIDO2-backed`); not a date of digits (`20240105`) nor a ticket's key (`SEC-1042`, see
 /// [`ticket`]). It is judged as a field's value too (see [`secret_value`]).
-fn human_value(v: &[u8]) -> bool {
+fn person_made(v: &[u8]) -> bool {
     // (Judged without its last `!` or `?`: `90days!`, `RHEL9!`, review 54.)
     let v = v.strip_suffix(b"!").or(v.strip_suffix(b"?")).unwrap_or(v);
     // (Letters a technique's name starts with, a version's digits after them — or a
@@ -4911,7 +4911,7 @@ fn ends_sentence(b: &[u8], z: usize) -> bool {
 /// whether a secret stands there: a fenced line, or a code span or a quoted string alone
 /// on its line, judged as a field's value is (see [`secret_value`]), a bare word alone on
 /// its line also as made by a machine (see [`machine_made`]) or, where `person` (after a
-/// password's own word, no other noun between), by a person (see [`human_value`]:
+/// password's own word, no other noun between), by a person (see [`person_made`]:
 /// `Password:⏎hunter2`) — its sentence's punctuation left out; a line of prose, a YAML
 /// mapping's next key (`password:⏎  secretKeyRef:`) or a list (`- a`) holds none.
 fn next_line_value(
@@ -4997,7 +4997,7 @@ fn next_line_value(
     // (Where `person`, a value a person made too: `Password:⏎hunter2`.)
     let secret = !v.is_empty()
         && name_holds(name, v, quoted, b.get(z).copied(), false)
-        && (quoted || machine_made(v.as_bytes()) || (person && human_value(v.as_bytes())));
+        && (quoted || machine_made(v.as_bytes()) || (person && person_made(v.as_bytes())));
     Some(secret.then_some((a, z)))
 }
 
@@ -5035,7 +5035,7 @@ fn name_holds(name: &[u8], v: &str, quoted: bool, next: Option<u8>, machine: boo
 /// the same verbs (`the token is HS256-signed`, `the token is Qwen2Tokenizer`, `rename the
 /// secret to prod-db-creds-2024`). After a password's own word (see [`password_word`]) and
 /// a verb, a colon, a dash, a particle, a tab or a `|`, one a person made is one too (see
-/// [`human_value`]: `my password is hunter2`), quoted or where it ends its sentence (see
+/// [`person_made`]: `my password is hunter2`), quoted or where it ends its sentence (see
 /// [`ends_sentence`]). The name is a word of its own or a field's last part
 /// (`DB_PASSWORD`, `adminPassword`; not `chpasswd`), and may close its emphasis or code
 /// span or take a comma (see [`prose_mark`]).
@@ -5171,8 +5171,8 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     const ARTICLES: [&[u8]; 8] = [b"the", b"a", b"an", b"your", b"our", b"my", b"this", b"its"];
     // (Whether the value follows `to`: see `set_near` below.)
     let mut by_to = false;
-    // (Whether a person's value may stand after the name, its words read so far.)
-    // (Asked once, and only of a value no machine made.)
+    // (Whether a person's value may stand after the name, its words read so far: the
+    // name asked once, and only of a value no machine made.)
     let own_word = std::cell::OnceCell::new();
     let person = |plain: bool| plain && *own_word.get_or_init(|| password_word(name));
     let value = loop {
@@ -5530,10 +5530,6 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         true => None,
         false => b.get(run_end.unwrap_or(z)).copied(),
     };
-    // (After a password's own word, a value a person made too, announced — `my password is
-    // hunter2`, `Passwort: Sommer2024!`, not `the password (`UserPwdV3`) field` nor chat's
-    // `wifi password …` — quoted, or bare where it ends its sentence.)
-    // (Asked only of a value no machine made.)
     // (A person's value after `to` only where the password is set to it: a word that sets
     // it between the name and the value, or among the three words before the name on its
     // line — `the password was changed to …`, `set the password to …`, `change your wifi
@@ -5568,15 +5564,19 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         }
         false
     };
-    let human = || {
+    // (After a password's own word, a value a person made too, announced — `my password is
+    // hunter2`, `Passwort: Sommer2024!`, not `the password (`UserPwdV3`) field` nor chat's
+    // `wifi password …` — quoted, or bare where it ends its sentence; asked only of a value
+    // no machine made, its cheap questions first.)
+    let by_person = || {
         announced
             && PERSON_LEN.contains(&v.len())
             && (quoted || ends_sentence(b, run_end.unwrap_or(z)))
             && person(plain)
             && (!by_to || set_near())
-            && human_value(v.as_bytes())
+            && person_made(v.as_bytes())
     };
-    if !(machine_made(v.as_bytes()) || human()) || !name_holds(name, v, quoted, next, false) {
+    if !(machine_made(v.as_bytes()) || by_person()) || !name_holds(name, v, quoted, next, false) {
         return None;
     }
     Some((a, run_end.map_or(z, |z| sentence_end(b, a, z))))
@@ -5596,9 +5596,9 @@ pub(super) const CURLY_QUOTES: [(&str, &str); 7] = [
 
 /// Whether a value prose may give starts at `j` (before `limit`): quoted, a code span,
 /// emphasised or in typographic quotes — or bare and made by a machine (see
-/// [`machine_made`]), or, where `human()`, by a person (see [`human_value`]), judged as a
+/// [`machine_made`]), or, where `person()`, by a person (see [`person_made`]), judged as a
 /// field's value is (see [`secret_value`]); its sentence's punctuation left out.
-fn value_follows(b: &[u8], j: usize, limit: usize, human: impl FnOnce() -> bool) -> bool {
+fn value_follows(b: &[u8], j: usize, limit: usize, person: impl FnOnce() -> bool) -> bool {
     let Some(&c) = b[..limit].get(j) else {
         return false;
     };
@@ -5616,8 +5616,8 @@ fn value_follows(b: &[u8], j: usize, limit: usize, human: impl FnOnce() -> bool)
     machine_made(v)
         || (PERSON_LEN.contains(&v.len())
             && ends_sentence(b, j + v.len())
-            && human()
-            && human_value(v)
+            && person()
+            && person_made(v)
             && std::str::from_utf8(v).is_ok_and(|v| secret_value(v, false, None)))
 }
 
