@@ -4547,12 +4547,27 @@ const PREPOSITIONS: [&[u8]; 22] = [
 /// mem2reg`, `boarding pass`: reviews 52, 53): a value a person made may follow it (see
 /// [`person_made`]).
 fn password_word(name: &[u8]) -> bool {
-    // (Written as prose writes it, not as a variable's name, `PASSWORD`.)
-    (name.iter().any(u8::is_ascii_lowercase)
-        && PASSWORD_WORDS
-            .iter()
-            .any(|w| *w != "pass" && name.eq_ignore_ascii_case(w.as_bytes())))
+    prose_password_word(name).is_some_and(|w| w != "pass")
         || super::patterns::local_name_at(name).is_some_and(|n| n.len() == name.len())
+}
+
+/// Which of [`PASSWORD_WORDS`] `name` is, written as prose writes it (a small letter after
+/// its first), not as a variable's name (`PASSWORD`).
+fn prose_password_word(name: &[u8]) -> Option<&'static str> {
+    if !name.get(1..)?.iter().any(u8::is_ascii_lowercase) {
+        return None;
+    }
+    PASSWORD_WORDS
+        .into_iter()
+        .find(|w| name.eq_ignore_ascii_case(w.as_bytes()))
+}
+
+/// The symbols a password holds, as a field's value is judged (see [`secret_value`]).
+const fn password_symbol(c: u8) -> bool {
+    matches!(
+        c,
+        b'@' | b'#' | b'$' | b'^' | b'&' | b'*' | b'+' | b'=' | b'!' | b'~'
+    )
 }
 
 /// How long a value a person made is (see [`person_made`]), asked first where it is cheap.
@@ -4704,14 +4719,8 @@ fn person_made(v: &[u8]) -> bool {
     let parts = || v.split(|c| matches!(c, b'-' | b'.' | b'_' | b'/'));
     // (A digit or a symbol in it, as a field's value needs (see [`secret_value`]): asked
     // first, so that a run of words fails at once, `salasana on salasana on …`.)
-    let symbol = |c: &u8| {
-        matches!(
-            c,
-            b'@' | b'#' | b'$' | b'^' | b'&' | b'*' | b'+' | b'=' | b'!' | b'~'
-        )
-    };
     if !PERSON_LEN.contains(&v.len())
-        || (digits == 0 && !v.iter().any(symbol))
+        || (digits == 0 && !v.iter().any(|&c| password_symbol(c)))
         || parts().count() > 2
         || !(v.iter().any(u8::is_ascii_alphabetic) || digits == v.len())
     {
@@ -4765,12 +4774,21 @@ fn person_made(v: &[u8]) -> bool {
 /// after it left out: `.`, `,`, `;`, `:`, and a `)` no `(` in it opened (`(… is
 /// Xk9…)`; not `Pass(word)1`'s, review 54).
 fn sentence_end(b: &[u8], a: usize, mut z: usize) -> usize {
-    let count = |c: u8| b[a..z].iter().filter(|&&d| d == c).count();
-    let (opened, mut closed) = (count(b'('), count(b')'));
+    // (The `)`s no `(` opened, counted at the first `)` met.)
+    let mut unopened = None;
     while z > a {
         match b[z - 1] {
             b'.' | b',' | b';' | b':' => {}
-            b')' if closed > opened => closed -= 1,
+            b')' => {
+                let left = unopened.get_or_insert_with(|| {
+                    let count = |c: u8| b[a..z].iter().filter(|&&d| d == c).count();
+                    count(b')').saturating_sub(count(b'('))
+                });
+                if *left == 0 {
+                    break;
+                }
+                *left -= 1;
+            }
             _ => break,
         }
         z -= 1;
@@ -4910,7 +4928,7 @@ fn ends_sentence(b: &[u8], z: usize) -> bool {
 /// `announced`, emphasis and blanks to its line's end; up to one blank line); else
 /// whether a secret stands there: a fenced line, or a code span or a quoted string alone
 /// on its line, judged as a field's value is (see [`secret_value`]), a bare word alone on
-/// its line also as made by a machine (see [`machine_made`]) or, where `person` (after a
+/// its line also as made by a machine (see [`machine_made`]) or, where `person()` (after a
 /// password's own word, no other noun between), by a person (see [`person_made`]:
 /// `Password:⏎hunter2`) — its sentence's punctuation left out; a line of prose, a YAML
 /// mapping's next key (`password:⏎  secretKeyRef:`) or a list (`- a`) holds none.
@@ -4919,7 +4937,7 @@ fn next_line_value(
     name: &[u8],
     at: usize,
     announced: bool,
-    person: bool,
+    person: impl FnOnce() -> bool,
 ) -> Option<Option<(usize, usize)>> {
     let b = text.as_bytes();
     let blanks = |mut i: usize| {
@@ -4994,10 +5012,10 @@ fn next_line_value(
     let Some(v) = text.get(a..z) else {
         return Some(None);
     };
-    // (Where `person`, a value a person made too: `Password:⏎hunter2`.)
+    // (Where `person()`, a value a person made too: `Password:⏎hunter2`.)
     let secret = !v.is_empty()
         && name_holds(name, v, quoted, b.get(z).copied(), false)
-        && (quoted || machine_made(v.as_bytes()) || (person && person_made(v.as_bytes())));
+        && (quoted || machine_made(v.as_bytes()) || (person_made(v.as_bytes()) && person()));
     Some(secret.then_some((a, z)))
 }
 
@@ -5111,13 +5129,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // (A password's word of prose's, `password`, `Password`, `pass`: not a field's,
     // `API_KEY`, `auth-pass`, nor a token's, whose prose names many things, `next token
     // Gpt4oMini24`, review 51.)
-    let word_of_prose = || {
-        name == key
-            && b[name + 1..at].iter().any(u8::is_ascii_lowercase)
-            && PASSWORD_WORDS
-                .iter()
-                .any(|w| b[name..at].eq_ignore_ascii_case(w.as_bytes()))
-    };
+    let word_of_prose = || name == key && prose_password_word(&b[name..at]).is_some();
     // (The name a word of its own, or its last part: `DB_PASSWORD`, `adminPassword` — not
     // a command's, `chpasswd`.)
     if name > key
@@ -5365,12 +5377,12 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         if verb || other {
             // (`Your new password is:⏎…`: the value on the next line.)
             if colon && matches!(b.get(i + len + 1), Some(b'\r' | b'\n')) {
-                return next_line_value(text, name, i + len, false, person(plain))?;
+                return next_line_value(text, name, i + len, false, || person(plain))?;
             }
             // (`The wifi password is⏎…`: a verb that ends its line, the value alone on the
             // next.)
             if !colon && matches!(b.get(i + len), Some(b'\r' | b'\n')) {
-                return next_line_value(text, name, i + len, true, person(plain))?;
+                return next_line_value(text, name, i + len, true, || person(plain))?;
             }
             match past_verb() {
                 Some(j) if verb || value_follows(b, j, limit, || person(plain)) => break j,
@@ -6124,7 +6136,9 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     {
         return None;
     }
-    if let Some(found) = next_line_value(text, &b[key..at], at, false, password_word(&b[key..at])) {
+    if let Some(found) =
+        next_line_value(text, &b[key..at], at, false, || password_word(&b[key..at]))
+    {
         return found;
     }
     // (Past Markdown's around the value: a code span's backtick after a blank or a colon,
@@ -10004,7 +10018,7 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
                 b'\t'..=b'\r' | b' ' => WHITE,
                 b'0'..=b'9' => DIGIT,
                 b'a'..=b'z' | b'A'..=b'Z' => ALPHA,
-                b'@' | b'#' | b'$' | b'^' | b'&' | b'*' | b'+' | b'=' | b'!' | b'~' => SYMBOL,
+                _ if password_symbol(b) => SYMBOL,
                 0x80.. => HIGH,
                 _ => 0,
             };
