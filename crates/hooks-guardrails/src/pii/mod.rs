@@ -2254,8 +2254,8 @@ pub(crate) mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().compiled.kinds.len(), 21);
-        assert_eq!(PiiDetector::new().compiled.passes.len(), 13);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 22);
+        assert_eq!(PiiDetector::new().compiled.passes.len(), PASSES);
     }
 
     /// A card number glued to letters is one where the word it stands in is no hex string
@@ -6436,6 +6436,58 @@ pub(crate) mod tests {
             "new_pw = getpass.getpass(); MIN_PW=8; use_pw: true; db_pw: ${DB_PW}",
             "self._pw = pw; show_pw = False; NEW_PW=${NEW_PW:-changeme}",
             "old_pw != new_pw; user_pw = request.form['pw']; max_pw_len = 64",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
+    /// The names of a password no other pass's prefilter had room for (see
+    /// `patterns::ADDED_NAMES`): `pw` alone, `passcode`, Spanish's `clave`, the Nordic
+    /// definite forms and Korean's `비번` — as fields, in tables and elements, in prose;
+    /// none where no password follows, nor `pw` inside a longer name (ODBC's `PWD=`).
+    #[test]
+    fn pw_passcode_clave_and_definite_forms_name_passwords() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            ("pw=Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"][..]),
+            ("PW: Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("user: admin\npw: \"Sunflower2024!\"", &["Sunflower2024!"]),
+            (r#"{"user": "bob", "pw": "Zq8rTw2xLk"}"#, &["Zq8rTw2xLk"]),
+            ("dbPw=Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("| pw | Xk9mQ2vL7pR |", &["Xk9mQ2vL7pR"]),
+            ("<pw>Xk9mQ2vL7pR</pw>", &["Xk9mQ2vL7pR"]),
+            ("my pw is hunter22", &["hunter22"]),
+            ("pw is hunter22 btw", &["hunter22"]),
+            ("Passcode: 48Zq19Kx", &["48Zq19Kx"]),
+            ("DOOR_PASSCODE=Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("the passcode is Bluebird77", &["Bluebird77"]),
+            ("la clave es Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("mi clave es Sol2024!", &["Sol2024!"]),
+            ("clave del wifi: Bluebird77", &["Bluebird77"]),
+            ("passordet er Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("Passordet til wifi er Bluebird77", &["Bluebird77"]),
+            ("lösenordet är Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("Lösenordet: Sommar2024!", &["Sommar2024!"]),
+            ("adgangskoden er Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("비번: Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("비번은 Xk9mQ2vL7pR 입니다", &["Xk9mQ2vL7pR"]),
+            ("와이파이 비번은 bluebird77이야", &["bluebird77"]),
+            ("비번이 Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            // (ODBC's `PWD=` stays its own name, `pw` no prefix of it.)
+            ("UID=etl;PWD={Tm4;Qx8Lr2Vb}", &["Tm4;Qx8Lr2Vb"]),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+        for text in [
+            "upw=Xk9mQ2vL7pR",
+            "pw = pulse_width; PW: 12ms; pw: null; pw: ${PW}; pw: true",
+            "pw=os.environ['PW']; pw = getpass(); pw = password; pw: !secret wifi_pw",
+            "pw.sh --help; import pw; pw -> Xk9",
+            "clave: nombre; palabra clave: seguridad; la clave es la paciencia",
+            "punto clave: la seguridad. Clave de producto: ver abajo",
+            "passcode: required. Passcode length: 6 digits. The passcode is 6 digits long",
+            "passordet er for kort; lösenordet är för svagt; adgangskoden er udløbet",
+            "비번은 나중에 알려줄게. 비번이 틀렸어요",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -30,7 +30,7 @@ const BASIC: &str = r"[A-Za-z0-9+/_\-]";
 /// whose name ends in one of them (`MYSQL_ROOT_PASSWORD`, `spring.datasource.password`)
 /// holds a secret (see `validate::named_secret`). The first [`RUN_PASS_NAMES`] are fields'
 /// names; the rest, headers' (`X-API-Key`, `X-Auth-Token`, `Private-Token`) and tokens'.
-pub(super) const SECRET_NAMES: [&str; 125] = [
+pub(super) const SECRET_NAMES: [&str; 123] = [
     // (Before `Secret`, which the trigger would otherwise take with a blank after it, as a
     // name a command sets, and the candidate fail.)
     "Secret Key",
@@ -134,10 +134,6 @@ pub(super) const SECRET_NAMES: [&str; 125] = [
     "pwd",
     "Pwd",
     "PWD",
-    // (A password shortened further, after a word: `ADMIN_PW=`, `wifi_pw:`. Not `pw`
-    // alone: its two bytes in the pass's prefilter made every scan 12% slower.)
-    "_pw",
-    "_PW",
     // (French's `mot de passe` shortened, as its chat writes it: `mdp : …`, `le mdp est …`
     // — a word of its own, see `WORD_NAMES`; not in capitals, a Markov decision process's
     // `MDP`, review 51.)
@@ -286,11 +282,38 @@ pub(super) const LOCAL_NAMES: [&str; 75] = [
     "matKhau",
 ];
 
+/// A password's names that fit no other pass's prefilter, read as [`LOCAL_NAMES`]' are
+/// (see [`local_name_at`]), in a pass of their own: `pw` (`pw=…`, `PW: …`, `the pw is …`:
+/// its two bytes in another pass's prefilter cut every literal's compare to two bytes,
+/// 12% slower; after a word too, `ADMIN_PW=`, `wifi_pw:`, which that pass's `_pw` read
+/// before), `passcode`, Spanish's `clave` (`Clave: …`, `la clave es …`), the
+/// definite forms Norwegian, Swedish and Danish glue an article to (`passordet er …`,
+/// `lösenordet är …`, `adgangskoden er …`) and Korean's `비번`, `비밀번호` shortened.
+pub(super) const ADDED_NAMES: [&str; 17] = [
+    "pw",
+    "PW",
+    "Pw",
+    "passcode",
+    "Passcode",
+    "PASSCODE",
+    "clave",
+    "Clave",
+    "CLAVE",
+    "passordet",
+    "Passordet",
+    "lösenordet",
+    "Lösenordet",
+    "losenordet",
+    "adgangskoden",
+    "Adgangskoden",
+    "비번",
+];
+
 /// The particles Chinese, Japanese and Korean glue to a name of [`LOCAL_NAMES`] to say what
 /// it is, or what it was set to (see [`local_secret`]), the longest first: Chinese's `是`,
 /// `为`, `就是`, `也是`, `还是`, `改为`, `改成`, `设为`, `设置为`; Japanese's `は`, `が`,
 /// `も`; Korean's `는`, `가`, `도`.
-const PARTICLES: [(&[&str], &[&str]); 3] = [
+const PARTICLES: [(&[&str], &[&str]); 4] = [
     (
         &["密码", "密碼"],
         &[
@@ -308,6 +331,7 @@ const PARTICLES: [(&[&str], &[&str]); 3] = [
     ),
     (&["パスワード"], &["は", "が", "も"]),
     (&["비밀번호"], &["는", "가", "도"]),
+    (&["비번"], &["은", "이", "도"]),
 ];
 
 /// The length of the particle of [`PARTICLES`] that `rest` (what follows a name) starts
@@ -323,20 +347,22 @@ pub(super) fn particle_at(rest: &[u8]) -> Option<usize> {
         .map(|p| p.len())
 }
 
-/// A field named by one of [`LOCAL_NAMES`] (see [`named_secret`]), or one that Chinese,
-/// Japanese or Korean names before a particle of [`PARTICLES`], unspaced: `密码是…`,
-/// `密码改为…`, `パスワードは…`, `비밀번호는 …` ("the password is", "was changed to"), a
-/// colon and blanks after it or not, the value quoted or not. (The particles' literals
-/// start with their names', which the prefilter holds already.)
-fn local_secret() -> String {
+/// A field named by one of `names` ([`LOCAL_NAMES`] or [`ADDED_NAMES`]: see
+/// [`named_secret`]), or one that Chinese, Japanese or Korean names before a particle of
+/// [`PARTICLES`] (those of its names), unspaced: `密码是…`, `密码改为…`, `パスワードは…`,
+/// `비밀번호는 …`, `비번은 …` ("the password is", "was changed to"), a colon and blanks
+/// after it or not, the value quoted or not. (The particles' literals start with their
+/// names', which the prefilter holds already.)
+fn local_secret(names: &[&str]) -> String {
     let particles = PARTICLES
         .iter()
+        .filter(|(of, _)| of.iter().all(|n| names.contains(n)))
         .map(|(names, particles)| format!("(?:{})(?:{})", names.join("|"), particles.join("|")))
         .collect::<Vec<_>>()
         .join("|");
     format!(
         r#"{}|(?:{particles})(?:[ \t]{{0,4}}:)?[ \t]{{0,4}}(?:\\{{0,3}}["'])?[^\s"'\\>]"#,
-        named_secret(&LOCAL_NAMES, false)
+        named_secret(names, false)
     )
 }
 
@@ -366,11 +392,18 @@ pub(super) fn local_name_stands(name: &str, before: Option<char>) -> bool {
         || (name.starts_with(char::is_uppercase) && (c.is_lowercase() || c.is_ascii_digit()))
 }
 
-/// The longest of [`LOCAL_NAMES`] that `m` starts with (every named field's candidate
-/// asks: `password`, `secret` start as `passwort`, `senha` do; most start as none).
+/// The longest of [`LOCAL_NAMES`] and [`ADDED_NAMES`] that `m` starts with (every named
+/// field's candidate asks: `password`, `secret` start as `passwort`, `senha` do; most start
+/// as none).
 pub(super) fn local_name_at(m: &[u8]) -> Option<&'static str> {
     const STARTS: [[u128; 256]; 2] = name_starts(&LOCAL_NAMES);
-    longest_name(m, &LOCAL_NAMES, &STARTS).map(|k| LOCAL_NAMES[k])
+    const ADDED: [[u128; 256]; 2] = name_starts(&ADDED_NAMES);
+    let local = longest_name(m, &LOCAL_NAMES, &STARTS).map(|k| LOCAL_NAMES[k]);
+    // (Not where a longer one of [`SECRET_NAMES`] stands: `pw` in ODBC's `PWD=`.)
+    let added = longest_name(m, &ADDED_NAMES, &ADDED)
+        .map(|k| ADDED_NAMES[k])
+        .filter(|a| secret_name_at(m).is_none_or(|n| n.len() <= a.len()));
+    local.into_iter().chain(added).max_by_key(|n| n.len())
 }
 
 /// For each byte and each of the first two places of `names`' (at most 128, each of two
@@ -1048,7 +1081,7 @@ pub(super) const WORD_NAMES: [&str; 7] = ["pass", "PASS", "auth", "Auth", "AUTH"
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
 /// since) are looked for in a pass of their own, the headers' pass, whose prefilter
 /// then stays the faster kind with fewer literals (see `specs`).
-pub(super) const RUN_PASS_NAMES: usize = 104;
+pub(super) const RUN_PASS_NAMES: usize = 102;
 
 /// A field named by one of `names`, its separator and the value's first character. The
 /// separator is
@@ -1478,8 +1511,9 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// `X-API-Key: …`: see [`authorization_header`] and [`RUN_PASS_NAMES`]), moved out of pass
 /// 4 so that its prefilter has room for more commands' names (in one prefilter, four-byte
 /// literals past 64 are all cut to three); pass 12: a password's name in other languages
-/// (see [`LOCAL_NAMES`]). At one start, passes are asked in this order.
-pub(super) const PASSES: usize = 13;
+/// (see [`LOCAL_NAMES`]); pass 13: the names added since (see [`ADDED_NAMES`]). At one
+/// start, passes are asked in this order.
+pub(super) const PASSES: usize = 14;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after
 /// another command's name on its line, `curl -T mysql.sql -u admin:…`): after such a value,
@@ -2437,8 +2471,17 @@ pub(super) fn specs() -> Vec<Spec> {
         spec(
             Entity::Secret,
             12,
-            local_secret(),
-            local_secret(),
+            local_secret(&LOCAL_NAMES),
+            local_secret(&LOCAL_NAMES),
+            SECRET_WINDOW,
+            validate_secret,
+        ),
+        // The names added since (their exact pattern is their trigger).
+        spec(
+            Entity::Secret,
+            13,
+            local_secret(&ADDED_NAMES),
+            local_secret(&ADDED_NAMES),
             SECRET_WINDOW,
             validate_secret,
         ),

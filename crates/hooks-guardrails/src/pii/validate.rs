@@ -4516,7 +4516,7 @@ const PASSWORD_WORDS: [&str; 7] = [
 /// Words that start a phrase between a password's word and its verb that leaves the value
 /// the password's (`Password for the NAS: …`, `Passwort für das WLAN ist …`, `la contraseña
 /// del wifi es …`): see [`prose_secret`].
-const PREPOSITIONS: [&[u8]; 22] = [
+const PREPOSITIONS: [&[u8]; 24] = [
     b"for",
     b"of",
     b"on",
@@ -4539,6 +4539,8 @@ const PREPOSITIONS: [&[u8]; 22] = [
     b"della",
     b"dla",
     "för".as_bytes(),
+    b"til",
+    b"till",
 ];
 
 /// Whether `name` is a password's own word, in English or another language (`Password`,
@@ -4815,7 +4817,7 @@ fn ticket(v: &[u8]) -> bool {
 /// goes on (`Passwort ist ABC123def ungültig`, `the password is OAuth2 based`).
 fn ends_sentence(b: &[u8], z: usize) -> bool {
     // (Sentences' endings glued to a value in scripts written without blanks.)
-    const ENDINGS: [&str; 16] = [
+    const ENDINGS: [&str; 18] = [
         "。",
         "、",
         "です",
@@ -4827,6 +4829,8 @@ fn ends_sentence(b: &[u8], z: usize) -> bool {
         "이에요",
         "예요",
         "요",
+        "이야",
+        "야",
         "哦",
         "吧",
         "了",
@@ -6618,20 +6622,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // (Past it by the name's length: `IDENTIFIED BY`, a name with a blank, may start
     // before it and end after.)
     .map_or(whole.len(), |i| whole.len().min(i + 1 + own.len() + 1));
-    let cut = again(&whole[..reach]);
-    let rest = match cut < reach {
-        true => &whole[..cut],
-        false => whole,
-    };
-    let (len, quoted) = match quote {
-        Some(q) => (close_in(rest, q).unwrap_or(rest.len()), true),
-        None => (bare_len(rest), false),
-    };
-    // (Part of `text`: whole characters when both ends are on their boundaries.)
-    let value = text.get(first..first + len)?;
-    let next = rest.get(len).copied();
-    // (A phrase's closing quote ends a string: no letter or digit is glued after it.)
-    let closed = quoted && !is_alnum(b.get(first + len + 1).copied());
+    let quoted = quote.is_some();
     if (setter == Some(BlankSetter::Line) || element || block) && !quoted {
         // A bare value that blanks do not end: the rest of the line after Dockerfile's older
         // `ENV NAME value` (judged whole, as a quoted one is), an XML element's content up
@@ -6697,6 +6688,22 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             block_end(text, first, first + value.len(), limit, block),
         ));
     }
+    // (Only now: an element's content ends at its first `<`, which the name again never
+    // comes before — `<pwd><pwd>…` read 256 bytes for it at each, 11x the bench text.)
+    let cut = again(&whole[..reach]);
+    let rest = match cut < reach {
+        true => &whole[..cut],
+        false => whole,
+    };
+    let len = match quote {
+        Some(q) => close_in(rest, q).unwrap_or(rest.len()),
+        None => bare_len(rest),
+    };
+    // (Part of `text`: whole characters when both ends are on their boundaries.)
+    let value = text.get(first..first + len)?;
+    let next = rest.get(len).copied();
+    // (A phrase's closing quote ends a string: no letter or digit is glued after it.)
+    let closed = quoted && !is_alnum(b.get(first + len + 1).copied());
     // (A command's bare argument with a blank escaped in it, `S3cr\ et9`, is a phrase.)
     let phrase = closed || (setter.is_some() && !quoted && value.contains("\\ "));
     let passes = match (strong && phrase) || (loose && quoted && app_password(value)) {
@@ -7229,7 +7236,10 @@ fn alignment_at(b: &[u8], line: usize, first: usize, to: usize, floor: usize) ->
 /// Pass`).
 pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
     // (A password's name in another language, `| Passwort |`, standing as a field's does.)
-    if let Some(n) = super::patterns::LOCAL_NAMES.iter().find(|n| {
+    let local = super::patterns::LOCAL_NAMES
+        .iter()
+        .chain(&super::patterns::ADDED_NAMES);
+    if let Some(n) = local.into_iter().find(|n| {
         label.strip_suffix(n.as_bytes()).is_some_and(|before| {
             std::str::from_utf8(before)
                 .is_ok_and(|b| super::patterns::local_name_stands(n, b.chars().next_back()))
@@ -7238,9 +7248,9 @@ pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
         return Some(&label[label.len() - n.len()..]);
     }
     // (Every name ends with one of these, in any case: most labels are turned away here.)
-    const ENDS: [&[u8]; 13] = [
+    const ENDS: [&[u8]; 12] = [
         b"ord", b"swd", b"ase", b"ret", b"key", b"ken", b"ass", b"pwd", b"psk", b"uth", b"ing",
-        b"ary", b"_pw",
+        b"ary",
     ];
     let tail = label.get(label.len().checked_sub(3)?..)?;
     if !ENDS.iter().any(|e| tail.eq_ignore_ascii_case(e)) {
@@ -9723,7 +9733,10 @@ fn names_a_secret(key: &str) -> bool {
     let by_last = BY_LAST.get_or_init(|| {
         let mut by_last = vec![Vec::new(); 256];
         let names = super::patterns::SECRET_NAMES.iter().map(|n| (*n, false));
-        for (n, local) in names.chain(super::patterns::LOCAL_NAMES.iter().map(|n| (*n, true))) {
+        let local = super::patterns::LOCAL_NAMES
+            .iter()
+            .chain(&super::patterns::ADDED_NAMES);
+        for (n, local) in names.chain(local.map(|n| (*n, true))) {
             by_last[usize::from(*n.as_bytes().last().unwrap_or(&0))].push((n, local));
         }
         by_last
