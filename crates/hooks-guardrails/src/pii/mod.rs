@@ -6054,6 +6054,66 @@ pub(crate) mod tests {
         }
     }
 
+    /// A template's default for a secret's variable, the value rendered whenever the
+    /// variable is unset: Jinja's and Ansible's `| default('…')`, Helm's `| default "…"`,
+    /// Liquid's `| default: "…"` — the variable named for a secret, or the field the quoted
+    /// template renders; none where the default is empty, a placeholder, another variable,
+    /// a function's result or a word.
+    #[test]
+    fn templates_defaults_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            (
+                "password: \"{{ db_password | default('Xk9mQ2vL7pR') }}\"",
+                &["Xk9mQ2vL7pR"][..],
+            ),
+            (
+                "{{ .Values.password | default \"Xk9mQ2vL7pR\" }}",
+                &["Xk9mQ2vL7pR"],
+            ),
+            (
+                "  password: {{ .Values.db.password | default \"Sunflower2024!\" | quote }}",
+                &["Sunflower2024!"],
+            ),
+            (
+                "db_pass: \"{{ lookup('env', 'DB_PASS') | default('Xk9mQ2vL7pR', true) }}\"",
+                &["Xk9mQ2vL7pR"],
+            ),
+            ("{{ db_password|default('Xk9mQ2vL7pR') }}", &["Xk9mQ2vL7pR"]),
+            (
+                "{{- .Values.redis.password | default \"Xk9mQ2vL7pR\" -}}",
+                &["Xk9mQ2vL7pR"],
+            ),
+            (
+                "{{ site.api_key | default: \"Xk9mQ2vL7pRt8sW3\" }}",
+                &["Xk9mQ2vL7pRt8sW3"],
+            ),
+            (
+                "DB_PASSWORD={{ db_password | default('Xk9mQ2vL7pR') }}",
+                &["Xk9mQ2vL7pR"],
+            ),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+        for text in [
+            "password: \"{{ db_password | default('') }}\"",
+            "password: \"{{ db_password | default(omit) }}\"",
+            "password: \"{{ db_password | default('changeme') }}\"",
+            "{{ .Values.password | default (randAlphaNum 16) }}",
+            "{{ .Values.password | default .Values.global.password }}",
+            "password: \"{{ db_password | default(lookup('env','DB_PASS')) }}\"",
+            "{{ password | default('{{ vault_pw }}') }}",
+            "{{ password_label | default('Password') }}",
+            "{{ password_hint | default('Enter your password') }}",
+            "The password | default column shows the initial value",
+            "{{ password_min_length | default(12) }}",
+            "{{ .Values.passwordKey | default \"password\" }}",
+            "{{ .Values.existingSecretPasswordKey | default \"redis-password\" }}",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
     /// A lookup's fallback string, where the field or the argument holds it whenever the
     /// lookup finds nothing: `||`, `??`, `?:`, Python's `or`; Ruby's `ENV.fetch` default.
     #[test]

@@ -1182,9 +1182,11 @@ fn named_secret(names: &[&str], comma: bool) -> String {
         // process.env.DB_PASSWORD || "…"`, `AppSettings["DbPassword"] ?? "…"`, Kotlin's and
         // PHP's `getenv("DB_PASSWORD") ?: "…"`, Python's `os.environ.get("DB_PASSWORD") or
         // "…"` (after a call or an index only: `the password or 'whatever' you chose` is
-        // prose), Rust's `env::var("DB_PASSWORD").unwrap_or("…")`.)
+        // prose), Rust's `env::var("DB_PASSWORD").unwrap_or("…")`; a template's filter,
+        // Jinja's and Ansible's `{{ db_password | default('…') }}`, Helm's `{{
+        // .Values.password | default "…" }}`, Liquid's `| default: "…"`.)
         separators.push(format!(
-            r#"{q}[ \t]{{0,8}}[\])]?[ \t]{{0,40}}(?:\|\||\?\?|\?:)[ \t]{{0,40}}["'`]|{q}[ \t]{{0,8}}[\])][ \t]{{0,40}}or[ \t]{{1,40}}["'`]|{q}\)\.unwrap_or(?:_else)?\((?:\|_\|[ \t]{{0,4}})?(?:String::from\()?""#
+            r#"{q}[ \t]{{0,8}}[\])]?[ \t]{{0,40}}(?:\|\||\?\?|\?:)[ \t]{{0,40}}["'`]|[ \t]{{0,4}}\|[ \t]{{0,4}}default(?:[ \t]{{0,4}}[(:])?[ \t]{{0,4}}["'`]|{q}[ \t]{{0,8}}[\])][ \t]{{0,40}}or[ \t]{{1,40}}["'`]|{q}\)\.unwrap_or(?:_else)?\((?:\|_\|[ \t]{{0,4}})?(?:String::from\()?""#
         ));
         separators.push(format!(
             r"{q}[ \t]{{0,40}}:[ \t]{{0,4}}>[-+0-9]{{0,2}}[ \t]{{0,40}}\r?\n"

@@ -3974,8 +3974,11 @@ fn command_end(b: &[u8], from: usize, max: usize, stop: impl Fn(usize) -> bool) 
 fn fallback_string(b: &[u8], at: usize) -> Option<usize> {
     let end = b.len().min(at + 160);
     // (Inside ERB's tag, as Rails's `database.yml` writes it, `<%= ENV.fetch(…) { "…" }
-    // %>`.)
-    let at = match b[at..end].strip_prefix(b"<%=") {
+    // %>`; or a template's, Jinja's, Helm's, `{{ db_password | default('…') }}`.)
+    let open = [&b"<%="[..], b"{{-", b"{{"]
+        .iter()
+        .find_map(|t| b[at..end].strip_prefix(*t));
+    let at = match open {
         Some(rest) => end - rest.len() + rest.iter().take_while(|&&c| c == b' ').count(),
         None => at,
     };
@@ -4061,14 +4064,30 @@ fn fallback_after(b: &[u8], at: usize, end: usize) -> Option<Fallback> {
     let or = rest.starts_with(b"or")
         && (op > i || b[op - 1] == b')')
         && matches!(rest.get(2), Some(b' ' | b'\t' | b'"' | b'\''));
-    if !(or
+    // (A template's filter, `| default('…')`, `| default "…"`, `| default: "…"`: where
+    // its argument starts.)
+    let filter = || {
+        let rest = rest.strip_prefix(b"|")?;
+        let word = rest
+            .iter()
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count();
+        let after = rest[word..].strip_prefix(b"default")?;
+        let open = usize::from(matches!(after.first(), Some(b'(' | b':')));
+        let at = end - after.len() + open;
+        (open == 1 || matches!(after.first(), Some(b' ' | b'\t'))).then_some(at)
+    };
+    let value = match or
         || [&b"||"[..], b"??", b"?:"]
             .iter()
-            .any(|o| rest.starts_with(o) && rest.get(2) != Some(&b'=')))
+            .any(|o| rest.starts_with(o) && rest.get(2) != Some(&b'='))
     {
-        return inner.and_then(|k| fallback_after(b, k, end));
-    }
-    let value = blanks(op + 2, true);
+        true => blanks(op + 2, true),
+        false => match filter() {
+            Some(at) => blanks(at, false),
+            None => return inner.and_then(|k| fallback_after(b, k, end)),
+        },
+    };
     Some(match string_start(b, value, end) {
         Some(first) => Fallback::String(first),
         None => Fallback::Lookup(value),
@@ -6193,9 +6212,10 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     if fallback && !configuration_before(b, name) {
         return None;
     }
-    // (A lookup's fallback, `password: process.env.DB_PASSWORD || '…'`: its string.)
+    // (A lookup's fallback, `password: process.env.DB_PASSWORD || '…'`: its string; in a
+    // quoted template too, `password: "{{ lookup('env', 'PW') | default('…') }}"`.)
     let first = match b[first - 1] {
-        b'"' | b'\'' | b'`' => first,
+        b'"' | b'\'' | b'`' if !b[first..].starts_with(b"{{") => first,
         _ => fallback_string(b, first).unwrap_or(first),
     };
     // (Prose after the name's emphasis or code span closed, or after a comma: `**Password**
@@ -9544,7 +9564,7 @@ fn setter_call(b: &[u8], key: usize) -> bool {
 fn lookup_fallback(between: &[u8]) -> bool {
     matches!(between.last(), Some(b'"' | b'\'' | b'`'))
         && !between.contains(&b'=')
-        && holds_any(between, &["||", "??", "?:", " or ", "unwrap_or"])
+        && holds_any(between, &["||", "??", "?:", " or ", "unwrap_or", "default"])
 }
 
 /// Whether a configuration's lookup stands before the secret's name at `name` (its field's
@@ -9552,7 +9572,10 @@ fn lookup_fallback(between: &[u8]) -> bool {
 /// `getenv(`, `ENV[`, `env::var(`), settings', a configuration's, properties', secrets', a
 /// vault's.
 fn configuration_before(b: &[u8], name: usize) -> bool {
-    configuration_word(&b[line_back(b, name, 48)..name])
+    let line = &b[line_back(b, name, 48)..name];
+    // (Or a template's variable, `{{ db_password | default('…') }}`: the values it is
+    // rendered with.)
+    configuration_word(line) || memchr::memmem::rfind(line, b"{{").is_some()
 }
 
 /// Where the line that `at` stands on starts, read back `reach` bytes at most (from there
