@@ -6553,6 +6553,48 @@ pub(crate) mod tests {
         }
     }
 
+    /// Credentials named so, as an account's name and its password (`credentials:
+    /// admin:…`, `DB_CREDS=…`, `the credentials are …`); none where they are no such
+    /// pair (a key file's name, a mechanism's, fetch's `'include'`), nor a class's call
+    /// that takes its password by position, read as before; and no value that
+    /// interpolates a variable (`user:${PASSWORD}`, `app:$(cat pw)`), under any name.
+    #[test]
+    fn credentials_given_as_user_and_password_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            ("credentials: admin:Xk9mQ2vL7pR", &["admin:Xk9mQ2vL7pR"][..]),
+            ("credentials: Xk9mQ2vL7pRt8sW3", &["Xk9mQ2vL7pRt8sW3"]),
+            ("DB_CREDENTIALS=admin:Xk9mQ2vL7pR", &["admin:Xk9mQ2vL7pR"]),
+            (r#""creds": "admin:Xk9mQ2vL7pR""#, &["admin:Xk9mQ2vL7pR"]),
+            ("the credentials are admin:hunter22", &["admin:hunter22"]),
+            (
+                "Your creds: admin:Sunflower2024!",
+                &["admin:Sunflower2024!"],
+            ),
+            (
+                "credentials = pika.PlainCredentials('orders', 'Tb8Kw3Ny6Rx2')",
+                &["Tb8Kw3Ny6Rx2"],
+            ),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+        for text in [
+            "credentials: 'include'; credentials: true; withCredentials: true",
+            "credentials = service_account.Credentials.from_service_account_file(path)",
+            "credentials: ${{ secrets.GCP_CREDENTIALS }}; creds = get_credentials()",
+            "credentials: gcp-sa-2024.json",
+            "credentials: OAuth2",
+            "credentials: x509",
+            "my credentials are hunter22; credentials are Level3",
+            "credentials: ~/.aws/credentials; creds: admin:admin",
+            "password: user:${PASSWORD}",
+            "password: \"user:${PASSWORD}\"",
+            "DATABASE_URL_CREDS=app:$(cat /run/secrets/pw)",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
     /// The positional commands added last: PuTTY's `-pw`, `mkpasswd`, `openssl passwd`,
     /// MinIO's `mc alias set`, Oracle's tools' logons — on a line, in an argument list;
     /// and each without a password: prompts, variables, files, the standard input, prose.

@@ -289,7 +289,7 @@ pub(super) const LOCAL_NAMES: [&str; 75] = [
 /// before), `passcode`, Spanish's `clave` (`Clave: …`, `la clave es …`), the
 /// definite forms Norwegian, Swedish and Danish glue an article to (`passordet er …`,
 /// `lösenordet är …`, `adgangskoden er …`) and Korean's `비번`, `비밀번호` shortened.
-pub(super) const ADDED_NAMES: [&str; 17] = [
+pub(super) const ADDED_NAMES: [&str; 23] = [
     "pw",
     "PW",
     "Pw",
@@ -307,6 +307,12 @@ pub(super) const ADDED_NAMES: [&str; 17] = [
     "adgangskoden",
     "Adgangskoden",
     "비번",
+    "credentials",
+    "Credentials",
+    "CREDENTIALS",
+    "creds",
+    "Creds",
+    "CREDS",
 ];
 
 /// The particles Chinese, Japanese and Korean glue to a name of [`LOCAL_NAMES`] to say what
@@ -386,6 +392,14 @@ pub(super) fn local_name_stands(name: &str, before: Option<char>) -> bool {
     let Some(c) = before else {
         return true;
     };
+    // (Credentials stand alone or after a separator only: `PlainCredentials(user, …)` is
+    // a credential call's name, read as that call.)
+    if ["credentials", "creds"]
+        .iter()
+        .any(|n| name.eq_ignore_ascii_case(n))
+    {
+        return !c.is_alphanumeric();
+    }
     !c.is_alphanumeric()
         || COMPOUNDING.iter().any(|t| name.ends_with(t))
         || !name.starts_with(|n: char| n.is_lowercase() || n.is_uppercase())

@@ -2602,12 +2602,21 @@ fn third_argument_call(before: &[u8]) -> bool {
 /// arguments are often words (`.login("Sign in", "Welcome back")`), so the password is
 /// judged as a value, not as a phrase (see [`app_password`]).
 fn credential_call(before: &[u8]) -> bool {
+    read_by_credential_calls(before)
+        || [&b"BasicAuth"[..], b"DigestAuth", b"ProxyAuth"]
+            .iter()
+            .any(|n| call_name(before).ends_with(n))
+}
+
+/// Whether the credential calls' trigger reads the call named as `before` ends (see
+/// `patterns::credential_calls`): those of [`credential_call`] but requests' and aiohttp's,
+/// which the name `Auth` reads.
+fn read_by_credential_calls(before: &[u8]) -> bool {
     let before = call_name(before);
-    [&b"BasicAuth"[..], b"DigestAuth", b"ProxyAuth"]
-        .iter()
-        .chain(&super::patterns::CREDENTIAL_CALLS.map(str::as_bytes))
-        .any(|n| before.ends_with(n))
-        || third_argument_call(before)
+    third_argument_call(before)
+        || super::patterns::CREDENTIAL_CALLS
+            .iter()
+            .any(|c| before.ends_with(c.as_bytes()))
 }
 
 /// Whether `before` ends with a call's name that logs in (`.login`, `.authenticate`, in
@@ -6118,8 +6127,8 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // (A name that is a common word too stands alone or after a `.`, a `-` or a `_`:
     // `smtp.pass`, `_auth` — not `bypass`, `compass`, `oauth`; see `WORD_NAMES`.)
     // (Or as a call's name that takes a password, `HTTPBasicAuth("bob", "…")` — but one
-    // the credential calls' trigger reads, `smtp.PlainAuth(…)`: each of a run of them was
-    // read twice, 5.6x the bench text.)
+    // the credential calls' trigger reads, `smtp.PlainAuth(…)`, `pika.PlainCredentials(…)`:
+    // each of a run of them was read twice, 5.6x the bench text.)
     // (So do other languages' names but those of languages that compound words, unless a
     // camelCase word's capital starts them: `resenha` holds `senha`, `dbSenha` names one.)
     let glued_local = |n: &str| {
@@ -6133,7 +6142,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .is_some_and(|n| super::patterns::WORD_NAMES.contains(&n) || glued_local(n))
         && !(b.get(at) == Some(&b'(')
             && password_argument(&b[..at]).is_some()
-            && !third_argument_call(&b[..at]))
+            && !read_by_credential_calls(&b[..at]))
     {
         return None;
     }
@@ -9783,7 +9792,10 @@ fn names_a_secret(key: &str) -> bool {
 /// - in PascalCase, a request's idempotency token (`ClientToken`, `ClientRequestToken`;
 ///   Vault's `client_token` is a secret);
 /// - a count or a limit (`max_output_token`, `input_token`), when the value is a number;
-/// - a pass that is no password: a filter's (`low_pass`), a renderer's (`render_pass`).
+/// - a pass that is no password: a filter's (`low_pass`), a renderer's (`render_pass`);
+/// - credentials that are neither an account's name and password, `user:password`, nor a
+///   value a machine made (a key file's name, `gcp-sa-2024.json`, a mechanism's, `OAuth2`,
+///   `x509`) — not under a class's name, `PlainCredentials(…)`.
 ///
 /// In capitals (an environment variable's name) only the words for a page say so:
 /// `INPUT_TOKEN` is the token a GitHub Action is given, `SYNC_TOKEN` a secret.
@@ -9880,6 +9892,18 @@ pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
     ];
     if last.eq_ignore_ascii_case(b"skiptoken") || last.eq_ignore_ascii_case(b"deltatoken") {
         return true;
+    }
+    // (Not a class's name, whose call takes a password, `pika.PlainCredentials(user, …)`:
+    // the word glued to the one before it.)
+    let glued = key
+        .len()
+        .checked_sub(last.len() + 1)
+        .is_some_and(|i| key[i].is_ascii_alphanumeric());
+    if is(last, &["credentials", "creds"]) && !glued {
+        let pair = value
+            .split_once(':')
+            .is_some_and(|(user, password)| !user.is_empty() && !password.is_empty());
+        return !pair && !machine_made(value.as_bytes());
     }
     if last.eq_ignore_ascii_case(b"token") {
         return is(before, &PAGE)
@@ -10098,6 +10122,9 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
     }
     let lower = value.to_ascii_lowercase();
     let template = template(v)
+        // (A variable interpolated after its start, `user:${PASSWORD}`, `app:$(cat pw)`.)
+        || memchr::memmem::find(v, b"${").is_some()
+        || memchr::memmem::find(v, b"$(").is_some()
         // A bind parameter (`:password_1`, `?`), a regular expression.
         || (matches!(v[0], b':' | b'?') && ident(&v[1..]))
         || (v[0] == b'^' && v.ends_with(b"$"))
@@ -10194,6 +10221,8 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
             && v.iter().filter(|c| c.is_ascii_digit()).count() <= 2
             && holds_any(&lower, &["pass", "secret", "key", "token", "pwd"]))
             || matches!(next, Some(b'(' | b'['))
+            // (A variable interpolated last, `user:${PASSWORD}`, the value cut at its `{`.)
+            || (v.ends_with(b"$") && matches!(next, Some(b'{' | b'(')))
             || (v
                 .iter()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'!' | b'?'))
