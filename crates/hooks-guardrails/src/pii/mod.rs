@@ -6521,9 +6521,12 @@ pub(crate) mod tests {
             ("Passcode: 48Zq19Kx", &["48Zq19Kx"]),
             ("DOOR_PASSCODE=Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
             ("the passcode is Bluebird77", &["Bluebird77"]),
-            ("la clave es Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
-            ("mi clave es Sol2024!", &["Sol2024!"]),
+            ("Clave de acceso: Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("mi clave secreta es Sol2024!", &["Sol2024!"]),
             ("clave del wifi: Bluebird77", &["Bluebird77"]),
+            ("Clave WiFi: Bluebird77", &["Bluebird77"]),
+            ("kodeordet er Sommer2024!", &["Sommer2024!"]),
+            ("Kodeord: Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
             ("passordet er Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
             ("Passordet til wifi er Bluebird77", &["Bluebird77"]),
             ("lösenordet är Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
@@ -6545,6 +6548,15 @@ pub(crate) mod tests {
             "pw.sh --help; import pw; pw -> Xk9",
             "clave: nombre; palabra clave: seguridad; la clave es la paciencia",
             "punto clave: la seguridad. Clave de producto: ver abajo",
+            // (Review 55: `clave` a record's code, a key that is public; `pw` a pulse's
+            // width, a power, a register's value, a package's version.)
+            r#"{"clave": "MX01", "nombre": "Ciudad de México"}"#,
+            "SELECT clave, nombre FROM productos WHERE clave = 'P001';",
+            "Clave: MAT101. La clave del grupo es IIC2233-1. La clave es Covid19",
+            "La clave pública es MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE",
+            "PW: 1500us, PRF: 1kHz; pw: 3.3V; PW: 450W; PW: 85kg",
+            "pw=0x1F; PW: 0b1010",
+            r#""pw": "^1.44.0""#,
             "passcode: required. Passcode length: 6 digits. The passcode is 6 digits long",
             "passordet er for kort; lösenordet är för svagt; adgangskoden er udløbet",
             "비번은 나중에 알려줄게. 비번이 틀렸어요",
@@ -6592,6 +6604,46 @@ pub(crate) mod tests {
             "DATABASE_URL_CREDS=app:$(cat /run/secrets/pw)",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
+    /// A bare value ends where another field named for a secret is glued on after a list's
+    /// separator: each value is found, and the second field's name is read into neither
+    /// (review 55: the second value was left in clear).
+    #[test]
+    fn a_field_glued_after_a_value_is_read_on_its_own() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            (
+                "pw=hunter22,token: Xk9qLm2vR8tQ",
+                &["hunter22", "Xk9qLm2vR8tQ"][..],
+            ),
+            (
+                "password=hunter22;password: Zq8rTw2xLk",
+                &["hunter22", "Zq8rTw2xLk"],
+            ),
+            (
+                "PW: hunter22|token: Xk9qLm2vR8tQ",
+                &["hunter22", "Xk9qLm2vR8tQ"],
+            ),
+            (
+                "passcode=482913&api_key = Xk9qLm2vR8tQ",
+                &["482913", "Xk9qLm2vR8tQ"],
+            ),
+            (
+                "passordet=hunter22&contraseña = S3cr3t!",
+                &["hunter22", "S3cr3t!"],
+            ),
+            (
+                "?user=bob&password=Xk9qLm2vR8&token=Zq8rTw2xLk9",
+                &["Xk9qLm2vR8", "Zq8rTw2xLk9"],
+            ),
+            ("the pw is hunter22,password: Zq8rTw2xLk", &["Zq8rTw2xLk"]),
+            ("ADMIN_PW\tS3cr3t!&user_pw='passcode77'", &["passcode77"]),
+            // (A comma inside a password, no field after it: the value whole.)
+            ("password=Xk9,abc", &["Xk9,abc"]),
+        ] {
+            finds_and_redacts(&d, text, want);
         }
     }
 

@@ -286,19 +286,31 @@ pub(super) const LOCAL_NAMES: [&str; 75] = [
 /// (see [`local_name_at`]), in a pass of their own: `pw` (`pw=…`, `PW: …`, `the pw is …`:
 /// its two bytes in another pass's prefilter cut every literal's compare to two bytes,
 /// 12% slower; after a word too, `ADMIN_PW=`, `wifi_pw:`, which that pass's `_pw` read
-/// before), `passcode`, Spanish's `clave` (`Clave: …`, `la clave es …`), the
-/// definite forms Norwegian, Swedish and Danish glue an article to (`passordet er …`,
-/// `lösenordet är …`, `adgangskoden er …`) and Korean's `비번`, `비밀번호` shortened.
-pub(super) const ADDED_NAMES: [&str; 23] = [
+/// before), `passcode`, Spanish's `clave` as it names a password (`Clave de acceso: …`,
+/// `la clave del wifi es …`), the definite forms Norwegian, Swedish and Danish glue an
+/// article to (`passordet er …`, `lösenordet är …`, `adgangskoden er …`), Danish's
+/// `kodeord`, Korean's `비번`, `비밀번호` shortened, and credentials given as an account's
+/// name and its password (`credentials: admin:…`, see `validate::no_secret_name`).
+pub(super) const ADDED_NAMES: [&str; 35] = [
     "pw",
     "PW",
     "Pw",
     "passcode",
     "Passcode",
     "PASSCODE",
-    "clave",
-    "Clave",
-    "CLAVE",
+    // (Not `clave` alone: Spanish's records name a product's, a course's, a school's code
+    // so, `{"clave": "MX01"}`, `Clave: MAT101`, review 55 — only its names of a password.)
+    "clave de acceso",
+    "Clave de acceso",
+    "clave secreta",
+    "Clave secreta",
+    "clave wifi",
+    "Clave wifi",
+    "clave WiFi",
+    "Clave WiFi",
+    "clave del wifi",
+    "Clave del wifi",
+    "clave del WiFi",
     "passordet",
     "Passordet",
     "lösenordet",
@@ -306,6 +318,11 @@ pub(super) const ADDED_NAMES: [&str; 23] = [
     "losenordet",
     "adgangskoden",
     "Adgangskoden",
+    // (Danish's other word, `kodeord`, and its definite form.)
+    "kodeord",
+    "Kodeord",
+    "kodeordet",
+    "Kodeordet",
     "비번",
     "credentials",
     "Credentials",

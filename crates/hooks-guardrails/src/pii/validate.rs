@@ -5528,6 +5528,8 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             if z == end_of_line && b.get(z).is_some_and(bare) {
                 cut = true;
             }
+            // (Not into a field glued on after it, `hunter22,token: …`.)
+            z = value + glued_field(&b[value..z]);
             // (Glued to a letter past ASCII of a script written with blanks after a part of
             // letters, the word goes on: `Le token est HS256-signé`, review 49 — not a
             // password's last character, `Xk9mQ2vL7é`, whose ASCII is taken, review 50.)
@@ -6114,8 +6116,15 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // (But a default given to it, `password = password or '…'`.)
     // (Quoted or not, a value that is the name again before its separator: `password='
     // password='…`, read 5x the bench text without this, review 48.)
-    let n = &b[name..at];
-    let again = b[first..].starts_with(n) && b.get(first + n.len()) == b.get(at);
+    // (So the field's whole name again, `x_pw]="x_pw]="…`, and an index's with its
+    // bracket, `[pass]="[pass]="…`: each a detection of the name, 15x the bench text on
+    // every release, review 55.)
+    let again_at = |v: usize, from: usize| {
+        b[v..].starts_with(&b[from..at]) && b.get(v + at - from) == b.get(at)
+    };
+    let again = again_at(first, name)
+        || (key < name && again_at(first, key))
+        || (key > 0 && b[key - 1] == b'[' && b[first] == b'[' && again_at(first + 1, key));
     let quoted = matches!(b[first - 1], b'"' | b'\'' | b'`');
     // (A quoted one is no lookup: `password || "password || "…`, each read as a lookup's
     // fallback, 4.3x the bench text.)
@@ -6636,6 +6645,19 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             })
             .unwrap_or(r.len())
     };
+    // (A bare value ends, too, where another field named for a secret is glued on: see
+    // [`glued_field`] — searched only up to where the name comes again, itself such a
+    // field after its separator: `pwd=x,pwd=x,…` asked each value for one.)
+    let own_or_glued = |r: &[u8]| {
+        let cut = again(r);
+        match quote {
+            Some(_) => cut,
+            None if cut > 0 && cut < r.len() && matches!(r[cut - 1], b',' | b';' | b'&' | b'|') => {
+                cut - 1
+            }
+            None => glued_field(&r[..cut]),
+        }
+    };
     let limit = ceil_char_boundary(text, first.saturating_add(NAMED_VALUE_MAX));
     // (The name is looked for again only as far as the value may read: a bare one ends at
     // white space (a command's argument goes on past an escaped blank, Dockerfile's `ENV`
@@ -6719,7 +6741,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     }
     // (Only now: an element's content ends at its first `<`, which the name again never
     // comes before — `<pwd><pwd>…` read 256 bytes for it at each, 11x the bench text.)
-    let cut = again(&whole[..reach]);
+    let cut = own_or_glued(&whole[..reach]);
     let rest = match cut < reach {
         true => &whole[..cut],
         false => whole,
@@ -6765,7 +6787,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
                 .map_or(judged, |(i, _)| i.max(judged)),
         },
     };
-    Some((first, first + len.min(again(&whole[..len]))))
+    Some((first, first + len.min(own_or_glued(&whole[..len]))))
 }
 
 /// Whether `rest` starts with the closing tag of an element named `name` (a prefix before
@@ -9756,6 +9778,39 @@ pub(crate) fn secret_field(key: &str, value: &str) -> bool {
         && secret_value(value, true, None)
 }
 
+/// Where a bare value read as `r` ends before another field named for a secret glued on
+/// after a list's separator, `pw=hunter22,token: Xk9…`, `a=x&api_key=…` (`r.len()` if
+/// none): else that field's name was read into the value, and its own value never read
+/// (review 55).
+fn glued_field(r: &[u8]) -> usize {
+    // (Its separators found by `memchr`: a value's window is read at each candidate, and a
+    // byte at a time it cost a run of glued names 10%.)
+    let field = |i: usize| secret_field_at(&r[i + 1..]);
+    let list = memchr::memchr3_iter(b',', b';', b'&', r).find(|&i| field(i));
+    let bar = memchr::memchr_iter(b'|', &r[..list.unwrap_or(r.len())]).find(|&i| field(i));
+    bar.or(list).unwrap_or(r.len())
+}
+
+/// Whether `rest` starts with a field named for a secret (see [`names_a_secret`]) and its
+/// separator, `token: `, `api_key =` (see [`glued_field`]).
+fn secret_field_at(rest: &[u8]) -> bool {
+    let word = rest
+        .iter()
+        .take(64)
+        .take_while(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.') || !c.is_ascii()
+        })
+        .count();
+    let blanks = rest[word..]
+        .iter()
+        .take(8)
+        .take_while(|c| matches!(c, b' ' | b'\t'))
+        .count();
+    word >= 2
+        && matches!(rest.get(word + blanks), Some(b'=' | b':'))
+        && std::str::from_utf8(&rest[..word]).is_ok_and(names_a_secret)
+}
+
 /// Whether a field's name (`key`, whole) ends in a secret's name, as its case and words say
 /// (see [`camel_pass`]).
 fn names_a_secret(key: &str) -> bool {
@@ -9793,6 +9848,8 @@ fn names_a_secret(key: &str) -> bool {
 ///   Vault's `client_token` is a secret);
 /// - a count or a limit (`max_output_token`, `input_token`), when the value is a number;
 /// - a pass that is no password: a filter's (`low_pass`), a renderer's (`render_pass`);
+/// - `pw` that is a pulse's width or a power, a register's value or a package's version
+///   (see [`measured`]);
 /// - credentials that are neither an account's name and password, `user:password`, nor a
 ///   value a machine made (a key file's name, `gcp-sa-2024.json`, a mechanism's, `OAuth2`,
 ///   `x509`) — not under a class's name, `PlainCredentials(…)`.
@@ -9899,6 +9956,9 @@ pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
         .len()
         .checked_sub(last.len() + 1)
         .is_some_and(|i| key[i].is_ascii_alphanumeric());
+    if last.eq_ignore_ascii_case(b"pw") && measured(value) {
+        return true;
+    }
     if is(last, &["credentials", "creds"]) && !glued {
         let pair = value
             .split_once(':')
@@ -9912,6 +9972,40 @@ pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
             || (number && is(before, &COUNT));
     }
     last.eq_ignore_ascii_case(b"pass") && is(before, &PASS)
+}
+
+/// Whether `v` is what electronics and manifests give under `pw` (a pulse's width, a
+/// power, a package): a number and its unit (`1500us`, `3.3V`, `450W`, `85kg`), a
+/// register's value (`0x1F`, `0b1010`) or a version's range (`^1.44.0`, `~1.2`) — review 55.
+fn measured(v: &str) -> bool {
+    const UNITS: [&str; 24] = [
+        "us", "µs", "ns", "ms", "s", "v", "mv", "kv", "w", "mw", "kw", "a", "ma", "hz", "khz",
+        "mhz", "ghz", "kg", "g", "db", "dbm", "%", "px", "mm",
+    ];
+    // (Its list's or its statement's separator after it, `pw=0x1F;`.)
+    let v = v.trim_end_matches([';', ',']);
+    let b = v.as_bytes();
+    let digits = |d: &[u8], hex: bool| {
+        !d.is_empty()
+            && d.iter().all(|c| match hex {
+                true => c.is_ascii_hexdigit(),
+                false => matches!(c, b'0' | b'1'),
+            })
+    };
+    if let Some(d) = b.strip_prefix(b"0x").or(b.strip_prefix(b"0X")) {
+        return digits(d, true);
+    }
+    if let Some(d) = b.strip_prefix(b"0b") {
+        return digits(d, false);
+    }
+    if let [b'^' | b'~', rest @ ..] = b {
+        return !rest.is_empty() && rest.iter().all(|c| c.is_ascii_digit() || *c == b'.');
+    }
+    let number = b
+        .iter()
+        .take_while(|c| c.is_ascii_digit() || **c == b'.')
+        .count();
+    number > 0 && UNITS.iter().any(|u| v[number..].eq_ignore_ascii_case(u))
 }
 
 /// Whether a value under a name that ends in `token` is too short to be one (`key`: the
