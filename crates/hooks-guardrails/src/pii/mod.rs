@@ -2254,7 +2254,7 @@ pub(crate) mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().compiled.kinds.len(), 22);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 23);
         assert_eq!(PiiDetector::new().compiled.passes.len(), PASSES);
     }
 
@@ -5354,6 +5354,15 @@ pub(crate) mod tests {
                 &["abcd efgh ijkl mnop"][..],
             ),
             ("mail.login(\"bob\", \"S3cr3tPw99\")", &["S3cr3tPw99"]),
+            // (MongoDB's Java driver's, its third argument a `char[]`.)
+            (
+                "MongoCredential.createCredential(\"admin\", \"admin\", \"Xk9mQ2vL7pR\".toCharArray());",
+                &["Xk9mQ2vL7pR"],
+            ),
+            (
+                "MongoCredential.createScramSha256Credential(user, \"admin\", \"Sunflower2024!\".toCharArray())",
+                &["Sunflower2024!"],
+            ),
             (
                 "client.login(\n    'bob',\n    'S3cr3tPw99'\n)",
                 &["S3cr3tPw99"],
@@ -5579,6 +5588,8 @@ pub(crate) mod tests {
             "new UsernamePasswordAuthenticationToken(user, null, authorities)",
             "x.basic_auth(\"bob2024x\", None::<&str>); basic_auth(user, password)",
             "server.login('me', 'abcd efgh ijkl mnop qrst')",
+            "MongoCredential.createCredential(user, db, password.toCharArray())",
+            "MongoCredential.createCredential(\"admin\", \"db\", System.getenv(\"PW\").toCharArray())",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
@@ -5732,6 +5743,10 @@ pub(crate) mod tests {
             ("my password is \"hunter2\" ok", &["hunter2"]),
             ("the password is Summer2024. Thanks", &["Summer2024"]),
             ("Password for the NAS: Sunflower2024", &["Sunflower2024"]),
+            // (A word of hyphenated parts between: `Wi-Fi`, `e-mail`, `sign-in`.)
+            ("Password for Wi-Fi: Bluebird77", &["Bluebird77"]),
+            ("the e-mail password is Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("Password for sign-in: hunter22!", &["hunter22!"]),
             (
                 "The default password is admin123, change it.",
                 &["admin123"],
@@ -5842,6 +5857,7 @@ pub(crate) mod tests {
             // and its unit; a technique or a document's part; a participle; `pass`, a
             // noun.)
             "Password entropy: 80bits. Password lockout duration: 30min. Password TTL: 3600s",
+            "Password for Wi-Fi: see below. Password re-entry: required. password-protected: yes",
             "Password compliance: SOC2. Password expires: Dec2024. Password fix: Build42",
             "Password server: vault01. Password owner: jdoe42. Password list: RockYou2021",
             "The password list is rockyou2024. The password fix is Build42.",

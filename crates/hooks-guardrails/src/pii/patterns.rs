@@ -1032,6 +1032,22 @@ pub(super) const THIRD_ARGUMENT_CALLS: [&str; 9] = [
     "PlainAuth",
 ];
 
+/// Calls whose third argument is the password, read as [`THIRD_ARGUMENT_CALLS`]' are but
+/// found in the fourteenth pass (see [`ADDED_NAMES`]; the credential calls' prefilter holds
+/// no more): MongoDB's Java driver's `MongoCredential.createCredential(user, database,
+/// password)` and its mechanisms' (`createScramSha256Credential`, `createPlainCredential`).
+pub(super) const ADDED_THIRD_ARGUMENT_CALLS: [&str; 4] = [
+    "createCredential",
+    "createScramSha256Credential",
+    "createScramSha1Credential",
+    "createPlainCredential",
+];
+
+/// The trigger of [`ADDED_THIRD_ARGUMENT_CALLS`]: a name and its `(`.
+pub(super) fn added_third_argument_calls() -> String {
+    format!(r"(?:{})\(", ADDED_THIRD_ARGUMENT_CALLS.join("|"))
+}
+
 /// The trigger of [`CREDENTIAL_CALLS`] and [`THIRD_ARGUMENT_CALLS`]: a name and its `(`
 /// (PowerShell's constructor after a type's name too,
 /// `[System.Net.NetworkCredential]::new(`).
@@ -1059,6 +1075,7 @@ pub(super) fn credential_call_at(m: &[u8]) -> Option<usize> {
     CREDENTIAL_CALLS
         .iter()
         .chain(&THIRD_ARGUMENT_CALLS)
+        .chain(&ADDED_THIRD_ARGUMENT_CALLS)
         .any(|n| super::validate::call_name(name) == n.as_bytes())
         .then_some(name.len())
 }
@@ -2515,6 +2532,15 @@ pub(super) fn specs() -> Vec<Spec> {
             13,
             local_secret(&ADDED_NAMES),
             local_secret(&ADDED_NAMES),
+            SECRET_WINDOW,
+            validate_secret,
+        ),
+        // The calls added since (their exact pattern is their trigger).
+        spec(
+            Entity::Secret,
+            13,
+            added_third_argument_calls(),
+            added_third_argument_calls(),
             SECRET_WINDOW,
             validate_secret,
         ),

@@ -2587,12 +2587,15 @@ pub(super) fn call_name(before: &[u8]) -> &[u8] {
 /// Whether `before` ends with the name of a call of `patterns::THIRD_ARGUMENT_CALLS`, the
 /// whole name (`ftplib.FTP`, `new PDO`; not `SFTP`, `TFTP`).
 fn third_argument_call(before: &[u8]) -> bool {
-    super::patterns::THIRD_ARGUMENT_CALLS.iter().any(|n| {
-        before.ends_with(n.as_bytes())
-            && before[..before.len() - n.len()]
-                .last()
-                .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
-    })
+    let calls = super::patterns::THIRD_ARGUMENT_CALLS.iter();
+    calls
+        .chain(&super::patterns::ADDED_THIRD_ARGUMENT_CALLS)
+        .any(|n| {
+            before.ends_with(n.as_bytes())
+                && before[..before.len() - n.len()]
+                    .last()
+                    .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+        })
 }
 
 /// Whether `before` (the text up to a call's name's end) ends with the name of a call whose
@@ -5285,6 +5288,17 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         // (A typographic apostrophe inside the word: `It’s`, `user’s`.)
         if len > 0 && b[i + len..limit].starts_with("’".as_bytes()) {
             len += 3 + b[i + len + 3..limit]
+                .iter()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .count();
+        }
+        // (Parts joined by hyphens: `Password for Wi-Fi: …`, `the e-mail password is …`.)
+        while len > 0
+            && i + len + 1 < limit
+            && b[i + len] == b'-'
+            && b[i + len + 1].is_ascii_alphabetic()
+        {
+            len += 1 + b[i + len + 1..limit]
                 .iter()
                 .take_while(|c| c.is_ascii_alphabetic())
                 .count();
