@@ -285,6 +285,13 @@ fn scan_adversarial(c: &mut Criterion) {
             "person_values_that_go_on",
             fill("the password is hunter22 xyz mdp est soleil2024 Passwort ist Sommer2024 ja password is\nthe password to the router the password list is\nrockyou2024 ", ""),
         ),
+        // This release's names, calls and forms with no secret after them: `pw` glued to
+        // the next field, an index's name again, credentials that are no pair, a template's
+        // default that is none, `clave` a code, a Nordic definite form, a length.
+        (
+            "added_names_without_secrets",
+            fill("pw=x,token=y;api_key=z [pw]=\"[pw]=\" x_pw]=\"x_pw]=\" credentials: gcp.json creds=x {{ db_pw | default(omit) }} clave: MX01 passordet er for kort 비번은 createCredential(a, b, c) Password for Wi-Fi: see PW: 1500us passcode: 6-digit ", ""),
+        ),
         // The positional tools added last (PuTTY's, the hashing tools', MinIO's, Oracle's),
         // none given a password.
         (

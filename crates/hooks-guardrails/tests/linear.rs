@@ -261,6 +261,10 @@ fn family(name: &str, n: usize) -> String {
         "person_values_that_go_on" => {
             "the password is hunter22 xyz mdp est soleil2024 Passwort ist Sommer2024 ja password is\nthe password to the router the password list is\nrockyou2024 ".repeat(n / 147)
         }
+        // This release's names, calls and forms with no secret after them.
+        "added_names_without_secrets" => {
+            "pw=x,token=y;api_key=z [pw]=\"[pw]=\" x_pw]=\"x_pw]=\" credentials: gcp.json creds=x {{ db_pw | default(omit) }} clave: MX01 passordet er for kort 비번은 createCredential(a, b, c) Password for Wi-Fi: see PW: 1500us passcode: 6-digit ".repeat(n / 232)
+        }
         // The positional tools added last, none given a password.
         "tools_added_last_without_passwords" => {
             "plink -pw $X mkpasswd -m x openssl passwd -in f mc alias set a b c $Y expdp parfile=p rman target / ".repeat(n / 100)
@@ -402,7 +406,7 @@ const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpw
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
 
-const FAMILIES: [&str; 137] = [
+const FAMILIES: [&str; 138] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -507,6 +511,7 @@ const FAMILIES: [&str; 137] = [
     "names_glued_in_a_row",
     "names_before_particles_and_verbs",
     "person_values_that_go_on",
+    "added_names_without_secrets",
     "tools_added_last_without_passwords",
     "hex_runs",
     "cards_glued_in_a_word",

@@ -6574,6 +6574,7 @@ pub(crate) mod tests {
             "pw=0x1F; PW: 0b1010",
             r#""pw": "^1.44.0""#,
             "passcode: required. Passcode length: 6 digits. The passcode is 6 digits long",
+            "Passcode: 6-digit code; pw: 12-chars",
             "passordet er for kort; lösenordet är för svagt; adgangskoden er udløbet",
             "비번은 나중에 알려줄게. 비번이 틀렸어요",
         ] {

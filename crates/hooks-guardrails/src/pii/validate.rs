@@ -9863,7 +9863,7 @@ fn names_a_secret(key: &str) -> bool {
 /// - a count or a limit (`max_output_token`, `input_token`), when the value is a number;
 /// - a pass that is no password: a filter's (`low_pass`), a renderer's (`render_pass`);
 /// - `pw` that is a pulse's width or a power, a register's value or a package's version
-///   (see [`measured`]);
+///   (see [`measured`]); a length under any name (`6-digit`, `12-chars`);
 /// - credentials that are neither an account's name and password, `user:password`, nor a
 ///   value a machine made (a key file's name, `gcp-sa-2024.json`, a mechanism's, `OAuth2`,
 ///   `x509`) — not under a class's name, `PlainCredentials(…)`.
@@ -9972,6 +9972,18 @@ pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
         .is_some_and(|i| key[i].is_ascii_alphanumeric());
     if last.eq_ignore_ascii_case(b"pw") && measured(value) {
         return true;
+    }
+    // (A length, a rule under any password's name: `Passcode: 6-digit`, `pw: 12-char`.)
+    let digits = value.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 {
+        let unit = value[digits..].trim_start_matches(['-', '+']);
+        let unit = unit.strip_suffix('s').unwrap_or(unit);
+        if ["digit", "char", "character", "letter"]
+            .iter()
+            .any(|u| unit.eq_ignore_ascii_case(u))
+        {
+            return true;
+        }
     }
     if is(last, &["credentials", "creds"]) && !glued {
         let pair = value
