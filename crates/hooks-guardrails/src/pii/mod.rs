@@ -6108,6 +6108,15 @@ pub(crate) mod tests {
                 "DB_PASSWORD={{ db_password | default('Xk9mQ2vL7pR') }}",
                 &["Xk9mQ2vL7pR"],
             ),
+            ("{{ db_password | d('Xk9mQ2vL7pR') }}", &["Xk9mQ2vL7pR"]),
+            // (Review 56: a value written out before a filter outside a template is the
+            // value, not its default.)
+            ("password: Xk9mQ2vL7pR | default('')", &["Xk9mQ2vL7pR"]),
+            ("PASSWORD=Xk9mQ2vL7pR | default \"x\"", &["Xk9mQ2vL7pR"]),
+            (
+                "| api_key | Xk9mQ2vL7pRt8sW3 | default: \"none\" |",
+                &["Xk9mQ2vL7pRt8sW3"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -6541,6 +6550,9 @@ pub(crate) mod tests {
             ("mi clave secreta es Sol2024!", &["Sol2024!"]),
             ("clave del wifi: Bluebird77", &["Bluebird77"]),
             ("Clave WiFi: Bluebird77", &["Bluebird77"]),
+            ("Clave Secreta: Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("clave_wifi: Bluebird77", &["Bluebird77"]),
+            ("KODEORD=Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
             ("kodeordet er Sommer2024!", &["Sommer2024!"]),
             ("Kodeord: Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
             ("passordet er Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
@@ -6604,6 +6616,16 @@ pub(crate) mod tests {
                 "credentials = pika.PlainCredentials('orders', 'Tb8Kw3Ny6Rx2')",
                 &["Tb8Kw3Ny6Rx2"],
             ),
+            // (Review 56: a tuple's second item, a dictionary's password.)
+            ("creds = ('admin', 'Xk9mQ2vL7pR')", &["Xk9mQ2vL7pR"]),
+            (
+                "creds = {'user': 'admin', 'password': 'Xk9mQ2vL7pR'}",
+                &["Xk9mQ2vL7pR"],
+            ),
+            ("credentials: 192.168.1.10:22", &["192.168.1.10"]),
+            // (A password with `${` or `$(` in it that interpolates nothing.)
+            ("password=Pa${w0rd", &["Pa${w0rd"]),
+            ("password=S3cr3t$(x9", &["S3cr3t$(x9"]),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -6619,6 +6641,11 @@ pub(crate) mod tests {
             "password: user:${PASSWORD}",
             "password: \"user:${PASSWORD}\"",
             "DATABASE_URL_CREDS=app:$(cat /run/secrets/pw)",
+            // (Review 56: hosts and ports, schemes, ids, variables, a dictionary's items.)
+            "credentials: db.internal:5432; credentials: 12:34; credentials: 2023:Q4",
+            "credentials: gcp:sa-key-2024; credentials: k8s:db-secret; creds: basic:user1",
+            "creds: \"$USER:$PASS\"",
+            "creds = {'user': 'admin'}",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
@@ -6659,6 +6686,21 @@ pub(crate) mod tests {
             ("ADMIN_PW\tS3cr3t!&user_pw='passcode77'", &["passcode77"]),
             // (A comma inside a password, no field after it: the value whole.)
             ("password=Xk9,abc", &["Xk9,abc"]),
+            // (Review 56: the name again after a field glued on; separators in a row.)
+            (
+                "pw=Xk9mQ2vL7pR,token=Zq8rTw2xLk9,pw=x",
+                &["Xk9mQ2vL7pR", "Zq8rTw2xLk9"],
+            ),
+            (
+                "password=Xk9mQ2vL7pR,,token=Zq8rTw2xLk9",
+                &["Xk9mQ2vL7pR", "Zq8rTw2xLk9"],
+            ),
+            // (An index's name and bracket starting a value, not its separator.)
+            ("[pass]=\"[pass]Xk9mQ2vL7pR\"", &["[pass]Xk9mQ2vL7pR"]),
+            ("x_pw]=\"x_pw]Xk9mQ2vL7pR\"", &["x_pw]Xk9mQ2vL7pR"]),
+            // (`_PW` a key in hex or a value with a letter, not a measurement.)
+            ("WIFI_PW=0xDEADBEEFCAFE1234", &["0xDEADBEEFCAFE1234"]),
+            ("ADMIN_PW=2024A", &["2024A"]),
         ] {
             finds_and_redacts(&d, text, want);
         }

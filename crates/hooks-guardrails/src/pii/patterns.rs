@@ -291,7 +291,7 @@ pub(super) const LOCAL_NAMES: [&str; 75] = [
 /// article to (`passordet er …`, `lösenordet är …`, `adgangskoden er …`), Danish's
 /// `kodeord`, Korean's `비번`, `비밀번호` shortened, and credentials given as an account's
 /// name and its password (`credentials: admin:…`, see `validate::no_secret_name`).
-pub(super) const ADDED_NAMES: [&str; 35] = [
+pub(super) const ADDED_NAMES: [&str; 42] = [
     "pw",
     "PW",
     "Pw",
@@ -311,6 +311,12 @@ pub(super) const ADDED_NAMES: [&str; 35] = [
     "clave del wifi",
     "Clave del wifi",
     "clave del WiFi",
+    "Clave Secreta",
+    "CLAVE SECRETA",
+    "clave_secreta",
+    "CLAVE_SECRETA",
+    "clave_de_acceso",
+    "clave_wifi",
     "passordet",
     "Passordet",
     "lösenordet",
@@ -323,6 +329,7 @@ pub(super) const ADDED_NAMES: [&str; 35] = [
     "Kodeord",
     "kodeordet",
     "Kodeordet",
+    "KODEORD",
     "비번",
     "credentials",
     "Credentials",
@@ -1232,9 +1239,9 @@ fn named_secret(names: &[&str], comma: bool) -> String {
         // "…"` (after a call or an index only: `the password or 'whatever' you chose` is
         // prose), Rust's `env::var("DB_PASSWORD").unwrap_or("…")`; a template's filter,
         // Jinja's and Ansible's `{{ db_password | default('…') }}`, Helm's `{{
-        // .Values.password | default "…" }}`, Liquid's `| default: "…"`.)
+        // .Values.password | default "…" }}`, Liquid's `| default: "…"`, Jinja's `| d('…')`.)
         separators.push(format!(
-            r#"{q}[ \t]{{0,8}}[\])]?[ \t]{{0,40}}(?:\|\||\?\?|\?:)[ \t]{{0,40}}["'`]|[ \t]{{0,4}}\|[ \t]{{0,4}}default(?:[ \t]{{0,4}}[(:])?[ \t]{{0,4}}["'`]|{q}[ \t]{{0,8}}[\])][ \t]{{0,40}}or[ \t]{{1,40}}["'`]|{q}\)\.unwrap_or(?:_else)?\((?:\|_\|[ \t]{{0,4}})?(?:String::from\()?""#
+            r#"{q}[ \t]{{0,8}}[\])]?[ \t]{{0,40}}(?:\|\||\?\?|\?:)[ \t]{{0,40}}["'`]|[ \t]{{0,4}}\|[ \t]{{0,4}}(?:default(?:[ \t]{{0,4}}[(:])?|d\()[ \t]{{0,4}}["'`]|{q}[ \t]{{0,8}}[\])][ \t]{{0,40}}or[ \t]{{1,40}}["'`]|{q}\)\.unwrap_or(?:_else)?\((?:\|_\|[ \t]{{0,4}})?(?:String::from\()?""#
         ));
         separators.push(format!(
             r"{q}[ \t]{{0,40}}:[ \t]{{0,4}}>[-+0-9]{{0,2}}[ \t]{{0,40}}\r?\n"

@@ -3989,14 +3989,17 @@ fn fallback_string(b: &[u8], at: usize) -> Option<usize> {
     // %>`; or a template's, Jinja's, Helm's, `{{ db_password | default('…') }}`.)
     let open = [&b"<%="[..], b"{{-", b"{{"]
         .iter()
-        .find_map(|t| b[at..end].strip_prefix(*t));
-    let at = match open {
-        Some(rest) => end - rest.len() + rest.iter().take_while(|&&c| c == b' ').count(),
-        None => at,
+        .find_map(|t| b[at..end].strip_prefix(*t).map(|rest| (rest, t[0] == b'{')));
+    let (at, template) = match open {
+        Some((rest, template)) => (
+            end - rest.len() + rest.iter().take_while(|&&c| c == b' ').count(),
+            template,
+        ),
+        None => (at, false),
     };
     let mut from = at;
     for _ in 0..4 {
-        match fallback_after(b, from, end)? {
+        match fallback_after(b, from, end, template)? {
             Fallback::String(first) => return Some(first),
             Fallback::Lookup(next) => from = next,
         }
@@ -4012,8 +4015,10 @@ enum Fallback {
     Lookup(usize),
 }
 
-/// The fallback after the expression at `at`, read up to `end` (see [`fallback_string`]).
-fn fallback_after(b: &[u8], at: usize, end: usize) -> Option<Fallback> {
+/// The fallback after the expression at `at`, read up to `end` (see [`fallback_string`]);
+/// a filter's default only in a `template` (`{{ pw | default('…') }}` — not a value's
+/// column beside it, `| Xk9… | default: "none" |`, review 56).
+fn fallback_after(b: &[u8], at: usize, end: usize, template: bool) -> Option<Fallback> {
     let mut i = at;
     let (mut depth, mut quote) = (0u8, None::<u8>);
     // (Where the expression's first bracket opens, if it opens the expression or follows
@@ -4048,7 +4053,7 @@ fn fallback_after(b: &[u8], at: usize, end: usize) -> Option<Fallback> {
         return None;
     }
     if depth > 0 {
-        return inner.and_then(|k| fallback_after(b, k, end));
+        return inner.and_then(|k| fallback_after(b, k, end, template));
     }
     // (Blanks, and one line break: before the operator or after it.)
     let blanks = |i: usize, lines: bool| {
@@ -4076,15 +4081,19 @@ fn fallback_after(b: &[u8], at: usize, end: usize) -> Option<Fallback> {
     let or = rest.starts_with(b"or")
         && (op > i || b[op - 1] == b')')
         && matches!(rest.get(2), Some(b' ' | b'\t' | b'"' | b'\''));
-    // (A template's filter, `| default('…')`, `| default "…"`, `| default: "…"`: where
-    // its argument starts.)
+    // (A template's filter, `| default('…')`, `| default "…"`, `| default: "…"`, Jinja's
+    // `| d('…')`: where its argument starts.)
     let filter = || {
-        let rest = rest.strip_prefix(b"|")?;
+        let rest = rest.strip_prefix(b"|").filter(|_| template)?;
         let word = rest
             .iter()
             .take_while(|&&c| c == b' ' || c == b'\t')
             .count();
-        let after = rest[word..].strip_prefix(b"default")?;
+        let after = rest[word..].strip_prefix(b"default").or_else(|| {
+            rest[word..]
+                .strip_prefix(b"d")
+                .filter(|a| a.first() == Some(&b'('))
+        })?;
         let open = usize::from(matches!(after.first(), Some(b'(' | b':')));
         let at = end - after.len() + open;
         (open == 1 || matches!(after.first(), Some(b' ' | b'\t'))).then_some(at)
@@ -4097,7 +4106,7 @@ fn fallback_after(b: &[u8], at: usize, end: usize) -> Option<Fallback> {
         true => blanks(op + 2, true),
         false => match filter() {
             Some(at) => blanks(at, false),
-            None => return inner.and_then(|k| fallback_after(b, k, end)),
+            None => return inner.and_then(|k| fallback_after(b, k, end, template)),
         },
     };
     Some(match string_start(b, value, end) {
@@ -6133,12 +6142,17 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // (So the field's whole name again, `x_pw]="x_pw]="…`, and an index's with its
     // bracket, `[pass]="[pass]="…`: each a detection of the name, 15x the bench text on
     // every release, review 55.)
-    let again_at = |v: usize, from: usize| {
-        b[v..].starts_with(&b[from..at]) && b.get(v + at - from) == b.get(at)
+    // (Those two with their whole separator, `]="`: not a value that starts with the name
+    // and its bracket, `[pass]="[pass]Xk9…"`, review 56.)
+    let again_at = |v: usize, from: usize, sep: &[u8]| {
+        b[v..].starts_with(&b[from..at]) && b[v + at - from..].starts_with(sep)
     };
-    let again = again_at(first, name)
-        || (key < name && again_at(first, key))
-        || (key > 0 && b[key - 1] == b'[' && b[first] == b'[' && again_at(first + 1, key));
+    let again = again_at(first, name, &b[at..=at])
+        || (key < name && again_at(first, key, &b[at..first]))
+        || (key > 0
+            && b[key - 1] == b'['
+            && b[first] == b'['
+            && again_at(first + 1, key, &b[at..first]));
     let quoted = matches!(b[first - 1], b'"' | b'\'' | b'`');
     // (A quoted one is no lookup: `password || "password || "…`, each read as a lookup's
     // fallback, 4.3x the bench text.)
@@ -6422,7 +6436,11 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     let close_name = tag.map_or(&b[key..at], |(_, close)| close);
     // (Basic credentials as a tuple, `auth=("bob", "…")`, as requests and httpx take them:
     // its second item.)
-    let tuple = b[name..at].eq_ignore_ascii_case(b"auth") && credentials_tuple(&b[at..=first]);
+    // (Or under credentials' names, `creds = ('admin', '…')`, review 56.)
+    let tuple = ["auth", "creds", "credentials"]
+        .iter()
+        .any(|n| b[name..at].eq_ignore_ascii_case(n.as_bytes()))
+        && credentials_tuple(&b[at..=first]);
     // (A call's `(` after blanks too, `smtp.login ("bob", …)`.)
     let open = at
         + between
@@ -6539,9 +6557,14 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     {
         return None;
     }
-    // An ODBC connection string's braced value (`Pwd={S3cr;et}`), right after an `=`.
+    // An ODBC connection string's braced value (`Pwd={S3cr;et}`), right after an `=` —
+    // not a dictionary's items, `creds = {'user': 'admin'}`, review 56.
     if quote.is_none()
         && b[first] == b'{'
+        && !matches!(
+            b.get(first + 1),
+            Some(b'"' | b'\'' | b' ' | b'\t' | b'\r' | b'\n')
+        )
         && tag.is_none()
         && setter.is_none()
         && between.contains(&b'=')
@@ -6655,7 +6678,12 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             .find(|&i| {
                 i > 0
                     && r[i..].starts_with(own)
-                    && matches!(r.get(i + own.len()), Some(b'=' | b':' | b'"' | b'\''))
+                    && match r.get(i + own.len()) {
+                        Some(b'=' | b':' | b'"' | b'\'') => true,
+                        // (An index's, `x[pw]="[pw]="…`.)
+                        Some(b']') => r.get(i + own.len() + 1) == Some(&b'='),
+                        _ => false,
+                    }
             })
             .unwrap_or(r.len())
     };
@@ -6664,12 +6692,15 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // field after its separator: `pwd=x,pwd=x,…` asked each value for one.)
     let own_or_glued = |r: &[u8]| {
         let cut = again(r);
-        match quote {
-            Some(_) => cut,
-            None if cut > 0 && cut < r.len() && matches!(r[cut - 1], b',' | b';' | b'&' | b'|') => {
+        if quote.is_some() {
+            return cut;
+        }
+        match glued_field(&r[..cut]) {
+            glued if glued < cut => glued,
+            _ if cut > 0 && cut < r.len() && matches!(r[cut - 1], b',' | b';' | b'&' | b'|') => {
                 cut - 1
             }
-            None => glued_field(&r[..cut]),
+            _ => cut,
         }
     };
     let limit = ceil_char_boundary(text, first.saturating_add(NAMED_VALUE_MAX));
@@ -9609,7 +9640,10 @@ fn setter_call(b: &[u8], key: usize) -> bool {
 fn lookup_fallback(between: &[u8]) -> bool {
     matches!(between.last(), Some(b'"' | b'\'' | b'`'))
         && !between.contains(&b'=')
-        && holds_any(between, &["||", "??", "?:", " or ", "unwrap_or", "default"])
+        && holds_any(
+            between,
+            &["||", "??", "?:", " or ", "unwrap_or", "default", "d("],
+        )
 }
 
 /// Whether a configuration's lookup stands before the secret's name at `name` (its field's
@@ -9799,10 +9833,14 @@ pub(crate) fn secret_field(key: &str, value: &str) -> bool {
 fn glued_field(r: &[u8]) -> usize {
     // (Its separators found by `memchr`: a value's window is read at each candidate, and a
     // byte at a time it cost a run of glued names 10%.)
+    let separator = |c: u8| matches!(c, b',' | b';' | b'&' | b'|');
     let field = |i: usize| secret_field_at(&r[i + 1..]);
     let list = memchr::memchr3_iter(b',', b';', b'&', r).find(|&i| field(i));
     let bar = memchr::memchr_iter(b'|', &r[..list.unwrap_or(r.len())]).find(|&i| field(i));
-    bar.or(list).unwrap_or(r.len())
+    // (Without the separators before it too: `Xk9…,,token=…`.)
+    bar.or(list).map_or(r.len(), |i| {
+        i - r[..i].iter().rev().take_while(|&&c| separator(c)).count()
+    })
 }
 
 /// Whether `rest` starts with a field named for a secret (see [`names_a_secret`]) and its
@@ -9862,8 +9900,9 @@ fn names_a_secret(key: &str) -> bool {
 ///   Vault's `client_token` is a secret);
 /// - a count or a limit (`max_output_token`, `input_token`), when the value is a number;
 /// - a pass that is no password: a filter's (`low_pass`), a renderer's (`render_pass`);
-/// - `pw` that is a pulse's width or a power, a register's value or a package's version
-///   (see [`measured`]); a length under any name (`6-digit`, `12-chars`);
+/// - `pw` alone that is a pulse's width or a power, a register's value or a package's
+///   version (see [`measured`]; not `WIFI_PW=0xDEAD…`, review 56); a length under any
+///   name (`6-digit`, `12-chars`);
 /// - credentials that are neither an account's name and password, `user:password`, nor a
 ///   value a machine made (a key file's name, `gcp-sa-2024.json`, a mechanism's, `OAuth2`,
 ///   `x509`) — not under a class's name, `PlainCredentials(…)`.
@@ -9970,7 +10009,7 @@ pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
         .len()
         .checked_sub(last.len() + 1)
         .is_some_and(|i| key[i].is_ascii_alphanumeric());
-    if last.eq_ignore_ascii_case(b"pw") && measured(value) {
+    if key.eq_ignore_ascii_case(b"pw") && measured(value) {
         return true;
     }
     // (A length, a rule under any password's name: `Passcode: 6-digit`, `pw: 12-char`.)
@@ -9986,10 +10025,11 @@ pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
         }
     }
     if is(last, &["credentials", "creds"]) && !glued {
-        let pair = value
-            .split_once(':')
-            .is_some_and(|(user, password)| !user.is_empty() && !password.is_empty());
-        return !pair && !machine_made(value.as_bytes());
+        // (A machine's token whole: not a dictionary's items, `{'user': …}`, review 56.)
+        let token = !value
+            .bytes()
+            .any(|c| c.is_ascii_whitespace() || matches!(c, b'\'' | b'"'));
+        return !(account_and_password(value) || (token && machine_made(value.as_bytes())));
     }
     if last.eq_ignore_ascii_case(b"token") {
         return is(before, &PAGE)
@@ -9998,6 +10038,29 @@ pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
             || (number && is(before, &COUNT));
     }
     last.eq_ignore_ascii_case(b"pass") && is(before, &PASS)
+}
+
+/// Whether `v` is an account's name and its password, `user:password`, as credentials give
+/// them: a name of letters, digits, `.`, `_`, `-` (a letter in it; not a scheme, `mailto:`,
+/// `gcp:`, nor a host, `192.168.1.10:22`, `db.internal:5432`), and a password of more than
+/// digits (not a port) made by a machine or a person (`Xk9mQ2vL7pR`, `hunter22`; not
+/// `sa-key-2024`, `db-secret`) — review 56.
+fn account_and_password(v: &str) -> bool {
+    const SCHEMES: [&str; 12] = [
+        "mailto", "http", "https", "tel", "file", "s3", "gs", "arn", "vault", "env", "gcp", "k8s",
+    ];
+    let Some((user, password)) = v.split_once(':') else {
+        return false;
+    };
+    let (u, p) = (user.as_bytes(), password.as_bytes());
+    !u.is_empty()
+        && u.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+        && u.iter().any(u8::is_ascii_alphabetic)
+        && !SCHEMES.iter().any(|s| user.eq_ignore_ascii_case(s))
+        && !p.iter().all(u8::is_ascii_digit)
+        && !p.contains(&b'@')
+        && (machine_made(p) || person_made(p))
 }
 
 /// Whether `v` is what electronics and manifests give under `pw` (a pulse's width, a
@@ -10018,11 +10081,12 @@ fn measured(v: &str) -> bool {
                 false => matches!(c, b'0' | b'1'),
             })
     };
+    // (A register's width at most: a longer one may be a key, `0xDEADBEEFCAFE1234`.)
     if let Some(d) = b.strip_prefix(b"0x").or(b.strip_prefix(b"0X")) {
-        return digits(d, true);
+        return d.len() <= 4 && digits(d, true);
     }
     if let Some(d) = b.strip_prefix(b"0b") {
-        return digits(d, false);
+        return d.len() <= 16 && digits(d, false);
     }
     if let [b'^' | b'~', rest @ ..] = b {
         return !rest.is_empty() && rest.iter().all(|c| c.is_ascii_digit() || *c == b'.');
@@ -10044,6 +10108,29 @@ fn short_for_a_token(key: &[u8], value: &str) -> bool {
 /// A word of code: letters, digits and `_`.
 fn ident(w: &[u8]) -> bool {
     !w.is_empty() && w.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+/// Whether `v` interpolates a variable or a command after its start, as a shell does:
+/// `${` and a name closed by `}` (`user:${PASSWORD}`, `${DB_PW:-x}` too), or `$(` and a
+/// command's word, closed or cut off at the value's end by its blank (`app:$(cat`).
+fn shell_interpolates(v: &[u8]) -> bool {
+    memchr::memmem::find_iter(v, b"$").any(|i| match v.get(i + 1) {
+        Some(b'{') => {
+            let name = v[i + 2..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
+                .count();
+            name > 0 && matches!(v.get(i + 2 + name), Some(b'}' | b':'))
+        }
+        Some(b'(') => {
+            let word = v[i + 2..]
+                .iter()
+                .take_while(|c| c.is_ascii_lowercase() || matches!(c, b'_' | b'-'))
+                .count();
+            word > 0 && matches!(v.get(i + 2 + word), None | Some(b')' | b' '))
+        }
+        _ => false,
+    })
 }
 
 /// A template a program fills in, as a field's value or a URL's password: `${…}`, `$(…)`, a
@@ -10242,9 +10329,9 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
     }
     let lower = value.to_ascii_lowercase();
     let template = template(v)
-        // (A variable interpolated after its start, `user:${PASSWORD}`, `app:$(cat pw)`.)
-        || memchr::memmem::find(v, b"${").is_some()
-        || memchr::memmem::find(v, b"$(").is_some()
+        // (A variable interpolated after its start, `user:${PASSWORD}`, `app:$(cat pw)` —
+        // not `Pa${w0rd`, `S3cr3t$(x9`, review 56.)
+        || shell_interpolates(v)
         // A bind parameter (`:password_1`, `?`), a regular expression.
         || (matches!(v[0], b':' | b'?') && ident(&v[1..]))
         || (v[0] == b'^' && v.ends_with(b"$"))
