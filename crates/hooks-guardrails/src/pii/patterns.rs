@@ -1238,8 +1238,8 @@ fn named_secret(names: &[&str], comma: bool) -> String {
         // PHP's `getenv("DB_PASSWORD") ?: "…"`, Python's `os.environ.get("DB_PASSWORD") or
         // "…"` (after a call or an index only: `the password or 'whatever' you chose` is
         // prose), Rust's `env::var("DB_PASSWORD").unwrap_or("…")`; a template's filter,
-        // Jinja's and Ansible's `{{ db_password | default('…') }}`, Helm's `{{
-        // .Values.password | default "…" }}`, Liquid's `| default: "…"`, Jinja's `| d('…')`.)
+        // Jinja's and Ansible's `{{ db_password | default('…') }}` and `| d('…')`, Helm's
+        // `{{ .Values.password | default "…" }}`, Liquid's `| default: "…"`.)
         separators.push(format!(
             r#"{q}[ \t]{{0,8}}[\])]?[ \t]{{0,40}}(?:\|\||\?\?|\?:)[ \t]{{0,40}}["'`]|[ \t]{{0,4}}\|[ \t]{{0,4}}(?:default(?:[ \t]{{0,4}}[(:])?|d\()[ \t]{{0,4}}["'`]|{q}[ \t]{{0,8}}[\])][ \t]{{0,40}}or[ \t]{{1,40}}["'`]|{q}\)\.unwrap_or(?:_else)?\((?:\|_\|[ \t]{{0,4}})?(?:String::from\()?""#
         ));
@@ -1568,8 +1568,8 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// `X-API-Key: …`: see [`authorization_header`] and [`RUN_PASS_NAMES`]), moved out of pass
 /// 4 so that its prefilter has room for more commands' names (in one prefilter, four-byte
 /// literals past 64 are all cut to three); pass 12: a password's name in other languages
-/// (see [`LOCAL_NAMES`]); pass 13: the names added since (see [`ADDED_NAMES`]). At one
-/// start, passes are asked in this order.
+/// (see [`LOCAL_NAMES`]); pass 13: the names and calls added since (see [`ADDED_NAMES`],
+/// [`ADDED_THIRD_ARGUMENT_CALLS`]). At one start, passes are asked in this order.
 pub(super) const PASSES: usize = 14;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after

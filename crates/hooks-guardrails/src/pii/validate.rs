@@ -6140,10 +6140,9 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // (Quoted or not, a value that is the name again before its separator: `password='
     // password='…`, read 5x the bench text without this, review 48.)
     // (So the field's whole name again, `x_pw]="x_pw]="…`, and an index's with its
-    // bracket, `[pass]="[pass]="…`: each a detection of the name, 15x the bench text on
-    // every release, review 55.)
-    // (Those two with their whole separator, `]="`: not a value that starts with the name
-    // and its bracket, `[pass]="[pass]Xk9…"`, review 56.)
+    // bracket, `[pass]="[pass]="…`, each with its whole separator — each was a detection of
+    // the name, 15x the bench text on every release, review 55; not a value that starts
+    // with the name and its bracket, `[pass]="[pass]Xk9…"`, review 56.)
     let again_at = |v: usize, from: usize, sep: &[u8]| {
         b[v..].starts_with(&b[from..at]) && b[v + at - from..].starts_with(sep)
     };
@@ -6697,9 +6696,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         }
         match glued_field(&r[..cut]) {
             glued if glued < cut => glued,
-            _ if cut > 0 && cut < r.len() && matches!(r[cut - 1], b',' | b';' | b'&' | b'|') => {
-                cut - 1
-            }
+            _ if cut > 0 && cut < r.len() && list_separator(r[cut - 1]) => cut - 1,
             _ => cut,
         }
     };
@@ -7332,10 +7329,10 @@ fn alignment_at(b: &[u8], line: usize, first: usize, to: usize, floor: usize) ->
 /// Pass`).
 pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
     // (A password's name in another language, `| Passwort |`, standing as a field's does.)
-    let local = super::patterns::LOCAL_NAMES
+    let mut local = super::patterns::LOCAL_NAMES
         .iter()
         .chain(&super::patterns::ADDED_NAMES);
-    if let Some(n) = local.into_iter().find(|n| {
+    if let Some(n) = local.find(|n| {
         label.strip_suffix(n.as_bytes()).is_some_and(|before| {
             std::str::from_utf8(before)
                 .is_ok_and(|b| super::patterns::local_name_stands(n, b.chars().next_back()))
@@ -9833,14 +9830,22 @@ pub(crate) fn secret_field(key: &str, value: &str) -> bool {
 fn glued_field(r: &[u8]) -> usize {
     // (Its separators found by `memchr`: a value's window is read at each candidate, and a
     // byte at a time it cost a run of glued names 10%.)
-    let separator = |c: u8| matches!(c, b',' | b';' | b'&' | b'|');
     let field = |i: usize| secret_field_at(&r[i + 1..]);
     let list = memchr::memchr3_iter(b',', b';', b'&', r).find(|&i| field(i));
     let bar = memchr::memchr_iter(b'|', &r[..list.unwrap_or(r.len())]).find(|&i| field(i));
     // (Without the separators before it too: `Xk9…,,token=…`.)
     bar.or(list).map_or(r.len(), |i| {
-        i - r[..i].iter().rev().take_while(|&&c| separator(c)).count()
+        i - r[..i]
+            .iter()
+            .rev()
+            .take_while(|&&c| list_separator(c))
+            .count()
     })
+}
+
+/// Whether `c` separates a list's fields (see [`glued_field`]).
+fn list_separator(c: u8) -> bool {
+    matches!(c, b',' | b';' | b'&' | b'|')
 }
 
 /// Whether `rest` starts with a field named for a secret (see [`names_a_secret`]) and its
@@ -10065,7 +10070,8 @@ fn account_and_password(v: &str) -> bool {
 
 /// Whether `v` is what electronics and manifests give under `pw` (a pulse's width, a
 /// power, a package): a number and its unit (`1500us`, `3.3V`, `450W`, `85kg`), a
-/// register's value (`0x1F`, `0b1010`) or a version's range (`^1.44.0`, `~1.2`) — review 55.
+/// register's value (`0x1F`, `0b1010`) or a version's range (`^1.44.0`, `~1.2`): review
+/// 55.
 fn measured(v: &str) -> bool {
     const UNITS: [&str; 24] = [
         "us", "µs", "ns", "ms", "s", "v", "mv", "kv", "w", "mw", "kw", "a", "ma", "hz", "khz",
