@@ -6706,6 +6706,29 @@ pub(crate) mod tests {
         }
     }
 
+    /// An option named `pass` or `pw` as a word of its name (`--pass`, `--db-pw`,
+    /// `--admin_pw`), its value the next argument or after an `=`; not `--bypass`, `--npw`,
+    /// nor a value that is no password.
+    #[test]
+    fn options_named_pass_or_pw_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            ("cmd --pw Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"][..]),
+            ("cmd --pass Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("cmd --db-pass=Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("app --admin_pw Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            (r#"["--pass", "Xk9mQ2vL7pR"]"#, &["Xk9mQ2vL7pR"]),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+        for text in [
+            "cmd --bypass Xk9mQ2vL7pR; cmd --npw Xk9mQ2vL7pR",
+            "cmd --pass 1; cmd --pw $PW; cmd --pass true; ffmpeg -pass 1 out.mp4",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
     /// The positional commands added last: PuTTY's `-pw`, `mkpasswd`, `openssl passwd`,
     /// MinIO's `mc alias set`, Oracle's tools' logons — on a line, in an argument list;
     /// and each without a password: prompts, variables, files, the standard input, prose.

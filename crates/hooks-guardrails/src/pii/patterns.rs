@@ -539,7 +539,9 @@ pub(super) fn secret_name_at(m: &[u8]) -> Option<&'static str> {
 /// What a command-line option's name ends with when its value is a secret (any case, after
 /// `--` and any words: `--password`, `--db-password`, `--API-TOKEN`, `--client_secret`):
 /// the value is the next argument or follows an `=` (see `validate::command_line_secret`).
-pub(super) const SECRET_OPTIONS: [&str; 17] = [
+/// (The last, [`WORD_OPTIONS`], only as a word of the name: `--pass`, `--db-pw` — not
+/// `--bypass`.)
+pub(super) const SECRET_OPTIONS: [&str; 19] = [
     "password",
     "passwd",
     "passphrase",
@@ -560,7 +562,12 @@ pub(super) const SECRET_OPTIONS: [&str; 17] = [
     // (`redis-server --requirepass …`, a replica's `--masterauth …`.)
     "requirepass",
     "masterauth",
+    "pass",
+    "pw",
 ];
+
+/// The names of [`SECRET_OPTIONS`] that end an option's name only as a word of it.
+pub(super) const WORD_OPTIONS: [&str; 2] = ["pass", "pw"];
 
 /// Commands whose line may carry a password (see `validate::command_password`): the MySQL
 /// and MariaDB clients glued to `-p` (`mysql -uroot -pS3cret`: `-p S3cret` prompts and

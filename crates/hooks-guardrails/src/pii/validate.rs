@@ -531,10 +531,14 @@ fn command_line_secret(text: &str, s: usize, e: usize) -> Option<Option<(usize, 
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_'))
             .map(|c| c.to_ascii_lowercase())
             .collect::<Vec<u8>>();
-        if !super::patterns::SECRET_OPTIONS
-            .iter()
-            .any(|n| name.ends_with(n.as_bytes()))
-        {
+        // (`pass` and `pw` as a word only: `--pass`, `--db-pw`, not `--bypass`.)
+        let ends = |n: &&str| {
+            name.ends_with(n.as_bytes())
+                && (!super::patterns::WORD_OPTIONS.contains(n)
+                    || name.len() == n.len()
+                    || matches!(name[name.len() - n.len() - 1], b'-' | b'_'))
+        };
+        if !super::patterns::SECRET_OPTIONS.iter().any(ends) {
             return Some(None);
         }
         // (The AWS CLI's secret value is the secret whatever it holds: JSON of any keys,
