@@ -6583,6 +6583,10 @@ pub(crate) mod tests {
             "Clave: MAT101. La clave del grupo es IIC2233-1. La clave es Covid19",
             "La clave pública es MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE",
             "PW: 1500us, PRF: 1kHz; pw: 3.3V; PW: 450W; PW: 85kg",
+            // (Review 57: a pulse's or a page's width alone; Ecuador's receipts' number.)
+            "pw = 1500;  // servo pulse width",
+            "servo: {pin: 9, pw: 1500, min: 1000, max: 2000}",
+            "Clave de acceso: 0712202401099123456700110010010000001231234567811",
             "pw=0x1F; PW: 0b1010",
             r#""pw": "^1.44.0""#,
             "passcode: required. Passcode length: 6 digits. The passcode is 6 digits long",
@@ -6596,9 +6600,9 @@ pub(crate) mod tests {
 
     /// Credentials named so, as an account's name and its password (`credentials:
     /// admin:…`, `DB_CREDS=…`, `the credentials are …`); none where they are no such
-    /// pair (a key file's name, a mechanism's, fetch's `'include'`), nor a class's call
-    /// that takes its password by position, read as before; and no value that
-    /// interpolates a variable (`user:${PASSWORD}`, `app:$(cat pw)`), under any name.
+    /// pair (a key file's name, a mechanism's, fetch's `'include'`, a variable
+    /// interpolated, `app:$(cat pw)`), nor a class's call that takes its password by
+    /// position, read as before.
     #[test]
     fn credentials_given_as_user_and_password_are_secrets() {
         let d = PiiDetector::new();
@@ -6623,9 +6627,16 @@ pub(crate) mod tests {
                 &["Xk9mQ2vL7pR"],
             ),
             ("credentials: 192.168.1.10:22", &["192.168.1.10"]),
-            // (A password with `${` or `$(` in it that interpolates nothing.)
+            // (A password with `${` or `$(` in it, whatever it interpolates; braced items
+            // under a secret's name, not credentials': review 57.)
             ("password=Pa${w0rd", &["Pa${w0rd"]),
             ("password=S3cr3t$(x9", &["S3cr3t$(x9"]),
+            ("DB_PASSWORD=\"S3cr3t${SUFFIX}\"", &["S3cr3t${SUFFIX}"]),
+            (
+                "SECRET={\"k\":\"Xk9mQ2vL7pRt8sW3Yz\"}",
+                &["\"k\":\"Xk9mQ2vL7pRt8sW3Yz\""],
+            ),
+            ("Pwd={ Xk9mQ2vL7pR };", &[" Xk9mQ2vL7pR "]),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -6638,8 +6649,6 @@ pub(crate) mod tests {
             "credentials: x509",
             "my credentials are hunter22; credentials are Level3",
             "credentials: ~/.aws/credentials; creds: admin:admin",
-            "password: user:${PASSWORD}",
-            "password: \"user:${PASSWORD}\"",
             "DATABASE_URL_CREDS=app:$(cat /run/secrets/pw)",
             // (Review 56: hosts and ports, schemes, ids, variables, a dictionary's items.)
             "credentials: db.internal:5432; credentials: 12:34; credentials: 2023:Q4",

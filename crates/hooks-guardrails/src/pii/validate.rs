@@ -6561,13 +6561,20 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         return None;
     }
     // An ODBC connection string's braced value (`Pwd={S3cr;et}`), right after an `=` —
-    // not a dictionary's items, `creds = {'user': 'admin'}`, review 56.
-    if quote.is_none()
-        && b[first] == b'{'
-        && !matches!(
+    // not credentials' dictionary of items, `creds = {'user': 'admin'}` (review 56), whose
+    // password is its own field's; under a secret's name such items are taken whole
+    // (`SECRET={"k":"…"}`, review 57).
+    let items = || {
+        matches!(
             b.get(first + 1),
             Some(b'"' | b'\'' | b' ' | b'\t' | b'\r' | b'\n')
-        )
+        ) && ["credentials", "creds"]
+            .iter()
+            .any(|n| b[name..at].eq_ignore_ascii_case(n.as_bytes()))
+    };
+    if quote.is_none()
+        && b[first] == b'{'
+        && !items()
         && tag.is_none()
         && setter.is_none()
         && between.contains(&b'=')
@@ -10021,6 +10028,10 @@ pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
     if key.eq_ignore_ascii_case(b"pw") && measured(value) {
         return true;
     }
+    // (A number of Ecuador's electronic receipts, 49 digits, public: not a password.)
+    if key.len() >= 5 && key[..5].eq_ignore_ascii_case(b"clave") && value.len() > 24 && number {
+        return true;
+    }
     // (A length, a rule under any password's name: `Passcode: 6-digit`, `pw: 12-char`.)
     let digits = value.bytes().take_while(u8::is_ascii_digit).count();
     if digits > 0 {
@@ -10053,7 +10064,7 @@ pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
 /// them: a name of letters, digits, `.`, `_`, `-` (a letter in it; not a scheme, `mailto:`,
 /// `gcp:`, nor a host, `192.168.1.10:22`, `db.internal:5432`), and a password of more than
 /// digits (not a port) made by a machine or a person (`Xk9mQ2vL7pR`, `hunter22`; not
-/// `sa-key-2024`, `db-secret`) — review 56.
+/// `sa-key-2024`, `db-secret`, nor a variable interpolated, `$(cat pw)`) — review 56.
 fn account_and_password(v: &str) -> bool {
     const SCHEMES: [&str; 12] = [
         "mailto", "http", "https", "tel", "file", "s3", "gs", "arn", "vault", "env", "gcp", "k8s",
@@ -10069,13 +10080,14 @@ fn account_and_password(v: &str) -> bool {
         && !SCHEMES.iter().any(|s| user.eq_ignore_ascii_case(s))
         && !p.iter().all(u8::is_ascii_digit)
         && !p.contains(&b'@')
+        && !shell_interpolates(p)
         && (machine_made(p) || person_made(p))
 }
 
 /// Whether `v` is what electronics and manifests give under `pw` (a pulse's width, a
-/// power, a package): a number and its unit (`1500us`, `3.3V`, `450W`, `85kg`), a
-/// register's value (`0x1F`, `0b1010`) or a version's range (`^1.44.0`, `~1.2`): review
-/// 55.
+/// power, a page's width, a package): a number, alone or with its unit (`1500`, `1500us`,
+/// `3.3V`, `450W`, `85kg`: review 57), a register's value (`0x1F`, `0b1010`) or a
+/// version's range (`^1.44.0`, `~1.2`): review 55.
 fn measured(v: &str) -> bool {
     const UNITS: [&str; 24] = [
         "us", "µs", "ns", "ms", "s", "v", "mv", "kv", "w", "mw", "kw", "a", "ma", "hz", "khz",
@@ -10105,7 +10117,7 @@ fn measured(v: &str) -> bool {
         .iter()
         .take_while(|c| c.is_ascii_digit() || **c == b'.')
         .count();
-    number > 0 && UNITS.iter().any(|u| v[number..].eq_ignore_ascii_case(u))
+    number > 0 && (number == v.len() || UNITS.iter().any(|u| v[number..].eq_ignore_ascii_case(u)))
 }
 
 /// Whether a value under a name that ends in `token` is too short to be one (`key`: the
@@ -10339,9 +10351,6 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
     }
     let lower = value.to_ascii_lowercase();
     let template = template(v)
-        // (A variable interpolated after its start, `user:${PASSWORD}`, `app:$(cat pw)` —
-        // not `Pa${w0rd`, `S3cr3t$(x9`, review 56.)
-        || shell_interpolates(v)
         // A bind parameter (`:password_1`, `?`), a regular expression.
         || (matches!(v[0], b':' | b'?') && ident(&v[1..]))
         || (v[0] == b'^' && v.ends_with(b"$"))
@@ -10438,8 +10447,6 @@ fn secret_value(value: &str, quoted: bool, next: Option<u8>) -> bool {
             && v.iter().filter(|c| c.is_ascii_digit()).count() <= 2
             && holds_any(&lower, &["pass", "secret", "key", "token", "pwd"]))
             || matches!(next, Some(b'(' | b'['))
-            // (A variable interpolated last, `user:${PASSWORD}`, the value cut at its `{`.)
-            || (v.ends_with(b"$") && matches!(next, Some(b'{' | b'(')))
             || (v
                 .iter()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'!' | b'?'))
