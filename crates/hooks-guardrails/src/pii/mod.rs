@@ -6598,6 +6598,40 @@ pub(crate) mod tests {
         }
     }
 
+    /// A Terraform variable named for a secret and its `default` (two of its other
+    /// arguments before it at most, aligned or not); none where it has no default, or
+    /// one that is empty, null, a reference or a number, or where its name is no secret's.
+    #[test]
+    fn terraform_variables_defaults_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            (
+                "variable \"db_password\" {\n  type = string\n  default = \"Xk9mQ2vL7pR\"\n}",
+                &["Xk9mQ2vL7pR"][..],
+            ),
+            (
+                "variable \"db_password\" {\n  description = \"The database admin password\"\n  type        = string\n  default     = \"Sunflower2024!\"\n  sensitive   = true\n}",
+                &["Sunflower2024!"],
+            ),
+            (
+                "variable \"api_key\" {\n  default = \"Xk9mQ2vL7pRt8sW3\"\n}",
+                &["Xk9mQ2vL7pRt8sW3"],
+            ),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+        for text in [
+            "variable \"db_password\" {\n  type = string\n  sensitive = true\n}",
+            "variable \"db_password\" {\n  type = string\n  default = \"\"\n}",
+            "variable \"db_password\" {\n  type = string\n  default = null\n}",
+            "variable \"db_password\" {\n  default = var.other\n}",
+            "variable \"db_password_length\" {\n  type = number\n  default = 16\n}",
+            "variable \"region\" {\n  default = \"us-east-1\"\n}",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
     /// Credentials named so, as an account's name and its password (`credentials:
     /// admin:…`, `DB_CREDS=…`, `the credentials are …`); none where they are no such
     /// pair (a key file's name, a mechanism's, fetch's `'include'`, a variable

@@ -1243,6 +1243,12 @@ fn named_secret(names: &[&str], comma: bool) -> String {
             r"{q}[ \t]{{0,4}}(?:\r?\n|\\{{1,3}}n)[ \t]{{0,16}}(?:>(?:[ \t]{{0,16}}\r?\n)?|[A-Za-z_][-A-Za-z0-9_:.]{{0,24}}=)"
         ));
         separators.push(format!(r"{qq}[ \t]{{1,40}}[Vv]alue[ \t]{{0,4}}="));
+        // (A Terraform variable's default, the variable named for a secret: `variable
+        // "db_password" {⏎  type = string⏎  default = "…"`, two of its other arguments
+        // before it at most.)
+        separators.push(format!(
+            r#"{qq}[ \t]{{0,4}}\{{[ \t]{{0,8}}\r?\n(?:[ \t]{{0,16}}[a-z_]{{1,16}}[ \t]{{0,16}}=[ \t]{{0,4}}(?:"[^"\r\n]{{0,64}}"|[A-Za-z_.()]{{1,24}})[ \t]{{0,4}}\r?\n){{0,2}}[ \t]{{0,16}}default[ \t]{{0,16}}="#
+        ));
         // (A call's arguments may start on the next line: `set_password(⏎    "svc",`.)
         separators.push(r"\((?:[ \t]{0,8}\r?\n[ \t]{0,16})?".to_owned());
         // (A lookup of the name and its fallback string, whatever holds it: `pw =

@@ -6295,7 +6295,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // setter's two arguments, or a list of names. (A header's name before a comma is a
     // header passed to a call: `.header("X-API-Key", "…")`.)
     let comma = memchr::memchr(b',', between).is_some()
-        && memchr::memmem::find(between, b"alue").is_none()
+        && !pair_value(between)
         && !text.get(name..at).is_some_and(super::patterns::header_name);
     let setter = comma && setter_call(b, key);
     let curl = comma && !setter && curl_option(b, key, name);
@@ -6389,8 +6389,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
                 .iter()
                 .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':'))
                 .count();
-            between[gap + name..].trim_ascii_start().starts_with(b"=")
-                && memchr::memmem::find(between, b"alue").is_none()
+            between[gap + name..].trim_ascii_start().starts_with(b"=") && !pair_value(between)
         }
         _ => false,
     };
@@ -6533,7 +6532,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         || comma
         || setter.is_some()
         || (call && !loose)
-        || memchr::memmem::find(between, b"alue").is_some()
+        || pair_value(between)
         || (memchr::memchr(b']', between).is_some() && !fallback);
     let before_key = key.checked_sub(1).map(|i| b[i]);
     // The opening quote, if any: the byte before the value's first character.
@@ -9857,6 +9856,15 @@ fn glued_field(r: &[u8]) -> usize {
 /// Whether `c` separates a list's fields (see [`glued_field`]).
 fn list_separator(c: u8) -> bool {
     matches!(c, b',' | b';' | b'&' | b'|')
+}
+
+/// Whether `between` (what stands between a secret's name and its value) names the value
+/// as a pair's: a `value` field (`- name: DB_PASSWORD⏎  value: …`, `<add key="ApiKey"
+/// value="…"/>`) or a Terraform variable's `default`.
+fn pair_value(between: &[u8]) -> bool {
+    memchr::memmem::find(between, b"alue").is_some()
+        || (memchr::memchr(b'{', between).is_some()
+            && memchr::memmem::find(between, b"default").is_some())
 }
 
 /// Whether `rest` starts with a field named for a secret (see [`names_a_secret`]) and its
