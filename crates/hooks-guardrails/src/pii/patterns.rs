@@ -396,13 +396,14 @@ fn local_secret(names: &[&str]) -> String {
     )
 }
 
-/// Whether the name of [`LOCAL_NAMES`] `name`, after `before` (the character before it,
-/// if any), stands as a name: alone or after a character that is no letter or digit
-/// (`db_senha`), after a camelCase word (`dbSenha`), or glued to a word where its language
-/// compounds words (`Datenbankpasswort`, `wifilösenord`, `wlansalasana`: told by the
-/// names' tails, small or capitalised) or its script has no case (Chinese's, Japanese's
-/// and Korean's words stand unspaced: `wifi密码`) — not `resenha`, `desenha`, which hold
-/// `senha`.
+/// Whether the name of [`LOCAL_NAMES`] or [`ADDED_NAMES`] `name`, after `before` (the
+/// character before it, if any), stands as a name: alone or after a character that is no
+/// letter or digit (`db_senha`), after a camelCase word (`dbSenha`), or glued to a word
+/// where its language compounds words (`Datenbankpasswort`, `wifilösenord`,
+/// `wlansalasana`: told by the names' tails, small or capitalised) or its script has no
+/// case (Chinese's, Japanese's and Korean's words stand unspaced: `wifi密码`) — not
+/// `resenha`, `desenha`, which hold `senha`; credentials' names alone or after such a
+/// character only (`PlainCredentials` names a call).
 pub(super) fn local_name_stands(name: &str, before: Option<char>) -> bool {
     const COMPOUNDING: [&str; 7] = [
         "asswort",
