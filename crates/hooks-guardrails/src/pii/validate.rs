@@ -4773,12 +4773,9 @@ fn person_made(v: &[u8]) -> bool {
         return false;
     }
     // (A number and its unit: digits, then letters alone after a `-` or a `+`, or none.)
-    let lead = v.iter().take_while(|c| c.is_ascii_digit()).count();
-    let unit = v[lead..]
-        .strip_prefix(b"-")
-        .or_else(|| v[lead..].strip_prefix(b"+"))
-        .unwrap_or(&v[lead..]);
-    if lead > 0 && !unit.is_empty() && unit.iter().all(u8::is_ascii_alphabetic) {
+    if unit_after_number(v, false)
+        .is_some_and(|unit| !unit.is_empty() && unit.iter().all(u8::is_ascii_alphabetic))
+    {
         return false;
     }
     // (A date of digits alone, `20240105`, `202401`; a ticket's key, `SEC-1042`,
@@ -9499,15 +9496,7 @@ fn logprobs_after(b: &[u8], key: &[u8], end: usize) -> bool {
 /// starts so (`Token:abc123…`, `mypass=Xk9…`, `rootpass:Hunter2Password`).
 fn next_field_name(text: &str, first: usize) -> bool {
     let b = text.as_bytes();
-    let word_at = |at: usize| {
-        b[at.min(b.len())..]
-            .iter()
-            .take(64)
-            .take_while(|c| {
-                c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.') || !c.is_ascii()
-            })
-            .count()
-    };
+    let word_at = |at: usize| field_word(&b[at.min(b.len())..]);
     let word = word_at(first);
     let Some(w) = text.get(first..first + word).filter(|w| w.len() >= 2) else {
         return false;
@@ -9867,16 +9856,21 @@ fn pair_value(between: &[u8]) -> bool {
             && memchr::memmem::find(between, b"default").is_some())
 }
 
-/// Whether `rest` starts with a field named for a secret (see [`names_a_secret`]) and its
-/// separator, `token: `, `api_key =` (see [`glued_field`]).
-fn secret_field_at(rest: &[u8]) -> bool {
-    let word = rest
-        .iter()
+/// How long the field's name that opens `rest` is: letters, digits, `_`, `-`, `.` and any
+/// byte past ASCII, 64 bytes at most (see [`next_field_name`], [`secret_field_at`]).
+fn field_word(rest: &[u8]) -> usize {
+    rest.iter()
         .take(64)
         .take_while(|c| {
             c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.') || !c.is_ascii()
         })
-        .count();
+        .count()
+}
+
+/// Whether `rest` starts with a field named for a secret (see [`names_a_secret`]) and its
+/// separator, `token: `, `api_key =` (see [`glued_field`]).
+fn secret_field_at(rest: &[u8]) -> bool {
+    let word = field_word(rest);
     let blanks = rest[word..]
         .iter()
         .take(8)
@@ -10041,13 +10035,11 @@ pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
         return true;
     }
     // (A length, a rule under any password's name: `Passcode: 6-digit`, `pw: 12-char`.)
-    let digits = value.bytes().take_while(u8::is_ascii_digit).count();
-    if digits > 0 {
-        let unit = value[digits..].trim_start_matches(['-', '+']);
-        let unit = unit.strip_suffix('s').unwrap_or(unit);
+    if let Some(unit) = unit_after_number(value.as_bytes(), false) {
+        let unit = unit.strip_suffix(b"s").unwrap_or(unit);
         if ["digit", "char", "character", "letter"]
             .iter()
-            .any(|u| unit.eq_ignore_ascii_case(u))
+            .any(|u| unit.eq_ignore_ascii_case(u.as_bytes()))
         {
             return true;
         }
@@ -10121,11 +10113,29 @@ fn measured(v: &str) -> bool {
     if let [b'^' | b'~', rest @ ..] = b {
         return !rest.is_empty() && rest.iter().all(|c| c.is_ascii_digit() || *c == b'.');
     }
-    let number = b
+    unit_after_number(b, true).is_some_and(|unit| {
+        unit.is_empty()
+            || UNITS
+                .iter()
+                .any(|u| unit.eq_ignore_ascii_case(u.as_bytes()))
+    })
+}
+
+/// What follows the number that opens `v` (its digits, and its dots where `decimals`),
+/// past one `-` or `+` (`80bits`, `12-chars`, `3.3V`: `bits`, `chars`, `V`; empty where
+/// the number is all of `v`); `None` where no number opens it. Read by [`person_made`],
+/// [`no_secret_name`] and [`measured`].
+fn unit_after_number(v: &[u8], decimals: bool) -> Option<&[u8]> {
+    let number = v
         .iter()
-        .take_while(|c| c.is_ascii_digit() || **c == b'.')
+        .take_while(|&&c| c.is_ascii_digit() || (decimals && c == b'.'))
         .count();
-    number > 0 && (number == v.len() || UNITS.iter().any(|u| v[number..].eq_ignore_ascii_case(u)))
+    let rest = &v[number..];
+    (number > 0).then(|| {
+        rest.strip_prefix(b"-")
+            .or_else(|| rest.strip_prefix(b"+"))
+            .unwrap_or(rest)
+    })
 }
 
 /// Whether a value under a name that ends in `token` is too short to be one (`key`: the
