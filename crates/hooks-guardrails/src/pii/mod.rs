@@ -6109,6 +6109,19 @@ pub(crate) mod tests {
                 &["Xk9mQ2vL7pR"],
             ),
             ("{{ db_password | d('Xk9mQ2vL7pR') }}", &["Xk9mQ2vL7pR"]),
+            // (Helm's function before its lookup, its first argument the default.)
+            (
+                "password: {{ default \"Xk9mQ2vL7pR\" .Values.password }}",
+                &["Xk9mQ2vL7pR"],
+            ),
+            (
+                "  POSTGRES_PASSWORD: {{ default \"Sunflower2024!\" .Values.pg.password | quote }}",
+                &["Sunflower2024!"],
+            ),
+            (
+                "db_password: \"{{- default 'Xk9mQ2vL7pR' .Values.db.password }}\"",
+                &["Xk9mQ2vL7pR"],
+            ),
             // (Review 56: a value written out before a filter outside a template is the
             // value, not its default.)
             ("password: Xk9mQ2vL7pR | default('')", &["Xk9mQ2vL7pR"]),
@@ -6125,6 +6138,9 @@ pub(crate) mod tests {
             "password: \"{{ db_password | default(omit) }}\"",
             "password: \"{{ db_password | default('changeme') }}\"",
             "{{ .Values.password | default (randAlphaNum 16) }}",
+            "password: {{ default (randAlphaNum 16) .Values.password }}",
+            "password: {{ default \"\" .Values.password | quote }}",
+            "password: {{ default \"changeme\" .Values.password }}",
             "{{ .Values.password | default .Values.global.password }}",
             "password: \"{{ db_password | default(lookup('env','DB_PASS')) }}\"",
             "{{ password | default('{{ vault_pw }}') }}",
@@ -6671,6 +6687,13 @@ pub(crate) mod tests {
                 &["\"k\":\"Xk9mQ2vL7pRt8sW3Yz\""],
             ),
             ("Pwd={ Xk9mQ2vL7pR };", &[" Xk9mQ2vL7pR "]),
+            // (The account and its password set apart by a slash with blanks.)
+            ("Credentials: admin / Xk9mQ2vL7pR", &["admin / Xk9mQ2vL7pR"]),
+            ("creds: root /hunter22 (rotated)", &["root /hunter22"]),
+            (
+                "Login credentials: svc_app / Sunflower2024!",
+                &["svc_app / Sunflower2024!"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -6689,6 +6712,14 @@ pub(crate) mod tests {
             "credentials: gcp:sa-key-2024; credentials: k8s:db-secret; creds: basic:user1",
             "creds: \"$USER:$PASS\"",
             "creds = {'user': 'admin'}",
+            // (Set apart by a slash: words, a placeholder, a variable, a host and its port,
+            // a scheme's, a path's parts.)
+            "credentials: admin / admin; credentials: username / password",
+            "Credentials: read / write; credentials: oauth / jwt; creds: user / pass",
+            "credentials: admin / <password>; credentials: admin / ${DB_PASSWORD}",
+            "credentials: admin / ****; credentials: gcp / sa-key-2024",
+            "credentials: 2024 / 2025; credentials: admin/ 8080",
+            "the path is config/credentials / secrets",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -3985,8 +3985,9 @@ fn command_end(b: &[u8], from: usize, max: usize, stop: impl Fn(usize) -> bool) 
 /// prefix, or a template literal) — or another such expression and its fallback, four at
 /// most (`process.env.A || process.env.B || '…'`); or inside brackets that open the
 /// expression (`(process.env.PW || '…')`, `String(process.env.PW || '…')`) — within 160
-/// bytes. (`password: process.env.DB_PASSWORD || '…'`: the string is what the field holds
-/// wherever the lookups find nothing.)
+/// bytes. In a template, Helm's `default` before its lookup too, `{{ default "…"
+/// .Values.password }}`. (`password: process.env.DB_PASSWORD || '…'`: the string is what
+/// the field holds wherever the lookups find nothing.)
 fn fallback_string(b: &[u8], at: usize) -> Option<usize> {
     let end = b.len().min(at + 160);
     // (Inside ERB's tag, as Rails's `database.yml` writes it, `<%= ENV.fetch(…) { "…" }
@@ -4001,6 +4002,17 @@ fn fallback_string(b: &[u8], at: usize) -> Option<usize> {
         ),
         None => (at, false),
     };
+    // (Helm's and Sprig's function before its lookup, `{{ default "…" .Values.pw }}`: its
+    // first argument.)
+    if template
+        && let Some(after) = b[at..end].strip_prefix(b"default")
+        && let blanks @ 1.. = after
+            .iter()
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count()
+    {
+        return string_start(b, end - after.len() + blanks, end);
+    }
     let mut from = at;
     for _ in 0..4 {
         match fallback_after(b, from, end, template)? {
@@ -6799,6 +6811,14 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         Some(q) => close_in(rest, q).unwrap_or(rest.len()),
         None => bare_len(rest),
     };
+    // (Credentials' account and password set apart by a slash, `credentials: admin /
+    // Xk9…`: the pair, judged as `admin:Xk9…` is, by its name — see `no_secret_name`.)
+    let apart = match quote {
+        None => password_apart(&rest[len..], &bare_len)
+            .filter(|_| len > 0 && credentials_named(&b[key..at])),
+        Some(_) => None,
+    };
+    let len = len + apart.unwrap_or(0);
     // (Part of `text`: whole characters when both ends are on their boundaries.)
     let value = text.get(first..first + len)?;
     let next = rest.get(len).copied();
@@ -6807,6 +6827,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // (A command's bare argument with a blank escaped in it, `S3cr\ et9`, is a phrase.)
     let phrase = closed || (setter.is_some() && !quoted && value.contains("\\ "));
     let passes = match (strong && phrase) || (loose && quoted && app_password(value)) {
+        _ if apart.is_some() => true,
         true => secret_argument(value, true, next),
         false => secret_value(value, quoted, next),
     };
@@ -9928,38 +9949,7 @@ fn names_a_secret(key: &str) -> bool {
 /// In capitals (an environment variable's name) only the words for a page say so:
 /// `INPUT_TOKEN` is the token a GitHub Action is given, `SYNC_TOKEN` a secret.
 pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
-    // The last two words (compared in any case): words split at `_`, `-`, `.`, `$` and
-    // where a small letter or a digit meets a capital (`nextPageToken`).
-    let mut words: [&[u8]; 2] = [b"", b""];
-    let mut end = key.len();
-    let mut i = key.len();
-    let mut n = 0;
-    while i > 0 && n < 2 {
-        let c = key[i - 1];
-        let hump = c.is_ascii_uppercase()
-            && i >= 2
-            && (key[i - 2].is_ascii_lowercase() || key[i - 2].is_ascii_digit());
-        if !c.is_ascii_alphanumeric() {
-            if end > i {
-                words[n] = &key[i..end];
-                n += 1;
-            }
-            i -= 1;
-            end = i;
-        } else if hump {
-            words[n] = &key[i - 1..end];
-            n += 1;
-            i -= 1;
-            end = i;
-        } else {
-            i -= 1;
-        }
-    }
-    if n < 2 && end > 0 && i == 0 {
-        words[n] = &key[..end];
-        n += 1;
-    }
-    let (last, before) = (words[0], if n == 2 { words[1] } else { b"" });
+    let (last, before) = last_words(key);
     let is = |w: &[u8], list: &[&str]| list.iter().any(|l| w.eq_ignore_ascii_case(l.as_bytes()));
     let capitals =
         key.iter().any(u8::is_ascii_uppercase) && !key.iter().any(u8::is_ascii_lowercase);
@@ -10021,12 +10011,6 @@ pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
     if last.eq_ignore_ascii_case(b"skiptoken") || last.eq_ignore_ascii_case(b"deltatoken") {
         return true;
     }
-    // (Not a class's name, whose call takes a password, `pika.PlainCredentials(user, …)`:
-    // the word glued to the one before it.)
-    let glued = key
-        .len()
-        .checked_sub(last.len() + 1)
-        .is_some_and(|i| key[i].is_ascii_alphanumeric());
     if key.eq_ignore_ascii_case(b"pw") && measured(value) {
         return true;
     }
@@ -10044,7 +10028,7 @@ pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
             return true;
         }
     }
-    if is(last, &["credentials", "creds"]) && !glued {
+    if credentials_named(key) {
         // (A machine's token whole: not a dictionary's items, `{'user': …}`, review 56.)
         let token = !value
             .bytes()
@@ -10060,7 +10044,76 @@ pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
     last.eq_ignore_ascii_case(b"pass") && is(before, &PASS)
 }
 
-/// Whether `v` is an account's name and its password, `user:password`, as credentials give
+/// The last two words of a field's name (`key`, whole), the last first: words split at `_`,
+/// `-`, `.`, `$` and where a small letter or a digit meets a capital (`nextPageToken`).
+fn last_words(key: &[u8]) -> (&[u8], &[u8]) {
+    let mut words: [&[u8]; 2] = [b"", b""];
+    let mut end = key.len();
+    let mut i = key.len();
+    let mut n = 0;
+    while i > 0 && n < 2 {
+        let c = key[i - 1];
+        let hump = c.is_ascii_uppercase()
+            && i >= 2
+            && (key[i - 2].is_ascii_lowercase() || key[i - 2].is_ascii_digit());
+        if !c.is_ascii_alphanumeric() {
+            if end > i {
+                words[n] = &key[i..end];
+                n += 1;
+            }
+            i -= 1;
+            end = i;
+        } else if hump {
+            words[n] = &key[i - 1..end];
+            n += 1;
+            i -= 1;
+            end = i;
+        } else {
+            i -= 1;
+        }
+    }
+    if n < 2 && end > 0 && i == 0 {
+        words[n] = &key[..end];
+        n += 1;
+    }
+    let (last, before) = (words[0], if n == 2 { words[1] } else { b"" });
+    (last, before)
+}
+
+/// Whether a field named `key` (whole) is named for credentials: its last word is
+/// `credentials` or `creds` — not glued to the word before, a class's name whose call takes
+/// a password (`pika.PlainCredentials(user, …)`).
+fn credentials_named(key: &[u8]) -> bool {
+    let last = last_words(key).0;
+    let glued = key
+        .len()
+        .checked_sub(last.len() + 1)
+        .is_some_and(|i| key[i].is_ascii_alphanumeric());
+    !glued && (last.eq_ignore_ascii_case(b"credentials") || last.eq_ignore_ascii_case(b"creds"))
+}
+
+/// The length of a password set apart after an account's name by a slash with blanks
+/// (`after`: what follows the name; ` / Xk9…`, `/ Xk9…`), read as a bare value is
+/// (`bare_len`); `None` where no such password follows.
+fn password_apart(after: &[u8], bare_len: &impl Fn(&[u8]) -> usize) -> Option<usize> {
+    let blanks = |r: &[u8]| {
+        r.iter()
+            .take(2)
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count()
+    };
+    let before = blanks(after);
+    let slash = after
+        .get(before)
+        .filter(|&&c| c == b'/')
+        .map(|_| before + 1)?;
+    let at = slash + blanks(&after[slash..]);
+    let len = bare_len(&after[at..]);
+    (at > 1 && len > 0).then_some(at + len)
+}
+
+/// Whether `v` is an account's name and its password, `user:password` (or set apart by a
+/// slash with blanks, `user / password`: see [`password_apart`]), as credentials give
 /// them: a name of letters, digits, `.`, `_`, `-` (a letter in it; not a scheme, `mailto:`,
 /// `gcp:`, nor a host, `192.168.1.10:22`, `db.internal:5432`), and a password of more than
 /// digits (not a port) made by a machine or a person (`Xk9mQ2vL7pR`, `hunter22`; not
@@ -10069,7 +10122,12 @@ fn account_and_password(v: &str) -> bool {
     const SCHEMES: [&str; 12] = [
         "mailto", "http", "https", "tel", "file", "s3", "gs", "arn", "vault", "env", "gcp", "k8s",
     ];
-    let Some((user, password)) = v.split_once(':') else {
+    let apart = || {
+        let (user, password) = v.split_once('/')?;
+        (user.ends_with([' ', '\t']) || password.starts_with([' ', '\t']))
+            .then(|| (user.trim_end(), password.trim_start()))
+    };
+    let Some((user, password)) = v.split_once(':').or_else(apart) else {
         return false;
     };
     let (u, p) = (user.as_bytes(), password.as_bytes());
