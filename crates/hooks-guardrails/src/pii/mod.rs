@@ -6694,6 +6694,38 @@ pub(crate) mod tests {
                 "Login credentials: svc_app / Sunflower2024!",
                 &["svc_app / Sunflower2024!"],
             ),
+            // (Review 58: glued on one side, wider, quoted whole, a `@` or a `:` in the
+            // password; a token before a slash that makes no pair is found alone, as
+            // before.)
+            ("Credentials: admin/ Xk9mQ2vL7pR", &["admin/ Xk9mQ2vL7pR"]),
+            (
+                "Credentials: admin   /   Xk9mQ2vL7pR",
+                &["admin   /   Xk9mQ2vL7pR"],
+            ),
+            (
+                "{\"credentials\": \"admin / Xk9mQ2vL7pR\"}",
+                &["admin / Xk9mQ2vL7pR"],
+            ),
+            (
+                "Credentials: admin / P@ssw0rd2024",
+                &["admin / P@ssw0rd2024"],
+            ),
+            (
+                "Credentials: admin / Xk9:mQ2vL7pR",
+                &["admin / Xk9:mQ2vL7pR"],
+            ),
+            (
+                "credentials: Xk9mQ2vL7pRt8sW3Yz / n/a",
+                &["Xk9mQ2vL7pRt8sW3Yz"],
+            ),
+            (
+                "Creds: Xk9mQ2vL7pRt8sW3Yz== / hunter22",
+                &["Xk9mQ2vL7pRt8sW3Yz=="],
+            ),
+            (
+                "credentials: admin:Xk9mQ2vL7pR / backup",
+                &["admin:Xk9mQ2vL7pR"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -6720,6 +6752,59 @@ pub(crate) mod tests {
             "credentials: admin / ****; credentials: gcp / sa-key-2024",
             "credentials: 2024 / 2025; credentials: admin/ 8080",
             "the path is config/credentials / secrets",
+            // (Review 58: words with a digit, versions, identifiers, a shell's variable.)
+            "credentials: DB / Redis7; credentials: AWS / AzureAD2; Credentials: Q3 / Q4-2024",
+            "credentials: jwt / mTLS1.3; Credentials: RSA / ECDSA-P256",
+            "credentials: primary / secondary2; credentials: before / after1",
+            "creds: ci / ci-bot2; credentials: team-a / team-b2; Credentials: owner / DevOps2",
+            "Credentials: Basic / Bearer2; Credentials: ec2-user / ec2-key",
+            "Credentials: user / $PASSWORD; creds: a / $DB_PASS",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
+    /// A bare value's marks inside it are the password's: `&`, `;`, `,`, `<`, `>` and a
+    /// bracket closed inside it (every release ended the value there, leaving the rest in
+    /// clear, or all of a value too short without it). They still end it before a field
+    /// (`&user=…`, `;Database=…`), before a blank or the line's end, a number's `,`, a
+    /// tag, a bracket it did not open, and a call's or an index's.
+    #[test]
+    fn marks_inside_a_bare_value_are_the_passwords() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            ("password: Tr0ub4dor&3", &["Tr0ub4dor&3"][..]),
+            ("login?user=bob&password=Tr0ub4dor&3", &["Tr0ub4dor&3"]),
+            ("password: P@ss(w0rd)9", &["P@ss(w0rd)9"]),
+            ("password: Xk9;mQ2v and more", &["Xk9;mQ2v"]),
+            ("password: Xk9,mQ2v", &["Xk9,mQ2v"]),
+            ("password: Xk9mQ2v<3", &["Xk9mQ2v<3"]),
+            ("password: Xk9mQ2v>1", &["Xk9mQ2v>1"]),
+            ("password: abc[9]Xk2", &["abc[9]Xk2"]),
+            ("password: Xk9{mQ}2v", &["Xk9{mQ}2v"]),
+            ("pass: S3cr3t!&Xq", &["S3cr3t!&Xq"]),
+            ("?password=Xk9mQ2vL&user=bob", &["Xk9mQ2vL"]),
+            ("Server=db;Password=Xk9mQ2vL;Database=app;", &["Xk9mQ2vL"]),
+            ("password: hunter22&& echo ok", &["hunter22"]),
+            (
+                "(password: hunter22) and {password: hunter23}",
+                &["hunter22", "hunter23"],
+            ),
+            ("<td>password: hunter22</td>", &["hunter22"]),
+            (
+                "password: hunter22, user: bob; token: Xk9mQ2vL7pRt8sW3;",
+                &["hunter22", "Xk9mQ2vL7pRt8sW3"],
+            ),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
+        for text in [
+            "password: [REDACTED]; password: (hidden); password: ${DB_PASS}",
+            "password: 1,234",
+            "let pw = md5(userPw2X) as Password;",
+            "password: cfg[0].pw; password: getpass();",
+            "password: Optional[str] = None",
+            "password: list[str]",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -6601,37 +6601,17 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     let line_start =
         matches!(before_key, None | Some(b'\n' | b'\r')) || b[..key].ends_with(b"export ");
     let env_line = quote.is_none() && line_start && b[at] == b'=';
-    // What ends a bare value. (A command's argument runs to a blank not escaped: cmd's
-    // `;`, `,` and `^&` are part of it, and a statement's end after it is redacted with it.)
-    let bare_end = |c: u8| {
-        c.is_ascii_whitespace()
-            || (!env_line
-                && setter.is_none()
-                && matches!(
-                    c,
-                    b'"' | b'\''
-                        | b'`'
-                        | b'\\'
-                        | b'&'
-                        | b';'
-                        | b','
-                        | b'('
-                        | b')'
-                        | b'['
-                        | b']'
-                        | b'{'
-                        | b'}'
-                        | b'<'
-                        | b'>'
-                ))
-    };
     // A bare value's length. A command's argument runs to a blank not escaped (cmd's `;`,
     // `,` and `^&` are part of it; a statement's end after it is redacted with it), a
     // character a `\` escapes inside (fish's and bash's `S3cr\ et`, `\$`), or a quote or
     // a backtick (escaped or not), which closes the string or the code the command stands
     // in (`"command": "setx … S3cret9"`, `` `git config … S3cret9` ``).
+    // (An environment file's line runs to a blank.)
     let bare_len = |r: &[u8]| match setter {
-        None => unspaced_cut(&r[..r.iter().take_while(|&&c| !bare_end(c)).count()]),
+        None if env_line => {
+            unspaced_cut(&r[..r.iter().take_while(|c| !c.is_ascii_whitespace()).count()])
+        }
+        None => unspaced_cut(&r[..marked_len(r)]),
         Some(_) => {
             let quote = |c: Option<&u8>| matches!(c, Some(b'"' | b'\'' | b'`'));
             let mut i = 0;
@@ -6813,9 +6793,13 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     };
     // (Credentials' account and password set apart by a slash, `credentials: admin /
     // Xk9…`: the pair, judged as `admin:Xk9…` is, by its name — see `no_secret_name`.)
+    // (Only where they are a pair: else the value alone is judged, as before — review 58.)
+    let pair = |n: usize| {
+        credentials_named(&b[key..at])
+            && text.get(first..first + n).is_some_and(account_and_password)
+    };
     let apart = match quote {
-        None => password_apart(&rest[len..], &bare_len)
-            .filter(|_| len > 0 && credentials_named(&b[key..at])),
+        None => password_apart(&rest[..len], &rest[len..], &bare_len).filter(|&n| pair(len + n)),
         Some(_) => None,
     };
     let len = len + apart.unwrap_or(0);
@@ -6827,7 +6811,8 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // (A command's bare argument with a blank escaped in it, `S3cr\ et9`, is a phrase.)
     let phrase = closed || (setter.is_some() && !quoted && value.contains("\\ "));
     let passes = match (strong && phrase) || (loose && quoted && app_password(value)) {
-        _ if apart.is_some() => true,
+        // (Quoted whole too, `"admin / Xk9…"`.)
+        _ if apart.is_some() || (quoted && value.contains(" /") && pair(len)) => true,
         true => secret_argument(value, true, next),
         false => secret_value(value, quoted, next),
     };
@@ -6850,6 +6835,12 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         // script written without blanks glued after it — `0€…€日`, found by the property
         // tests — ends before that script, not at its start (an empty span, a panic).)
         None => match bare_len(whole) {
+            // (A pair's password read on, `admin / …` past the window.)
+            whole_len if apart.is_some() => {
+                whole_len
+                    + password_apart(&whole[..whole_len], &whole[whole_len..], &bare_len)
+                        .unwrap_or(0)
+            }
             whole_len if whole_len >= judged => whole_len,
             _ => text[first..first + whole.len()]
                 .char_indices()
@@ -10080,6 +10071,77 @@ fn last_words(key: &[u8]) -> (&[u8], &[u8]) {
     (last, before)
 }
 
+/// The length of a bare value `r` (a field's, not an environment file's line nor a
+/// command's argument): up to a blank, a quote, a backtick or a backslash, or a mark that
+/// ends it — `&`, `;`, `,` before a field (`&user=…`, `;Database=…`, an entity's `&amp;`)
+/// or where nothing of the value follows (`&&`, `, `, the line's end), a number's `,`
+/// (`1,234`), a bracket it did not open (`(password: hunter22)`), a tag's `<` (`</td>`),
+/// `>` at its end. Inside, those
+/// marks are the password's (`Tr0ub4dor&3`, `Xk9;mQ2v`, `P@ss(w0rd)9`, `Xk9mQ2v<3`; a
+/// bracket opened after a letter or a digit, closed, and the value going on) — where they
+/// ended it, the rest was left in clear, or all of a value too short without it.
+fn marked_len(r: &[u8]) -> usize {
+    // (What may go on a value after a mark: not a blank, a quote, another mark.)
+    let goes_on = |j: usize| {
+        r.get(j)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || b"!#$%*+-./:=?@^_~|".contains(c))
+    };
+    // (A field's name and its `=` or `:`, or an entity's `;`.)
+    let field = |j: usize| {
+        let name = r[j.min(r.len())..]
+            .iter()
+            .take(64)
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+            .count();
+        name > 0 && !r[j].is_ascii_digit() && matches!(r.get(j + name), Some(b'=' | b':' | b';'))
+    };
+    let mut i = 0;
+    while i < r.len() {
+        match r[i] {
+            c if c.is_ascii_whitespace() => break,
+            b'"' | b'\'' | b'`' | b'\\' | b')' | b']' | b'}' => break,
+            b'&' | b';' | b',' if !goes_on(i + 1) || field(i + 1) => break,
+            // (A number's thousands, `1,234`.)
+            b',' if i > 0 && r[i - 1].is_ascii_digit() && r[i + 1].is_ascii_digit() => break,
+            b'<' if r
+                .get(i + 1)
+                .is_none_or(|c| c.is_ascii_alphabetic() || b"/!?".contains(c)) =>
+            {
+                break;
+            }
+            b'>' if !goes_on(i + 1) => break,
+            open @ (b'(' | b'[' | b'{') => {
+                let close = match open {
+                    b'(' => b')',
+                    b'[' => b']',
+                    _ => b'}',
+                };
+                // (Closed before a blank, a quote or another bracket, after a letter or a
+                // digit, the value going on after it: `P@ss(w0rd)9`; not `${PW}`,
+                // `(hidden)`, a call's or an index's `md5(pw)`, `cfg[0].pw`.)
+                let inside = r[i + 1..]
+                    .iter()
+                    .take(64)
+                    .position(|c| {
+                        c.is_ascii_whitespace() || b"\"'`\\()[]{}".contains(c) || *c == close
+                    })
+                    .filter(|&k| r[i + 1 + k] == close && k > 0);
+                let on = |k: usize| {
+                    r.get(i + k + 2)
+                        .is_some_and(|c| c.is_ascii_alphanumeric() || b"!#$%*+@^~".contains(c))
+                };
+                match inside {
+                    Some(k) if i > 0 && r[i - 1].is_ascii_alphanumeric() && on(k) => i += k + 1,
+                    _ => break,
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    i
+}
+
 /// Whether a field named `key` (whole) is named for credentials: its last word is
 /// `credentials` or `creds` — not glued to the word before, a class's name whose call takes
 /// a password (`pika.PlainCredentials(user, …)`).
@@ -10092,24 +10154,32 @@ fn credentials_named(key: &[u8]) -> bool {
     !glued && (last.eq_ignore_ascii_case(b"credentials") || last.eq_ignore_ascii_case(b"creds"))
 }
 
-/// The length of a password set apart after an account's name by a slash with blanks
-/// (`after`: what follows the name; ` / Xk9…`, `/ Xk9…`), read as a bare value is
-/// (`bare_len`); `None` where no such password follows.
-fn password_apart(after: &[u8], bare_len: &impl Fn(&[u8]) -> usize) -> Option<usize> {
+/// The length of a password set apart after an account's name (`name`, read as a bare
+/// value) by a slash with blanks (`after`: what follows the name; ` / Xk9…`, `/ Xk9…`, or
+/// after `admin/`, ` Xk9…`), read as a bare value is (`bare_len`); `None` where no such
+/// password follows.
+fn password_apart(name: &[u8], after: &[u8], bare_len: &impl Fn(&[u8]) -> usize) -> Option<usize> {
     let blanks = |r: &[u8]| {
         r.iter()
-            .take(2)
+            .take(8)
             .take_while(|&&c| c == b' ' || c == b'\t')
             .count()
     };
     let before = blanks(after);
-    let slash = after
-        .get(before)
-        .filter(|&&c| c == b'/')
-        .map(|_| before + 1)?;
-    let at = slash + blanks(&after[slash..]);
+    let at = match name {
+        [_, .., b'/'] if before > 0 => before,
+        _ => {
+            let slash = after
+                .get(before)
+                .filter(|&&c| c == b'/')
+                .map(|_| before + 1)?;
+            slash + blanks(&after[slash..])
+        }
+    };
+    // (A blank beside the slash: `admin/Xk9…` is one bare value.)
+    let slash = usize::from(!name.ends_with(b"/"));
     let len = bare_len(&after[at..]);
-    (at > 1 && len > 0).then_some(at + len)
+    (at > slash && len > 0).then_some(at + len)
 }
 
 /// Whether `v` is an account's name and its password, `user:password` (or set apart by a
@@ -10122,24 +10192,50 @@ fn account_and_password(v: &str) -> bool {
     const SCHEMES: [&str; 12] = [
         "mailto", "http", "https", "tel", "file", "s3", "gs", "arn", "vault", "env", "gcp", "k8s",
     ];
-    let apart = || {
-        let (user, password) = v.split_once('/')?;
-        (user.ends_with([' ', '\t']) || password.starts_with([' ', '\t']))
-            .then(|| (user.trim_end(), password.trim_start()))
+    // (The first slash with a blank beside it.)
+    let slash = v.match_indices('/').map(|(i, _)| i).find(|&i| {
+        matches!(v.as_bytes().get(i + 1), Some(b' ' | b'\t')) || v[..i].ends_with([' ', '\t'])
+    });
+    let split = match slash {
+        Some(i) => Some((v[..i].trim_end(), v[i + 1..].trim_start(), true)),
+        None => v.split_once(':').map(|(u, p)| (u, p, false)),
     };
-    let Some((user, password)) = v.split_once(':').or_else(apart) else {
+    let Some((user, password, apart)) = split else {
         return false;
     };
     let (u, p) = (user.as_bytes(), password.as_bytes());
+    // (Set apart, a password a person made has two digits or more and a small letter or a
+    // symbol, and no version's `1.3`: not `dev / staging2`, `jwt / mTLS1.3`, `RSA /
+    // ECDSA-P256` — review 58.)
+    let person = || {
+        let digits = p.iter().filter(|c| c.is_ascii_digit()).count();
+        let version = p
+            .windows(3)
+            .any(|w| w[0].is_ascii_digit() && w[1] == b'.' && w[2].is_ascii_digit());
+        person_made(p)
+            && (!apart
+                || (digits >= 2
+                    && !version
+                    && p.iter()
+                        .any(|c| c.is_ascii_lowercase() || b"!@#$%^&*".contains(c))))
+    };
+    // (A shell's variable, `$DB_PASS`.)
+    let variable = p.len() > 1
+        && p[0] == b'$'
+        && p[1..]
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'_');
     !u.is_empty()
         && u.iter()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
         && u.iter().any(u8::is_ascii_alphabetic)
         && !SCHEMES.iter().any(|s| user.eq_ignore_ascii_case(s))
         && !p.iter().all(u8::is_ascii_digit)
-        && !p.contains(&b'@')
+        // (Not a URL's host after a password, `user:pw@host`; set apart, `P@ssw0rd`'s.)
+        && (apart || !p.contains(&b'@'))
+        && !variable
         && !shell_interpolates(p)
-        && (machine_made(p) || person_made(p))
+        && (machine_made(p) || person())
 }
 
 /// Whether `v` is what electronics and manifests give under `pw` (a pulse's width, a
