@@ -5363,6 +5363,19 @@ pub(crate) mod tests {
                 "MongoCredential.createScramSha256Credential(user, \"admin\", \"Sunflower2024!\".toCharArray())",
                 &["Sunflower2024!"],
             ),
+            // (Jedis's pool's fifth, or its sixth after an account's.)
+            (
+                "new JedisPool(config, \"localhost\", 6379, 2000, \"Xk9mQ2vL7pR4\");",
+                &["Xk9mQ2vL7pR4"],
+            ),
+            (
+                "new JedisPool(cfg, host, port, timeout, \"app\", \"Xk9mQ2vL7pR4\");",
+                &["Xk9mQ2vL7pR4"],
+            ),
+            (
+                "new JedisPool(cfg, host, port, timeout, \"Xk9mQ2vL7pR4\", 2, \"orders-client\");",
+                &["Xk9mQ2vL7pR4"],
+            ),
             (
                 "client.login(\n    'bob',\n    'S3cr3tPw99'\n)",
                 &["S3cr3tPw99"],
@@ -5590,6 +5603,8 @@ pub(crate) mod tests {
             "server.login('me', 'abcd efgh ijkl mnop qrst')",
             "MongoCredential.createCredential(user, db, password.toCharArray())",
             "MongoCredential.createCredential(\"admin\", \"db\", System.getenv(\"PW\").toCharArray())",
+            "new JedisPool(cfg, host, port, timeout, password); new JedisPool(\"localhost\", 6379);",
+            "MyJedisPool(config, \"localhost\", 6379, 2000, \"Xk9mQ2vL7pR4\")",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
@@ -6314,6 +6329,11 @@ pub(crate) mod tests {
                 "String pw = System.getProperty(\"db.password\", \"S3cr3tPw99\");",
                 &["S3cr3tPw99"],
             ),
+            // (Spring's, after the type's class.)
+            (
+                "String pw = env.getProperty(\"db.password\", String.class, \"S3cr3tPw99\");",
+                &["S3cr3tPw99"],
+            ),
             (
                 "props.getProperty(\"password\", \"S3cr3tPw99\")",
                 &["S3cr3tPw99"],
@@ -6371,6 +6391,7 @@ pub(crate) mod tests {
             // No default given by a string; a shell's error message, an empty default.
             "pw = getattr(settings, \"DB_PASSWORD\", None); getattr(self, \"password\", pw)",
             "System.getProperty(\"db.password\"); x = getattr(a, b, \"password\", \"x2024abc\")",
+            "env.getProperty(\"db.password\", String.class); env.getProperty(\"pw\", String.class, PW)",
             "x: ${DB_PASSWORD:?must be set}; y=${DB_PASSWORD:-}",
             // (Review 50: a lookup of no configuration's, a form's messages and labels.)
             "const e = errors[\"password\"] || \"Password is required\";",

@@ -1058,13 +1058,22 @@ pub(super) const ADDED_THIRD_ARGUMENT_CALLS: [&str; 4] = [
     "createPlainCredential",
 ];
 
+/// Calls whose fifth argument is the password, after a pool's configuration, a host, a
+/// port and a timeout — or the sixth, after an account's, where that one is a string too:
+/// Jedis's `new JedisPool(config, host, port, timeout, password)` (`…, timeout, "app",
+/// password)`; not the database's number or the client's name after the password). Found
+/// in the fourteenth pass, as [`ADDED_THIRD_ARGUMENT_CALLS`] are.
+pub(super) const FIFTH_ARGUMENT_CALLS: [&str; 1] = ["JedisPool"];
+
 /// The trigger of the fourteenth pass: a field named by one of [`ADDED_NAMES`] (see
-/// [`local_secret`]), or a call of [`ADDED_THIRD_ARGUMENT_CALLS`], its name and its `(`.
+/// [`local_secret`]), or a call of [`ADDED_THIRD_ARGUMENT_CALLS`] or
+/// [`FIFTH_ARGUMENT_CALLS`], its name and its `(`.
 fn added_secret() -> String {
     format!(
-        r"{}|(?:{})\(",
+        r"{}|(?:{}|{})\(",
         local_secret(&ADDED_NAMES),
-        ADDED_THIRD_ARGUMENT_CALLS.join("|")
+        ADDED_THIRD_ARGUMENT_CALLS.join("|"),
+        FIFTH_ARGUMENT_CALLS.join("|")
     )
 }
 
@@ -1096,6 +1105,7 @@ pub(super) fn credential_call_at(m: &[u8]) -> Option<usize> {
         .iter()
         .chain(&THIRD_ARGUMENT_CALLS)
         .chain(&ADDED_THIRD_ARGUMENT_CALLS)
+        .chain(&FIFTH_ARGUMENT_CALLS)
         .any(|n| super::validate::call_name(name) == n.as_bytes())
         .then_some(name.len())
 }

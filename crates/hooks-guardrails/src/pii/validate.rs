@@ -2515,6 +2515,12 @@ fn password_argument(before: &[u8]) -> Option<(usize, bool)> {
     if third_argument_call(before) {
         return Some((2, false));
     }
+    if super::patterns::FIFTH_ARGUMENT_CALLS
+        .iter()
+        .any(|n| word_ends(before, n.as_bytes()))
+    {
+        return Some((4, false));
+    }
     if [&b".auth"[..], b"->auth"]
         .iter()
         .any(|n| before.ends_with(n))
@@ -2594,12 +2600,16 @@ fn third_argument_call(before: &[u8]) -> bool {
     let calls = super::patterns::THIRD_ARGUMENT_CALLS.iter();
     calls
         .chain(&super::patterns::ADDED_THIRD_ARGUMENT_CALLS)
-        .any(|n| {
-            before.ends_with(n.as_bytes())
-                && before[..before.len() - n.len()]
-                    .last()
-                    .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
-        })
+        .any(|n| word_ends(before, n.as_bytes()))
+}
+
+/// Whether `before` ends with `name` as a whole word (not glued to a letter, a digit or a
+/// `_` before it).
+fn word_ends(before: &[u8], name: &[u8]) -> bool {
+    before.ends_with(name)
+        && before[..before.len() - name.len()]
+            .last()
+            .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
 }
 
 /// Whether `before` (the text up to a call's name's end) ends with the name of a call whose
@@ -6477,6 +6487,8 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             None if names_account(b, argument_start(b, open, 1)?.0) => call_argument(b, open, 2)?,
             None => return None,
         },
+        // (Jedis's pool's sixth where it is a string: the fifth is the account's.)
+        Some((4, _)) => call_argument(b, open, 5).or_else(|| call_argument(b, open, 4))?,
         // (The first where the call has no such argument: not where it has one that is no
         // string, `keyring.set_password("svc", "bob", pw)`.)
         // (Or where the later one is a callback: node-redis's `client.auth("…", cb)`.)
@@ -9547,7 +9559,8 @@ fn next_field_name(text: &str, first: usize) -> bool {
 /// keyword for a default gives (`default="…"`, python-decouple's, django-environ's,
 /// `os.environ.get`'s; `defaultValue=`, `fallback=`; Ruby's `default: '…'`), its quote
 /// JSON-escaped too (see [`string_start`]), tripled too, white space around its `=`; after
-/// three other keywords at most (`cast=str, default="…"`).
+/// three other keywords at most (`cast=str, default="…"`); or after a type's class
+/// (Spring's `getProperty(name, String.class, "…")`).
 fn keyword_default(b: &[u8], first: usize) -> Option<usize> {
     let space = |i: usize| {
         i + b[i.min(b.len())..]
@@ -9568,6 +9581,15 @@ fn keyword_default(b: &[u8], first: usize) -> Option<usize> {
             .count();
         if word == 0 || b[at].is_ascii_digit() {
             return positional;
+        }
+        // (Spring's `env.getProperty("db.password", String.class, "…")`: the type's class
+        // before the default.)
+        if k == 0 && b[at + word..].starts_with(b".class") {
+            let comma = space(at + word + 6);
+            return match b.get(comma) {
+                Some(b',') => string_start(b, space(comma + 1), b.len()),
+                _ => positional,
+            };
         }
         let eq = space(at + word);
         let equals = match (b.get(eq), b.get(eq + 1)) {
