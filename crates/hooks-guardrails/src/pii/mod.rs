@@ -6086,8 +6086,9 @@ pub(crate) mod tests {
     }
 
     /// A template's default for a secret's variable, the value rendered whenever the
-    /// variable is unset: Jinja's and Ansible's `| default('…')`, Helm's `| default "…"`,
-    /// Liquid's `| default: "…"` — the variable named for a secret, or the field the quoted
+    /// variable is unset: Jinja's and Ansible's `| default('…')` (in a `{% set … %}` too),
+    /// Helm's `| default "…"` and `default "…"` before its lookup, Liquid's `| default:
+    /// "…"` — the variable named for a secret, or the field the quoted
     /// template renders; none where the default is empty, a placeholder, another variable,
     /// a function's result or a word.
     #[test]
@@ -6137,6 +6138,23 @@ pub(crate) mod tests {
                 "db_password: \"{{- default 'Xk9mQ2vL7pR' .Values.db.password }}\"",
                 &["Xk9mQ2vL7pR"],
             ),
+            (
+                "password: {{ (default \"Xk9mQ2vL7pR\" .Values.password) | b64enc }}",
+                &["Xk9mQ2vL7pR"],
+            ),
+            (
+                "password: {{\tdefault \"Xk9mQ2vL7pR\" .Values.password }}",
+                &["Xk9mQ2vL7pR"],
+            ),
+            // (Jinja's statement that sets the variable.)
+            (
+                "{% set db_password = lookup('env', 'DB_PW') | default('Xk9mQ2vL7pR') %}",
+                &["Xk9mQ2vL7pR"],
+            ),
+            (
+                "{%- set api_key = vars.key | default(\"Xk9mQ2vL7pRt8sW3\") -%}",
+                &["Xk9mQ2vL7pRt8sW3"],
+            ),
             // (Review 56: a value written out before a filter outside a template is the
             // value, not its default.)
             ("password: Xk9mQ2vL7pR | default('')", &["Xk9mQ2vL7pR"]),
@@ -6154,6 +6172,7 @@ pub(crate) mod tests {
             "password: \"{{ db_password | default('changeme') }}\"",
             "{{ .Values.password | default (randAlphaNum 16) }}",
             "password: {{ default (randAlphaNum 16) .Values.password }}",
+            "{% set password = password | default('') %}{% if password | default('x') %}",
             "password: {{ default \"\" .Values.password | quote }}",
             "password: {{ default \"changeme\" .Values.password }}",
             "{{ .Values.password | default .Values.global.password }}",

@@ -4007,15 +4007,22 @@ fn fallback_string(b: &[u8], at: usize) -> Option<usize> {
         .find_map(|t| b[at..end].strip_prefix(*t).map(|rest| (rest, t[0] == b'{')));
     let (at, template) = match open {
         Some((rest, template)) => (
-            end - rest.len() + rest.iter().take_while(|&&c| c == b' ').count(),
+            end - rest.len()
+                + rest
+                    .iter()
+                    .take_while(|&&c| c == b' ' || c == b'\t')
+                    .count(),
             template,
         ),
-        None => (at, false),
+        // (Or Jinja's statement that sets the variable, `{% set db_password = x |
+        // default('…') %}`: its expression.)
+        None => (at, jinja_set(&b[at.saturating_sub(96)..at])),
     };
     // (Helm's and Sprig's function before its lookup, `{{ default "…" .Values.pw }}`: its
-    // first argument.)
+    // first argument; in brackets too, `{{ (default "…" .Values.pw) | b64enc }}`.)
+    let bracket = usize::from(template && b.get(at) == Some(&b'('));
     if template
-        && let Some(after) = b[at..end].strip_prefix(b"default")
+        && let Some(after) = b[at + bracket..end].strip_prefix(b"default")
         && let blanks @ 1.. = after
             .iter()
             .take_while(|&&c| c == b' ' || c == b'\t')
@@ -4031,6 +4038,20 @@ fn fallback_string(b: &[u8], at: usize) -> Option<usize> {
         }
     }
     None
+}
+
+/// Whether the line `before` ends (up to a value's expression) is Jinja's statement that
+/// sets a variable, `{% set name = ` (`{%- set`, `{%+ set`).
+fn jinja_set(before: &[u8]) -> bool {
+    let line = memchr::memrchr(b'\n', before).map_or(before, |i| &before[i + 1..]);
+    memchr::memmem::rfind(line, b"{%").is_some_and(|i| {
+        let rest = line[i + 2..].trim_ascii_start();
+        let rest = rest
+            .strip_prefix(b"-")
+            .or(rest.strip_prefix(b"+"))
+            .unwrap_or(rest);
+        rest.trim_ascii_start().starts_with(b"set ")
+    })
 }
 
 /// What follows the expression at `at` (see [`fallback_string`]).
