@@ -6836,27 +6836,45 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         Some(_) => None,
     };
     let len = len + apart.unwrap_or(0);
-    // (Part of `text`: whole characters when both ends are on their boundaries.)
-    let value = text.get(first..first + len)?;
-    let next = rest.get(len).copied();
-    // (A phrase's closing quote ends a string: no letter or digit is glued after it.)
-    let closed = quoted && !is_alnum(b.get(first + len + 1).copied());
-    // (A command's bare argument with a blank escaped in it, `S3cr\ et9`, is a phrase.)
-    let phrase = closed || (setter.is_some() && !quoted && value.contains("\\ "));
-    let passes = match (strong && phrase) || (loose && quoted && app_password(value)) {
-        // (Quoted whole too, `"admin / Xk9…"`.)
-        _ if apart.is_some() || (quoted && value.contains(" /") && pair(len)) => true,
-        true => secret_argument(value, true, next),
-        false => secret_value(value, quoted, next),
+    // Whether the value `len` long is a secret.
+    let judge = |len: usize| {
+        // (Part of `text`: whole characters when both ends are on their boundaries.)
+        let Some(value) = text.get(first..first + len) else {
+            return false;
+        };
+        let next = rest.get(len).copied();
+        // (A phrase's closing quote ends a string: no letter or digit is glued after it.)
+        let closed = quoted && !is_alnum(b.get(first + len + 1).copied());
+        // (A command's bare argument with a blank escaped in it, `S3cr\ et9`, is a phrase.)
+        let phrase = closed || (setter.is_some() && !quoted && value.contains("\\ "));
+        let passes = match (strong && phrase) || (loose && quoted && app_password(value)) {
+            // (Quoted whole too, `"admin / Xk9…"`.)
+            _ if apart.is_some() || (quoted && value.contains(" /") && pair(len)) => true,
+            true => secret_argument(value, true, next),
+            false => secret_value(value, quoted, next),
+        };
+        passes
+            && !short_for_a_token(&b[key..at], value)
+            && !no_secret_name(&b[key..at], value)
+            && (!sql || sql_statement(b, name))
+            && !logprobs_after(b, &b[key..at], first + len)
     };
-    if !passes
-        || short_for_a_token(&b[key..at], value)
-        || no_secret_name(&b[key..at], value)
-        || (sql && !sql_statement(b, name))
-        || logprobs_after(b, &b[key..at], first + len)
-    {
-        return None;
-    }
+    let len = match judge(len) {
+        true => len,
+        // (A mark read into the value that makes it none, `Xk9…&x9(sample)9`: the value up
+        // to its first mark, as every release read it — review 59.)
+        false if quote.is_none() && setter.is_none() && !env_line && apart.is_none() => {
+            let marked = rest[..len]
+                .iter()
+                .position(|c| b"&()[]{}'".contains(c))
+                .unwrap_or(len);
+            match marked < len && judge(marked) {
+                true => marked,
+                false => return None,
+            }
+        }
+        false => return None,
+    };
     if len < rest.len() || limit == b.len() || first + len < limit {
         return Some((first, first + len));
     }
@@ -10115,53 +10133,54 @@ fn last_words(key: &[u8]) -> (&[u8], &[u8]) {
 }
 
 /// The length of a bare value `r` (a field's, not an environment file's line nor a
-/// command's argument): up to a blank, a quote, a backtick or a backslash, or a mark that
-/// ends it — `&`, `;`, `,` before a field (`&user=…`, `;Database=…`, an entity's `&amp;`)
-/// or where nothing of the value follows (`&&`, `, `, the line's end), a number's `,`
-/// (`1,234`), a bracket it did not open (`(password: hunter22)`), a tag's `<` (`</td>`),
-/// `>` at its end. Inside, those
-/// marks are the password's (`Tr0ub4dor&3`, `Xk9;mQ2v`, `P@ss(w0rd)9`, `Xk9mQ2v<3`; a
-/// bracket opened after a letter or a digit, closed, and the value going on) — where they
-/// ended it, the rest was left in clear, or all of a value too short without it.
+/// command's argument): up to a blank, a quote, a backtick, a backslash, `;`, `,`, `<`,
+/// `>`, or a mark that ends it — `&` but where a part made as a password's is glued on
+/// after it (`Tr0ub4dor&3`, `P@ss&w0rd`; not a field, `&user=…`, an entity, `&amp;`, nor
+/// words, `salt&pepper`, nor at its start, Rust's `&*pw`), a bracket but where it is
+/// opened in a value that holds a symbol before it, closed, and the value goes on
+/// (`P@ss(w0rd)9`; not a call's or an index's, `md5(pw)+salt`,
+/// `data[0]x`), an apostrophe but between letters or digits (`Xk9mQ'2v`). Where those
+/// marks ended the value, the rest was left in clear, or all of a value too short
+/// without it. (A value these make no secret is judged again up to its first mark: see
+/// `named_secret`.)
 fn marked_len(r: &[u8]) -> usize {
-    // (What may go on a value after a mark: not a blank, a quote, another mark.)
-    let goes_on = |j: usize| {
-        r.get(j)
-            .is_some_and(|c| c.is_ascii_alphanumeric() || b"!#$%*+-./:=?@^_~|".contains(c))
-    };
-    // (A field's name and its `=` or `:`, or an entity's `;`.)
-    let field = |j: usize| {
-        let name = r[j.min(r.len())..]
+    // (A part glued on after `&` made as a password's: a digit or a symbol in it, and no
+    // field's `=` or `:`, a query's `?`, a path's `/`, an entity's `;` after it.)
+    let password_part = |j: usize| {
+        let part = r[j..]
             .iter()
             .take(64)
-            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+            .take_while(|c| !c.is_ascii_whitespace() && !b"&;,<>\"'`\\()[]{}".contains(c))
             .count();
-        name > 0 && !r[j].is_ascii_digit() && matches!(r.get(j + name), Some(b'=' | b':' | b';'))
+        let end = r.get(j + part);
+        let part = &r[j..j + part];
+        !part.is_empty()
+            && !part.iter().any(|c| b"=:?/".contains(c))
+            && part
+                .iter()
+                .any(|c| c.is_ascii_digit() || b"!@#$%^*+~".contains(c))
+            && end != Some(&b';')
     };
+    // (The symbols a password holds before its bracket.)
+    let symbol = |v: &[u8]| v.iter().any(|c| b"!@#$%^*+=?~&".contains(c));
     let mut i = 0;
     while i < r.len() {
         match r[i] {
             c if c.is_ascii_whitespace() => break,
-            b'"' | b'\'' | b'`' | b'\\' | b')' | b']' | b'}' => break,
-            b'&' | b';' | b',' if !goes_on(i + 1) || field(i + 1) => break,
-            // (A number's thousands, `1,234`.)
-            b',' if i > 0 && r[i - 1].is_ascii_digit() && r[i + 1].is_ascii_digit() => break,
-            b'<' if r
-                .get(i + 1)
-                .is_none_or(|c| c.is_ascii_alphabetic() || b"/!?".contains(c)) =>
-            {
-                break;
-            }
-            b'>' if !goes_on(i + 1) => break,
+            // (An apostrophe between letters or digits, `Xk9mQ'2v`.)
+            b'\''
+                if i > 0
+                    && r[i - 1].is_ascii_alphanumeric()
+                    && r.get(i + 1).is_some_and(u8::is_ascii_alphanumeric) => {}
+            b'"' | b'\'' | b'`' | b'\\' | b')' | b']' | b'}' | b';' | b',' | b'<' | b'>' => break,
+            b'&' if i == 0 || !password_part(i + 1) => break,
             open @ (b'(' | b'[' | b'{') => {
                 let close = match open {
                     b'(' => b')',
                     b'[' => b']',
                     _ => b'}',
                 };
-                // (Closed before a blank, a quote or another bracket, after a letter or a
-                // digit, the value going on after it: `P@ss(w0rd)9`; not `${PW}`,
-                // `(hidden)`, a call's or an index's `md5(pw)`, `cfg[0].pw`.)
+                // (Closed before a blank, a quote or another bracket.)
                 let inside = r[i + 1..]
                     .iter()
                     .take(64)
@@ -10174,7 +10193,7 @@ fn marked_len(r: &[u8]) -> usize {
                         .is_some_and(|c| c.is_ascii_alphanumeric() || b"!#$%*+@^~".contains(c))
                 };
                 match inside {
-                    Some(k) if i > 0 && r[i - 1].is_ascii_alphanumeric() && on(k) => i += k + 1,
+                    Some(k) if symbol(&r[..i]) && on(k) => i += k + 1,
                     _ => break,
                 }
             }
@@ -10183,6 +10202,20 @@ fn marked_len(r: &[u8]) -> usize {
         i += 1;
     }
     i
+}
+
+/// Whether `u` is an account's usual name, or holds one (`admin`, `root`, `svc_app`,
+/// `dbadmin`, `ec2-user`): the names credentials give a password a person made after.
+fn account_word(u: &[u8]) -> bool {
+    const ACCOUNTS: [&str; 16] = [
+        "root", "sa", "guest", "postgres", "mysql", "oracle", "ubuntu", "pi", "test", "demo",
+        "deploy", "operator", "support", "backup", "ftp", "dba",
+    ];
+    let lower = u.to_ascii_lowercase();
+    ACCOUNTS.iter().any(|a| lower == a.as_bytes())
+        || ["admin", "user", "svc", "service"]
+            .iter()
+            .any(|w| lower.windows(w.len()).any(|x| x == w.as_bytes()))
 }
 
 /// Whether a field named `key` (whole) is named for credentials: its last word is
@@ -10247,9 +10280,10 @@ fn account_and_password(v: &str) -> bool {
         return false;
     };
     let (u, p) = (user.as_bytes(), password.as_bytes());
-    // (Set apart, a password a person made has two digits or more and a small letter or a
-    // symbol, and no version's `1.3`: not `dev / staging2`, `jwt / mTLS1.3`, `RSA /
-    // ECDSA-P256` — review 58.)
+    // (Set apart, a password a person made stands after an account's usual name only, and
+    // has two digits or more and a small letter or a symbol, and no version's `1.3`: not
+    // `dev / staging2`, `read / write2024`, `jwt / mTLS1.3`, `RSA / ECDSA-P256` — reviews
+    // 58 and 59.)
     let person = || {
         let digits = p.iter().filter(|c| c.is_ascii_digit()).count();
         let version = p
@@ -10257,11 +10291,14 @@ fn account_and_password(v: &str) -> bool {
             .any(|w| w[0].is_ascii_digit() && w[1] == b'.' && w[2].is_ascii_digit());
         person_made(p)
             && (!apart
-                || (digits >= 2
+                || (account_word(u)
+                    && digits >= 2
                     && !version
                     && p.iter()
                         .any(|c| c.is_ascii_lowercase() || b"!@#$%^&*".contains(c))))
     };
+    // (Set apart, not a path's or a unit's, `/home/user12`, `443/tcp`, nor a color's.)
+    let other = apart && (p.contains(&b'/') || p.starts_with(b"#"));
     // (A shell's variable, `$DB_PASS`.)
     let variable = p.len() > 1
         && p[0] == b'$'
@@ -10274,6 +10311,7 @@ fn account_and_password(v: &str) -> bool {
         && u.iter().any(u8::is_ascii_alphabetic)
         && !SCHEMES.iter().any(|s| user.eq_ignore_ascii_case(s))
         && !p.iter().all(u8::is_ascii_digit)
+        && !other
         // (Not a URL's host after a password, `user:pw@host`; set apart, `P@ssw0rd`'s.)
         && (apart || !p.contains(&b'@'))
         && !variable
