@@ -5377,6 +5377,10 @@ pub(crate) mod tests {
                 &["Xk9mQ2vL7pR4"],
             ),
             (
+                "new JedisPool(cfg, host, 6379, 2000, \"Xk9mQ2vL7pR4\", database);",
+                &["Xk9mQ2vL7pR4"],
+            ),
+            (
                 "client.login(\n    'bob',\n    'S3cr3tPw99'\n)",
                 &["S3cr3tPw99"],
             ),
@@ -5605,6 +5609,8 @@ pub(crate) mod tests {
             "MongoCredential.createCredential(\"admin\", \"db\", System.getenv(\"PW\").toCharArray())",
             "new JedisPool(cfg, host, port, timeout, password); new JedisPool(\"localhost\", 6379);",
             "MyJedisPool(config, \"localhost\", 6379, 2000, \"Xk9mQ2vL7pR4\")",
+            // (Review 60: the account's, before a password in a variable.)
+            "new JedisPool(cfg, host, 6379, 2000, \"app_user_7f3a9c2b\", redisPw, 0, \"orders\");",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
@@ -6155,6 +6161,15 @@ pub(crate) mod tests {
                 "{%- set api_key = vars.key | default(\"Xk9mQ2vL7pRt8sW3\") -%}",
                 &["Xk9mQ2vL7pRt8sW3"],
             ),
+            // (Review 60: Helm's variable, as Bitnami's charts set it.)
+            (
+                "{{- $password := default \"Xk9mQ2vL7pR\" .Values.auth.password -}}",
+                &["Xk9mQ2vL7pR"],
+            ),
+            (
+                "{{ $pw := .Values.auth.password | default \"Xk9mQ2vL7pR\" }}",
+                &["Xk9mQ2vL7pR"],
+            ),
             // (Review 56: a value written out before a filter outside a template is the
             // value, not its default.)
             ("password: Xk9mQ2vL7pR | default('')", &["Xk9mQ2vL7pR"]),
@@ -6186,6 +6201,11 @@ pub(crate) mod tests {
             "{{ .Values.existingSecretPasswordKey | default \"redis-password\" }}",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
+        }
+        // (Review 60: blanks that fill the fallback's window up to a bracket panicked.)
+        for blank in [" ", "\t"] {
+            let filled = format!("password: {{{{{}(", blank.repeat(158));
+            assert_eq!(d.detect(&filled), [], "{filled:?}");
         }
     }
 
@@ -6729,7 +6749,11 @@ pub(crate) mod tests {
             ("Pwd={ Xk9mQ2vL7pR };", &[" Xk9mQ2vL7pR "]),
             // (The account and its password set apart by a slash with blanks.)
             ("Credentials: admin / Xk9mQ2vL7pR", &["admin / Xk9mQ2vL7pR"]),
-            ("creds: root /hunter22 (rotated)", &["root /hunter22"]),
+            ("creds: root /Hunter22 (rotated)", &["root /Hunter22"]),
+            (
+                "Credentials: jsmith / Summer2024!",
+                &["jsmith / Summer2024!"],
+            ),
             (
                 "Login credentials: svc_app / Sunflower2024!",
                 &["svc_app / Sunflower2024!"],
@@ -6738,6 +6762,8 @@ pub(crate) mod tests {
             // password; a token before a slash that makes no pair is found alone, as
             // before.)
             ("Credentials: admin/ Xk9mQ2vL7pR", &["admin/ Xk9mQ2vL7pR"]),
+            // (Review 60: a password that starts with `$`, no variable.)
+            ("credentials: admin:$uperS3cret", &["admin:$uperS3cret"]),
             (
                 "Credentials: admin   /   Xk9mQ2vL7pR",
                 &["admin   /   Xk9mQ2vL7pR"],
@@ -6799,6 +6825,7 @@ pub(crate) mod tests {
             "creds: ci / ci-bot2; credentials: team-a / team-b2; Credentials: owner / DevOps2",
             "Credentials: Basic / Bearer2; Credentials: ec2-user / ec2-key",
             "Credentials: user / $PASSWORD; creds: a / $DB_PASS",
+            "credentials: admin / hunter22",
             // (Review 59: words and digits after no account's name, IDs, paths, units.)
             "credentials: read / write2024; credentials: input / output22",
             "Credentials: dev / dev-2024; Credentials: dev/ staging22",
@@ -6806,6 +6833,11 @@ pub(crate) mod tests {
             "credentials: user /home/user12; credentials: port / 443/tcp",
             "credentials: timeout / 30s60s; credentials: color / #ff00ff",
             "credentials: time / 12:30pm; credentials: res / 1920x1080",
+            // (Review 60: words with digits in small letters only, as `hunter22` is too.)
+            "credentials: service / v1beta1; credentials: ubuntu / jammy22",
+            "credentials: user / amd64-linux; Credentials: user / tenant-42",
+            "credentials: admin / port8080; credentials: test / staging2024",
+            "credentials: admin / example12; credentials: admin / xxxxxx11",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
@@ -6829,6 +6861,11 @@ pub(crate) mod tests {
             ("password: Xk9mQ'2v", &["Xk9mQ'2v"]),
             ("?password=Xk9mQ2vL&user=bob", &["Xk9mQ2vL"]),
             ("Server=db;Password=Xk9mQ2vL;Database=app;", &["Xk9mQ2vL"]),
+            // (Review 60: in a connection string, before its `;`.)
+            (
+                "Server=db;User Id=sa;Password=P@ss&w0rd;Encrypt=true",
+                &["P@ss&w0rd"],
+            ),
             ("password: hunter22&& echo ok", &["hunter22"]),
             (
                 "(password: hunter22) and {password: hunter23}",
@@ -6861,6 +6898,14 @@ pub(crate) mod tests {
             "password: sha256(pw)+salt; password: data[0]x; password: min(8)chars",
             "password: 8+chars,1digit; password: foo&bar&baz; password: salt&pepper",
             "&x?password=x&x?password=x",
+            // (Review 60: formats, variables, masks, emphasis, contractions.)
+            "printf(\"password: %s&%s\\n\", a, b); password: %1&%2",
+            "puts \"password: #{pw}#{salt}\"; echo \"token: $TOKEN&$X\"",
+            "  password: $pass&$salt2; PASSWORD: $1&$2; password: $row[2]+$salt",
+            "  password: $ENV{DB_PASS}9; password: $_POST[pw]2",
+            "  Token: flags&0x04, secret: mask&~1, token: tok&MASK1, token: nbsp&#160",
+            "  password: ****(masked)**; password: **[hidden]**x; password: ~~[old]~~new2",
+            "Password: can't2; token: user's2fa; password: it's5am",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -2603,6 +2603,15 @@ fn third_argument_call(before: &[u8]) -> bool {
         .any(|n| word_ends(before, n.as_bytes()))
 }
 
+/// Whether an argument (`arg`, as written) is a variable named for a password (`redisPw`,
+/// `password`, `DB_PASS`, `secret`).
+fn names_a_password(arg: &[u8]) -> bool {
+    let name = arg.trim_ascii().to_ascii_lowercase();
+    ["pass", "pw", "secret"]
+        .iter()
+        .any(|w| name.windows(w.len()).any(|x| x == w.as_bytes()))
+}
+
 /// Whether `before` ends with `name` as a whole word (not glued to a letter, a digit or a
 /// `_` before it).
 fn word_ends(before: &[u8], name: &[u8]) -> bool {
@@ -4014,13 +4023,15 @@ fn fallback_string(b: &[u8], at: usize) -> Option<usize> {
                     .count(),
             template,
         ),
-        // (Or Jinja's statement that sets the variable, `{% set db_password = x |
-        // default('…') %}`: its expression.)
-        None => (at, jinja_set(&b[at.saturating_sub(96)..at])),
+        // (Or a template's that sets the variable, Jinja's `{% set db_password = x |
+        // default('…') %}`, Helm's `{{- $password := default "…" .Values.pw -}}`: its
+        // expression.)
+        None => (at, template_set(&b[at.saturating_sub(96)..at])),
     };
     // (Helm's and Sprig's function before its lookup, `{{ default "…" .Values.pw }}`: its
     // first argument; in brackets too, `{{ (default "…" .Values.pw) | b64enc }}`.)
-    let bracket = usize::from(template && b.get(at) == Some(&b'('));
+    // (Not past `end`: blanks may fill the window up to it, review 60.)
+    let bracket = usize::from(template && b[at..end].first() == Some(&b'('));
     if template
         && let Some(after) = b[at + bracket..end].strip_prefix(b"default")
         && let blanks @ 1.. = after
@@ -4040,11 +4051,17 @@ fn fallback_string(b: &[u8], at: usize) -> Option<usize> {
     None
 }
 
-/// Whether the line `before` ends (up to a value's expression) is Jinja's statement that
-/// sets a variable, `{% set name = ` (`{%- set`, `{%+ set`).
-fn jinja_set(before: &[u8]) -> bool {
+/// Whether the line `before` ends (up to a value's expression) is a template's statement
+/// that sets a variable: Jinja's `{% set name = ` (`{%- set`, `{%+ set`), Helm's `{{ $name
+/// := ` (`{{- $name =`).
+fn template_set(before: &[u8]) -> bool {
     let line = memchr::memrchr(b'\n', before).map_or(before, |i| &before[i + 1..]);
-    memchr::memmem::rfind(line, b"{%").is_some_and(|i| {
+    let helm = memchr::memmem::rfind(line, b"{{").is_some_and(|i| {
+        let rest = line[i + 2..].trim_ascii_start();
+        let rest = rest.strip_prefix(b"-").unwrap_or(rest).trim_ascii_start();
+        rest.starts_with(b"$") && memchr::memmem::find(rest, b"}}").is_none()
+    });
+    helm || memchr::memmem::rfind(line, b"{%").is_some_and(|i| {
         let rest = line[i + 2..].trim_ascii_start();
         let rest = rest
             .strip_prefix(b"-")
@@ -6508,8 +6525,16 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             None if names_account(b, argument_start(b, open, 1)?.0) => call_argument(b, open, 2)?,
             None => return None,
         },
-        // (Jedis's pool's sixth where it is a string: the fifth is the account's.)
-        Some((4, _)) => call_argument(b, open, 5).or_else(|| call_argument(b, open, 4))?,
+        // (Jedis's pool's sixth where it is a string, or a variable named for a password:
+        // the fifth is the account's — review 60.)
+        Some((4, _)) => match argument_start(b, open, 5) {
+            Some((arg, end)) => match string_argument(b, arg, end) {
+                Some(sixth) => sixth,
+                None if names_a_password(&b[arg..end]) => return None,
+                None => call_argument(b, open, 4)?,
+            },
+            None => call_argument(b, open, 4)?,
+        },
         // (The first where the call has no such argument: not where it has one that is no
         // string, `keyring.set_password("svc", "bob", pw)`.)
         // (Or where the later one is a callback: node-redis's `client.auth("…", cb)`.)
@@ -6849,7 +6874,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         let phrase = closed || (setter.is_some() && !quoted && value.contains("\\ "));
         let passes = match (strong && phrase) || (loose && quoted && app_password(value)) {
             // (Quoted whole too, `"admin / Xk9…"`.)
-            _ if apart.is_some() || (quoted && value.contains(" /") && pair(len)) => true,
+            _ if apart.is_some() || (quoted && value.contains('/') && pair(len)) => true,
             true => secret_argument(value, true, next),
             false => secret_value(value, quoted, next),
         };
@@ -10080,7 +10105,7 @@ pub(super) fn no_secret_name(key: &[u8], value: &str) -> bool {
             return true;
         }
     }
-    if credentials_named(key) {
+    if credentials_word(key, last) {
         // (A machine's token whole: not a dictionary's items, `{'user': …}`, review 56.)
         let token = !value
             .bytes()
@@ -10128,8 +10153,7 @@ fn last_words(key: &[u8]) -> (&[u8], &[u8]) {
         words[n] = &key[..end];
         n += 1;
     }
-    let (last, before) = (words[0], if n == 2 { words[1] } else { b"" });
-    (last, before)
+    (words[0], if n == 2 { words[1] } else { b"" })
 }
 
 /// The length of a bare value `r` (a field's, not an environment file's line nor a
@@ -10138,42 +10162,50 @@ fn last_words(key: &[u8]) -> (&[u8], &[u8]) {
 /// after it (`Tr0ub4dor&3`, `P@ss&w0rd`; not a field, `&user=…`, an entity, `&amp;`, nor
 /// words, `salt&pepper`, nor at its start, Rust's `&*pw`), a bracket but where it is
 /// opened in a value that holds a symbol before it, closed, and the value goes on
-/// (`P@ss(w0rd)9`; not a call's or an index's, `md5(pw)+salt`,
-/// `data[0]x`), an apostrophe but between letters or digits (`Xk9mQ'2v`). Where those
-/// marks ended the value, the rest was left in clear, or all of a value too short
-/// without it. (A value these make no secret is judged again up to its first mark: see
-/// `named_secret`.)
+/// (`P@ss(w0rd)9`; not a call's or an index's, `md5(pw)+salt`, `data[0]x`), an apostrophe
+/// but between letters or digits (`Xk9mQ'2v`). Where those marks ended the value, the
+/// rest was left in clear, or all of a value too short without it. (A value these make no
+/// secret is judged again up to its first mark: see `named_secret`.)
 fn marked_len(r: &[u8]) -> usize {
-    // (A part glued on after `&` made as a password's: a digit or a symbol in it, and no
-    // field's `=` or `:`, a query's `?`, a path's `/`, an entity's `;` after it.)
+    // (A part glued on after `&` made as a password's: a digit or a symbol in it — not an
+    // entity's name, `&amp;` — and no field's `=` or `:`, a query's `?`, a path's `/`.)
     let password_part = |j: usize| {
         let part = r[j..]
             .iter()
             .take(64)
             .take_while(|c| !c.is_ascii_whitespace() && !b"&;,<>\"'`\\()[]{}".contains(c))
             .count();
-        let end = r.get(j + part);
         let part = &r[j..j + part];
         !part.is_empty()
             && !part.iter().any(|c| b"=:?/".contains(c))
+            // (Not a number's or a variable's, `flags&0x04`, `$pass&$salt`, `%s&%s`.)
+            && !part.starts_with(b"0x")
+            && !b"$%#~".contains(&part[0])
             && part
                 .iter()
                 .any(|c| c.is_ascii_digit() || b"!@#$%^*+~".contains(c))
-            && end != Some(&b';')
     };
-    // (The symbols a password holds before its bracket.)
-    let symbol = |v: &[u8]| v.iter().any(|c| b"!@#$%^*+=?~&".contains(c));
+    // What a password holds before its `&`, its bracket or its apostrophe: from a letter
+    // or a digit on (not a variable's, a format's or emphasis's `$`, `%`, `#`, `*`, `~`:
+    // `$pass&$salt`, `%s&%s`, `$row[2]+x`, `**[hidden]**x`, review 60), a digit, or a
+    // symbol where `symbol` (not a word, `flags&0x04`, `can't2`). Read as the value is:
+    // whether a digit, a symbol, and only letters and digits stand before `i`.
+    let starts = r.first().is_some_and(u8::is_ascii_alphanumeric);
+    let (mut digit, mut symbols, mut plain) = (false, false, true);
+    let made = |digit: bool, symbols: bool, symbol: bool| starts && (digit || (symbol && symbols));
     let mut i = 0;
     while i < r.len() {
+        let from = i;
         match r[i] {
             c if c.is_ascii_whitespace() => break,
             // (An apostrophe between letters or digits, `Xk9mQ'2v`.)
             b'\''
                 if i > 0
                     && r[i - 1].is_ascii_alphanumeric()
+                    && made(digit, symbols, false)
                     && r.get(i + 1).is_some_and(u8::is_ascii_alphanumeric) => {}
             b'"' | b'\'' | b'`' | b'\\' | b')' | b']' | b'}' | b';' | b',' | b'<' | b'>' => break,
-            b'&' if i == 0 || !password_part(i + 1) => break,
+            b'&' if !made(digit, symbols, true) || !password_part(i + 1) => break,
             open @ (b'(' | b'[' | b'{') => {
                 let close = match open {
                     b'(' => b')',
@@ -10193,36 +10225,32 @@ fn marked_len(r: &[u8]) -> usize {
                         .is_some_and(|c| c.is_ascii_alphanumeric() || b"!#$%*+@^~".contains(c))
                 };
                 match inside {
-                    Some(k) if symbol(&r[..i]) && on(k) => i += k + 1,
+                    // (A symbol before it: not an index's, `data[0]x`.)
+                    Some(k) if made(digit, symbols, true) && !plain && on(k) => i += k + 1,
                     _ => break,
                 }
             }
             _ => {}
+        }
+        for &c in &r[from..=i] {
+            digit |= c.is_ascii_digit();
+            symbols |= b"!@^+=?&".contains(&c);
+            plain &= c.is_ascii_alphanumeric();
         }
         i += 1;
     }
     i
 }
 
-/// Whether `u` is an account's usual name, or holds one (`admin`, `root`, `svc_app`,
-/// `dbadmin`, `ec2-user`): the names credentials give a password a person made after.
-fn account_word(u: &[u8]) -> bool {
-    const ACCOUNTS: [&str; 16] = [
-        "root", "sa", "guest", "postgres", "mysql", "oracle", "ubuntu", "pi", "test", "demo",
-        "deploy", "operator", "support", "backup", "ftp", "dba",
-    ];
-    let lower = u.to_ascii_lowercase();
-    ACCOUNTS.iter().any(|a| lower == a.as_bytes())
-        || ["admin", "user", "svc", "service"]
-            .iter()
-            .any(|w| lower.windows(w.len()).any(|x| x == w.as_bytes()))
-}
-
 /// Whether a field named `key` (whole) is named for credentials: its last word is
 /// `credentials` or `creds` — not glued to the word before, a class's name whose call takes
 /// a password (`pika.PlainCredentials(user, …)`).
 fn credentials_named(key: &[u8]) -> bool {
-    let last = last_words(key).0;
+    credentials_word(key, last_words(key).0)
+}
+
+/// [`credentials_named`], given the name's last word (`last`, see [`last_words`]).
+fn credentials_word(key: &[u8], last: &[u8]) -> bool {
     let glued = key
         .len()
         .checked_sub(last.len() + 1)
@@ -10280,31 +10308,31 @@ fn account_and_password(v: &str) -> bool {
         return false;
     };
     let (u, p) = (user.as_bytes(), password.as_bytes());
-    // (Set apart, a password a person made stands after an account's usual name only, and
-    // has two digits or more and a small letter or a symbol, and no version's `1.3`: not
-    // `dev / staging2`, `read / write2024`, `jwt / mTLS1.3`, `RSA / ECDSA-P256` — reviews
-    // 58 and 59.)
+    // (Set apart, a password a person made has two digits or more, a symbol or both small
+    // letters and capitals, and no version's `1.3`: `Sunflower2024!`, `Summer2024`; not
+    // `dev / staging22`, `ubuntu / jammy22`, `DB / Redis7`, `jwt / mTLS1.3`, `RSA /
+    // ECDSA-P256`, `user / tenant-42` — reviews 58 to 60.)
     let person = || {
         let digits = p.iter().filter(|c| c.is_ascii_digit()).count();
         let version = p
             .windows(3)
             .any(|w| w[0].is_ascii_digit() && w[1] == b'.' && w[2].is_ascii_digit());
+        let cases = p.iter().any(u8::is_ascii_lowercase) && p.iter().any(u8::is_ascii_uppercase);
         person_made(p)
             && (!apart
-                || (account_word(u)
-                    && digits >= 2
+                || (digits >= 2
                     && !version
-                    && p.iter()
-                        .any(|c| c.is_ascii_lowercase() || b"!@#$%^&*".contains(c))))
+                    && (cases || p.iter().any(|c| b"!@#$%^&*".contains(c)))))
     };
     // (Set apart, not a path's or a unit's, `/home/user12`, `443/tcp`, nor a color's.)
     let other = apart && (p.contains(&b'/') || p.starts_with(b"#"));
-    // (A shell's variable, `$DB_PASS`.)
+    // (A shell's variable, `$DB_PASS` — not a password that starts with `$`, `$uperS3cret`,
+    // review 60.)
     let variable = p.len() > 1
         && p[0] == b'$'
         && p[1..]
             .iter()
-            .all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_');
     !u.is_empty()
         && u.iter()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
