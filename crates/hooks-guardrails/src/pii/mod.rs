@@ -5381,6 +5381,18 @@ pub(crate) mod tests {
                 &["Xk9mQ2vL7pR4"],
             ),
             (
+                "new JedisSentinelPool(\"mymaster\", sentinels, cfg, 2000, \"Xk9mQ2vL7pR4\");",
+                &["Xk9mQ2vL7pR4"],
+            ),
+            (
+                "new JedisCluster(nodes, 2000, 2000, 5, \"Xk9mQ2vL7pR4\", cfg);",
+                &["Xk9mQ2vL7pR4"],
+            ),
+            (
+                "new JedisPooled(cfg, \"localhost\", 6379, 2000, \"Xk9mQ2vL7pR4\");",
+                &["Xk9mQ2vL7pR4"],
+            ),
+            (
                 "client.login(\n    'bob',\n    'S3cr3tPw99'\n)",
                 &["S3cr3tPw99"],
             ),
@@ -6368,9 +6380,17 @@ pub(crate) mod tests {
                 "String pw = System.getProperty(\"db.password\", \"S3cr3tPw99\");",
                 &["S3cr3tPw99"],
             ),
-            // (Spring's, after the type's class.)
+            // (Spring's, after the type's class; named whole, or Kotlin's.)
             (
                 "String pw = env.getProperty(\"db.password\", String.class, \"S3cr3tPw99\");",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "env.getProperty(\"db.password\", java.lang.String.class, \"S3cr3tPw99\")",
+                &["S3cr3tPw99"],
+            ),
+            (
+                "env.getProperty(\"db.password\", String::class.java, \"S3cr3tPw99\")",
                 &["S3cr3tPw99"],
             ),
             (

@@ -1061,9 +1061,16 @@ pub(super) const ADDED_THIRD_ARGUMENT_CALLS: [&str; 4] = [
 /// Calls whose fifth argument is the password, after a pool's configuration, a host, a
 /// port and a timeout — or the sixth, after an account's, where that one is a string too:
 /// Jedis's `new JedisPool(config, host, port, timeout, password)` (`…, timeout, "app",
-/// password)`; not the database's number or the client's name after the password). Found
-/// in the fourteenth pass, as [`ADDED_THIRD_ARGUMENT_CALLS`] are.
-pub(super) const FIFTH_ARGUMENT_CALLS: [&str; 1] = ["JedisPool"];
+/// password)`; not the database's number or the client's name after the password), and
+/// its other clients', `JedisPooled(…)` alike, `JedisSentinelPool(master, sentinels,
+/// config, timeout, password)`, `JedisCluster(nodes, timeout, timeout, attempts, password,
+/// config)`. Found in the fourteenth pass, as [`ADDED_THIRD_ARGUMENT_CALLS`] are.
+pub(super) const FIFTH_ARGUMENT_CALLS: [&str; 4] = [
+    "JedisPool",
+    "JedisPooled",
+    "JedisSentinelPool",
+    "JedisCluster",
+];
 
 /// The trigger of the fourteenth pass: a field named by one of [`ADDED_NAMES`] (see
 /// [`local_secret`]), or a call of [`ADDED_THIRD_ARGUMENT_CALLS`] or

@@ -9672,9 +9672,23 @@ fn keyword_default(b: &[u8], first: usize) -> Option<usize> {
             return positional;
         }
         // (Spring's `env.getProperty("db.password", String.class, "…")`: the type's class
-        // before the default.)
-        if k == 0 && b[at + word..].starts_with(b".class") {
-            let comma = space(at + word + 6);
+        // before the default — named whole too, `java.lang.String.class`, or Kotlin's,
+        // `String::class.java`.)
+        let dotted = b[at..]
+            .iter()
+            .take(64)
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
+            .count();
+        let class = match b[at + dotted..].starts_with(b"::class.java") {
+            true => Some(at + dotted + 12),
+            false => b[at..at + dotted]
+                .ends_with(b".class")
+                .then_some(at + dotted),
+        };
+        if k == 0
+            && let Some(class) = class
+        {
+            let comma = space(class);
             return match b.get(comma) {
                 Some(b',') => string_start(b, space(comma + 1), b.len()),
                 _ => positional,
