@@ -6214,6 +6214,17 @@ pub(crate) mod tests {
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
+        // (Review 61: a lookup after Helm's `default` that a filter's default follows.)
+        for text in [
+            "password: {{ (default .Values.global.pw .Values.pw) | default \"Xk9mQ2vL7pR\" }}",
+            "password: {{ default | default(\"Xk9mQ2vL7pR\") }}",
+        ] {
+            finds_and_redacts(&d, text, &["Xk9mQ2vL7pR"]);
+        }
+        assert_eq!(
+            d.detect("{% set x = 1 %} password: y | default('Xk9mQ2vL7pR')"),
+            []
+        );
         // (Review 60: blanks that fill the fallback's window up to a bracket panicked.)
         for blank in [" ", "\t"] {
             let filled = format!("password: {{{{{}(", blank.repeat(158));
@@ -6926,6 +6937,15 @@ pub(crate) mod tests {
             "  Token: flags&0x04, secret: mask&~1, token: tok&MASK1, token: nbsp&#160",
             "  password: ****(masked)**; password: **[hidden]**x; password: ~~[old]~~new2",
             "Password: can't2; token: user's2fa; password: it's5am",
+            // (Review 61: code's calls and indexes before an operator, versions, Verilog's
+            // literals, SQL's injections, identifiers and query strings joined by `&`.)
+            "let token=arr_1[i]+1; var token=a.b2(c)+d; secret = aes_256(key)+iv",
+            "token = hash_32(x)%n; password = pw_2[i]*2; token: v1.2(beta)x",
+            "password: C++11(std)x; password: 555-1234(home)x",
+            "assign token = 16'h1234; localparam SECRET = 32'hDEADBEEF;",
+            "password: 1'or'1'='1; The password: 2nd's one is wrong; password: 9o'clock",
+            "token = t_1&MASK_2; token: mask1&flag2; password: A1&B2; pw: R2&D2",
+            "token: cpp17&cpp20; https://ex.com/a?token=x9&page2; token: a1&nbsp2",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -4046,8 +4046,11 @@ fn fallback_string(b: &[u8], at: usize) -> Option<usize> {
             .iter()
             .take_while(|&&c| c == b' ' || c == b'\t')
             .count()
+        // (Else a lookup that a filter may follow, `{{ (default .Values.a .Values.b) |
+        // default "…" }}`: read on, review 61.)
+        && let Some(first) = string_start(b, end - after.len() + blanks, end)
     {
-        return string_start(b, end - after.len() + blanks, end);
+        return Some(first);
     }
     let mut from = at;
     for _ in 0..4 {
@@ -4086,7 +4089,8 @@ fn template_set(before: &[u8]) -> bool {
                 .strip_prefix(b"-")
                 .or(rest.strip_prefix(b"+"))
                 .unwrap_or(rest);
-            rest.trim_ascii_start().starts_with(b"set ")
+            // (Not closed before the value, `{% set x = 1 %} password: …`: review 61.)
+            rest.trim_ascii_start().starts_with(b"set ") && !rest.windows(2).any(|w| w == b"%}")
         }
     }
 }
@@ -6552,14 +6556,35 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         },
         // (Jedis's pool's sixth where it is a string, or a variable named for a password:
         // the fifth is the account's — review 60.)
-        Some((4, _)) => match argument_start(b, open, 5) {
-            Some((arg, end)) => match string_argument(b, arg, end) {
-                Some(sixth) => sixth,
-                None if names_a_password(&b[arg..end]) => return None,
-                None => call_argument(b, open, 4)?,
-            },
-            None => call_argument(b, open, 4)?,
-        },
+        // (The fifth first, and the sixth read right after its string: a run of such calls
+        // read each one's arguments to the next calls' — review 61.)
+        Some((4, _)) => {
+            let fifth = call_argument(b, open, 4)?;
+            let blanks = |j: usize| {
+                j + b[j.min(b.len())..]
+                    .iter()
+                    .take(64)
+                    .take_while(|c| c.is_ascii_whitespace())
+                    .count()
+            };
+            let close = memchr::memchr(b[fifth - 1], &b[fifth..b.len().min(fifth + 256)]);
+            match close.map(|k| blanks(fifth + k + 1)) {
+                Some(comma) if b.get(comma) == Some(&b',') => {
+                    let sixth = blanks(comma + 1);
+                    let name = b[sixth..]
+                        .iter()
+                        .take(64)
+                        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+                        .count();
+                    match string_start(b, sixth, b.len()) {
+                        Some(sixth) => sixth,
+                        None if names_a_password(&b[sixth..sixth + name]) => return None,
+                        None => fifth,
+                    }
+                }
+                _ => fifth,
+            }
+        }
         // (The first where the call has no such argument: not where it has one that is no
         // string, `keyring.set_password("svc", "bob", pw)`.)
         // (Or where the later one is a callback: node-redis's `client.auth("…", cb)`.)
@@ -10226,12 +10251,16 @@ fn marked_len(r: &[u8]) -> usize {
     };
     // What a password holds before its `&`, its bracket or its apostrophe: from a letter
     // or a digit on (not a variable's, a format's or emphasis's `$`, `%`, `#`, `*`, `~`:
-    // `$pass&$salt`, `%s&%s`, `$row[2]+x`, `**[hidden]**x`, review 60), a digit, or a
-    // symbol where `symbol` (not a word, `flags&0x04`, `can't2`). Read as the value is:
-    // whether a digit, a symbol, and only letters and digits stand before `i`.
+    // `$pass&$salt`, `%s&%s`, `$row[2]+x`, `**[hidden]**x`, review 60), a symbol a
+    // password takes, or five characters or more with a digit, a small letter and a capital
+    // (`Tr0ub4dor`) — not an identifier, a version, a word with a digit (`mask1&flag2`,
+    // `arr_1[i]+1`, `C++11(std)x`, `16'h1234`, `2nd's`: review 61). Read as the value is:
+    // what stands before `i`.
     let starts = r.first().is_some_and(u8::is_ascii_alphanumeric);
-    let (mut digit, mut symbols, mut plain) = (false, false, true);
-    let made = |digit: bool, symbols: bool, symbol: bool| starts && (digit || (symbol && symbols));
+    let (mut digit, mut small, mut capital, mut symbols) = (false, false, false, false);
+    let made = |i: usize, digit: bool, small: bool, capital: bool, symbols: bool| {
+        starts && (symbols || (i >= 5 && digit && small && capital))
+    };
     let mut i = 0;
     // (Up to where `digit`, `symbols` and `plain` are read.)
     let mut read = 0;
@@ -10247,8 +10276,9 @@ fn marked_len(r: &[u8]) -> usize {
         }
         for &c in &r[read..i] {
             digit |= c.is_ascii_digit();
-            symbols |= b"!@^+=?&".contains(&c);
-            plain &= c.is_ascii_alphanumeric();
+            small |= c.is_ascii_lowercase();
+            capital |= c.is_ascii_uppercase();
+            symbols |= b"!@#$%^*&".contains(&c);
         }
         read = i;
         match r[i] {
@@ -10257,10 +10287,10 @@ fn marked_len(r: &[u8]) -> usize {
             b'\''
                 if i > 0
                     && r[i - 1].is_ascii_alphanumeric()
-                    && made(digit, symbols, false)
+                    && made(i, digit, small, capital, false)
                     && r.get(i + 1).is_some_and(u8::is_ascii_alphanumeric) => {}
             b'"' | b'\'' | b'`' | b'\\' | b')' | b']' | b'}' | b';' | b',' | b'<' | b'>' => break,
-            b'&' if !made(digit, symbols, true) || !password_part(i + 1) => break,
+            b'&' if !made(i, digit, small, capital, symbols) || !password_part(i + 1) => break,
             open @ (b'(' | b'[' | b'{') => {
                 let close = match open {
                     b'(' => b')',
@@ -10281,7 +10311,7 @@ fn marked_len(r: &[u8]) -> usize {
                 };
                 match inside {
                     // (A symbol before it: not an index's, `data[0]x`.)
-                    Some(k) if made(digit, symbols, true) && !plain && on(k) => i += k + 1,
+                    Some(k) if starts && symbols && on(k) => i += k + 1,
                     _ => break,
                 }
             }
