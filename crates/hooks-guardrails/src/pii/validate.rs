@@ -2603,6 +2603,16 @@ fn third_argument_call(before: &[u8]) -> bool {
         .any(|n| word_ends(before, n.as_bytes()))
 }
 
+/// Where the white space from `i` on ends (`i` itself where none stands there), reading
+/// `max` bytes at most.
+fn past_white(b: &[u8], i: usize, max: usize) -> usize {
+    i + b[i.min(b.len())..]
+        .iter()
+        .take(max)
+        .take_while(|c| c.is_ascii_whitespace())
+        .count()
+}
+
 /// Whether an argument (`arg`, as written) is a variable named for a password (`redisPw`,
 /// `password`, `DB_PASS`, `secret`).
 fn names_a_password(arg: &[u8]) -> bool {
@@ -6555,22 +6565,15 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             None => return None,
         },
         // (Jedis's pool's sixth where it is a string, or a variable named for a password:
-        // the fifth is the account's — review 60.)
-        // (The fifth first, and the sixth read right after its string: a run of such calls
-        // read each one's arguments to the next calls' — review 61.)
+        // the fifth is the account's — review 60. The fifth first, and the sixth read right
+        // after its string: a run of such calls read each one's arguments to the next
+        // calls' — review 61.)
         Some((4, _)) => {
             let fifth = call_argument(b, open, 4)?;
-            let blanks = |j: usize| {
-                j + b[j.min(b.len())..]
-                    .iter()
-                    .take(64)
-                    .take_while(|c| c.is_ascii_whitespace())
-                    .count()
-            };
             let close = memchr::memchr(b[fifth - 1], &b[fifth..b.len().min(fifth + 256)]);
-            match close.map(|k| blanks(fifth + k + 1)) {
+            match close.map(|k| past_white(b, fifth + k + 1, 64)) {
                 Some(comma) if b.get(comma) == Some(&b',') => {
-                    let sixth = blanks(comma + 1);
+                    let sixth = past_white(b, comma + 1, 64);
                     let name = b[sixth..]
                         .iter()
                         .take(64)
@@ -9676,13 +9679,7 @@ fn next_field_name(text: &str, first: usize) -> bool {
 /// three other keywords at most (`cast=str, default="…"`); or after a type's class
 /// (Spring's `getProperty(name, String.class, "…")`).
 fn keyword_default(b: &[u8], first: usize) -> Option<usize> {
-    let space = |i: usize| {
-        i + b[i.min(b.len())..]
-            .iter()
-            .take(40)
-            .take_while(|c| c.is_ascii_whitespace())
-            .count()
-    };
+    let space = |i: usize| past_white(b, i, 40);
     let mut at = first;
     for k in 0..4 {
         // (Not a keyword: the argument itself, if it is the first after the name — inside
