@@ -6740,10 +6740,10 @@ pub(crate) mod tests {
     }
 
     /// Credentials named so, as an account's name and its password (`credentials:
-    /// admin:…`, `DB_CREDS=…`, `the credentials are …`); none where they are no such
-    /// pair (a key file's name, a mechanism's, fetch's `'include'`, a variable
-    /// interpolated, `app:$(cat pw)`), nor a class's call that takes its password by
-    /// position, read as before.
+    /// admin:…`, `Credentials: admin / …`, `DB_CREDS=…`, `the credentials are …`); none
+    /// where they are no such pair (a key file's name, a mechanism's, fetch's `'include'`,
+    /// a variable interpolated, `app:$(cat pw)`, words and versions set apart, `dev /
+    /// staging22`), nor a class's call that takes its password by position, read as before.
     #[test]
     fn credentials_given_as_user_and_password_are_secrets() {
         let d = PiiDetector::new();
@@ -6874,13 +6874,14 @@ pub(crate) mod tests {
         }
     }
 
-    /// A bare value's marks inside it are the password's: `&` before a part made as a
+    /// A bare value's marks inside it are the password's: `&` between parts made as a
     /// password's, a bracket closed inside it after a symbol, an apostrophe between letters
-    /// (every release ended the value there, leaving the rest in clear, or all of a value
-    /// too short without it). They still end it before a field (`&user=…`), words
-    /// (`salt&pepper`), a blank or the line's end, a call's or an index's bracket, and
-    /// Rust's borrows and generics; where the marks make the value none, it is judged up to
-    /// its first mark, as before (review 59).
+    /// after a value made as a password's (every release ended the value there, leaving
+    /// the rest in clear, or all of a value too short without it). They still end it
+    /// before a field (`&user=…`), words (`salt&pepper`), identifiers (`mask1&flag2`), a
+    /// blank or the line's end, a call's or an index's bracket, and Rust's borrows and
+    /// generics; where the marks make the value none, it is judged up to its first mark,
+    /// as before (reviews 59 to 61).
     #[test]
     fn marks_inside_a_bare_value_are_the_passwords() {
         let d = PiiDetector::new();

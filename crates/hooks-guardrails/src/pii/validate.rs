@@ -10219,12 +10219,15 @@ fn last_words(key: &[u8]) -> (&[u8], &[u8]) {
 
 /// The length of a bare value `r` (a field's, not an environment file's line nor a
 /// command's argument): up to a blank, a quote, a backtick, a backslash, `;`, `,`, `<`,
-/// `>`, or a mark that ends it — `&` but where a part made as a password's is glued on
-/// after it (`Tr0ub4dor&3`, `P@ss&w0rd`; not a field, `&user=…`, an entity, `&amp;`, nor
-/// words, `salt&pepper`, nor at its start, Rust's `&*pw`), a bracket but where it is
-/// opened in a value that holds a symbol before it, closed, and the value goes on
-/// (`P@ss(w0rd)9`; not a call's or an index's, `md5(pw)+salt`, `data[0]x`), an apostrophe
-/// but between letters or digits (`Xk9mQ'2v`). Where those marks ended the value, the
+/// `>`, or a mark that ends it — `&` but after a value made as a password's (a symbol in
+/// it, or five characters or more with a digit, a small letter and a capital) with a part
+/// made as a password's glued on after it (`Tr0ub4dor&3`, `P@ss&w0rd`; not a field,
+/// `&user=…`, an entity, `&amp;`, words, `salt&pepper`, identifiers, `mask1&flag2`, nor at
+/// its start, Rust's `&*pw`), a bracket but where the value holds a symbol before it, it
+/// closes and the value goes on (`P@ss(w0rd)9`; not a call's or an index's,
+/// `md5(pw)+salt`, `data[0]x`), an apostrophe but between letters or digits after a value
+/// made as a password's (`Xk9mQ'2v`; not `can't2`, Verilog's `16'h1234`). Where those
+/// marks ended the value, the
 /// rest was left in clear, or all of a value too short without it. (A value these make no
 /// secret is judged again up to its first mark: see `named_secret`.)
 fn marked_len(r: &[u8]) -> usize {
@@ -10259,7 +10262,7 @@ fn marked_len(r: &[u8]) -> usize {
         starts && (symbols || (i >= 5 && digit && small && capital))
     };
     let mut i = 0;
-    // (Up to where `digit`, `symbols` and `plain` are read.)
+    // (Up to where `digit`, `small`, `capital` and `symbols` are read.)
     let mut read = 0;
     loop {
         // (Most values hold no mark: to the next blank or mark at once — reading each byte
@@ -10280,7 +10283,8 @@ fn marked_len(r: &[u8]) -> usize {
         read = i;
         match r[i] {
             c if c.is_ascii_whitespace() => break,
-            // (An apostrophe between letters or digits, `Xk9mQ'2v`.)
+            // (An apostrophe between letters or digits after a value made as a password's,
+            // `Xk9mQ'2v`.)
             b'\''
                 if i > 0
                     && r[i - 1].is_ascii_alphanumeric()
@@ -10377,11 +10381,13 @@ fn password_apart(name: &[u8], after: &[u8], bare_len: &impl Fn(&[u8]) -> usize)
 }
 
 /// Whether `v` is an account's name and its password, `user:password` (or set apart by a
-/// slash with blanks, `user / password`: see [`password_apart`]), as credentials give
-/// them: a name of letters, digits, `.`, `_`, `-` (a letter in it; not a scheme, `mailto:`,
-/// `gcp:`, nor a host, `192.168.1.10:22`, `db.internal:5432`), and a password of more than
-/// digits (not a port) made by a machine or a person (`Xk9mQ2vL7pR`, `hunter22`; not
-/// `sa-key-2024`, `db-secret`, nor a variable interpolated, `$(cat pw)`) — review 56.
+/// slash with blanks, `user / password`: see [`password_apart`]; a password a person made
+/// then needs two digits, and a symbol or small letters and capitals — reviews 58 to 60),
+/// as credentials give them: a name of letters, digits, `.`, `_`, `-` (a letter in it;
+/// not a scheme, `mailto:`, `gcp:`, nor a host, `192.168.1.10:22`, `db.internal:5432`),
+/// and a password of more than digits (not a port) made by a machine or a person
+/// (`Xk9mQ2vL7pR`, `hunter22`; not `sa-key-2024`, `db-secret`, nor a variable interpolated,
+/// `$(cat pw)`, `$DB_PASS`) — review 56.
 fn account_and_password(v: &str) -> bool {
     const SCHEMES: [&str; 12] = [
         "mailto", "http", "https", "tel", "file", "s3", "gs", "arn", "vault", "env", "gcp", "k8s",
