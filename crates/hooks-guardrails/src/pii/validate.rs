@@ -2613,15 +2613,6 @@ fn past_white(b: &[u8], i: usize, max: usize) -> usize {
         .count()
 }
 
-/// Whether an argument (`arg`, as written) is a variable named for a password (`redisPw`,
-/// `password`, `DB_PASS`, `secret`).
-fn names_a_password(arg: &[u8]) -> bool {
-    let name = arg.trim_ascii().to_ascii_lowercase();
-    ["pass", "pw", "secret"]
-        .iter()
-        .any(|w| name.windows(w.len()).any(|x| x == w.as_bytes()))
-}
-
 /// Whether `before` ends with `name` as a whole word (not glued to a letter, a digit or a
 /// `_` before it).
 fn word_ends(before: &[u8], name: &[u8]) -> bool {
@@ -6579,9 +6570,10 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
                         .take(64)
                         .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
                         .count();
+                    let named = std::str::from_utf8(&b[sixth..sixth + name]);
                     match string_start(b, sixth, b.len()) {
                         Some(sixth) => sixth,
-                        None if names_a_password(&b[sixth..sixth + name]) => return None,
+                        None if named.is_ok_and(names_a_secret) => return None,
                         None => fifth,
                     }
                 }
@@ -6944,7 +6936,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         false if quote.is_none() && setter.is_none() && !env_line && apart.is_none() => {
             let marked = rest[..len]
                 .iter()
-                .position(|c| b"&()[]{}'".contains(c))
+                .position(|c| OWN_MARKS.contains(c))
                 .unwrap_or(len);
             match marked < len && judge(marked) {
                 true => marked,
@@ -9696,20 +9688,20 @@ fn keyword_default(b: &[u8], first: usize) -> Option<usize> {
         // (Spring's `env.getProperty("db.password", String.class, "…")`: the type's class
         // before the default — named whole too, `java.lang.String.class`, or Kotlin's,
         // `String::class.java`.)
-        let dotted = b[at..]
-            .iter()
-            .take(64)
-            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
-            .count();
-        let class = match b[at + dotted..].starts_with(b"::class.java") {
-            true => Some(at + dotted + 12),
-            false => b[at..at + dotted]
-                .ends_with(b".class")
-                .then_some(at + dotted),
-        };
-        if k == 0
-            && let Some(class) = class
-        {
+        let class = (k == 0).then(|| {
+            let dotted = b[at..]
+                .iter()
+                .take(64)
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
+                .count();
+            match b[at + dotted..].starts_with(b"::class.java") {
+                true => Some(at + dotted + 12),
+                false => b[at..at + dotted]
+                    .ends_with(b".class")
+                    .then_some(at + dotted),
+            }
+        });
+        if let Some(Some(class)) = class {
             let comma = space(class);
             return match b.get(comma) {
                 Some(b',') => string_start(b, space(comma + 1), b.len()),
@@ -10323,6 +10315,9 @@ fn marked_len(r: &[u8]) -> usize {
     i
 }
 
+/// The marks [`marked_len`] may read a value on past (a bracket's closer only inside it).
+const OWN_MARKS: [u8; 5] = *b"&'([{";
+
 /// The bytes [`marked_len`] stops at: ASCII white space, and the marks that end a bare
 /// value or may.
 const BLANKS_AND_MARKS: [bool; 256] = {
@@ -10364,9 +10359,11 @@ fn password_apart(name: &[u8], after: &[u8], bare_len: &impl Fn(&[u8]) -> usize)
             .count()
     };
     let before = blanks(after);
-    let at = match name {
-        [_, .., b'/'] if before > 0 => before,
-        _ => {
+    // (The slash glued to the name, `admin/ Xk9…`.)
+    let glued = name.len() > 1 && name.ends_with(b"/");
+    let at = match glued {
+        true => before,
+        false => {
             let slash = after
                 .get(before)
                 .filter(|&&c| c == b'/')
@@ -10375,9 +10372,8 @@ fn password_apart(name: &[u8], after: &[u8], bare_len: &impl Fn(&[u8]) -> usize)
         }
     };
     // (A blank beside the slash: `admin/Xk9…` is one bare value.)
-    let slash = usize::from(!name.ends_with(b"/"));
     let len = bare_len(&after[at..]);
-    (at > slash && len > 0).then_some(at + len)
+    (at > usize::from(!glued) && len > 0).then_some(at + len)
 }
 
 /// Whether `v` is an account's name and its password, `user:password` (or set apart by a
