@@ -5392,6 +5392,19 @@ pub(crate) mod tests {
                 "new JedisPooled(cfg, \"localhost\", 6379, 2000, \"Xk9mQ2vL7pR4\");",
                 &["Xk9mQ2vL7pR4"],
             ),
+            // (Four arguments, the password last: an account's before it.)
+            (
+                "new JedisPool(\"redis.internal\", 6379, \"default\", \"Xk9mQ2vL7pR4\");",
+                &["Xk9mQ2vL7pR4"],
+            ),
+            (
+                "new JedisPooled(host, port, null, \"Xk9mQ2vL7pR4\")",
+                &["Xk9mQ2vL7pR4"],
+            ),
+            (
+                "new JedisSentinelPool(\"mymaster\", sentinels, cfg, \"Xk9mQ2vL7pR4\");",
+                &["Xk9mQ2vL7pR4"],
+            ),
             (
                 "client.login(\n    'bob',\n    'S3cr3tPw99'\n)",
                 &["S3cr3tPw99"],
@@ -6667,6 +6680,12 @@ pub(crate) mod tests {
             ("lösenordet är Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
             ("Lösenordet: Sommar2024!", &["Sommar2024!"]),
             ("adgangskoden er Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            // (Their definite forms in capitals, as a label writes them.)
+            ("PASSORDET: Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("LÖSENORDET: Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("LOSENORDET=Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("ADGANGSKODEN: Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("KODEORDET: Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
             ("비번: Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
             ("비번은 Xk9mQ2vL7pR 입니다", &["Xk9mQ2vL7pR"]),
             ("와이파이 비번은 bluebird77이야", &["bluebird77"]),
@@ -6768,6 +6787,19 @@ pub(crate) mod tests {
                 &["Xk9mQ2vL7pR"],
             ),
             ("credentials: 192.168.1.10:22", &["192.168.1.10"]),
+            // (A Windows account after its domain: the bare value ended at its `\`.)
+            (
+                r"Credentials: ACME\svc_backup:Xk9mQ2vL7pR and more",
+                &[r"ACME\svc_backup:Xk9mQ2vL7pR"],
+            ),
+            (
+                r#"{"credentials": "ACME\\svc_backup:Xk9mQ2vL7pR"}"#,
+                &[r"ACME\\svc_backup:Xk9mQ2vL7pR"],
+            ),
+            (
+                r"creds: CORP\sqlsvc:Summer2024!",
+                &[r"CORP\sqlsvc:Summer2024!"],
+            ),
             // (A password with `${` or `$(` in it, whatever it interpolates; braced items
             // under a secret's name, not credentials': review 57.)
             ("password=Pa${w0rd", &["Pa${w0rd"]),
@@ -6869,6 +6901,9 @@ pub(crate) mod tests {
             "credentials: user / amd64-linux; Credentials: user / tenant-42",
             "credentials: admin / port8080; credentials: test / staging2024",
             "credentials: admin / example12; credentials: admin / xxxxxx11",
+            // (A domain's account with no password, a path, a share, a placeholder's.)
+            r"Credentials: ACME\svc_backup (see vault); credentials: C:\Users\admin:x",
+            r"creds: DOMAIN\user:password; credentials: \\server\share:x",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
@@ -6913,6 +6948,15 @@ pub(crate) mod tests {
             ("password: Xk9mQ2vL7pR&example", &["Xk9mQ2vL7pR"]),
             ("password: Tr0ub4dor&3(sample)9", &["Tr0ub4dor"]),
             ("password: hunter22;see(docs)", &["hunter22"]),
+            // (A bracket at the value's end, after a symbol: the value found nothing.)
+            ("password: P@ss(w0rd)", &["P@ss(w0rd)"]),
+            ("password: P@ssw0rd(x); next", &["P@ssw0rd(x)"]),
+            ("password: Secr3t!(x) and more", &["Secr3t!(x)"]),
+            ("password: Pa$$[w0rd],", &["Pa$$[w0rd]"]),
+            // (A `;` or a `,` glued between parts with digits: `Xk9` alone found nothing.)
+            ("password: Xk9;mQ2vL7", &["Xk9;mQ2vL7"]),
+            ("password: Xk9mQ2v,L7 then", &["Xk9mQ2v,L7"]),
+            ("password=Tr0ub4dor;3x", &["Tr0ub4dor;3x"]),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -6947,6 +6991,10 @@ pub(crate) mod tests {
             "password: 1'or'1'='1; The password: 2nd's one is wrong; password: 9o'clock",
             "token = t_1&MASK_2; token: mask1&flag2; password: A1&B2; pw: R2&D2",
             "token: cpp17&cpp20; https://ex.com/a?token=x9&page2; token: a1&nbsp2",
+            // (Rust's macros, arithmetic, lists, types, rules with a `;` or a `,`.)
+            "password: secret!(pw), password: env!(PW); password: x*(y)",
+            "password: str,token: str; {password: Pw1,user}; password: a1,b2",
+            "password: required,min=8; password: 1,2,3; password: Some(pw);",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -291,7 +291,7 @@ pub(super) const LOCAL_NAMES: [&str; 75] = [
 /// article to (`passordet er …`, `lösenordet är …`, `adgangskoden er …`), Danish's
 /// `kodeord`, Korean's `비번`, `비밀번호` shortened, and credentials given as an account's
 /// name and its password (`credentials: admin:…`, see `validate::no_secret_name`).
-pub(super) const ADDED_NAMES: [&str; 42] = [
+pub(super) const ADDED_NAMES: [&str; 48] = [
     "pw",
     "PW",
     "Pw",
@@ -319,17 +319,23 @@ pub(super) const ADDED_NAMES: [&str; 42] = [
     "clave_wifi",
     "passordet",
     "Passordet",
+    "PASSORDET",
     "lösenordet",
     "Lösenordet",
+    "LÖSENORDET",
     "losenordet",
+    "Losenordet",
+    "LOSENORDET",
     "adgangskoden",
     "Adgangskoden",
+    "ADGANGSKODEN",
     // (Danish's other word, `kodeord`, and its definite form.)
     "kodeord",
     "Kodeord",
     "kodeordet",
     "Kodeordet",
     "KODEORD",
+    "KODEORDET",
     "비번",
     "credentials",
     "Credentials",

@@ -6559,27 +6559,38 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         // the fifth is the account's — review 60. The fifth first, and the sixth read right
         // after its string: a run of such calls read each one's arguments to the next
         // calls' — review 61.)
-        Some((4, _)) => {
-            let fifth = call_argument(b, open, 4)?;
-            let close = memchr::memchr(b[fifth - 1], &b[fifth..b.len().min(fifth + 256)]);
-            match close.map(|k| past_white(b, fifth + k + 1, 64)) {
-                Some(comma) if b.get(comma) == Some(&b',') => {
-                    let sixth = past_white(b, comma + 1, 64);
-                    let name = b[sixth..]
-                        .iter()
-                        .take(64)
-                        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
-                        .count();
-                    let named = std::str::from_utf8(&b[sixth..sixth + name]);
-                    match string_start(b, sixth, b.len()) {
-                        Some(sixth) => sixth,
-                        None if named.is_ok_and(names_a_secret) => return None,
-                        None => fifth,
+        // (Or the fourth where it is the last, a string: `new JedisPool(host, port, user,
+        // "…")`, `JedisSentinelPool(master, sentinels, config, "…")`.)
+        Some((4, _)) => match call_argument(b, open, 4) {
+            Some(fifth) => {
+                let close = memchr::memchr(b[fifth - 1], &b[fifth..b.len().min(fifth + 256)]);
+                match close.map(|k| past_white(b, fifth + k + 1, 64)) {
+                    Some(comma) if b.get(comma) == Some(&b',') => {
+                        let sixth = past_white(b, comma + 1, 64);
+                        let name = b[sixth..]
+                            .iter()
+                            .take(64)
+                            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+                            .count();
+                        let named = std::str::from_utf8(&b[sixth..sixth + name]);
+                        match string_start(b, sixth, b.len()) {
+                            Some(sixth) => sixth,
+                            None if named.is_ok_and(names_a_secret) => return None,
+                            None => fifth,
+                        }
                     }
+                    _ => fifth,
                 }
-                _ => fifth,
             }
-        }
+            None => {
+                let fourth = call_argument(b, open, 3)?;
+                let close = memchr::memchr(b[fourth - 1], &b[fourth..b.len().min(fourth + 256)])?;
+                if b.get(past_white(b, fourth + close + 1, 64)) != Some(&b')') {
+                    return None;
+                }
+                fourth
+            }
+        },
         // (The first where the call has no such argument: not where it has one that is no
         // string, `keyring.set_password("svc", "bob", pw)`.)
         // (Or where the later one is a callback: node-redis's `client.auth("…", cb)`.)
@@ -10210,18 +10221,21 @@ fn last_words(key: &[u8]) -> (&[u8], &[u8]) {
 }
 
 /// The length of a bare value `r` (a field's, not an environment file's line nor a
-/// command's argument): up to a blank, a quote, a backtick, a backslash, `;`, `,`, `<`,
-/// `>`, or a mark that ends it — `&` but after a value made as a password's (a symbol in
-/// it, or five characters or more with a digit, a small letter and a capital) with a part
-/// made as a password's glued on after it (`Tr0ub4dor&3`, `P@ss&w0rd`; not a field,
-/// `&user=…`, an entity, `&amp;`, words, `salt&pepper`, identifiers, `mask1&flag2`, nor at
-/// its start, Rust's `&*pw`), a bracket but where the value holds a symbol before it, it
-/// closes and the value goes on (`P@ss(w0rd)9`; not a call's or an index's,
-/// `md5(pw)+salt`, `data[0]x`), an apostrophe but between letters or digits after a value
-/// made as a password's (`Xk9mQ'2v`; not `can't2`, Verilog's `16'h1234`). Where those
-/// marks ended the value, the
-/// rest was left in clear, or all of a value too short without it. (A value these make no
-/// secret is judged again up to its first mark: see `named_secret`.)
+/// command's argument): up to a blank, a quote, a backtick, a backslash, `<`, `>`, or a
+/// mark that ends it — `&` but after a value made as a password's (a symbol in it, or
+/// five characters or more with a digit, a small letter and a capital) with a part made as
+/// a password's glued on after it (`Tr0ub4dor&3`, `P@ss&w0rd`; not a field, `&user=…`,
+/// an entity, `&amp;`, words, `salt&pepper`, identifiers, `mask1&flag2`, nor at its start,
+/// Rust's `&*pw`); `;` and `,` but glued between two parts that each hold a digit or a
+/// symbol, the value with both made as a password's (`Xk9;mQ2vL7`; not a list's, a
+/// type's, `str,token: str`, `a1,b2`); a bracket but where the value holds a symbol before
+/// it and it closes, and the value goes on (`P@ss(w0rd)9`) or ends there after four
+/// characters or more (`P@ss(w0rd)`; not a call's or an index's, `md5(pw)+salt`,
+/// `data[0]x`, a macro's, `secret!(pw)`); an apostrophe but between letters or digits
+/// after a value made as a password's (`Xk9mQ'2v`; not `can't2`, Verilog's `16'h1234`).
+/// Where those marks ended the value, the rest was left in clear, or all of a value too
+/// short without it (`P@ss` before a bracket reads as a call's name). (A value these make
+/// no secret is judged again up to its first mark: see `named_secret`.)
 fn marked_len(r: &[u8]) -> usize {
     // (A part glued on after `&` made as a password's: a digit or a symbol in it — not an
     // entity's name, `&amp;` — and no field's `=` or `:`, a query's `?`, a path's `/`.)
@@ -10232,14 +10246,15 @@ fn marked_len(r: &[u8]) -> usize {
             .take_while(|c| !c.is_ascii_whitespace() && !b"&;,<>\"'`\\()[]{}".contains(c))
             .count();
         let part = &r[j..j + part];
-        !part.is_empty()
+        (!part.is_empty()
             && !part.iter().any(|c| b"=:?/".contains(c))
             // (Not a number's or a variable's, `flags&0x04`, `$pass&$salt`, `%s&%s`.)
             && !part.starts_with(b"0x")
             && !b"$%#~".contains(&part[0])
             && part
                 .iter()
-                .any(|c| c.is_ascii_digit() || b"!@#$%^*+~".contains(c))
+                .any(|c| c.is_ascii_digit() || b"!@#$%^*+~".contains(c)))
+        .then_some(part)
     };
     // What a password holds before its `&`, its bracket or its apostrophe: from a letter
     // or a digit on (not a variable's, a format's or emphasis's `$`, `%`, `#`, `*`, `~`:
@@ -10282,8 +10297,28 @@ fn marked_len(r: &[u8]) -> usize {
                     && r[i - 1].is_ascii_alphanumeric()
                     && made(i, digit, small, capital, false)
                     && r.get(i + 1).is_some_and(u8::is_ascii_alphanumeric) => {}
+            // (A `;` or a `,` glued between two parts that each hold a digit or a symbol,
+            // the value with both made as a password's, `Xk9;mQ2vL7`: not a list's, a
+            // type's, a statement's end, `str,token: str`, `Pw1,user`, `a1,b2`.)
+            b';' | b','
+                if i > 0
+                    && r[i - 1].is_ascii_alphanumeric()
+                    && (digit || symbols)
+                    && r.get(i + 1).is_some_and(u8::is_ascii_alphanumeric)
+                    && password_part(i + 1).is_some_and(|part| {
+                        let has = |f: fn(&u8) -> bool| part.iter().any(f);
+                        made(
+                            i + 1 + part.len(),
+                            digit || has(u8::is_ascii_digit),
+                            small || has(u8::is_ascii_lowercase),
+                            capital || has(u8::is_ascii_uppercase),
+                            symbols || has(|c| b"!@#$%^*&".contains(c)),
+                        )
+                    }) => {}
             b'"' | b'\'' | b'`' | b'\\' | b')' | b']' | b'}' | b';' | b',' | b'<' | b'>' => break,
-            b'&' if !made(i, digit, small, capital, symbols) || !password_part(i + 1) => break,
+            b'&' if !made(i, digit, small, capital, symbols) || password_part(i + 1).is_none() => {
+                break;
+            }
             open @ (b'(' | b'[' | b'{') => {
                 let close = match open {
                     b'(' => b')',
@@ -10302,9 +10337,22 @@ fn marked_len(r: &[u8]) -> usize {
                     r.get(i + k + 2)
                         .is_some_and(|c| c.is_ascii_alphanumeric() || b"!#$%*+@^~".contains(c))
                 };
+                // (Or the value ends with it, after four characters or more, `P@ss(w0rd)`:
+                // at a blank, a `;` or a `,` — not a macro's call, Rust's `secret!(pw)`, a
+                // small word's `!` before it; not `x*(y)`.)
+                let ends = |k: usize| {
+                    let macro_call = r[i - 1] == b'!'
+                        && r[..i - 1]
+                            .iter()
+                            .all(|c| c.is_ascii_lowercase() || *c == b'_');
+                    i >= 4
+                        && !macro_call
+                        && r.get(i + k + 2)
+                            .is_none_or(|c| c.is_ascii_whitespace() || matches!(c, b';' | b','))
+                };
                 match inside {
                     // (A symbol before it: not an index's, `data[0]x`.)
-                    Some(k) if starts && symbols && on(k) => i += k + 1,
+                    Some(k) if starts && symbols && (on(k) || ends(k)) => i += k + 1,
                     _ => break,
                 }
             }
@@ -10316,7 +10364,7 @@ fn marked_len(r: &[u8]) -> usize {
 }
 
 /// The marks [`marked_len`] may read a value on past (a bracket's closer only inside it).
-const OWN_MARKS: [u8; 5] = *b"&'([{";
+const OWN_MARKS: [u8; 7] = *b"&'([{;,";
 
 /// The bytes [`marked_len`] stops at: ASCII white space, and the marks that end a bare
 /// value or may.
@@ -10350,8 +10398,24 @@ fn credentials_word(key: &[u8], last: &[u8]) -> bool {
 /// The length of a password set apart after an account's name (`name`, read as a bare
 /// value) by a slash with blanks (`after`: what follows the name; ` / Xk9…`, `/ Xk9…`, or
 /// after `admin/`, ` Xk9…`), read as a bare value is (`bare_len`); `None` where no such
-/// password follows.
+/// password follows. Or, after a Windows domain's name, where a bare value ends at its
+/// `\`, the account and its password (`ACME` then `\svc_backup:Xk9…`; a JSON string's
+/// `\\` too).
 fn password_apart(name: &[u8], after: &[u8], bare_len: &impl Fn(&[u8]) -> usize) -> Option<usize> {
+    let slashes = after.iter().take(2).take_while(|&&c| c == b'\\').count();
+    if slashes > 0 {
+        let account = after[slashes..]
+            .iter()
+            .take(64)
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+            .count();
+        let colon = slashes + account;
+        let len = match after.get(colon) {
+            Some(b':') if account > 0 => bare_len(&after[colon + 1..]),
+            _ => 0,
+        };
+        return (len > 0).then_some(colon + 1 + len);
+    }
     let blanks = |r: &[u8]| {
         r.iter()
             .take(8)
@@ -10398,6 +10462,19 @@ fn account_and_password(v: &str) -> bool {
     };
     let Some((user, password, apart)) = split else {
         return false;
+    };
+    // (A Windows account after its domain's name, `ACME\svc_backup`: JSON-escaped too.)
+    let user = match user.split_once('\\') {
+        Some((domain, account))
+            if !apart
+                && !domain.is_empty()
+                && domain
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-')) =>
+        {
+            account.strip_prefix('\\').unwrap_or(account)
+        }
+        _ => user,
     };
     let (u, p) = (user.as_bytes(), password.as_bytes());
     // (Set apart, a password a person made has two digits or more, a symbol or both small
