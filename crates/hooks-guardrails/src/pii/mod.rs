@@ -6800,6 +6800,23 @@ pub(crate) mod tests {
                 r"creds: CORP\sqlsvc:Summer2024!",
                 &[r"CORP\sqlsvc:Summer2024!"],
             ),
+            // (A list of pairs: the second was left in clear.)
+            (
+                "credentials: admin:Xk9mQ2vL7pR, guest:Hq7vN3zK9pL2",
+                &["admin:Xk9mQ2vL7pR, guest:Hq7vN3zK9pL2"],
+            ),
+            (
+                "creds: admin / Xk9mQ2vL7pR; guest / Hq7vN3zK9pL2 for staging",
+                &["admin / Xk9mQ2vL7pR; guest / Hq7vN3zK9pL2"],
+            ),
+            (
+                "credentials: admin:Xk9mQ2vL7pR ops:Tz5Kq8Wn3Lm7,db.internal:5432",
+                &["admin:Xk9mQ2vL7pR ops:Tz5Kq8Wn3Lm7"],
+            ),
+            (
+                "credentials: admin:Xk9mQ2vL7pR, see the vault; time:12:30",
+                &["admin:Xk9mQ2vL7pR"],
+            ),
             // (A password with `${` or `$(` in it, whatever it interpolates; braced items
             // under a secret's name, not credentials': review 57.)
             ("password=Pa${w0rd", &["Pa${w0rd"]),

@@ -6956,6 +6956,12 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         }
         false => return None,
     };
+    // (More pairs after a pair, a list's, `credentials: admin:Xk9…, guest:Hq7…`: each
+    // read as the first is, up to the first item that is none — within the value's window.)
+    let len = match quote.is_none() && (apart.is_some() || pair(len)) {
+        true => more_pairs(rest, len, first + rest.len() == b.len(), &bare_len),
+        false => len,
+    };
     if len < rest.len() || limit == b.len() || first + len < limit {
         return Some((first, first + len));
     }
@@ -10438,6 +10444,37 @@ fn password_apart(name: &[u8], after: &[u8], bare_len: &impl Fn(&[u8]) -> usize)
     // (A blank beside the slash: `admin/Xk9…` is one bare value.)
     let len = bare_len(&after[at..]);
     (at > usize::from(!glued) && len > 0).then_some(at + len)
+}
+
+/// Where a list of credentials' pairs (see [`account_and_password`]) that starts with one
+/// `len` long ends in `rest` (a bare value's window, read as `bare_len` reads one): each
+/// next item after a `,` or a `;` and blanks, or blanks alone (`admin:Xk9…, guest:Hq7…`,
+/// `admin / Xk9…; guest / Hq7…`) — eight at most, each ending inside the window (or at the
+/// text's end, where the window ends with it: `whole`).
+fn more_pairs(rest: &[u8], len: usize, whole: bool, bare_len: &impl Fn(&[u8]) -> usize) -> usize {
+    let mut len = len;
+    for _ in 0..8 {
+        let mark = usize::from(matches!(rest.get(len), Some(b',' | b';')));
+        let at = len + mark;
+        let at = at
+            + rest[at..]
+                .iter()
+                .take(8)
+                .take_while(|&&c| c == b' ' || c == b'\t')
+                .count();
+        if at == len {
+            break;
+        }
+        let n = bare_len(&rest[at..]);
+        let n = n + password_apart(&rest[at..at + n], &rest[at + n..], bare_len).unwrap_or(0);
+        let item = std::str::from_utf8(&rest[at..at + n]);
+        let cut = at + n >= rest.len() && !whole;
+        if n == 0 || cut || !item.is_ok_and(account_and_password) {
+            break;
+        }
+        len = at + n;
+    }
+    len
 }
 
 /// Whether `v` is an account's name and its password, `user:password` (or set apart by a
