@@ -6817,6 +6817,15 @@ pub(crate) mod tests {
                 "credentials: admin:Xk9mQ2vL7pR, see the vault; time:12:30",
                 &["admin:Xk9mQ2vL7pR"],
             ),
+            // (Prose's pair set apart by a slash: left in clear.)
+            (
+                "The credentials are admin / Xk9mQ2vL7pR.",
+                &["admin / Xk9mQ2vL7pR"],
+            ),
+            (
+                "my creds are root / Sunflower2024! for the box",
+                &["root / Sunflower2024!"],
+            ),
             // (A password with `${` or `$(` in it, whatever it interpolates; braced items
             // under a secret's name, not credentials': review 57.)
             ("password=Pa${w0rd", &["Pa${w0rd"]),
@@ -6921,6 +6930,8 @@ pub(crate) mod tests {
             // (A domain's account with no password, a path, a share, a placeholder's.)
             r"Credentials: ACME\svc_backup (see vault); credentials: C:\Users\admin:x",
             r"creds: DOMAIN\user:password; credentials: \\server\share:x",
+            "the credentials are read / write; credentials are dev / staging22",
+            "the credentials are in the vault / see docs; my creds are admin / admin",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -5677,6 +5677,17 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     if piped && !b[z..end_of_line].trim_ascii().is_empty() {
         return None;
     }
+    // (Credentials' account and password set apart by a slash, `the credentials are admin /
+    // Xk9…`: the pair, judged as a field's is — see `named_secret`.)
+    if !quoted && credentials_named(name) {
+        let run = |r: &[u8]| r.iter().take_while(|c| bare(c)).count();
+        if let Some(n) = password_apart(&b[a..z], &b[z..end_of_line], &run) {
+            let end = sentence_end(b, a, z + n);
+            if text.get(a..end).is_some_and(account_and_password) {
+                return Some((a, end));
+            }
+        }
+    }
     let v = text.get(a..z)?;
     // (A bare value cut at the bound is judged by what was read, the byte after its whole
     // run taken as the one after it — not the bound's, `(`, which a call's name has — and
