@@ -6985,6 +6985,17 @@ pub(crate) mod tests {
             ("password: Xk9;mQ2vL7", &["Xk9;mQ2vL7"]),
             ("password: Xk9mQ2v,L7 then", &["Xk9mQ2v,L7"]),
             ("password=Tr0ub4dor;3x", &["Tr0ub4dor;3x"]),
+            // (A backslash inside, JSON-escaped too — not an escape's, `\n`, `\t`.)
+            (r"password: P@ss\w0rd", &[r"P@ss\w0rd"]),
+            (r"password: Xk9\mQ2vL7pR ok", &[r"Xk9\mQ2vL7pR"]),
+            (
+                r#"{"text": "password: Xk9\\mQ2vL7pR"}"#,
+                &[r"Xk9\\mQ2vL7pR"],
+            ),
+            (
+                r#""text": "password: Xk9mQ2vL7pR4\nuser: bob\tpw: hunter22\u0021""#,
+                &["Xk9mQ2vL7pR4", r"hunter22\u0021"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -7023,6 +7034,8 @@ pub(crate) mod tests {
             "password: secret!(pw), password: env!(PW); password: x*(y)",
             "password: str,token: str; {password: Pw1,user}; password: a1,b2",
             "password: required,min=8; password: 1,2,3; password: Some(pw);",
+            r"password: C:\Users\bob\pw2.txt; password: ^\w+\d$; password: x1\d{8}",
+            r"password: D:\apps\db2\pw.txt; password: 1\2; password: A1\B2",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -10238,21 +10238,22 @@ fn last_words(key: &[u8]) -> (&[u8], &[u8]) {
 }
 
 /// The length of a bare value `r` (a field's, not an environment file's line nor a
-/// command's argument): up to a blank, a quote, a backtick, a backslash, `<`, `>`, or a
-/// mark that ends it — `&` but after a value made as a password's (a symbol in it, or
-/// five characters or more with a digit, a small letter and a capital) with a part made as
-/// a password's glued on after it (`Tr0ub4dor&3`, `P@ss&w0rd`; not a field, `&user=…`,
-/// an entity, `&amp;`, words, `salt&pepper`, identifiers, `mask1&flag2`, nor at its start,
-/// Rust's `&*pw`); `;` and `,` but glued between two parts that each hold a digit or a
-/// symbol, the value with both made as a password's (`Xk9;mQ2vL7`; not a list's, a
-/// type's, `str,token: str`, `a1,b2`); a bracket but where the value holds a symbol before
-/// it and it closes, and the value goes on (`P@ss(w0rd)9`) or ends there after four
-/// characters or more (`P@ss(w0rd)`; not a call's or an index's, `md5(pw)+salt`,
-/// `data[0]x`, a macro's, `secret!(pw)`); an apostrophe but between letters or digits
-/// after a value made as a password's (`Xk9mQ'2v`; not `can't2`, Verilog's `16'h1234`).
-/// Where those marks ended the value, the rest was left in clear, or all of a value too
-/// short without it (`P@ss` before a bracket reads as a call's name). (A value these make
-/// no secret is judged again up to its first mark: see `named_secret`.)
+/// command's argument): up to a blank, a quote, a backtick, `<`, `>`, or a mark that ends
+/// it — `&` but after a value made as a password's (a symbol in it, or five characters or
+/// more with a digit, a small letter and a capital) with a part made as a password's glued
+/// on after it (`Tr0ub4dor&3`, `P@ss&w0rd`; not a field, `&user=…`, an entity, `&amp;`,
+/// words, `salt&pepper`, identifiers, `mask1&flag2`, nor at its start, Rust's `&*pw`); `;`,
+/// `,` and a backslash (or two, JSON's escape of one; not an escape's, `\n`, `\u…`) but
+/// glued between two parts that each hold a digit or a symbol, the value with both made as
+/// a password's (`Xk9;mQ2vL7`, `P@ss\w0rd`; not a list's, a type's, a path's, `str,token:
+/// str`, `a1,b2`, `C:\Users\bob`); a bracket but where the value holds a symbol before it
+/// and it closes, and the value goes on (`P@ss(w0rd)9`) or ends there after four characters
+/// or more (`P@ss(w0rd)`; not a call's or an index's, `md5(pw)+salt`, `data[0]x`, a
+/// macro's, `secret!(pw)`); an apostrophe but between letters or digits after a value made
+/// as a password's (`Xk9mQ'2v`; not `can't2`, Verilog's `16'h1234`). Where those marks
+/// ended the value, the rest was left in clear, or all of a value too short without it
+/// (`P@ss` before a bracket reads as a call's name). (A value these make no secret is
+/// judged again up to its first mark: see `named_secret`.)
 fn marked_len(r: &[u8]) -> usize {
     // (A part glued on after `&` made as a password's: a digit or a symbol in it — not an
     // entity's name, `&amp;` — and no field's `=` or `:`, a query's `?`, a path's `/`.)
@@ -10272,6 +10273,18 @@ fn marked_len(r: &[u8]) -> usize {
                 .iter()
                 .any(|c| c.is_ascii_digit() || b"!@#$%^*+~".contains(c)))
         .then_some(part)
+    };
+    // Where the part glued on after a `;`, a `,` or a backslash at `i` starts: at a letter
+    // or a digit right after it — after a backslash (or two, JSON's escape of one), none
+    // that an escape's letter starts (`\n`, `\t`, `\u…`, `\x…`).
+    let glued = |i: usize| {
+        let slashes = match r[i] {
+            b'\\' => r[i..].iter().take(2).take_while(|&&c| c == b'\\').count(),
+            _ => 1,
+        };
+        let j = i + slashes;
+        let escape = r[i] == b'\\' && r.get(j).is_some_and(|c| b"nrtuUxbfvae0".contains(c));
+        (r.get(j).is_some_and(u8::is_ascii_alphanumeric) && !escape).then_some(j)
     };
     // What a password holds before its `&`, its bracket or its apostrophe: from a letter
     // or a digit on (not a variable's, a format's or emphasis's `$`, `%`, `#`, `*`, `~`:
@@ -10317,21 +10330,25 @@ fn marked_len(r: &[u8]) -> usize {
             // (A `;` or a `,` glued between two parts that each hold a digit or a symbol,
             // the value with both made as a password's, `Xk9;mQ2vL7`: not a list's, a
             // type's, a statement's end, `str,token: str`, `Pw1,user`, `a1,b2`.)
-            b';' | b','
+            b';' | b',' | b'\\'
                 if i > 0
                     && r[i - 1].is_ascii_alphanumeric()
                     && (digit || symbols)
-                    && r.get(i + 1).is_some_and(u8::is_ascii_alphanumeric)
-                    && password_part(i + 1).is_some_and(|part| {
-                        let has = |f: fn(&u8) -> bool| part.iter().any(f);
-                        made(
-                            i + 1 + part.len(),
-                            digit || has(u8::is_ascii_digit),
-                            small || has(u8::is_ascii_lowercase),
-                            capital || has(u8::is_ascii_uppercase),
-                            symbols || has(|c| b"!@#$%^*&".contains(c)),
-                        )
-                    }) => {}
+                    && glued(i).is_some_and(|j| {
+                        password_part(j).is_some_and(|part| {
+                            let has = |f: fn(&u8) -> bool| part.iter().any(f);
+                            made(
+                                i + 1 + part.len(),
+                                digit || has(u8::is_ascii_digit),
+                                small || has(u8::is_ascii_lowercase),
+                                capital || has(u8::is_ascii_uppercase),
+                                symbols || has(|c| b"!@#$%^*&".contains(c)),
+                            )
+                        })
+                    }) =>
+            {
+                i = glued(i).map_or(i, |j| j - 1);
+            }
             b'"' | b'\'' | b'`' | b'\\' | b')' | b']' | b'}' | b';' | b',' | b'<' | b'>' => break,
             b'&' if !made(i, digit, small, capital, symbols) || password_part(i + 1).is_none() => {
                 break;
@@ -10381,7 +10398,7 @@ fn marked_len(r: &[u8]) -> usize {
 }
 
 /// The marks [`marked_len`] may read a value on past (a bracket's closer only inside it).
-const OWN_MARKS: [u8; 7] = *b"&'([{;,";
+const OWN_MARKS: [u8; 8] = *b"&'([{;,\\";
 
 /// The bytes [`marked_len`] stops at: ASCII white space, and the marks that end a bare
 /// value or may.
