@@ -5405,6 +5405,15 @@ pub(crate) mod tests {
                 "new JedisSentinelPool(\"mymaster\", sentinels, cfg, \"Xk9mQ2vL7pR4\");",
                 &["Xk9mQ2vL7pR4"],
             ),
+            // (Review 62: a comment, a flag or a comma after it.)
+            (
+                "new JedisPool(host, port, user, \"Xk9mQ2vL7pR4\" /* pw */, true);",
+                &["Xk9mQ2vL7pR4"],
+            ),
+            (
+                "new JedisPool(host, port, user, \"Xk9mQ2vL7pR4\",);",
+                &["Xk9mQ2vL7pR4"],
+            ),
             (
                 "client.login(\n    'bob',\n    'S3cr3tPw99'\n)",
                 &["S3cr3tPw99"],
@@ -6932,6 +6941,8 @@ pub(crate) mod tests {
             r"creds: DOMAIN\user:password; credentials: \\server\share:x",
             "the credentials are read / write; credentials are dev / staging22",
             "the credentials are in the vault / see docs; my creds are admin / admin",
+            // (Review 62: PowerShell's variable.)
+            r"creds: ACME\svc_backup:$env:PW; creds: ACME\svc_backup:$ENV:DB_PW",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
@@ -6992,6 +7003,22 @@ pub(crate) mod tests {
                 r#"{"text": "password: Xk9\\mQ2vL7pR"}"#,
                 &[r"Xk9\\mQ2vL7pR"],
             ),
+            // (Review 62: where the longer value is none, the value as the last release
+            // read it — not its first mark; a bracket before a tag, a quote, a `)`, a `.`.)
+            ("password: Tr0ub4dor&3;x9(sample)", &["Tr0ub4dor&3"]),
+            ("password: Tr0ub4dor&3,Ab1[", &["Tr0ub4dor&3"]),
+            ("pw: Xk9mQ'2vL7;md5(pw)+salt", &["Xk9mQ'2vL7"]),
+            ("password: P@ss(w0rd)9;x1(", &["P@ss(w0rd)9"]),
+            ("password: P@ss[w0rd]x,Ab1(x", &["P@ss[w0rd]x"]),
+            ("<td>password: P@ss(w0rd)</td>", &["P@ss(w0rd)"]),
+            (
+                r#"conn = "host=db user=bob password=P@ss(w0rd)""#,
+                &["P@ss(w0rd)"],
+            ),
+            (
+                "(password: P@ss(w0rd)) and password: P@ss!(w0rd).",
+                &["P@ss(w0rd)", "P@ss!(w0rd)."],
+            ),
             (
                 r#""text": "password: Xk9mQ2vL7pR4\nuser: bob\tpw: hunter22\u0021""#,
                 &["Xk9mQ2vL7pR4", r"hunter22\u0021"],
@@ -7036,6 +7063,17 @@ pub(crate) mod tests {
             "password: required,min=8; password: 1,2,3; password: Some(pw);",
             r"password: C:\Users\bob\pw2.txt; password: ^\w+\d$; password: x1\d{8}",
             r"password: D:\apps\db2\pw.txt; password: 1\2; password: A1\B2",
+            // (Review 62: arithmetic, members, paths and macros before a call; units, lists
+            // and versions with a `,`.)
+            "pw = n*sizeof(int); token = count*sizeof(Token); PW = 20*log10(V); PW: 100*(x)",
+            "pw = 2*M_PI*f(t); pw: 2.5e-6*scale(x); secret = key^mask(x);",
+            "password = args!!.getString(KEY); password: input!.substring(1),",
+            "password: user!!.password.take(64), password: req.body!(x)",
+            "let password = std::env!(PW); let secret = hex::hex!(KEY); password: Hash!(x)",
+            "password: MyMacro!(x); password = Secret::new!(x);",
+            "PW: 1,500MHz; pw: 2,5kW; pw: 100Hz,2kHz; password: x64,ARM64; password: 4Kb,8Kb",
+            "password: H2,Postgres9; password: aes128,Aes256; token: utf8,Latin1; token: A1,b2",
+            "password: u32,Pw2; password: v1.2,V2.0; token: ID1,Name2; secret: key1,Key2",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -6570,8 +6570,9 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         // the fifth is the account's — review 60. The fifth first, and the sixth read right
         // after its string: a run of such calls read each one's arguments to the next
         // calls' — review 61.)
-        // (Or the fourth where it is the last, a string: `new JedisPool(host, port, user,
-        // "…")`, `JedisSentinelPool(master, sentinels, config, "…")`.)
+        // (Or the fourth where it is a string and the fifth none: `new JedisPool(host,
+        // port, user, "…")`, `JedisSentinelPool(master, sentinels, config, "…")`, `…, "…",
+        // true)`.)
         Some((4, _)) => match call_argument(b, open, 4) {
             Some(fifth) => {
                 let close = memchr::memchr(b[fifth - 1], &b[fifth..b.len().min(fifth + 256)]);
@@ -6593,14 +6594,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
                     _ => fifth,
                 }
             }
-            None => {
-                let fourth = call_argument(b, open, 3)?;
-                let close = memchr::memchr(b[fourth - 1], &b[fourth..b.len().min(fourth + 256)])?;
-                if b.get(past_white(b, fourth + close + 1, 64)) != Some(&b')') {
-                    return None;
-                }
-                fourth
-            }
+            None => call_argument(b, open, 3)?,
         },
         // (The first where the call has no such argument: not where it has one that is no
         // string, `keyring.set_password("svc", "bob", pw)`.)
@@ -6736,7 +6730,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         None if env_line => {
             unspaced_cut(&r[..r.iter().take_while(|c| !c.is_ascii_whitespace()).count()])
         }
-        None => unspaced_cut(&r[..marked_len(r)]),
+        None => unspaced_cut(&r[..marked_len(r, true)]),
         Some(_) => {
             let quote = |c: Option<&u8>| matches!(c, Some(b'"' | b'\'' | b'`'));
             let mut i = 0;
@@ -6955,14 +6949,18 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         true => len,
         // (A mark read into the value that makes it none, `Xk9…&x9(sample)9`: the value up
         // to its first mark, as every release read it — review 59.)
+        // (First where the marks read before `;`, `,`, a backslash or a bracket at the
+        // end were read ended it, `Tr0ub4dor&3;x9(sample)`: review 62.)
         false if quote.is_none() && setter.is_none() && !env_line && apart.is_none() => {
+            let older = unspaced_cut(&rest[..marked_len(rest, false)]).min(len);
             let marked = rest[..len]
                 .iter()
                 .position(|c| OWN_MARKS.contains(c))
                 .unwrap_or(len);
-            match marked < len && judge(marked) {
-                true => marked,
-                false => return None,
+            match () {
+                _ if older < len && judge(older) => older,
+                _ if marked < older && judge(marked) => marked,
+                _ => return None,
             }
         }
         false => return None,
@@ -10245,16 +10243,20 @@ fn last_words(key: &[u8]) -> (&[u8], &[u8]) {
 /// words, `salt&pepper`, identifiers, `mask1&flag2`, nor at its start, Rust's `&*pw`); `;`,
 /// `,` and a backslash (or two, JSON's escape of one; not an escape's, `\n`, `\u…`) but
 /// glued between two parts that each hold a digit or a symbol, the value with both made as
-/// a password's (`Xk9;mQ2vL7`, `P@ss\w0rd`; not a list's, a type's, a path's, `str,token:
-/// str`, `a1,b2`, `C:\Users\bob`); a bracket but where the value holds a symbol before it
-/// and it closes, and the value goes on (`P@ss(w0rd)9`) or ends there after four characters
-/// or more (`P@ss(w0rd)`; not a call's or an index's, `md5(pw)+salt`, `data[0]x`, a
-/// macro's, `secret!(pw)`); an apostrophe but between letters or digits after a value made
-/// as a password's (`Xk9mQ'2v`; not `can't2`, Verilog's `16'h1234`). Where those marks
-/// ended the value, the rest was left in clear, or all of a value too short without it
-/// (`P@ss` before a bracket reads as a call's name). (A value these make no secret is
-/// judged again up to its first mark: see `named_secret`.)
-fn marked_len(r: &[u8]) -> usize {
+/// a password's, a digit inside a word or a symbol in it (`Xk9;mQ2vL7`, `P@ss\w0rd`; not a
+/// list's, a type's, a unit's, a path's, `str,token: str`, `a1,b2`, `Win10,Win11`,
+/// `1,500MHz`, `C:\Users\bob`); a bracket but where the value holds a symbol before it and
+/// it closes, and the value goes on (`P@ss(w0rd)9`) or ends there after four characters or
+/// more, at a blank, a sentence's `.`, a `;`, a `,`, a quote, a `)`, a `<`, a `|` or a `?`
+/// (`P@ss(w0rd)`; not a call's or an index's, `md5(pw)+salt`, `data[0]x`, a macro's,
+/// `secret!(pw)`, arithmetic's, a member's or a path's, `n*sizeof(int)`, `std::env!(PW)`);
+/// an apostrophe but between letters or digits after a value made as a password's
+/// (`Xk9mQ'2v`; not `can't2`, Verilog's `16'h1234`). Where those marks ended the value, the
+/// rest was left in clear, or all of a value too short without it (`P@ss` before a bracket
+/// reads as a call's name). Without `glue`, the value as the last release read it: no `;`,
+/// `,` or backslash glued, no bracket at the end (a value these make no secret is judged
+/// again so, then up to its first mark: see `named_secret`).
+fn marked_len(r: &[u8], glue: bool) -> usize {
     // (A part glued on after `&` made as a password's: a digit or a symbol in it — not an
     // entity's name, `&amp;` — and no field's `=` or `:`, a query's `?`, a path's `/`.)
     let password_part = |j: usize| {
@@ -10327,23 +10329,28 @@ fn marked_len(r: &[u8]) -> usize {
                     && r[i - 1].is_ascii_alphanumeric()
                     && made(i, digit, small, capital, false)
                     && r.get(i + 1).is_some_and(u8::is_ascii_alphanumeric) => {}
-            // (A `;` or a `,` glued between two parts that each hold a digit or a symbol,
-            // the value with both made as a password's, `Xk9;mQ2vL7`: not a list's, a
-            // type's, a statement's end, `str,token: str`, `Pw1,user`, `a1,b2`.)
+            // (A `;`, a `,` or a backslash glued between two parts that each hold a digit
+            // or a symbol, the value with both made as a password's and a digit inside a
+            // word or a symbol in it, `Xk9;mQ2vL7`: not a list's, a type's, a unit's,
+            // `str,token: str`, `Pw1,user`, `a1,b2`, `Win10,Win11`, `1,500MHz` — review 62.)
             b';' | b',' | b'\\'
-                if i > 0
+                if glue
+                    && i > 0
                     && r[i - 1].is_ascii_alphanumeric()
                     && (digit || symbols)
                     && glued(i).is_some_and(|j| {
                         password_part(j).is_some_and(|part| {
                             let has = |f: fn(&u8) -> bool| part.iter().any(f);
                             made(
-                                i + 1 + part.len(),
+                                j + part.len(),
                                 digit || has(u8::is_ascii_digit),
                                 small || has(u8::is_ascii_lowercase),
                                 capital || has(u8::is_ascii_uppercase),
                                 symbols || has(|c| b"!@#$%^*&".contains(c)),
-                            )
+                            ) && (symbols
+                                || has(|c| b"!@#$%^*&".contains(c))
+                                || digit_inside(&r[..i])
+                                || digit_inside(part))
                         })
                     }) =>
             {
@@ -10372,21 +10379,24 @@ fn marked_len(r: &[u8]) -> usize {
                         .is_some_and(|c| c.is_ascii_alphanumeric() || b"!#$%*+@^~".contains(c))
                 };
                 // (Or the value ends with it, after four characters or more, `P@ss(w0rd)`:
-                // at a blank, a `;` or a `,` — not a macro's call, Rust's `secret!(pw)`, a
-                // small word's `!` before it; not `x*(y)`.)
+                // at a blank, a sentence's `.`, a `;`, a `,`, a quote, a `)`, a tag's `<`,
+                // a `|` or a `?` — not a macro's call, a word's `!` before it, Rust's
+                // `secret!(pw)`, `Hash!(x)`; nor arithmetic's, a member's or a path's,
+                // `n*sizeof(int)`, `key^mask(x)`, `args!!.getString(KEY)`, `std::env!(PW)`,
+                // review 62.)
                 let ends = |k: usize| {
-                    let macro_call = r[i - 1] == b'!'
-                        && r[..i - 1]
-                            .iter()
-                            .all(|c| c.is_ascii_lowercase() || *c == b'_');
-                    i >= 4
-                        && !macro_call
-                        && r.get(i + k + 2)
-                            .is_none_or(|c| c.is_ascii_whitespace() || matches!(c, b';' | b','))
+                    let word = |c: &u8| c.is_ascii_alphabetic() || *c == b'_';
+                    let macro_call = r[i - 1] == b'!' && r[..i - 1].iter().all(word);
+                    let end = match r.get(i + k + 2) {
+                        None => true,
+                        Some(b'.') => r.get(i + k + 3).is_none_or(u8::is_ascii_whitespace),
+                        Some(c) => c.is_ascii_whitespace() || b";,\"'`)<|?".contains(c),
+                    };
+                    i >= 4 && !macro_call && !r[..i].iter().any(|c| b"*^.:".contains(c)) && end
                 };
                 match inside {
                     // (A symbol before it: not an index's, `data[0]x`.)
-                    Some(k) if starts && symbols && (on(k) || ends(k)) => i += k + 1,
+                    Some(k) if starts && symbols && (on(k) || (glue && ends(k))) => i += k + 1,
                     _ => break,
                 }
             }
@@ -10395,6 +10405,19 @@ fn marked_len(r: &[u8]) -> usize {
         i += 1;
     }
     i
+}
+
+/// Whether a digit stands inside a word of `part`: after a letter, with a letter after it
+/// (`mQ2vL7`, `Tr0ub`; not `Win10`, `500MHz`).
+fn digit_inside(part: &[u8]) -> bool {
+    part.windows(2).enumerate().any(|(k, w)| {
+        w[0].is_ascii_alphabetic() && w[1].is_ascii_digit() && {
+            part[k + 1..]
+                .iter()
+                .find(|c| !c.is_ascii_digit())
+                .is_some_and(u8::is_ascii_alphabetic)
+        }
+    })
 }
 
 /// The marks [`marked_len`] may read a value on past (a bracket's closer only inside it).
@@ -10562,11 +10585,13 @@ fn account_and_password(v: &str) -> bool {
     let other = apart && (p.contains(&b'/') || p.starts_with(b"#"));
     // (A shell's variable, `$DB_PASS` — not a password that starts with `$`, `$uperS3cret`,
     // review 60.)
-    let variable = p.len() > 1
-        && p[0] == b'$'
-        && p[1..]
-            .iter()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_');
+    // (Or PowerShell's, `$env:PW`, review 62.)
+    let variable = (p.len() > 5 && p[..5].eq_ignore_ascii_case(b"$env:"))
+        || (p.len() > 1
+            && p[0] == b'$'
+            && p[1..]
+                .iter()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_'));
     !u.is_empty()
         && u.iter()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
