@@ -10332,7 +10332,7 @@ fn marked_len(r: &[u8], glue: bool) -> usize {
             // (A `;`, a `,` or a backslash glued between two parts that each hold a digit
             // or a symbol, the value with both made as a password's and a digit inside a
             // word or a symbol in it, `Xk9;mQ2vL7`: not a list's, a type's, a unit's,
-            // `str,token: str`, `Pw1,user`, `a1,b2`, `Win10,Win11`, `1,500MHz` — review 62.)
+            // `str,token: str`, `a1,b2`, `Win10,Win11`, `1,500MHz` — review 62.)
             b';' | b',' | b'\\'
                 if glue
                     && i > 0
