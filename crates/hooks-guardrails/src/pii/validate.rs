@@ -10297,6 +10297,9 @@ fn marked_len(r: &[u8], glue: bool) -> usize {
     // what stands before `i`.
     let starts = r.first().is_some_and(u8::is_ascii_alphanumeric);
     let (mut digit, mut small, mut capital, mut symbols) = (false, false, false, false);
+    // (Whether a digit stood inside a word so far, `Tr0ub`, see [`digit_inside`]: read as
+    // the flags are, where the last letter and the digits after it stand.)
+    let (mut inside, mut after_letter, mut digits) = (false, false, false);
     let made = |i: usize, digit: bool, small: bool, capital: bool, symbols: bool| {
         starts && (symbols || (i >= 5 && digit && small && capital))
     };
@@ -10318,6 +10321,9 @@ fn marked_len(r: &[u8], glue: bool) -> usize {
             small |= c.is_ascii_lowercase();
             capital |= c.is_ascii_uppercase();
             symbols |= b"!@#$%^*&".contains(&c);
+            inside |= digits && c.is_ascii_alphabetic();
+            digits = (after_letter || digits) && c.is_ascii_digit();
+            after_letter = c.is_ascii_alphabetic();
         }
         read = i;
         match r[i] {
@@ -10349,7 +10355,7 @@ fn marked_len(r: &[u8], glue: bool) -> usize {
                                 symbols || has(|c| b"!@#$%^*&".contains(c)),
                             ) && (symbols
                                 || has(|c| b"!@#$%^*&".contains(c))
-                                || digit_inside(&r[..i])
+                                || inside
                                 || digit_inside(part))
                         })
                     }) =>
