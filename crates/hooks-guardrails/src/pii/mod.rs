@@ -6819,8 +6819,17 @@ pub(crate) mod tests {
                 &["admin / Xk9mQ2vL7pR; guest / Hq7vN3zK9pL2"],
             ),
             (
-                "credentials: admin:Xk9mQ2vL7pR ops:Tz5Kq8Wn3Lm7,db.internal:5432",
-                &["admin:Xk9mQ2vL7pR ops:Tz5Kq8Wn3Lm7"],
+                "credentials: admin:Xk9mQ2vL7pR, ops:Tz5Kq8Wn3Lm7,db.internal:5432",
+                &["admin:Xk9mQ2vL7pR, ops:Tz5Kq8Wn3Lm7"],
+            ),
+            // (Review 63: not a note after blanks, `at:10:30am`; prose's list too.)
+            (
+                "credentials: admin:Xk9mQ2vL7pR at:10:30am, at:10:30am; Note:Ref2024x",
+                &["admin:Xk9mQ2vL7pR"],
+            ),
+            (
+                "the credentials are admin / Xk9mQ2vL7pR, guest / Hq7vN3zKw.",
+                &["admin / Xk9mQ2vL7pR, guest / Hq7vN3zKw"],
             ),
             (
                 "credentials: admin:Xk9mQ2vL7pR, see the vault; time:12:30",
@@ -7071,6 +7080,9 @@ pub(crate) mod tests {
             "password: user!!.password.take(64), password: req.body!(x)",
             "let password = std::env!(PW); let secret = hex::hex!(KEY); password: Hash!(x)",
             "password: MyMacro!(x); password = Secret::new!(x);",
+            // (Review 63: macros' names with digits, a percentage.)
+            "password: md5!(x); password: sha256!(data); password: hex2!(x)",
+            "password: 100%(sure); password: 200%(x)",
             "PW: 1,500MHz; pw: 2,5kW; pw: 100Hz,2kHz; password: x64,ARM64; password: 4Kb,8Kb",
             "password: H2,Postgres9; password: aes128,Aes256; token: utf8,Latin1; token: A1,b2",
             "password: u32,Pw2; password: v1.2,V2.0; token: ID1,Name2; secret: key1,Key2",

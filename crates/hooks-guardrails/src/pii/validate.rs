@@ -5684,7 +5684,9 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         if let Some(n) = password_apart(&b[a..z], &b[z..end_of_line], &run) {
             let end = sentence_end(b, a, z + n);
             if text.get(a..end).is_some_and(account_and_password) {
-                return Some((a, end));
+                // (And the pairs a list gives after it, `…, guest / Hq7…`.)
+                let list = more_pairs(&b[a..end_of_line], end - a, end_of_line == b.len(), &run);
+                return Some((a, sentence_end(b, a, a + list)));
             }
         }
     }
@@ -10387,18 +10389,25 @@ fn marked_len(r: &[u8], glue: bool) -> usize {
                 // (Or the value ends with it, after four characters or more, `P@ss(w0rd)`:
                 // at a blank, a sentence's `.`, a `;`, a `,`, a quote, a `)`, a tag's `<`,
                 // a `|` or a `?` — not a macro's call, a word's `!` before it, Rust's
-                // `secret!(pw)`, `Hash!(x)`; nor arithmetic's, a member's or a path's,
-                // `n*sizeof(int)`, `key^mask(x)`, `args!!.getString(KEY)`, `std::env!(PW)`,
-                // review 62.)
+                // `secret!(pw)`, `Hash!(x)`, `sha256!(data)`; nor arithmetic's, a
+                // member's or a path's, `n*sizeof(int)`, `key^mask(x)`, `100%(x)`,
+                // `args!!.getString(KEY)`, `std::env!(PW)`: reviews 62, 63.)
                 let ends = |k: usize| {
                     let word = |c: &u8| c.is_ascii_alphabetic() || *c == b'_';
-                    let macro_call = r[i - 1] == b'!' && r[..i - 1].iter().all(word);
+                    let small = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_';
+                    let name = &r[..i - 1];
+                    let macro_call =
+                        r[i - 1] == b'!' && (name.iter().all(word) || name.iter().all(small));
                     let end = match r.get(i + k + 2) {
                         None => true,
                         Some(b'.') => r.get(i + k + 3).is_none_or(u8::is_ascii_whitespace),
                         Some(c) => c.is_ascii_whitespace() || b";,\"'`)<|?".contains(c),
                     };
-                    i >= 4 && !macro_call && !r[..i].iter().any(|c| b"*^.:".contains(c)) && end
+                    i >= 4
+                        && !macro_call
+                        && r[i - 1] != b'%'
+                        && !r[..i].iter().any(|c| b"*^.:".contains(c))
+                        && end
                 };
                 match inside {
                     // (A symbol before it: not an index's, `data[0]x`.)
@@ -10505,28 +10514,30 @@ fn password_apart(name: &[u8], after: &[u8], bare_len: &impl Fn(&[u8]) -> usize)
 
 /// Where a list of credentials' pairs (see [`account_and_password`]) that starts with one
 /// `len` long ends in `rest` (a bare value's window, read as `bare_len` reads one): each
-/// next item after a `,` or a `;` and blanks, or blanks alone (`admin:Xk9…, guest:Hq7…`,
-/// `admin / Xk9…; guest / Hq7…`) — eight at most, each ending inside the window (or at the
-/// text's end, where the window ends with it: `whole`).
+/// next item after a `,` or a `;` and blanks (`admin:Xk9…, guest:Hq7…`, `admin / Xk9…;
+/// guest / Hq7…`; not a note's after blanks alone, `at:10:30am`, review 63), its password
+/// with no `:` — eight at most, each ending inside the window (or at the text's end, where
+/// the window ends with it: `whole`).
 fn more_pairs(rest: &[u8], len: usize, whole: bool, bare_len: &impl Fn(&[u8]) -> usize) -> usize {
     let mut len = len;
     for _ in 0..8 {
-        let mark = usize::from(matches!(rest.get(len), Some(b',' | b';')));
-        let at = len + mark;
+        if !matches!(rest.get(len), Some(b',' | b';')) {
+            break;
+        }
+        let at = len + 1;
         let at = at
             + rest[at..]
                 .iter()
                 .take(8)
                 .take_while(|&&c| c == b' ' || c == b'\t')
                 .count();
-        if at == len {
-            break;
-        }
         let n = bare_len(&rest[at..]);
         let n = n + password_apart(&rest[at..at + n], &rest[at + n..], bare_len).unwrap_or(0);
-        let item = std::str::from_utf8(&rest[at..at + n]);
+        let item = std::str::from_utf8(&rest[at..at + n])
+            .ok()
+            .filter(|item| item.split_once(':').is_none_or(|(_, p)| !p.contains(':')));
         let cut = at + n >= rest.len() && !whole;
-        if n == 0 || cut || !item.is_ok_and(account_and_password) {
+        if n == 0 || cut || !item.is_some_and(account_and_password) {
             break;
         }
         len = at + n;
