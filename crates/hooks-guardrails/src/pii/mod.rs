@@ -6695,6 +6695,11 @@ pub(crate) mod tests {
             ("LOSENORDET=Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
             ("ADGANGSKODEN: Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
             ("KODEORDET: Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            // (A Wi-Fi network's key, as routers' labels and chat name it.)
+            ("WPA key: Bluebird77!", &["Bluebird77!"]),
+            ("The Wi-Fi key is Bluebird77!", &["Bluebird77!"]),
+            ("Network Key: Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
+            ("wireless key = Sommer2024!", &["Sommer2024!"]),
             ("비번: Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
             ("비번은 Xk9mQ2vL7pR 입니다", &["Xk9mQ2vL7pR"]),
             ("와이파이 비번은 bluebird77이야", &["bluebird77"]),
@@ -6726,6 +6731,8 @@ pub(crate) mod tests {
             r#""pw": "^1.44.0""#,
             "passcode: required. Passcode length: 6 digits. The passcode is 6 digits long",
             "Passcode: 6-digit code; pw: 12-chars",
+            "network key: see the router; the network key is derived from the master key",
+            "Network key: see the label; wifi key: (printed on the router); the wireless key is WEP",
             "passordet er for kort; lösenordet är för svagt; adgangskoden er udløbet",
             "비번은 나중에 알려줄게. 비번이 틀렸어요",
         ] {

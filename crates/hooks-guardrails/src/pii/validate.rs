@@ -1982,6 +1982,10 @@ fn positional_password(
     let tool = at
         .map(|k| POSITIONAL_COMMANDS[k])
         .or_else(|| (m.starts_with("user") || m.starts_with("USER")).then_some("user"))?;
+    // (Not the start of a longer name's, `network key: …`.)
+    if super::patterns::local_name_at(m.as_bytes()).is_some_and(|n| n.len() > tool.len()) {
+        return None;
+    }
     let b = text.as_bytes();
     // (`openssl` only as its trigger reads it, with the subcommand: `openssl -passin …` is
     // the command-line pass's. `mc`'s trigger is its subcommand's alone.)
