@@ -292,6 +292,12 @@ fn scan_adversarial(c: &mut Criterion) {
             "added_names_without_secrets",
             fill("pw=x,token=y;api_key=z [pw]=\"[pw]=\" x_pw]=\"x_pw]=\" credentials: gcp.json creds=x {{ db_pw | default(omit) }} clave: MX01 passordet er for kort 비번은 createCredential(a, b, c) Password for Wi-Fi: see PW: 1500us passcode: 6-digit ", ""),
         ),
+        // A wallet's recovery words' names before eleven words of BIP-39's list (a twelfth
+        // would make them a detection), a definition, a variable, an instruction.
+        (
+            "seed_names_without_words",
+            fill("seed phrase: produce drop purity excite mystery tackle library cabbage middle roof cover mnemonic: a WALLET_MNEMONIC=\"x\" Recovery phrase: write down these twelve words ", ""),
+        ),
         // The positional tools added last (PuTTY's, the hashing tools', MinIO's, Oracle's),
         // none given a password.
         (

@@ -265,6 +265,11 @@ fn family(name: &str, n: usize) -> String {
         "added_names_without_secrets" => {
             "pw=x,token=y;api_key=z [pw]=\"[pw]=\" x_pw]=\"x_pw]=\" credentials: gcp.json creds=x {{ db_pw | default(omit) }} clave: MX01 passordet er for kort 비번은 createCredential(a, b, c) Password for Wi-Fi: see PW: 1500us passcode: 6-digit ".repeat(n / 232)
         }
+        // A wallet's recovery words' names before eleven words of the list, a definition,
+        // a variable, an instruction.
+        "seed_names_without_words" => {
+            "seed phrase: produce drop purity excite mystery tackle library cabbage middle roof cover mnemonic: a WALLET_MNEMONIC=\"x\" Recovery phrase: write down these twelve words ".repeat(n / 168)
+        }
         // The positional tools added last, none given a password.
         "tools_added_last_without_passwords" => {
             "plink -pw $X mkpasswd -m x openssl passwd -in f mc alias set a b c $Y expdp parfile=p rman target / ".repeat(n / 100)
@@ -406,7 +411,7 @@ const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpw
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
 
-const FAMILIES: [&str; 138] = [
+const FAMILIES: [&str; 139] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -512,6 +517,7 @@ const FAMILIES: [&str; 138] = [
     "names_before_particles_and_verbs",
     "person_values_that_go_on",
     "added_names_without_secrets",
+    "seed_names_without_words",
     "tools_added_last_without_passwords",
     "hex_runs",
     "cards_glued_in_a_word",

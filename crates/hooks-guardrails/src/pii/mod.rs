@@ -2254,7 +2254,7 @@ pub(crate) mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().compiled.kinds.len(), 22);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 23);
         assert_eq!(PiiDetector::new().compiled.passes.len(), PASSES);
     }
 
@@ -7093,6 +7093,49 @@ pub(crate) mod tests {
             "PW: 1,500MHz; pw: 2,5kW; pw: 100Hz,2kHz; password: x64,ARM64; password: 4Kb,8Kb",
             "password: H2,Postgres9; password: aes128,Aes256; token: utf8,Latin1; token: A1,b2",
             "password: u32,Pw2; password: v1.2,V2.0; token: ID1,Name2; secret: key1,Key2",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
+    /// A wallet's recovery words under their names: 12 to 24 words of BIP-39's list in a
+    /// row, as labels, fields, variables and prose give them (every release left them in
+    /// clear); not prose about them, nor words past the list or fewer than twelve.
+    #[test]
+    fn wallet_recovery_words_are_secrets() {
+        let d = PiiDetector::new();
+        let w =
+            "produce drop purity excite mystery tackle library cabbage middle roof cover ritual";
+        let w24 = format!(
+            "{w} afford alarm cousin work save artefact purse wrap bounce armor join please"
+        );
+        let listed = w.replace(' ', ", ");
+        let lines = w.replace(' ', "\n");
+        for (text, want) in [
+            (format!("seed phrase: {w}"), w.to_owned()),
+            (
+                format!("My seed phrase is {w}. Can you restore it?"),
+                w.to_owned(),
+            ),
+            (format!(r#"{{"mnemonic": "{w24} choose"}}"#), w24.clone()),
+            (format!("WALLET_MNEMONIC=\"{w}\""), w.to_owned()),
+            (format!("const walletMnemonic = '{w}';"), w.to_owned()),
+            (format!("Secret Recovery Phrase: {listed}"), listed.clone()),
+            (format!("**Recovery phrase:**\n{lines}\n"), lines.clone()),
+            (format!("mnemonic_words = \"{w}\""), w.to_owned()),
+            // (Thirteen words: the twelve; a word past the list ends them.)
+            (format!("seed words: {w} cover x1"), w.to_owned()),
+            (format!("seed words: {w} zzz"), w.to_owned()),
+        ] {
+            finds_and_redacts(&d, &text, &[want.as_str()]);
+        }
+        for text in [
+            "mnemonic: a memory aid used to remember things",
+            "the seed phrase is never stored on our servers and cannot be recovered by support",
+            "Recovery phrase: write down these twelve words and keep them somewhere safe offline",
+            "seed phrase: produce drop purity excite mystery tackle library cabbage middle roof",
+            "amnemonic: produce drop purity excite mystery tackle library cabbage middle roof cover ritual",
+            "mnemonic mnemonic mnemonic; Mnemonic: see the vault; SEED_PHRASE=${SEED}",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

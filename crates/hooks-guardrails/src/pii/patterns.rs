@@ -1097,6 +1097,31 @@ pub(super) const FIFTH_ARGUMENT_CALLS: [&str; 4] = [
     "JedisCluster",
 ];
 
+/// The names a wallet's recovery words are given under (see `validate::seed_phrase`):
+/// BIP-39's mnemonic, its seed phrase and recovery phrase (MetaMask's "Secret Recovery
+/// Phrase"), its seed words, as labels, fields, variables and prose write them. A pass of
+/// their own: in another pass's prefilter they would take it past the literals of its
+/// faster kind.
+pub(super) const SEED_NAMES: [&str; 17] = [
+    "mnemonic",
+    "Mnemonic",
+    "MNEMONIC",
+    "seed phrase",
+    "Seed phrase",
+    "Seed Phrase",
+    "SEED PHRASE",
+    "seed_phrase",
+    "SEED_PHRASE",
+    "seedPhrase",
+    "recovery phrase",
+    "Recovery phrase",
+    "Recovery Phrase",
+    "seed words",
+    "Seed words",
+    "backup phrase",
+    "Backup phrase",
+];
+
 /// The trigger of the fourteenth pass: a field named by one of [`ADDED_NAMES`] (see
 /// [`local_secret`]), or a call of [`ADDED_THIRD_ARGUMENT_CALLS`] or
 /// [`FIFTH_ARGUMENT_CALLS`], its name and its `(`.
@@ -1630,8 +1655,9 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// 4 so that its prefilter has room for more commands' names (in one prefilter, four-byte
 /// literals past 64 are all cut to three); pass 12: a password's name in other languages
 /// (see [`LOCAL_NAMES`]); pass 13: the names and calls added since (see [`ADDED_NAMES`],
-/// [`ADDED_THIRD_ARGUMENT_CALLS`]). At one start, passes are asked in this order.
-pub(super) const PASSES: usize = 14;
+/// [`ADDED_THIRD_ARGUMENT_CALLS`]); pass 14: a wallet's recovery words under their names
+/// (see [`SEED_NAMES`]). At one start, passes are asked in this order.
+pub(super) const PASSES: usize = 15;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after
 /// another command's name on its line, `curl -T mysql.sql -u admin:…`): after such a value,
@@ -2605,6 +2631,16 @@ pub(super) fn specs() -> Vec<Spec> {
             added_secret(),
             SECRET_WINDOW,
             validate_secret,
+        ),
+        // A wallet's recovery words under their names (the names are the trigger; the words
+        // are read by hand).
+        spec(
+            Entity::Secret,
+            14,
+            SEED_NAMES.join("|"),
+            SEED_NAMES.join("|"),
+            SECRET_WINDOW,
+            super::validate::seed_phrase,
         ),
         // A data source name as Go's MySQL driver writes it, `root:…@tcp(db:3306)/app`:
         // from its protocol, the credentials read back (the prefilter's 32nd literal; its

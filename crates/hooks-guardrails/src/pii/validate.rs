@@ -10426,6 +10426,93 @@ fn marked_len(r: &[u8], glue: bool) -> usize {
     i
 }
 
+/// The 2,048 words of BIP-39's English list, in its (alphabetical) order: the words a
+/// wallet's recovery phrase is drawn from (see [`seed_phrase`]). The list as the BIP
+/// publishes it (SHA-256 `2f5eed53…3b24dbda`), taken from Trezor's reference
+/// implementation (`python-mnemonic`, MIT).
+const BIP39_ENGLISH: &str = include_str!("bip39-english.txt");
+
+/// Whether `word` (ASCII letters, any case) is one of [`BIP39_ENGLISH`]'s.
+fn bip39_word(word: &[u8]) -> bool {
+    static WORDS: OnceLock<Vec<&'static [u8]>> = OnceLock::new();
+    let words = WORDS.get_or_init(|| BIP39_ENGLISH.lines().map(str::as_bytes).collect());
+    let mut lower = [0u8; 8];
+    let Some(lower) = lower.get_mut(..word.len()) else {
+        return false;
+    };
+    for (l, c) in lower.iter_mut().zip(word) {
+        *l = c.to_ascii_lowercase();
+    }
+    words.binary_search(&&*lower).is_ok()
+}
+
+/// A wallet's recovery words after their name (`s..e`: one of `patterns::SEED_NAMES`):
+/// `seed phrase: abandon ability …`, `"mnemonic": "…"`, `WALLET_MNEMONIC="…"`, `my
+/// recovery phrase is …` — 12, 15, 18, 21 or 24 words of BIP-39's list in a row (see
+/// [`bip39_word`]), the most of those counts that stand there, split by blanks, line
+/// breaks or a comma and a blank. Between the name and the words: the rest of an
+/// identifier (`mnemonic_words`, `seedPhraseText`), then blanks, quotes, `:`, `=`, `>`,
+/// emphasis, 24 bytes at most, and `is`, `are`, `was` or `were`. The name stands as a
+/// word or an identifier's part (`walletMnemonic`, `WALLET_MNEMONIC`; not glued after a
+/// small letter, `amnemonic`). Prose that names them holds words past the list (`the seed
+/// phrase is never stored`: `stored` is none) or fewer than twelve.
+pub(super) fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    if let Some(&c) = s.checked_sub(1).and_then(|i| b.get(i)) {
+        let camel = b[s].is_ascii_uppercase() && (c.is_ascii_lowercase() || c.is_ascii_digit());
+        if c.is_ascii_alphanumeric() && !camel {
+            return None;
+        }
+    }
+    let tail = b[e..]
+        .iter()
+        .take(24)
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .count();
+    let separator = |c: &u8| {
+        c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'`' | b':' | b'=' | b'>' | b'*')
+    };
+    let mut at = e + tail;
+    at += b[at..].iter().take(24).take_while(|c| separator(c)).count();
+    if let Some(verb) = [&b"is"[..], b"are", b"was", b"were"]
+        .into_iter()
+        .find(|v| b[at..].starts_with(v) && b.get(at + v.len()) == Some(&b' '))
+    {
+        at += verb.len();
+        at += b[at..].iter().take(24).take_while(|c| separator(c)).count();
+    }
+    let (mut i, mut count, mut end) = (at, 0, None);
+    while count < 24 {
+        let word = b[i..]
+            .iter()
+            .take(9)
+            .take_while(|c| c.is_ascii_alphabetic())
+            .count();
+        if !(3..=8).contains(&word)
+            || b.get(i + word).is_some_and(u8::is_ascii_alphanumeric)
+            || !bip39_word(&b[i..i + word])
+        {
+            break;
+        }
+        count += 1;
+        if count >= 12 && count % 3 == 0 {
+            end = Some(i + word);
+        }
+        i += word;
+        let comma = usize::from(b.get(i) == Some(&b','));
+        let gap = b[i + comma..]
+            .iter()
+            .take(4)
+            .take_while(|c| c.is_ascii_whitespace())
+            .count();
+        if gap == 0 {
+            break;
+        }
+        i += comma + gap;
+    }
+    end.map(|end| (at, end))
+}
+
 /// Whether a digit stands inside a word of `part`: after a letter, with a letter after it
 /// (`mQ2vL7`, `Tr0ub`; not `Win10`, `500MHz`).
 fn digit_inside(part: &[u8]) -> bool {
