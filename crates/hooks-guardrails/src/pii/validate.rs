@@ -5195,7 +5195,9 @@ fn name_holds(name: &[u8], v: &str, quoted: bool, next: Option<u8>, machine: boo
 /// [`person_made`]: `my password is hunter2`), quoted or where it ends its sentence (see
 /// [`ends_sentence`]). The name is a word of its own or a field's last part
 /// (`DB_PASSWORD`, `adminPassword`; not `chpasswd`), and may close its emphasis or code
-/// span or take a comma (see [`prose_mark`]).
+/// span or take a comma (see [`prose_mark`]). Credentials' account and password set apart
+/// by a slash are read as a field's (`the credentials are admin / …`, a list of them too:
+/// see [`password_apart`], [`more_pairs`]).
 fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize, usize)> {
     const VERBS: [&[u8]; 10] = [
         b"is",
@@ -10641,6 +10643,7 @@ fn more_pairs(rest: &[u8], len: usize, whole: bool, bare_len: &impl Fn(&[u8]) ->
 /// then needs two digits, and a symbol or small letters and capitals — reviews 58 to 60),
 /// as credentials give them: a name of letters, digits, `.`, `_`, `-` (a letter in it;
 /// not a scheme, `mailto:`, `gcp:`, nor a host, `192.168.1.10:22`, `db.internal:5432`),
+/// after a Windows domain's name too (`ACME\svc_backup:…`, JSON-escaped `\\` too),
 /// and a password of more than digits (not a port) made by a machine or a person
 /// (`Xk9mQ2vL7pR`, `hunter22`; not `sa-key-2024`, `db-secret`, nor a variable interpolated,
 /// `$(cat pw)`, `$DB_PASS`) — review 56.
