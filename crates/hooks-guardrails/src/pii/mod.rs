@@ -6700,6 +6700,7 @@ pub(crate) mod tests {
             ("The Wi-Fi key is Bluebird77!", &["Bluebird77!"]),
             ("Network Key: Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
             ("wireless key = Sommer2024!", &["Sommer2024!"]),
+            ("    Key Content            : Bluebird77!", &["Bluebird77!"]),
             ("비번: Xk9mQ2vL7pR", &["Xk9mQ2vL7pR"]),
             ("비번은 Xk9mQ2vL7pR 입니다", &["Xk9mQ2vL7pR"]),
             ("와이파이 비번은 bluebird77이야", &["bluebird77"]),
@@ -7006,6 +7007,9 @@ pub(crate) mod tests {
             // (A bracket at the value's end, after a symbol: the value found nothing.)
             ("password: P@ss(w0rd)", &["P@ss(w0rd)"]),
             ("password: P@ssw0rd(x); next", &["P@ssw0rd(x)"]),
+            // (Review 64: small letters and digits before `!`, a `%` after a password.)
+            ("password: hunter2!(x)", &["hunter2!(x)"]),
+            ("password: Summer2024%(x)", &["Summer2024%(x)"]),
             ("password: Secr3t!(x) and more", &["Secr3t!(x)"]),
             ("password: Pa$$[w0rd],", &["Pa$$[w0rd]"]),
             // (A `;` or a `,` glued between parts with digits: `Xk9` alone found nothing.)
@@ -7087,8 +7091,7 @@ pub(crate) mod tests {
             "password: user!!.password.take(64), password: req.body!(x)",
             "let password = std::env!(PW); let secret = hex::hex!(KEY); password: Hash!(x)",
             "password: MyMacro!(x); password = Secret::new!(x);",
-            // (Review 63: macros' names with digits, a percentage.)
-            "password: md5!(x); password: sha256!(data); password: hex2!(x)",
+            // (Review 63: a number's percentage.)
             "password: 100%(sure); password: 200%(x)",
             "PW: 1,500MHz; pw: 2,5kW; pw: 100Hz,2kHz; password: x64,ARM64; password: 4Kb,8Kb",
             "password: H2,Postgres9; password: aes128,Aes256; token: utf8,Latin1; token: A1,b2",
@@ -7111,6 +7114,16 @@ pub(crate) mod tests {
         );
         let listed = w.replace(' ', ", ");
         let lines = w.replace(' ', "\n");
+        let numbered = w
+            .split(' ')
+            .enumerate()
+            .map(|(k, x)| match k {
+                0 => x.to_owned(),
+                _ => format!("{}. {x}", k + 1),
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let eleven = &w[..w.rfind(' ').unwrap_or_default()];
         for (text, want) in [
             (format!("seed phrase: {w}"), w.to_owned()),
             (
@@ -7126,6 +7139,24 @@ pub(crate) mod tests {
             // (Thirteen words: the twelve; a word past the list ends them.)
             (format!("seed words: {w} cover x1"), w.to_owned()),
             (format!("seed words: {w} zzz"), w.to_owned()),
+            // (Review 64: a numbered list, a JSON array, a call, the name's second word, a
+            // remark, dashes and bars between, a dash after the name.)
+            (format!("Seed phrase:\n1. {numbered}"), numbered.clone()),
+            (
+                format!("\"mnemonic\": [\"{}\"]", w.replace(' ', "\", \"")),
+                w.replace(' ', "\", \""),
+            ),
+            (format!("ethers.Wallet.fromMnemonic(\"{w}\")"), w.to_owned()),
+            (format!("Mnemonic phrase (12 words): {w}"), w.to_owned()),
+            (
+                format!("seed phrase: {}", w.replace(' ', " - ")),
+                w.replace(' ', " - "),
+            ),
+            (
+                format!("Seed phrase — {}", w.replace(' ', " | ")),
+                w.replace(' ', " | "),
+            ),
+            (format!("RECOVERY_PHRASE={w}"), w.to_owned()),
         ] {
             finds_and_redacts(&d, &text, &[want.as_str()]);
         }
@@ -7136,9 +7167,14 @@ pub(crate) mod tests {
             "seed phrase: produce drop purity excite mystery tackle library cabbage middle roof",
             "amnemonic: produce drop purity excite mystery tackle library cabbage middle roof cover ritual",
             "mnemonic mnemonic mnemonic; Mnemonic: see the vault; SEED_PHRASE=${SEED}",
+            // (Review 64: eleven words and the next line's prose; placeholders, tests.)
+            "seed phrase: word word word word word word word word word word word word",
+            "mnemonic: \"test test test test test test test test test test test junk\"",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
+        let text = format!("seed phrase: {eleven}\nnever share this list");
+        assert_eq!(d.detect(&text), [], "{text}");
     }
 
     /// A bare value ends where another field named for a secret is glued on after a list's

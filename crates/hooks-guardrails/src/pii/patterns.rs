@@ -296,7 +296,7 @@ pub(super) const LOCAL_NAMES: [&str; 75] = [
 /// `verification code: …`, tried here and in a pass of its own, made every scan 2–3%
 /// slower either way — its literals start as common words do, `one-`, `ver`, `sec`,
 /// `log`, and `otp` stands in `footprint`: left out.)
-pub(super) const ADDED_NAMES: [&str; 62] = [
+pub(super) const ADDED_NAMES: [&str; 63] = [
     "pw",
     "PW",
     "Pw",
@@ -357,6 +357,8 @@ pub(super) const ADDED_NAMES: [&str; 62] = [
     "Network Key",
     "wireless key",
     "Wireless key",
+    // (Windows's `netsh wlan show profile … key=clear`, `Key Content            : …`.)
+    "Key Content",
     "credentials",
     "Credentials",
     "CREDENTIALS",
@@ -1103,7 +1105,7 @@ pub(super) const FIFTH_ARGUMENT_CALLS: [&str; 4] = [
 /// Phrase"), its seed words, as labels, fields, variables and prose write them. A pass of
 /// their own: in another pass's prefilter they would take it past the literals of its
 /// faster kind.
-pub(super) const SEED_NAMES: [&str; 17] = [
+pub(super) const SEED_NAMES: [&str; 28] = [
     "mnemonic",
     "Mnemonic",
     "MNEMONIC",
@@ -1114,13 +1116,24 @@ pub(super) const SEED_NAMES: [&str; 17] = [
     "seed_phrase",
     "SEED_PHRASE",
     "seedPhrase",
+    "SeedPhrase",
+    "seedphrase",
+    "Seedphrase",
+    "seed-phrase",
     "recovery phrase",
     "Recovery phrase",
     "Recovery Phrase",
+    "RECOVERY PHRASE",
+    "recovery_phrase",
+    "RECOVERY_PHRASE",
+    "recoveryPhrase",
     "seed words",
     "Seed words",
+    "Seed Words",
+    "SEED WORDS",
     "backup phrase",
     "Backup phrase",
+    "Backup Phrase",
 ];
 
 /// The trigger of the fourteenth pass: a field named by one of [`ADDED_NAMES`] (see

@@ -10395,15 +10395,14 @@ fn marked_len(r: &[u8], glue: bool) -> usize {
                 // (Or the value ends with it, after four characters or more, `P@ss(w0rd)`:
                 // at a blank, a sentence's `.`, a `;`, a `,`, a quote, a `)`, a tag's `<`,
                 // a `|` or a `?` — not a macro's call, a word's `!` before it, Rust's
-                // `secret!(pw)`, `Hash!(x)`, `sha256!(data)`; nor arithmetic's, a
-                // member's or a path's, `n*sizeof(int)`, `key^mask(x)`, `100%(x)`,
+                // `secret!(pw)`, `Hash!(x)` (but `hunter2!(x)`: `sha256!(data)` reads as a
+                // password, review 64); nor arithmetic's, a member's or a path's,
+                // `n*sizeof(int)`, `key^mask(x)`, a number's percentage, `100%(x)`,
                 // `args!!.getString(KEY)`, `std::env!(PW)`: reviews 62, 63.)
                 let ends = |k: usize| {
                     let word = |c: &u8| c.is_ascii_alphabetic() || *c == b'_';
-                    let small = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_';
-                    let name = &r[..i - 1];
-                    let macro_call =
-                        r[i - 1] == b'!' && (name.iter().all(word) || name.iter().all(small));
+                    let macro_call = r[i - 1] == b'!' && r[..i - 1].iter().all(word);
+                    let percentage = r[i - 1] == b'%' && r[..i - 1].iter().all(u8::is_ascii_digit);
                     let end = match r.get(i + k + 2) {
                         None => true,
                         Some(b'.') => r.get(i + k + 3).is_none_or(u8::is_ascii_whitespace),
@@ -10411,7 +10410,7 @@ fn marked_len(r: &[u8], glue: bool) -> usize {
                     };
                     i >= 4
                         && !macro_call
-                        && r[i - 1] != b'%'
+                        && !percentage
                         && !r[..i].iter().any(|c| b"*^.:".contains(c))
                         && end
                 };
@@ -10450,14 +10449,20 @@ fn bip39_word(word: &[u8]) -> bool {
 
 /// A wallet's recovery words after their name (`s..e`: one of `patterns::SEED_NAMES`):
 /// `seed phrase: abandon ability …`, `"mnemonic": "…"`, `WALLET_MNEMONIC="…"`, `my
-/// recovery phrase is …` — 12, 15, 18, 21 or 24 words of BIP-39's list in a row (see
-/// [`bip39_word`]), the most of those counts that stand there, split by blanks, line
-/// breaks or a comma and a blank. Between the name and the words: the rest of an
-/// identifier (`mnemonic_words`, `seedPhraseText`), then blanks, quotes, `:`, `=`, `>`,
-/// emphasis, 24 bytes at most, and `is`, `are`, `was` or `were`. The name stands as a
-/// word or an identifier's part (`walletMnemonic`, `WALLET_MNEMONIC`; not glued after a
-/// small letter, `amnemonic`). Prose that names them holds words past the list (`the seed
-/// phrase is never stored`: `stored` is none) or fewer than twelve.
+/// recovery phrase is …`, `Mnemonic.fromPhrase("…")`, a numbered list (`1. abandon⏎2.
+/// ability …`), a JSON array (`["abandon", "ability", …]`) — 12, 15, 18, 21 or 24 words
+/// of BIP-39's list in a row (see [`bip39_word`]), the most of those counts that stand
+/// there, with two repeated at most (not a placeholder's, `word word …`, nor a test's,
+/// `test test … junk`). Between two words: blanks, a comma, quotes, a `|` or a `-`, six
+/// bytes at most — a line break between each two or none (not the next line's prose after
+/// a line of them, review 64). Between the name and the words: the rest of an identifier
+/// (`mnemonic_words`, `seedPhraseText`, `.fromPhrase`), a second word of the name
+/// (`Mnemonic phrase`, `recovery words`), a remark in parentheses (`(12 words)`), then
+/// blanks, quotes, brackets, `:`, `=`, `>`, `-`, a dash, emphasis, 24 bytes at most, and
+/// `is`, `are`, `was` or `were`. The name stands as a word or an identifier's part
+/// (`walletMnemonic`, `WALLET_MNEMONIC`; not glued after a small letter, `amnemonic`).
+/// Prose that names them holds words past the list (`the seed phrase is never stored`:
+/// `stored` is none) or fewer than twelve.
 pub(super) fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     if let Some(&c) = s.checked_sub(1).and_then(|i| b.get(i)) {
@@ -10466,25 +10471,71 @@ pub(super) fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(
             return None;
         }
     }
-    let tail = b[e..]
+    let mut at = e + b[e..]
         .iter()
         .take(24)
-        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
         .count();
-    let separator = |c: &u8| {
-        c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'`' | b':' | b'=' | b'>' | b'*')
+    if let Some(second) = ["phrase", "words", "seed"].into_iter().find(|w| {
+        b.get(at) == Some(&b' ')
+            && b.get(at + 1..at + 1 + w.len())
+                .is_some_and(|x| x.eq_ignore_ascii_case(w.as_bytes()))
+            && !b
+                .get(at + 1 + w.len())
+                .is_some_and(u8::is_ascii_alphanumeric)
+    }) {
+        at += 1 + second.len();
+    }
+    // (A remark in parentheses, `mnemonic (12 words):`.)
+    if b[at..].starts_with(b" (") {
+        at = memchr::memchr(b')', &b[at..b.len().min(at + 32)]).map_or(at, |k| at + k + 1);
+    }
+    let separators = |mut at: usize| {
+        for _ in 0..24 {
+            match b.get(at) {
+                Some(c)
+                    if c.is_ascii_whitespace()
+                        || matches!(c, b'"' | b'\'' | b'`' | b':' | b'=' | b'>' | b'*' | b'-')
+                        || matches!(c, b'(' | b'[' | b'{') =>
+                {
+                    at += 1;
+                }
+                // (A dash, `Seed phrase — …`, and typographic quotes.)
+                _ if ["—", "–", "“", "‘", "«"]
+                    .iter()
+                    .any(|d| b[at..].starts_with(d.as_bytes())) =>
+                {
+                    at += 3 - usize::from(b[at..].starts_with("«".as_bytes()));
+                }
+                _ => break,
+            }
+        }
+        at
     };
-    let mut at = e + tail;
-    at += b[at..].iter().take(24).take_while(|c| separator(c)).count();
+    at = separators(at);
     if let Some(verb) = [&b"is"[..], b"are", b"was", b"were"]
         .into_iter()
-        .find(|v| b[at..].starts_with(v) && b.get(at + v.len()) == Some(&b' '))
+        .find(|v| b[at..].starts_with(v) && matches!(b.get(at + v.len()), Some(b' ' | b':')))
     {
-        at += verb.len();
-        at += b[at..].iter().take(24).take_while(|c| separator(c)).count();
+        at = separators(at + verb.len());
     }
-    let (mut i, mut count, mut end) = (at, 0, None);
+    // (Each word's span, to tell repeats.)
+    let mut words = [(0, 0); 24];
+    let (mut i, mut count, mut found) = (at, 0, None);
+    let mut lines = None;
     while count < 24 {
+        // (An item's number, `1. `, `2) `.)
+        let digits = b[i..]
+            .iter()
+            .take(3)
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        if (1..=2).contains(&digits)
+            && matches!(b.get(i + digits), Some(b'.' | b')'))
+            && b.get(i + digits + 1).is_some_and(u8::is_ascii_whitespace)
+        {
+            i = past_white(b, i + digits + 1, 8);
+        }
         let word = b[i..]
             .iter()
             .take(9)
@@ -10496,23 +10547,34 @@ pub(super) fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(
         {
             break;
         }
+        words[count] = (i, i + word);
         count += 1;
-        if count >= 12 && count % 3 == 0 {
-            end = Some(i + word);
+        let repeats = (1..count)
+            .filter(|&k| {
+                let (a, z) = words[k];
+                words[..k]
+                    .iter()
+                    .any(|&(p, q)| b[p..q].eq_ignore_ascii_case(&b[a..z]))
+            })
+            .count();
+        if count >= 12 && count % 3 == 0 && repeats <= 2 {
+            found = Some(i + word);
         }
         i += word;
-        let comma = usize::from(b.get(i) == Some(&b','));
-        let gap = b[i + comma..]
+        let gap = b[i..]
             .iter()
-            .take(4)
-            .take_while(|c| c.is_ascii_whitespace())
+            .take(6)
+            .take_while(|c| {
+                c.is_ascii_whitespace() || matches!(c, b',' | b'"' | b'\'' | b'|' | b'-')
+            })
             .count();
-        if gap == 0 {
+        let broken = b[i..i + gap].contains(&b'\n');
+        if gap == 0 || *lines.get_or_insert(broken) != broken {
             break;
         }
-        i += comma + gap;
+        i += gap;
     }
-    end.map(|end| (at, end))
+    found.map(|end| (words[0].0, end))
 }
 
 /// Whether a digit stands inside a word of `part`: after a letter, with a letter after it
