@@ -296,7 +296,7 @@ pub(super) const LOCAL_NAMES: [&str; 75] = [
 /// `verification code: …`, tried here and in a pass of its own, made every scan 2–3%
 /// slower either way — its literals start as common words do, `one-`, `ver`, `sec`,
 /// `log`, and `otp` stands in `footprint`: left out.)
-pub(super) const ADDED_NAMES: [&str; 63] = [
+pub(super) const ADDED_NAMES: [&str; 62] = [
     "pw",
     "PW",
     "Pw",
@@ -357,8 +357,6 @@ pub(super) const ADDED_NAMES: [&str; 63] = [
     "Network Key",
     "wireless key",
     "Wireless key",
-    // (Windows's `netsh wlan show profile … key=clear`, `Key Content            : …`.)
-    "Key Content",
     "credentials",
     "Credentials",
     "CREDENTIALS",
