@@ -7184,6 +7184,10 @@ pub(crate) mod tests {
             (format!("ethers.Wallet.fromMnemonic(\"{w}\")"), w.to_owned()),
             (format!("Mnemonic phrase (12 words): {w}"), w.to_owned()),
             (
+                format!("Recovery Phrase (write this down on paper and store it safely): {w}"),
+                w.to_owned(),
+            ),
+            (
                 format!("seed phrase: {}", w.replace(' ', " - ")),
                 w.replace(' ', " - "),
             ),

@@ -10495,9 +10495,10 @@ pub(super) fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(
     }) {
         at += 1 + second.len();
     }
-    // (A remark in parentheses, `mnemonic (12 words):`.)
+    // (A remark in parentheses, `mnemonic (12 words):`, `Recovery Phrase (write this down
+    // on paper and store it safely):`, review 65.)
     if b[at..].starts_with(b" (") {
-        at = memchr::memchr(b')', &b[at..b.len().min(at + 32)]).map_or(at, |k| at + k + 1);
+        at = memchr::memchr(b')', &b[at..b.len().min(at + 80)]).map_or(at, |k| at + k + 1);
     }
     let separators = |mut at: usize| {
         for _ in 0..24 {
