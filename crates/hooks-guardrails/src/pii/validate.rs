@@ -10328,12 +10328,37 @@ fn marked_len(r: &[u8], glue: bool) -> usize {
             digit |= c.is_ascii_digit();
             small |= c.is_ascii_lowercase();
             capital |= c.is_ascii_uppercase();
-            symbols |= b"!@#$%^*&".contains(&c);
+            symbols |= PASSWORD_MARKS.contains(&c);
             inside |= digits && c.is_ascii_alphabetic();
             digits = (after_letter || digits) && c.is_ascii_digit();
             after_letter = c.is_ascii_alphabetic();
         }
         read = i;
+        // (A `;`, a `,` or a backslash glued between two parts that each hold a digit or a
+        // symbol, the value with both made as a password's and a digit inside a word or a
+        // symbol in it, `Xk9;mQ2vL7`: not a list's, a type's, a unit's, `str,token: str`,
+        // `a1,b2`, `Win10,Win11`, `1,500MHz` — review 62.)
+        if glue
+            && matches!(r[i], b';' | b',' | b'\\')
+            && i > 0
+            && r[i - 1].is_ascii_alphanumeric()
+            && (digit || symbols)
+            && let Some(j) = glued(i)
+            && password_part(j).is_some_and(|part| {
+                let has = |f: fn(&u8) -> bool| part.iter().any(f);
+                let part_symbols = has(|c| PASSWORD_MARKS.contains(c));
+                made(
+                    j + part.len(),
+                    digit || has(u8::is_ascii_digit),
+                    small || has(u8::is_ascii_lowercase),
+                    capital || has(u8::is_ascii_uppercase),
+                    symbols || part_symbols,
+                ) && (symbols || part_symbols || inside || digit_inside(part))
+            })
+        {
+            i = j;
+            continue;
+        }
         match r[i] {
             c if c.is_ascii_whitespace() => break,
             // (An apostrophe between letters or digits after a value made as a password's,
@@ -10343,33 +10368,6 @@ fn marked_len(r: &[u8], glue: bool) -> usize {
                     && r[i - 1].is_ascii_alphanumeric()
                     && made(i, digit, small, capital, false)
                     && r.get(i + 1).is_some_and(u8::is_ascii_alphanumeric) => {}
-            // (A `;`, a `,` or a backslash glued between two parts that each hold a digit
-            // or a symbol, the value with both made as a password's and a digit inside a
-            // word or a symbol in it, `Xk9;mQ2vL7`: not a list's, a type's, a unit's,
-            // `str,token: str`, `a1,b2`, `Win10,Win11`, `1,500MHz` — review 62.)
-            b';' | b',' | b'\\'
-                if glue
-                    && i > 0
-                    && r[i - 1].is_ascii_alphanumeric()
-                    && (digit || symbols)
-                    && glued(i).is_some_and(|j| {
-                        password_part(j).is_some_and(|part| {
-                            let has = |f: fn(&u8) -> bool| part.iter().any(f);
-                            made(
-                                j + part.len(),
-                                digit || has(u8::is_ascii_digit),
-                                small || has(u8::is_ascii_lowercase),
-                                capital || has(u8::is_ascii_uppercase),
-                                symbols || has(|c| b"!@#$%^*&".contains(c)),
-                            ) && (symbols
-                                || has(|c| b"!@#$%^*&".contains(c))
-                                || inside
-                                || digit_inside(part))
-                        })
-                    }) =>
-            {
-                i = glued(i).map_or(i, |j| j - 1);
-            }
             b'"' | b'\'' | b'`' | b'\\' | b')' | b']' | b'}' | b';' | b',' | b'<' | b'>' => break,
             b'&' if !made(i, digit, small, capital, symbols) || password_part(i + 1).is_none() => {
                 break;
@@ -10511,13 +10509,13 @@ pub(super) fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(
                     at += 1;
                 }
                 // (A dash, `Seed phrase — …`, and typographic quotes.)
-                _ if ["—", "–", "“", "‘", "«"]
+                _ => match ["—", "–", "“", "‘", "«"]
                     .iter()
-                    .any(|d| b[at..].starts_with(d.as_bytes())) =>
+                    .find(|d| b[at..].starts_with(d.as_bytes()))
                 {
-                    at += 3 - usize::from(b[at..].starts_with("«".as_bytes()));
-                }
-                _ => break,
+                    Some(d) => at += d.len(),
+                    None => break,
+                },
             }
         }
         at
@@ -10529,10 +10527,11 @@ pub(super) fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(
     {
         at = separators(at + verb.len());
     }
-    // (Each word's place in the list, to tell repeats and the list read in its order.)
+    // (Each word's place in the list, to tell repeats; whether the list is read in its
+    // order so far, `abandon, ability, able, …`, review 65.)
     let mut places = [0; 24];
-    let (mut i, mut count, mut repeats) = (at, 0, 0);
-    let (mut first, mut found) = (None, None);
+    let (mut i, mut count, mut repeats, mut in_order) = (at, 0, 0, true);
+    let (mut start, mut found) = (at, None);
     // (How many words a line holds, where they stand on more than one line: each line as
     // many — after every sixth, after each — not the next line's prose after eleven,
     // review 64; and whether the first had an item's number: then each has one.)
@@ -10570,14 +10569,12 @@ pub(super) fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(
         if repeats > 2 {
             break;
         }
+        match count {
+            0 => start = i,
+            _ => in_order &= place == places[count - 1] + 1,
+        }
         places[count] = place;
         count += 1;
-        let start = *first.get_or_insert(i);
-        // (Not the list itself in its order, `abandon, ability, able, …`, review 65.)
-        let in_order = places[1..count]
-            .iter()
-            .zip(&places[..count - 1])
-            .all(|(n, p)| *n == p + 1);
         if count >= 12 && count % 3 == 0 && row.is_none_or(|r| count % r == 0) && !in_order {
             found = Some((start, i + word));
         }
@@ -10613,6 +10610,10 @@ fn digit_inside(part: &[u8]) -> bool {
         }
     })
 }
+
+/// The symbols that make a value a password's where they stand in it, as [`marked_len`]
+/// and [`account_and_password`] judge one (`P@ss`, `Sunflower2024!`).
+const PASSWORD_MARKS: [u8; 8] = *b"!@#$%^*&";
 
 /// The marks [`marked_len`] may read a value on past (a bracket's closer only inside it).
 const OWN_MARKS: [u8; 8] = *b"&'([{;,\\";
@@ -10667,13 +10668,7 @@ fn password_apart(name: &[u8], after: &[u8], bare_len: &impl Fn(&[u8]) -> usize)
         };
         return (len > 0).then_some(colon + 1 + len);
     }
-    let blanks = |r: &[u8]| {
-        r.iter()
-            .take(8)
-            .take_while(|&&c| c == b' ' || c == b'\t')
-            .count()
-    };
-    let before = blanks(after);
+    let before = leading_blanks(after);
     // (The slash glued to the name, `admin/ Xk9…`.)
     let glued = name.len() > 1 && name.ends_with(b"/");
     let at = match glued {
@@ -10683,12 +10678,21 @@ fn password_apart(name: &[u8], after: &[u8], bare_len: &impl Fn(&[u8]) -> usize)
                 .get(before)
                 .filter(|&&c| c == b'/')
                 .map(|_| before + 1)?;
-            slash + blanks(&after[slash..])
+            slash + leading_blanks(&after[slash..])
         }
     };
     // (A blank beside the slash: `admin/Xk9…` is one bare value.)
     let len = bare_len(&after[at..]);
     (at > usize::from(!glued) && len > 0).then_some(at + len)
+}
+
+/// How many blanks (spaces and tabs) `r` starts with, eight at most: between credentials'
+/// account and password set apart, and between a list's pairs.
+fn leading_blanks(r: &[u8]) -> usize {
+    r.iter()
+        .take(8)
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count()
 }
 
 /// Where a list of credentials' pairs (see [`account_and_password`]) that starts with one
@@ -10703,13 +10707,7 @@ fn more_pairs(rest: &[u8], len: usize, whole: bool, bare_len: &impl Fn(&[u8]) ->
         if !matches!(rest.get(len), Some(b',' | b';')) {
             break;
         }
-        let at = len + 1;
-        let at = at
-            + rest[at..]
-                .iter()
-                .take(8)
-                .take_while(|&&c| c == b' ' || c == b'\t')
-                .count();
+        let at = len + 1 + leading_blanks(&rest[len + 1..]);
         let n = bare_len(&rest[at..]);
         let n = n + password_apart(&rest[at..at + n], &rest[at + n..], bare_len).unwrap_or(0);
         let item = std::str::from_utf8(&rest[at..at + n])
@@ -10776,7 +10774,7 @@ fn account_and_password(v: &str) -> bool {
             && (!apart
                 || (digits >= 2
                     && !version
-                    && (cases || p.iter().any(|c| b"!@#$%^&*".contains(c)))))
+                    && (cases || p.iter().any(|c| PASSWORD_MARKS.contains(c)))))
     };
     // (Set apart, not a path's or a unit's, `/home/user12`, `443/tcp`, nor a color's.)
     let other = apart && (p.contains(&b'/') || p.starts_with(b"#"));
