@@ -293,10 +293,12 @@ fn scan_adversarial(c: &mut Criterion) {
             fill("pw=x,token=y;api_key=z [pw]=\"[pw]=\" x_pw]=\"x_pw]=\" credentials: gcp.json creds=x {{ db_pw | default(omit) }} clave: MX01 passordet er for kort 비번은 createCredential(a, b, c) Password for Wi-Fi: see PW: 1500us passcode: 6-digit ", ""),
         ),
         // A wallet's recovery words' names before eleven words of BIP-39's list (a twelfth
-        // would make them a detection), a definition, a variable, an instruction.
+        // would make them a detection), a definition, a variable, an instruction; names'
+        // first words in other senses (`seed: 42`), a name that is the list's word over and
+        // over, a nested key and a table's head with no words after them.
         (
             "seed_names_without_words",
-            fill("seed phrase: produce drop purity excite mystery tackle library cabbage middle roof cover mnemonic: a WALLET_MNEMONIC=\"x\" Recovery phrase: write down these twelve words ", ""),
+            fill("seed phrase: produce drop purity excite mystery tackle library cabbage middle roof cover mnemonic: a WALLET_MNEMONIC=\"x\" Recovery phrase: write down these twelve words seed: 42 wallet: 0x5290 backup seed seed seed recovery words: none {\"mnemonic\": {\"phrase\": \"\"}} Seed phrase:\n| # | Word |\n|---|---|\n| 1 | never | ", ""),
         ),
         // The positional tools added last (PuTTY's, the hashing tools', MinIO's, Oracle's),
         // none given a password.

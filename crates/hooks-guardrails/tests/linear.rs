@@ -266,9 +266,10 @@ fn family(name: &str, n: usize) -> String {
             "pw=x,token=y;api_key=z [pw]=\"[pw]=\" x_pw]=\"x_pw]=\" credentials: gcp.json creds=x {{ db_pw | default(omit) }} clave: MX01 passordet er for kort 비번은 createCredential(a, b, c) Password for Wi-Fi: see PW: 1500us passcode: 6-digit ".repeat(n / 232)
         }
         // A wallet's recovery words' names before eleven words of the list, a definition,
-        // a variable, an instruction.
+        // a variable, an instruction; names' first words in other senses, a name that is
+        // the list's word over and over, a nested key and a table's head with no words.
         "seed_names_without_words" => {
-            "seed phrase: produce drop purity excite mystery tackle library cabbage middle roof cover mnemonic: a WALLET_MNEMONIC=\"x\" Recovery phrase: write down these twelve words ".repeat(n / 168)
+            "seed phrase: produce drop purity excite mystery tackle library cabbage middle roof cover mnemonic: a WALLET_MNEMONIC=\"x\" Recovery phrase: write down these twelve words seed: 42 wallet: 0x5290 backup seed seed seed recovery words: none {\"mnemonic\": {\"phrase\": \"\"}} Seed phrase:\n| # | Word |\n|---|---|\n| 1 | never | ".repeat(n / 314)
         }
         // The positional tools added last, none given a password.
         "tools_added_last_without_passwords" => {

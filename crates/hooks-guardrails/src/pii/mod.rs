@@ -7159,6 +7159,28 @@ pub(crate) mod tests {
             })
             .collect::<String>();
         let bullets = w.replace(' ', "\n* ");
+        // (Each word with an item's number made as `form` makes it, one to a line, the
+        // first's number left out of what is found.)
+        let items = |form: &dyn Fn(usize, &str) -> String| {
+            let lines = w.split(' ').enumerate().map(|(k, x)| form(k + 1, x));
+            let lines = lines.collect::<Vec<_>>().join("\n");
+            let first = form(1, "produce").find("produce").unwrap_or_default();
+            (lines.clone(), lines[first..].to_owned())
+        };
+        let mut numbered_forms = vec![];
+        for form in [
+            &(|k: usize, x: &str| format!("#{k} {x}")) as &dyn Fn(usize, &str) -> String,
+            &|k, x| format!("({k}) {x}"),
+            &|k, x| format!("Word {k}: {x}"),
+            &|k, x| format!("{k}: {x}"),
+            &|k, x| format!("{k} - {x}"),
+            &|k, x| format!("{k}\t{x}"),
+            &|k, x| format!("| {k} | {x} |"),
+        ] {
+            numbered_forms.push(items(form));
+        }
+        let (table, table_words) = &numbered_forms[6];
+        let table_words = table_words.trim_end_matches(" |");
         for (text, want) in [
             (format!("seed phrase: {w}"), w.to_owned()),
             (
@@ -7206,6 +7228,40 @@ pub(crate) mod tests {
             ),
             (format!("Seed phrase:\n1. {grid}"), grid.clone()),
             (format!("Seed phrase:\n* {bullets}"), bullets.clone()),
+            // (Other names: a seed, recovery or wallet words, a name's words joined by a
+            // dash; a key nested under the name; prose to a colon; `;` and `/` between
+            // words; other items' numbers, a table.)
+            (format!("seed: {w}"), w.to_owned()),
+            (format!("{{\"seed\": \"{w}\"}}"), w.to_owned()),
+            (format!("Recovery seed: {w}"), w.to_owned()),
+            (format!("recovery words: {w}"), w.to_owned()),
+            (format!("wallet words: {w}"), w.to_owned()),
+            (format!("BACKUP WORDS: {w}"), w.to_owned()),
+            (format!("Seed-Phrase: {w}"), w.to_owned()),
+            (
+                format!(r#"{{"mnemonic": {{"phrase": "{w}", "path": "m/44'/60'/0'/0/0"}}}}"#),
+                w.to_owned(),
+            ),
+            (format!("mnemonic = {{phrase: '{w}'}}"), w.to_owned()),
+            (format!("seed phrase for wallet 2: {w}"), w.to_owned()),
+            // (The first word's number left out after the name.)
+            (format!("Seed phrase: {numbered}"), numbered.clone()),
+            (
+                format!("my recovery seed, please check it:\n{w}"),
+                w.to_owned(),
+            ),
+            (
+                format!("seed phrase: {}", w.replace(' ', "; ")),
+                w.replace(' ', "; "),
+            ),
+            (
+                format!("seed phrase: {}", w.replace(' ', "/")),
+                w.replace(' ', "/"),
+            ),
+            (
+                format!("Seed phrase:\n| # | Word |\n|---|------|\n{table}"),
+                table_words.to_owned(),
+            ),
         ] {
             finds_and_redacts(&d, &text, &[want.as_str()]);
         }
@@ -7219,8 +7275,18 @@ pub(crate) mod tests {
             // (Review 64: eleven words and the next line's prose; placeholders, tests.)
             "seed phrase: word word word word word word word word word word word word",
             "mnemonic: \"test test test test test test test test test test test junk\"",
+            // (The names' first words in other senses.)
+            "seed: 42",
+            "random seed: the seed is set to 42 for reproducibility",
+            "wallet: 0x52908400098527886E0F7030069857D2E4169EE7",
+            "recovery: restart the service; backup: daily at 02:00",
+            "Seed phrase:\n| # | Word |\n|---|------|\n| 1 | never |\n| 2 | share |",
+            "Seed phrase:\n#1 never\n#2 share\n#3 it",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
+        }
+        for (lines, words) in &numbered_forms[..6] {
+            finds_and_redacts(&d, &format!("Seed phrase:\n{lines}"), &[words.as_str()]);
         }
         // (Review 65: the list in its order; eleven numbered and the next heading; names
         // that are the list's words, over and over.)

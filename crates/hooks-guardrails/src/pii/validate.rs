@@ -10459,14 +10459,19 @@ fn bip39_word(word: &[u8]) -> Option<usize> {
 /// 18, 21 or 24 words of BIP-39's list in a row (see [`bip39_word`]), the most of those
 /// counts that stand there, with two repeated at most (not a placeholder's, `word word …`,
 /// nor a test's, `test test … junk`), not the list itself in its order (`abandon, ability,
-/// able, …`). Between two words: blanks, a comma, quotes, a `|`, a `-` or a bullet's `*`,
-/// 16 bytes at most; where they stand on more than one line, each line holds as many (rows
-/// of six, one to a line: not the next line's prose after eleven, reviews 64, 65); where
-/// the first has an item's number, each has one. Between the name and the words: the rest
-/// of an identifier (`mnemonic_words`, `seedPhraseText`, `.fromPhrase`), a second word of
-/// the name (`Mnemonic phrase`, `recovery words`), a remark in parentheses (`(12 words)`),
-/// then blanks, quotes, brackets, `:`, `=`, `>`, `-`, a dash, emphasis, 24 bytes at most,
-/// and `is`, `are`, `was` or `were`. The name stands as a word or an identifier's part
+/// able, …`). Between two words: blanks, a comma, a `;`, a `/`, quotes, a `|`, a `-` or a
+/// bullet's `*`, 16 bytes at most; where they stand on more than one line, each line holds
+/// as many (rows of six, one to a line: not the next line's prose after eleven, reviews
+/// 64, 65); where the second has an item's number, each after it has one (see
+/// [`item_number`]).
+/// Between the name and the words: the rest of an identifier (`mnemonic_words`,
+/// `seedPhraseText`, `.fromPhrase`), a second word of the name (`Mnemonic phrase`,
+/// `recovery words`, `Seed-Phrase`), a remark in parentheses (`(12 words)`), then blanks,
+/// quotes, brackets, `:`, `=`, `>`, `-`, a dash, emphasis, 24 bytes at most, `is`, `are`,
+/// `was` or `were`, a table's head (`| # | Word |⏎|---|---|`) and a key nested under the
+/// name (ethers' `{"mnemonic": {"phrase": "…"}}`); or, where no words follow those, prose
+/// to a colon on the name's line, 80 bytes at most (`my recovery seed, please check it:⏎
+/// Word 1: …`, `seed phrase for wallet 2: …`). The name stands as a word or an identifier's part
 /// (`walletMnemonic`, `WALLET_MNEMONIC`; not glued after a small letter, `amnemonic`).
 /// Prose that names them holds words past the list (`the seed phrase is never stored`:
 /// `stored` is none) or fewer than twelve.
@@ -10484,7 +10489,7 @@ pub(super) fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(
         .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
         .count();
     if let Some(second) = ["phrase", "words", "seed"].into_iter().find(|w| {
-        b.get(at) == Some(&b' ')
+        matches!(b.get(at), Some(b' ' | b'-'))
             && b.get(at + 1..at + 1 + w.len())
                 .is_some_and(|x| x.eq_ignore_ascii_case(w.as_bytes()))
             && !b
@@ -10498,34 +10503,48 @@ pub(super) fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(
     if b[at..].starts_with(b" (") {
         at = memchr::memchr(b')', &b[at..b.len().min(at + 80)]).map_or(at, |k| at + k + 1);
     }
-    let separators = |mut at: usize| {
-        for _ in 0..24 {
-            match b.get(at) {
-                Some(c)
-                    if c.is_ascii_whitespace()
-                        || matches!(c, b'"' | b'\'' | b'`' | b':' | b'=' | b'>' | b'*' | b'-')
-                        || matches!(c, b'(' | b'[' | b'{') =>
-                {
-                    at += 1;
-                }
-                // (A dash, `Seed phrase — …`, and typographic quotes.)
-                _ => match ["—", "–", "“", "‘", "«"]
-                    .iter()
-                    .find(|d| b[at..].starts_with(d.as_bytes()))
-                {
-                    Some(d) => at += d.len(),
-                    None => break,
-                },
-            }
-        }
-        at
-    };
-    at = separators(at);
+    if let Some(found) = seed_words(b, at) {
+        return Some(found);
+    }
+    // (Prose between the name and a colon on its line: `my recovery seed, please check
+    // it:⏎Word 1: …`, `seed phrase for wallet 2: …`.)
+    let from = name_separators(b, at);
+    let line = &b[from..b.len().min(from + 80)];
+    let colon = memchr::memchr2(b':', b'\n', line).filter(|&k| line[k] == b':')?;
+    seed_words(b, from + colon + 1)
+}
+
+/// The recovery words that stand after their name's marks from `at` on, where they start
+/// and end (see [`seed_phrase`]).
+fn seed_words(b: &[u8], mut at: usize) -> Option<(usize, usize)> {
+    at = name_separators(b, at);
     if let Some(verb) = [&b"is"[..], b"are", b"was", b"were"]
         .into_iter()
         .find(|v| b[at..].starts_with(v) && matches!(b.get(at + v.len()), Some(b' ' | b':')))
     {
-        at = separators(at + verb.len());
+        at = name_separators(b, at + verb.len());
+    }
+    // (A table's head, `| # | Word |⏎|---|---|`: the words in its rows.)
+    if b.get(at) == Some(&b'|') {
+        let line = |i: usize| memchr::memchr(b'\n', &b[i..b.len().min(i + 64)]).map(|k| i + k);
+        if let Some(rule) = line(at).and_then(|end| Some((end + 1, line(end + 1)?))) {
+            let (from, to) = rule;
+            let ruled =
+                b[from..to].contains(&b'-') && b[from..to].iter().all(|c| b"|-: \t\r".contains(c));
+            if ruled {
+                at = to + 1;
+            }
+        }
+    }
+    // (A key nested under the name, ethers' `{"mnemonic": {"phrase": "…"}}`, `{phrase: …}`.)
+    let key = b[at..]
+        .iter()
+        .take(16)
+        .take_while(|c| c.is_ascii_alphabetic())
+        .count();
+    let colon = at + key + usize::from(matches!(b.get(at + key), Some(b'"' | b'\'')));
+    if key > 0 && b.get(colon) == Some(&b':') {
+        at = name_separators(b, colon + 1);
     }
     // (Each word's place in the list, to tell repeats; whether the list is read in its
     // order so far, `abandon, ability, able, …`, review 65.)
@@ -10534,22 +10553,16 @@ pub(super) fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(
     let (mut start, mut found) = (at, None);
     // (How many words a line holds, where they stand on more than one line: each line as
     // many — after every sixth, after each — not the next line's prose after eleven,
-    // review 64; and whether the first had an item's number: then each has one.)
+    // review 64; and whether the second had an item's number: then each has one.)
     let (mut row, mut numbered) = (None, None);
     while count < 24 {
-        // (An item's number, `1. `, `2) `, `3.`.)
-        let digits = b[i..]
-            .iter()
-            .take(3)
-            .take_while(|c| c.is_ascii_digit())
-            .count();
-        let number = (1..=2).contains(&digits) && matches!(b.get(i + digits), Some(b'.' | b')'));
-        if *numbered.get_or_insert(number) != number {
+        // (The first word's number may be left out, after the name: `Seed phrase: chief⏎
+        // 2. speak …`; the second's tells whether each has one.)
+        let number = item_number(b, i);
+        if count > 0 && *numbered.get_or_insert(number.is_some()) != number.is_some() {
             break;
         }
-        if number {
-            i = past_white(b, i + digits + 1, 8);
-        }
+        i = number.unwrap_or(i);
         let word = b[i..]
             .iter()
             .take(9)
@@ -10583,7 +10596,8 @@ pub(super) fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(
             .iter()
             .take(16)
             .take_while(|c| {
-                c.is_ascii_whitespace() || matches!(c, b',' | b'"' | b'\'' | b'|' | b'-' | b'*')
+                c.is_ascii_whitespace()
+                    || matches!(c, b',' | b';' | b'/' | b'"' | b'\'' | b'|' | b'-' | b'*')
             })
             .count();
         if gap == 0 {
@@ -10596,6 +10610,66 @@ pub(super) fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(
         i += gap;
     }
     found
+}
+
+/// Where the marks between a recovery phrase's name and its words end from `at` on (see
+/// [`seed_phrase`]): blanks, quotes, brackets, `:`, `=`, `>`, `-`, emphasis's `*`, a
+/// dash, typographic quotes — 24 at most.
+fn name_separators(b: &[u8], mut at: usize) -> usize {
+    for _ in 0..24 {
+        match b.get(at) {
+            Some(c)
+                if c.is_ascii_whitespace()
+                    || matches!(c, b'"' | b'\'' | b'`' | b':' | b'=' | b'>' | b'*' | b'-')
+                    || matches!(c, b'(' | b'[' | b'{') =>
+            {
+                at += 1;
+            }
+            // (A dash, `Seed phrase — …`, and typographic quotes.)
+            _ => match ["—", "–", "“", "‘", "«"]
+                .iter()
+                .find(|d| b[at..].starts_with(d.as_bytes()))
+            {
+                Some(d) => at += d.len(),
+                None => break,
+            },
+        }
+    }
+    at
+}
+
+/// Where the word after an item's number at `i` starts, if one stands there (see
+/// [`seed_phrase`]): `1. `, `2) `, `3.`, `4: `, `5 - `, `#6 `, `(7) `, `Word 8: `, a
+/// table's `| 9 | `, `10 ` — one or two digits.
+fn item_number(b: &[u8], i: usize) -> Option<usize> {
+    let word = b
+        .get(i..i + 5)
+        .is_some_and(|w| w[..4].eq_ignore_ascii_case(b"word") && w[4] == b' ');
+    let at = match b.get(i) {
+        Some(b'#' | b'(') => i + 1,
+        Some(b'|') => i + 1 + leading_blanks(&b[i + 1..]),
+        _ if word => i + 5,
+        _ => i,
+    };
+    let digits = b[at..]
+        .iter()
+        .take(3)
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    if !(1..=2).contains(&digits) {
+        return None;
+    }
+    let at = at + digits;
+    let blanks = leading_blanks(&b[at..]);
+    let end = match b.get(at) {
+        Some(b'.' | b')' | b':') => at + 1,
+        _ => match b.get(at + blanks) {
+            Some(b'-' | b'|') if blanks > 0 => at + blanks + 1,
+            _ if blanks > 0 => at + blanks,
+            _ => return None,
+        },
+    };
+    Some(past_white(b, end, 8))
 }
 
 /// Whether a digit stands inside a word of `part`: after a letter, with a letter after it
