@@ -5888,6 +5888,12 @@ pub(crate) mod tests {
             ("The password is:\n`Xk9mQ2vL7pR4`.", &["Xk9mQ2vL7pR4"]),
             ("the password is Xk9m(Q2)vL7pR.", &["Xk9m(Q2)vL7pR"]),
             ("(the password is Xk9mQ2vL7pR)", &["Xk9mQ2vL7pR"]),
+            // (Bare after the name, a verb that uses it before: an article between.)
+            ("use password hunter22 to log in", &["hunter22"]),
+            ("log in with password hunter22", &["hunter22"]),
+            ("try the password Summer2024! instead", &["Summer2024!"]),
+            ("I entered my password Admin@123 twice", &["Admin@123"]),
+            ("Enter password 123456 at the prompt", &["123456"]),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5908,6 +5914,11 @@ pub(crate) mod tests {
             // (Not a password's own word, not announced, not a person's shape.)
             "the token is hunter2. the secret is Summer2024. DB_PASSWORD is hunter2",
             "wifi password hunter22 please",
+            // (A verb that uses it before the name, no value a person made after it; `pass`,
+            // a noun.)
+            "use password hashing with bcrypt. users with password expiry of 90days",
+            "with password SHA256 hashing; use password v2 endpoint; try password reset",
+            "with password Level3 clearance. use pass hunter22. with boarding pass AB1234",
             // (Review 52: another noun between the name and its colon or verb; a number
             // and its unit; a technique or a document's part; a participle; `pass`, a
             // noun.)

@@ -5158,6 +5158,42 @@ fn next_line_value(
     Some(secret.then_some((a, z)))
 }
 
+/// Whether a verb that uses a password stands before its name at `key`, an article
+/// between them at most (`log in with password …`, `use the password …`, `I tried your
+/// password …`; see [`prose_secret`]).
+fn used_before(b: &[u8], key: usize) -> bool {
+    const USES: [&[u8]; 12] = [
+        b"use", b"used", b"using", b"with", b"enter", b"entered", b"try", b"tried", b"type",
+        b"typed", b"input", b"via",
+    ];
+    const ARTICLES: [&[u8]; 8] = [b"the", b"a", b"an", b"your", b"our", b"my", b"this", b"its"];
+    let mut end = key;
+    for first in [true, false] {
+        if end == 0 || b[end - 1] != b' ' {
+            return false;
+        }
+        end -= 1;
+        let len = b[..end]
+            .iter()
+            .rev()
+            .take(9)
+            .take_while(|c| c.is_ascii_alphabetic())
+            .count();
+        let word = &b[end - len..end];
+        if end - len > 0 && b[end - len - 1].is_ascii_alphanumeric() {
+            return false;
+        }
+        if USES.iter().any(|u| word.eq_ignore_ascii_case(u)) {
+            return true;
+        }
+        if !first || !ARTICLES.iter().any(|a| word.eq_ignore_ascii_case(a)) {
+            return false;
+        }
+        end -= len;
+    }
+    false
+}
+
 /// Whether `v` (quoted or not, `next` the byte after it) is a secret's value under the
 /// name `name` where only the words around tell (see [`next_line_value`] and
 /// [`prose_secret`]): a field's value (see [`secret_value`]), not too short for a token,
@@ -5193,7 +5229,8 @@ fn name_holds(name: &[u8], v: &str, quoted: bool, next: Option<u8>, machine: boo
 /// secret to prod-db-creds-2024`). After a password's own word (see [`password_word`]) and
 /// a verb, a colon, a dash, a particle, a tab or a `|`, one a person made is one too (see
 /// [`person_made`]: `my password is hunter2`), quoted or where it ends its sentence (see
-/// [`ends_sentence`]). The name is a word of its own or a field's last part
+/// [`ends_sentence`]); so is one bare right after the name where a verb that uses it stands
+/// before the name (`log in with password hunter22 …`, see [`used_before`]). The name is a word of its own or a field's last part
 /// (`DB_PASSWORD`, `adminPassword`; not `chpasswd`), and may close its emphasis or code
 /// span or take a comma (see [`prose_mark`]). Credentials' account and password set apart
 /// by a slash are read as a field's (`the credentials are admin / …`, a list of them too:
@@ -5324,6 +5361,9 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     const ARTICLES: [&[u8]; 8] = [b"the", b"a", b"an", b"your", b"our", b"my", b"this", b"its"];
     // (Whether the value follows `to`: see `set_near` below.)
     let mut by_to = false;
+    // (Whether the value stands bare right after the name, a verb that uses it before the
+    // name: see below.)
+    let mut by_use = false;
     // (Whether a person's value may stand after the name, its words read so far: the
     // name asked once, and only of a value no machine made.)
     let own_word = std::cell::OnceCell::new();
@@ -5436,16 +5476,20 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             // text back to its start.)
             let option_before =
                 || memchr::memmem::find(&b[line_back(b, key, 256)..key], b" -").is_some();
+            // (Or one a person made, where a verb that uses it stands before the name: `log
+            // in with password hunter22`, `use the password Summer2024! for …`; not after
+            // `pass`, a noun as often, `with boarding pass AB1234`.)
+            let used = || token.iter().all(bare) && used_before(b, key) && password_word(name);
             if i == first
                 && first == at + 1
                 && b[at] == b' '
                 && word_of_prose()
                 && !line_start
-                && digits >= 2
-                && value_follows(b, i, limit, || false)
+                && ((digits >= 2 && value_follows(b, i, limit, || false)) || used())
                 && !option_before()
             {
                 announced = false;
+                by_use = used();
                 break i;
             }
             return None;
@@ -5748,9 +5792,9 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // `wifi password …` — quoted, or bare where it ends its sentence; asked only of a value
     // no machine made, its cheap questions first.)
     let by_person = || {
-        announced
+        (announced || by_use)
             && PERSON_LEN.contains(&v.len())
-            && (quoted || ends_sentence(b, run_end.unwrap_or(z)))
+            && (quoted || by_use || ends_sentence(b, run_end.unwrap_or(z)))
             && person(plain)
             && (!by_to || set_near())
             && person_made(v.as_bytes())
