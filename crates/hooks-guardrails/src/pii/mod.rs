@@ -5894,6 +5894,10 @@ pub(crate) mod tests {
             ("try the password Summer2024! instead", &["Summer2024!"]),
             ("I entered my password Admin@123 twice", &["Admin@123"]),
             ("Enter password 123456 at the prompt", &["123456"]),
+            // (The name shouted, its verb in capitals too.)
+            ("MY PASSWORD IS hunter22", &["hunter22"]),
+            ("PASSORDET ER Sommer2024", &["Sommer2024"]),
+            ("LÖSENORDET ÄR Sommar2024!", &["Sommar2024!"]),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5919,6 +5923,8 @@ pub(crate) mod tests {
             "use password hashing with bcrypt. users with password expiry of 90days",
             "with password SHA256 hashing; use password v2 endpoint; try password reset",
             "with password Level3 clearance. use pass hunter22. with boarding pass AB1234",
+            // (A variable's name in capitals, its verb not; `PASS`, a noun.)
+            "DB_PASSWORD IS hunter22. PASSWORD is hunter22. PASS IS hunter22",
             // (Review 52: another noun between the name and its colon or verb; a number
             // and its unit; a technique or a document's part; a participle; `pass`, a
             // noun.)

@@ -4691,6 +4691,21 @@ fn password_word(name: &[u8]) -> bool {
         || super::patterns::local_name_at(name).is_some_and(|n| n.len() == name.len())
 }
 
+/// Whether `name`, in capitals, is a password's own word shouted (`PASSWORD`, `PASSORDET`;
+/// not `PASS`, a noun as often): its verb in capitals too tells it from a variable's name
+/// (see [`prose_secret`]).
+fn shouted_password_word(name: &[u8]) -> bool {
+    PASSWORD_WORDS
+        .iter()
+        .any(|w| *w != "pass" && name.eq_ignore_ascii_case(w.as_bytes()))
+        || super::patterns::local_name_at(name).is_some_and(|n| n.len() == name.len())
+}
+
+/// Whether `word` is `verb` (small letters) in capitals: `IST`, `ÄR`.
+fn shouted_as(verb: &[u8], word: &[u8]) -> bool {
+    std::str::from_utf8(verb).is_ok_and(|v| v.to_uppercase().as_bytes() == word)
+}
+
 /// Which of [`PASSWORD_WORDS`] `name` is, written as prose writes it (a small letter after
 /// its first), not as a variable's name (`PASSWORD`).
 fn prose_password_word(name: &[u8]) -> Option<&'static str> {
@@ -5230,7 +5245,9 @@ fn name_holds(name: &[u8], v: &str, quoted: bool, next: Option<u8>, machine: boo
 /// a verb, a colon, a dash, a particle, a tab or a `|`, one a person made is one too (see
 /// [`person_made`]: `my password is hunter2`), quoted or where it ends its sentence (see
 /// [`ends_sentence`]); so is one bare right after the name where a verb that uses it stands
-/// before the name (`log in with password hunter22 …`, see [`used_before`]). The name is a word of its own or a field's last part
+/// before the name (`log in with password hunter22 …`, see [`used_before`]), and after a
+/// name shouted with its verb (`MY PASSWORD IS hunter22`, see [`shouted_password_word`]).
+/// The name is a word of its own or a field's last part
 /// (`DB_PASSWORD`, `adminPassword`; not `chpasswd`), and may close its emphasis or code
 /// span or take a comma (see [`prose_mark`]). Credentials' account and password set apart
 /// by a slash are read as a field's (`the credentials are admin / …`, a list of them too:
@@ -5253,7 +5270,8 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // French's, Portuguese's, Italian's, Swedish's, Danish's and Norwegian's, Polish's,
     // Indonesian's, Vietnamese's; Dutch's is English's; and their past, `war`, `era`,
     // `était` (not Swedish's `var`, code's word), and German's `heißt`, Polish's `brzmi`.
-    // In small letters only, and only where a value follows (see [`value_follows`]): else
+    // In small letters only (or in capitals after a name in capitals, `PASSORDET ER …`),
+    // and only where a value follows (see [`value_follows`]): else
     // a word, as before — `Das
     // Passwort ist folgendes: …`, `the password for the ES cluster is …`, `the token for
     // jest is …` (review 49). Finnish's `on` and Vietnamese's `la` without its accent only
@@ -5367,7 +5385,20 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
     // (Whether a person's value may stand after the name, its words read so far: the
     // name asked once, and only of a value no machine made.)
     let own_word = std::cell::OnceCell::new();
-    let person = |plain: bool| plain && *own_word.get_or_init(|| password_word(name));
+    // (Or the name shouted, in capitals, and its verb too: `MY PASSWORD IS hunter22`,
+    // `PASSORDET ER …` — not a variable's, `DB_PASSWORD is …`, `PASSWORD is …`.)
+    let capitals = name.iter().all(|c| c.is_ascii_uppercase() || !c.is_ascii());
+    let shouted = std::cell::Cell::new(false);
+    let shouts = |word: &[u8]| {
+        capitals && word.len() >= 2 && !word.iter().any(u8::is_ascii_lowercase) && {
+            std::str::from_utf8(word).is_ok_and(|w| w.chars().all(char::is_uppercase))
+        }
+    };
+    let person = |plain: bool| {
+        plain
+            && (*own_word.get_or_init(|| password_word(name))
+                || (shouted.get() && shouted_password_word(name)))
+    };
     let value = loop {
         if let Some(p) = particle {
             break p;
@@ -5525,8 +5556,11 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         };
         let verb = (VERBS.iter().any(lower) && !preposition) || colon;
         by_to = to && !colon;
-        let other =
-            !verb && (OTHER_VERBS.contains(&word) || (local && (word == b"on" || word == b"la")));
+        let other = !verb
+            && (OTHER_VERBS.contains(&word)
+                || (local && (word == b"on" || word == b"la"))
+                || (shouts(word) && OTHER_VERBS.iter().any(|v| shouted_as(v, word))));
+        shouted.set((verb || other) && shouts(word));
         // Where the value starts after the verb, if anything follows it.
         let past_verb = || {
             let after = i + len + usize::from(colon);
