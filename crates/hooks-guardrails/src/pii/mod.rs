@@ -7322,6 +7322,36 @@ pub(crate) mod tests {
         }
     }
 
+    /// A key written in hex after a secret's name in prose is one (`My Private Key is
+    /// 0x4c08…`, `the api key is 9f86…`): a wallet's private key left in clear on every
+    /// release, as hex was taken for a hash's. Not a hash or a commit under their own names,
+    /// nor short hex, digits alone or letters alone.
+    #[test]
+    fn keys_in_hex_after_their_names_in_prose_are_secrets() {
+        let d = PiiDetector::new();
+        let h = "4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318";
+        for (text, want) in [
+            (format!("My Private Key is 0x{h}"), format!("0x{h}")),
+            (format!("the api key is {h}"), h.to_owned()),
+            (format!("the token is {}.", &h[..40]), h[..40].to_owned()),
+            (
+                format!("the access key is 0x{}", &h[..32]),
+                format!("0x{}", &h[..32]),
+            ),
+        ] {
+            finds_and_redacts(&d, &text, &[want.as_str()]);
+        }
+        for text in [
+            format!("the hash is {h}. the commit is {}", &h[..40]),
+            format!("the sha256 is {h}"),
+            "the api key is 0x1F4A3B2C".to_owned(),
+            format!("the api key is {}", "1234567890".repeat(4)),
+            format!("the api key is {}", "abcdef".repeat(6)),
+        ] {
+            assert_eq!(d.detect(&text), [], "{text}");
+        }
+    }
+
     /// A bare value ends where another field named for a secret is glued on after a list's
     /// separator: each value is found, and the second field's name is read into neither
     /// (review 55: the second value was left in clear).

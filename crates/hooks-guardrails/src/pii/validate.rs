@@ -5239,7 +5239,8 @@ fn name_holds(name: &[u8], v: &str, quoted: bool, next: Option<u8>, machine: boo
 /// The value — quoted, a code span, emphasised, or bare (from a letter or a digit to a
 /// blank, a quote or a bracket, its sentence's `.`, `,`, `;`, `:` or `)` after it left
 /// out) — is judged as a field's is (see [`secret_value`]) and must look made by a machine
-/// (see [`machine_made`]): prose names hashes, versions, models, types and settings after
+/// (see [`machine_made`]) or be a key in hex (see [`hex_key`]; no other noun between the
+/// name and it): prose names hashes, versions, models, types and settings after
 /// the same verbs (`the token is HS256-signed`, `the token is Qwen2Tokenizer`, `rename the
 /// secret to prod-db-creds-2024`). After a password's own word (see [`password_word`]) and
 /// a verb, a colon, a dash, a particle, a tab or a `|`, one a person made is one too (see
@@ -5833,7 +5834,10 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             && (!by_to || set_near())
             && person_made(v.as_bytes())
     };
-    if !(machine_made(v.as_bytes()) || by_person()) || !name_holds(name, v, quoted, next, false) {
+    // (A key in hex only where no other noun stands between the name and it: `the token
+    // refresh commit is 3f2a…`.)
+    let judged = machine_made(v.as_bytes()) || (plain && hex_key(v.as_bytes())) || by_person();
+    if !judged || !name_holds(name, v, quoted, next, false) {
         return None;
     }
     Some((a, run_end.map_or(z, |z| sentence_end(b, a, z))))
@@ -6121,6 +6125,18 @@ fn value_before_name(text: &str, s: usize, e: usize) -> Option<Option<(usize, us
     }
     let v = text.get(a..z)?;
     Some(name_holds(name, v, true, b.get(z).copied(), true).then_some((a, z)))
+}
+
+/// Whether `v` is a key written in hex, as prose gives one after a secret's name (`the
+/// private key is 0x4c08…`, `the api key is 9f86d081…`): 32 to 128 hex digits, `0x` before
+/// them or not, digits and letters among them (see [`prose_secret`]; [`machine_made`]
+/// takes none, as prose's hashes are hex under their own names).
+fn hex_key(v: &[u8]) -> bool {
+    let hex = v.strip_prefix(b"0x").unwrap_or(v);
+    (32..=128).contains(&hex.len())
+        && hex.iter().all(u8::is_ascii_hexdigit)
+        && hex.iter().any(u8::is_ascii_digit)
+        && hex.iter().any(u8::is_ascii_alphabetic)
 }
 
 /// Whether a word of prose looks made by a machine, as a generated password or key does —
