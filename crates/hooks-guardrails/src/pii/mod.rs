@@ -7263,6 +7263,18 @@ pub(crate) mod tests {
             (format!("seed phrase for wallet 2: {w}"), w.to_owned()),
             // (The first word's number left out after the name.)
             (format!("Seed phrase: {numbered}"), numbered.clone()),
+            // (Review 66: a name of three words; a `.` after the name; a name's first word
+            // glued to the next.)
+            (
+                format!("Backup Seed Phrase\n1. {numbered}"),
+                numbered.clone(),
+            ),
+            (format!("Hardware wallet seed phrase\n{w}"), w.to_owned()),
+            (
+                format!("Please write down your recovery phrase.\n\n{w}"),
+                w.to_owned(),
+            ),
+            (format!("SecretRecoveryPhrase: {w}"), w.to_owned()),
             (
                 format!("my recovery seed, please check it:\n{w}"),
                 w.to_owned(),
@@ -7299,6 +7311,22 @@ pub(crate) mod tests {
             "recovery: restart the service; backup: daily at 02:00",
             "Seed phrase:\n| # | Word |\n|---|------|\n| 1 | never |\n| 2 | share |",
             "Seed phrase:\n#1 never\n#2 share\n#3 it",
+            // (Review 66: lists after the names' first words in other senses — a plural, a
+            // heading's next word, `wallet`, `recovery` alone, prose to a colon after one
+            // word, a table's head that names no words.)
+            "Seeds: tomato, pepper, pumpkin, onion, garlic, potato, cabbage, corn, wheat, rice, \
+             bean, broccoli",
+            "Seed catalog\n- tomato\n- pepper\n- pumpkin\n- onion\n- garlic\n- potato\n- \
+             cabbage\n- corn\n- wheat\n- rice\n- bean\n- broccoli",
+            "Wallet categories: food, rent, travel, health, gym, coffee, fuel, gas, bonus, gift, \
+             cash, loan",
+            "Recovery foods: banana, apple, orange, lemon, tomato, potato, rice, bean, coffee, \
+             milk, cheese, egg, chicken, salmon",
+            "Keywords for the seed round: artist, music, video, social, media, network, mobile, \
+             game, sport, fashion, travel, food",
+            "Seed data:\n| id | name |\n|---|---|\n| 1 | apple |\n| 2 | banana |\n| 3 | orange |\n\
+             | 4 | lemon |\n| 5 | tomato |\n| 6 | pepper |\n| 7 | pumpkin |\n| 8 | onion |\n\
+             | 9 | garlic |\n| 10 | potato |\n| 11 | cabbage |\n| 12 | corn |",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

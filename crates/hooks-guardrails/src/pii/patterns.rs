@@ -1102,8 +1102,8 @@ pub(super) const FIFTH_ARGUMENT_CALLS: [&str; 4] = [
 /// BIP-39's mnemonic, its seed (Trezor's "recovery seed", Electrum's "seed"), its seed
 /// phrase and recovery phrase (MetaMask's "Secret Recovery Phrase"), seed words, recovery
 /// words, backup phrase, wallet words — each name's first word, as labels, fields,
-/// variables and prose write it; the validator reads the rest (`seed_phrase`, `seedPhrase`,
-/// `Seed-Phrase`, `recovery words`). A pass of their own: in another pass's prefilter they
+/// variables and prose write it; the validator reads the rest, which `wallet`, `recovery`
+/// and `backup` need (`seed_phrase`, `seedPhrase`, `Seed-Phrase`, `recovery words`). A pass of their own: in another pass's prefilter they
 /// would take it past the literals of its faster kind. Not `passphrase` (Algorand's name
 /// for its words): its `pass` starts every password's name, and every scan read 2% slower
 /// with it.

@@ -10557,18 +10557,22 @@ fn bip39_word(word: &[u8]) -> Option<usize> {
 /// bullet's `*`, 16 bytes at most; where they stand on more than one line, each line holds
 /// as many (rows of six, one to a line: not the next line's prose after eleven, reviews
 /// 64, 65); where the second has an item's number, each after it has one (see
-/// [`item_number`]).
-/// Between the name and the words: the rest of an identifier (`mnemonic_words`,
-/// `seedPhraseText`, `.fromPhrase`), a second word of the name (`Mnemonic phrase`,
-/// `recovery words`, `Seed-Phrase`), a remark in parentheses (`(12 words)`), then blanks,
-/// quotes, brackets, `:`, `=`, `>`, `-`, a dash, emphasis, 24 bytes at most, `is`, `are`,
-/// `was` or `were`, a table's head (`| # | Word |⏎|---|---|`) and a key nested under the
-/// name (ethers' `{"mnemonic": {"phrase": "…"}}`); or, where no words follow those, prose
-/// to a colon on the name's line, 80 bytes at most (`my recovery seed, please check it:⏎
-/// Word 1: …`, `seed phrase for wallet 2: …`). The name stands as a word or an identifier's part
-/// (`walletMnemonic`, `WALLET_MNEMONIC`; not glued after a small letter, `amnemonic`).
-/// Prose that names them holds words past the list (`the seed phrase is never stored`:
-/// `stored` is none) or fewer than twelve.
+/// [`item_number`]). The name: `mnemonic` or `seed` alone, or a first word and the words
+/// that make it whole (see [`SEED_SECOND_WORDS`]: `seed phrase`, `Backup Seed Phrase`,
+/// `recovery words`, `Seed-Phrase`, `walletMnemonic`) — `wallet`, `recovery`, `backup`
+/// name other things alone, and a name's first word glued to another is that word
+/// (`Seeds`, `seedling`), review 66. Between the name and the words: the rest of an
+/// identifier (`mnemonic_words`, `seedPhraseText`, `.fromPhrase`), a remark in parentheses
+/// (`(12 words)`), then blanks, quotes, brackets, `:`, `=`, `>`, `-`, a dash, emphasis, 24
+/// bytes at most (after `seed` alone, one of them that announces the words, see
+/// [`seed_words`]), `is`, `are`, `was` or `were`, a table's head that names the words
+/// (`| # | Word |⏎|---|---|`) and a key nested under the name (ethers' `{"mnemonic":
+/// {"phrase": "…"}}`); or, where no words follow those, after a name other than `seed`
+/// alone, prose to a colon on the name's line, 80 bytes at most (`my recovery seed,
+/// please check it:⏎Word 1: …`, `seed phrase for wallet 2: …`). The name stands as a word
+/// or an identifier's part (`walletMnemonic`, `WALLET_MNEMONIC`; not glued after a small
+/// letter, `amnemonic`). Prose that names them holds words past the list (`the seed phrase
+/// is never stored`: `stored` is none) or fewer than twelve.
 pub(super) fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     if let Some(&c) = s.checked_sub(1).and_then(|i| b.get(i)) {
@@ -10577,51 +10581,107 @@ pub(super) fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(
             return None;
         }
     }
-    let mut at = e + b[e..]
-        .iter()
-        .take(24)
-        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
-        .count();
-    if let Some(second) = ["phrase", "words", "seed"].into_iter().find(|w| {
-        matches!(b.get(at), Some(b' ' | b'-'))
-            && b.get(at + 1..at + 1 + w.len())
-                .is_some_and(|x| x.eq_ignore_ascii_case(w.as_bytes()))
-            && !b
-                .get(at + 1 + w.len())
-                .is_some_and(u8::is_ascii_alphanumeric)
-    }) {
-        at += 1 + second.len();
+    // (The rest of an identifier, `mnemonic_words`, `seedPhraseText`, `.fromPhrase`; past
+    // a second word, `phrase.`, `seed phrase_1`, review 66.)
+    let rest = |at: usize| {
+        at + b[at..]
+            .iter()
+            .take(24)
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
+            .count()
+    };
+    let mut at = rest(e);
+    let glued = &b[e..at];
+    let mut second = SEED_SECOND_WORDS.iter().any(|w| {
+        glued
+            .windows(w.len())
+            .any(|x| x.eq_ignore_ascii_case(w.as_bytes()))
+    });
+    // (Another word glued on in small letters, `Seeds`, `seedling`, `wallets`, review 66.)
+    if !second && glued.first().is_some_and(u8::is_ascii_lowercase) {
+        return None;
+    }
+    // (The name's second and third words, `Recovery seed`, `Backup Seed Phrase`,
+    // `seed-phrase`: not the name again, `seed seed`, review 66.)
+    for _ in 0..2 {
+        let Some(w) = SEED_SECOND_WORDS.iter().find(|w| {
+            matches!(b.get(at), Some(b' ' | b'-'))
+                && b.get(at + 1..at + 1 + w.len())
+                    .is_some_and(|x| x.eq_ignore_ascii_case(w.as_bytes()))
+                && !b
+                    .get(at + 1 + w.len())
+                    .is_some_and(u8::is_ascii_alphanumeric)
+                && !b[s..e].eq_ignore_ascii_case(w.as_bytes())
+        }) else {
+            break;
+        };
+        at = rest(at + 1 + w.len());
+        second = true;
+    }
+    // (`wallet`, `recovery`, `backup` alone name other things: `Wallet categories: …`,
+    // `Recovery foods: …`, review 66.)
+    let mnemonic = b[s].eq_ignore_ascii_case(&b'm');
+    if !second && !mnemonic && !b[s].eq_ignore_ascii_case(&b's') {
+        return None;
     }
     // (A remark in parentheses, `mnemonic (12 words):`, `Recovery Phrase (write this down
     // on paper and store it safely):`, review 65.)
     if b[at..].starts_with(b" (") {
         at = memchr::memchr(b')', &b[at..b.len().min(at + 80)]).map_or(at, |k| at + k + 1);
     }
-    if let Some(found) = seed_words(b, at) {
+    // (`seed` alone, a word of many senses, only where a mark announces the words.)
+    let whole = second || mnemonic;
+    if let Some(found) = seed_words(b, at, whole) {
         return Some(found);
     }
-    // (Prose between the name and a colon on its line: `my recovery seed, please check
-    // it:⏎Word 1: …`, `seed phrase for wallet 2: …`.)
+    // (Prose between the name and a colon on its line, after a whole name: `my recovery
+    // seed, please check it:⏎Word 1: …`, `seed phrase for wallet 2: …`; not `Keywords for
+    // the seed round: …`, review 66.)
+    if !whole {
+        return None;
+    }
     let from = name_separators(b, at);
     let line = &b[from..b.len().min(from + 80)];
     let colon = memchr::memchr2(b':', b'\n', line).filter(|&k| line[k] == b':')?;
-    seed_words(b, from + colon + 1)
+    seed_words(b, from + colon + 1, true)
 }
 
+/// The words that make a recovery phrase's name whole after its first (see
+/// [`seed_phrase`]): `seed phrase`, `recovery words`, `wallet mnemonic`, `backup seed`.
+const SEED_SECOND_WORDS: [&str; 4] = ["phrase", "words", "seed", "mnemonic"];
+
 /// The recovery words that stand after their name's marks from `at` on, where they start
-/// and end (see [`seed_phrase`]).
-fn seed_words(b: &[u8], mut at: usize) -> Option<(usize, usize)> {
+/// and end (see [`seed_phrase`]); after `seed` alone (not a `whole` name), only past a mark
+/// or a verb that announces them: `seed: …`, `"seed": "…"`, `the seed is …` — not `Seed
+/// catalog⏎- tomato …`, review 66.
+fn seed_words(b: &[u8], mut at: usize, whole: bool) -> Option<(usize, usize)> {
+    let from = at;
     at = name_separators(b, at);
+    let mut announced = whole
+        || b[from..at]
+            .iter()
+            .any(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'-' | b'*'));
     if let Some(verb) = [&b"is"[..], b"are", b"was", b"were"]
         .into_iter()
         .find(|v| b[at..].starts_with(v) && matches!(b.get(at + v.len()), Some(b' ' | b':')))
     {
         at = name_separators(b, at + verb.len());
+        announced = true;
     }
-    // (A table's head, `| # | Word |⏎|---|---|`: the words in its rows.)
+    if !announced {
+        return None;
+    }
+    // (A table's head, `| # | Word |⏎|---|---|`: the words in its rows — a head that names
+    // them, not `| id | name |`, review 66.)
     if b.get(at) == Some(&b'|') {
         let line = |i: usize| memchr::memchr(b'\n', &b[i..b.len().min(i + 64)]).map(|k| i + k);
-        if let Some(rule) = line(at).and_then(|end| Some((end + 1, line(end + 1)?))) {
+        let head = |end: usize| {
+            b[at..end]
+                .windows(4)
+                .any(|w| w.eq_ignore_ascii_case(b"word"))
+        };
+        let rule = line(at).filter(|&end| head(end));
+        if let Some(rule) = rule.and_then(|end| Some((end + 1, line(end + 1)?))) {
             let (from, to) = rule;
             let ruled =
                 b[from..to].contains(&b'-') && b[from..to].iter().all(|c| b"|-: \t\r".contains(c));
