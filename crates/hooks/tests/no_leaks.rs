@@ -208,6 +208,8 @@ fn values() -> Vec<(String, String)> {
                 "secret_marked_value" => Some("db:\n  password: {}\n  host: db\n"),
                 "secret_credentials_pair" => Some("rabbitmq:\n  credentials: {}\n"),
                 "secret_seed_phrase" => Some("wallet:\n  mnemonic: \"{}\"\n"),
+                "secret_wifi_qr" => Some("qrencode -o guest.png 'WIFI:S:Guest;T:WPA;P:{};;'"),
+                "secret_used_prose" => Some("Please log in with password {} and change it."),
                 "secret_terraform_default" => {
                     Some("variable \"db_password\" {\n  type = string\n  default = \"{}\"\n}\n")
                 }
@@ -367,7 +369,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1327 + 15);
+    assert_eq!(values.len(), 1164 + 1329 + 15);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

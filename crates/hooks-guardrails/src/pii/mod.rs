@@ -2254,7 +2254,7 @@ pub(crate) mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().compiled.kinds.len(), 23);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 24);
         assert_eq!(PiiDetector::new().compiled.passes.len(), PASSES);
     }
 
@@ -5923,6 +5923,8 @@ pub(crate) mod tests {
             "use password hashing with bcrypt. users with password expiry of 90days",
             "with password SHA256 hashing; use password v2 endpoint; try password reset",
             "with password Level3 clearance. use pass hunter22. with boarding pass AB1234",
+            // (Review 67: a password of a kind.)
+            "Use a password Manager2000",
             // (A variable's name in capitals, its verb not; `PASS`, a noun.)
             "DB_PASSWORD IS hunter22. PASSWORD is hunter22. PASS IS hunter22",
             // (Review 52: another noun between the name and its colon or verb; a number
@@ -7191,12 +7193,13 @@ pub(crate) mod tests {
             &|k, x| format!("Word {k}: {x}"),
             &|k, x| format!("{k}: {x}"),
             &|k, x| format!("{k} - {x}"),
+            &|k, x| format!("{k}-{x}"),
             &|k, x| format!("{k}\t{x}"),
             &|k, x| format!("| {k} | {x} |"),
         ] {
             numbered_forms.push(items(form));
         }
-        let (table, table_words) = &numbered_forms[6];
+        let (table, table_words) = &numbered_forms[7];
         let table_words = table_words.trim_end_matches(" |");
         for (text, want) in [
             (format!("seed phrase: {w}"), w.to_owned()),
@@ -7275,6 +7278,13 @@ pub(crate) mod tests {
                 w.to_owned(),
             ),
             (format!("SecretRecoveryPhrase: {w}"), w.to_owned()),
+            // (Review 67: plurals, a name's first word glued on after `mnemonic`, a verb
+            // that ends its line, an arrow, items numbered `1-`.)
+            (format!("Recovery phrases: {w}"), w.to_owned()),
+            (format!("const mnemonics = [\"{w}\"]"), w.to_owned()),
+            (format!("const mnemonicstring = '{w}'"), w.to_owned()),
+            (format!("seed phrase is\n{w}"), w.to_owned()),
+            (format!("Seed phrase → {w}"), w.to_owned()),
             (
                 format!("my recovery seed, please check it:\n{w}"),
                 w.to_owned(),
@@ -7330,7 +7340,7 @@ pub(crate) mod tests {
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
-        for (lines, words) in &numbered_forms[..6] {
+        for (lines, words) in &numbered_forms[..7] {
             finds_and_redacts(&d, &format!("Seed phrase:\n{lines}"), &[words.as_str()]);
         }
         // (Review 65: the list in its order; eleven numbered and the next heading; names
@@ -7347,6 +7357,35 @@ pub(crate) mod tests {
             "seed phrase seed phrase seed phrase seed phrase seed phrase".to_owned(),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
+        }
+    }
+
+    /// A Wi-Fi network's QR code holds its password in clear (`WIFI:S:…;T:WPA;P:…;;`, as
+    /// phones, `qrencode` and QR generators write one): left in clear on every release.
+    #[test]
+    fn wifi_qr_codes_passwords_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            ("WIFI:S:HomeNet;T:WPA;P:hunter22;;", "hunter22"),
+            ("WIFI:T:WPA;S:MyNet;P:Xk9mQ2vL7pR;H:false;;", "Xk9mQ2vL7pR"),
+            ("WIFI:S:Cafe;T:WPA;P:\"12345678\";;", "12345678"),
+            (r"WIFI:S:My\;Net;T:WPA;P:pa\;ss\\word;;", r"pa\;ss\\word"),
+            (
+                "echo 'WIFI:S:Home;T:WPA;P:Sommer2024!' | qrencode -o wifi.png",
+                "Sommer2024!",
+            ),
+            ("WIFI:S:x;T:SAE;R:1;K:abc;P:Zz9zz9zz;;", "Zz9zz9zz"),
+        ] {
+            finds_and_redacts(&d, text, &[want]);
+        }
+        for text in [
+            "WIFI:S:Guest;T:nopass;P:;;",
+            "WIFI:S:Guest;T:nopass;;",
+            "WIFI:S:Home;T:WPA;P:${WIFI_PASS};;",
+            "WIFI:S:Home;T:WPA;P:<password>;;",
+            "the WIFI: settings page; WIFI:\nS:x",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
         }
     }
 
@@ -7375,6 +7414,9 @@ pub(crate) mod tests {
             "the api key is 0x1F4A3B2C".to_owned(),
             format!("the api key is {}", "1234567890".repeat(4)),
             format!("the api key is {}", "abcdef".repeat(6)),
+            // (Review 67: an Ethereum address, a hash of the secret.)
+            "The USDT token is 0xdAC17F958D2ee523a2206206994597C13D831ec7 on Ethereum.".to_owned(),
+            "MD5 of the secret is 5f4dcc3b5aa765d61d8327deb882cf99".to_owned(),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }

@@ -1646,7 +1646,7 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// literals past 64 are all cut to three); pass 12: a password's name in other languages
 /// (see [`LOCAL_NAMES`]); pass 13: the names and calls added since (see [`ADDED_NAMES`],
 /// [`ADDED_THIRD_ARGUMENT_CALLS`]); pass 14: a wallet's recovery words under their names
-/// (see [`SEED_NAMES`]). At one start, passes are asked in this order.
+/// (see [`SEED_NAMES`]) and a Wi-Fi QR code's password. At one start, passes are asked in this order.
 pub(super) const PASSES: usize = 15;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after
@@ -2631,6 +2631,15 @@ pub(super) fn specs() -> Vec<Spec> {
             SEED_NAMES.join("|"),
             SECRET_WINDOW,
             super::validate::seed_phrase,
+        ),
+        // A Wi-Fi network's QR code, `WIFI:S:HomeNet;T:WPA;P:…;;`: its password's field.
+        spec(
+            Entity::Secret,
+            14,
+            "WIFI:".to_owned(),
+            "WIFI:".to_owned(),
+            SECRET_WINDOW,
+            super::validate::wifi_password,
         ),
         // A data source name as Go's MySQL driver writes it, `root:…@tcp(db:3306)/app`:
         // from its protocol, the credentials read back (the prefilter's 32nd literal; its
