@@ -7405,6 +7405,10 @@ pub(crate) mod tests {
                 format!("the access key is 0x{}", &h[..32]),
                 format!("0x{}", &h[..32]),
             ),
+            // (`private key` and `secret key` in small letters, names now: review 67.)
+            (format!("my private key is 0x{h}"), format!("0x{h}")),
+            (format!("the secret key is {h}"), h.to_owned()),
+            (format!("the private key is `0x{h}`"), format!("0x{h}")),
         ] {
             finds_and_redacts(&d, &text, &[want.as_str()]);
         }
@@ -7417,6 +7421,7 @@ pub(crate) mod tests {
             // (Review 67: an Ethereum address, a hash of the secret.)
             "The USDT token is 0xdAC17F958D2ee523a2206206994597C13D831ec7 on Ethereum.".to_owned(),
             "MD5 of the secret is 5f4dcc3b5aa765d61d8327deb882cf99".to_owned(),
+            "the private key is stored in the HSM; the secret key is rotated daily".to_owned(),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }

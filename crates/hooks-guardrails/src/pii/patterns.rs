@@ -30,12 +30,13 @@ const BASIC: &str = r"[A-Za-z0-9+/_\-]";
 /// whose name ends in one of them (`MYSQL_ROOT_PASSWORD`, `spring.datasource.password`)
 /// holds a secret (see `validate::named_secret`). The first [`RUN_PASS_NAMES`] are fields'
 /// names; the rest, headers' (`X-API-Key`, `X-Auth-Token`, `Private-Token`) and tokens'.
-pub(super) const SECRET_NAMES: [&str; 123] = [
+pub(super) const SECRET_NAMES: [&str; 125] = [
     // (Before `Secret`, which the trigger would otherwise take with a blank after it, as a
     // name a command sets, and the candidate fail.)
     "Secret Key",
     "Secret key",
     "SECRET KEY",
+    "secret key",
     "password",
     "Password",
     "PASSWORD",
@@ -79,7 +80,7 @@ pub(super) const SECRET_NAMES: [&str; 123] = [
     "Api Key",
     "Api key",
     "API KEY",
-    // (Prose: `the api key is …`, `the access key is …`.)
+    // (Prose: `the api key is …`, `the access key is …`, `my private key is 0x…`.)
     "api key",
     "Access Key",
     "Access key",
@@ -88,6 +89,7 @@ pub(super) const SECRET_NAMES: [&str; 123] = [
     "Private Key",
     "Private key",
     "PRIVATE KEY",
+    "private key",
     "access_token",
     "accessToken",
     "ACCESS_TOKEN",
@@ -1206,7 +1208,7 @@ pub(super) const WORD_NAMES: [&str; 7] = ["pass", "PASS", "auth", "Auth", "AUTH"
 /// How many of [`SECRET_NAMES`] the run-token pass looks for: the rest (header names, added
 /// since) are looked for in a pass of their own, the headers' pass, whose prefilter
 /// then stays the faster kind with fewer literals (see `specs`).
-pub(super) const RUN_PASS_NAMES: usize = 102;
+pub(super) const RUN_PASS_NAMES: usize = 104;
 
 /// A field named by one of `names`, its separator and the value's first character. The
 /// separator is
