@@ -271,6 +271,12 @@ fn family(name: &str, n: usize) -> String {
         "seed_names_without_words" => {
             "seed phrase: produce drop purity excite mystery tackle library cabbage middle roof cover mnemonic: a WALLET_MNEMONIC=\"x\" Recovery phrase: write down these twelve words seed: 42 wallet: 0x5290 backup seed seed seed recovery words: none {\"mnemonic\": {\"phrase\": \"\"}} Seed phrase:\n| # | Word |\n|---|---|\n| 1 | never | ".repeat(n / 314)
         }
+        // Wi-Fi QR codes with no password, a placeholder or the code that builds one;
+        // extended keys' prefixes with no key; the names and forms of this release's keys
+        // and passwords with none after them.
+        "wifi_codes_and_wallet_keys_without_secrets" => {
+            "WIFI:S:Home;T:nopass;; WIFI:S:x;T:WPA;P:${PASS};; LOG WIFI:P:enabled [WIFI:S:WIFI:S:WIFI: \"WIFI:S:\" + ssid + \";T:WPA;P:\" + pw + \";;\" xprv9s21ZrQH143K3QTDL4LX xprvxprv tprv... zprv_key my private key is on the HSM; MD5 of the secret is 5f4dcc3b5aa765d61d8327deb882cf99 use a password Manager2000 ".repeat(n / 295)
+        }
         // The positional tools added last, none given a password.
         "tools_added_last_without_passwords" => {
             "plink -pw $X mkpasswd -m x openssl passwd -in f mc alias set a b c $Y expdp parfile=p rman target / ".repeat(n / 100)
@@ -412,7 +418,7 @@ const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpw
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
 
-const FAMILIES: [&str; 139] = [
+const FAMILIES: [&str; 140] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -519,6 +525,7 @@ const FAMILIES: [&str; 139] = [
     "person_values_that_go_on",
     "added_names_without_secrets",
     "seed_names_without_words",
+    "wifi_codes_and_wallet_keys_without_secrets",
     "tools_added_last_without_passwords",
     "hex_runs",
     "cards_glued_in_a_word",

@@ -2254,7 +2254,7 @@ pub(crate) mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().compiled.kinds.len(), 24);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 25);
         assert_eq!(PiiDetector::new().compiled.passes.len(), PASSES);
     }
 
@@ -7285,6 +7285,7 @@ pub(crate) mod tests {
             (format!("const mnemonicstring = '{w}'"), w.to_owned()),
             (format!("seed phrase is\n{w}"), w.to_owned()),
             (format!("Seed phrase → {w}"), w.to_owned()),
+            (format!("Seed phrase ⇒ {w}"), w.to_owned()),
             (
                 format!("my recovery seed, please check it:\n{w}"),
                 w.to_owned(),
@@ -7360,6 +7361,35 @@ pub(crate) mod tests {
         }
     }
 
+    /// A wallet's extended private key (BIP-32's `xprv…`, `tprv…`, SLIP-132's `zprv…`) gives
+    /// its whole branch of keys: left in clear on every release. Not a public one (`xpub…`),
+    /// one glued to a word or longer than 111 characters, nor a shortened one in docs.
+    #[test]
+    fn extended_private_keys_are_secrets() {
+        let d = PiiDetector::new();
+        let x = "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5\
+                 kejMRNNU3TGtRBeJgk33yuGBxrMPHi";
+        let t = "tprv8ZgxMBicQKsPd9TeAdPADNnSyH9SSUUbTVeFszDE23Ki6TBB5nCefAdHkK8Fm3qMQR6sHwA56zqR\
+                 mKmxnHk37JkiFzvncDqoKmPWubu7hDF";
+        let z = format!("zprv{}", &x[4..]);
+        for (text, want) in [
+            (x.to_owned(), x),
+            (format!("{{\"xprv\": \"{x}\"}}"), x),
+            (format!("export WALLET_KEY={t}"), t),
+            (z.clone(), z.as_str()),
+        ] {
+            finds_and_redacts(&d, &text, &[want]);
+        }
+        for text in [
+            format!("{x}x"),
+            format!("a{x}"),
+            x.replacen("xprv", "xpub", 1),
+            "the xprv9s21… key of test vector 1; xprv...".to_owned(),
+        ] {
+            assert_eq!(d.detect(&text), [], "{text}");
+        }
+    }
+
     /// A Wi-Fi network's QR code holds its password in clear (`WIFI:S:…;T:WPA;P:…;;`, as
     /// phones, `qrencode` and QR generators write one): left in clear on every release.
     #[test]
@@ -7375,15 +7405,37 @@ pub(crate) mod tests {
                 "Sommer2024!",
             ),
             ("WIFI:S:x;T:SAE;R:1;K:abc;P:Zz9zz9zz;;", "Zz9zz9zz"),
+            // (Review 68: escaped again in a JSON string, blanks after the separators, the
+            // last field to the quote that opened the payload, a WPA3 key before it.)
+            (r#"{"s": "WIFI:S:Home;T:WPA;P:pa\\;ss;;"}"#, r"pa\\;ss"),
+            ("WIFI: S:Home; T:WPA; P:hunter22;;", "hunter22"),
+            (
+                "qrencode -o w.png 'WIFI:S:Home;T:WPA;P:correct horse battery'",
+                "correct horse battery",
+            ),
         ] {
             finds_and_redacts(&d, text, &[want]);
         }
+        let sae = format!("WIFI:T:SAE;S:Home;K:{};P:a2u5-fg4c-zzwk;;", "A".repeat(160));
+        finds_and_redacts(&d, &sae, &["a2u5-fg4c-zzwk"]);
         for text in [
             "WIFI:S:Guest;T:nopass;P:;;",
             "WIFI:S:Guest;T:nopass;;",
             "WIFI:S:Home;T:WPA;P:${WIFI_PASS};;",
             "WIFI:S:Home;T:WPA;P:<password>;;",
             "the WIFI: settings page; WIFI:\nS:x",
+            // (Review 68: the code that builds a payload, docs' placeholders, logs.)
+            r#"String qr = "WIFI:S:" + ssid + ";T:WPA;P:" + password + ";;";"#,
+            "const qr = 'WIFI:S:' + ssid + ';T:WPA;P:' + password + ';;';",
+            r#"let qr = "WIFI:S:\(ssid);T:WPA;P:\(password);;""#,
+            r#"qr = "WIFI:S:#{ssid};T:WPA;P:#{password};;""#,
+            r#"fmt.Sprintf("WIFI:S:%q;T:%v;P:%v;;", ssid, auth, pw)"#,
+            "WIFI:S:Home;T:WPA;P:@password;;",
+            "Format: WIFI:T:AUTH;S:SSID;P:PASSWORD;H:HIDDEN;;",
+            "WIFI:S:your_ssid;T:WPA;P:your_password;;",
+            "WIFI:S:Home;T:WPA;P:null;;",
+            "LOG WIFI:P:enabled",
+            "[WIFI:P:connected] state changed",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

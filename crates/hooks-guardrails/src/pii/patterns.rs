@@ -1114,6 +1114,13 @@ pub(super) const SEED_NAMES: [&str; 15] = [
     "backup", "Backup", "BACKUP", "wallet", "Wallet", "WALLET",
 ];
 
+/// The prefixes of a wallet's extended private keys (BIP-32, SLIP-132): mainnet's `xprv`,
+/// `yprv`, `zprv`, `Yprv`, `Zprv`, testnet's `tprv`, `uprv`, `vprv` (see
+/// `validate::extended_private_key`).
+pub(super) const EXTENDED_KEY_PREFIXES: [&str; 8] = [
+    "xprv", "yprv", "zprv", "Yprv", "Zprv", "tprv", "uprv", "vprv",
+];
+
 /// The trigger of the fourteenth pass: a field named by one of [`ADDED_NAMES`] (see
 /// [`local_secret`]), or a call of [`ADDED_THIRD_ARGUMENT_CALLS`] or
 /// [`FIFTH_ARGUMENT_CALLS`], its name and its `(`.
@@ -1648,7 +1655,8 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// literals past 64 are all cut to three); pass 12: a password's name in other languages
 /// (see [`LOCAL_NAMES`]); pass 13: the names and calls added since (see [`ADDED_NAMES`],
 /// [`ADDED_THIRD_ARGUMENT_CALLS`]); pass 14: a wallet's recovery words under their names
-/// (see [`SEED_NAMES`]) and a Wi-Fi QR code's password. At one start, passes are asked in this order.
+/// (see [`SEED_NAMES`]), a wallet's extended private key (see [`EXTENDED_KEY_PREFIXES`]) and a
+/// Wi-Fi QR code's password. At one start, passes are asked in this order.
 pub(super) const PASSES: usize = 15;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after
@@ -2633,6 +2641,16 @@ pub(super) fn specs() -> Vec<Spec> {
             SEED_NAMES.join("|"),
             SECRET_WINDOW,
             super::validate::seed_phrase,
+        ),
+        // A wallet's extended private key (BIP-32's `xprv…`, and its testnet's and other
+        // scripts' `tprv`, `yprv`, `zprv`, …): its prefix the trigger, its body read by hand.
+        spec(
+            Entity::Secret,
+            14,
+            EXTENDED_KEY_PREFIXES.join("|"),
+            EXTENDED_KEY_PREFIXES.join("|"),
+            SECRET_WINDOW,
+            super::validate::extended_private_key,
         ),
         // A Wi-Fi network's QR code, `WIFI:S:HomeNet;T:WPA;P:…;;`: its password's field.
         spec(

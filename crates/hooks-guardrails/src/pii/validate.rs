@@ -10814,7 +10814,7 @@ fn name_separators(b: &[u8], mut at: usize) -> usize {
                 at += 1;
             }
             // (A dash, `Seed phrase — …`, an arrow, and typographic quotes.)
-            _ => match ["—", "–", "→", "“", "‘", "«"]
+            _ => match ["—", "–", "→", "⇒", "“", "‘", "«"]
                 .iter()
                 .find(|d| b[at..].starts_with(d.as_bytes()))
             {
@@ -10826,18 +10826,52 @@ fn name_separators(b: &[u8], mut at: usize) -> usize {
     at
 }
 
+/// A wallet's extended private key from its prefix at `s` (one of
+/// `patterns::EXTENDED_KEY_PREFIXES`, `xprv`, `tprv`, …): the 111 characters of Base58 that
+/// BIP-32 serializes one into (78 bytes and a checksum), between word borders. Whoever reads
+/// one holds every key of the wallet's branch. (The checksum is not checked: 107 Base58
+/// characters after such a prefix are one's, and a shorter run, `xprv…` in docs, is none.)
+pub(super) fn extended_private_key(
+    text: &str,
+    s: usize,
+    e: usize,
+    _: &Freed,
+) -> Option<(usize, usize)> {
+    const LEN: usize = 111;
+    let b = text.as_bytes();
+    let base58 = |c: &u8| c.is_ascii_alphanumeric() && !matches!(c, b'0' | b'O' | b'I' | b'l');
+    let word = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_';
+    if s.checked_sub(1).is_some_and(|i| word(&b[i])) {
+        return None;
+    }
+    let body = b[e..]
+        .iter()
+        .take(LEN - 3)
+        .take_while(|c| base58(c))
+        .count();
+    let z = e + body;
+    (z - s == LEN && !b.get(z).is_some_and(word)).then_some((s, z))
+}
+
 /// The password of a Wi-Fi network's QR code after its `WIFI:` (`s..e`), as phones and QR
 /// generators write one (`WIFI:S:HomeNet;T:WPA;P:Xk9…;H:false;;`, ZXing's format): the
 /// `P` field among fields of one to three capitals or digits and their values, in any
-/// order, each to an unescaped `;` (`\;`, `\,`, `\:`, `\\` inside), on one line, 128 bytes
-/// at most — the password, the last, to a blank or a quote where no `;` ends it (`'WIFI:…;
-/// P:hunter22'`); its quotes left out (`P:"…";`). Not an empty one (`T:nopass;P:;`), a
-/// template (see [`template`]: `P:${WIFI_PASS};`, `P:{{ psk }};`, `P:<password>;`) nor a
-/// mask (see [`masked`]).
-pub(super) fn wifi_password(text: &str, _: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
+/// order, blanks after their `;` too, each to an unescaped `;` (`\;`, `\,`, `\:`, `\\`
+/// inside; escaped again in a JSON string, `\\;`), on one line, 256 bytes at most — the
+/// password, the last after another, to the quote that opened the payload or to a blank
+/// where no `;` ends it (`'WIFI:…;P:hunter22'`); its quotes left out (`P:"…";`). Not an
+/// empty one (`T:nopass;P:;`), a template (see [`template`]: `P:${WIFI_PASS};`, `P:{{ psk
+/// }};`, `P:<password>;`), a mask (see [`masked`]), a placeholder or the code that builds
+/// one (see [`wifi_placeholder`]).
+pub(super) fn wifi_password(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    let mut at = e;
-    for _ in 0..12 {
+    // (The quote that opens the payload, where one does: `'WIFI:…;P:hunter22'`.)
+    let opener = s
+        .checked_sub(1)
+        .map(|i| b[i])
+        .filter(|c| matches!(c, b'\'' | b'"' | b'`'));
+    let mut at = e + leading_blanks(&b[e..]);
+    for field in 0..12 {
         let name = b[at..]
             .iter()
             .take(4)
@@ -10849,42 +10883,77 @@ pub(super) fn wifi_password(text: &str, _: usize, e: usize, _: &Freed) -> Option
         let from = at + name + 1;
         let password = &b[at..at + name] == b"P";
         let mut end = from;
-        loop {
+        let ended = loop {
             match b.get(end) {
-                Some(b';') => break,
-                Some(b'\\') if end + 1 < b.len() && !matches!(b[end + 1], b'\n' | b'\r') => {
-                    end += 2
+                Some(b';') => break true,
+                // (An escape, `\;`, `\,`, `\:`, `\\` — escaped again in a JSON or a source
+                // string, `\\;`: the separator after it is the value's too, review 68.)
+                Some(b'\\') => {
+                    end += b[end..].iter().take(8).take_while(|&&c| c == b'\\').count();
+                    if matches!(b.get(end), Some(b';' | b',' | b':' | b'"' | b'\'')) {
+                        end += 1;
+                    }
                 }
-                // (The password the last field, its `;;` left out: `…;P:hunter22'`.)
-                Some(b'\n' | b'\r') | None if password => {
-                    end = from
-                        + b[from..end]
-                            .iter()
-                            .take_while(|c| !c.is_ascii_whitespace() && !b"'\"`<".contains(c))
-                            .count();
-                    break;
-                }
-                Some(b'\n' | b'\r') | None => return None,
+                Some(b'\n' | b'\r') | None => break false,
                 Some(_) => end += 1,
             }
-            if end - from > 128 {
+            // (A WPA3 network's public key, `K:…`, is 160 characters long.)
+            if end - from > 256 {
                 return None;
             }
+        };
+        if !ended {
+            // (The password the last field, after another, its `;;` left out: to the quote
+            // that opened the payload, `'WIFI:…;P:correct horse battery'`, or to a blank.)
+            if !password || field == 0 {
+                return None;
+            }
+            let line = &b[from..end];
+            end = from
+                + match opener {
+                    Some(q) => memchr::memrchr(q, line).unwrap_or(line.len()),
+                    None => line
+                        .iter()
+                        .take_while(|c| !c.is_ascii_whitespace() && !b"'\"`<".contains(c))
+                        .count(),
+                };
         }
         if password {
-            let quoted = end - from >= 2 && b[from] == b'"' && b[end - 1] == b'"';
+            let quoted =
+                end - from >= 2 && matches!(b[from], b'"' | b'\'') && b[end - 1] == b[from];
             let (a, z) = match quoted {
                 true => (from + 1, end - 1),
                 false => (from, end),
             };
             // (A template's, and redaction's own `[REDACTED_SECRET]`: redacting again must
-            // find nothing.)
+            // find nothing; nor a placeholder or code that builds the payload, review 68.)
             let v = &b[a..z];
-            return (a < z && !template(v) && !masked(v)).then_some((a, z));
+            let fills = a == z || template(v) || masked(v) || wifi_placeholder(v);
+            return (!fills).then_some((a, z));
         }
         at = end + 1;
+        at += leading_blanks(&b[at..]);
     }
     None
+}
+
+/// Whether a Wi-Fi QR code's password (see [`wifi_password`]) is none but a placeholder or
+/// the code that builds the payload (review 68): docs' `PASSWORD`, `your_password` (see
+/// [`placeholder`]), `null`, `None`, `true`; an expression, `" + password + "` (its quotes
+/// taken off: blanks at its ends), Swift's `\(password)`, Ruby's `#{password}`, Go's `%v`,
+/// a query's `@password`.
+fn wifi_placeholder(v: &[u8]) -> bool {
+    const NONE: [&[u8]; 6] = [b"null", b"none", b"nil", b"undefined", b"true", b"false"];
+    let word = |c: &u8| c.is_ascii_lowercase() || *c == b'_';
+    std::str::from_utf8(v).is_ok_and(placeholder)
+        || NONE.iter().any(|n| v.eq_ignore_ascii_case(n))
+        || v.first() == Some(&b' ')
+        || v.last() == Some(&b' ')
+        || memchr::memmem::find(v, b"\\(").is_some()
+        || memchr::memmem::find(v, b"#{").is_some()
+        || (v.len() <= 3 && v.first() == Some(&b'%'))
+        || v.strip_prefix(b"@")
+            .is_some_and(|w| !w.is_empty() && w.iter().all(word))
 }
 
 /// Where the word after an item's number at `i` starts, if one stands there (see
