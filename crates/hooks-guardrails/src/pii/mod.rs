@@ -5894,6 +5894,11 @@ pub(crate) mod tests {
             ("try the password Summer2024! instead", &["Summer2024!"]),
             ("I entered my password Admin@123 twice", &["Admin@123"]),
             ("Enter password 123456 at the prompt", &["123456"]),
+            // (Review 67: the account given first and `and`.)
+            (
+                "log in with username admin and password hunter22",
+                &["hunter22"],
+            ),
             // (The name shouted, its verb in capitals too.)
             ("MY PASSWORD IS hunter22", &["hunter22"]),
             ("PASSORDET ER Sommer2024", &["Sommer2024"]),

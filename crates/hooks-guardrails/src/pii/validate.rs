@@ -5197,7 +5197,30 @@ fn used_before(b: &[u8], key: usize) -> bool {
         b"use", b"used", b"using", b"with", b"enter", b"entered", b"try", b"tried", b"type",
         b"typed", b"input", b"via",
     ];
-    word_before(b, key, &USES)
+    if word_before(b, key, &USES) {
+        return true;
+    }
+    // (After an account given first and `and`, the verb among the six words before it:
+    // `log in with username admin and password hunter22`, review 67.)
+    let Some(and) = key.checked_sub(4).filter(|&i| {
+        b[i..key].eq_ignore_ascii_case(b"and ") && i.checked_sub(1).is_some_and(|k| b[k] == b' ')
+    }) else {
+        return false;
+    };
+    // (Each word read back 32 bytes at most: a run of `and password` after a long word
+    // reads no further.)
+    let mut end = and - 1;
+    for _ in 0..6 {
+        if word_before(b, end + 1, &USES) {
+            return true;
+        }
+        let from = end.saturating_sub(32);
+        match b[from..end].iter().rposition(|&c| c == b' ') {
+            Some(k) => end = from + k,
+            None => return false,
+        }
+    }
+    false
 }
 
 /// Whether one of `words` stands before a name at `key`, an article between them at most
