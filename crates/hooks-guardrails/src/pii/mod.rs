@@ -7368,7 +7368,7 @@ pub(crate) mod tests {
 
     /// A wallet's extended private key (BIP-32's `xprv…`, `tprv…`, SLIP-132's `zprv…`) gives
     /// its whole branch of keys: left in clear on every release. Not a public one (`xpub…`),
-    /// one glued to a word or longer than 111 characters, nor a shortened one in docs.
+    /// one whose checksum fails, one longer than 111 characters, nor a shortened one in docs.
     #[test]
     fn extended_private_keys_are_secrets() {
         let d = PiiDetector::new();
@@ -7376,20 +7376,26 @@ pub(crate) mod tests {
                  kejMRNNU3TGtRBeJgk33yuGBxrMPHi";
         let t = "tprv8ZgxMBicQKsPd9TeAdPADNnSyH9SSUUbTVeFszDE23Ki6TBB5nCefAdHkK8Fm3qMQR6sHwA56zqR\
                  mKmxnHk37JkiFzvncDqoKmPWubu7hDF";
-        let z = format!("zprv{}", &x[4..]);
+        let z = "zprvAWgYBBk7JR8GizhibBSnBad56G2jJ1NXC3nxa1z347AdEwZ3uRR7oPGyasTCgqsZfoKUUVw1vfKYCfi\
+                 FHfBRf5atETNtUghwDUSBG2AxzjG";
         for (text, want) in [
             (x.to_owned(), x),
             (format!("{{\"xprv\": \"{x}\"}}"), x),
             (format!("export WALLET_KEY={t}"), t),
-            (z.clone(), z.as_str()),
+            (z.to_owned(), z),
+            // (Review 69: in a descriptor; glued to what stands before it.)
+            (format!("tr({x}/86h/0h/0h/0/*)#s6gtdvpc"), x),
+            (format!("WALLET_{x}"), x),
         ] {
             finds_and_redacts(&d, &text, &[want]);
         }
         for text in [
             format!("{x}x"),
-            format!("a{x}"),
             x.replacen("xprv", "xpub", 1),
             "the xprv9s21… key of test vector 1; xprv...".to_owned(),
+            // (Review 69: the checksum checked — a run of Base58, another prefix's body.)
+            format!("xprv{}", "A".repeat(107)),
+            format!("zprv{}", &x[4..]),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }
@@ -7423,6 +7429,28 @@ pub(crate) mod tests {
         }
         let sae = format!("WIFI:T:SAE;S:Home;K:{};P:a2u5-fg4c-zzwk;;", "A".repeat(160));
         finds_and_redacts(&d, &sae, &["a2u5-fg4c-zzwk"]);
+        // (Review 69: two payloads on a line, each to its closing quote; a later `;`; a
+        // password in capitals, after a blank, starting with `your` or `@`; `;` inside
+        // quotes; an empty field.)
+        for (text, want) in [
+            (
+                r#"["WIFI:S:Home;T:WPA;P:hunter22", "WIFI:S:Guest;T:WPA;P:guest123"]"#,
+                &["hunter22", "guest123"][..],
+            ),
+            (
+                "echo 'WIFI:S:Home;T:WPA;P:hunter22' | qrencode -o - ; echo 'ok'",
+                &["hunter22"],
+            ),
+            ("WIFI:S:SKY12345;T:WPA;P:QWERTYUI;;", &["QWERTYUI"]),
+            ("WIFI: S:Home; T:WPA; P: hunter22 ;;", &["hunter22"]),
+            ("WIFI:S:Home;T:WPA;P:Yourhome2024!;;", &["Yourhome2024!"]),
+            ("WIFI:S:Home;T:WPA;P:@sunshine;;", &["@sunshine"]),
+            (r#"WIFI:S:"My;Net";T:WPA;P:"hunter;22";;"#, &["hunter;22"]),
+            ("WIFI:S:Home;;T:WPA;P:hunter22;;", &["hunter22"]),
+            ("'WIFI:S:Home;T:WPA;P:pa'ss'", &["pa'ss"]),
+        ] {
+            finds_and_redacts(&d, text, want);
+        }
         for text in [
             "WIFI:S:Guest;T:nopass;P:;;",
             "WIFI:S:Guest;T:nopass;;",
@@ -7439,6 +7467,13 @@ pub(crate) mod tests {
             "Format: WIFI:T:AUTH;S:SSID;P:PASSWORD;H:HIDDEN;;",
             "WIFI:S:your_ssid;T:WPA;P:your_password;;",
             "WIFI:S:Home;T:WPA;P:null;;",
+            // (Review 69: code written without blanks, formats, a log's field.)
+            "'WIFI:S:'+ssid+';T:WPA;P:'+pw+';;'",
+            r#"String.format("WIFI:S:%1$s;T:%2$s;P:%3$s;;", ssid, type, pw)"#,
+            r#"WIFI:S:Home;T:WPA;P:".$pw.";;"#,
+            r#"ESP_LOGI(TAG, "WIFI:S:%s;P:%s", ssid, pw);"#,
+            r"WIFI:S:Home;T:WPA;P:\${password};;",
+            "log: WIFI:S:up; P:ok (rssi -40)",
             "LOG WIFI:P:enabled",
             "[WIFI:P:connected] state changed",
         ] {

@@ -1115,10 +1115,10 @@ pub(super) const SEED_NAMES: [&str; 15] = [
 ];
 
 /// The prefixes of a wallet's extended private keys (BIP-32, SLIP-132): mainnet's `xprv`,
-/// `yprv`, `zprv`, `Yprv`, `Zprv`, testnet's `tprv`, `uprv`, `vprv` (see
+/// `yprv`, `zprv`, `Yprv`, `Zprv`, testnet's `tprv`, `uprv`, `vprv`, `Uprv`, `Vprv` (see
 /// `validate::extended_private_key`).
-pub(super) const EXTENDED_KEY_PREFIXES: [&str; 8] = [
-    "xprv", "yprv", "zprv", "Yprv", "Zprv", "tprv", "uprv", "vprv",
+pub(super) const EXTENDED_KEY_PREFIXES: [&str; 10] = [
+    "xprv", "yprv", "zprv", "Yprv", "Zprv", "tprv", "uprv", "vprv", "Uprv", "Vprv",
 ];
 
 /// The trigger of the fourteenth pass: a field named by one of [`ADDED_NAMES`] (see

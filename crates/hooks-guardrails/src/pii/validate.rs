@@ -10851,9 +10851,11 @@ fn name_separators(b: &[u8], mut at: usize) -> usize {
 
 /// A wallet's extended private key from its prefix at `s` (one of
 /// `patterns::EXTENDED_KEY_PREFIXES`, `xprv`, `tprv`, …): the 111 characters of Base58 that
-/// BIP-32 serializes one into (78 bytes and a checksum), between word borders. Whoever reads
-/// one holds every key of the wallet's branch. (The checksum is not checked: 107 Base58
-/// characters after such a prefix are one's, and a shorter run, `xprv…` in docs, is none.)
+/// BIP-32 serializes one into, 78 bytes and a checksum — the checksum checked (two rounds of
+/// SHA-256: `xprv` and 107 characters of a Base58 blob or of `x` are none, review 69), not
+/// followed by a word's character. Whoever reads one holds every key of the wallet's
+/// branch; a shortened one, `xprv9s21…` in docs, is none. Glued to what stands before it,
+/// it is one still (`WALLET_xprv…`, quoted-printable's `=3Dxprv…`, review 69).
 pub(super) fn extended_private_key(
     text: &str,
     s: usize,
@@ -10862,18 +10864,48 @@ pub(super) fn extended_private_key(
 ) -> Option<(usize, usize)> {
     const LEN: usize = 111;
     let b = text.as_bytes();
-    let base58 = |c: &u8| c.is_ascii_alphanumeric() && !matches!(c, b'0' | b'O' | b'I' | b'l');
-    let word = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_';
-    if s.checked_sub(1).is_some_and(|i| word(&b[i])) {
-        return None;
-    }
     let body = b[e..]
         .iter()
-        .take(LEN - 3)
-        .take_while(|c| base58(c))
+        .take(LEN - (e - s))
+        .take_while(|&&c| BASE58_DIGITS[usize::from(c)] < 58)
         .count();
     let z = e + body;
-    (z - s == LEN && !b.get(z).is_some_and(word)).then_some((s, z))
+    let word = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_';
+    (z - s == LEN && !b.get(z).is_some_and(word) && base58_checked(&b[s..z])).then_some((s, z))
+}
+
+/// Each byte's value as a digit of Base58 (Bitcoin's alphabet, no `0`, `O`, `I`, `l`), 58
+/// where it is none.
+const BASE58_DIGITS: [u8; 256] = {
+    let alphabet = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+    let mut table = [58; 256];
+    let mut k = 0;
+    while k < alphabet.len() {
+        table[alphabet[k] as usize] = k as u8;
+        k += 1;
+    }
+    table
+};
+
+/// Whether `key` (Base58, see [`BASE58_DIGITS`]) decodes to 82 bytes at most whose last four
+/// are the first four of the SHA-256 of the SHA-256 of the 78 before them: an extended
+/// key's Base58Check (see [`extended_private_key`]).
+fn base58_checked(key: &[u8]) -> bool {
+    use sha2::{Digest, Sha256};
+    let mut bytes = [0u8; 82];
+    for &c in key {
+        let mut carry = u32::from(BASE58_DIGITS[usize::from(c)]);
+        for byte in bytes.iter_mut().rev() {
+            carry += u32::from(*byte) * 58;
+            *byte = (carry & 0xff) as u8;
+            carry >>= 8;
+        }
+        if carry != 0 {
+            return false;
+        }
+    }
+    let (payload, checksum) = bytes.split_at(78);
+    Sha256::digest(Sha256::digest(payload))[..4] == *checksum
 }
 
 /// The password of a Wi-Fi network's QR code after its `WIFI:` (`s..e`), as phones and QR
@@ -10888,7 +10920,8 @@ pub(super) fn extended_private_key(
 /// one (see [`wifi_placeholder`]).
 pub(super) fn wifi_password(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    // (The quote that opens the payload, where one does: `'WIFI:…;P:hunter22'`.)
+    // (The quote that opens the payload, where one does, `'WIFI:…;P:hunter22'`: the payload
+    // ends at its closing quote, not at the line's last, review 69.)
     let opener = s
         .checked_sub(1)
         .map(|i| b[i])
@@ -10904,8 +10937,17 @@ pub(super) fn wifi_password(text: &str, s: usize, e: usize, _: &Freed) -> Option
             return None;
         }
         let from = at + name + 1;
+        let from = from + leading_blanks(&b[from..]);
         let password = &b[at..at + name] == b"P";
-        let mut end = from;
+        // (A value in quotes of its own holds `;`: `S:"My;Net"`, `P:"hunter;22"`.)
+        let quote = b.get(from).filter(|&&c| c == b'"' && opener != Some(c));
+        let mut end = match quote {
+            Some(&q) => {
+                let line = &b[from + 1..b.len().min(from + 258)];
+                from + 2 + memchr::memchr3(q, b'\n', b'\r', line).filter(|&k| line[k] == q)?
+            }
+            None => from,
+        };
         let ended = loop {
             match b.get(end) {
                 Some(b';') => break true,
@@ -10917,6 +10959,13 @@ pub(super) fn wifi_password(text: &str, s: usize, e: usize, _: &Freed) -> Option
                         end += 1;
                     }
                 }
+                // (Not a quote inside a word, `'…P:pa'ss'`.)
+                Some(&c)
+                    if Some(c) == opener
+                        && !b.get(end + 1).is_some_and(u8::is_ascii_alphanumeric) =>
+                {
+                    break false;
+                }
                 Some(b'\n' | b'\r') | None => break false,
                 Some(_) => end += 1,
             }
@@ -10925,58 +10974,99 @@ pub(super) fn wifi_password(text: &str, s: usize, e: usize, _: &Freed) -> Option
                 return None;
             }
         };
-        if !ended {
-            // (The password the last field, after another, its `;;` left out: to the quote
-            // that opened the payload, `'WIFI:…;P:correct horse battery'`, or to a blank.)
-            if !password || field == 0 {
+        // (The password the last field, after another, its `;;` left out: to the quote that
+        // opened the payload, `'WIFI:…;P:correct horse battery'`, or else to a blank and
+        // eight characters at least, as WPA's are — not a log's `P:ok (rssi -40)`.)
+        if !ended && (!password || field == 0) {
+            return None;
+        }
+        if !ended && opener.is_none() {
+            end = from
+                + b[from..end]
+                    .iter()
+                    .take_while(|c| !c.is_ascii_whitespace() && !b"'\"`<".contains(c))
+                    .count();
+            if end - from < 8 {
                 return None;
             }
-            let line = &b[from..end];
-            end = from
-                + match opener {
-                    Some(q) => memchr::memrchr(q, line).unwrap_or(line.len()),
-                    None => line
-                        .iter()
-                        .take_while(|c| !c.is_ascii_whitespace() && !b"'\"`<".contains(c))
-                        .count(),
-                };
         }
         if password {
-            let quoted =
-                end - from >= 2 && matches!(b[from], b'"' | b'\'') && b[end - 1] == b[from];
+            let mut z = end;
+            while z > from && matches!(b[z - 1], b' ' | b'\t') {
+                z -= 1;
+            }
+            let quoted = z - from >= 2 && matches!(b[from], b'"' | b'\'') && b[z - 1] == b[from];
             let (a, z) = match quoted {
-                true => (from + 1, end - 1),
-                false => (from, end),
+                true => (from + 1, z - 1),
+                false => (from, z),
             };
             // (A template's, and redaction's own `[REDACTED_SECRET]`: redacting again must
             // find nothing; nor a placeholder or code that builds the payload, review 68.)
             let v = &b[a..z];
-            let fills = a == z || template(v) || masked(v) || wifi_placeholder(v);
+            let fills = a == z || template(v) || masked(v) || wifi_placeholder(&b[from..end]);
             return (!fills).then_some((a, z));
         }
+        // (An empty field, `S:Home;;T:WPA;…`, between two.)
         at = end + 1;
+        at += b[at..].iter().take(2).take_while(|&&c| c == b';').count();
         at += leading_blanks(&b[at..]);
     }
     None
 }
 
-/// Whether a Wi-Fi QR code's password (see [`wifi_password`]) is none but a placeholder or
-/// the code that builds the payload (review 68): docs' `PASSWORD`, `your_password` (see
-/// [`placeholder`]), `null`, `None`, `true`; an expression, `" + password + "` (its quotes
-/// taken off: blanks at its ends), Swift's `\(password)`, Ruby's `#{password}`, Go's `%v`,
-/// a query's `@password`.
-fn wifi_placeholder(v: &[u8]) -> bool {
-    const NONE: [&[u8]; 6] = [b"null", b"none", b"nil", b"undefined", b"true", b"false"];
-    let word = |c: &u8| c.is_ascii_lowercase() || *c == b'_';
-    std::str::from_utf8(v).is_ok_and(placeholder)
-        || NONE.iter().any(|n| v.eq_ignore_ascii_case(n))
-        || v.first() == Some(&b' ')
-        || v.last() == Some(&b' ')
+/// Whether a Wi-Fi QR code's password field (`field`, as written: see [`wifi_password`])
+/// holds none but a placeholder or the code that builds the payload (reviews 68, 69): docs'
+/// `PASSWORD`, `your_password`, `null`, `None`; an expression between quotes, `" +
+/// password + "`, `"+pw+"`, `".$pw."`, `" & pwd & "`; Swift's `\(password)`, Ruby's
+/// `#{password}`, `%v`, `%3$s`, `\${password}`, a query's parameter (`@password`, not
+/// `@sunshine`). Not a password in capitals (`QWERTYUI`, a router's default) nor one that
+/// starts with `your` (`Yourhome1!`).
+fn wifi_placeholder(field: &[u8]) -> bool {
+    const NONE: [&[u8]; 18] = [
+        b"password",
+        b"pass",
+        b"passwd",
+        b"pwd",
+        b"psk",
+        b"secret",
+        b"key",
+        b"wifipassword",
+        b"yourpassword",
+        b"yourwifipassword",
+        b"networkpassword",
+        b"changeme",
+        b"redacted",
+        b"null",
+        b"none",
+        b"nil",
+        b"undefined",
+        b"false",
+    ];
+    let v = field.trim_ascii();
+    let word: Vec<u8> = v
+        .iter()
+        .filter(|c| !matches!(c, b'_' | b'-'))
+        .map(u8::to_ascii_lowercase)
+        .collect();
+    let operator = |c: Option<&u8>| matches!(c, Some(b'+' | b'.' | b'&'));
+    let expression = v.len() >= 4
+        && matches!(v[0], b'"' | b'\'')
+        && v.last() == Some(&v[0])
+        && operator(v[1..].trim_ascii_start().first())
+        && operator(v[..v.len() - 1].trim_ascii_end().last());
+    let named = |w: &[u8]| {
+        w.iter().all(|c| c.is_ascii_lowercase() || *c == b'_')
+            && [&b"pass"[..], b"pwd", b"psk", b"key", b"secret"]
+                .iter()
+                .any(|n| memchr::memmem::find(w, n).is_some())
+    };
+    NONE.iter().any(|n| word == *n)
+        || expression
         || memchr::memmem::find(v, b"\\(").is_some()
         || memchr::memmem::find(v, b"#{").is_some()
-        || (v.len() <= 3 && v.first() == Some(&b'%'))
-        || v.strip_prefix(b"@")
-            .is_some_and(|w| !w.is_empty() && w.iter().all(word))
+        || (v.len() <= 5 && v.first() == Some(&b'%'))
+        || v.strip_prefix(b"\\").is_some_and(template)
+        || v.strip_prefix(b"@").is_some_and(named)
 }
 
 /// Where the word after an item's number at `i` starts, if one stands there (see
