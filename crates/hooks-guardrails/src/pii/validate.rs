@@ -10629,7 +10629,7 @@ fn bip39_word(word: &[u8]) -> Option<usize> {
 /// or an identifier's part (`walletMnemonic`, `WALLET_MNEMONIC`; not glued after a small
 /// letter, `amnemonic`). Prose that names them holds words past the list (`the seed phrase
 /// is never stored`: `stored` is none) or fewer than twelve.
-pub(super) fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
+fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     if let Some(&c) = s.checked_sub(1).and_then(|i| b.get(i)) {
         let camel = b[s].is_ascii_uppercase() && (c.is_ascii_lowercase() || c.is_ascii_digit());
@@ -10849,6 +10849,21 @@ fn name_separators(b: &[u8], mut at: usize) -> usize {
     at
 }
 
+/// What the fifteenth pass's literal at `s..e` (see `patterns::wallet_trigger`) starts: a
+/// Wi-Fi QR code's password after `WIFI:` (see [`wifi_password`]), an extended private key
+/// after its prefix (see [`extended_private_key`]), else recovery words after their name
+/// (see [`seed_phrase`]).
+pub(super) fn wallet_secret(text: &str, s: usize, e: usize, f: &Freed) -> Option<(usize, usize)> {
+    let literal = &text.as_bytes()[s..e];
+    if literal == b"WIFI:" {
+        wifi_password(text, s, e, f)
+    } else if super::patterns::EXTENDED_KEY_PREFIXES.contains(&&text[s..e]) {
+        extended_private_key(text, s, e, f)
+    } else {
+        seed_phrase(text, s, e, f)
+    }
+}
+
 /// A wallet's extended private key from its prefix at `s` (one of
 /// `patterns::EXTENDED_KEY_PREFIXES`, `xprv`, `tprv`, …): the 111 characters of Base58 that
 /// BIP-32 serializes one into, 78 bytes and a checksum — the checksum checked (two rounds of
@@ -10856,12 +10871,7 @@ fn name_separators(b: &[u8], mut at: usize) -> usize {
 /// followed by a word's character. Whoever reads one holds every key of the wallet's
 /// branch; a shortened one, `xprv9s21…` in docs, is none. Glued to what stands before it,
 /// it is one still (`WALLET_xprv…`, quoted-printable's `=3Dxprv…`, review 69).
-pub(super) fn extended_private_key(
-    text: &str,
-    s: usize,
-    e: usize,
-    _: &Freed,
-) -> Option<(usize, usize)> {
+fn extended_private_key(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     const LEN: usize = 111;
     let b = text.as_bytes();
     let body = b[e..]
@@ -10918,7 +10928,7 @@ fn base58_checked(key: &[u8]) -> bool {
 /// empty one (`T:nopass;P:;`), a template (see [`template`]: `P:${WIFI_PASS};`, `P:{{ psk
 /// }};`, `P:<password>;`), a mask (see [`masked`]), a placeholder or the code that builds
 /// one (see [`wifi_placeholder`]).
-pub(super) fn wifi_password(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
+fn wifi_password(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     // (The quote that opens the payload, where one does, `'WIFI:…;P:hunter22'`: the payload
     // ends at its closing quote, not at the line's last, review 69.)
