@@ -300,9 +300,9 @@ fn scan_adversarial(c: &mut Criterion) {
             "seed_names_without_words",
             fill("seed phrase: produce drop purity excite mystery tackle library cabbage middle roof cover mnemonic: a WALLET_MNEMONIC=\"x\" Recovery phrase: write down these twelve words seed: 42 wallet: 0x5290 backup seed seed seed recovery words: none {\"mnemonic\": {\"phrase\": \"\"}} Seed phrase:\n| # | Word |\n|---|---|\n| 1 | never | ", ""),
         ),
-        // Wi-Fi QR codes with no password (`T:nopass`), a placeholder, a log's `WIFI:P:`, the
-        // code that builds one; extended keys' prefixes with no key (`xprv…` cut short);
-        // `private key` and a hash of the secret in prose; a password of a kind.
+        // Wi-Fi QR codes with no password (`T:nopass`), a placeholder, a log's `WIFI:P:`,
+        // the code that builds one; extended keys' prefixes with no key (`xprv…` cut
+        // short); `private key` and a hash of the secret in prose; a password of a kind.
         (
             "wifi_codes_and_wallet_keys_without_secrets",
             fill("WIFI:S:Home;T:nopass;; WIFI:S:x;T:WPA;P:${PASS};; LOG WIFI:P:enabled [WIFI:S:WIFI:S:WIFI: \"WIFI:S:\" + ssid + \";T:WPA;P:\" + pw + \";;\" xprv9s21ZrQH143K3QTDL4LX xprvxprv tprv... zprv_key my private key is on the HSM; MD5 of the secret is 5f4dcc3b5aa765d61d8327deb882cf99 use a password Manager2000 ", ""),

@@ -5923,8 +5923,8 @@ pub(crate) mod tests {
             // (Not a password's own word, not announced, not a person's shape.)
             "the token is hunter2. the secret is Summer2024. DB_PASSWORD is hunter2",
             "wifi password hunter22 please",
-            // (A verb that uses it before the name, no value a person made after it; `pass`,
-            // a noun.)
+            // (A verb that uses it before the name, no value a person made after it;
+            // `pass`, a noun.)
             "use password hashing with bcrypt. users with password expiry of 90days",
             "with password SHA256 hashing; use password v2 endpoint; try password reset",
             "with password Level3 clearance. use pass hunter22. with boarding pass AB1234",
@@ -7366,9 +7366,10 @@ pub(crate) mod tests {
         }
     }
 
-    /// A wallet's extended private key (BIP-32's `xprv…`, `tprv…`, SLIP-132's `zprv…`) gives
-    /// its whole branch of keys: left in clear on every release. Not a public one (`xpub…`),
-    /// one whose checksum fails, one longer than 111 characters, nor a shortened one in docs.
+    /// A wallet's extended private key (BIP-32's `xprv…`, `tprv…`, SLIP-132's `zprv…`)
+    /// gives its whole branch of keys: left in clear on every release. Not a public one
+    /// (`xpub…`), one whose checksum fails, one longer than 111 characters, nor a shortened
+    /// one in docs.
     #[test]
     fn extended_private_keys_are_secrets() {
         let d = PiiDetector::new();
@@ -7386,11 +7387,13 @@ pub(crate) mod tests {
             // (Review 69: in a descriptor; glued to what stands before it.)
             (format!("tr({x}/86h/0h/0h/0/*)#s6gtdvpc"), x),
             (format!("WALLET_{x}"), x),
+            // (Review 70: glued to what follows it.)
+            (format!("{x}_old"), x),
+            (format!("{x}x"), x),
         ] {
             finds_and_redacts(&d, &text, &[want]);
         }
         for text in [
-            format!("{x}x"),
             x.replacen("xprv", "xpub", 1),
             "the xprv9s21… key of test vector 1; xprv...".to_owned(),
             // (Review 69: the checksum checked — a run of Base58, another prefix's body.)
@@ -7429,6 +7432,10 @@ pub(crate) mod tests {
         }
         let sae = format!("WIFI:T:SAE;S:Home;K:{};P:a2u5-fg4c-zzwk;;", "A".repeat(160));
         finds_and_redacts(&d, &sae, &["a2u5-fg4c-zzwk"]);
+        // (The hunting generator's: a value read to the payload's bound ended inside a
+        // character.)
+        let long = format!("WIFI:S:a;P:{}", "€".repeat(200));
+        assert_eq!(d.detect(&long), [], "{long}");
         // (Review 69: two payloads on a line, each to its closing quote; a later `;`; a
         // password in capitals, after a blank, starting with `your` or `@`; `;` inside
         // quotes; an empty field.)
@@ -7448,6 +7455,24 @@ pub(crate) mod tests {
             (r#"WIFI:S:"My;Net";T:WPA;P:"hunter;22";;"#, &["hunter;22"]),
             ("WIFI:S:Home;;T:WPA;P:hunter22;;", &["hunter22"]),
             ("'WIFI:S:Home;T:WPA;P:pa'ss'", &["pa'ss"]),
+            // (Review 70: JSON's escaped quotes around values holding `;`; a quoted
+            // password at the end; a password after code that builds the name; marks of
+            // interpolations inside a password; a quote inside one; `@` and a word.)
+            (
+                r#"{"qr": "WIFI:T:WPA;S:\"My;Net\";P:\"hunter;22\";;"}"#,
+                &["hunter;22"],
+            ),
+            (
+                "Scan: WIFI:S:Home;T:WPA;P:\"hunter22\"\nthanks",
+                &["hunter22"],
+            ),
+            (r#""WIFI:S:" + ssid + ";T:WPA;P:hunter22;;""#, &["hunter22"]),
+            (
+                "WIFI:S:Home;T:WPA;P:Wg45/R%dqT]!#{-oJ;H:false;;",
+                &["Wg45/R%dqT]!#{-oJ"],
+            ),
+            ("qr = 'WIFI:S:Home;T:WPA;P:pa'$$w0rd!';", &["pa'$$w0rd!"]),
+            ("WIFI:S:Home;;;;T:WPA;P:@monkeyisland;;", &["@monkeyisland"]),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -7474,6 +7499,13 @@ pub(crate) mod tests {
             r#"ESP_LOGI(TAG, "WIFI:S:%s;P:%s", ssid, pw);"#,
             r"WIFI:S:Home;T:WPA;P:\${password};;",
             "log: WIFI:S:up; P:ok (rssi -40)",
+            // (Review 70: quoted placeholders; docs'; a first field no other follows; past
+            // the payload's end; one character.)
+            r#"WIFI:S:"MyNet";T:WPA;P:"your_password";;"#,
+            "WIFI:S:x;T:WPA;P:YOUR_PASSWORD_HERE;;",
+            "LOG WIFI:P:enabled ;",
+            "WIFI:S:Guest;T:nopass;; P:12345678",
+            "'WIFI:S:Home;T:WPA;P:é'",
             "LOG WIFI:P:enabled",
             "[WIFI:P:connected] state changed",
         ] {
@@ -7483,8 +7515,8 @@ pub(crate) mod tests {
 
     /// A key written in hex after a secret's name in prose is one (`My Private Key is
     /// 0x4c08…`, `the api key is 9f86…`): a wallet's private key left in clear on every
-    /// release, as hex was taken for a hash's. Not a hash or a commit under their own names,
-    /// nor short hex, digits alone or letters alone.
+    /// release, as hex was taken for a hash's. Not a hash or a commit under their own
+    /// names, nor short hex, digits alone or letters alone.
     #[test]
     fn keys_in_hex_after_their_names_in_prose_are_secrets() {
         let d = PiiDetector::new();

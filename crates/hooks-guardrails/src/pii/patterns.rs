@@ -1105,10 +1105,10 @@ pub(super) const FIFTH_ARGUMENT_CALLS: [&str; 4] = [
 /// phrase and recovery phrase (MetaMask's "Secret Recovery Phrase"), seed words, recovery
 /// words, backup phrase, wallet words — each name's first word, as labels, fields,
 /// variables and prose write it; the validator reads the rest, which `wallet`, `recovery`
-/// and `backup` need (`seed_phrase`, `seedPhrase`, `Seed-Phrase`, `recovery words`). A pass of their own: in another pass's prefilter they
-/// would take it past the literals of its faster kind. Not `passphrase` (Algorand's name
-/// for its words): its `pass` starts every password's name, and every scan read 2% slower
-/// with it.
+/// and `backup` need (`seed_phrase`, `seedPhrase`, `Seed-Phrase`, `recovery words`). In a
+/// pass of their own (see `wallet_trigger`): in another pass's prefilter they would take it
+/// past the literals of its faster kind. Not `passphrase` (Algorand's name for its words):
+/// its `pass` starts every password's name, and every scan read 2% slower with it.
 pub(super) const SEED_NAMES: [&str; 15] = [
     "mnemonic", "Mnemonic", "MNEMONIC", "seed", "Seed", "SEED", "recovery", "Recovery", "RECOVERY",
     "backup", "Backup", "BACKUP", "wallet", "Wallet", "WALLET",
@@ -1665,8 +1665,8 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// literals past 64 are all cut to three); pass 12: a password's name in other languages
 /// (see [`LOCAL_NAMES`]); pass 13: the names and calls added since (see [`ADDED_NAMES`],
 /// [`ADDED_THIRD_ARGUMENT_CALLS`]); pass 14: a wallet's recovery words under their names
-/// (see [`SEED_NAMES`]), a wallet's extended private key (see [`EXTENDED_KEY_PREFIXES`]) and a
-/// Wi-Fi QR code's password. At one start, passes are asked in this order.
+/// (see [`SEED_NAMES`]), a wallet's extended private key (see [`EXTENDED_KEY_PREFIXES`])
+/// and a Wi-Fi QR code's password. At one start, passes are asked in this order.
 pub(super) const PASSES: usize = 15;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after
