@@ -10938,14 +10938,14 @@ fn base58_checked(key: &[u8]) -> bool {
 }
 
 /// The password of a Wi-Fi network's QR code after its `WIFI:` (`s..e`), as phones and QR
-/// generators write one (`WIFI:S:HomeNet;T:WPA;P:Xk9…;H:false;;`, ZXing's format): the
-/// `P` field among fields of one to three capitals or digits and their values, in any
-/// order, blanks around them, empty ones between (`S:Home;;T:…`), each to an unescaped `;`
-/// (`\;`, `\,`, `\:`, `\\` inside; escaped again in a JSON string, `\\;`) or in quotes of
-/// its own (`P:"hunter;22"`, JSON's `\"…\"`), on one line, 512 bytes in all — the password, the
-/// last after another, to the quote that opened the payload or to a blank where no `;`
-/// ends it (`'WIFI:…;P:hunter22'`; a first field only where another follows it, not a
-/// log's `WIFI:P:enabled ;`); its quotes left out. Another `WIFI:` inside a value ends the
+/// generators write one (`WIFI:S:HomeNet;T:WPA;P:Xk9…;H:false;;`, ZXing's format): the `P`
+/// field among fields of one to three capitals or digits and their values, in any order,
+/// blanks around them, empty ones between (`S:Home;;T:…`), each to an unescaped `;` (`\;`,
+/// `\,`, `\:`, `\\` inside; escaped again in a JSON string, `\\;`) or in quotes of its own
+/// (`P:"hunter;22"`, JSON's `\"…\"`), on one line, 512 bytes in all — the password, the
+/// last after another, to the quote that opened the payload or to a blank where no `;` ends
+/// it (`'WIFI:…;P:hunter22'`; a first field only where another follows it, not a log's
+/// `WIFI:P:enabled ;`); its quotes left out. Another `WIFI:` inside a value ends the
 /// reading: each is its own candidate (`WIFI:S:WIFI:S:…` read 512 bytes at each, 34x the
 /// bench text, review 70). Five characters at least (WEP's shortest); not a template (see
 /// [`template`]: `P:${WIFI_PASS};`, `P:{{ psk }};`, `P:<password>;`), a mask (see
