@@ -7396,9 +7396,11 @@ pub(crate) mod tests {
         for text in [
             x.replacen("xprv", "xpub", 1),
             "the xprv9s21… key of test vector 1; xprv...".to_owned(),
-            // (Review 69: the checksum checked — a run of Base58, another prefix's body.)
+            // (Review 69: the checksum checked — a run of Base58, another prefix's body;
+            // review 71: prefixes in a row, read 22x as slowly as the bench text.)
             format!("xprv{}", "A".repeat(107)),
             format!("zprv{}", &x[4..]),
+            "xprv".repeat(64),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }
@@ -7473,6 +7475,17 @@ pub(crate) mod tests {
             ),
             ("qr = 'WIFI:S:Home;T:WPA;P:pa'$$w0rd!';", &["pa'$$w0rd!"]),
             ("WIFI:S:Home;;;;T:WPA;P:@monkeyisland;;", &["@monkeyisland"]),
+            // (Review 71: `WIFI:` among an SSID's words; the opener's quote inside the
+            // password, `;;` after it; an escaped quote inside a quoted one.)
+            ("WIFI:S:Cafe WIFI:Lobby;T:WPA;P:Xk9mQ2vLp;;", &["Xk9mQ2vLp"]),
+            (
+                "echo 'WIFI:S:Home;T:WPA;P:rock 'n' roll4ever;;'",
+                &["rock 'n' roll4ever"],
+            ),
+            (
+                r#"WIFI:S:Home;T:WPA;P:"pa\"ss;word";;"#,
+                &[r#"pa\"ss;word"#],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }

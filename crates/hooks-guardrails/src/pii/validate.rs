@@ -10884,11 +10884,22 @@ pub(super) fn wallet_secret(text: &str, s: usize, e: usize, f: &Freed) -> Option
 fn extended_private_key(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     const LEN: usize = 111;
     let b = text.as_bytes();
-    let body = b[e..]
-        .iter()
-        .take(LEN - (e - s))
-        .take_while(|&&c| BASE58_DIGITS[usize::from(c)] < 58)
-        .count();
+    // (The digits seen among the first 24 after the prefix: a random key's are ~20 of 58,
+    // ten at least; a run of prefixes' letters, `xprvxprv…`, has four — each candidate
+    // decoded 111 characters before it failed, 22x the bench text, review 71.)
+    let mut seen = 0u64;
+    let mut body = 0;
+    for &c in b[e..].iter().take(LEN - (e - s)) {
+        let digit = BASE58_DIGITS[usize::from(c)];
+        if digit >= 58 {
+            break;
+        }
+        seen |= 1 << digit;
+        body += 1;
+        if body == 24 && seen.count_ones() < 10 {
+            return None;
+        }
+    }
     let z = e + body;
     (z - s == LEN && base58_checked(&b[s..z])).then_some((s, z))
 }
@@ -10959,22 +10970,21 @@ fn wifi_password(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, us
         .checked_sub(1)
         .map(|i| b[i])
         .filter(|c| matches!(c, b'\'' | b'"' | b'`'));
+    // (Nor one the payload's `;;` comes after on its line: `'…;P:rock 'n' roll;;'`,
+    // review 71.)
     let closes = |i: usize| {
+        let line = &b[i..b.len().min(i + 256)];
+        let line = &line[..memchr::memchr(b'\n', line).unwrap_or(line.len())];
         Some(b[i]) == opener
             && b.get(i + 1)
                 .is_none_or(|c| c.is_ascii_whitespace() || b";,)]}".contains(c))
+            && memchr::memmem::find(line, b";;")
+                .is_none_or(|k| memchr::memmem::find(&line[..k], b"WIFI:").is_some())
     };
     let bound = b.len().min(e + 512);
     let mut at = e + leading_blanks(&b[e..]);
     for field in 0..12 {
-        let name = b[at..bound]
-            .iter()
-            .take(4)
-            .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
-            .count();
-        if !(1..=3).contains(&name) || b[..bound].get(at + name) != Some(&b':') {
-            return None;
-        }
+        let name = wifi_field(&b[at..bound])?;
         let from = at + name + 1;
         let from = from + leading_blanks(&b[from..bound]);
         let password = &b[at..at + name] == b"P";
@@ -10988,7 +10998,9 @@ fn wifi_password(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, us
         let inner = from + quote.len();
         let closed = match quote.is_empty() {
             true => None,
-            false => memchr::memmem::find(&b[inner..bound], quote)
+            // (Not a quote escaped inside it, `"pa\"ss;word"`, review 71.)
+            false => memchr::memmem::find_iter(&b[inner..bound], quote)
+                .find(|&k| quote.len() > 1 || k == 0 || b[inner + k - 1] != b'\\')
                 .filter(|&k| !b[inner..inner + k].contains(&b'\n'))
                 .map(|k| inner + k + quote.len()),
         };
@@ -11016,7 +11028,13 @@ fn wifi_password(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, us
                 // (The password's closing quote; another field's may be code's, `"WIFI:S:"
                 // + ssid + ";T:WPA;P:hunter22;;"`, review 70.)
                 Some(_) if password && closed.is_none() && closes(end) => break false,
-                Some(b'W') if b[end..].starts_with(b"WIFI:") => return None,
+                // (Another payload: `WIFI:` and a field's name — not an SSID's words,
+                // `S:Cafe WIFI:Lobby;`, review 71.)
+                Some(b'W')
+                    if b[end..].starts_with(b"WIFI:") && wifi_field(&b[end + 5..]).is_some() =>
+                {
+                    return None;
+                }
                 // (Past the bound, no value: not cut inside a character, review 70's hunt.)
                 None if end < b.len() => return None,
                 Some(b'\n' | b'\r') | None => break false,
@@ -11076,6 +11094,17 @@ fn wifi_password(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, us
         };
     }
     None
+}
+
+/// The length of the field's name a Wi-Fi QR code's field starts `r` with, one to three
+/// capitals or digits before its colon (see [`wifi_password`]).
+fn wifi_field(r: &[u8]) -> Option<usize> {
+    let name = r
+        .iter()
+        .take(4)
+        .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        .count();
+    ((1..=3).contains(&name) && r.get(name) == Some(&b':')).then_some(name)
 }
 
 /// Whether a Wi-Fi QR code's password field (`field`, as written: see [`wifi_password`])
