@@ -5454,6 +5454,13 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             && (*own_word.get_or_init(|| password_word(name))
                 || (shouted.get() && shouted_password_word(name)))
     };
+    // (The name again as the value, a word of its own, is its own candidate: a run,
+    // `password is password is …`, is not read on from each — but a value that starts
+    // with the name's letters is one, `the token is token-Xk9…`, review 49.)
+    // (Only before white space: `pass@Xk9…`, `pwd!Xk9…` are values, review 50.)
+    let again = |j: usize| {
+        b[j..].starts_with(name) && b.get(j + name.len()).is_none_or(u8::is_ascii_whitespace)
+    };
     let value = loop {
         if let Some(p) = particle {
             break p;
@@ -5667,12 +5674,8 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             if !colon && matches!(b.get(i + len), Some(b'\r' | b'\n')) {
                 return next_line_value(text, name, i + len, true, || person(plain))?;
             }
-            // (The name again after the verb: a run of names, `PASSORDET ER PASSORDET ER
-            // …`, its own candidate — asked before the value is judged, review 67.)
-            let again = |j: usize| {
-                b[j..].starts_with(name)
-                    && b.get(j + name.len()).is_none_or(u8::is_ascii_whitespace)
-            };
+            // (The name again after the verb, asked before the value is judged: `PASSORDET
+            // ER PASSORDET ER …`, review 67.)
             match past_verb() {
                 Some(j) if again(j) => return None,
                 Some(j) if verb || value_follows(b, j, limit, || person(plain)) => break j,
@@ -5697,15 +5700,7 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         }
         i = blanks(i + len + comma);
     };
-    // (The name again as the value, a word of its own, is its own candidate: a run,
-    // `password is password is …`, is not read on from each — but a value that starts
-    // with the name's letters is one, `the token is token-Xk9…`, review 49.)
-    // (Only before white space: `pass@Xk9…`, `pwd!Xk9…` are values, review 50.)
-    if value >= limit
-        || (b[value..].starts_with(name)
-            && b.get(value + name.len())
-                .is_none_or(u8::is_ascii_whitespace))
-    {
+    if value >= limit || again(value) {
         return None;
     }
     // The value: quoted, a code span or in parentheses, to its closing character on its
@@ -10864,10 +10859,10 @@ fn name_separators(b: &[u8], mut at: usize) -> usize {
 /// after its prefix (see [`extended_private_key`]), else recovery words after their name
 /// (see [`seed_phrase`]).
 pub(super) fn wallet_secret(text: &str, s: usize, e: usize, f: &Freed) -> Option<(usize, usize)> {
-    let literal = &text.as_bytes()[s..e];
-    if literal == b"WIFI:" {
+    let literal = &text[s..e];
+    if literal == "WIFI:" {
         wifi_password(text, s, e, f)
-    } else if super::patterns::EXTENDED_KEY_PREFIXES.contains(&&text[s..e]) {
+    } else if super::patterns::EXTENDED_KEY_PREFIXES.contains(&literal) {
         extended_private_key(text, s, e, f)
     } else {
         seed_phrase(text, s, e, f)
