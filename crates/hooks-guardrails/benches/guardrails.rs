@@ -307,6 +307,14 @@ fn scan_adversarial(c: &mut Criterion) {
             "wifi_codes_and_wallet_keys_without_secrets",
             fill("WIFI:S:Home;T:nopass;; WIFI:S:x;T:WPA;P:${PASS};; LOG WIFI:P:enabled [WIFI:S:WIFI:S:WIFI: \"WIFI:S:\" + ssid + \";T:WPA;P:\" + pw + \";;\" xprv9s21ZrQH143K3QTDL4LX xprvxprv tprv... zprv_key my private key is on the HSM; MD5 of the secret is 5f4dcc3b5aa765d61d8327deb882cf99 use a password Manager2000 ", ""),
         ),
+        // Mail sessions' `AUTH PLAIN` and `AUTH LOGIN` with no password after them (base64
+        // of another text, the prompt after another `AUTH`); a one-time password's key
+        // groups that are prose or a placeholder; Wallet Import Format's names with no key
+        // after them; `wif` inside words.
+        (
+            "mail_logins_and_key_groups_without_secrets",
+            fill("AUTH PLAIN AUTH LOGIN\n334 UGFzc3dvcmQ6\nAUTH PLAIN dGVzdA== secret: JBSW Y3DP THIS word secret: AAAA BBBB CCCC DDDD the secret is SHA256WITHRSA privkey privkey wif: 5HueCGU8rMjxEXxiPuD5 from_wif(x) swift wif use the wifi password policy ", ""),
+        ),
         // The positional tools added last (PuTTY's, the hashing tools', MinIO's, Oracle's),
         // none given a password.
         (

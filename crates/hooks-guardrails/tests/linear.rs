@@ -277,6 +277,11 @@ fn family(name: &str, n: usize) -> String {
         "wifi_codes_and_wallet_keys_without_secrets" => {
             "WIFI:S:Home;T:nopass;; WIFI:S:x;T:WPA;P:${PASS};; LOG WIFI:P:enabled [WIFI:S:WIFI:S:WIFI: \"WIFI:S:\" + ssid + \";T:WPA;P:\" + pw + \";;\" xprv9s21ZrQH143K3QTDL4LX xprvxprv tprv... zprv_key my private key is on the HSM; MD5 of the secret is 5f4dcc3b5aa765d61d8327deb882cf99 use a password Manager2000 ".repeat(n / 295)
         }
+        // Mail sessions' `AUTH` with no password after it; key groups that are prose or a
+        // placeholder; Wallet Import Format's names with no key; `wif` inside words.
+        "mail_logins_and_key_groups_without_secrets" => {
+            "AUTH PLAIN AUTH LOGIN\n334 UGFzc3dvcmQ6\nAUTH PLAIN dGVzdA== secret: JBSW Y3DP THIS word secret: AAAA BBBB CCCC DDDD the secret is SHA256WITHRSA privkey privkey wif: 5HueCGU8rMjxEXxiPuD5 from_wif(x) swift wif use the wifi password policy ".repeat(n / 236)
+        }
         // The positional tools added last, none given a password.
         "tools_added_last_without_passwords" => {
             "plink -pw $X mkpasswd -m x openssl passwd -in f mc alias set a b c $Y expdp parfile=p rman target / ".repeat(n / 100)
@@ -418,7 +423,7 @@ const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpw
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
 
-const FAMILIES: [&str; 140] = [
+const FAMILIES: [&str; 141] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -526,6 +531,7 @@ const FAMILIES: [&str; 140] = [
     "added_names_without_secrets",
     "seed_names_without_words",
     "wifi_codes_and_wallet_keys_without_secrets",
+    "mail_logins_and_key_groups_without_secrets",
     "tools_added_last_without_passwords",
     "hex_runs",
     "cards_glued_in_a_word",

@@ -5903,6 +5903,26 @@ pub(crate) mod tests {
             ("MY PASSWORD IS hunter22", &["hunter22"]),
             ("PASSORDET ER Sommer2024", &["Sommer2024"]),
             ("LÖSENORDET ÄR Sommar2024!", &["Sommar2024!"]),
+            // (What the password opens between the verb and it; the verb shouted with a
+            // name shouted.)
+            (
+                "use the wifi password Sunflower88 to connect",
+                &["Sunflower88"],
+            ),
+            ("use the Wi-Fi password Sunflower88", &["Sunflower88"]),
+            (
+                "enter your admin password Hunter2024 when asked",
+                &["Hunter2024"],
+            ),
+            (
+                "log in with the root password Summer2024!",
+                &["Summer2024!"],
+            ),
+            ("USE PASSWORD Hunter22 FOR THE ROUTER", &["Hunter22"]),
+            ("ENTER THE WIFI PASSWORD Sunflower88", &["Sunflower88"]),
+            // (A key in base32 after a secret's name, an authenticator's.)
+            ("the TOTP secret is JBSWY3DPEHPK3PXP", &["JBSWY3DPEHPK3PXP"]),
+            ("the 2FA secret is jbswy3dpehpk3pxp", &["jbswy3dpehpk3pxp"]),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -5930,6 +5950,12 @@ pub(crate) mod tests {
             "with password Level3 clearance. use pass hunter22. with boarding pass AB1234",
             // (Review 67: a password of a kind.)
             "Use a password Manager2000",
+            "use a new password Manager2000. use the wifi password policy defaults",
+            // (A variable's name in capitals after a verb in small letters; base32's
+            // placeholders: the alphabet in a row, a run of one letter.)
+            "use PASSWORD Hunter22",
+            "the token is ABCDEFGHIJKLMNOP23. the secret is AAAAAAAAAAAAAA22",
+            "the secret is SHA256WITHRSA. the secret is GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ",
             // (A variable's name in capitals, its verb not; `PASS`, a noun.)
             "DB_PASSWORD IS hunter22. PASSWORD is hunter22. PASS IS hunter22",
             // (Review 52: another noun between the name and its colon or verb; a number
@@ -7403,6 +7429,131 @@ pub(crate) mod tests {
             "xprv".repeat(64),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
+        }
+    }
+
+    /// A wallet's private key in Wallet Import Format after its name (`"wif": "5Hue…"`,
+    /// `bitcoin-cli importprivkey …`): left in clear on every release.
+    #[test]
+    fn wallet_import_format_keys_are_secrets() {
+        let d = PiiDetector::new();
+        // (Bitcoin wiki's example, uncompressed; a compressed key, mainnet and testnet.)
+        let u = "5HueCGU8rMjxEXxiPuD5BDku4MkFqeZyd4dZ1jvhTVqvbTLvyTJ";
+        let k = "KwDiBf89QgGbjEhKnhXJuH7LrciVrZi3qYjgd9M7rFU73sVHnoWn";
+        let c = "cMahea7zqjxrtgAbB7LSGbcQUr1uX1ojuat9jZodMN87JcbXMTcA";
+        for (text, want) in [
+            (format!("{{\"wif\": \"{u}\"}}"), u),
+            (format!("\"privkey\": \"{k}\""), k),
+            (format!("priv_key = \"{k}\""), k),
+            (format!("wif = '{c}'"), c),
+            (format!("bitcoin-cli importprivkey {u} \"label\" false"), u),
+            (
+                format!("$ bitcoin-cli dumpprivkey 1PMycacnJaSqwwJqjawXBErnLsZ7RkXUAs\n{k}"),
+                k,
+            ),
+            (format!("PrivateKey.from_wif(\"{k}\")"), k),
+            (format!("WIF: {k}"), k),
+        ] {
+            finds_and_redacts(&d, &text, &[want]);
+        }
+        for text in [
+            // (A checksum that fails; the same characters one longer; an address's; no
+            // key after the name; the name inside a word.)
+            format!("wif: {}", u.replace('T', "U")),
+            format!("wif: {u}x"),
+            "importprivkey 1PMycacnJaSqwwJqjawXBErnLsZ7RkXUAs".to_owned(),
+            "the wifi password policy; swift wif format; WIF encoding explained".to_owned(),
+            format!("swif: {u}"),
+            "privkey ".repeat(64),
+        ] {
+            assert_eq!(d.detect(&text), [], "{text}");
+        }
+    }
+
+    /// A mail session's login in a client's debug output (`AUTH PLAIN …`, `AUTH LOGIN` and
+    /// the password's line after the server's `334 UGFzc3dvcmQ6`): base64 that holds the
+    /// password, left in clear on every release.
+    #[test]
+    fn sasl_logins_in_mail_sessions_are_secrets() {
+        let d = PiiDetector::new();
+        // (`⧵0alice⧵0hunter22`, `⧵0alice@example.com⧵0Summer2024!`, `hunter22`.)
+        let plain = "AGFsaWNlAGh1bnRlcjIy";
+        let long = "AGFsaWNlQGV4YW1wbGUuY29tAFN1bW1lcjIwMjQh";
+        let password = "aHVudGVyMjI=";
+        for (text, want) in [
+            (format!("AUTH PLAIN {plain}"), plain),
+            (format!("send: 'AUTH PLAIN {long}\\r\\n'"), long),
+            (
+                format!("C: auth plain {plain}\nS: 235 2.7.0 Authentication successful"),
+                plain,
+            ),
+            (
+                format!(" -> AUTH PLAIN\n<-  334 \n -> {plain}\n<-  235 ok"),
+                plain,
+            ),
+            (
+                format!(
+                    "AUTH LOGIN\n334 VXNlcm5hbWU6\nYWxpY2U=\n334 UGFzc3dvcmQ6\n{password}\n235 ok"
+                ),
+                password,
+            ),
+            // (Python's `smtplib`, the server's reply printed twice.)
+            (
+                format!(
+                    "send: 'AUTH LOGIN YWxpY2U=\\r\\n'\nreply: b'334 UGFzc3dvcmQ6\\r\\n'\n\
+                     reply: retcode (334); Msg: b'UGFzc3dvcmQ6'\nsend: '{password}\\r\\n'"
+                ),
+                password,
+            ),
+        ] {
+            finds_and_redacts(&d, &text, &[want]);
+        }
+        for text in [
+            "The server supports AUTH PLAIN and AUTH LOGIN.",
+            "AUTH PLAIN is a SASL mechanism, see RFC 4616",
+            // (Base64 of another text; no password's prompt; the prompt after another
+            // `AUTH`.)
+            "AUTH PLAIN dGVzdA==",
+            "AUTH LOGIN\n334 VXNlcm5hbWU6\nYWxpY2U=",
+            "AUTH LOGIN\nAUTH x\n334 UGFzc3dvcmQ6\nYWxpY2U=",
+            // (Another `AUTH` inside the mechanism's word, found by a fuzz: a panic in the
+            // first build.)
+            "AUTH PAUTH PLAIN AUTHx",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+        // (Blanks past the reach before the token: nothing read past it.)
+        let far = format!("AUTH PLAIN{}{plain}", " ".repeat(400));
+        assert_eq!(d.detect(&far), [], "{far}");
+    }
+
+    /// A one-time password's key as an authenticator app shows it, in groups (`secret key:
+    /// JBSW Y3DP EHPK 3PXP`): its first group alone was judged, and the key left in clear.
+    #[test]
+    fn one_time_password_keys_in_groups_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            ("secret key: JBSW Y3DP EHPK 3PXP", "JBSW Y3DP EHPK 3PXP"),
+            (
+                "Secret: jbsw y3dp ehpk 3pxp kzxw 4ylm nbqx a5dd",
+                "jbsw y3dp ehpk 3pxp kzxw 4ylm nbqx a5dd",
+            ),
+            ("secret: \"JBSW Y3DP EHPK 3PXP\"", "JBSW Y3DP EHPK 3PXP"),
+            (
+                "Your secret key: JBSW Y3DP EHPK 3PXP (keep it safe)",
+                "JBSW Y3DP EHPK 3PXP",
+            ),
+        ] {
+            finds_and_redacts(&d, text, &[want]);
+        }
+        for text in [
+            // (Prose in capitals; the alphabet; a group glued to more; digits no key has.)
+            "secret key: THIS WILL BE SENT",
+            "Secret: ABCD EFGH IJKL MNOP",
+            "password: JBSW Y3DP EHPK 3PXPQ",
+            "token: AB12 CD34 EF56 GH78",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
         }
     }
 

@@ -230,6 +230,14 @@ pub(super) fn validate_secret(
     if let Some(found) = command_line_secret(text, s, e) {
         return found;
     }
+    // (A mail session's login, as a client's debug output prints it, before Redis's `AUTH
+    // user password`: see [`sasl_password`].)
+    if m.len() >= 4
+        && m.as_bytes()[..4].eq_ignore_ascii_case(b"auth")
+        && let Some(found) = sasl_password(text, s + 4)
+    {
+        return Some(found);
+    }
     if let Some(found) = positional_password(text, s, m, freed) {
         return found;
     }
@@ -5230,13 +5238,30 @@ fn used_before(b: &[u8], key: usize) -> bool {
     false
 }
 
-/// Whether one of `words` stands before a name at `key`, an article between them at most
-/// (`use the password`, `MD5 of the secret`; see [`used_before`], [`prose_secret`]).
+/// Whether one of `words` stands before a name at `key`, an article and a word for what
+/// the secret opens between them at most (`use the password`, `enter your Wi-Fi password`,
+/// `MD5 of the secret`; see [`used_before`], [`prose_secret`]).
 fn word_before(b: &[u8], key: usize, words: &[&[u8]]) -> bool {
     // (Not `a`, `an`: a password of a kind, `use a password Manager2000`, review 67.)
     const ARTICLES: [&[u8]; 6] = [b"the", b"your", b"our", b"my", b"this", b"its"];
-    let mut end = key;
-    for first in [true, false] {
+    const OPENS: [&[u8]; 14] = [
+        b"wifi",
+        b"wi-fi",
+        b"admin",
+        b"root",
+        b"guest",
+        b"account",
+        b"router",
+        b"network",
+        b"database",
+        b"server",
+        b"login",
+        b"email",
+        b"e-mail",
+        b"new",
+    ];
+    let (mut end, mut article, mut opens) = (key, false, false);
+    for _ in 0..3 {
         if end == 0 || b[end - 1] != b' ' {
             return false;
         }
@@ -5245,17 +5270,21 @@ fn word_before(b: &[u8], key: usize, words: &[&[u8]]) -> bool {
             .iter()
             .rev()
             .take(9)
-            .take_while(|c| c.is_ascii_alphabetic())
+            .take_while(|c| c.is_ascii_alphabetic() || **c == b'-')
             .count();
         let word = &b[end - len..end];
         if end - len > 0 && b[end - len - 1].is_ascii_alphanumeric() {
             return false;
         }
-        if words.iter().any(|u| word.eq_ignore_ascii_case(u)) {
+        let is = |list: &[&[u8]]| list.iter().any(|u| word.eq_ignore_ascii_case(u));
+        if is(words) {
             return true;
         }
-        if !first || !ARTICLES.iter().any(|a| word.eq_ignore_ascii_case(a)) {
-            return false;
+        // (Read back: what it opens next to the name, the article before it.)
+        match () {
+            _ if !article && is(&ARTICLES) => article = true,
+            _ if !article && !opens && is(&OPENS) => opens = true,
+            _ => return false,
         }
         end -= len;
     }
@@ -5573,9 +5602,23 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
             // (Or one a person made, where a verb that uses it stands before the name: `log
             // in with password hunter22`, `use the password Summer2024! for …`, a command's
             // line before it on the same line or not; not after `pass`, a noun as often,
-            // `with boarding pass AB1234`.)
-            let used = || bare_token && used_before(b, key) && password_word(name);
-            if i == first && first == at + 1 && b[at] == b' ' && word_of_prose() && !line_start {
+            // `with boarding pass AB1234`. Shouted, the verb and the words between in
+            // capitals too: `USE PASSWORD Hunter22`, not a variable's `use PASSWORD …`.)
+            let shouted_use = || {
+                capitals
+                    && shouted_password_word(name)
+                    && !b[line_back(b, key, 32)..key]
+                        .iter()
+                        .any(u8::is_ascii_lowercase)
+            };
+            let used =
+                || bare_token && used_before(b, key) && (password_word(name) || shouted_use());
+            if i == first
+                && first == at + 1
+                && b[at] == b' '
+                && (word_of_prose() || shouted_use())
+                && !line_start
+            {
                 let machine = || digits >= 2 && value_follows(b, i, limit, || false);
                 by_use = used();
                 if by_use || (machine() && !option_before()) {
@@ -5884,15 +5927,20 @@ fn prose_secret(text: &str, key: usize, name: usize, at: usize) -> Option<(usize
         (announced || by_use)
             && PERSON_LEN.contains(&v.len())
             && (quoted || by_use || ends_sentence(b, run_end.unwrap_or(z)))
-            && person(plain)
+            // (A verb that uses it made the name a password's own word already.)
+            && (by_use || person(plain))
             && (!by_to || set_near())
             && person_made(v.as_bytes())
     };
-    // (A key in hex only where no other noun stands between the name and it, `the token
-    // refresh commit is 3f2a…`, nor the name is what a hash is of, `MD5 of the secret is
-    // 5f4d…`, review 67.)
-    let hex = || plain && hex_key(v.as_bytes()) && !word_before(b, key, &[b"of"]);
-    let judged = machine_made(v.as_bytes()) || hex() || by_person();
+    // (A key in hex or base32 only where no other noun stands between the name and it,
+    // `the token refresh commit is 3f2a…`, nor the name is what a hash is of, `MD5 of the
+    // secret is 5f4d…`, review 67.)
+    let encoded = || {
+        plain
+            && (hex_key(v.as_bytes()) || base32_key(v.as_bytes()))
+            && !word_before(b, key, &[b"of"])
+    };
+    let judged = machine_made(v.as_bytes()) || encoded() || by_person();
     if !judged || !name_holds(name, v, quoted, next, false) {
         return None;
     }
@@ -6197,6 +6245,26 @@ fn hex_key(v: &[u8]) -> bool {
         && hex.iter().all(u8::is_ascii_hexdigit)
         && hex.iter().any(u8::is_ascii_digit)
         && hex.iter().any(u8::is_ascii_alphabetic)
+}
+
+/// Whether `v` is a one-time password's key in base32, as prose gives one after a secret's
+/// name (`the TOTP secret is JBSWY3DPEHPK3PXP`; in groups, see [`base32_groups`]): 16 to
+/// 64 characters, capitals or small letters (one case) and digits from `2` to `7`, two
+/// digits or more, at least half of them distinct, not the alphabet in a row (see
+/// [`prose_secret`]; [`machine_made`] takes none, having no letter of the other case).
+fn base32_key(v: &[u8]) -> bool {
+    let upper = v.first().is_some_and(u8::is_ascii_uppercase);
+    let digits = v.iter().filter(|c| c.is_ascii_digit()).count();
+    (16..=64).contains(&v.len())
+        && v.iter().all(|&c| {
+            (b'2'..=b'7').contains(&c)
+                || (upper && c.is_ascii_uppercase())
+                || (!upper && c.is_ascii_lowercase())
+        })
+        && digits >= 2
+        && distinct_bytes(v) * 2 >= v.len()
+        // (Not the alphabet in a row, a placeholder's `ABCDEFGHIJKLMNOP23`.)
+        && v.windows(2).filter(|w| w[1] == w[0] + 1).count() * 3 < v.len()
 }
 
 /// Whether a word of prose looks made by a machine, as a generated password or key does —
@@ -7072,6 +7140,15 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         Some(q) => close_in(rest, q).unwrap_or(rest.len()),
         None => bare_len(rest),
     };
+    // (A one-time password's key as an authenticator app shows it to be typed, in groups:
+    // `secret key: JBSW Y3DP EHPK 3PXP` — see [`base32_groups`].)
+    if let Some(n) = base32_groups(&whole[..whole.len().min(len + BASE32_GROUPS_MAX)])
+        && n >= len
+        && quote.is_none_or(|q| whole.get(n) == Some(&q))
+        && !no_secret_name(&b[key..at], &text[first..first + n])
+    {
+        return Some((first, first + n));
+    }
     // (Credentials' account and password set apart by a slash, `credentials: admin /
     // Xk9…`: the pair, judged as `admin:Xk9…` is, by its name — see `no_secret_name`.)
     // (Only where they are a pair: else the value alone is judged, as before — review 58.)
@@ -10856,17 +10933,75 @@ fn name_separators(b: &[u8], mut at: usize) -> usize {
 
 /// What the fifteenth pass's literal at `s..e` (see `patterns::wallet_trigger`) starts: a
 /// Wi-Fi QR code's password after `WIFI:` (see [`wifi_password`]), an extended private key
-/// after its prefix (see [`extended_private_key`]), else recovery words after their name
-/// (see [`seed_phrase`]).
+/// after its prefix (see [`extended_private_key`]), a private key in Wallet Import Format
+/// after its name (see [`wif_key`]), else recovery words after their name (see
+/// [`seed_phrase`]).
 pub(super) fn wallet_secret(text: &str, s: usize, e: usize, f: &Freed) -> Option<(usize, usize)> {
     let literal = &text[s..e];
     if literal == "WIFI:" {
         wifi_password(text, s, e, f)
     } else if super::patterns::EXTENDED_KEY_PREFIXES.contains(&literal) {
         extended_private_key(text, s, e, f)
+    } else if super::patterns::WIF_NAMES.contains(&literal) {
+        wif_key(text, s, e)
     } else {
         seed_phrase(text, s, e, f)
     }
+}
+
+/// How far past its name (see `patterns::WIF_NAMES`) a private key in Wallet Import Format
+/// is looked for: a call's or a command's other arguments before it (`importprivkey`'s
+/// none, `dumpprivkey`'s address and its line break).
+const WIF_REACH: usize = 96;
+
+/// A wallet's private key in Wallet Import Format after its name at `s..e` (`"wif":
+/// "5Hue…"`, `WIF: Kw…`, `from_wif("L1…")`, `bitcoin-cli importprivkey 5K…`,
+/// `dumpprivkey`'s answer on the next line): the first of the next three runs of Base58
+/// within [`WIF_REACH`] bytes that holds one — 51 characters from `5` (or testnet's `9`),
+/// 52 from `K`, `L` (or `c`), whose Base58Check holds a version byte (`0x80`, testnet's
+/// `0xEF`), 32 bytes of key and, in the longer, `0x01` (see [`base58_checked`]). Not `wif`
+/// at a word's end (`swif:`): a small letter right before it (`wifi` is no literal's, see
+/// `patterns::WIF_NAMES`).
+fn wif_key(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    if b[s..s + 3].eq_ignore_ascii_case(b"wif")
+        && s.checked_sub(1).is_some_and(|i| b[i].is_ascii_lowercase())
+    {
+        return None;
+    }
+    let window = &b[e..b.len().min(e + WIF_REACH)];
+    // (Three runs of Base58 at most: a run of names, `privkey privkey …`, is not read
+    // [`WIF_REACH`] bytes from each.)
+    let (mut i, mut runs) = (0, 0);
+    while i < window.len() && runs < 3 {
+        let run = window[i..]
+            .iter()
+            .take_while(|&&c| BASE58_DIGITS[usize::from(c)] < 58)
+            .count();
+        if run == 0 {
+            i += 1;
+            continue;
+        }
+        runs += 1;
+        let key = &window[i..i + run];
+        let (version, len) = match (key[0], run) {
+            (b'5', 51) => (0x80, 37),
+            (b'K' | b'L', 52) => (0x80, 38),
+            (b'9', 51) => (0xEF, 37),
+            (b'c', 52) => (0xEF, 38),
+            _ => {
+                i += run;
+                continue;
+            }
+        };
+        let glued = window
+            .get(i + run)
+            .is_some_and(|c| c.is_ascii_alphanumeric());
+        return base58_checked(key, len)
+            .filter(|d| !glued && d[0] == version && (len == 37 || d[33] == 1))
+            .map(|_| (e + i, e + i + run));
+    }
+    None
 }
 
 /// A wallet's extended private key from its prefix at `s` (one of
@@ -10896,7 +11031,7 @@ fn extended_private_key(text: &str, s: usize, e: usize, _: &Freed) -> Option<(us
         }
     }
     let z = e + body;
-    (z - s == LEN && base58_checked(&b[s..z])).then_some((s, z))
+    (z - s == LEN && base58_checked(&b[s..z], 82).is_some()).then_some((s, z))
 }
 
 /// Each byte's value as a digit of Base58 (Bitcoin's alphabet, no `0`, `O`, `I`, `l`), 58
@@ -10912,10 +11047,11 @@ const BASE58_DIGITS: [u8; 256] = {
     table
 };
 
-/// Whether `key` (Base58, see [`BASE58_DIGITS`]) decodes to 82 bytes at most whose last
-/// four are the first four of the SHA-256 of the SHA-256 of the 78 before them: an
-/// extended key's Base58Check (see [`extended_private_key`]).
-fn base58_checked(key: &[u8]) -> bool {
+/// What `key` (Base58, see [`BASE58_DIGITS`]) decodes to where that is `len` bytes at most
+/// (82 at most) whose last four are the first four of the SHA-256 of the SHA-256 of those
+/// before them — Base58Check's payload, `len - 4` bytes (an extended key's 78, see
+/// [`extended_private_key`]; Wallet Import Format's 33 or 34, see [`wif_key`]).
+fn base58_checked(key: &[u8], len: usize) -> Option<Vec<u8>> {
     use sha2::{Digest, Sha256};
     // (In 21 limbs of 32 bits, most significant first: a byte at a time, a run of keys that
     // fail read 4.2x as slowly as the bench text.)
@@ -10928,19 +11064,19 @@ fn base58_checked(key: &[u8]) -> bool {
             carry >>= 32;
         }
         if carry != 0 {
-            return false;
+            return None;
         }
     }
     let mut bytes = [0u8; 84];
     for (chunk, limb) in bytes.chunks_exact_mut(4).zip(limbs) {
         chunk.copy_from_slice(&limb.to_be_bytes());
     }
-    let (high, bytes) = bytes.split_at(2);
-    if high != [0, 0] {
-        return false;
+    let (high, bytes) = bytes.split_at(84 - len.min(82));
+    if high.iter().any(|&c| c != 0) {
+        return None;
     }
-    let (payload, checksum) = bytes.split_at(78);
-    Sha256::digest(Sha256::digest(payload))[..4] == *checksum
+    let (payload, checksum) = bytes.split_at(bytes.len() - 4);
+    (Sha256::digest(Sha256::digest(payload))[..4] == *checksum).then(|| payload.to_vec())
 }
 
 /// The password of a Wi-Fi network's QR code after its `WIFI:` (`s..e`), as phones and QR
@@ -12040,23 +12176,8 @@ fn fixture_token(token: &str) -> bool {
 /// credentials).
 fn basic_credentials(text: &str, at: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    let run = b[at..]
-        .iter()
-        .take(AUTH_TOKEN_MAX)
-        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'_' | b'-'))
-        .count();
-    let pad = b[at + run..]
-        .iter()
-        .take(2)
-        .take_while(|&&c| c == b'=')
-        .count();
-    let end = at + run + pad;
-    // Glued to more base64, it is not these credentials.
-    if b.get(end)
-        .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=' | b'_' | b'-'))
-    {
-        return None;
-    }
+    // (Glued to more base64, it is not these credentials.)
+    let end = at + base64_token(&b[at..], true, AUTH_TOKEN_MAX)?;
     let decoded = base64_decode(&b[at..end])?;
     let plain = std::str::from_utf8(&decoded).ok()?;
     let plain = plain
@@ -12103,6 +12224,168 @@ fn stored_login(b64: &str) -> bool {
         && !user.iter().any(|&c| matches!(c, b'/' | b'{' | b'"'))
         && !password.iter().all(|&c| c.is_ascii_digit() || c == b':')
         && std::str::from_utf8(password).is_ok_and(|p| !placeholder(p))
+}
+
+/// How far past `AUTH` (SMTP's, POP3's; IMAP's `AUTHENTICATE`) a SASL login's password
+/// is looked for: a server's reply or two and the client's lines between.
+const SASL_REACH: usize = 320;
+
+/// The password a SASL login sends after `AUTH` (`at`: just past the word), as a mail
+/// client's or a server's debug output prints the session (Python's `smtplib`, `swaks`,
+/// Postfix's and Dovecot's logs):
+/// - `PLAIN`: base64 of `[authzid]⧵0user⧵0password`, on its line (`AUTH PLAIN AGJvYgBo…`)
+///   or the first after the server's `334` — the whole base64, since the user's name is
+///   inside it;
+/// - `LOGIN`: the client's next line after the server's `334 UGFzc3dvcmQ6` (`Password:`
+///   encoded), its base64 decoding to the password.
+///
+/// The whole span stays within [`SASL_REACH`] bytes, before the next `AUTH`; `None` for
+/// anything else (`AUTH PLAIN` in prose, a mechanism without a password, base64 of another
+/// text).
+fn sasl_password(text: &str, at: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let blanks = |i: usize| {
+        i + b[i.min(b.len())..]
+            .iter()
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count()
+    };
+    let mech = blanks(at);
+    if mech == at {
+        return None;
+    }
+    let word = b[mech..]
+        .iter()
+        .take(8)
+        .take_while(|c| c.is_ascii_alphabetic())
+        .count();
+    if word != 5 {
+        return None;
+    }
+    // (To the next `AUTH` at most, its own candidate: a run of them is not read
+    // [`SASL_REACH`] bytes from each.)
+    let reach = &b[mech..b.len().min(mech + SASL_REACH)];
+    let next = memchr::memchr2_iter(b'A', b'a', &reach[word..])
+        .map(|k| word + k)
+        .find(|&k| {
+            reach[k..]
+                .get(..4)
+                .is_some_and(|w| w.eq_ignore_ascii_case(b"auth"))
+        });
+    let window = &reach[..next.unwrap_or(reach.len())];
+    // A base64 token starting at `i` in `window`, and where it ends.
+    let token = |i: usize| {
+        base64_token(window.get(i..)?, false, SASL_REACH)
+            .filter(|&n| n > 0)
+            .map(|n| i + n)
+    };
+    // The first token of four characters or more on the lines after `from`'s (`window`'s
+    // offsets) that decodes to text, past what a log puts before it (`C: `, ` -> `, `send:
+    // '`, a server's `334`), and what it decodes to.
+    let next_line = |from: usize| -> Option<(usize, usize, Vec<u8>)> {
+        let mut i = from + memchr::memchr(b'\n', &window[from..])? + 1;
+        while i < window.len() {
+            if window[i].is_ascii_alphanumeric() || matches!(window[i], b'+' | b'/') {
+                let Some(end) = token(i) else {
+                    i += 1;
+                    continue;
+                };
+                if let Some(plain) = (end - i >= 4)
+                    .then(|| base64_decode(&window[i..end]))
+                    .flatten()
+                    && std::str::from_utf8(&plain).is_ok()
+                {
+                    return Some((i, end, plain));
+                }
+                i = end;
+            } else {
+                i += 1;
+            }
+        }
+        None
+    };
+    let printable = |p: &[u8]| !p.is_empty() && !p.iter().any(|c| c.is_ascii_control());
+    match &window[..word] {
+        w if w.eq_ignore_ascii_case(b"PLAIN") => {
+            let after = blanks(mech + word) - mech;
+            let (i, end, plain) = match token(after) {
+                Some(end) if after > word => (after, end, base64_decode(&window[after..end])?),
+                _ => next_line(word)?,
+            };
+            // `[authzid]⧵0user⧵0password`: two NULs, a user's name and a password.
+            let mut parts = plain.split(|&c| c == 0);
+            let (_, user, password) = (parts.next()?, parts.next()?, parts.next()?);
+            (parts.next().is_none() && printable(user) && printable(password))
+                .then_some((mech + i, mech + end))
+        }
+        w if w.eq_ignore_ascii_case(b"LOGIN") => {
+            let prompt = memchr::memmem::find(window, b"UGFzc3dvcmQ6")?;
+            // (A log may print the server's reply twice: `reply: b'334 …'`, `Msg: b'…'`.)
+            let mut from = prompt;
+            loop {
+                let (i, end, plain) = next_line(from)?;
+                let line = memchr::memrchr(b'\n', &window[..i]).map_or(0, |k| k + 1);
+                let line_end = memchr::memchr(b'\n', &window[i..]).map_or(window.len(), |k| i + k);
+                if memchr::memmem::find(&window[line..line_end], b"UGFzc3dvcmQ6").is_some() {
+                    from = line;
+                    continue;
+                }
+                return printable(&plain).then_some((mech + i, mech + end));
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The most bytes [`base32_groups`] reads.
+const BASE32_GROUPS_MAX: usize = 16 * 5;
+
+/// The length of a base32 key written in groups of four at `v`'s start, as authenticator
+/// apps show a one-time password's key to be typed (`JBSW Y3DP EHPK 3PXP`, `jbsw y3dp
+/// ehpk 3pxp`): four groups or more (16 characters, the shortest key Google Authenticator
+/// shows) set apart by one blank, in one case, a digit among them (`2` to `7`), at most
+/// half of them read as words (a vowel among four letters: `THIS WILL …` is prose) and
+/// the last not glued to more letters, digits or a dash. `None` for anything else.
+fn base32_groups(v: &[u8]) -> Option<usize> {
+    let upper = v.first()?.is_ascii_uppercase();
+    let in_case = |c: u8| match upper {
+        true => c.is_ascii_uppercase() || (b'2'..=b'7').contains(&c),
+        false => c.is_ascii_lowercase() || (b'2'..=b'7').contains(&c),
+    };
+    let (mut groups, mut words, mut digit, mut i) = (0usize, 0usize, false, 0);
+    while i + 4 <= v.len() && v[i..i + 4].iter().all(|&c| in_case(c)) {
+        let group = &v[i..i + 4];
+        digit |= group.iter().any(u8::is_ascii_digit);
+        words += usize::from(
+            group.iter().all(u8::is_ascii_alphabetic)
+                && group.iter().any(|c| b"aeiouyAEIOUY".contains(c)),
+        );
+        groups += 1;
+        i += 4;
+        match (v.get(i), v.get(i + 1)) {
+            (Some(b' '), Some(&c)) if in_case(c) => i += 1,
+            _ => break,
+        }
+    }
+    let glued = v
+        .get(i)
+        .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_');
+    (groups >= 4 && digit && words * 2 <= groups && !glued).then_some(i)
+}
+
+/// The length of the base64 token that starts `b` (`max` of its characters at most,
+/// standard or, where `url_safe`, URL-safe too, then up to two `=`), where no other such
+/// character is glued after it.
+fn base64_token(b: &[u8], url_safe: bool, max: usize) -> Option<usize> {
+    let base64 = |c: &u8| {
+        c.is_ascii_alphanumeric()
+            || matches!(c, b'+' | b'/')
+            || (url_safe && matches!(c, b'_' | b'-'))
+    };
+    let run = b.iter().take(max).take_while(|c| base64(c)).count();
+    let pad = b[run..].iter().take(2).take_while(|&&c| c == b'=').count();
+    let glued = b.get(run + pad).is_some_and(|c| base64(c) || *c == b'=');
+    (!glued).then_some(run + pad)
 }
 
 /// Base64, standard or URL-safe, with its padding or without (`None` when `b` is not that).
