@@ -278,9 +278,10 @@ fn family(name: &str, n: usize) -> String {
             "WIFI:S:Home;T:nopass;; WIFI:S:x;T:WPA;P:${PASS};; LOG WIFI:P:enabled [WIFI:S:WIFI:S:WIFI: \"WIFI:S:\" + ssid + \";T:WPA;P:\" + pw + \";;\" xprv9s21ZrQH143K3QTDL4LX xprvxprv tprv... zprv_key my private key is on the HSM; MD5 of the secret is 5f4dcc3b5aa765d61d8327deb882cf99 use a password Manager2000 ".repeat(n / 295)
         }
         // Mail sessions' `AUTH` with no password after it; key groups that are prose or a
-        // placeholder; Wallet Import Format's names with no key; `wif` inside words.
+        // placeholder; Wallet Import Format's names with no key; `wif` inside words;
+        // recovery codes' names before dates and counts.
         "mail_logins_and_key_groups_without_secrets" => {
-            "AUTH PLAIN AUTH LOGIN\n334 UGFzc3dvcmQ6\nAUTH PLAIN dGVzdA== secret: JBSW Y3DP THIS word secret: AAAA BBBB CCCC DDDD the secret is SHA256WITHRSA privkey privkey wif: 5HueCGU8rMjxEXxiPuD5 from_wif(x) swift wif use the wifi password policy ".repeat(n / 236)
+            "AUTH PLAIN AUTH LOGIN\n334 UGFzc3dvcmQ6\nAUTH PLAIN dGVzdA== secret: JBSW Y3DP THIS word secret: AAAA BBBB CCCC DDDD the secret is SHA256WITHRSA privkey privkey wif: 5HueCGU8rMjxEXxiPuD5 from_wif(x) swift wif use the wifi password policy backup codes: 2024-01-05 Recovery codes: 10 left ".repeat(n / 285)
         }
         // The positional tools added last, none given a password.
         "tools_added_last_without_passwords" => {

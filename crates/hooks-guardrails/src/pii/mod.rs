@@ -5919,6 +5919,9 @@ pub(crate) mod tests {
                 &["Summer2024!"],
             ),
             ("USE PASSWORD Hunter22 FOR THE ROUTER", &["Hunter22"]),
+            // (`pw`, a password's word shortened.)
+            ("use pw hunter22 for the admin panel", &["hunter22"]),
+            ("login with pw Maple2023", &["Maple2023"]),
             ("ENTER THE WIFI PASSWORD Sunflower88", &["Sunflower88"]),
             // (A key in base32 after a secret's name, an authenticator's.)
             ("the TOTP secret is JBSWY3DPEHPK3PXP", &["JBSWY3DPEHPK3PXP"]),
@@ -5954,6 +5957,7 @@ pub(crate) mod tests {
             // (A variable's name in capitals after a verb in small letters; base32's
             // placeholders: the alphabet in a row, a run of one letter.)
             "use PASSWORD Hunter22",
+            "with pw protection enabled. if pw is None: return. with pw v2 endpoint",
             "the token is ABCDEFGHIJKLMNOP23. the secret is AAAAAAAAAAAAAA22",
             "the secret is SHA256WITHRSA. the secret is GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ",
             // (A variable's name in capitals, its verb not; `PASS`, a noun.)
@@ -7525,6 +7529,50 @@ pub(crate) mod tests {
         // (Blanks past the reach before the token: nothing read past it.)
         let far = format!("AUTH PLAIN{}{plain}", " ".repeat(400));
         assert_eq!(d.detect(&far), [], "{far}");
+    }
+
+    /// An account's recovery codes after their name (`Your GitHub recovery codes:⏎4f1a2-…`,
+    /// `backup codes: 1234 5678, …`): each signs in once without the second factor, and
+    /// every release left them in clear.
+    #[test]
+    fn account_recovery_codes_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            (
+                "Your GitHub recovery codes:\n4f1a2-b3c4d\n9e8d7-c6b5a\n1a2b3-c4d5e",
+                "4f1a2-b3c4d\n9e8d7-c6b5a\n1a2b3-c4d5e",
+            ),
+            (
+                "Here are my backup codes: 1234 5678, 9012 3456, 7890 1234",
+                "1234 5678, 9012 3456, 7890 1234",
+            ),
+            (
+                "Recovery codes (store them safely):\n1. 4f1a2-b3c4d\n2. 9e8d7-c6b5a",
+                "4f1a2-b3c4d\n2. 9e8d7-c6b5a",
+            ),
+            (
+                "\"recoveryCodes\": [\"4f1a2-b3c4d\", \"9e8d7-c6b5a\"]",
+                "4f1a2-b3c4d\", \"9e8d7-c6b5a",
+            ),
+            (
+                "backup_codes = ['ab12cd34', 'ef56gh78', 'ij90kl12']",
+                "ab12cd34', 'ef56gh78', 'ij90kl12",
+            ),
+        ] {
+            finds_and_redacts(&d, text, &[want]);
+        }
+        for text in [
+            // (Prose about them; a count; standards' names; dates; one code alone; codes
+            // with no name.)
+            "Backup codes: see the admin console. Backup codes are single-use codes",
+            "Recovery codes: 10 left, regenerate them in settings",
+            "recovery codes: RFC6238 and RFC4226 describe them",
+            "backup codes: 2024-01-05 2024-02-05",
+            "Recovery codes: 4f1a2-b3c4d",
+            "- 4f1a2-b3c4d\n- 9e8d7-c6b5a",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
     }
 
     /// A one-time password's key as an authenticator app shows it, in groups (`secret key:

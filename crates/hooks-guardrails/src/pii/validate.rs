@@ -4647,9 +4647,9 @@ pub(super) fn command_password_on(
 /// The longest value a named field's secret is read to.
 const NAMED_VALUE_MAX: usize = 256;
 
-/// A password's own words, as prose writes them in English (and French's `mdp`): see
-/// [`password_word`].
-const PASSWORD_WORDS: [&str; 7] = [
+/// A password's own words, as prose writes them in English (and French's `mdp`, chat's
+/// `pw`): see [`password_word`].
+const PASSWORD_WORDS: [&str; 8] = [
     "password",
     "passwd",
     "pass",
@@ -4657,6 +4657,7 @@ const PASSWORD_WORDS: [&str; 7] = [
     "passcode",
     "passphrase",
     "mdp",
+    "pw",
 ];
 
 /// Words that start a phrase between a password's word and its verb that leaves the value
@@ -10727,6 +10728,13 @@ fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usiz
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
             .count()
     };
+    // (An account's recovery codes, `recovery codes:`, `backupCodes`: see
+    // [`recovery_codes`].)
+    if matches!(b[s], b'r' | b'R' | b'b' | b'B')
+        && let Some(found) = recovery_codes(b, e)
+    {
+        return Some(found);
+    }
     let mut at = rest(e);
     let glued = &b[e..at];
     let mut second = SEED_SECOND_WORDS.iter().any(|w| {
@@ -10783,6 +10791,104 @@ fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usiz
     let line = &b[from..b.len().min(from + 80)];
     let colon = memchr::memchr2(b':', b'\n', line).filter(|&k| line[k] == b':')?;
     seed_words(b, from + colon + 1, true)
+}
+
+/// The most codes [`recovery_codes`] reads.
+const RECOVERY_CODES_MAX: usize = 24;
+
+/// An account's recovery codes after `recovery` or `backup` (`at`: just past it), as a
+/// service gives them once two-factor sign-in is set up (GitHub's `4f1a2-b3c4d`, Google's
+/// `1234 5678`): the name's `codes` (`Recovery codes`, `backup-codes`, `recoveryCodes`, a
+/// remark in parentheses after it), its marks (see [`name_separators`]) or `are`, then two
+/// codes or more of one shape, each one or two parts of 4 to 12 letters and digits (a
+/// digit among them, 8 in all at least: not a year, `2024-01-05`) joined by a `-` or a
+/// blank, set apart by blanks, commas, quotes, a
+/// list's bullets or numbers (see [`item_number`]) — 24 at most, from the first to the
+/// last. Not prose about them (`Backup codes: see the admin console`, `Recovery codes: 10
+/// left`), nor one code alone.
+fn recovery_codes(b: &[u8], at: usize) -> Option<(usize, usize)> {
+    let name = [
+        &b" codes"[..],
+        b"-codes",
+        b"_codes",
+        b"Codes",
+        b"_CODES",
+        b" Codes",
+        b" CODES",
+    ]
+    .into_iter()
+    .find(|n| b[at..].starts_with(n))?;
+    let mut at = at + name.len();
+    if b[at..].starts_with(b" (") {
+        at = memchr::memchr(b')', &b[at..b.len().min(at + 80)]).map_or(at, |k| at + k + 1);
+    }
+    let from = at;
+    at = name_separators(b, at);
+    if b[at..].starts_with(b"are") && matches!(b.get(at + 3), Some(b' ' | b':' | b'\n')) {
+        at = name_separators(b, at + 3);
+    } else if !b[from..at]
+        .iter()
+        .any(|c| matches!(c, b':' | b'=' | b'\n' | b'"' | b'['))
+    {
+        return None;
+    }
+    // A code at `i`: its end and its shape (each part's length), where one stands.
+    let code = |i: usize| -> Option<(usize, [usize; 2])> {
+        let part = |j: usize| {
+            b[j.min(b.len())..]
+                .iter()
+                .take(13)
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .count()
+        };
+        let first = part(i);
+        if !(4..=12).contains(&first) {
+            return None;
+        }
+        let mut end = i + first;
+        let mut shape = [first, 0];
+        if matches!(b.get(end), Some(b'-' | b' ')) {
+            let second = part(end + 1);
+            // (A blank joins a second part only as long as the first: `1234 5678`.)
+            if (4..=12).contains(&second) && (b[end] == b'-' || second == first) {
+                shape[1] = second;
+                end += 1 + second;
+            }
+        }
+        let digit = b[i..end].iter().any(u8::is_ascii_digit);
+        (digit && shape[0] + shape[1] >= 8 && !b.get(end).is_some_and(u8::is_ascii_alphanumeric))
+            .then_some((end, shape))
+    };
+    let at = item_number(b, at).unwrap_or(at);
+    let (mut i, mut count, mut shape, mut span) = (at, 0, None, None);
+    while count < RECOVERY_CODES_MAX {
+        let Some((end, this)) = code(i) else {
+            break;
+        };
+        if shape.is_some_and(|s| s != this) {
+            break;
+        }
+        shape = Some(this);
+        span = Some((span.map_or(i, |(s, _)| s), end));
+        count += 1;
+        // (Between two: blanks, a comma, quotes, a bullet, an item's number.)
+        let mut j = end;
+        for _ in 0..2 {
+            j += b[j..]
+                .iter()
+                .take(16)
+                .take_while(|c| {
+                    c.is_ascii_whitespace() || matches!(c, b',' | b'"' | b'\'' | b'-' | b'*')
+                })
+                .count();
+            j = item_number(b, j).unwrap_or(j);
+        }
+        if j == end {
+            break;
+        }
+        i = j;
+    }
+    span.filter(|_| count >= 2)
 }
 
 /// The words that make a recovery phrase's name whole after its first (see
