@@ -5923,9 +5923,15 @@ pub(crate) mod tests {
             ("use pw hunter22 for the admin panel", &["hunter22"]),
             ("login with pw Maple2023", &["Maple2023"]),
             ("ENTER THE WIFI PASSWORD Sunflower88", &["Sunflower88"]),
+            // (Review 72: two such words; a password's kind.)
+            ("use the office wifi password Hunter2024", &["Hunter2024"]),
+            ("use the default password Hunter2024 first", &["Hunter2024"]),
             // (A key in base32 after a secret's name, an authenticator's.)
             ("the TOTP secret is JBSWY3DPEHPK3PXP", &["JBSWY3DPEHPK3PXP"]),
             ("the 2FA secret is jbswy3dpehpk3pxp", &["jbswy3dpehpk3pxp"]),
+            // (Review 72: a key that starts with a digit; one digit in it.)
+            ("the TOTP secret is 5JVUJ4JQINW5O2N5", &["5JVUJ4JQINW5O2N5"]),
+            ("the TOTP secret is KUZCHJRYIFDA3IPG", &["KUZCHJRYIFDA3IPG"]),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -7457,6 +7463,18 @@ pub(crate) mod tests {
             ),
             (format!("PrivateKey.from_wif(\"{k}\")"), k),
             (format!("WIF: {k}"), k),
+            // (Review 72: bitcoinjs's call, other names and layouts.)
+            (format!("ECPair.fromWIF(\"{k}\")"), k),
+            (format!("\"WIF\": \"{k}\""), k),
+            (format!("Wif: {k}"), k),
+            (format!("export WIF={k}"), k),
+            (format!("wif\t{k}"), k),
+            (format!("wif.decode(\"{k}\")"), k),
+            (format!("privKey: {k}"), k),
+            (format!("PRIVKEY={k}"), k),
+            (format!("wif_key = \"{k}\""), k),
+            (format!("WIF_KEY={k}"), k),
+            (format!("Private key (WIF): {k}"), k),
         ] {
             finds_and_redacts(&d, &text, &[want]);
         }
@@ -7468,6 +7486,7 @@ pub(crate) mod tests {
             "importprivkey 1PMycacnJaSqwwJqjawXBErnLsZ7RkXUAs".to_owned(),
             "the wifi password policy; swift wif format; WIF encoding explained".to_owned(),
             format!("swif: {u}"),
+            format!("the WIFI: {u}"),
             "privkey ".repeat(64),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
@@ -7484,6 +7503,10 @@ pub(crate) mod tests {
         let plain = "AGFsaWNlAGh1bnRlcjIy";
         let long = "AGFsaWNlQGV4YW1wbGUuY29tAFN1bW1lcjIwMjQh";
         let password = "aHVudGVyMjI=";
+        // (`user=alice@example.com⧵1auth=Bearer ya29…⧵1⧵1`.)
+        // (`Correct-Horse-Battery-Staple-2024-extra-long!!`.)
+        let phrase = "Q29ycmVjdC1Ib3JzZS1CYXR0ZXJ5LVN0YXBsZS0yMDI0LWV4dHJhLWxvbmchIQ==";
+        let xoauth = "dXNlcj1hbGljZUBleGFtcGxlLmNvbQFhdXRoPUJlYXJlciB5YTI5LmEwQWZINlNNQngza0xxOQEB";
         for (text, want) in [
             (format!("AUTH PLAIN {plain}"), plain),
             (format!("send: 'AUTH PLAIN {long}\\r\\n'"), long),
@@ -7501,6 +7524,31 @@ pub(crate) mod tests {
                 ),
                 password,
             ),
+            // (Review 72: PHPMailer's prefixes, a label before the token, a prefix that
+            // decodes to control characters; a password past 320 bytes; OAuth's token.)
+            (
+                format!(
+                    "CLIENT -> SERVER: AUTH LOGIN\nSERVER -> CLIENT: 334 UGFzc3dvcmQ6\n\
+                     CLIENT -> SERVER: {password}"
+                ),
+                password,
+            ),
+            (
+                format!("SEND: AUTH LOGIN\nSEND: 334 UGFzc3dvcmQ6\nSEND: {password}\n"),
+                password,
+            ),
+            (
+                format!("[MAIL] AUTH PLAIN\n[MAIL] 334\n[MAIL] {plain}"),
+                plain,
+            ),
+            (
+                format!(
+                    "AUTH LOGIN\n334 VXNlcm5hbWU6\nYWxpY2U=\n334-{}\n334 UGFzc3dvcmQ6\n{phrase}",
+                    "x".repeat(300)
+                ),
+                phrase,
+            ),
+            (format!("AUTH XOAUTH2 {xoauth}"), xoauth),
             // (Python's `smtplib`, the server's reply printed twice.)
             (
                 format!(
@@ -7587,6 +7635,8 @@ pub(crate) mod tests {
                 "jbsw y3dp ehpk 3pxp kzxw 4ylm nbqx a5dd",
             ),
             ("secret: \"JBSW Y3DP EHPK 3PXP\"", "JBSW Y3DP EHPK 3PXP"),
+            // (Review 72: a key that starts with a digit.)
+            ("Secret Key: 7NHZ 3UPW YPEP 2SGH", "7NHZ 3UPW YPEP 2SGH"),
             (
                 "Your secret key: JBSW Y3DP EHPK 3PXP (keep it safe)",
                 "JBSW Y3DP EHPK 3PXP",
@@ -7600,6 +7650,8 @@ pub(crate) mod tests {
             "Secret: ABCD EFGH IJKL MNOP",
             "password: JBSW Y3DP EHPK 3PXPQ",
             "token: AB12 CD34 EF56 GH78",
+            // (Review 72: a placeholder's few characters.)
+            "secret: AAAA BBBB CCCC 2222",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -1122,15 +1122,17 @@ pub(super) const EXTENDED_KEY_PREFIXES: [&str; 10] = [
 ];
 
 /// The names before a wallet's private key in Wallet Import Format (`"wif": "5Hue…"`,
-/// `WIF: Kw…`, `from_wif("…")`, `bitcoin-cli importprivkey …`, `"privkey":`; see
-/// `validate::wif_key`) — `wif` with the mark after it: `wif` alone stops the prefilter
-/// at every `wifi` (a run of `wifi password ` read 8% slower).
-pub(super) const WIF_NAMES: [&str; 10] = [
-    "wif\"", "wif:", "wif=", "wif ", "wif(", "WIF:", "WIF ", "privkey", "priv_key", "PrivKey",
+/// `WIF: Kw…`, `from_wif("…")`, `ECPair.fromWIF(…)`, `bitcoin-cli importprivkey …`,
+/// `"privkey":`; see `validate::wif_key`) — `wif` in small letters with the mark after
+/// it: `wif` alone stops the prefilter at every `wifi` (a run of `wifi password ` read 8%
+/// slower).
+pub(super) const WIF_NAMES: [&str; 15] = [
+    "wif\"", "wif:", "wif=", "wif ", "wif(", "wif_", "wif.", "wif\t", "Wif:", "WIF", "privkey",
+    "priv_key", "PrivKey", "privKey", "PRIVKEY",
 ];
 
 /// The trigger of the fifteenth pass: [`SEED_NAMES`], [`EXTENDED_KEY_PREFIXES`], a Wi-Fi
-/// QR code's `WIFI:` and [`WIF_NAMES`] — 42 literals, the prefilter's faster kind (see
+/// QR code's `WIFI:` and [`WIF_NAMES`] — 41 literals, the prefilter's faster kind (see
 /// `validate::wallet_secret`). With `WIFI:` among them, the command-line families read
 /// 2–4% slower (`clients_without_passwords`' unit, interleaved with the pass without it).
 fn wallet_trigger() -> String {

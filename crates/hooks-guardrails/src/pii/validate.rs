@@ -5239,13 +5239,14 @@ fn used_before(b: &[u8], key: usize) -> bool {
     false
 }
 
-/// Whether one of `words` stands before a name at `key`, an article and a word for what
-/// the secret opens between them at most (`use the password`, `enter your Wi-Fi password`,
-/// `MD5 of the secret`; see [`used_before`], [`prose_secret`]).
+/// Whether one of `words` stands before a name at `key`, an article and two words for
+/// what the secret opens or what kind it is between them at most (`use the password`,
+/// `enter your Wi-Fi password`, `use the office wifi password`, `MD5 of the secret`; see
+/// [`used_before`], [`prose_secret`]).
 fn word_before(b: &[u8], key: usize, words: &[&[u8]]) -> bool {
     // (Not `a`, `an`: a password of a kind, `use a password Manager2000`, review 67.)
     const ARTICLES: [&[u8]; 6] = [b"the", b"your", b"our", b"my", b"this", b"its"];
-    const OPENS: [&[u8]; 14] = [
+    const OPENS: [&[u8]; 20] = [
         b"wifi",
         b"wi-fi",
         b"admin",
@@ -5260,9 +5261,15 @@ fn word_before(b: &[u8], key: usize, words: &[&[u8]]) -> bool {
         b"email",
         b"e-mail",
         b"new",
+        b"default",
+        b"old",
+        b"temporary",
+        b"temp",
+        b"home",
+        b"office",
     ];
-    let (mut end, mut article, mut opens) = (key, false, false);
-    for _ in 0..3 {
+    let (mut end, mut article, mut opens) = (key, false, 0);
+    for _ in 0..4 {
         if end == 0 || b[end - 1] != b' ' {
             return false;
         }
@@ -5284,7 +5291,7 @@ fn word_before(b: &[u8], key: usize, words: &[&[u8]]) -> bool {
         // (Read back: what it opens next to the name, the article before it.)
         match () {
             _ if !article && is(&ARTICLES) => article = true,
-            _ if !article && !opens && is(&OPENS) => opens = true,
+            _ if !article && opens < 2 && is(&OPENS) => opens += 1,
             _ => return false,
         }
         end -= len;
@@ -6250,11 +6257,15 @@ fn hex_key(v: &[u8]) -> bool {
 
 /// Whether `v` is a one-time password's key in base32, as prose gives one after a secret's
 /// name (`the TOTP secret is JBSWY3DPEHPK3PXP`; in groups, see [`base32_groups`]): 16 to
-/// 64 characters, capitals or small letters (one case) and digits from `2` to `7`, two
-/// digits or more, at least half of them distinct, not the alphabet in a row (see
+/// 64 characters, capitals or small letters (one case) and digits from `2` to `7`, a
+/// digit among them, at least half of them distinct, not the alphabet in a row (see
 /// [`prose_secret`]; [`machine_made`] takes none, having no letter of the other case).
 fn base32_key(v: &[u8]) -> bool {
-    let upper = v.first().is_some_and(u8::is_ascii_uppercase);
+    // (Its case its first letter's: `5JVUJ4JQ…`, review 72.)
+    let upper = v
+        .iter()
+        .find(|c| c.is_ascii_alphabetic())
+        .is_some_and(u8::is_ascii_uppercase);
     let digits = v.iter().filter(|c| c.is_ascii_digit()).count();
     (16..=64).contains(&v.len())
         && v.iter().all(|&c| {
@@ -6262,7 +6273,7 @@ fn base32_key(v: &[u8]) -> bool {
                 || (upper && c.is_ascii_uppercase())
                 || (!upper && c.is_ascii_lowercase())
         })
-        && digits >= 2
+        && digits >= 1
         && distinct_bytes(v) * 2 >= v.len()
         // (Not the alphabet in a row, a placeholder's `ABCDEFGHIJKLMNOP23`.)
         && v.windows(2).filter(|w| w[1] == w[0] + 1).count() * 3 < v.len()
@@ -11066,13 +11077,19 @@ const WIF_REACH: usize = 96;
 /// within [`WIF_REACH`] bytes that holds one — 51 characters from `5` (or testnet's `9`),
 /// 52 from `K`, `L` (or `c`), whose Base58Check holds a version byte (`0x80`, testnet's
 /// `0xEF`), 32 bytes of key and, in the longer, `0x01` (see [`base58_checked`]). Not `wif`
-/// at a word's end (`swif:`): a small letter right before it (`wifi` is no literal's, see
-/// `patterns::WIF_NAMES`).
+/// at a word's end (`swif:`: a small letter right before it; `wifi` is no literal's, see
+/// `patterns::WIF_NAMES`), nor `WIF` inside a word (`WIFI`).
 fn wif_key(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    if b[s..s + 3].eq_ignore_ascii_case(b"wif")
-        && s.checked_sub(1).is_some_and(|i| b[i].is_ascii_lowercase())
-    {
+    let glued = match &b[s..s + 3] {
+        // (`WIFI`; not `WIF_KEY`, `fromWIF(`.)
+        b"WIF" => b.get(e).is_some_and(u8::is_ascii_alphanumeric),
+        w if w.eq_ignore_ascii_case(b"wif") => {
+            s.checked_sub(1).is_some_and(|i| b[i].is_ascii_lowercase())
+        }
+        _ => false,
+    };
+    if glued {
         return None;
     }
     let window = &b[e..b.len().min(e + WIF_REACH)];
@@ -11159,9 +11176,12 @@ const BASE58_DIGITS: [u8; 256] = {
 /// [`extended_private_key`]; Wallet Import Format's 33 or 34, see [`wif_key`]).
 fn base58_checked(key: &[u8], len: usize) -> Option<Vec<u8>> {
     use sha2::{Digest, Sha256};
-    // (In 21 limbs of 32 bits, most significant first: a byte at a time, a run of keys that
-    // fail read 4.2x as slowly as the bench text.)
-    let mut limbs = [0u32; 21];
+    // (In limbs of 32 bits, most significant first, as many as `len` bytes take — 21 at
+    // most: a byte at a time, a run of keys that fail read 4.2x as slowly as the bench
+    // text; a key in Wallet Import Format needs 10, review 72.)
+    let len = len.min(82);
+    let mut all = [0u32; 21];
+    let limbs = &mut all[21 - len.div_ceil(4)..];
     for &c in key {
         let mut carry = u64::from(BASE58_DIGITS[usize::from(c)]);
         for limb in limbs.iter_mut().rev() {
@@ -11174,10 +11194,10 @@ fn base58_checked(key: &[u8], len: usize) -> Option<Vec<u8>> {
         }
     }
     let mut bytes = [0u8; 84];
-    for (chunk, limb) in bytes.chunks_exact_mut(4).zip(limbs) {
+    for (chunk, limb) in bytes.chunks_exact_mut(4).zip(all) {
         chunk.copy_from_slice(&limb.to_be_bytes());
     }
-    let (high, bytes) = bytes.split_at(84 - len.min(82));
+    let (high, bytes) = bytes.split_at(84 - len);
     if high.iter().any(|&c| c != 0) {
         return None;
     }
@@ -12332,114 +12352,124 @@ fn stored_login(b64: &str) -> bool {
         && std::str::from_utf8(password).is_ok_and(|p| !placeholder(p))
 }
 
-/// How far past `AUTH` (SMTP's, POP3's; IMAP's `AUTHENTICATE`) a SASL login's password
-/// is looked for: a server's reply or two and the client's lines between.
-const SASL_REACH: usize = 320;
+/// How far past `AUTH` (SMTP's, POP3's) a SASL login's password starts at most: the
+/// server's replies and the client's lines between, a JSON log's too.
+const SASL_REACH: usize = 1024;
 
-/// The password a SASL login sends after `AUTH` (`at`: just past the word), as a mail
-/// client's or a server's debug output prints the session (Python's `smtplib`, `swaks`,
-/// Postfix's and Dovecot's logs):
+/// The server's prompt for the password in a `LOGIN` exchange: `Password:` and
+/// `password:` in base64.
+const SASL_PROMPTS: [&[u8]; 2] = [b"UGFzc3dvcmQ6", b"cGFzc3dvcmQ6"];
+
+/// The secret a SASL login sends after `AUTH` (`at`: just past the word), as a mail
+/// client's or a server's debug output prints the session
+/// (Python's `smtplib`, `swaks`, PHPMailer, Postfix's and Dovecot's logs):
 /// - `PLAIN`: base64 of `[authzid]⧵0user⧵0password`, on its line (`AUTH PLAIN AGJvYgBo…`)
-///   or the first after the server's `334` — the whole base64, since the user's name is
-///   inside it;
-/// - `LOGIN`: the client's next line after the server's `334 UGFzc3dvcmQ6` (`Password:`
-///   encoded), its base64 decoding to the password.
+///   or a later one (after the server's `334`) — the whole base64, since the
+///   user's name is inside it;
+/// - `LOGIN`: the client's line after the server's `334 UGFzc3dvcmQ6` (`Password:`
+///   encoded, or `password:`), its base64 decoding to the password;
+/// - `XOAUTH2`, `OAUTHBEARER`: base64 that holds `auth=Bearer` and the token.
 ///
-/// The whole span stays within [`SASL_REACH`] bytes, before the next `AUTH`; `None` for
-/// anything else (`AUTH PLAIN` in prose, a mechanism without a password, base64 of another
-/// text).
+/// On a later line, the first token of four base64 characters or more that decodes so,
+/// past what a log puts before it (`C: `, ` -> `, `send: '`, `CLIENT -> SERVER: `: a
+/// token a `:` follows is a label, one that decodes to another text is passed over), each
+/// run of base64 read once. The secret starts within [`SASL_REACH`] bytes and before the
+/// next `AUTH` (its own candidate); `None` for anything else (`AUTH PLAIN` in prose, a
+/// mechanism without a password, base64 of another text).
 fn sasl_password(text: &str, at: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    let blanks = |i: usize| {
-        i + b[i.min(b.len())..]
-            .iter()
-            .take_while(|&&c| c == b' ' || c == b'\t')
-            .count()
-    };
-    let mech = blanks(at);
-    if mech == at {
-        return None;
-    }
+    let mech = at + leading_blanks(&b[at..]);
     let word = b[mech..]
         .iter()
-        .take(8)
-        .take_while(|c| c.is_ascii_alphabetic())
+        .take(12)
+        .take_while(|c| c.is_ascii_alphanumeric())
         .count();
-    if word != 5 {
+    if mech == at || !(5..=11).contains(&word) {
         return None;
     }
-    // (To the next `AUTH` at most, its own candidate: a run of them is not read
-    // [`SASL_REACH`] bytes from each.)
-    let reach = &b[mech..b.len().min(mech + SASL_REACH)];
-    let next = memchr::memchr2_iter(b'A', b'a', &reach[word..])
-        .map(|k| word + k)
+    let mechanism = &b[mech..mech + word];
+    let is = |m: &[u8]| mechanism.eq_ignore_ascii_case(m);
+    // (Up to the next `AUTH`, its own candidate: a run of them is not read [`SASL_REACH`]
+    // bytes from each; a token that starts before the reach may run past it.)
+    let reach = b.len().min(mech + SASL_REACH);
+    let next = memchr::memchr2_iter(b'A', b'a', &b[mech + word..reach])
+        .map(|k| mech + word + k)
         .find(|&k| {
-            reach[k..]
+            b[k..]
                 .get(..4)
                 .is_some_and(|w| w.eq_ignore_ascii_case(b"auth"))
         });
-    let window = &reach[..next.unwrap_or(reach.len())];
-    // A base64 token starting at `i` in `window`, and where it ends.
-    let token = |i: usize| {
-        base64_token(window.get(i..)?, false, SASL_REACH)
-            .filter(|&n| n > 0)
-            .map(|n| i + n)
+    let (starts, window) = match next {
+        Some(k) => (k - mech, &b[mech..k]),
+        None => (reach - mech, &b[mech..b.len().min(reach + AUTH_TOKEN_MAX)]),
     };
-    // The first token of four characters or more on the lines after `from`'s (`window`'s
-    // offsets) that decodes to text, past what a log puts before it (`C: `, ` -> `, `send:
-    // '`, a server's `334`), and what it decodes to.
-    let next_line = |from: usize| -> Option<(usize, usize, Vec<u8>)> {
-        let mut i = from + memchr::memchr(b'\n', &window[from..])? + 1;
-        while i < window.len() {
-            if window[i].is_ascii_alphanumeric() || matches!(window[i], b'+' | b'/') {
-                let Some(end) = token(i) else {
-                    i += 1;
-                    continue;
-                };
-                if let Some(plain) = (end - i >= 4)
-                    .then(|| base64_decode(&window[i..end]))
-                    .flatten()
-                    && std::str::from_utf8(&plain).is_ok()
-                {
-                    return Some((i, end, plain));
+    let base64 = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/');
+    // The first token from `i` on (`window`'s offsets; on the lines after `i`'s where
+    // `later`) whose decoding `accept` takes, and where it ends.
+    let find = |mut i: usize, later: bool, accept: &dyn Fn(&[u8]) -> bool| {
+        if later {
+            i += memchr::memchr(b'\n', &window[i..starts.max(i)])? + 1;
+        }
+        while i < starts {
+            if !base64(&window[i]) {
+                if !later {
+                    return None;
                 }
-                i = end;
-            } else {
                 i += 1;
+                continue;
             }
+            let run = window[i..]
+                .iter()
+                .take_while(|c| base64(c) || **c == b'=')
+                .count();
+            let token = base64_token(&window[i..], false, AUTH_TOKEN_MAX).map(|n| i + n);
+            if let Some(end) = token
+                && end - i >= 4
+                && window.get(end) != Some(&b':')
+                && base64_decode(&window[i..end]).is_some_and(|p| accept(&p))
+            {
+                return Some((mech + i, mech + end));
+            }
+            if !later {
+                return None;
+            }
+            i += run;
         }
         None
     };
     let printable = |p: &[u8]| !p.is_empty() && !p.iter().any(|c| c.is_ascii_control());
-    match &window[..word] {
-        w if w.eq_ignore_ascii_case(b"PLAIN") => {
-            let after = blanks(mech + word) - mech;
-            let (i, end, plain) = match token(after) {
-                Some(end) if after > word => (after, end, base64_decode(&window[after..end])?),
-                _ => next_line(word)?,
-            };
-            // `[authzid]⧵0user⧵0password`: two NULs, a user's name and a password.
-            let mut parts = plain.split(|&c| c == 0);
-            let (_, user, password) = (parts.next()?, parts.next()?, parts.next()?);
-            (parts.next().is_none() && printable(user) && printable(password))
-                .then_some((mech + i, mech + end))
-        }
-        w if w.eq_ignore_ascii_case(b"LOGIN") => {
-            let prompt = memchr::memmem::find(window, b"UGFzc3dvcmQ6")?;
-            // (A log may print the server's reply twice: `reply: b'334 …'`, `Msg: b'…'`.)
-            let mut from = prompt;
-            loop {
-                let (i, end, plain) = next_line(from)?;
-                let line = memchr::memrchr(b'\n', &window[..i]).map_or(0, |k| k + 1);
-                let line_end = memchr::memchr(b'\n', &window[i..]).map_or(window.len(), |k| i + k);
-                if memchr::memmem::find(&window[line..line_end], b"UGFzc3dvcmQ6").is_some() {
-                    from = line;
-                    continue;
-                }
-                return printable(&plain).then_some((mech + i, mech + end));
-            }
-        }
-        _ => None,
+    let text_of = |p: &[u8]| std::str::from_utf8(p).is_ok();
+    let same_line = leading_blanks(&window[word..]);
+    let here_or_later = |accept: &dyn Fn(&[u8]) -> bool| {
+        (same_line > 0)
+            .then(|| find(word + same_line, false, accept))
+            .flatten()
+            .or_else(|| find(word, true, accept))
+    };
+    if is(b"PLAIN") {
+        // `[authzid]⧵0user⧵0password`: two NULs, a user's name and a password.
+        here_or_later(&|p: &[u8]| {
+            let mut parts = p.split(|&c| c == 0);
+            let (_, user, password) = (parts.next(), parts.next(), parts.next());
+            text_of(p)
+                && parts.next().is_none()
+                && user.is_some_and(printable)
+                && password.is_some_and(printable)
+        })
+    } else if is(b"LOGIN") {
+        let prompt = SASL_PROMPTS
+            .iter()
+            .filter_map(|p| memchr::memmem::find(&window[..starts], p))
+            .min()?;
+        // (Not the prompt again, a log printing the server's reply twice: `reply: b'334
+        // …'`, `Msg: b'…'`.)
+        find(prompt, true, &|p: &[u8]| {
+            text_of(p) && printable(p) && !p.eq_ignore_ascii_case(b"password:")
+        })
+    } else if is(b"XOAUTH2") || is(b"OAUTHBEARER") {
+        here_or_later(&|p: &[u8]| memchr::memmem::find(p, b"auth=Bearer ").is_some())
+    } else {
+        None
     }
 }
 
@@ -12450,10 +12480,17 @@ const BASE32_GROUPS_MAX: usize = 16 * 5;
 /// apps show a one-time password's key to be typed (`JBSW Y3DP EHPK 3PXP`, `jbsw y3dp
 /// ehpk 3pxp`): four groups or more (16 characters, the shortest key Google Authenticator
 /// shows) set apart by one blank, in one case, a digit among them (`2` to `7`), at most
-/// half of them read as words (a vowel among four letters: `THIS WILL …` is prose) and
-/// the last not glued to more letters, digits or a dash. `None` for anything else.
+/// half of them read as words (a vowel among four letters: `THIS WILL …` is prose), more
+/// distinct characters than twice the groups (not `AAAA BBBB CCCC 2222`) and the last not
+/// glued to more letters, digits or a dash. `None` for anything else.
 fn base32_groups(v: &[u8]) -> Option<usize> {
-    let upper = v.first()?.is_ascii_uppercase();
+    // (Its case its first letter's: a key may start with a digit, `7NHZ 3UPW …`, review
+    // 72.)
+    let upper = v
+        .iter()
+        .take(BASE32_GROUPS_MAX)
+        .find(|c| c.is_ascii_alphabetic())?
+        .is_ascii_uppercase();
     let in_case = |c: u8| match upper {
         true => c.is_ascii_uppercase() || (b'2'..=b'7').contains(&c),
         false => c.is_ascii_lowercase() || (b'2'..=b'7').contains(&c),
@@ -12476,7 +12513,9 @@ fn base32_groups(v: &[u8]) -> Option<usize> {
     let glued = v
         .get(i)
         .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_');
-    (groups >= 4 && digit && words * 2 <= groups && !glued).then_some(i)
+    // (Not a placeholder's few characters, `AAAA BBBB CCCC 2222`, review 72.)
+    let distinct = distinct_bytes(&v[..i]) > groups * 2;
+    (groups >= 4 && digit && words * 2 <= groups && distinct && !glued).then_some(i)
 }
 
 /// The length of the base64 token that starts `b` (`max` of its characters at most,
