@@ -7579,6 +7579,53 @@ pub(crate) mod tests {
         assert_eq!(d.detect(&far), [], "{far}");
     }
 
+    /// A private key's PEM block encoded again in base64 (Kubernetes' `tls.key:
+    /// LS0tLS1CRUdJTi…`, a CI variable): every release left it in clear.
+    #[test]
+    fn private_keys_in_base64_are_secrets() {
+        let d = PiiDetector::new();
+        // (`-----BEGIN EC PRIVATE KEY-----⏎…` in base64; a certificate's block.)
+        let key = "LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0tCkxoSzk0RGZwa01IWTQwa1pMdE1tazdqZHV4RnQx\
+                   U0FFQTdnamN3eWx0RkVMQm0rZmRKb1ZrSXRvOWtsdGlCamcKNVRVQmlIb3Q0a0t1c3c4eVRDQlFmWlB5\
+                   RFZ5V1JXdzVWTnNFdG8waUczSlh6ZVNoSW1NdW5oZHZlT0Qrc1k4VQpaSmtDaUE2RjQzQ3F0bWk1T3I3\
+                   NUkrUlZMSkdqRXZ0SkZnPT0KLS0tLS1FTkQgRUMgUFJJVkFURSBLRVktLS0tLQo=";
+        let cert = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkxoSzk0RGZwa01IWTQwa1pMdE1tazdqZHV4RnQxU0FF\
+                    QTdnamN3eWx0RkVMQm0rZmRKb1ZrSXRvOWtsdGlCamcKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=";
+        // (Wrapped at 76 characters, as `base64` writes it.)
+        let wrapped = key
+            .as_bytes()
+            .chunks(76)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect::<Vec<_>>()
+            .join("\n");
+        for (text, want) in [
+            (
+                format!("data:\n  tls.crt: {cert}\n  tls.key: {key}\nkind: Secret\n"),
+                key,
+            ),
+            (
+                format!("{{\"data\": {{\"ssh-privatekey\": \"{key}\"}}}}"),
+                key,
+            ),
+            (format!("TLS_KEY={key}"), key),
+            (
+                format!("$ base64 < key.pem\n{wrapped}\n$ echo done"),
+                &wrapped,
+            ),
+        ] {
+            finds_and_redacts(&d, &text, &[want]);
+        }
+        for text in [
+            // (A certificate; the literal over and over; glued after base64, where the
+            // encoding does not start.)
+            format!("tls.crt: {cert}"),
+            "LS0tLS1CRUdJTi".repeat(20),
+            format!("x{key}"),
+        ] {
+            assert_eq!(d.detect(&text), [], "{text}");
+        }
+    }
+
     /// An account's recovery codes after their name (`Your GitHub recovery codes:⏎4f1a2-…`,
     /// `backup codes: 1234 5678, …`): each signs in once without the second factor, and
     /// every release left them in clear.

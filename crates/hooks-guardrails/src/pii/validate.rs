@@ -11051,8 +11051,8 @@ fn name_separators(b: &[u8], mut at: usize) -> usize {
 /// What the fifteenth pass's literal at `s..e` (see `patterns::wallet_trigger`) starts: a
 /// Wi-Fi QR code's password after `WIFI:` (see [`wifi_password`]), an extended private key
 /// after its prefix (see [`extended_private_key`]), a private key in Wallet Import Format
-/// after its name (see [`wif_key`]), else recovery words after their name (see
-/// [`seed_phrase`]).
+/// after its name (see [`wif_key`]), a private key's PEM block in base64 (see
+/// [`encoded_private_key`]), else recovery words after their name (see [`seed_phrase`]).
 pub(super) fn wallet_secret(text: &str, s: usize, e: usize, f: &Freed) -> Option<(usize, usize)> {
     let literal = &text[s..e];
     if literal == "WIFI:" {
@@ -11061,9 +11061,62 @@ pub(super) fn wallet_secret(text: &str, s: usize, e: usize, f: &Freed) -> Option
         extended_private_key(text, s, e, f)
     } else if super::patterns::WIF_NAMES.contains(&literal) {
         wif_key(text, s, e)
+    } else if literal == super::patterns::ENCODED_PEM {
+        encoded_private_key(text, s)
     } else {
         seed_phrase(text, s, e, f)
     }
+}
+
+/// The most bytes of base64 [`encoded_private_key`] reads: an RSA key of 4096 bits is
+/// about 3.2 KiB in PEM, 4.4 KiB encoded again.
+const ENCODED_KEY_MAX: usize = 16 * 1024;
+
+/// A private key's PEM block encoded again in base64 from `s` (`-----BEGIN` encoded, see
+/// `patterns::ENCODED_PEM`), as Kubernetes stores a TLS secret's key (`tls.key:
+/// LS0tLS1CRUdJTi…` in `kubectl get secret -o yaml`) and CI variables and Helm values
+/// hold one: its first line decodes to a `BEGIN` line of a private key (`RSA PRIVATE
+/// KEY`, `OPENSSH PRIVATE KEY`, `PGP PRIVATE KEY BLOCK` — not a certificate's, a public
+/// key's), the whole run of base64 taken (to its padding, over line breaks after lines
+/// of 64 or 76 characters, as `base64` wraps them; [`ENCODED_KEY_MAX`] bytes at most), 100
+/// characters at least. Not a run that base64 is glued before: the encoding does not start
+/// there.
+fn encoded_private_key(text: &str, s: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let base64 = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/');
+    if s.checked_sub(1).is_some_and(|i| base64(&b[i])) {
+        return None;
+    }
+    // (Its header read first: a run that is no key's is not read on.)
+    let head = b[s..].iter().take(96).take_while(|c| base64(c)).count();
+    let head = base64_decode(&b[s..s + head - head % 4])?;
+    let line = &head[..memchr::memchr(b'\n', &head).unwrap_or(head.len())];
+    let private = memchr::memmem::find(line, b"PRIVATE KEY").is_some();
+    if !private || memchr::memmem::find(line, b"PUBLIC").is_some() {
+        return None;
+    }
+    let limit = b.len().min(s + ENCODED_KEY_MAX);
+    let (mut end, mut line_start) = (s, s);
+    loop {
+        end += b[end..limit].iter().take_while(|c| base64(c)).count();
+        let wrapped = matches!(end - line_start, 64 | 76);
+        let nl = match &b[end..limit] {
+            [b'\n', c, ..] if base64(c) => 1,
+            [b'\r', b'\n', c, ..] if base64(c) => 2,
+            _ => 0,
+        };
+        if !wrapped || nl == 0 {
+            break;
+        }
+        end += nl;
+        line_start = end;
+    }
+    end += b[end..limit]
+        .iter()
+        .take(2)
+        .take_while(|&&c| c == b'=')
+        .count();
+    (end - s >= 100).then_some((s, end))
 }
 
 /// How far past its name (see `patterns::WIF_NAMES`) a private key in Wallet Import Format
