@@ -7626,6 +7626,55 @@ pub(crate) mod tests {
         }
     }
 
+    /// A Kubernetes Secret's values (`kubectl get secret -o yaml` and `-o json`, a manifest
+    /// written by hand): under keys that name no secret (`DATABASE_URL:`), base64 of one,
+    /// every release left them in clear.
+    #[test]
+    fn kubernetes_secrets_values_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            (
+                "apiVersion: v1\ndata:\n  DATABASE_URL: cG9zdGdyZXM6Ly9hcHA6SHVudGVyMjAyNEBkYjo1NDMy\n  \
+                 username: YWRtaW4=\nkind: Secret\nmetadata:\n  name: app\ntype: Opaque",
+                "cG9zdGdyZXM6Ly9hcHA6SHVudGVyMjAyNEBkYjo1NDMy\n  username: YWRtaW4=",
+            ),
+            (
+                "apiVersion: v1\ndata:\n  token: dG9rXzEyMw==\nimmutable: true\nkind: Secret\n",
+                "dG9rXzEyMw==",
+            ),
+            (
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\nstringData:\n  \
+                 SMTP_URL: smtp://mailer:Hunter2024@mx\n  REGION: eu-west-1\n",
+                "smtp://mailer:Hunter2024@mx\n  REGION: eu-west-1",
+            ),
+            (
+                "{\n    \"data\": {\n        \"stripe\": \"c2tfbGl2ZV81MUh4\"\n    },\n    \
+                 \"kind\": \"Secret\",\n}",
+                "c2tfbGl2ZV81MUh4",
+            ),
+            (
+                "{\"kind\": \"Secret\", \"metadata\": {\"name\": \"x\"}, \"data\": {\"k\": \"dG9r\"}}",
+                "dG9r",
+            ),
+            (
+                "apiVersion: v1\nkind: Secret\nstringData:\n  config.json: |\n    {\"pw\": \"x\"}\n\
+                 type: Opaque",
+                "    {\"pw\": \"x\"}",
+            ),
+        ] {
+            finds_and_redacts(&d, text, &[want]);
+        }
+        for text in [
+            // (A ConfigMap's data; a Secret's templates; another kind; an API's `data`.)
+            "apiVersion: v1\ndata:\n  key: dmFsdWU=\nkind: ConfigMap",
+            "apiVersion: v1\nkind: Secret\nstringData:\n  password: {{ .Values.password }}\n",
+            "apiVersion: v1\nkind: SecretStore\ndata:\n  x: dmFsdWU=",
+            "{\"data\": {\"id\": \"1\", \"name\": \"x\"}, \"kind\": \"List\"}",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
     /// An account's recovery codes after their name (`Your GitHub recovery codes:⏎4f1a2-…`,
     /// `backup codes: 1234 5678, …`): each signs in once without the second factor, and
     /// every release left them in clear.

@@ -1135,9 +1135,21 @@ pub(super) const WIF_NAMES: [&str; 15] = [
 /// `validate::encoded_private_key`).
 pub(super) const ENCODED_PEM: &str = "LS0tLS1CRUdJTi";
 
+/// What opens a Kubernetes Secret's values (see `validate::kube_secret`): its `data`
+/// and `stringData` blocks at a line's start as `kubectl get secret -o yaml` prints them
+/// (before the kind), the kind before them as people write a manifest, and the `data`
+/// object of `-o json`.
+pub(super) const KUBE_SECRET: [&str; 5] = [
+    "\ndata:",
+    "\nstringData:",
+    "\nkind: Secret",
+    "\"data\": {",
+    "\"kind\": \"Secret\"",
+];
+
 /// The trigger of the fifteenth pass: [`SEED_NAMES`], [`EXTENDED_KEY_PREFIXES`], a Wi-Fi
-/// QR code's `WIFI:`, [`WIF_NAMES`] and [`ENCODED_PEM`] — 42 literals, the prefilter's
-/// faster kind (see
+/// QR code's `WIFI:`, [`WIF_NAMES`], [`ENCODED_PEM`] and [`KUBE_SECRET`] — 47 literals,
+/// the prefilter's faster kind (see
 /// `validate::wallet_secret`). With `WIFI:` among them, the command-line families read
 /// 2–4% slower (`clients_without_passwords`' unit, interleaved with the pass without it).
 fn wallet_trigger() -> String {
@@ -1146,6 +1158,7 @@ fn wallet_trigger() -> String {
         &EXTENDED_KEY_PREFIXES,
         &["WIFI:", ENCODED_PEM],
         &WIF_NAMES,
+        &KUBE_SECRET,
     ]
     .concat()
     .iter()

@@ -11052,7 +11052,8 @@ fn name_separators(b: &[u8], mut at: usize) -> usize {
 /// Wi-Fi QR code's password after `WIFI:` (see [`wifi_password`]), an extended private key
 /// after its prefix (see [`extended_private_key`]), a private key in Wallet Import Format
 /// after its name (see [`wif_key`]), a private key's PEM block in base64 (see
-/// [`encoded_private_key`]), else recovery words after their name (see [`seed_phrase`]).
+/// [`encoded_private_key`]), a Kubernetes Secret's values (see [`kube_secret`]), else
+/// recovery words after their name (see [`seed_phrase`]).
 pub(super) fn wallet_secret(text: &str, s: usize, e: usize, f: &Freed) -> Option<(usize, usize)> {
     let literal = &text[s..e];
     if literal == "WIFI:" {
@@ -11063,8 +11064,191 @@ pub(super) fn wallet_secret(text: &str, s: usize, e: usize, f: &Freed) -> Option
         wif_key(text, s, e)
     } else if literal == super::patterns::ENCODED_PEM {
         encoded_private_key(text, s)
+    } else if super::patterns::KUBE_SECRET.contains(&literal) {
+        kube_secret(text, s, e)
     } else {
         seed_phrase(text, s, e, f)
+    }
+}
+
+/// How far [`kube_secret`] looks from a manifest's kind for its values.
+const KUBE_REACH: usize = 1024;
+
+/// How far [`kube_secret`] reads a Secret's values: a TLS certificate and its key are
+/// about 5 KiB in base64.
+const KUBE_VALUES_MAX: usize = 64 * 1024;
+
+/// A Kubernetes Secret's values, from the literal at `s..e` (see `patterns::KUBE_SECRET`):
+/// every value of its `data` block (base64 of the secret, whatever its key's name:
+/// `DATABASE_URL: cG9zdGdyZXM6…`) and of its `stringData` block (the secret in clear), from
+/// the first to the last — as `kubectl get secret -o yaml` prints them, the `data` block
+/// before the kind (`kind: Secret` after the block, an `immutable:` line between at most),
+/// and as people write a manifest, the kind before them (its blocks found within
+/// [`KUBE_REACH`] bytes, before the next document's `---`; [`KUBE_VALUES_MAX`] bytes of
+/// values read at most); `-o json`'s `"data": {…}`
+/// object before `"kind": "Secret"` too. A block's lines: indented `key: value`, the value
+/// base64 in `data` (a template or a placeholder in `stringData` ends it: `{{ .Values.pw
+/// }}`, `${DB_PASSWORD}`, `<password>`; a block scalar's lines there are its value, `|`
+/// and the lines indented deeper); the object's: `"key": "value"` pairs only. Not a
+/// ConfigMap's `data` (no `kind: Secret` after it), a `SecretStore`, a `SealedSecret`.
+fn kube_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let literal = &b[s..e];
+    let limit = b.len().min(e + KUBE_VALUES_MAX);
+    // (Looked for up to the next kind, its own candidate: a run of kinds is not searched
+    // [`KUBE_REACH`] bytes from each.)
+    let reach = b.len().min(e + KUBE_REACH);
+    let kind: &[u8] = if literal[0] == b'"' {
+        b"\"kind\""
+    } else {
+        b"\nkind:"
+    };
+    let search = memchr::memmem::find(&b[e..reach], kind).map_or(reach, |k| e + k);
+    // (Only a word: `kind: Secret`, not `kind: SecretStore`; a block's name ends its line.)
+    let line_end = |i: usize| memchr::memchr(b'\n', &b[i..limit]).map_or(limit, |k| i + k);
+    let rest_blank = |i: usize| b[i..line_end(i)].iter().all(|c| c.is_ascii_whitespace());
+    match literal {
+        b"\ndata:" | b"\nstringData:" => {
+            if !rest_blank(e) {
+                return None;
+            }
+            let (span, after) = kube_block(b, line_end(e), limit, literal[1] == b'd')?;
+            // (kubectl's order: the kind after the block, `immutable:` between at most.)
+            let mut i = after;
+            for _ in 0..2 {
+                let line = &b[i..line_end(i)];
+                if line.starts_with(b"kind: Secret") && rest_blank(i + 12) {
+                    return Some(span);
+                }
+                if !line.starts_with(b"immutable:") && !line.starts_with(b"stringData:") {
+                    return None;
+                }
+                i = (line_end(i) + 1).min(limit);
+            }
+            None
+        }
+        b"\nkind: Secret" => {
+            if !rest_blank(e) {
+                return None;
+            }
+            // (The document's rest: to the next `---`.)
+            let doc = memchr::memmem::find(&b[e..search], b"\n---").map_or(search, |k| e + k);
+            let block = [&b"\ndata:"[..], b"\nstringData:"]
+                .iter()
+                .filter_map(|name| {
+                    let k = e + memchr::memmem::find(&b[e..doc], name)?;
+                    let end = k + name.len();
+                    rest_blank(end).then_some((end, name[1] == b'd'))
+                })
+                .min()?;
+            kube_block(b, line_end(block.0), limit, block.1).map(|(span, _)| span)
+        }
+        b"\"data\": {" => {
+            let (span, after) = kube_object(b, e, limit)?;
+            let next = after
+                + b[after..limit]
+                    .iter()
+                    .take_while(|c| c.is_ascii_whitespace() || **c == b',')
+                    .count();
+            b[next..]
+                .starts_with(b"\"kind\": \"Secret\"")
+                .then_some(span)
+        }
+        _ => {
+            // `"kind": "Secret"` before the object, as people write one.
+            let k = e + memchr::memmem::find(&b[e..search], b"\"data\": {")?;
+            kube_object(b, k + 9, limit).map(|(span, _)| span)
+        }
+    }
+}
+
+/// The values of a Kubernetes Secret's block whose name's line ends at `at` (see
+/// [`kube_secret`]; `data`: base64), from the first value's start to the last's end, and
+/// where the block ends (the first line that is not one of its `key: value` lines).
+fn kube_block(b: &[u8], at: usize, limit: usize, data: bool) -> Option<((usize, usize), usize)> {
+    let mut span: Option<(usize, usize)> = None;
+    let mut i = at;
+    while i < limit && b[i] == b'\n' {
+        let line = i + 1;
+        let end = memchr::memchr(b'\n', &b[line..limit]).map_or(limit, |k| line + k);
+        let indent = b[line..end].iter().take_while(|&&c| c == b' ').count();
+        let key = line + indent;
+        let colon = key
+            + b[key..end]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+                .count();
+        if indent == 0 || colon == key || !b[colon..end].starts_with(b": ") {
+            break;
+        }
+        let value = colon + 2 + leading_blanks(&b[colon + 2..end]);
+        let stop = end
+            - b[value..end]
+                .iter()
+                .rev()
+                .take_while(|c| c.is_ascii_whitespace())
+                .count();
+        let v = &b[value..stop];
+        // (A block scalar in `stringData`, `config.json: |`: its lines indented deeper.)
+        if !data && matches!(v, b"|" | b"|-" | b"|+" | b">" | b">-") {
+            let mut last = end;
+            while last < limit && b[last] == b'\n' {
+                let next = last + 1;
+                let next_end = memchr::memchr(b'\n', &b[next..limit]).map_or(limit, |k| next + k);
+                let deeper = b[next..next_end].iter().take_while(|&&c| c == b' ').count();
+                if deeper <= indent || deeper == next_end - next {
+                    break;
+                }
+                last = next_end;
+            }
+            if last > end {
+                span = Some((span.map_or(end + 1, |(first, _)| first), last));
+            }
+            i = last;
+            continue;
+        }
+        let valid = match data {
+            true => base64_decode(v).is_some(),
+            false => !v.is_empty() && !template(v) && !v.starts_with(b"{{"),
+        };
+        if !valid {
+            break;
+        }
+        span = Some((span.map_or(value, |(first, _)| first), stop));
+        i = end;
+    }
+    span.map(|sp| (sp, (i + 1).min(limit)))
+}
+
+/// The values of `-o json`'s `data` object from `at` (just past its `{`), first to last,
+/// and where the object ends (past its `}`): `"key": "value"` pairs only (see
+/// [`kube_secret`]).
+fn kube_object(b: &[u8], at: usize, limit: usize) -> Option<((usize, usize), usize)> {
+    let mut span: Option<(usize, usize)> = None;
+    let mut i = at;
+    loop {
+        i += b[i..limit]
+            .iter()
+            .take_while(|c| c.is_ascii_whitespace() || **c == b',')
+            .count();
+        match b.get(i) {
+            Some(b'}') => return span.map(|sp| (sp, i + 1)),
+            Some(b'"') => {}
+            _ => return None,
+        }
+        let key_end = i + 1 + memchr::memchr(b'"', &b[i + 1..limit])?;
+        let colon = key_end + 1 + leading_blanks(&b[key_end + 1..limit]);
+        if b.get(colon) != Some(&b':') {
+            return None;
+        }
+        let open = colon + 1 + leading_blanks(&b[colon + 1..limit]);
+        if b.get(open) != Some(&b'"') {
+            return None;
+        }
+        let close = open + 1 + memchr::memchr(b'"', &b[open + 1..limit])?;
+        base64_decode(&b[open + 1..close])?;
+        span = Some((span.map_or(open + 1, |(first, _)| first), close));
+        i = close + 1;
     }
 }
 
