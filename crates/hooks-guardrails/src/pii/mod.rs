@@ -5966,6 +5966,8 @@ pub(crate) mod tests {
             "with pw protection enabled. if pw is None: return. with pw v2 endpoint",
             "the token is ABCDEFGHIJKLMNOP23. the secret is AAAAAAAAAAAAAA22",
             "the secret is SHA256WITHRSA. the secret is GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ",
+            // (Review 73: a name with one digit.)
+            "the secret is MYAPPLICATIONSECRET2",
             // (A variable's name in capitals, its verb not; `PASS`, a noun.)
             "DB_PASSWORD IS hunter22. PASSWORD is hunter22. PASS IS hunter22",
             // (Review 52: another noun between the name and its colon or verb; a number
@@ -7475,6 +7477,11 @@ pub(crate) mod tests {
             (format!("wif_key = \"{k}\""), k),
             (format!("WIF_KEY={k}"), k),
             (format!("Private key (WIF): {k}"), k),
+            // (Review 73.)
+            (format!("const wifKey = \"{k}\";"), k),
+            (format!("\"privateKeyWif\": \"{k}\""), k),
+            (format!("wif-key: {k}"), k),
+            (format!("Wallet import format: {u}"), u),
         ] {
             finds_and_redacts(&d, &text, &[want]);
         }
@@ -7549,6 +7556,17 @@ pub(crate) mod tests {
                 phrase,
             ),
             (format!("AUTH XOAUTH2 {xoauth}"), xoauth),
+            // (Review 73: `auth` in a log's prefix is no `AUTH` command; `password:`.)
+            (
+                format!(
+                    "[smtp] C: AUTH LOGIN\n[smtp-auth] S: 334 UGFzc3dvcmQ6\n[smtp-auth] C: {password}"
+                ),
+                password,
+            ),
+            (
+                format!("AUTH LOGIN\n334 cGFzc3dvcmQ6\n{password}"),
+                password,
+            ),
             // (Python's `smtplib`, the server's reply printed twice.)
             (
                 format!(
@@ -7571,6 +7589,9 @@ pub(crate) mod tests {
             // (Another `AUTH` inside the mechanism's word, found by a fuzz: a panic in the
             // first build.)
             "AUTH PAUTH PLAIN AUTHx",
+            // (Review 73: placeholders, `password` encoded.)
+            "AUTH LOGIN\n334 VXNlcm5hbWU6\ndXNlcm5hbWU=\n334 UGFzc3dvcmQ6\ncGFzc3dvcmQ=",
+            "AUTH PLAIN AGJvYgBwYXNzd29yZA==",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
@@ -7598,6 +7619,11 @@ pub(crate) mod tests {
             .map(|c| std::str::from_utf8(c).unwrap())
             .collect::<Vec<_>>()
             .join("\n");
+        let sixty_four = key.as_bytes()[..256]
+            .chunks(64)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect::<Vec<_>>()
+            .join("\n");
         for (text, want) in [
             (
                 format!("data:\n  tls.crt: {cert}\n  tls.key: {key}\nkind: Secret\n"),
@@ -7612,6 +7638,8 @@ pub(crate) mod tests {
                 format!("$ base64 < key.pem\n{wrapped}\n$ echo done"),
                 &wrapped,
             ),
+            // (Review 73: a last line of 64 characters, a word after it on the next.)
+            (format!("{sixty_four}\nTLS_CERT=x"), &sixty_four),
         ] {
             finds_and_redacts(&d, &text, &[want]);
         }
@@ -7702,6 +7730,29 @@ pub(crate) mod tests {
                 "backup_codes = ['ab12cd34', 'ef56gh78', 'ij90kl12']",
                 "ab12cd34', 'ef56gh78', 'ij90kl12",
             ),
+            // (Review 73: codes in a row, not read as pairs; PyPI's sixteen hex digits;
+            // bullets, `;`, a table; Google's name.)
+            (
+                "Recovery codes: a7f3k9q2 m4x8p1z6 t2b9w5r7",
+                "a7f3k9q2 m4x8p1z6 t2b9w5r7",
+            ),
+            (
+                "PyPI recovery codes:\n3f7a9c2e1b8d4a60\n9e2b7c4d1a0f3e58",
+                "3f7a9c2e1b8d4a60\n9e2b7c4d1a0f3e58",
+            ),
+            (
+                "Recovery codes:\n\n• a7f3k9q2\n• m4x8p1z6",
+                "a7f3k9q2\n• m4x8p1z6",
+            ),
+            ("Recovery codes: a7f3k9q2; m4x8p1z6", "a7f3k9q2; m4x8p1z6"),
+            (
+                "recovery codes:\n| 1 | a7f3k9q2 |\n| 2 | m4x8p1z6 |",
+                "a7f3k9q2 |\n| 2 | m4x8p1z6",
+            ),
+            (
+                "Backup verification codes\n1. 4829 1736\n2. 9017 3365",
+                "4829 1736\n2. 9017 3365",
+            ),
         ] {
             finds_and_redacts(&d, text, &[want]);
         }
@@ -7714,6 +7765,10 @@ pub(crate) mod tests {
             "backup codes: 2024-01-05 2024-02-05",
             "Recovery codes: 4f1a2-b3c4d",
             "- 4f1a2-b3c4d\n- 9e8d7-c6b5a",
+            // (Review 73: error codes in hex; identifiers.)
+            "backup codes: 0x80070005, 0x80004005, 0x8007045D",
+            "backup codes = [\"BKP10023\", \"BKP10024\"]  # job identifiers",
+            "recovery_codes: [INC001234, INC001235]",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
@@ -7746,8 +7801,9 @@ pub(crate) mod tests {
             "Secret: ABCD EFGH IJKL MNOP",
             "password: JBSW Y3DP EHPK 3PXPQ",
             "token: AB12 CD34 EF56 GH78",
-            // (Review 72: a placeholder's few characters.)
+            // (Review 72: a placeholder's few characters; review 73: runs in a row.)
             "secret: AAAA BBBB CCCC 2222",
+            "secret key: ABCD 2345 EFGH 6723",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

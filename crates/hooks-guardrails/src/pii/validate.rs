@@ -3943,6 +3943,11 @@ fn pass_argument(text: &str, at: usize) -> Option<(usize, usize)> {
     }
 }
 
+/// [`placeholder`] of bytes that may not be text (`false` where they are not).
+fn placeholder_bytes(value: &[u8]) -> bool {
+    std::str::from_utf8(value).is_ok_and(placeholder)
+}
+
 /// A word documentation puts where a credential goes (`USER:PASS`, `changeme`,
 /// `your-token`, `<password>`): a placeholder word, or capitals and `_` only.
 fn placeholder(value: &str) -> bool {
@@ -6258,7 +6263,8 @@ fn hex_key(v: &[u8]) -> bool {
 /// Whether `v` is a one-time password's key in base32, as prose gives one after a secret's
 /// name (`the TOTP secret is JBSWY3DPEHPK3PXP`; in groups, see [`base32_groups`]): 16 to
 /// 64 characters, capitals or small letters (one case) and digits from `2` to `7`, a
-/// digit among them, at least half of them distinct, not the alphabet in a row (see
+/// digit among them (two where over a third of the letters are vowels, as a word's),
+/// at least half of them distinct, not the alphabet in a row (see
 /// [`prose_secret`]; [`machine_made`] takes none, having no letter of the other case).
 fn base32_key(v: &[u8]) -> bool {
     // (Its case its first letter's: `5JVUJ4JQ…`, review 72.)
@@ -6267,16 +6273,28 @@ fn base32_key(v: &[u8]) -> bool {
         .find(|c| c.is_ascii_alphabetic())
         .is_some_and(u8::is_ascii_uppercase);
     let digits = v.iter().filter(|c| c.is_ascii_digit()).count();
+    let vowels = v.iter().filter(|c| b"AEIOUaeiou".contains(c)).count();
     (16..=64).contains(&v.len())
         && v.iter().all(|&c| {
             (b'2'..=b'7').contains(&c)
                 || (upper && c.is_ascii_uppercase())
                 || (!upper && c.is_ascii_lowercase())
         })
-        && digits >= 1
         && distinct_bytes(v) * 2 >= v.len()
-        // (Not the alphabet in a row, a placeholder's `ABCDEFGHIJKLMNOP23`.)
-        && v.windows(2).filter(|w| w[1] == w[0] + 1).count() * 3 < v.len()
+        && !in_a_row(v)
+        // (One digit where vowels are as many as a word's, `MYAPPLICATIONSECRET2` — a
+        // name, review 73; a random key's letters hold about one in five.)
+        && match v.iter().filter(|c| c.is_ascii_alphabetic()).count() {
+            letters if vowels * 20 >= letters * 7 => digits >= 2,
+            _ => digits >= 1,
+        }
+}
+
+/// Whether a third of `v`'s neighbours or more are the alphabet's or the digits' next
+/// (`ABCDEFGH…`, `ABCD 2345 EFGH 6723`): a placeholder's, not a key's (see [`base32_key`],
+/// [`base32_groups`]).
+fn in_a_row(v: &[u8]) -> bool {
+    v.windows(2).filter(|w| w[1] == w[0] + 1).count() * 3 >= v.len()
 }
 
 /// Whether a word of prose looks made by a machine, as a generated password or key does —
@@ -10746,6 +10764,15 @@ fn seed_phrase(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usiz
     {
         return Some(found);
     }
+    // (A private key under its format's name in words, `Wallet import format: 5Hue…`: see
+    // [`wif_key`].)
+    let format = b" import format";
+    if matches!(b[s], b'w' | b'W')
+        && b.get(e..e + format.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(format))
+    {
+        return wif_key(text, s, e + format.len());
+    }
     let mut at = rest(e);
     let glued = &b[e..at];
     let mut second = SEED_SECOND_WORDS.iter().any(|w| {
@@ -10809,14 +10836,15 @@ const RECOVERY_CODES_MAX: usize = 24;
 
 /// An account's recovery codes after `recovery` or `backup` (`at`: just past it), as a
 /// service gives them once two-factor sign-in is set up (GitHub's `4f1a2-b3c4d`, Google's
-/// `1234 5678`): the name's `codes` (`Recovery codes`, `backup-codes`, `recoveryCodes`, a
-/// remark in parentheses after it), its marks (see [`name_separators`]) or `are`, then two
-/// codes or more of one shape, each one or two parts of 4 to 12 letters and digits (a
-/// digit among them, 8 in all at least: not a year, `2024-01-05`) joined by a `-` or a
-/// blank, set apart by blanks, commas, quotes, a
-/// list's bullets or numbers (see [`item_number`]) — 24 at most, from the first to the
-/// last. Not prose about them (`Backup codes: see the admin console`, `Recovery codes: 10
-/// left`), nor one code alone.
+/// `1234 5678`): the name's `codes` (`Recovery codes`, `backup-codes`, `recoveryCodes`,
+/// `Backup verification codes`, a remark in parentheses after it), its marks (see
+/// [`name_separators`]) or `are`, then two codes or more of one shape, each one or two
+/// parts of 4 to 16 letters and digits (a digit among them, 8 in all at least: not a year,
+/// `2024-01-05`; not an identifier's letters then digits, `INC001234`, nor a number in hex)
+/// joined by a `-` or, four or five digits each, a blank, set apart by blanks, commas,
+/// `;`, quotes, backticks, a table's `|`, a list's bullets (`•` too) or numbers (see
+/// [`item_number`]) — 24 at most, from the first to the last. Not prose about them
+/// (`Backup codes: see the admin console`, `Recovery codes: 10 left`), nor one code alone.
 fn recovery_codes(b: &[u8], at: usize) -> Option<(usize, usize)> {
     let name = [
         &b" codes"[..],
@@ -10828,8 +10856,16 @@ fn recovery_codes(b: &[u8], at: usize) -> Option<(usize, usize)> {
         b" CODES",
     ]
     .into_iter()
-    .find(|n| b[at..].starts_with(n))?;
-    let mut at = at + name.len();
+    .find(|n| b[at..].starts_with(n))
+    .map(|n| n.len())
+    // (`Backup verification codes`, Google's.)
+    .or_else(|| {
+        let w = b" verification codes";
+        b.get(at..at + w.len())
+            .is_some_and(|x| x.eq_ignore_ascii_case(w))
+            .then_some(w.len())
+    })?;
+    let mut at = at + name;
     if b[at..].starts_with(b" (") {
         at = memchr::memchr(b')', &b[at..b.len().min(at + 80)]).map_or(at, |k| at + k + 1);
     }
@@ -10848,29 +10884,47 @@ fn recovery_codes(b: &[u8], at: usize) -> Option<(usize, usize)> {
         let part = |j: usize| {
             b[j.min(b.len())..]
                 .iter()
-                .take(13)
+                .take(17)
                 .take_while(|c| c.is_ascii_alphanumeric())
                 .count()
         };
         let first = part(i);
-        if !(4..=12).contains(&first) {
+        if !(4..=16).contains(&first) {
             return None;
         }
         let mut end = i + first;
         let mut shape = [first, 0];
         if matches!(b.get(end), Some(b'-' | b' ')) {
             let second = part(end + 1);
-            // (A blank joins a second part only as long as the first: `1234 5678`.)
-            if (4..=12).contains(&second) && (b[end] == b'-' || second == first) {
+            // (A blank joins a second part only as Google's, four or five digits each as
+            // many: `1234 5678` — not codes in a row, `a7f3k9q2 m4x8p1z6`, review 73.)
+            let digits = |k: usize, n: usize| b[k..k + n].iter().all(u8::is_ascii_digit);
+            let blank =
+                second == first && first <= 5 && digits(i, first) && digits(end + 1, second);
+            if (4..=16).contains(&second) && (b[end] == b'-' || blank) {
                 shape[1] = second;
                 end += 1 + second;
             }
         }
-        let digit = b[i..end].iter().any(u8::is_ascii_digit);
-        (digit && shape[0] + shape[1] >= 8 && !b.get(end).is_some_and(u8::is_ascii_alphanumeric))
-            .then_some((end, shape))
+        let code = &b[i..end];
+        let digit = code.iter().any(u8::is_ascii_digit);
+        // (Not an identifier, letters then digits, `BKP10023`, `INC001234`, nor a number in
+        // hex, `0x80070005`: review 73.)
+        let letters = code.iter().take_while(|c| c.is_ascii_alphabetic()).count();
+        let identifier = letters > 0 && code[letters..].iter().all(u8::is_ascii_digit);
+        let hex = code.starts_with(b"0x") || code.starts_with(b"0X");
+        (digit
+            && !identifier
+            && !hex
+            && shape[0] + shape[1] >= 8
+            && !b.get(end).is_some_and(u8::is_ascii_alphanumeric))
+        .then_some((end, shape))
     };
-    let at = item_number(b, at).unwrap_or(at);
+    // (The first one's bullet or number too.)
+    let at = match b[at..].starts_with("•".as_bytes()) {
+        true => at + 3 + leading_blanks(&b[at + 3..]),
+        false => item_number(b, at).unwrap_or(at),
+    };
     let (mut i, mut count, mut shape, mut span) = (at, 0, None, None);
     while count < RECOVERY_CODES_MAX {
         let Some((end, this)) = code(i) else {
@@ -10882,16 +10936,26 @@ fn recovery_codes(b: &[u8], at: usize) -> Option<(usize, usize)> {
         shape = Some(this);
         span = Some((span.map_or(i, |(s, _)| s), end));
         count += 1;
-        // (Between two: blanks, a comma, quotes, a bullet, an item's number.)
+        // (Between two: blanks, a comma, a `;`, quotes, backticks, a table's `|`, a bullet,
+        // an item's number.)
         let mut j = end;
         for _ in 0..2 {
-            j += b[j..]
-                .iter()
-                .take(16)
-                .take_while(|c| {
-                    c.is_ascii_whitespace() || matches!(c, b',' | b'"' | b'\'' | b'-' | b'*')
-                })
-                .count();
+            loop {
+                let marks = b[j..]
+                    .iter()
+                    .take(16)
+                    .take_while(|c| {
+                        c.is_ascii_whitespace()
+                            || matches!(c, b',' | b';' | b'"' | b'\'' | b'`' | b'|' | b'-' | b'*')
+                    })
+                    .count();
+                j += marks;
+                match b[j..].starts_with("•".as_bytes()) {
+                    true => j += "•".len(),
+                    false if marks == 0 => break,
+                    false => {}
+                }
+            }
             j = item_number(b, j).unwrap_or(j);
         }
         if j == end {
@@ -11289,7 +11353,17 @@ fn encoded_private_key(text: &str, s: usize) -> Option<(usize, usize)> {
             [b'\r', b'\n', c, ..] if base64(c) => 2,
             _ => 0,
         };
-        if !wrapped || nl == 0 {
+        // (The next line base64 to its end, padding at most after it: not a word that
+        // starts the text after the block, `TLS_CERT=`, review 73.)
+        let next = end + nl;
+        let run = b[next..limit].iter().take_while(|c| base64(c)).count();
+        let pad = b[next + run..limit]
+            .iter()
+            .take(2)
+            .take_while(|&&c| c == b'=')
+            .count();
+        let whole = matches!(b.get(next + run + pad), None | Some(b'\n' | b'\r'));
+        if !wrapped || nl == 0 || !whole {
             break;
         }
         end += nl;
@@ -11321,9 +11395,8 @@ fn wif_key(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     let glued = match &b[s..s + 3] {
         // (`WIFI`; not `WIF_KEY`, `fromWIF(`.)
         b"WIF" => b.get(e).is_some_and(u8::is_ascii_alphanumeric),
-        w if w.eq_ignore_ascii_case(b"wif") => {
-            s.checked_sub(1).is_some_and(|i| b[i].is_ascii_lowercase())
-        }
+        // (`swif:`; not `privateKeyWif":`, a camel case name's last word.)
+        b"wif" => s.checked_sub(1).is_some_and(|i| b[i].is_ascii_lowercase()),
         _ => false,
     };
     if glued {
@@ -12593,6 +12666,10 @@ fn stored_login(b64: &str) -> bool {
 /// server's replies and the client's lines between, a JSON log's too.
 const SASL_REACH: usize = 1024;
 
+/// The longest base64 token a `PLAIN` or `LOGIN` exchange's secret is read from (see
+/// [`sasl_password`]): a user's name and a password, encoded.
+const SASL_LOGIN_MAX: usize = 512;
+
 /// The server's prompt for the password in a `LOGIN` exchange: `Password:` and
 /// `password:` in base64.
 const SASL_PROMPTS: [&[u8]; 2] = [b"UGFzc3dvcmQ6", b"cGFzc3dvcmQ6"];
@@ -12626,21 +12703,27 @@ fn sasl_password(text: &str, at: usize) -> Option<(usize, usize)> {
     }
     let mechanism = &b[mech..mech + word];
     let is = |m: &[u8]| mechanism.eq_ignore_ascii_case(m);
-    // (Up to the next `AUTH`, its own candidate: a run of them is not read [`SASL_REACH`]
-    // bytes from each; a token that starts before the reach may run past it.)
+    // (Up to the next `AUTH` command, its own candidate: a run of them is not read
+    // [`SASL_REACH`] bytes from each; a token that starts before the reach may run past it.
+    // Not a log's `[smtp-auth]`, `[mail.auth]`: a word `AUTH` and a blank, review 73.)
     let reach = b.len().min(mech + SASL_REACH);
     let next = memchr::memchr2_iter(b'A', b'a', &b[mech + word..reach])
         .map(|k| mech + word + k)
         .find(|&k| {
-            b[k..]
-                .get(..4)
-                .is_some_and(|w| w.eq_ignore_ascii_case(b"auth"))
+            b[k..].get(..5).is_some_and(|w| {
+                w[..4].eq_ignore_ascii_case(b"auth") && matches!(w[4], b' ' | b'\t')
+            }) && !b[k - 1].is_ascii_alphanumeric()
         });
     let (starts, window) = match next {
         Some(k) => (k - mech, &b[mech..k]),
         None => (reach - mech, &b[mech..b.len().min(reach + AUTH_TOKEN_MAX)]),
     };
     let base64 = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/');
+    // (The longest token read: a login's are short, a bearer token's longer.)
+    let longest = match is(b"XOAUTH2") || is(b"OAUTHBEARER") {
+        true => AUTH_TOKEN_MAX,
+        false => SASL_LOGIN_MAX,
+    };
     // The first token from `i` on (`window`'s offsets; on the lines after `i`'s where
     // `later`) whose decoding `accept` takes, and where it ends.
     let find = |mut i: usize, later: bool, accept: &dyn Fn(&[u8]) -> bool| {
@@ -12659,9 +12742,9 @@ fn sasl_password(text: &str, at: usize) -> Option<(usize, usize)> {
                 .iter()
                 .take_while(|c| base64(c) || **c == b'=')
                 .count();
-            let token = base64_token(&window[i..], false, AUTH_TOKEN_MAX).map(|n| i + n);
+            let token = base64_token(&window[i..], false, longest).map(|n| i + n);
             if let Some(end) = token
-                && end - i >= 4
+                && (4..=longest).contains(&(end - i))
                 && window.get(end) != Some(&b':')
                 && base64_decode(&window[i..end]).is_some_and(|p| accept(&p))
             {
@@ -12684,24 +12767,35 @@ fn sasl_password(text: &str, at: usize) -> Option<(usize, usize)> {
             .or_else(|| find(word, true, accept))
     };
     if is(b"PLAIN") {
-        // `[authzid]⧵0user⧵0password`: two NULs, a user's name and a password.
+        // `[authzid]⧵0user⧵0password`: two NULs, a user's name and a password (not a
+        // placeholder's, `password`, review 73).
         here_or_later(&|p: &[u8]| {
             let mut parts = p.split(|&c| c == 0);
             let (_, user, password) = (parts.next(), parts.next(), parts.next());
             text_of(p)
                 && parts.next().is_none()
                 && user.is_some_and(printable)
-                && password.is_some_and(printable)
+                && password.is_some_and(|w| printable(w) && !placeholder_bytes(w))
         })
     } else if is(b"LOGIN") {
-        let prompt = SASL_PROMPTS
-            .iter()
-            .filter_map(|p| memchr::memmem::find(&window[..starts], p))
-            .min()?;
+        // (Both prompts' common tail, searched once: `…Fzc3dvcmQ6`.)
+        static PROMPT: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"Fzc3dvcmQ6"));
+        let mut from = 0;
+        let prompt = loop {
+            let k = from + PROMPT.find(&window[from..starts])?;
+            if k >= 2 && SASL_PROMPTS.contains(&&window[k - 2..k + 10]) {
+                break k - 2;
+            }
+            from = k + 1;
+        };
         // (Not the prompt again, a log printing the server's reply twice: `reply: b'334
-        // …'`, `Msg: b'…'`.)
+        // …'`, `Msg: b'…'`; not a placeholder, `password`, review 73.)
         find(prompt, true, &|p: &[u8]| {
-            text_of(p) && printable(p) && !p.eq_ignore_ascii_case(b"password:")
+            text_of(p)
+                && printable(p)
+                && !p.eq_ignore_ascii_case(b"password:")
+                && !placeholder_bytes(p)
         })
     } else if is(b"XOAUTH2") || is(b"OAUTHBEARER") {
         here_or_later(&|p: &[u8]| memchr::memmem::find(p, b"auth=Bearer ").is_some())
@@ -12750,8 +12844,9 @@ fn base32_groups(v: &[u8]) -> Option<usize> {
     let glued = v
         .get(i)
         .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_');
-    // (Not a placeholder's few characters, `AAAA BBBB CCCC 2222`, review 72.)
-    let distinct = distinct_bytes(&v[..i]) > groups * 2;
+    // (Not a placeholder's few characters, `AAAA BBBB CCCC 2222`, review 72, nor the
+    // alphabet's and the digits' runs, `ABCD 2345 EFGH 6723`, review 73.)
+    let distinct = distinct_bytes(&v[..i]) > groups * 2 && !in_a_row(&v[..i]);
     (groups >= 4 && digit && words * 2 <= groups && distinct && !glued).then_some(i)
 }
 
