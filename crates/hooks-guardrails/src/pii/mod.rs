@@ -7625,10 +7625,7 @@ pub(crate) mod tests {
             .collect::<Vec<_>>()
             .join("\n");
         for (text, want) in [
-            (
-                format!("data:\n  tls.crt: {cert}\n  tls.key: {key}\nkind: Secret\n"),
-                key,
-            ),
+            (format!("tls:\n  crt: {cert}\n  key: {key}\n"), key),
             (
                 format!("{{\"data\": {{\"ssh-privatekey\": \"{key}\"}}}}"),
                 key,
@@ -7698,8 +7695,73 @@ pub(crate) mod tests {
             "apiVersion: v1\nkind: Secret\nstringData:\n  password: {{ .Values.password }}\n",
             "apiVersion: v1\nkind: SecretStore\ndata:\n  x: dmFsdWU=",
             "{\"data\": {\"id\": \"1\", \"name\": \"x\"}, \"kind\": \"List\"}",
+            // (Review 74: quoted templates, empty values, placeholders, the docs' own
+            // example's block; a ConfigMap's data in another snippet after a Secret's
+            // kind.)
+            "apiVersion: v1\nkind: Secret\nstringData:\n  password: \"{{ .Values.db.password }}\"\n",
+            "apiVersion: v1\nkind: Secret\nstringData:\n  DB_URL: \"${DB_URL}\"\n  x: \"\"\n",
+            "apiVersion: v1\nkind: Secret\nstringData:\n  token: REPLACE_ME\n  password: changeme\n",
+            "apiVersion: v1\nkind: Secret\nstringData:\n  config.yaml: |\n    username: <user>\n",
+            "```yaml\nkind: Secret\n```\n\nand a ConfigMap:\n\n```yaml\ndata:\n  mode: production\n```\n",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
+        }
+        // (Review 74: a List's items, indented; compact JSON; a comment, a blank line, a
+        // quoted value, a comment after it, a template before it; the manifest at the
+        // text's start; an `immutable` member between; a comment after the kind.)
+        let p = "aHVudGVyMi1Yazl2UTJtWg==";
+        for text in [
+            format!(
+                "items:\n- apiVersion: v1\n  data:\n    DB_URL: {p}\n  kind: Secret\nkind: List\n"
+            ),
+            format!(
+                "secrets:\n  - apiVersion: v1\n    kind: Secret\n    data:\n      DB_URL: {p}\n"
+            ),
+            format!(
+                "{{\"apiVersion\":\"v1\",\"data\":{{\"DB_URL\":\"{p}\"}},\"kind\":\"Secret\"}}"
+            ),
+            format!(
+                "{{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"data\":{{\"DB_URL\":\"{p}\"}}}}"
+            ),
+            format!("kind: Secret\ndata:\n  # database\n\n  DB_URL: {p}\n"),
+            format!("kind: Secret\ndata:\n  DB_URL: \"{p}\"\n"),
+            format!("kind: Secret\ndata:\n  DB_URL: {p}  # prod\n"),
+            format!(
+                "kind: Secret\ndata:\n  user: {{{{ .Values.user | b64enc }}}}\n  DB_URL: {p}\n"
+            ),
+            format!(
+                "{{\"data\": {{\"DB_URL\": \"{p}\"}}, \"immutable\": true, \"kind\": \"Secret\"}}"
+            ),
+            format!("apiVersion: v1\ndata:\n  DB_URL: {p}\nkind: Secret # db\n"),
+        ] {
+            finds_and_redacts(&d, &text, &[p]);
+        }
+        // (Review 74: values read to the bound, which ended inside a character or sliced
+        // past it: panics in the first build.)
+        let bound = 64 * 1024;
+        for text in [
+            format!(
+                "{{\"data\": {{{}\"k\": \"QUFB\"}}, \"kind\": \"Secret\"}}",
+                " ".repeat(bound)
+            ),
+            format!(
+                "{{\"data\": {{\"{}\":\"QUFB\"}}, \"kind\": \"Secret\"}}",
+                "k".repeat(bound - 2)
+            ),
+            format!(
+                "{{\"kind\": \"Secret\", \"data\": {{{}\"k\": \"QUFB\"}}}}",
+                " ".repeat(bound - 12)
+            ),
+            format!("kind: Secret\nstringData:\n  k: x{}\n", "é".repeat(40_000)),
+            format!(
+                "kind: Secret\nstringData:\n  k: |\n    x{}\n",
+                "é€".repeat(20_000)
+            ),
+        ] {
+            let _ = d.redact(&text);
+            for x in d.detect(&text) {
+                assert!(text.is_char_boundary(x.start) && text.is_char_boundary(x.end));
+            }
         }
     }
 

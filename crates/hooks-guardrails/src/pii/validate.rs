@@ -11135,182 +11135,322 @@ pub(super) fn wallet_secret(text: &str, s: usize, e: usize, f: &Freed) -> Option
     }
 }
 
-/// How far [`kube_secret`] looks from a manifest's kind for its values.
-const KUBE_REACH: usize = 1024;
+/// How far [`kube_secret`] looks from a manifest's kind for its values, and past its
+/// values for its kind.
+const KUBE_REACH: usize = 4096;
 
 /// How far [`kube_secret`] reads a Secret's values: a TLS certificate and its key are
 /// about 5 KiB in base64.
 const KUBE_VALUES_MAX: usize = 64 * 1024;
 
+/// A line of YAML from `at` (a line's start): its end, its indentation (blanks, and a
+/// list item's `- ` counted as blanks) and whether it holds nothing but a comment.
+fn yaml_line(b: &[u8], at: usize, limit: usize) -> (usize, usize, bool) {
+    let end = memchr::memchr(b'\n', &b[at..limit]).map_or(limit, |k| at + k);
+    let mut indent = 0;
+    while at + indent < end {
+        match (b[at + indent], b.get(at + indent + 1)) {
+            (b' ', _) => indent += 1,
+            (b'-', Some(b' ')) => indent += 2,
+            _ => break,
+        }
+    }
+    let rest = &b[at + indent..end];
+    let empty = rest.iter().all(|c| c.is_ascii_whitespace()) || rest.starts_with(b"#");
+    (end, indent, empty)
+}
+
+/// Whether `rest` (after a YAML key's colon) holds nothing but blanks and a comment.
+fn yaml_rest_empty(rest: &[u8]) -> bool {
+    let rest = rest.trim_ascii_start();
+    rest.is_empty() || rest.starts_with(b"#")
+}
+
 /// A Kubernetes Secret's values, from the literal at `s..e` (see `patterns::KUBE_SECRET`):
 /// every value of its `data` block (base64 of the secret, whatever its key's name:
 /// `DATABASE_URL: cG9zdGdyZXM6…`) and of its `stringData` block (the secret in clear), from
 /// the first to the last — as `kubectl get secret -o yaml` prints them, the `data` block
-/// before the kind (`kind: Secret` after the block, an `immutable:` line between at most),
-/// and as people write a manifest, the kind before them (its blocks found within
-/// [`KUBE_REACH`] bytes, before the next document's `---`; [`KUBE_VALUES_MAX`] bytes of
-/// values read at most); `-o json`'s `"data": {…}`
-/// object before `"kind": "Secret"` too. A block's lines: indented `key: value`, the value
-/// base64 in `data` (a template or a placeholder in `stringData` ends it: `{{ .Values.pw
-/// }}`, `${DB_PASSWORD}`, `<password>`; a block scalar's lines there are its value, `|`
-/// and the lines indented deeper); the object's: `"key": "value"` pairs only. Not a
-/// ConfigMap's `data` (no `kind: Secret` after it), a `SecretStore`, a `SealedSecret`.
+/// before the kind (`kind: Secret` among the block's next siblings, `immutable:` and
+/// `stringData:` between), each item of a `kind: List` too (indented under `items:`); as
+/// people write a manifest, the kind before them (its blocks among its siblings within
+/// [`KUBE_REACH`] bytes, before the next document's `---`, a code fence or the next kind);
+/// `-o json`'s `"data": {…}` object before `"kind": "Secret"` (compact too), or after it.
+/// A block's lines: indented deeper, `key: value` (the key quoted or not), blank lines and
+/// comments between; a value quoted or not, a comment after it; in `data`, padded base64
+/// (a template, `{{ … | b64enc }}`, passed over); in `stringData`, any but a template or a
+/// placeholder (`{{ .Values.pw }}`, `"${DB_URL}"`, `<password>`, `changeme`, `""`), a block
+/// scalar's lines (`config.yaml: |`) where none of them holds one. [`KUBE_VALUES_MAX`]
+/// bytes of values read at most. Not a ConfigMap's `data` (no Secret's kind beside it), a
+/// `SecretStore`, a `SealedSecret`, `metadata:`.
 fn kube_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let literal = &b[s..e];
-    let limit = b.len().min(e + KUBE_VALUES_MAX);
-    // (Looked for up to the next kind, its own candidate: a run of kinds is not searched
-    // [`KUBE_REACH`] bytes from each.)
-    let reach = b.len().min(e + KUBE_REACH);
-    let kind: &[u8] = if literal[0] == b'"' {
-        b"\"kind\""
-    } else {
-        b"\nkind:"
+    let limit = ceil_char_boundary(text, b.len().min(e + KUBE_VALUES_MAX));
+    let reach = ceil_char_boundary(text, b.len().min(e + KUBE_REACH));
+    if literal[0] == b'"' {
+        return kube_json(b, s, e, reach, limit);
+    }
+    // (A key at its line's start, blanks or a list item's `- ` before it, nothing after
+    // it but a comment; the kind's value whole, `kind: Secret`, not `kind: SecretStore`.)
+    // (Its line's start read back 256 bytes at most: a run of `data:` with no line break
+    // read back to the text's start from each, 110x the bench text in the first build.)
+    let floor = s.saturating_sub(256);
+    let line = match memchr::memrchr(b'\n', &b[floor..s]) {
+        Some(k) => floor + k + 1,
+        None if floor == 0 => 0,
+        None => return None,
     };
-    let search = memchr::memmem::find(&b[e..reach], kind).map_or(reach, |k| e + k);
-    // (Only a word: `kind: Secret`, not `kind: SecretStore`; a block's name ends its line.)
-    let line_end = |i: usize| memchr::memchr(b'\n', &b[i..limit]).map_or(limit, |k| i + k);
-    let rest_blank = |i: usize| b[i..line_end(i)].iter().all(|c| c.is_ascii_whitespace());
-    match literal {
-        b"\ndata:" | b"\nstringData:" => {
-            if !rest_blank(e) {
+    let (_, indent, _) = yaml_line(b, line, e);
+    if line + indent != s || !yaml_rest_empty(&b[e..yaml_line(b, e, limit).0]) {
+        return None;
+    }
+    let next_line = |end: usize| (end < limit).then_some(end + 1);
+    if literal == b"kind: Secret" {
+        // Its siblings after it: a block of values among them.
+        let mut at = next_line(yaml_line(b, e, limit).0)?;
+        while at < reach {
+            let (end, deeper, empty) = yaml_line(b, at, limit);
+            let content = &b[at + deeper..end];
+            if content.starts_with(b"---") || content.starts_with(b"```") {
                 return None;
             }
-            let (span, after) = kube_block(b, line_end(e), limit, literal[1] == b'd')?;
-            // (kubectl's order: the kind after the block, `immutable:` between at most.)
-            let mut i = after;
-            for _ in 0..2 {
-                let line = &b[i..line_end(i)];
-                if line.starts_with(b"kind: Secret") && rest_blank(i + 12) {
-                    return Some(span);
-                }
-                if !line.starts_with(b"immutable:") && !line.starts_with(b"stringData:") {
+            if !empty && deeper < indent {
+                return None;
+            }
+            if !empty && deeper == indent {
+                if content.starts_with(b"kind:") {
                     return None;
                 }
-                i = (line_end(i) + 1).min(limit);
+                for (name, data) in [(&b"data:"[..], true), (b"stringData:", false)] {
+                    if content.starts_with(name) && yaml_rest_empty(&content[name.len()..]) {
+                        return kube_block(text, end, indent, limit, data).map(|(sp, _)| sp);
+                    }
+                }
             }
-            None
+            at = next_line(end)?;
         }
-        b"\nkind: Secret" => {
-            if !rest_blank(e) {
+        return None;
+    }
+    // `data:` or `stringData:`: its block, then the kind among its next siblings.
+    let (span, after) = kube_block(
+        text,
+        yaml_line(b, e, limit).0,
+        indent,
+        limit,
+        literal[0] == b'd',
+    )?;
+    let mut at = after;
+    while at < b.len().min(after + KUBE_REACH) {
+        let (end, deeper, empty) = yaml_line(b, at, limit);
+        if !empty {
+            let content = &b[at + deeper..end];
+            if deeper != indent {
                 return None;
             }
-            // (The document's rest: to the next `---`.)
-            let doc = memchr::memmem::find(&b[e..search], b"\n---").map_or(search, |k| e + k);
-            let block = [&b"\ndata:"[..], b"\nstringData:"]
-                .iter()
-                .filter_map(|name| {
-                    let k = e + memchr::memmem::find(&b[e..doc], name)?;
-                    let end = k + name.len();
-                    rest_blank(end).then_some((end, name[1] == b'd'))
-                })
-                .min()?;
-            kube_block(b, line_end(block.0), limit, block.1).map(|(span, _)| span)
+            if content.starts_with(b"kind:") {
+                let kind = &content[5..];
+                let kind = kind.trim_ascii_start();
+                let secret = kind.starts_with(b"Secret") && yaml_rest_empty(&kind[6..]);
+                return secret.then_some(span);
+            }
+            // (A sibling block is read past: `immutable:`, `stringData:`'s lines.)
+            if !content.starts_with(b"immutable:") && !content.starts_with(b"stringData:") {
+                return None;
+            }
         }
-        b"\"data\": {" => {
-            let (span, after) = kube_object(b, e, limit)?;
-            let next = after
-                + b[after..limit]
-                    .iter()
-                    .take_while(|c| c.is_ascii_whitespace() || **c == b',')
-                    .count();
-            b[next..]
-                .starts_with(b"\"kind\": \"Secret\"")
-                .then_some(span)
-        }
-        _ => {
-            // `"kind": "Secret"` before the object, as people write one.
-            let k = e + memchr::memmem::find(&b[e..search], b"\"data\": {")?;
-            kube_object(b, k + 9, limit).map(|(span, _)| span)
-        }
+        at = next_line(end)?;
     }
+    None
 }
 
-/// The values of a Kubernetes Secret's block whose name's line ends at `at` (see
-/// [`kube_secret`]; `data`: base64), from the first value's start to the last's end, and
-/// where the block ends (the first line that is not one of its `key: value` lines).
-fn kube_block(b: &[u8], at: usize, limit: usize, data: bool) -> Option<((usize, usize), usize)> {
+/// The values of a Kubernetes Secret's block whose name's line ends at `at`, the name
+/// indented by `indent` (see [`kube_secret`]; `data`: base64), from the first value's start
+/// to the last's end, and where the block ends (the start of its first line indented as
+/// far as its name or less).
+fn kube_block(
+    text: &str,
+    at: usize,
+    indent: usize,
+    limit: usize,
+    data: bool,
+) -> Option<((usize, usize), usize)> {
+    let b = text.as_bytes();
     let mut span: Option<(usize, usize)> = None;
-    let mut i = at;
-    while i < limit && b[i] == b'\n' {
-        let line = i + 1;
-        let end = memchr::memchr(b'\n', &b[line..limit]).map_or(limit, |k| line + k);
-        let indent = b[line..end].iter().take_while(|&&c| c == b' ').count();
-        let key = line + indent;
-        let colon = key
-            + b[key..end]
-                .iter()
-                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
-                .count();
-        if indent == 0 || colon == key || !b[colon..end].starts_with(b": ") {
-            break;
-        }
-        let value = colon + 2 + leading_blanks(&b[colon + 2..end]);
-        let stop = end
-            - b[value..end]
-                .iter()
-                .rev()
-                .take_while(|c| c.is_ascii_whitespace())
-                .count();
-        let v = &b[value..stop];
-        // (A block scalar in `stringData`, `config.json: |`: its lines indented deeper.)
-        if !data && matches!(v, b"|" | b"|-" | b"|+" | b">" | b">-") {
-            let mut last = end;
-            while last < limit && b[last] == b'\n' {
-                let next = last + 1;
-                let next_end = memchr::memchr(b'\n', &b[next..limit]).map_or(limit, |k| next + k);
-                let deeper = b[next..next_end].iter().take_while(|&&c| c == b' ').count();
-                if deeper <= indent || deeper == next_end - next {
-                    break;
-                }
-                last = next_end;
-            }
-            if last > end {
-                span = Some((span.map_or(end + 1, |(first, _)| first), last));
-            }
-            i = last;
+    let mut add = |from: usize, to: usize| {
+        span = Some((span.map_or(from, |(first, _)| first), to));
+    };
+    // (A template, `{{ … }}`, `${…}`; in `stringData`, a placeholder too: `<password>`,
+    // `changeme` — base64 may be capitals alone.)
+    let templated = |v: &[u8]| {
+        memchr::memmem::find(v, b"{{").is_some() || memchr::memmem::find(v, b"${").is_some()
+    };
+    let filled_in = |v: &[u8]| templated(v) || template(v) || placeholder_bytes(v);
+    let mut line = at + 1;
+    while at < limit && line < limit {
+        let (end, deeper, empty) = yaml_line(b, line, limit);
+        if empty {
+            line = end + 1;
             continue;
         }
-        let valid = match data {
-            true => base64_decode(v).is_some(),
-            false => !v.is_empty() && !template(v) && !v.starts_with(b"{{"),
-        };
-        if !valid {
+        if deeper <= indent {
+            return span.map(|sp| (sp, line));
+        }
+        // `key: value`, the key quoted or not.
+        let key = line + deeper;
+        let quoted = matches!(b[key], b'"' | b'\'');
+        let name_end = key
+            + usize::from(quoted)
+            + b[key + usize::from(quoted)..end]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+                .count()
+            + usize::from(quoted);
+        if name_end == key || !b[name_end.min(end)..end].starts_with(b":") {
             break;
         }
-        span = Some((span.map_or(value, |(first, _)| first), stop));
-        i = end;
+        let first = name_end + 1 + leading_blanks(&b[name_end + 1..end]);
+        // The value: its quotes left out, a comment after it too.
+        let mut value = (first, end);
+        match b.get(first) {
+            Some(&q @ (b'"' | b'\'')) if first < end => {
+                let Some(close) = memchr::memchr(q, &b[first + 1..end]) else {
+                    break;
+                };
+                value = (first + 1, first + 1 + close);
+            }
+            _ => {
+                if let Some(k) = memchr::memmem::find(&b[first..end], b" #") {
+                    value.1 = first + k;
+                }
+                value.1 = first + b[first..value.1].trim_ascii_end().len();
+            }
+        }
+        let v = &b[value.0..value.1];
+        if !data && matches!(v, b"|" | b"|-" | b"|+" | b">" | b">-" | b">+") {
+            // (A block scalar: its lines indented deeper than the key.)
+            let (mut last, mut next) = (end, end + 1);
+            let mut filled = false;
+            while next < limit {
+                let (next_end, more, blank) = yaml_line(b, next, limit);
+                if !blank && more <= deeper {
+                    break;
+                }
+                // (Each word: `username: <user>`, the docs' own example, review 74.)
+                filled |= b[next..next_end]
+                    .split(u8::is_ascii_whitespace)
+                    .any(|w| templated(w) || template(w));
+                last = next_end;
+                next = next_end + 1;
+            }
+            if last > end && !filled {
+                add(end + 1, last);
+            }
+            line = next;
+            continue;
+        }
+        let taken = match data {
+            true if templated(v) => false,
+            true if !v.len().is_multiple_of(4) || base64_decode(v).is_none() => break,
+            true => true,
+            false => !v.is_empty() && !filled_in(v),
+        };
+        if taken {
+            add(value.0, value.1);
+        }
+        line = end + 1;
     }
-    span.map(|sp| (sp, (i + 1).min(limit)))
+    span.map(|sp| (sp, line.min(limit)))
 }
 
-/// The values of `-o json`'s `data` object from `at` (just past its `{`), first to last,
-/// and where the object ends (past its `}`): `"key": "value"` pairs only (see
-/// [`kube_secret`]).
+/// `-o json`'s `"data"` object from its literal at `s..e` (see [`kube_secret`]): its
+/// string values (base64), first to last, where `"kind": "Secret"` follows it (an
+/// `"immutable"` member between) — or, from the kind's literal, the `"data"` object after
+/// it within `reach`, before the next `"kind"`.
+fn kube_json(b: &[u8], s: usize, e: usize, reach: usize, limit: usize) -> Option<(usize, usize)> {
+    let ws = |i: usize| {
+        i + b[i.min(limit)..limit]
+            .iter()
+            .take_while(|c| c.is_ascii_whitespace())
+            .count()
+    };
+    // (Past `"name"`, blanks, a colon and blanks: the value's first byte.)
+    let member = |i: usize, name: &[u8]| -> Option<usize> {
+        let after = i + name.len();
+        (b.get(i..after)? == name).then_some(())?;
+        let colon = ws(after);
+        (b.get(colon) == Some(&b':')).then(|| ws(colon + 1))
+    };
+    if b[s..e].starts_with(b"\"data\"") {
+        let open = member(s, b"\"data\"")?;
+        let (span, after) = kube_object(b, open, limit)?;
+        let mut i = after;
+        for _ in 0..3 {
+            i = ws(i);
+            i += usize::from(b.get(i) == Some(&b','));
+            i = ws(i);
+            if let Some(v) = member(i, b"\"kind\"") {
+                return (b.get(v..v + 8) == Some(&b"\"Secret\""[..])).then_some(span);
+            }
+            let v = member(i, b"\"immutable\"")?;
+            i = v + b[v..limit]
+                .iter()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .count();
+        }
+        return None;
+    }
+    // The kind first: the `"data"` object after it, before the next `"kind"`.
+    let until = memchr::memmem::find(&b[e..reach], b"\"kind\"").map_or(reach, |k| e + k);
+    let mut from = e;
+    while let Some(k) = memchr::memmem::find(&b[from..until], b"\"data\"") {
+        let at = from + k;
+        if let Some(open) = member(at, b"\"data\"")
+            && let Some((span, _)) = kube_object(b, open, limit)
+        {
+            return Some(span);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// The string values of `-o json`'s `data` object at `at` (its `{`), first to last, and
+/// where the object ends (past its `}`): `"key": "value"` pairs only, each value padded
+/// base64 (see [`kube_secret`]); everything read within `limit`.
 fn kube_object(b: &[u8], at: usize, limit: usize) -> Option<((usize, usize), usize)> {
-    let mut span: Option<(usize, usize)> = None;
-    let mut i = at;
-    loop {
-        i += b[i..limit]
+    let b = &b[..limit];
+    if b.get(at) != Some(&b'{') {
+        return None;
+    }
+    let ws = |i: usize| {
+        i + b[i.min(b.len())..]
             .iter()
             .take_while(|c| c.is_ascii_whitespace() || **c == b',')
-            .count();
+            .count()
+    };
+    let mut span: Option<(usize, usize)> = None;
+    let mut i = at + 1;
+    loop {
+        i = ws(i);
         match b.get(i) {
             Some(b'}') => return span.map(|sp| (sp, i + 1)),
             Some(b'"') => {}
             _ => return None,
         }
-        let key_end = i + 1 + memchr::memchr(b'"', &b[i + 1..limit])?;
-        let colon = key_end + 1 + leading_blanks(&b[key_end + 1..limit]);
+        let key_end = i + 1 + memchr::memchr(b'"', b.get(i + 1..)?)?;
+        let colon = ws(key_end + 1);
         if b.get(colon) != Some(&b':') {
             return None;
         }
-        let open = colon + 1 + leading_blanks(&b[colon + 1..limit]);
+        let open = ws(colon + 1);
         if b.get(open) != Some(&b'"') {
             return None;
         }
-        let close = open + 1 + memchr::memchr(b'"', &b[open + 1..limit])?;
-        base64_decode(&b[open + 1..close])?;
+        let close = open + 1 + memchr::memchr(b'"', b.get(open + 1..)?)?;
+        let v = &b[open + 1..close];
+        if !v.len().is_multiple_of(4) || base64_decode(v).is_none() {
+            return None;
+        }
         span = Some((span.map_or(open + 1, |(first, _)| first), close));
         i = close + 1;
     }
