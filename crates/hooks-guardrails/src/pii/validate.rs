@@ -11529,13 +11529,11 @@ const WIF_REACH: usize = 96;
 /// 52 from `K`, `L` (or `c`), whose Base58Check holds a version byte (`0x80`, testnet's
 /// `0xEF`), 32 bytes of key and, in the longer, `0x01` (see [`base58_checked`]). Not `wif`
 /// at a word's end (`swif:`: a small letter right before it; `wifi` is no literal's, see
-/// `patterns::WIF_NAMES`), nor `WIF` inside a word (`WIFI`).
+/// `patterns::WIF_NAMES`).
 fn wif_key(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let glued = match &b[s..s + 3] {
-        // (`WIFI`; not `WIF_KEY`, `fromWIF(`.)
-        b"WIF" => b.get(e).is_some_and(u8::is_ascii_alphanumeric),
-        // (`swif:`; not `privateKeyWif":`, a camel case name's last word.)
+        // (`swif:`; not `privateKeyWif":`, a camel case name's last word, nor `fromWIF(`.)
         b"wif" => s.checked_sub(1).is_some_and(|i| b[i].is_ascii_lowercase()),
         _ => false,
     };
