@@ -7482,6 +7482,11 @@ pub(crate) mod tests {
             (format!("\"privateKeyWif\": \"{k}\""), k),
             (format!("wif-key: {k}"), k),
             (format!("Wallet import format: {u}"), u),
+            // (Review 75: a Python dict's key, a TSV's, a CSV's, XML's element.)
+            (format!("{{'WIF': '{k}'}}"), k),
+            (format!("WIF\t{k}"), k),
+            (format!("WIF,{k}"), k),
+            (format!("<WIF>{k}</WIF>"), k),
         ] {
             finds_and_redacts(&d, &text, &[want]);
         }
@@ -7736,6 +7741,44 @@ pub(crate) mod tests {
         ] {
             finds_and_redacts(&d, &text, &[p]);
         }
+        // (Review 75: `stringData` in JSON, as `last-applied-configuration` keeps it; a
+        // template among a block scalar's lines; escaped quotes.)
+        for (text, want) in [
+            (
+                "  last-applied-configuration: |\n    {\"kind\":\"Secret\",\"metadata\":{\"name\":\"x\"},\
+                 \"stringData\":{\"blob\":\"Zq9xK2mPqLw7Rt\"}}\n",
+                "Zq9xK2mPqLw7Rt",
+            ),
+            (
+                "kind: Secret\nstringData:\n  app.env: |\n    API_URL=${API_URL}\n    BLOB=Zq9xK2mPq\n",
+                "    API_URL=${API_URL}\n    BLOB=Zq9xK2mPq",
+            ),
+            (
+                "kind: Secret\nstringData:\n  blob: \"Zq9x\\\"K2mPqLw7Rt\"\n",
+                "Zq9x\\\"K2mPqLw7Rt",
+            ),
+            (
+                "kind: Secret\nstringData:\n  blob: 'Zq9x''K2mPqLw7Rt'\n",
+                "Zq9x''K2mPqLw7Rt",
+            ),
+        ] {
+            finds_and_redacts(&d, text, &[want]);
+        }
+        for text in [
+            // (Review 75: a List's next item's ConfigMap after a Secret with no values, in
+            // YAML and JSON; SOPS's values; tools' placeholders; placeholder words in
+            // base64 and in a block.)
+            "items:\n- apiVersion: v1\n  kind: Secret\n  type: x\n- apiVersion: v1\n  data:\n    \
+             LEVEL: info\n  kind: ConfigMap\n",
+            "{\"items\": [{\"kind\": \"Secret\", \"type\": \"x\"}, {\"data\": {\"LEVEL\": \"info\"}, \
+             \"kind\": \"ConfigMap\"}]}",
+            "kind: Secret\nstringData:\n  dbconn: ENC[AES256_GCM,data:Tr7o1kq3Qw==,type:str]\n",
+            "kind: Secret\nstringData:\n  a: ((db_password))\n  b: vault:secret/db#pw\n  d: __DB_PW__\n",
+            "kind: Secret\ndata:\n  user: REDACTED\n  apikey: PASSWORD\n  tok: xxxxxxxx\n",
+            "kind: Secret\nstringData:\n  c.yaml: |-\n    username: YOUR_USERNAME\n    password: YOUR_PASSWORD\n",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
         // (Review 74: values read to the bound, which ended inside a character or sliced
         // past it: panics in the first build.)
         let bound = 64 * 1024;
@@ -7756,6 +7799,12 @@ pub(crate) mod tests {
             format!(
                 "kind: Secret\nstringData:\n  k: |\n    x{}\n",
                 "é€".repeat(20_000)
+            ),
+            // (Review 75: an `immutable` member at the bound, a panic.)
+            format!(
+                "{{\"data\":{{\"a\":\"{}\"}},\"immutable\":true,\"kind\":\"Secret\"}}{}",
+                "A".repeat(65_516),
+                " ".repeat(100)
             ),
         ] {
             let _ = d.redact(&text);

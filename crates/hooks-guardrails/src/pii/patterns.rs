@@ -1127,10 +1127,10 @@ pub(super) const EXTENDED_KEY_PREFIXES: [&str; 10] = [
 /// `wif` and `WIF` with the mark after them: `wif` alone stops the prefilter at every
 /// `wifi` (a run of `wifi password ` read 8% slower), and `WIF`, three bytes, made the
 /// whole pass's prefilter read the bench text 3% slower.
-pub(super) const WIF_NAMES: [&str; 24] = [
+pub(super) const WIF_NAMES: [&str; 28] = [
     "wif\"", "wif:", "wif=", "wif ", "wif(", "wif_", "wif.", "wif\t", "wif-", "wifKey", "Wif:",
-    "Wif\"", "WIF:", "WIF\"", "WIF(", "WIF)", "WIF_", "WIF=", "WIF ", "privkey", "priv_key",
-    "PrivKey", "privKey", "PRIVKEY",
+    "Wif\"", "WIF:", "WIF\"", "WIF'", "WIF(", "WIF)", "WIF_", "WIF=", "WIF ", "WIF\t", "WIF,",
+    "WIF>", "privkey", "priv_key", "PrivKey", "privKey", "PRIVKEY",
 ];
 
 /// `-----BEGIN` in base64, as a private key's PEM block encoded again starts (see
@@ -1139,19 +1139,20 @@ pub(super) const ENCODED_PEM: &str = "LS0tLS1CRUdJTi";
 
 /// What opens a Kubernetes Secret's values (see `validate::kube_secret`): its `data`
 /// and `stringData` blocks' names as `kubectl get secret -o yaml` prints them (before the
-/// kind), the kind before them as people write a manifest, and `-o json`'s `"data"` object
-/// and kind (compact too).
-pub(super) const KUBE_SECRET: [&str; 6] = [
+/// kind), the kind before them as people write a manifest, and `-o json`'s `"data"` and
+/// `"stringData"` objects and kind (compact too; `last-applied-configuration`'s).
+pub(super) const KUBE_SECRET: [&str; 7] = [
     "data:",
     "stringData:",
     "kind: Secret",
     "\"data\":",
+    "\"stringData\":",
     "\"kind\": \"Secret\"",
     "\"kind\":\"Secret\"",
 ];
 
 /// The trigger of the fifteenth pass: [`SEED_NAMES`], [`EXTENDED_KEY_PREFIXES`], a Wi-Fi
-/// QR code's `WIFI:`, [`WIF_NAMES`], [`ENCODED_PEM`] and [`KUBE_SECRET`] — 57 literals,
+/// QR code's `WIFI:`, [`WIF_NAMES`], [`ENCODED_PEM`] and [`KUBE_SECRET`] — 62 literals,
 /// the prefilter's faster kind (see
 /// `validate::wallet_secret`). With `WIFI:` among them, the command-line families read
 /// 2–4% slower (`clients_without_passwords`' unit, interleaved with the pass without it).

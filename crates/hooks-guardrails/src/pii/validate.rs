@@ -11143,21 +11143,34 @@ const KUBE_REACH: usize = 4096;
 /// about 5 KiB in base64.
 const KUBE_VALUES_MAX: usize = 64 * 1024;
 
+/// The deepest a Secret's `kind`, `data` and `stringData` are indented (a manifest at a
+/// line's start, a List's items, a chart's values a level or two below): deeper ones are
+/// not read — nested names over and over each read the block below them, 113x ordinary
+/// English in review 75.
+const KUBE_INDENT_MAX: usize = 8;
+
+/// How many blank and comment lines in a row a Secret's block passes over.
+const KUBE_SKIPPED_MAX: usize = 8;
+
 /// A line of YAML from `at` (a line's start): its end, its indentation (blanks, and a
-/// list item's `- ` counted as blanks) and whether it holds nothing but a comment.
-fn yaml_line(b: &[u8], at: usize, limit: usize) -> (usize, usize, bool) {
+/// list item's `- ` counted as blanks), whether it holds nothing but a comment, and
+/// whether it starts a list's item.
+fn yaml_line(b: &[u8], at: usize, limit: usize) -> (usize, usize, bool, bool) {
     let end = memchr::memchr(b'\n', &b[at..limit]).map_or(limit, |k| at + k);
-    let mut indent = 0;
+    let (mut indent, mut item) = (0, false);
     while at + indent < end {
         match (b[at + indent], b.get(at + indent + 1)) {
             (b' ', _) => indent += 1,
-            (b'-', Some(b' ')) => indent += 2,
+            (b'-', Some(b' ')) => {
+                indent += 2;
+                item = true;
+            }
             _ => break,
         }
     }
     let rest = &b[at + indent..end];
     let empty = rest.iter().all(|c| c.is_ascii_whitespace()) || rest.starts_with(b"#");
-    (end, indent, empty)
+    (end, indent, empty, item)
 }
 
 /// Whether `rest` (after a YAML key's colon) holds nothing but blanks and a comment.
@@ -11200,8 +11213,11 @@ fn kube_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
         None if floor == 0 => 0,
         None => return None,
     };
-    let (_, indent, _) = yaml_line(b, line, e);
-    if line + indent != s || !yaml_rest_empty(&b[e..yaml_line(b, e, limit).0]) {
+    let (_, indent, _, _) = yaml_line(b, line, e);
+    if line + indent != s
+        || indent > KUBE_INDENT_MAX
+        || !yaml_rest_empty(&b[e..yaml_line(b, e, limit).0])
+    {
         return None;
     }
     let next_line = |end: usize| (end < limit).then_some(end + 1);
@@ -11209,12 +11225,13 @@ fn kube_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
         // Its siblings after it: a block of values among them.
         let mut at = next_line(yaml_line(b, e, limit).0)?;
         while at < reach {
-            let (end, deeper, empty) = yaml_line(b, at, limit);
+            let (end, deeper, empty, item) = yaml_line(b, at, limit);
             let content = &b[at + deeper..end];
             if content.starts_with(b"---") || content.starts_with(b"```") {
                 return None;
             }
-            if !empty && deeper < indent {
+            // (Not past its own item, a List's next, `- apiVersion: …`: review 75.)
+            if !empty && (deeper < indent || (item && deeper <= indent)) {
                 return None;
             }
             if !empty && deeper == indent {
@@ -11241,10 +11258,10 @@ fn kube_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     )?;
     let mut at = after;
     while at < b.len().min(after + KUBE_REACH) {
-        let (end, deeper, empty) = yaml_line(b, at, limit);
+        let (end, deeper, empty, item) = yaml_line(b, at, limit);
         if !empty {
             let content = &b[at + deeper..end];
-            if deeper != indent {
+            if deeper != indent || item {
                 return None;
             }
             if content.starts_with(b"kind:") {
@@ -11279,19 +11296,39 @@ fn kube_block(
     let mut add = |from: usize, to: usize| {
         span = Some((span.map_or(from, |(first, _)| first), to));
     };
-    // (A template, `{{ … }}`, `${…}`; in `stringData`, a placeholder too: `<password>`,
-    // `changeme` — base64 may be capitals alone.)
+    // (A template or a value a tool fills in: `{{ … }}`, `${…}`, Concourse's `((…))`,
+    // Octopus's `#{…}`, `vault:…`, `ref+vault://…`, SOPS's `ENC[…]`, `__DB_PASSWORD__`;
+    // in `stringData`, a placeholder too: `<password>`, `changeme`, `YOUR_PASSWORD` —
+    // base64 may be capitals alone, but not a placeholder's word: review 75.)
     let templated = |v: &[u8]| {
-        memchr::memmem::find(v, b"{{").is_some() || memchr::memmem::find(v, b"${").is_some()
+        memchr::memmem::find(v, b"{{").is_some()
+            || memchr::memmem::find(v, b"${").is_some()
+            || [&b"(("[..], b"#{", b"vault:", b"ref+", b"ENC["]
+                .iter()
+                .any(|p| v.starts_with(p))
+            || (v.len() > 4 && v.starts_with(b"__") && v.ends_with(b"__"))
     };
     let filled_in = |v: &[u8]| templated(v) || template(v) || placeholder_bytes(v);
-    let mut line = at + 1;
+    let placeholder_word = |v: &[u8]| {
+        [&b"redacted"[..], b"password", b"changeme", b"secret"]
+            .iter()
+            .any(|w| v.eq_ignore_ascii_case(w))
+            || v.iter().all(|&c| Some(&c) == v.first())
+    };
+    let (mut line, mut skipped) = (at + 1, 0);
     while at < limit && line < limit {
-        let (end, deeper, empty) = yaml_line(b, line, limit);
+        let (end, deeper, empty, _) = yaml_line(b, line, limit);
         if empty {
+            // (A few blank and comment lines in a row: not a run of them read from each
+            // block above it.)
+            skipped += 1;
+            if skipped > KUBE_SKIPPED_MAX {
+                break;
+            }
             line = end + 1;
             continue;
         }
+        skipped = 0;
         if deeper <= indent {
             return span.map(|sp| (sp, line));
         }
@@ -11309,14 +11346,30 @@ fn kube_block(
             break;
         }
         let first = name_end + 1 + leading_blanks(&b[name_end + 1..end]);
-        // The value: its quotes left out, a comment after it too.
+        // The value: its quotes left out (an escaped one inside, `\"`, `''`), a comment
+        // after it too.
         let mut value = (first, end);
         match b.get(first) {
             Some(&q @ (b'"' | b'\'')) if first < end => {
-                let Some(close) = memchr::memchr(q, &b[first + 1..end]) else {
+                let mut k = first + 1;
+                let close = loop {
+                    match b[k..end]
+                        .iter()
+                        .position(|&c| c == q || (q == b'"' && c == b'\\'))
+                    {
+                        None => break None,
+                        Some(n) if b[k + n] == b'\\' => k += n + 2,
+                        Some(n) if q == b'\'' && b.get(k + n + 1) == Some(&b'\'') => k += n + 2,
+                        Some(n) => break Some(k + n),
+                    }
+                    if k >= end {
+                        break None;
+                    }
+                };
+                let Some(close) = close else {
                     break;
                 };
-                value = (first + 1, first + 1 + close);
+                value = (first + 1, close);
             }
             _ => {
                 if let Some(k) = memchr::memmem::find(&b[first..end], b" #") {
@@ -11326,30 +11379,39 @@ fn kube_block(
             }
         }
         let v = &b[value.0..value.1];
+        // (A nested mapping is no Secret's value: `key:` alone ends the block.)
+        if v.is_empty() && value.0 == first {
+            break;
+        }
         if !data && matches!(v, b"|" | b"|-" | b"|+" | b">" | b">-" | b">+") {
-            // (A block scalar: its lines indented deeper than the key.)
+            // (A block scalar: its lines indented deeper than the key — not where more than
+            // half of them hold a template or a placeholder, `username: <user>`, the docs'
+            // own example, review 74; one among others is the block's, `API_URL=${…}`,
+            // review 75.)
             let (mut last, mut next) = (end, end + 1);
-            let mut filled = false;
+            let (mut lines, mut filled) = (0, 0);
             while next < limit {
-                let (next_end, more, blank) = yaml_line(b, next, limit);
+                let (next_end, more, blank, _) = yaml_line(b, next, limit);
                 if !blank && more <= deeper {
                     break;
                 }
-                // (Each word: `username: <user>`, the docs' own example, review 74.)
-                filled |= b[next..next_end]
-                    .split(u8::is_ascii_whitespace)
-                    .any(|w| templated(w) || template(w));
+                lines += usize::from(!blank);
+                filled += usize::from(b[next..next_end].split(u8::is_ascii_whitespace).any(|w| {
+                    templated(w)
+                        || template(w)
+                        || w.get(..5).is_some_and(|p| p.eq_ignore_ascii_case(b"your_"))
+                }));
                 last = next_end;
                 next = next_end + 1;
             }
-            if last > end && !filled {
+            if last > end && filled * 2 <= lines {
                 add(end + 1, last);
             }
             line = next;
             continue;
         }
         let taken = match data {
-            true if templated(v) => false,
+            true if templated(v) || placeholder_word(v) => false,
             true if !v.len().is_multiple_of(4) || base64_decode(v).is_none() => break,
             true => true,
             false => !v.is_empty() && !filled_in(v),
@@ -11362,13 +11424,17 @@ fn kube_block(
     span.map(|sp| (sp, line.min(limit)))
 }
 
-/// `-o json`'s `"data"` object from its literal at `s..e` (see [`kube_secret`]): its
-/// string values (base64), first to last, where `"kind": "Secret"` follows it (an
-/// `"immutable"` member between) — or, from the kind's literal, the `"data"` object after
-/// it within `reach`, before the next `"kind"`.
+/// `-o json`'s `"data"` or `"stringData"` object from its literal at `s..e` (see
+/// [`kube_secret`]): its string values, first to last, where `"kind": "Secret"` follows it
+/// (an `"immutable"` member between) — or, from the kind's literal, such an object among
+/// the members of the kind's own object after it (not a nested one's, not the next item's
+/// of a List, review 75) within `reach`, before the next `"kind"`.
 fn kube_json(b: &[u8], s: usize, e: usize, reach: usize, limit: usize) -> Option<(usize, usize)> {
+    // (Everything read within the bound: an `"immutable"` member at it sliced past it in
+    // review 75's build, a panic.)
+    let b = &b[..limit];
     let ws = |i: usize| {
-        i + b[i.min(limit)..limit]
+        i + b[i.min(b.len())..]
             .iter()
             .take_while(|c| c.is_ascii_whitespace())
             .count()
@@ -11380,9 +11446,10 @@ fn kube_json(b: &[u8], s: usize, e: usize, reach: usize, limit: usize) -> Option
         let colon = ws(after);
         (b.get(colon) == Some(&b':')).then(|| ws(colon + 1))
     };
-    if b[s..e].starts_with(b"\"data\"") {
-        let open = member(s, b"\"data\"")?;
-        let (span, after) = kube_object(b, open, limit)?;
+    let objects = [(&b"\"data\""[..], true), (b"\"stringData\"", false)];
+    if let Some(&(name, data)) = objects.iter().find(|(name, _)| b[s..e].starts_with(name)) {
+        let open = member(s, name)?;
+        let (span, after) = kube_object(b, open, data)?;
         let mut i = after;
         for _ in 0..3 {
             i = ws(i);
@@ -11392,33 +11459,50 @@ fn kube_json(b: &[u8], s: usize, e: usize, reach: usize, limit: usize) -> Option
                 return (b.get(v..v + 8) == Some(&b"\"Secret\""[..])).then_some(span);
             }
             let v = member(i, b"\"immutable\"")?;
-            i = v + b[v..limit]
+            i = v + b[v..]
                 .iter()
                 .take_while(|c| c.is_ascii_alphabetic())
                 .count();
         }
         return None;
     }
-    // The kind first: the `"data"` object after it, before the next `"kind"`.
-    let until = memchr::memmem::find(&b[e..reach], b"\"kind\"").map_or(reach, |k| e + k);
-    let mut from = e;
-    while let Some(k) = memchr::memmem::find(&b[from..until], b"\"data\"") {
-        let at = from + k;
-        if let Some(open) = member(at, b"\"data\"")
-            && let Some((span, _)) = kube_object(b, open, limit)
-        {
-            return Some(span);
+    // The kind first: a `"data"` or `"stringData"` member of its own object after it,
+    // before the next `"kind"` — read a byte at a time, strings passed over, the depth of
+    // braces and brackets counted.
+    let until = memchr::memmem::find(&b[e..reach.min(b.len())], b"\"kind\"")
+        .map_or(reach.min(b.len()), |k| e + k);
+    let (mut i, mut depth) = (e, 0usize);
+    while i < until {
+        match b[i] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' if depth == 0 => return None,
+            b'}' | b']' => depth -= 1,
+            b'"' => {
+                if depth == 0
+                    && let Some(&(name, data)) =
+                        objects.iter().find(|(name, _)| b[i..].starts_with(name))
+                    && let Some(open) = member(i, name)
+                {
+                    return kube_object(b, open, data).map(|(span, _)| span);
+                }
+                // (Past the string, its escapes too.)
+                i += 1;
+                while i < until && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            _ => {}
         }
-        from = at + 1;
+        i += 1;
     }
     None
 }
 
-/// The string values of `-o json`'s `data` object at `at` (its `{`), first to last, and
-/// where the object ends (past its `}`): `"key": "value"` pairs only, each value padded
-/// base64 (see [`kube_secret`]); everything read within `limit`.
-fn kube_object(b: &[u8], at: usize, limit: usize) -> Option<((usize, usize), usize)> {
-    let b = &b[..limit];
+/// The string values of `-o json`'s `data` object at `at` (its `{`; `stringData`'s where
+/// not `data`), first to last, and where the object ends (past its `}`): `"key": "value"`
+/// pairs only, each value padded base64 in `data`, in `stringData` no template (see
+/// [`kube_secret`]).
+fn kube_object(b: &[u8], at: usize, data: bool) -> Option<((usize, usize), usize)> {
     if b.get(at) != Some(&b'{') {
         return None;
     }
@@ -11427,6 +11511,17 @@ fn kube_object(b: &[u8], at: usize, limit: usize) -> Option<((usize, usize), usi
             .iter()
             .take_while(|c| c.is_ascii_whitespace() || **c == b',')
             .count()
+    };
+    // (A string's closing quote from `i`, its escapes passed over.)
+    let close = |mut i: usize| {
+        while i < b.len() {
+            match b[i] {
+                b'"' => return Some(i),
+                b'\\' => i += 2,
+                _ => i += 1,
+            }
+        }
+        None
     };
     let mut span: Option<(usize, usize)> = None;
     let mut i = at + 1;
@@ -11437,7 +11532,7 @@ fn kube_object(b: &[u8], at: usize, limit: usize) -> Option<((usize, usize), usi
             Some(b'"') => {}
             _ => return None,
         }
-        let key_end = i + 1 + memchr::memchr(b'"', b.get(i + 1..)?)?;
+        let key_end = close(i + 1)?;
         let colon = ws(key_end + 1);
         if b.get(colon) != Some(&b':') {
             return None;
@@ -11446,13 +11541,22 @@ fn kube_object(b: &[u8], at: usize, limit: usize) -> Option<((usize, usize), usi
         if b.get(open) != Some(&b'"') {
             return None;
         }
-        let close = open + 1 + memchr::memchr(b'"', b.get(open + 1..)?)?;
-        let v = &b[open + 1..close];
-        if !v.len().is_multiple_of(4) || base64_decode(v).is_none() {
+        let end = close(open + 1)?;
+        let v = &b[open + 1..end];
+        let valid = match data {
+            true => v.len().is_multiple_of(4) && base64_decode(v).is_some(),
+            false => {
+                !v.is_empty()
+                    && !template(v)
+                    && memchr::memmem::find(v, b"{{").is_none()
+                    && memchr::memmem::find(v, b"${").is_none()
+            }
+        };
+        if !valid {
             return None;
         }
-        span = Some((span.map_or(open + 1, |(first, _)| first), close));
-        i = close + 1;
+        span = Some((span.map_or(open + 1, |(first, _)| first), end));
+        i = end + 1;
     }
 }
 
