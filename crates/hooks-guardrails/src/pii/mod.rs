@@ -2254,7 +2254,7 @@ pub(crate) mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().compiled.kinds.len(), 23);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 24);
         assert_eq!(PiiDetector::new().compiled.passes.len(), PASSES);
     }
 

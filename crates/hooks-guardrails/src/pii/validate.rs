@@ -11112,12 +11112,13 @@ fn name_separators(b: &[u8], mut at: usize) -> usize {
     at
 }
 
-/// What the fifteenth pass's literal at `s..e` (see `patterns::wallet_trigger`) starts: a
-/// Wi-Fi QR code's password after `WIFI:` (see [`wifi_password`]), an extended private key
-/// after its prefix (see [`extended_private_key`]), a private key in Wallet Import Format
-/// after its name (see [`wif_key`]), a private key's PEM block in base64 (see
-/// [`encoded_private_key`]), a Kubernetes Secret's values (see [`kube_secret`]), else
-/// recovery words after their name (see [`seed_phrase`]).
+/// What the fifteenth and sixteenth passes' literal at `s..e` (see
+/// `patterns::wallet_trigger`, `patterns::keys_trigger`) starts: a Wi-Fi QR code's password
+/// after `WIFI:` (see [`wifi_password`]), an extended private key after its prefix (see
+/// [`extended_private_key`]), a private key in Wallet Import Format after its name (see
+/// [`wif_key`]), a private key's PEM block in base64 (see [`encoded_private_key`]), a
+/// Kubernetes Secret's values (see [`kube_secret`]), else recovery words after their name
+/// (see [`seed_phrase`]).
 pub(super) fn wallet_secret(text: &str, s: usize, e: usize, f: &Freed) -> Option<(usize, usize)> {
     let literal = &text[s..e];
     if literal == "WIFI:" {
