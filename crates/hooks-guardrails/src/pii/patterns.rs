@@ -1106,9 +1106,9 @@ pub(super) const FIFTH_ARGUMENT_CALLS: [&str; 4] = [
 /// words, backup phrase, wallet words — each name's first word, as labels, fields,
 /// variables and prose write it; the validator reads the rest, which `wallet`, `recovery`
 /// and `backup` need (`seed_phrase`, `seedPhrase`, `Seed-Phrase`, `recovery words`). In a
-/// pass of their own (see `wallet_trigger`): in another pass's prefilter they would take it
-/// past the literals of its faster kind. Not `passphrase` (Algorand's name for its words):
-/// its `pass` starts every password's name, and every scan read 2% slower with it.
+/// pass of their own (see `fifteenth_pass_trigger`): in another pass's prefilter they would
+/// take it past the literals of its faster kind. Not `passphrase` (Algorand's name for its
+/// words): its `pass` starts every password's name, and every scan read 2% slower with it.
 pub(super) const SEED_NAMES: [&str; 15] = [
     "mnemonic", "Mnemonic", "MNEMONIC", "seed", "Seed", "SEED", "recovery", "Recovery", "RECOVERY",
     "backup", "Backup", "BACKUP", "wallet", "Wallet", "WALLET",
@@ -1153,12 +1153,13 @@ pub(super) const KUBE_SECRET: [&str; 7] = [
 
 /// The trigger of the fifteenth pass: [`SEED_NAMES`], [`EXTENDED_KEY_PREFIXES`], a Wi-Fi
 /// QR code's `WIFI:` and [`KUBE_SECRET`]'s first five — 31 literals, the prefilter's
-/// faster kind (see `validate::wallet_secret`). With `WIFI:` among them, the command-line
+/// faster kind (see `validate::literal_secret`). With `WIFI:` among them, the command-line
 /// families read 2–4% slower (`clients_without_passwords`' unit, interleaved with the pass
 /// without it); with all of this release's literals in this one pass (62) the bench
 /// text read 5% slower than on the last release (past 32 literals the prefilter reads 16
-/// bytes a step, not 32), with the rest in the sixteenth (see [`keys_trigger`]) 2–3%.
-fn wallet_trigger() -> String {
+/// bytes a step, not 32), with the rest in the sixteenth (see [`sixteenth_pass_trigger`])
+/// 2–3%.
+fn fifteenth_pass_trigger() -> String {
     literals(&[
         &SEED_NAMES,
         &EXTENDED_KEY_PREFIXES,
@@ -1169,8 +1170,8 @@ fn wallet_trigger() -> String {
 
 /// The trigger of the sixteenth pass: [`WIF_NAMES`], [`ENCODED_PEM`] and
 /// [`KUBE_SECRET`]'s last two — 31 literals, validated as the fifteenth pass's are (see
-/// [`wallet_trigger`]).
-fn keys_trigger() -> String {
+/// [`fifteenth_pass_trigger`]).
+fn sixteenth_pass_trigger() -> String {
     literals(&[&WIF_NAMES, &[ENCODED_PEM], &KUBE_SECRET[5..]])
 }
 
@@ -1720,7 +1721,7 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// [`ADDED_THIRD_ARGUMENT_CALLS`]); pass 14: a wallet's recovery words under their names
 /// (see [`SEED_NAMES`]), a wallet's extended private key (see [`EXTENDED_KEY_PREFIXES`])
 /// and a Wi-Fi QR code's password; pass 15: the rest of its literals (see
-/// [`keys_trigger`]). At one start, passes are asked in this order.
+/// [`sixteenth_pass_trigger`]). At one start, passes are asked in this order.
 pub(super) const PASSES: usize = 16;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after
@@ -2702,21 +2703,21 @@ pub(super) fn specs() -> Vec<Spec> {
         spec(
             Entity::Secret,
             14,
-            wallet_trigger(),
-            wallet_trigger(),
+            fifteenth_pass_trigger(),
+            fifteenth_pass_trigger(),
             SECRET_WINDOW,
-            super::validate::wallet_secret,
+            super::validate::literal_secret,
         ),
         // The names of private keys in Wallet Import Format, a PEM block in base64, the
-        // rest of a Kubernetes Secret's literals (see `keys_trigger`): the fifteenth
-        // pass's literals past 32.
+        // rest of a Kubernetes Secret's literals (see `sixteenth_pass_trigger`): the
+        // fifteenth pass's literals past 32.
         spec(
             Entity::Secret,
             15,
-            keys_trigger(),
-            keys_trigger(),
+            sixteenth_pass_trigger(),
+            sixteenth_pass_trigger(),
             SECRET_WINDOW,
-            super::validate::wallet_secret,
+            super::validate::literal_secret,
         ),
         // A data source name as Go's MySQL driver writes it, `root:…@tcp(db:3306)/app`:
         // from its protocol, the credentials read back (the prefilter's 32nd literal; its

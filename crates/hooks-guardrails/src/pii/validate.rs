@@ -5334,15 +5334,18 @@ fn name_holds(name: &[u8], v: &str, quoted: bool, next: Option<u8>, machine: boo
 /// The value — quoted, a code span, emphasised, or bare (from a letter or a digit to a
 /// blank, a quote or a bracket, its sentence's `.`, `,`, `;`, `:` or `)` after it left
 /// out) — is judged as a field's is (see [`secret_value`]) and must look made by a machine
-/// (see [`machine_made`]) or be a key in hex (see [`hex_key`]; no other noun between the
-/// name and it): prose names hashes, versions, models, types and settings after
+/// (see [`machine_made`]) or be a key in hex or base32 (see [`hex_key`], [`base32_key`];
+/// no other noun between the name and it): prose names hashes, versions, models, types
+/// and settings after
 /// the same verbs (`the token is HS256-signed`, `the token is Qwen2Tokenizer`, `rename the
 /// secret to prod-db-creds-2024`). After a password's own word (see [`password_word`]) and
 /// a verb, a colon, a dash, a particle, a tab or a `|`, one a person made is one too (see
 /// [`person_made`]: `my password is hunter2`), quoted or where it ends its sentence (see
 /// [`ends_sentence`]); so is one bare right after the name where a verb that uses it stands
-/// before the name (`log in with password hunter22 …`, see [`used_before`]), and after a
-/// name shouted with its verb (`MY PASSWORD IS hunter22`, see [`shouted_password_word`]).
+/// before the name, an article and what the password opens between (`log in with password
+/// hunter22 …`, `use the office wifi password …`, see [`used_before`]), and after a name
+/// shouted with its verb (`MY PASSWORD IS hunter22`, `USE PASSWORD …`, see
+/// [`shouted_password_word`]).
 /// The name is a word of its own or a field's last part
 /// (`DB_PASSWORD`, `adminPassword`; not `chpasswd`), and may close its emphasis or code
 /// span or take a comma (see [`prose_mark`]). Credentials' account and password set apart
@@ -6461,7 +6464,9 @@ fn made_of_words(v: &[u8]) -> bool {
 /// Not a field's value: a label or prompt that ends at its colon (`getpass("Password: ")`:
 /// the quote after it closes the string); see [`secret_value`] for what a value must be. A
 /// name inside a template is read too: its default (`${DB_PASSWORD:Xk9m…}`, Spring's) is
-/// often the real password (`${POSTGRES_PASSWORD:-postgres}`'s is no secret).
+/// often the real password (`${POSTGRES_PASSWORD:-postgres}`'s is no secret). A key in
+/// base32 written in groups, as an authenticator app shows one, is taken whole (see
+/// [`base32_groups`]: `secret key: JBSW Y3DP EHPK 3PXP`).
 fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     // The value's first character: the trigger's last (it may be more than one byte).
@@ -11113,13 +11118,13 @@ fn name_separators(b: &[u8], mut at: usize) -> usize {
 }
 
 /// What the fifteenth and sixteenth passes' literal at `s..e` (see
-/// `patterns::wallet_trigger`, `patterns::keys_trigger`) starts: a Wi-Fi QR code's password
-/// after `WIFI:` (see [`wifi_password`]), an extended private key after its prefix (see
-/// [`extended_private_key`]), a private key in Wallet Import Format after its name (see
-/// [`wif_key`]), a private key's PEM block in base64 (see [`encoded_private_key`]), a
-/// Kubernetes Secret's values (see [`kube_secret`]), else recovery words after their name
-/// (see [`seed_phrase`]).
-pub(super) fn wallet_secret(text: &str, s: usize, e: usize, f: &Freed) -> Option<(usize, usize)> {
+/// `patterns::fifteenth_pass_trigger`, `patterns::sixteenth_pass_trigger`) starts: a Wi-Fi
+/// QR code's password after `WIFI:` (see [`wifi_password`]), an extended private key after
+/// its prefix (see [`extended_private_key`]), a private key in Wallet Import Format after
+/// its name (see [`wif_key`]), a private key's PEM block in base64 (see
+/// [`encoded_private_key`]), a Kubernetes Secret's values (see [`kube_secret`]), else
+/// recovery words after their name (see [`seed_phrase`]).
+pub(super) fn literal_secret(text: &str, s: usize, e: usize, f: &Freed) -> Option<(usize, usize)> {
     let literal = &text[s..e];
     if literal == "WIFI:" {
         wifi_password(text, s, e, f)
