@@ -1153,7 +1153,7 @@ pub(super) const KUBE_SECRET: [&str; 7] = [
 
 /// The trigger of the fifteenth pass: [`SEED_NAMES`], [`EXTENDED_KEY_PREFIXES`], a Wi-Fi
 /// QR code's `WIFI:` and [`KUBE_SECRET`]'s first five — 31 literals, the prefilter's
-/// faster kind (see `validate::literal_secret`). With `WIFI:` among them, the command-line
+/// faster kind (see `validate::wallet_secret`). With `WIFI:` among them, the command-line
 /// families read 2–4% slower (`clients_without_passwords`' unit, interleaved with the pass
 /// without it); with all of this release's literals in this one pass (62) the bench
 /// text read 5% slower than on the last release (past 32 literals the prefilter reads 16
@@ -1169,8 +1169,7 @@ fn fifteenth_pass_trigger() -> String {
 }
 
 /// The trigger of the sixteenth pass: [`WIF_NAMES`], [`ENCODED_PEM`] and
-/// [`KUBE_SECRET`]'s last two — 31 literals, validated as the fifteenth pass's are (see
-/// [`fifteenth_pass_trigger`]).
+/// [`KUBE_SECRET`]'s last two — 31 literals (see `validate::key_secret`).
 fn sixteenth_pass_trigger() -> String {
     literals(&[&WIF_NAMES, &[ENCODED_PEM], &KUBE_SECRET[5..]])
 }
@@ -2706,7 +2705,7 @@ pub(super) fn specs() -> Vec<Spec> {
             fifteenth_pass_trigger(),
             fifteenth_pass_trigger(),
             SECRET_WINDOW,
-            super::validate::literal_secret,
+            super::validate::wallet_secret,
         ),
         // The names of private keys in Wallet Import Format, a PEM block in base64, the
         // rest of a Kubernetes Secret's literals (see `sixteenth_pass_trigger`): the
@@ -2717,7 +2716,7 @@ pub(super) fn specs() -> Vec<Spec> {
             sixteenth_pass_trigger(),
             sixteenth_pass_trigger(),
             SECRET_WINDOW,
-            super::validate::literal_secret,
+            super::validate::key_secret,
         ),
         // A data source name as Go's MySQL driver writes it, `root:…@tcp(db:3306)/app`:
         // from its protocol, the credentials read back (the prefilter's 32nd literal; its

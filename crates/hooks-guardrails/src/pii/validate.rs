@@ -10925,12 +10925,26 @@ fn recovery_codes(b: &[u8], at: usize) -> Option<(usize, usize)> {
             && !b.get(end).is_some_and(u8::is_ascii_alphanumeric))
         .then_some((end, shape))
     };
-    // (The first one's bullet or number too.)
-    let at = match b[at..].starts_with("•".as_bytes()) {
-        true => at + 3 + leading_blanks(&b[at + 3..]),
-        false => item_number(b, at).unwrap_or(at),
+    // (Between two codes, and before the first: blanks, a comma, a `;`, quotes, backticks,
+    // a table's `|`, a bullet, `•` too, an item's number — a few rounds of them.)
+    let between = |mut j: usize| {
+        for _ in 0..4 {
+            j += b[j..]
+                .iter()
+                .take(16)
+                .take_while(|c| {
+                    c.is_ascii_whitespace()
+                        || matches!(c, b',' | b';' | b'"' | b'\'' | b'`' | b'|' | b'-' | b'*')
+                })
+                .count();
+            if b[j..].starts_with("•".as_bytes()) {
+                j += "•".len();
+            }
+            j = item_number(b, j).unwrap_or(j);
+        }
+        j
     };
-    let (mut i, mut count, mut shape, mut span) = (at, 0, None, None);
+    let (mut i, mut count, mut shape, mut span) = (between(at), 0, None, None);
     while count < RECOVERY_CODES_MAX {
         let Some((end, this)) = code(i) else {
             break;
@@ -10941,28 +10955,7 @@ fn recovery_codes(b: &[u8], at: usize) -> Option<(usize, usize)> {
         shape = Some(this);
         span = Some((span.map_or(i, |(s, _)| s), end));
         count += 1;
-        // (Between two: blanks, a comma, a `;`, quotes, backticks, a table's `|`, a bullet,
-        // an item's number.)
-        let mut j = end;
-        for _ in 0..2 {
-            loop {
-                let marks = b[j..]
-                    .iter()
-                    .take(16)
-                    .take_while(|c| {
-                        c.is_ascii_whitespace()
-                            || matches!(c, b',' | b';' | b'"' | b'\'' | b'`' | b'|' | b'-' | b'*')
-                    })
-                    .count();
-                j += marks;
-                match b[j..].starts_with("•".as_bytes()) {
-                    true => j += "•".len(),
-                    false if marks == 0 => break,
-                    false => {}
-                }
-            }
-            j = item_number(b, j).unwrap_or(j);
-        }
+        let j = between(end);
         if j == end {
             break;
         }
@@ -11117,27 +11110,36 @@ fn name_separators(b: &[u8], mut at: usize) -> usize {
     at
 }
 
-/// What the fifteenth and sixteenth passes' literal at `s..e` (see
-/// `patterns::fifteenth_pass_trigger`, `patterns::sixteenth_pass_trigger`) starts: a Wi-Fi
-/// QR code's password after `WIFI:` (see [`wifi_password`]), an extended private key after
-/// its prefix (see [`extended_private_key`]), a private key in Wallet Import Format after
-/// its name (see [`wif_key`]), a private key's PEM block in base64 (see
-/// [`encoded_private_key`]), a Kubernetes Secret's values (see [`kube_secret`]), else
-/// recovery words after their name (see [`seed_phrase`]).
-pub(super) fn literal_secret(text: &str, s: usize, e: usize, f: &Freed) -> Option<(usize, usize)> {
+/// What the fifteenth pass's literal at `s..e` (see `patterns::fifteenth_pass_trigger`)
+/// starts: a Wi-Fi QR code's password after `WIFI:` (see [`wifi_password`]), an extended
+/// private key after its prefix (see [`extended_private_key`]), a Kubernetes Secret's
+/// values (see [`kube_secret`]), else recovery words after their name (see
+/// [`seed_phrase`]). Only its own pass's literals compared: not the sixteenth's 31.
+pub(super) fn wallet_secret(text: &str, s: usize, e: usize, f: &Freed) -> Option<(usize, usize)> {
     let literal = &text[s..e];
     if literal == "WIFI:" {
         wifi_password(text, s, e, f)
     } else if super::patterns::EXTENDED_KEY_PREFIXES.contains(&literal) {
         extended_private_key(text, s, e, f)
-    } else if super::patterns::WIF_NAMES.contains(&literal) {
-        wif_key(text, s, e)
-    } else if literal == super::patterns::ENCODED_PEM {
-        encoded_private_key(text, s)
     } else if super::patterns::KUBE_SECRET.contains(&literal) {
         kube_secret(text, s, e)
     } else {
         seed_phrase(text, s, e, f)
+    }
+}
+
+/// What the sixteenth pass's literal at `s..e` (see `patterns::sixteenth_pass_trigger`)
+/// starts: a private key's PEM block in base64 (see [`encoded_private_key`]), a Kubernetes
+/// Secret's values (see [`kube_secret`]), else a private key in Wallet Import Format after
+/// its name (see [`wif_key`]).
+pub(super) fn key_secret(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
+    let literal = &text[s..e];
+    if literal == super::patterns::ENCODED_PEM {
+        encoded_private_key(text, s)
+    } else if super::patterns::KUBE_SECRET.contains(&literal) {
+        kube_secret(text, s, e)
+    } else {
+        wif_key(text, s, e)
     }
 }
 
@@ -11220,16 +11222,14 @@ fn kube_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
         None => return None,
     };
     let (_, indent, _, _) = yaml_line(b, line, e);
-    if line + indent != s
-        || indent > KUBE_INDENT_MAX
-        || !yaml_rest_empty(&b[e..yaml_line(b, e, limit).0])
-    {
+    let key_end = yaml_line(b, e, limit).0;
+    if line + indent != s || indent > KUBE_INDENT_MAX || !yaml_rest_empty(&b[e..key_end]) {
         return None;
     }
     let next_line = |end: usize| (end < limit).then_some(end + 1);
     if literal == b"kind: Secret" {
         // Its siblings after it: a block of values among them.
-        let mut at = next_line(yaml_line(b, e, limit).0)?;
+        let mut at = next_line(key_end)?;
         while at < reach {
             let (end, deeper, empty, item) = yaml_line(b, at, limit);
             let content = &b[at + deeper..end];
@@ -11255,13 +11255,7 @@ fn kube_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
         return None;
     }
     // `data:` or `stringData:`: its block, then the kind among its next siblings.
-    let (span, after) = kube_block(
-        text,
-        yaml_line(b, e, limit).0,
-        indent,
-        limit,
-        literal[0] == b'd',
-    )?;
+    let (span, after) = kube_block(text, key_end, indent, limit, literal[0] == b'd')?;
     let mut at = after;
     while at < b.len().min(after + KUBE_REACH) {
         let (end, deeper, empty, item) = yaml_line(b, at, limit);
@@ -11581,12 +11575,15 @@ const ENCODED_KEY_MAX: usize = 16 * 1024;
 /// there.
 fn encoded_private_key(text: &str, s: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    let base64 = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/');
-    if s.checked_sub(1).is_some_and(|i| base64(&b[i])) {
+    if s.checked_sub(1).is_some_and(|i| base64_char(&b[i])) {
         return None;
     }
     // (Its header read first: a run that is no key's is not read on.)
-    let head = b[s..].iter().take(96).take_while(|c| base64(c)).count();
+    let head = b[s..]
+        .iter()
+        .take(96)
+        .take_while(|c| base64_char(c))
+        .count();
     let head = base64_decode(&b[s..s + head - head % 4])?;
     let line = &head[..memchr::memchr(b'\n', &head).unwrap_or(head.len())];
     let private = memchr::memmem::find(line, b"PRIVATE KEY").is_some();
@@ -11596,17 +11593,17 @@ fn encoded_private_key(text: &str, s: usize) -> Option<(usize, usize)> {
     let limit = b.len().min(s + ENCODED_KEY_MAX);
     let (mut end, mut line_start) = (s, s);
     loop {
-        end += b[end..limit].iter().take_while(|c| base64(c)).count();
+        end += b[end..limit].iter().take_while(|c| base64_char(c)).count();
         let wrapped = matches!(end - line_start, 64 | 76);
         let nl = match &b[end..limit] {
-            [b'\n', c, ..] if base64(c) => 1,
-            [b'\r', b'\n', c, ..] if base64(c) => 2,
+            [b'\n', c, ..] if base64_char(c) => 1,
+            [b'\r', b'\n', c, ..] if base64_char(c) => 2,
             _ => 0,
         };
         // (The next line base64 to its end, padding at most after it: not a word that
         // starts the text after the block, `TLS_CERT=`, review 73.)
         let next = end + nl;
-        let run = b[next..limit].iter().take_while(|c| base64(c)).count();
+        let run = b[next..limit].iter().take_while(|c| base64_char(c)).count();
         let pad = b[next + run..limit]
             .iter()
             .take(2)
@@ -12966,11 +12963,12 @@ fn sasl_password(text: &str, at: usize) -> Option<(usize, usize)> {
         Some(k) => (k - mech, &b[mech..k]),
         None => (reach - mech, &b[mech..b.len().min(reach + AUTH_TOKEN_MAX)]),
     };
-    let base64 = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/');
     // (The longest token read: a login's are short, a bearer token's longer.)
-    let longest = match is(b"XOAUTH2") || is(b"OAUTHBEARER") {
-        true => AUTH_TOKEN_MAX,
-        false => SASL_LOGIN_MAX,
+    let bearer = is(b"XOAUTH2") || is(b"OAUTHBEARER");
+    let longest = if bearer {
+        AUTH_TOKEN_MAX
+    } else {
+        SASL_LOGIN_MAX
     };
     // The first token from `i` on (`window`'s offsets; on the lines after `i`'s where
     // `later`) whose decoding `accept` takes, and where it ends.
@@ -12979,7 +12977,7 @@ fn sasl_password(text: &str, at: usize) -> Option<(usize, usize)> {
             i += memchr::memchr(b'\n', &window[i..starts.max(i)])? + 1;
         }
         while i < starts {
-            if !base64(&window[i]) {
+            if !base64_char(&window[i]) {
                 if !later {
                     return None;
                 }
@@ -12988,7 +12986,7 @@ fn sasl_password(text: &str, at: usize) -> Option<(usize, usize)> {
             }
             let run = window[i..]
                 .iter()
-                .take_while(|c| base64(c) || **c == b'=')
+                .take_while(|c| base64_char(c) || **c == b'=')
                 .count();
             let token = base64_token(&window[i..], false, longest).map(|n| i + n);
             if let Some(end) = token
@@ -13045,7 +13043,7 @@ fn sasl_password(text: &str, at: usize) -> Option<(usize, usize)> {
                 && !p.eq_ignore_ascii_case(b"password:")
                 && !placeholder_bytes(p)
         })
-    } else if is(b"XOAUTH2") || is(b"OAUTHBEARER") {
+    } else if bearer {
         here_or_later(&|p: &[u8]| memchr::memmem::find(p, b"auth=Bearer ").is_some())
     } else {
         None
@@ -13098,15 +13096,16 @@ fn base32_groups(v: &[u8]) -> Option<usize> {
     (groups >= 4 && digit && words * 2 <= groups && distinct && !glued).then_some(i)
 }
 
+/// Whether `c` is a character of standard base64 (its padding apart).
+fn base64_char(c: &u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/')
+}
+
 /// The length of the base64 token that starts `b` (`max` of its characters at most,
 /// standard or, where `url_safe`, URL-safe too, then up to two `=`), where no other such
 /// character is glued after it.
 fn base64_token(b: &[u8], url_safe: bool, max: usize) -> Option<usize> {
-    let base64 = |c: &u8| {
-        c.is_ascii_alphanumeric()
-            || matches!(c, b'+' | b'/')
-            || (url_safe && matches!(c, b'_' | b'-'))
-    };
+    let base64 = |c: &u8| base64_char(c) || (url_safe && matches!(c, b'_' | b'-'));
     let run = b.iter().take(max).take_while(|c| base64(c)).count();
     let pad = b[run..].iter().take(2).take_while(|&&c| c == b'=').count();
     let glued = b.get(run + pad).is_some_and(|c| base64(c) || *c == b'=');
