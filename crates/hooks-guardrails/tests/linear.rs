@@ -286,6 +286,12 @@ fn family(name: &str, n: usize) -> String {
         "mail_logins_and_key_groups_without_secrets" => {
             "AUTH PLAIN AUTH LOGIN\n334 UGFzc3dvcmQ6\nAUTH PLAIN dGVzdA== secret: JBSW Y3DP THIS word secret: AAAA BBBB CCCC DDDD the secret is SHA256WITHRSA privkey privkey wif: 5HueCGU8rMjxEXxiPuD5 from_wif(x) swift wif use the wifi password policy backup codes: 2024-01-05 Recovery codes: 10 left AUTH PLAIN\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA===\nAUTH LOGIN\n334 UGFzc3dvcmQ6\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA===\ntls.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t xLS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0t \ndata:\n  key: dmFsdWU=\nkind: ConfigMap\n\"kind\": \"Secret\" \ndata: \nkind: SecretStore\nstringData:\n  pw: {{ x }}\nmetadata:\n  name: x\n\"data\":{\"id\":\"1\"} \"data\": [1] ".repeat(n / 1168)
         }
+        // Secret stores' commands with no value (variables, files, the standard input, a
+        // placeholder, a key alone, a visibility that is no secret's), and their
+        // subcommands over and over (each reads its words up to the next one's).
+        "store_commands_without_secrets" => {
+            "fly secrets set FOO=$FOO BAR=${BAR} gh secret set FOO --body-file x vault kv put secret/app foo=@f.json bar=- kubectl create secret generic x --from-literal=k=changeme --from-env-file=.env pulumi config set --secret k ansible-vault encrypt_string --stdin-name 'x' eas env:create --name A --value b1 --visibility plaintext secrets set secrets set kv put kv put config set config set secret generic secret:create env:create encrypt_string ".repeat(n / 437)
+        }
         // The positional tools added last, none given a password.
         "tools_added_last_without_passwords" => {
             "plink -pw $X mkpasswd -m x openssl passwd -in f mc alias set a b c $Y expdp parfile=p rman target / ".repeat(n / 100)
@@ -427,7 +433,7 @@ const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpw
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
 
-const FAMILIES: [&str; 141] = [
+const FAMILIES: [&str; 142] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -536,6 +542,7 @@ const FAMILIES: [&str; 141] = [
     "seed_names_without_words",
     "wifi_codes_and_wallet_keys_without_secrets",
     "mail_logins_and_key_groups_without_secrets",
+    "store_commands_without_secrets",
     "tools_added_last_without_passwords",
     "hex_runs",
     "cards_glued_in_a_word",

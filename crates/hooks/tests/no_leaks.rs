@@ -216,6 +216,7 @@ fn values() -> Vec<(String, String)> {
                 "secret_recovery_codes" => Some("Your recovery codes:\n{}\n"),
                 "secret_encoded_pem" => Some("data:\n  tls.key: {}\nkind: Secret\n"),
                 "secret_kube_data" => Some("apiVersion: v1\ndata:\n  URL: {}\nkind: Secret\n"),
+                "secret_store_value" => Some("fly secrets set SESSION={} --stage"),
                 "secret_terraform_default" => {
                     Some("variable \"db_password\" {\n  type = string\n  default = \"{}\"\n}\n")
                 }
@@ -375,7 +376,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1338 + 15);
+    assert_eq!(values.len(), 1164 + 1342 + 15);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

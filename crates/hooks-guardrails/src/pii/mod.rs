@@ -2254,7 +2254,7 @@ pub(crate) mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().compiled.kinds.len(), 24);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 25);
         assert_eq!(PiiDetector::new().compiled.passes.len(), PASSES);
     }
 
@@ -5234,7 +5234,7 @@ pub(crate) mod tests {
             "--secret-string-file creds.json",
             "az keyvault secret set --vault-name kv --name db --file pw.txt",
             "az keyvault secret show --name db --query value",
-            "echo S3cr3tPw99x | gh secret set API_TOKEN --body other1",
+            "echo S3cr3tPw99x | gh secret set API_TOKEN --body \"$BODY\"",
             "gcloud secrets versions add db --data-file=pw.txt; echo S3cr3tPw99 > log",
             "echo done1234 | docker secret create db_pw ./pw.txt",
             "echo 8080 | vercel env add PORT production",
@@ -7653,6 +7653,131 @@ pub(crate) mod tests {
             format!("x{key}"),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
+        }
+    }
+
+    /// The values a secret store's command sets, under keys that name no secret (`fly
+    /// secrets set SESSION=…`, `kubectl create secret generic … --from-literal=foo=…`, `gh
+    /// secret set FOO --body …`): every release left them in clear where the key was no
+    /// secret's name.
+    #[test]
+    fn secret_stores_values_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            (
+                "kubectl -n prod create secret generic app --from-literal=foo=Zq8xW2vT7k",
+                "Zq8xW2vT7k",
+            ),
+            (
+                "kubectl create secret generic app --from-literal foo=Zq8xW2vT7k \\\n  \
+                 --from-literal=\"bar=Yp3nR8sL2w\"",
+                "Zq8xW2vT7k \\\n  --from-literal=\"bar=Yp3nR8sL2w",
+            ),
+            (
+                "kubectl create secret generic app --from-literal='foo=Zq8x W2vT7k!'",
+                "Zq8x W2vT7k!",
+            ),
+            ("supabase secrets set STRIPE_KEY=Zq8xW2vT7k", "Zq8xW2vT7k"),
+            (
+                "npx supabase secrets set FOO=Zq8xW2vT7k BAR=Yp3nR8sL2w",
+                "Zq8xW2vT7k BAR=Yp3nR8sL2w",
+            ),
+            (
+                "flyctl secrets set -a app SESSION=\"Zq8xW2vT7k\" --stage",
+                "Zq8xW2vT7k",
+            ),
+            ("infisical secrets set FOO=Zq8xW2vT7k", "Zq8xW2vT7k"),
+            (
+                "doppler secrets set -p backend -c dev API_TOKEN Zq8xW2vT7k",
+                "Zq8xW2vT7k",
+            ),
+            (
+                "dotnet user-secrets set \"Movies:Key\" \"Zq8xW2vT7k\" --project src/App",
+                "Zq8xW2vT7k",
+            ),
+            (
+                "gh secret set FOO --env prod --body 'Zq8xW2vT7k'",
+                "Zq8xW2vT7k",
+            ),
+            ("gh secret set FOO -bZq8xW2vT7k", "Zq8xW2vT7k"),
+            // (Its value whatever it is, not its standard input: `--body` was given.)
+            (
+                "echo S3cr3tPw99x | gh secret set API_TOKEN --body other1",
+                "other1",
+            ),
+            ("gh secret set FOO --body=\"Zq8xW2vT7k\"", "Zq8xW2vT7k"),
+            (
+                "vault kv put -mount=secret app foo=Zq8xW2vT7k",
+                "Zq8xW2vT7k",
+            ),
+            (
+                "vault kv patch secret/creds passcode=Zq8xW2vT7k",
+                "Zq8xW2vT7k",
+            ),
+            ("pulumi config set --secret foo Zq8xW2vT7k", "Zq8xW2vT7k"),
+            (
+                "pulumi config set --path 'db.pw' Zq8xW2vT7k --secret",
+                "Zq8xW2vT7k",
+            ),
+            (
+                "pulumi config set-all --plaintext region=us-east-1 --secret foo=Zq8xW2vT7k",
+                "Zq8xW2vT7k",
+            ),
+            (
+                "ansible-vault encrypt_string --vault-id prod@prompt 'Zq8xW2vT7k' --name 'foo'",
+                "Zq8xW2vT7k",
+            ),
+            (
+                "eas secret:create --scope project --name FOO --value Zq8xW2vT7k",
+                "Zq8xW2vT7k",
+            ),
+            (
+                "eas env:create --name FOO --value Zq8xW2vT7k --visibility secret",
+                "Zq8xW2vT7k",
+            ),
+            // (In a tool call's JSON, escaped quotes too; in a Markdown code span.)
+            (
+                "{\"command\": \"fly secrets set FOO=Zq8xW2vT7k\", \"timeout\": 30}",
+                "Zq8xW2vT7k",
+            ),
+            (
+                "{\"command\": \"gh secret set FOO --body \\\"Zq8xW2vT7k\\\"\"}",
+                "Zq8xW2vT7k",
+            ),
+            (
+                "Run `doppler secrets set FOO Zq8xW2vT7k` first.",
+                "Zq8xW2vT7k",
+            ),
+        ] {
+            finds_and_redacts(&d, text, &[want]);
+        }
+        for text in [
+            // (No value: a file's, the standard input's, a variable's, a placeholder.)
+            "gh secret set FOO < secret.txt",
+            "gh secret set FOO --body-file key.txt",
+            "gh secret set FOO --body \"$FOO\"",
+            "fly secrets set FOO=$(cat foo.txt) BAR=\"${BAR}\"",
+            "kubectl create secret generic app --from-literal=k=${TOKEN}",
+            "kubectl create secret generic x --from-literal=password=changeme",
+            "fly secrets set FOO=<your-token>",
+            "supabase secrets set --env-file ./supabase/.env",
+            "vault kv put secret/app foo=@data.json bar=-",
+            "echo -n \"$PW\" | ansible-vault encrypt_string --stdin-name 'db_pass'",
+            "pulumi config set --secret dbPassword",
+            "doppler secrets set API_TOKEN --silent",
+            // (Not a store's value: a variable, a ConfigMap, a setting, a plain one.)
+            "gh variable set FOO --body Zq8xW2vT7k",
+            "kubectl create configmap app --from-literal=foo=Zq8xW2vT7k",
+            "pulumi config set aws:region us-east-1",
+            "pulumi config set --plaintext --secret x Zq8xW2vT7k",
+            "eas env:create --name FOO --value Zq8xW2vT7k --visibility plaintext",
+            "git config set user.name bob2",
+            // (Not the subcommand: inside a word, or one that goes on.)
+            "mykv put foo=Zq8xW2vT7k",
+            "xuser-secrets set FOO Zq8xW2vT7k",
+            "fly secrets setting FOO=Zq8xW2vT7k",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
         }
     }
 

@@ -1151,6 +1151,25 @@ pub(super) const KUBE_SECRET: [&str; 7] = [
     "\"kind\":\"Secret\"",
 ];
 
+/// The subcommands of secret stores' command-line tools that set values under keys of any
+/// name (see `validate::store_values`): the seventeenth pass's literals. `secrets set`
+/// (Supabase's, Fly's, Doppler's, Infisical's; .NET's `user-secrets set`), `secret set`
+/// (GitHub's `gh secret set … --body`), `secret generic` (`kubectl create secret generic
+/// … --from-literal=…`), `kv put` and `kv patch` (Vault's), `config set` (Pulumi's, with
+/// `--secret`), `encrypt_string` (`ansible-vault`'s), `secret:create` and `env:create`
+/// (Expo's `eas`, the latter with a secret's visibility).
+pub(super) const STORE_COMMANDS: [&str; 9] = [
+    "secrets set",
+    "secret set",
+    "secret generic",
+    "kv put",
+    "kv patch",
+    "config set",
+    "encrypt_string",
+    "secret:create",
+    "env:create",
+];
+
 /// The trigger of the fifteenth pass: [`SEED_NAMES`], [`EXTENDED_KEY_PREFIXES`], a Wi-Fi
 /// QR code's `WIFI:` and [`KUBE_SECRET`]'s first five — 31 literals, the prefilter's
 /// faster kind (see `validate::wallet_secret`). With `WIFI:` among them, the command-line
@@ -1720,8 +1739,9 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// [`ADDED_THIRD_ARGUMENT_CALLS`]); pass 14: a wallet's recovery words under their names
 /// (see [`SEED_NAMES`]), a wallet's extended private key (see [`EXTENDED_KEY_PREFIXES`])
 /// and a Wi-Fi QR code's password; pass 15: the rest of its literals (see
-/// [`sixteenth_pass_trigger`]). At one start, passes are asked in this order.
-pub(super) const PASSES: usize = 16;
+/// [`sixteenth_pass_trigger`]); pass 16: secret stores' commands (see [`STORE_COMMANDS`]).
+/// At one start, passes are asked in this order.
+pub(super) const PASSES: usize = 17;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after
 /// another command's name on its line, `curl -T mysql.sql -u admin:…`): after such a value,
@@ -2717,6 +2737,17 @@ pub(super) fn specs() -> Vec<Spec> {
             sixteenth_pass_trigger(),
             SECRET_WINDOW,
             super::validate::key_secret,
+        ),
+        // A secret store's command that sets values under keys of any name (see
+        // `STORE_COMMANDS`): a pass of its own, nine literals, so that neither the fifteenth
+        // pass's prefilter nor the sixteenth's (31 each) passes 32.
+        spec(
+            Entity::Secret,
+            16,
+            literals(&[&STORE_COMMANDS]),
+            literals(&[&STORE_COMMANDS]),
+            SECRET_WINDOW,
+            super::validate::store_values,
         ),
         // A data source name as Go's MySQL driver writes it, `root:…@tcp(db:3306)/app`:
         // from its protocol, the credentials read back (the prefilter's 32nd literal; its

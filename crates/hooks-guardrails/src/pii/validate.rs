@@ -11143,6 +11143,233 @@ pub(super) fn key_secret(text: &str, s: usize, e: usize, _: &Freed) -> Option<(u
     }
 }
 
+/// Whether one of `patterns::STORE_COMMANDS` starts at `p`.
+fn store_command_at(b: &[u8], p: usize) -> bool {
+    let rest = &b[p..];
+    matches!(rest.first(), Some(b's' | b'k' | b'c' | b'e'))
+        && super::patterns::STORE_COMMANDS
+            .iter()
+            .any(|c| rest.starts_with(c.as_bytes()))
+}
+
+/// How far [`store_values`] reads a secret store's command past its subcommand.
+const STORE_REACH: usize = 1024;
+
+/// The options of secret stores' tools that take a value as their next word (Doppler's,
+/// Fly's, Supabase's, .NET's, Pulumi's, ansible-vault's): read past with it when
+/// [`store_values`] looks for the words that are no option's.
+const STORE_OPTIONS: [&[u8]; 22] = [
+    b"-p",
+    b"--project",
+    b"-c",
+    b"--config",
+    b"--token",
+    b"--scope",
+    b"--id",
+    b"-a",
+    b"--app",
+    b"--project-ref",
+    b"--env",
+    b"-s",
+    b"--stack",
+    b"-C",
+    b"--cwd",
+    b"--config-file",
+    b"--vault-id",
+    b"--vault-password-file",
+    b"--vault-pass-file",
+    b"--name",
+    b"-n",
+    b"--encrypt-vault-id",
+];
+
+/// The values a secret store's command sets, its subcommand at `s..e` (see
+/// `patterns::STORE_COMMANDS`): from the first to the last, each judged as an option's
+/// value is (see [`argument`]) — whatever its key's name, as a store's values are secrets:
+/// - `secrets set` (Supabase's, Fly's, Doppler's, Infisical's; .NET's `user-secrets set`):
+///   each `KEY=value`; where none is written, the second of exactly two words that are no
+///   option's, the first a key's name (`doppler secrets set KEY value`, `dotnet
+///   user-secrets set "Db:Pw" "value"`);
+/// - `secret set`: `gh secret set`'s `--body` (`-b`, `--body=…`, `-b…`);
+/// - `secret generic`: `kubectl create secret generic`'s `--from-literal=KEY=value`s;
+/// - `kv put`, `kv patch`: Vault's `KEY=value`s (not `KEY=@file`, `KEY=-`);
+/// - `config set` with `--secret` and without `--plaintext` (Pulumi's): the second of
+///   exactly two words that are no option's; `config set-all`'s `KEY=value` after each
+///   `--secret`;
+/// - `encrypt_string` (ansible-vault's): the first word that is no option's, unless the
+///   string is read from the standard input (`--stdin-name`);
+/// - `secret:create`, and `env:create` with `--visibility secret` (or `sensitive`; Expo's
+///   `eas`): `--value`'s.
+///
+/// The subcommand stands as a command's word does (see [`command_position`]; `user-`
+/// before `secrets set`), a blank or the line's end after it. Its words are read on its
+/// command's line (see [`command_words`]), 24 at most within [`STORE_REACH`] and before a
+/// backtick, up to a word that holds another store command's subcommand: a run of them
+/// reads each word once.
+pub(super) fn store_values(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let literal = &text[s..e];
+    let dotnet =
+        literal == "secrets set" && b[..s].ends_with(b"user-") && command_position(b, s - 5);
+    if !(command_position(b, s) || dotnet) {
+        return None;
+    }
+    let all = literal == "config set" && b[e..].starts_with(b"-all");
+    let from = e + if all { 4 } else { 0 };
+    if !matches!(b.get(from), None | Some(b' ' | b'\t' | b'\\')) {
+        return None;
+    }
+    let end = ceil_char_boundary(text, from.saturating_add(STORE_REACH));
+    // (A word that holds another store command's subcommand, or its first word, ends
+    // them: `x=secrets set`, `user-secrets set`. `command_words` hands each word as a
+    // slice of `b`: where it starts is told by its address.)
+    let another = |w: &[u8]| {
+        let a = w.as_ptr().addr().wrapping_sub(b.as_ptr().addr());
+        a.checked_add(w.len())
+            .is_some_and(|z| z <= b.len() && (a..z).any(|p| store_command_at(b, p)))
+    };
+    let mut words = [(0, 0); 24];
+    let mut n = command_words(b, from, end, &mut words, another).0;
+    // (A backtick ends them: a Markdown code span's, a command substitution's. Looked for
+    // in the words read, not in the bytes to the reach: a run of subcommands read those
+    // for each.)
+    if let Some((k, at)) = words[..n]
+        .iter()
+        .enumerate()
+        .find_map(|(k, &(a, z))| memchr::memchr(b'`', &b[a..z]).map(|j| (k, a + j)))
+    {
+        words[k].1 = at;
+        n = k + usize::from(at > words[k].0);
+    }
+    let words = &words[..n];
+    let word = |k: usize| words.get(k).map(|&(a, z)| &b[a..z]);
+    // The value of a `KEY=value` word from `a` to `z`: its key a name (no option's), its
+    // value no file's (`@…`) or the standard input's (`-`); in a word quoted whole
+    // (`'foo=two words'`), to the word's end.
+    let pair = |a: usize, z: usize| {
+        let a = past_quote(b, a, z).unwrap_or(a);
+        // (Its closing quote, where the quote is glued on: `--from-literal="k=v"`.)
+        let whole = opening_quote(b, a).map(|(q, _)| z - usize::from(b[z - 1] == q));
+        let w = &b[a..z];
+        let eq = w.iter().position(|&c| c == b'=')?;
+        let key = &w[..eq];
+        let name = key
+            .first()
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+            && key.iter().all(|c| {
+                c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':' | b'/')
+            });
+        let at = a + eq + 1;
+        let at = past_quote(b, at, z).unwrap_or(at);
+        if !name || matches!(b.get(at), Some(b'@') | None) {
+            return None;
+        }
+        match whole {
+            Some(z) if at < z => {
+                secret_argument(text.get(at..z)?, true, b.get(z).copied()).then_some((at, z))
+            }
+            _ => argument(text, at),
+        }
+    };
+    // The words that are no option's, nor an option's value.
+    let positional = || {
+        let mut k = 0;
+        std::iter::from_fn(move || {
+            while let Some(w) = word(k) {
+                k += 1;
+                if w.len() > 1 && w[0] == b'-' {
+                    k += usize::from(STORE_OPTIONS.contains(&w));
+                } else {
+                    return Some(k - 1);
+                }
+            }
+            None
+        })
+    };
+    let has = |o: &[u8]| (0..n).any(|k| word(k) == Some(o));
+    // The value of option `o`: its next word, or glued after `=` (after the option itself,
+    // where `glued`: `-bvalue`).
+    let option = |o: &[u8], glued: bool| {
+        first_to_last((0..n).filter_map(|k| {
+            let (a, z) = words[k];
+            let w = &b[a..z];
+            if w == o {
+                let (v, _) = *words.get(k + 1)?;
+                argument(text, v)
+            } else if w.len() > o.len() + 1 && w.starts_with(o) && w[o.len()] == b'=' {
+                let at = a + o.len() + 1;
+                argument(text, past_quote(b, at, z).unwrap_or(at))
+            } else if glued && w.len() > o.len() && w.starts_with(o) {
+                let at = a + o.len();
+                argument(text, past_quote(b, at, z).unwrap_or(at))
+            } else {
+                None
+            }
+        }))
+    };
+    // The value of exactly two words that are no option's, the first a key's name.
+    let key_value = || {
+        let mut found = positional();
+        let (Some(key), Some(value), None) = (found.next(), found.next(), found.next()) else {
+            return None;
+        };
+        let key = word(key)?;
+        let name = key
+            .first()
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+            && !key.contains(&b'=');
+        name.then(|| argument(text, words[value].0))?
+    };
+    match literal {
+        "secrets set" => {
+            first_to_last(words.iter().filter_map(|&(a, z)| pair(a, z))).or_else(key_value)
+        }
+        "secret set" => option(b"--body", false).or_else(|| option(b"-b", true)),
+        "secret generic" => first_to_last((0..n).filter_map(|k| {
+            let (a, z) = words[k];
+            let w = &b[a..z];
+            const OPTION: &[u8] = b"--from-literal";
+            if w == OPTION {
+                let (a, z) = *words.get(k + 1)?;
+                pair(a, z)
+            } else if w.len() > OPTION.len() + 1 && w.starts_with(OPTION) && w[OPTION.len()] == b'='
+            {
+                pair(a + OPTION.len() + 1, z)
+            } else {
+                None
+            }
+        })),
+        "kv put" | "kv patch" => first_to_last(
+            words
+                .iter()
+                .filter(|&&(a, _)| b[a] != b'-')
+                .filter_map(|&(a, z)| pair(a, z)),
+        ),
+        "config set" if all => first_to_last((0..n).filter_map(|k| {
+            let (a, z) = *words.get(k + 1)?;
+            (word(k) == Some(b"--secret")).then(|| pair(a, z))?
+        })),
+        "config set" => (has(b"--secret") && !has(b"--plaintext")).then(key_value)?,
+        "encrypt_string" => match has(b"--stdin-name") {
+            true => None,
+            false => argument(text, words[positional().next()?].0),
+        },
+        "secret:create" => option(b"--value", false),
+        "env:create" => {
+            let visible = (0..n).any(|k| {
+                let secret = |v: &[u8]| v == b"secret" || v == b"sensitive";
+                match word(k) {
+                    Some(b"--visibility") => word(k + 1).is_some_and(secret),
+                    Some(w) => w.strip_prefix(b"--visibility=").is_some_and(secret),
+                    None => false,
+                }
+            });
+            visible.then(|| option(b"--value", false))?
+        }
+        _ => None,
+    }
+}
+
 /// How far [`kube_secret`] looks from a manifest's kind for its values, and past its
 /// values for its kind.
 const KUBE_REACH: usize = 4096;
