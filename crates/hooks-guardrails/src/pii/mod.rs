@@ -7656,6 +7656,48 @@ pub(crate) mod tests {
         }
     }
 
+    /// What two-factor sign-in's setup shows once: a one-time password's key after `setup
+    /// key` (`Setup key: JBSW Y3DP EHPK 3PXP`), the emergency scratch codes Google's PAM
+    /// module prints. Every release left them in clear.
+    #[test]
+    fn two_factor_setup_secrets_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            ("Setup key: JBSW Y3DP EHPK 3PXP", "JBSW Y3DP EHPK 3PXP"),
+            ("Your setup key is jbswy3dpehpk3pxp.", "jbswy3dpehpk3pxp"),
+            (
+                "Can't scan? Use this setup key: `KZXW 4YLM NBQX A5DD`",
+                "KZXW 4YLM NBQX A5DD",
+            ),
+            ("SETUP KEY = \"JBSWY3DPEHPK3PXP\"", "JBSWY3DPEHPK3PXP"),
+            ("Setup Key\nJBSW Y3DP EHPK 3PXP", "JBSW Y3DP EHPK 3PXP"),
+            (
+                "Your emergency scratch codes are:\n  47625813\n  90318274\n  56102938",
+                "47625813\n  90318274\n  56102938",
+            ),
+            (
+                "Scratch codes: 47625813 90318274 56102938",
+                "47625813 90318274 56102938",
+            ),
+        ] {
+            finds_and_redacts(&d, text, &[want]);
+        }
+        for text in [
+            // (Prose about them; a placeholder; the alphabet; a count; the name glued.)
+            "setup keys are rotated every 90 days",
+            "Enter the setup key shown in the app",
+            "setup key: THIS WILL BE SHOWN ONCE",
+            "setup key: AAAA BBBB CCCC 2222",
+            "setup key: ABCDEFGHIJKLMNOP23",
+            "the scratch codes are stored in ~/.google_authenticator",
+            "emergency scratch codes: 5 left",
+            "mysetup key: JBSWY3DPEHPK3PXP",
+            "setup keyJBSWY3DPEHPK3PXP",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
     /// The values a secret store's command sets, under keys that name no secret (`fly
     /// secrets set SESSION=…`, `kubectl create secret generic … --from-literal=foo=…`, `gh
     /// secret set FOO --body …`): every release left them in clear where the key was no

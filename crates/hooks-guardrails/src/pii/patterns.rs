@@ -1170,6 +1170,26 @@ pub(super) const STORE_COMMANDS: [&str; 9] = [
     "env:create",
 ];
 
+/// The names two-factor sign-in's setup gives what it shows once (see
+/// `validate::setup_secret`): a one-time password's key as a service shows it to be typed
+/// in (`Setup key: JBSW Y3DP …`, `your setup key is …`) and the emergency codes Google's
+/// PAM module prints (`Your emergency scratch codes are:`). The seventeenth pass's literals
+/// with [`STORE_COMMANDS`].
+pub(super) const SETUP_NAMES: [&str; 6] = [
+    "setup key",
+    "Setup key",
+    "Setup Key",
+    "SETUP KEY",
+    "scratch codes",
+    "Scratch codes",
+];
+
+/// The trigger of the seventeenth pass: [`STORE_COMMANDS`] and [`SETUP_NAMES`], 15
+/// literals (see `validate::store_or_setup_secret`).
+fn seventeenth_pass_trigger() -> String {
+    literals(&[&STORE_COMMANDS, &SETUP_NAMES])
+}
+
 /// The trigger of the fifteenth pass: [`SEED_NAMES`], [`EXTENDED_KEY_PREFIXES`], a Wi-Fi
 /// QR code's `WIFI:` and [`KUBE_SECRET`]'s first five — 31 literals, the prefilter's
 /// faster kind (see `validate::wallet_secret`). With `WIFI:` among them, the command-line
@@ -1739,7 +1759,8 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// [`ADDED_THIRD_ARGUMENT_CALLS`]); pass 14: a wallet's recovery words under their names
 /// (see [`SEED_NAMES`]), a wallet's extended private key (see [`EXTENDED_KEY_PREFIXES`])
 /// and a Wi-Fi QR code's password; pass 15: the rest of its literals (see
-/// [`sixteenth_pass_trigger`]); pass 16: secret stores' commands (see [`STORE_COMMANDS`]).
+/// [`sixteenth_pass_trigger`]); pass 16: secret stores' commands and two-factor setup's
+/// names (see [`seventeenth_pass_trigger`]).
 /// At one start, passes are asked in this order.
 pub(super) const PASSES: usize = 17;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
@@ -2739,15 +2760,16 @@ pub(super) fn specs() -> Vec<Spec> {
             super::validate::key_secret,
         ),
         // A secret store's command that sets values under keys of any name (see
-        // `STORE_COMMANDS`): a pass of its own, nine literals, so that neither the fifteenth
+        // `STORE_COMMANDS`), what two-factor sign-in's setup shows once (see
+        // `SETUP_NAMES`): a pass of its own, 15 literals, so that neither the fifteenth
         // pass's prefilter nor the sixteenth's (31 each) passes 32.
         spec(
             Entity::Secret,
             16,
-            literals(&[&STORE_COMMANDS]),
-            literals(&[&STORE_COMMANDS]),
+            seventeenth_pass_trigger(),
+            seventeenth_pass_trigger(),
             SECRET_WINDOW,
-            super::validate::store_values,
+            super::validate::store_or_setup_secret,
         ),
         // A data source name as Go's MySQL driver writes it, `root:…@tcp(db:3306)/app`:
         // from its protocol, the credentials read back (the prefilter's 32nd literal; its

@@ -11143,6 +11143,59 @@ pub(super) fn key_secret(text: &str, s: usize, e: usize, _: &Freed) -> Option<(u
     }
 }
 
+/// What the seventeenth pass's literal at `s..e` (see `patterns::seventeenth_pass_trigger`)
+/// starts: what two-factor sign-in's setup shows under one of `patterns::SETUP_NAMES` (see
+/// [`setup_secret`]), else a secret store's values (see [`store_values`]).
+pub(super) fn store_or_setup_secret(
+    text: &str,
+    s: usize,
+    e: usize,
+    f: &Freed,
+) -> Option<(usize, usize)> {
+    match super::patterns::SETUP_NAMES.contains(&&text[s..e]) {
+        true => setup_secret(text, s, e),
+        false => store_values(text, s, e, f),
+    }
+}
+
+/// What two-factor sign-in's setup shows once under its name at `s..e` (a whole word's
+/// start): the emergency scratch codes Google's PAM module prints, as recovery codes are
+/// read (see [`recovery_codes`]); a one-time password's key after `setup key` (as a
+/// service gives it to be typed in: `Setup key: JBSW Y3DP EHPK 3PXP`, `your setup key is
+/// jbswy3dpehpk3pxp`), past the name's marks (see [`name_separators`]) or `is`, in groups
+/// (see [`base32_groups`]) or one run (see [`base32_key`]), quoted or not.
+fn setup_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    if s > 0 && (b[s - 1].is_ascii_alphanumeric() || b[s - 1] == b'_') {
+        return None;
+    }
+    if b[s..e].eq_ignore_ascii_case(b"scratch codes") {
+        return recovery_codes(b, s + "scratch".len());
+    }
+    let mut at = name_separators(b, e);
+    // (`is`, `was` after the name's blank: `your setup key is …`. Something stands between
+    // the name and the key: `setup keys` goes on.)
+    if let Some(verb) = [&b"is "[..], b"was "]
+        .iter()
+        .find(|v| b[at..].starts_with(v))
+        && at > e
+    {
+        at = name_separators(b, at + verb.len());
+    }
+    if at == e {
+        return None;
+    }
+    let key = &b[at..b.len().min(at + BASE32_GROUPS_MAX + 2)];
+    if let Some(n) = base32_groups(key) {
+        return Some((at, at + n));
+    }
+    let n = key.iter().take_while(|c| c.is_ascii_alphanumeric()).count();
+    let glued = b
+        .get(at + n)
+        .is_some_and(|&c| c == b'_' || c == b'-' || c >= 0x80);
+    (!glued && base32_key(&key[..n])).then_some((at, at + n))
+}
+
 /// Whether one of `patterns::STORE_COMMANDS` starts at `p`.
 fn store_command_at(b: &[u8], p: usize) -> bool {
     let rest = &b[p..];
@@ -11206,7 +11259,7 @@ const STORE_OPTIONS: [&[u8]; 22] = [
 /// command's line (see [`command_words`]), 24 at most within [`STORE_REACH`] and before a
 /// backtick, up to a word that holds another store command's subcommand: a run of them
 /// reads each word once.
-pub(super) fn store_values(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
+fn store_values(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let literal = &text[s..e];
     let dotnet =
