@@ -183,6 +183,7 @@ fn values() -> Vec<(String, String)> {
                 "secret_aws_secret_string" => Some(r#"{"Name": "db", "SecretString": "{}"}"#),
                 "secret_spaced_table" => Some("\nuser  password\n----  --------\nbob   {}\n"),
                 "secret_redis_auth" => Some("\nlocalhost:6379> AUTH default {}\nOK\n"),
+                "secret_mail_login" => Some("\na001 LOGIN bob {}\na001 OK\n"),
                 "secret_redis_option" => Some("\n127.0.0.1:6379> HELLO 3 AUTH default {}\nOK\n"),
                 "secret_redis_config" => Some("\nport 6379\nrequirepass {}\n"),
                 "secret_redis_acl" => Some("ACL SETUSER bot on >{} ~jobs:* +get"),
@@ -376,7 +377,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1344 + 15);
+    assert_eq!(values.len(), 1164 + 1347 + 15);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

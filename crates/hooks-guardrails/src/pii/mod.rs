@@ -7656,6 +7656,70 @@ pub(crate) mod tests {
         }
     }
 
+    /// A mailbox's or an FTP server's login as clients' debug output prints it: IMAP's
+    /// `LOGIN` after its tag and `AUTHENTICATE PLAIN`, POP3's and FTP's `PASS` after
+    /// `USER`. Every release left the password in clear.
+    #[test]
+    fn mail_and_ftp_logins_are_secrets() {
+        let d = PiiDetector::new();
+        for (text, want) in [
+            ("a001 LOGIN bob Tr0ub4dor3x", "Tr0ub4dor3x"),
+            (
+                "  22:01:03.12 > b'JLLD1 LOGIN bob \"Tr0ub4dor3x\"'",
+                "Tr0ub4dor3x",
+            ),
+            (
+                "C: a001 LOGIN bob Tr0ub4dor3x\nS: a001 OK LOGIN completed",
+                "Tr0ub4dor3x",
+            ),
+            ("a001 LOGIN bob \"my pass phrase 22\"", "my pass phrase 22"),
+            ("a001 LOGIN \"bob\" \"pa\\\"ss99x\"", "pa\\\"ss99x"),
+            (
+                "a001 AUTHENTICATE PLAIN\n+\nAGJvYgBUcjB1YjRkb3Izeg==",
+                "AGJvYgBUcjB1YjRkb3Izeg==",
+            ),
+            (
+                "A1 AUTHENTICATE PLAIN AGJvYgBUcjB1YjRkb3Izeg==",
+                "AGJvYgBUcjB1YjRkb3Izeg==",
+            ),
+            (
+                "*cmd* 'USER bob'\n*resp* '+OK'\n*cmd* 'PASS Tr0ub4dor3x'",
+                "Tr0ub4dor3x",
+            ),
+            (
+                "ftp> USER bob\n331 Please specify the password.\nftp> PASS Tr0ub4dor3x",
+                "Tr0ub4dor3x",
+            ),
+            (
+                "send: 'USER bob\\r\\n'\nreply: '331 ok\\r\\n'\nsend: 'PASS Tr0ub4dor3x\\r\\n'",
+                "Tr0ub4dor3x",
+            ),
+            (
+                "C: USER bob\nS: +OK\nC: PASS Tr0ub4dor3x\nS: +OK",
+                "Tr0ub4dor3x",
+            ),
+        ] {
+            finds_and_redacts(&d, text, &[want]);
+        }
+        for text in [
+            // (No `USER` before it: prose, a test runner's; a mask, a variable; no tag, a
+            // tag with no digit, more after the password, a placeholder; IMAP's literal.)
+            "PASS Tr0ub4dor3x",
+            "PASS  src/app.test.js\nPASS  src/login.test.js (5.1 s)",
+            "USER guide\nPASS the salt",
+            "USER bob\nPASS ****",
+            "USER bob\nPASS $FTP_PASSWORD",
+            "a001 LOGIN bob {8}",
+            "Step 3 LOGIN with your account and password1",
+            "PLEASE LOGIN bob Tr0ub4dor3x",
+            "1 LOGIN bob Tr0ub4dor3x extra",
+            "a001 LOGIN bob password",
+            "AUTHENTICATE PLAIN AUTHENTICATE PLAIN\n",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
     /// What two-factor sign-in's setup shows once: a one-time password's key after `setup
     /// key` (`Setup key: JBSW Y3DP EHPK 3PXP`), the emergency scratch codes Google's PAM
     /// module prints. Every release left them in clear.
@@ -7705,6 +7769,13 @@ pub(crate) mod tests {
     #[test]
     fn secret_stores_values_are_secrets() {
         let d = PiiDetector::new();
+        // (Review 76: sixteen keys, continued over lines; read past 24 words and 1 KiB.)
+        let long: String = (0..26)
+            .map(|i| format!(" \\\n  --from-literal=k{i}=Xk9qT4mZ2vLp"))
+            .collect();
+        let text = format!("kubectl create secret generic app{long}");
+        let first = text.find("Xk9q").unwrap();
+        finds_and_redacts(&d, &text, &[&text[first..]]);
         for (text, want) in [
             (
                 "kubectl -n prod create secret generic app --from-literal=foo=Zq8xW2vT7k",
@@ -7777,6 +7848,29 @@ pub(crate) mod tests {
                 "eas env:create --name FOO --value Zq8xW2vT7k --visibility secret",
                 "Zq8xW2vT7k",
             ),
+            // (Review 76: continued lines, PowerShell's and cmd.exe's; options that take a
+            // value; Azure Container Apps' `--secrets`; a path before `vault`.)
+            (
+                "kubectl create secret generic app `\n  --from-literal=foo=Xk9qT4mZ2vLp",
+                "Xk9qT4mZ2vLp",
+            ),
+            ("gh secret set FOO ^\n  --body Xk9qT4mZ2vLp", "Xk9qT4mZ2vLp"),
+            (
+                "doppler secrets set SESSION Xk9qT4mZ2vLp --visibility masked",
+                "Xk9qT4mZ2vLp",
+            ),
+            (
+                "ansible-vault encrypt_string --output out.yml 'Xk9qT4mZ2vLp'",
+                "Xk9qT4mZ2vLp",
+            ),
+            (
+                "az containerapp secret set -n app --secrets a=Xk9qT4mZ2vLp b=Rt7wQ3nB8yHs",
+                "Xk9qT4mZ2vLp b=Rt7wQ3nB8yHs",
+            ),
+            (
+                "/usr/local/bin/vault kv put secret/app foo=Xk9qT4mZ2vLp",
+                "Xk9qT4mZ2vLp",
+            ),
             // (In a tool call's JSON, escaped quotes too; in a Markdown code span.)
             (
                 "{\"command\": \"fly secrets set FOO=Zq8xW2vT7k\", \"timeout\": 30}",
@@ -7814,6 +7908,11 @@ pub(crate) mod tests {
             "pulumi config set --plaintext --secret x Zq8xW2vT7k",
             "eas env:create --name FOO --value Zq8xW2vT7k --visibility plaintext",
             "git config set user.name bob2",
+            // (Review 76: documentation's example values; Consul's `kv`; a function.)
+            "fly secrets set KEY1=VALUE1 KEY2=VALUE2",
+            "vault kv put secret/foo key1=value1 key2=value2",
+            "consul kv put app/config/db host=db-01.internal",
+            "result = encrypt_string (payload_v2, key_id=42)",
             // (Not the subcommand: inside a word, or one that goes on.)
             "mykv put foo=Zq8xW2vT7k",
             "xuser-secrets set FOO Zq8xW2vT7k",

@@ -1184,10 +1184,16 @@ pub(super) const SETUP_NAMES: [&str; 6] = [
     "Scratch codes",
 ];
 
-/// The trigger of the seventeenth pass: [`STORE_COMMANDS`] and [`SETUP_NAMES`], 15
-/// literals (see `validate::store_or_setup_secret`).
+/// The commands that log in to a mailbox or an FTP server as clients' debug output prints
+/// them (see `validate::mail_login`): IMAP's `AUTHENTICATE` (a SASL exchange, as SMTP's
+/// `AUTH`) and `LOGIN` (after its tag: `a001 LOGIN bob hunter22`), POP3's and FTP's
+/// `PASS` (after `USER`).
+pub(super) const MAIL_LOGINS: [&str; 3] = ["AUTHENTICATE ", " LOGIN ", "PASS "];
+
+/// The trigger of the seventeenth pass: [`STORE_COMMANDS`], [`SETUP_NAMES`] and
+/// [`MAIL_LOGINS`], 18 literals (see `validate::seventeenth_pass_secret`).
 fn seventeenth_pass_trigger() -> String {
-    literals(&[&STORE_COMMANDS, &SETUP_NAMES])
+    literals(&[&STORE_COMMANDS, &SETUP_NAMES, &MAIL_LOGINS])
 }
 
 /// The trigger of the fifteenth pass: [`SEED_NAMES`], [`EXTENDED_KEY_PREFIXES`], a Wi-Fi
@@ -1759,8 +1765,8 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// [`ADDED_THIRD_ARGUMENT_CALLS`]); pass 14: a wallet's recovery words under their names
 /// (see [`SEED_NAMES`]), a wallet's extended private key (see [`EXTENDED_KEY_PREFIXES`])
 /// and a Wi-Fi QR code's password; pass 15: the rest of its literals (see
-/// [`sixteenth_pass_trigger`]); pass 16: secret stores' commands and two-factor setup's
-/// names (see [`seventeenth_pass_trigger`]).
+/// [`sixteenth_pass_trigger`]); pass 16: secret stores' commands, two-factor setup's
+/// names and mail logins (see [`seventeenth_pass_trigger`]).
 /// At one start, passes are asked in this order.
 pub(super) const PASSES: usize = 17;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
@@ -2761,15 +2767,16 @@ pub(super) fn specs() -> Vec<Spec> {
         ),
         // A secret store's command that sets values under keys of any name (see
         // `STORE_COMMANDS`), what two-factor sign-in's setup shows once (see
-        // `SETUP_NAMES`): a pass of its own, 15 literals, so that neither the fifteenth
-        // pass's prefilter nor the sixteenth's (31 each) passes 32.
+        // `SETUP_NAMES`), a mailbox's or an FTP server's login (see `MAIL_LOGINS`): a pass
+        // of its own, 18 literals, so that neither the fifteenth pass's prefilter nor the
+        // sixteenth's (31 each) passes 32.
         spec(
             Entity::Secret,
             16,
             seventeenth_pass_trigger(),
             seventeenth_pass_trigger(),
             SECRET_WINDOW,
-            super::validate::store_or_setup_secret,
+            super::validate::seventeenth_pass_secret,
         ),
         // A data source name as Go's MySQL driver writes it, `root:…@tcp(db:3306)/app`:
         // from its protocol, the credentials read back (the prefilter's 32nd literal; its

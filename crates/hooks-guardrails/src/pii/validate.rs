@@ -3444,16 +3444,50 @@ fn user_colon(line: &[u8]) -> Option<usize> {
     None
 }
 
-/// Past blanks from `i` (no further than `end`), and a line break a `\` continues — or,
-/// `breaks`, any line break (as after a pipe at a line's end).
+/// Past blanks from `i` (no further than `end`), and a line break a `\`, a `^` or a
+/// backtick continues, as written or JSON-escaped — or, `breaks`, any line break (as after
+/// a pipe at a line's end).
 fn skip_space(b: &[u8], mut i: usize, end: usize, breaks: bool) -> usize {
+    // (A line break, and one JSON-escaped: how many bytes, if one starts `r`.)
+    let line_break = |r: &[u8]| match r {
+        [b'\r', b'\n', ..] => 2,
+        [b'\n' | b'\r', ..] => 1,
+        _ => 0,
+    };
+    let escaped_break = |r: &[u8]| match r {
+        [b'\\', b'r', b'\\', b'n', ..] => 4,
+        [b'\\', b'n', ..] => 2,
+        _ => 0,
+    };
     while i < end {
+        // (A line continuation: a POSIX shell's `\`, cmd.exe's `^`, PowerShell's backtick
+        // after a blank (see [`continued`]), before a line break; in a JSON string, `\\\n`
+        // (a shell's `\` escaped, and the break), folded `\\` and a break, and `^` or the
+        // backtick before `\n`.)
+        let r = &b[i + 1..];
+        let continued = match b[i] {
+            b'\\' => match r {
+                [b'\\', rest @ ..] => match line_break(rest).max(escaped_break(rest)) {
+                    0 => 0,
+                    n => 2 + n,
+                },
+                _ => match line_break(r) {
+                    0 => 0,
+                    n => 1 + n,
+                },
+            },
+            b'^' | b'`' if b[i] == b'^' || i > 0 && matches!(b[i - 1], b' ' | b'\t') => {
+                match line_break(r).max(escaped_break(r)) {
+                    0 => 0,
+                    n => 1 + n,
+                }
+            }
+            _ => 0,
+        };
         match b[i] {
             b' ' | b'\t' => i += 1,
             b'\n' | b'\r' if breaks => i += 1,
-            b'\\' if matches!(b.get(i + 1), Some(b'\n' | b'\r')) => {
-                i += 2 + usize::from(b[i + 1] == b'\r' && b.get(i + 2) == Some(&b'\n'));
-            }
+            _ if continued > 0 => i += continued,
             _ => break,
         }
     }
@@ -11145,16 +11179,147 @@ pub(super) fn key_secret(text: &str, s: usize, e: usize, _: &Freed) -> Option<(u
 
 /// What the seventeenth pass's literal at `s..e` (see `patterns::seventeenth_pass_trigger`)
 /// starts: what two-factor sign-in's setup shows under one of `patterns::SETUP_NAMES` (see
-/// [`setup_secret`]), else a secret store's values (see [`store_values`]).
-pub(super) fn store_or_setup_secret(
+/// [`setup_secret`]), a mailbox's or an FTP server's login (see [`mail_login`]), else a
+/// secret store's values (see [`store_values`]).
+pub(super) fn seventeenth_pass_secret(
     text: &str,
     s: usize,
     e: usize,
     f: &Freed,
 ) -> Option<(usize, usize)> {
-    match super::patterns::SETUP_NAMES.contains(&&text[s..e]) {
-        true => setup_secret(text, s, e),
-        false => store_values(text, s, e, f),
+    let literal = &text[s..e];
+    if super::patterns::SETUP_NAMES.contains(&literal) {
+        setup_secret(text, s, e)
+    } else if super::patterns::MAIL_LOGINS.contains(&literal) {
+        mail_login(text, s, e)
+    } else {
+        store_values(text, s, e, f)
+    }
+}
+
+/// How far back from `PASS` [`mail_login`] looks for the `USER` command before it.
+const USER_BEFORE: usize = 512;
+
+/// Whether a protocol's command at `i` stands at its line's start as a client's debug
+/// output prints it: nothing before it on the line but blanks, or a log's prefix of 48
+/// bytes at most that ends in `>`, `:`, a quote or a blank after one of those (`C: `,
+/// `ftp> `, `---> `, `> b'`, `*cmd* '`, `send: '`, `CLIENT -> SERVER: `).
+fn at_session_line(b: &[u8], i: usize) -> bool {
+    let start =
+        memchr::memrchr(b'\n', &b[i.saturating_sub(48)..i]).map(|k| i.saturating_sub(48) + k + 1);
+    let Some(start) = start.or((i <= 48).then_some(0)) else {
+        return false;
+    };
+    let before = b[start..i].trim_ascii();
+    before.is_empty()
+        || matches!(before.last(), Some(b'>' | b':' | b'\'' | b'"'))
+            && (i == start + before.len() || matches!(b[i - 1], b' ' | b'\t' | b'\'' | b'"'))
+}
+
+/// Where a session's line read from `from` ends: at its line break, a `\r\n` written as
+/// escapes (`send: 'PASS x\r\n'`), or the closing quote the log put around the command
+/// that starts at `command` (`> b'a1 LOGIN …'`: the quote before it).
+fn session_line_end(b: &[u8], command: usize, from: usize) -> usize {
+    let to = b.len().min(from + 256);
+    let mut end = memchr::memchr2(b'\n', b'\r', &b[from..to]).map_or(to, |k| from + k);
+    for tail in [&b"\\r\\n"[..], b"\\n"] {
+        if let Some(k) = memchr::memmem::find(&b[from..end], tail) {
+            end = from + k;
+        }
+    }
+    match (command.checked_sub(1).map(|k| b[k]), b[from..end].last()) {
+        (Some(q @ (b'\'' | b'"')), Some(&c)) if c == q => end - 1,
+        _ => end,
+    }
+}
+
+/// A mailbox's or an FTP server's login as a client's debug output prints it, its command
+/// at `s..e` (see `patterns::MAIL_LOGINS`):
+/// - IMAP's `AUTHENTICATE`, a SASL exchange read as SMTP's `AUTH` is (see
+///   [`sasl_password`]: `a001 AUTHENTICATE PLAIN⏎+⏎AGJvYgBo…`);
+/// - IMAP's `LOGIN` after its tag (letters and digits, a digit among them), at its line's
+///   start (see [`at_session_line`]), its two arguments and nothing after them on the line
+///   (see [`session_line_end`]): the second, the password, bare or quoted (`a001 LOGIN bob
+///   "hunter 22"`), judged as an option's value is (see [`secret_argument`]);
+/// - POP3's and FTP's `PASS` at its line's start, a `USER` command on one of the five
+///   lines before it, within [`USER_BEFORE`] bytes: the rest of its line, judged so
+///   (`PASS the salt` in prose, a test's `PASS  src/app.test.js`, have no `USER` before
+///   them).
+fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    match &text[s..e] {
+        "AUTHENTICATE " => {
+            if s > 0 && b[s - 1].is_ascii_alphanumeric() {
+                return None;
+            }
+            sasl_password(text, e - 1)
+        }
+        " LOGIN " => {
+            let tag = b[..s]
+                .iter()
+                .rev()
+                .take(17)
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .count();
+            if !(1..=16).contains(&tag)
+                || !b[s - tag..s].iter().any(u8::is_ascii_digit)
+                || !at_session_line(b, s - tag)
+            {
+                return None;
+            }
+            let end = session_line_end(b, s - tag, e);
+            // Two arguments, each bare or quoted (a quote escaped inside a quoted one).
+            let argument_end = |i: usize| match b.get(i) {
+                Some(&q @ (b'"' | b'\'')) => {
+                    let mut k = i + 1;
+                    while k < end && b[k] != q {
+                        k += 1 + usize::from(b[k] == b'\\');
+                    }
+                    (k < end).then_some(k + 1)
+                }
+                Some(_) => Some(
+                    i + b[i..end]
+                        .iter()
+                        .take_while(|&&c| c != b' ' && c != b'\t')
+                        .count(),
+                ),
+                None => None,
+            };
+            let user_end = argument_end(e).filter(|&k| k > e && k < end && b[k] == b' ')?;
+            let pw = user_end + 1;
+            let pw_end = argument_end(pw).filter(|&k| k > pw && k == end)?;
+            let quoted = matches!(b[pw], b'"' | b'\'');
+            let (a, z) = match quoted {
+                true => (pw + 1, pw_end - 1),
+                false => (pw, pw_end),
+            };
+            secret_argument(text.get(a..z)?, quoted, b.get(z).copied()).then_some((a, z))
+        }
+        _ => {
+            if !at_session_line(b, s) {
+                return None;
+            }
+            let end = session_line_end(b, s, e);
+            if !secret_argument(text.get(e..end)?, false, b.get(end).copied()) {
+                return None;
+            }
+            // (`USER` on one of the five lines before, within `USER_BEFORE` bytes: the
+            // server's answer, a log's, between; `\r\n` escapes folded to line breaks.)
+            let lo = s.saturating_sub(USER_BEFORE);
+            let mut from = s;
+            for _ in 0..6 {
+                match memchr::memrchr(b'\n', &b[lo..from]) {
+                    Some(k) => from = lo + k,
+                    None => {
+                        from = lo;
+                        break;
+                    }
+                }
+            }
+            memchr::memmem::rfind(&b[from..s], b"USER ")
+                .is_some_and(|k| at_session_line(b, from + k))
+                .then_some((e, end))
+        }
     }
 }
 
@@ -11205,13 +11370,68 @@ fn store_command_at(b: &[u8], p: usize) -> bool {
             .any(|c| rest.starts_with(c.as_bytes()))
 }
 
-/// How far [`store_values`] reads a secret store's command past its subcommand.
-const STORE_REACH: usize = 1024;
+/// How far [`store_values`] reads a secret store's command past its subcommand: a command
+/// that sets sixteen keys' values of 64 characters each, continued over lines.
+const STORE_REACH: usize = 4096;
+
+/// How many words [`store_values`] reads past the subcommand.
+const STORE_WORDS: usize = 64;
+
+/// Whether `v` is a documentation's example of a value (`VALUE1`, `value2`, `key1`,
+/// `secret-value`): a word docs put where a value goes, digits, `_` or `-` after it.
+fn example_value(v: &[u8]) -> bool {
+    let word = v.trim_ascii_end();
+    let word = &word[..word.len()
+        - word
+            .iter()
+            .rev()
+            .take_while(|c| c.is_ascii_digit() || matches!(c, b'_' | b'-'))
+            .count()];
+    [
+        &b"value"[..],
+        b"val",
+        b"key",
+        b"secret",
+        b"secret-value",
+        b"secret_value",
+        b"my-secret",
+        b"mysecret",
+        b"foo",
+        b"bar",
+    ]
+    .iter()
+    .any(|w| word.eq_ignore_ascii_case(w))
+}
+
+/// The last part of the word that ends before the blanks before `s` (`/usr/bin/vault kv …`:
+/// `vault`), its extension left out (`ansible-vault.exe`).
+fn command_before(b: &[u8], s: usize) -> &[u8] {
+    let end = s - b[..s]
+        .iter()
+        .rev()
+        .take(8)
+        .take_while(|c| matches!(c, b' ' | b'\t'))
+        .count();
+    let start = end
+        - b[..end]
+            .iter()
+            .rev()
+            .take(64)
+            .take_while(|c| {
+                !matches!(
+                    c,
+                    b' ' | b'\t' | b'\n' | b'\r' | b'/' | b'\\' | b'"' | b'\''
+                )
+            })
+            .count();
+    let word = &b[start..end];
+    word.strip_suffix(b".exe").unwrap_or(word)
+}
 
 /// The options of secret stores' tools that take a value as their next word (Doppler's,
 /// Fly's, Supabase's, .NET's, Pulumi's, ansible-vault's): read past with it when
 /// [`store_values`] looks for the words that are no option's.
-const STORE_OPTIONS: [&[u8]; 22] = [
+const STORE_OPTIONS: [&[u8]; 27] = [
     b"-p",
     b"--project",
     b"-c",
@@ -11234,6 +11454,11 @@ const STORE_OPTIONS: [&[u8]; 22] = [
     b"--name",
     b"-n",
     b"--encrypt-vault-id",
+    b"--output",
+    b"--visibility",
+    b"--type",
+    b"--api-host",
+    b"--configuration",
 ];
 
 /// The values a secret store's command sets, its subcommand at `s..e` (see
@@ -11243,20 +11468,24 @@ const STORE_OPTIONS: [&[u8]; 22] = [
 ///   each `KEY=value`; where none is written, the second of exactly two words that are no
 ///   option's, the first a key's name (`doppler secrets set KEY value`, `dotnet
 ///   user-secrets set "Db:Pw" "value"`);
-/// - `secret set`: `gh secret set`'s `--body` (`-b`, `--body=…`, `-b…`);
+/// - `secret set`: `gh secret set`'s `--body` (`-b`, `--body=…`, `-b…`), `az containerapp
+///   secret set`'s `KEY=value`s after `--secrets`;
 /// - `secret generic`: `kubectl create secret generic`'s `--from-literal=KEY=value`s;
-/// - `kv put`, `kv patch`: Vault's `KEY=value`s (not `KEY=@file`, `KEY=-`);
+/// - `kv put`, `kv patch` after `vault` (or OpenBao's `bao`; not Consul's): `KEY=value`s
+///   (not `KEY=@file`, `KEY=-`);
 /// - `config set` with `--secret` and without `--plaintext` (Pulumi's): the second of
 ///   exactly two words that are no option's; `config set-all`'s `KEY=value` after each
 ///   `--secret`;
-/// - `encrypt_string` (ansible-vault's): the first word that is no option's, unless the
-///   string is read from the standard input (`--stdin-name`);
+/// - `encrypt_string` after `ansible-vault`: the first word that is no option's, unless
+///   the string is read from the standard input (`--stdin-name`);
 /// - `secret:create`, and `env:create` with `--visibility secret` (or `sensitive`; Expo's
 ///   `eas`): `--value`'s.
 ///
 /// The subcommand stands as a command's word does (see [`command_position`]; `user-`
-/// before `secrets set`), a blank or the line's end after it. Its words are read on its
-/// command's line (see [`command_words`]), 24 at most within [`STORE_REACH`] and before a
+/// before `secrets set`), a blank or the line's end after it; a documentation's example
+/// value is none (see [`example_value`]). Its words are read on its command's line (see
+/// [`command_words`]: over continued lines), [`STORE_WORDS`] at most within [`STORE_REACH`]
+/// and before a
 /// backtick, up to a word that holds another store command's subcommand: a run of them
 /// reads each word once.
 fn store_values(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
@@ -11281,11 +11510,20 @@ fn store_values(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usi
         a.checked_add(w.len())
             .is_some_and(|z| z <= b.len() && (a..z).any(|p| store_command_at(b, p)))
     };
-    let mut words = [(0, 0); 24];
+    // (Vault's and OpenBao's `kv`, not Consul's or NATS's; ansible-vault's
+    // `encrypt_string`, not a function's.)
+    match literal {
+        "kv put" | "kv patch" if !matches!(command_before(b, s), b"vault" | b"bao") => {
+            return None;
+        }
+        "encrypt_string" if command_before(b, s) != b"ansible-vault" => return None,
+        _ => {}
+    }
+    let mut words = [(0, 0); STORE_WORDS];
     let mut n = command_words(b, from, end, &mut words, another).0;
-    // (A backtick ends them: a Markdown code span's, a command substitution's. Looked for
-    // in the words read, not in the bytes to the reach: a run of subcommands read those
-    // for each.)
+    // (A backtick ends them: a Markdown code span's, a command substitution's — not
+    // PowerShell's line continuation, read as a blank. Looked for in the words read, not
+    // in the bytes to the reach: a run of subcommands read those for each.)
     if let Some((k, at)) = words[..n]
         .iter()
         .enumerate()
@@ -11314,7 +11552,7 @@ fn store_values(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usi
             });
         let at = a + eq + 1;
         let at = past_quote(b, at, z).unwrap_or(at);
-        if !name || matches!(b.get(at), Some(b'@') | None) {
+        if !name || matches!(b.get(at), Some(b'@') | None) || example_value(&b[at..z]) {
             return None;
         }
         match whole {
@@ -11360,6 +11598,16 @@ fn store_values(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usi
             }
         }))
     };
+    // The `KEY=value` words after `--secrets`, up to the next option.
+    let secrets_option = || {
+        let k = (0..n).find(|&k| word(k) == Some(b"--secrets"))?;
+        first_to_last(
+            words[k + 1..]
+                .iter()
+                .take_while(|&&(a, _)| b[a] != b'-')
+                .filter_map(|&(a, z)| pair(a, z)),
+        )
+    };
     // The value of exactly two words that are no option's, the first a key's name.
     let key_value = || {
         let mut found = positional();
@@ -11370,14 +11618,24 @@ fn store_values(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usi
         let name = key
             .first()
             .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
-            && !key.contains(&b'=');
+            && !key.contains(&b'=')
+            && !word(value).is_some_and(example_value);
         name.then(|| argument(text, words[value].0))?
     };
     match literal {
         "secrets set" => {
             first_to_last(words.iter().filter_map(|&(a, z)| pair(a, z))).or_else(key_value)
         }
-        "secret set" => option(b"--body", false).or_else(|| option(b"-b", true)),
+        // (And Azure Container Apps' `secret set --secrets k=v …`.)
+        "secret set" => first_to_last(
+            [
+                option(b"--body", false),
+                option(b"-b", true),
+                secrets_option(),
+            ]
+            .into_iter()
+            .flatten(),
+        ),
         "secret generic" => first_to_last((0..n).filter_map(|k| {
             let (a, z) = words[k];
             let w = &b[a..z];
@@ -13232,11 +13490,17 @@ fn sasl_password(text: &str, at: usize) -> Option<(usize, usize)> {
     // [`SASL_REACH`] bytes from each; a token that starts before the reach may run past it.
     // Not a log's `[smtp-auth]`, `[mail.auth]`: a word `AUTH` and a blank, review 73.)
     let reach = b.len().min(mech + SASL_REACH);
+    // (IMAP's `AUTHENTICATE` too: see [`mail_login`].)
     let next = memchr::memchr2_iter(b'A', b'a', &b[mech + word..reach])
         .map(|k| mech + word + k)
         .find(|&k| {
-            b[k..].get(..5).is_some_and(|w| {
-                w[..4].eq_ignore_ascii_case(b"auth") && matches!(w[4], b' ' | b'\t')
+            let w = &b[k..];
+            let name = match w.get(4..12) {
+                Some(x) if x.eq_ignore_ascii_case(b"enticate") => 12,
+                _ => 4,
+            };
+            w.get(..name + 1).is_some_and(|w| {
+                w[..4].eq_ignore_ascii_case(b"auth") && matches!(w[name], b' ' | b'\t')
             }) && !b[k - 1].is_ascii_alphanumeric()
         });
     let (starts, window) = match next {
