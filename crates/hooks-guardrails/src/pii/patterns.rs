@@ -1152,7 +1152,8 @@ pub(super) const KUBE_SECRET: [&str; 7] = [
 ];
 
 /// The subcommands of secret stores' command-line tools that set values under keys of any
-/// name (see `validate::store_values`): the seventeenth pass's literals. `secrets set`
+/// name (see `validate::store_values`), among the seventeenth pass's literals (see
+/// [`seventeenth_pass_trigger`]). `secrets set`
 /// (Supabase's, Fly's, Doppler's, Infisical's; .NET's `user-secrets set`), `secret set`
 /// (GitHub's `gh secret set … --body`), `secret generic` (`kubectl create secret generic
 /// … --from-literal=…`), `kv put` and `kv patch` (Vault's), `config set` (Pulumi's, with
@@ -1173,8 +1174,8 @@ pub(super) const STORE_COMMANDS: [&str; 9] = [
 /// The names two-factor sign-in's setup gives what it shows once (see
 /// `validate::setup_secret`): a one-time password's key as a service shows it to be typed
 /// in (`Setup key: JBSW Y3DP …`, `your setup key is …`) and the emergency codes Google's
-/// PAM module prints (`Your emergency scratch codes are:`). The seventeenth pass's literals
-/// with [`STORE_COMMANDS`].
+/// PAM module prints (`Your emergency scratch codes are:`). Among the seventeenth pass's
+/// literals (see [`seventeenth_pass_trigger`]).
 pub(super) const SETUP_NAMES: [&str; 6] = [
     "setup key",
     "Setup key",

@@ -1979,6 +1979,43 @@ fn resp_auth(text: &str, s: usize) -> Option<(usize, usize)> {
 /// [`listed_words`]), 24 words and 1 KiB at most (an ACL's rules, 1 KiB); a quoted part
 /// glued to a word is that word's (`/user:"CORP\bob"`). The password is judged as an
 /// option's value is (see [`argument`]).
+/// Where option `o`'s value is written among a command's `words`, at each place the
+/// option is given (`None` where no word follows it): its own word's next, or glued after
+/// `=` (past a quote, JSON-escaped too; to the word's end, its closing quote with it) — or,
+/// where `glued`, right after the option itself (`-bvalue`).
+fn option_words<'w>(
+    b: &'w [u8],
+    words: &'w [(usize, usize)],
+    o: &'w [u8],
+    glued: bool,
+) -> impl Iterator<Item = Option<(usize, usize)>> + 'w {
+    words.iter().enumerate().filter_map(move |(k, &(a, z))| {
+        let w = &b[a..z];
+        if w == o {
+            return Some(words.get(k + 1).copied());
+        }
+        let at = if w.len() > o.len() + 1 && w.starts_with(o) && w[o.len()] == b'=' {
+            a + o.len() + 1
+        } else if glued && w.len() > o.len() && w.starts_with(o) {
+            a + o.len()
+        } else {
+            return None;
+        };
+        Some(Some((past_quote(b, at, b.len()).unwrap_or(at), z)))
+    })
+}
+
+/// Whether `key` is a key's name as a store's `KEY=value` or `KEY value` writes it (see
+/// [`store_values`]): a letter or `_` first, then letters, digits, `_`, `-`, `.`, `:` or
+/// `/` (`DB_PASSWORD`, `Movies:ServiceApiKey`, `db.password`).
+fn key_name(key: &[u8]) -> bool {
+    key.first()
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        && key
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':' | b'/'))
+}
+
 fn positional_password(
     text: &str,
     s: usize,
@@ -2099,22 +2136,8 @@ fn positional_password(
     let word = |k: usize| words.get(k).map(|&(a, z)| &b[a..z]);
     // The password at word `k`, judged as an option's value.
     let password = |k: usize| words.get(k).and_then(|&(a, _)| argument(text, a));
-    // Where the long option `o`'s value is written, if the option is given (`None` inside
-    // where no value follows it): its own word's next, or glued after `=` (past a quote,
-    // JSON-escaped too; to the word's end, its closing quote with it).
-    let option_value = |o: &[u8]| {
-        words.iter().enumerate().find_map(|(k, &(a, z))| {
-            let w = &b[a..z];
-            if w == o {
-                return Some(words.get(k + 1).copied());
-            }
-            (w.len() > o.len() + 1 && w.starts_with(o) && w[o.len()] == b'=').then(|| {
-                let at = a + o.len() + 1;
-                Some((past_quote(b, at, b.len()).unwrap_or(at), z))
-            })
-        })
-    };
     // The option's value, judged as an option's value is.
+    let option_value = |o: &[u8]| option_words(b, words, o, false).next();
     let option = |o: &[u8]| option_value(o).map(|v| v.and_then(|(a, _)| argument(text, a)));
     // The values of those of `options` given, each its next word (or glued to it where
     // `glued`, a one-letter option as `getopt` reads one: `-Pvalue`), judged as an option's
@@ -11205,15 +11228,16 @@ const USER_BEFORE: usize = 512;
 /// bytes at most that ends in `>`, `:`, a quote or a blank after one of those (`C: `,
 /// `ftp> `, `---> `, `> b'`, `*cmd* '`, `send: '`, `CLIENT -> SERVER: `).
 fn at_session_line(b: &[u8], i: usize) -> bool {
-    let start =
-        memchr::memrchr(b'\n', &b[i.saturating_sub(48)..i]).map(|k| i.saturating_sub(48) + k + 1);
-    let Some(start) = start.or((i <= 48).then_some(0)) else {
+    let from = i.saturating_sub(48);
+    let Some(start) = memchr::memrchr(b'\n', &b[from..i])
+        .map(|k| from + k + 1)
+        .or((from == 0).then_some(0))
+    else {
         return false;
     };
+    // (What ends the prefix is right before the command or a blank from it.)
     let before = b[start..i].trim_ascii();
-    before.is_empty()
-        || matches!(before.last(), Some(b'>' | b':' | b'\'' | b'"'))
-            && (i == start + before.len() || matches!(b[i - 1], b' ' | b'\t' | b'\'' | b'"'))
+    before.is_empty() || matches!(before.last(), Some(b'>' | b':' | b'\'' | b'"'))
 }
 
 /// Where a session's line read from `from` ends: at its line break, a `\r\n` written as
@@ -11544,12 +11568,7 @@ fn store_values(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usi
         let w = &b[a..z];
         let eq = w.iter().position(|&c| c == b'=')?;
         let key = &w[..eq];
-        let name = key
-            .first()
-            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
-            && key.iter().all(|c| {
-                c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':' | b'/')
-            });
+        let name = key_name(key);
         let at = a + eq + 1;
         let at = past_quote(b, at, z).unwrap_or(at);
         if !name || matches!(b.get(at), Some(b'@') | None) || example_value(&b[at..z]) {
@@ -11581,22 +11600,11 @@ fn store_values(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usi
     // The value of option `o`: its next word, or glued after `=` (after the option itself,
     // where `glued`: `-bvalue`).
     let option = |o: &[u8], glued: bool| {
-        first_to_last((0..n).filter_map(|k| {
-            let (a, z) = words[k];
-            let w = &b[a..z];
-            if w == o {
-                let (v, _) = *words.get(k + 1)?;
-                argument(text, v)
-            } else if w.len() > o.len() + 1 && w.starts_with(o) && w[o.len()] == b'=' {
-                let at = a + o.len() + 1;
-                argument(text, past_quote(b, at, z).unwrap_or(at))
-            } else if glued && w.len() > o.len() && w.starts_with(o) {
-                let at = a + o.len();
-                argument(text, past_quote(b, at, z).unwrap_or(at))
-            } else {
-                None
-            }
-        }))
+        first_to_last(
+            option_words(b, words, o, glued)
+                .flatten()
+                .filter_map(|(a, _)| argument(text, a)),
+        )
     };
     // The `KEY=value` words after `--secrets`, up to the next option.
     let secrets_option = || {
@@ -11615,11 +11623,7 @@ fn store_values(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usi
             return None;
         };
         let key = word(key)?;
-        let name = key
-            .first()
-            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
-            && !key.contains(&b'=')
-            && !word(value).is_some_and(example_value);
+        let name = key_name(key) && !word(value).is_some_and(example_value);
         name.then(|| argument(text, words[value].0))?
     };
     match literal {
