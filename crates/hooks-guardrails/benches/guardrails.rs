@@ -322,10 +322,11 @@ fn scan_adversarial(c: &mut Criterion) {
         // Secret stores' commands with no value (variables, files, the standard input, a
         // placeholder, a key alone, a visibility that is no secret's), and their
         // subcommands over and over (each reads its words up to the next one's); two-factor
-        // setup's names with no key or codes after them; mail and FTP logins with none.
+        // setup's names with no key or codes after them; mail and FTP logins with none;
+        // Kustomize's generators with none, nested.
         (
             "store_commands_without_secrets",
-            fill("fly secrets set FOO=$FOO BAR=${BAR} gh secret set FOO --body-file x vault kv put secret/app foo=@f.json bar=- kubectl create secret generic x --from-literal=k=changeme --from-env-file=.env pulumi config set --secret k ansible-vault encrypt_string --stdin-name 'x' eas env:create --name A --value b1 --visibility plaintext secrets set secrets set kv put kv put config set config set secret generic secret:create env:create encrypt_string setup keys are rotated setup key: THIS WILL BE SHOWN setup key: AAAA BBBB CCCC 2222 emergency scratch codes: 5 left Setup key Setup key a001 LOGIN bob {8} PASS  src/app.test.js\nUSER guide\nPASS the salt\nAUTHENTICATE PLAIN\n a2 LOGIN x \" LOGIN PASS **** ", ""),
+            fill("fly secrets set FOO=$FOO BAR=${BAR} gh secret set FOO --body-file x vault kv put secret/app foo=@f.json bar=- kubectl create secret generic x --from-literal=k=changeme --from-env-file=.env pulumi config set --secret k ansible-vault encrypt_string --stdin-name 'x' eas env:create --name A --value b1 --visibility plaintext secrets set secrets set kv put kv put config set config set secret generic secret:create env:create encrypt_string setup keys are rotated setup key: THIS WILL BE SHOWN setup key: AAAA BBBB CCCC 2222 emergency scratch codes: 5 left Setup key Setup key a001 LOGIN bob {8} PASS  src/app.test.js\nUSER guide\nPASS the salt\nAUTHENTICATE PLAIN\n a2 LOGIN x \" LOGIN PASS **** secretGenerator:\n- name: x\n  literals:\n  - k=${T}\n  - a=VALUE1\nconfigMapGenerator:\n- literals:\n  - b=Zq8xW2vT7k\n secretGenerator:\n  secretGenerator:\n", ""),
         ),
         // The positional tools added last (PuTTY's, the hashing tools', MinIO's, Oracle's),
         // none given a password.

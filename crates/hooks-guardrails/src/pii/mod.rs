@@ -7871,6 +7871,16 @@ pub(crate) mod tests {
                 "/usr/local/bin/vault kv put secret/app foo=Xk9qT4mZ2vLp",
                 "Xk9qT4mZ2vLp",
             ),
+            // (Kustomize's generated Secrets: each literal's value, whatever its key.)
+            (
+                "secretGenerator:\n- name: app\n  literals:\n  - foo=Zq8xW2vT7k\n  \
+                 - 'bar=Yp3nR8sL2w' # rotated\n  envs:\n  - .env",
+                "Zq8xW2vT7k\n  - 'bar=Yp3nR8sL2w",
+            ),
+            (
+                "  secretGenerator:\n  - name: db\n    literals:\n      - \"k=two words 99\"\n",
+                "two words 99",
+            ),
             // (In a tool call's JSON, escaped quotes too; in a Markdown code span.)
             (
                 "{\"command\": \"fly secrets set FOO=Zq8xW2vT7k\", \"timeout\": 30}",
@@ -7908,6 +7918,13 @@ pub(crate) mod tests {
             "pulumi config set --plaintext --secret x Zq8xW2vT7k",
             "eas env:create --name FOO --value Zq8xW2vT7k --visibility plaintext",
             "git config set user.name bob2",
+            // (A ConfigMap's generator; a generator's files; placeholders; a name inside
+            // a line.)
+            "configMapGenerator:\n- name: app\n  literals:\n  - foo=Zq8xW2vT7k",
+            "secretGenerator:\n- name: app\n  files:\n  - key.pem\nconfigMapGenerator:\n\
+             - name: cfg\n  literals:\n  - foo=Zq8xW2vT7k",
+            "secretGenerator:\n- name: app\n  literals:\n  - password=changeme\n  - K=${TOKEN}",
+            "x: secretGenerator:\n- literals:\n  - k=Zq8xW2vT7k",
             // (Review 76: documentation's example values; Consul's `kv`; a function.)
             "fly secrets set KEY1=VALUE1 KEY2=VALUE2",
             "vault kv put secret/foo key1=value1 key2=value2",

@@ -1191,10 +1191,20 @@ pub(super) const SETUP_NAMES: [&str; 6] = [
 /// `PASS` (after `USER`).
 pub(super) const MAIL_LOGINS: [&str; 3] = ["AUTHENTICATE ", " LOGIN ", "PASS "];
 
-/// The trigger of the seventeenth pass: [`STORE_COMMANDS`], [`SETUP_NAMES`] and
-/// [`MAIL_LOGINS`], 18 literals (see `validate::seventeenth_pass_secret`).
+/// Kustomize's generator of Secrets, whose `literals:` are their values (see
+/// `validate::generated_secrets`).
+pub(super) const SECRET_GENERATOR: &str = "secretGenerator:";
+
+/// The trigger of the seventeenth pass: [`STORE_COMMANDS`], [`SETUP_NAMES`],
+/// [`MAIL_LOGINS`] and [`SECRET_GENERATOR`], 19 literals (see
+/// `validate::seventeenth_pass_secret`).
 fn seventeenth_pass_trigger() -> String {
-    literals(&[&STORE_COMMANDS, &SETUP_NAMES, &MAIL_LOGINS])
+    literals(&[
+        &STORE_COMMANDS,
+        &SETUP_NAMES,
+        &MAIL_LOGINS,
+        &[SECRET_GENERATOR],
+    ])
 }
 
 /// The trigger of the fifteenth pass: [`SEED_NAMES`], [`EXTENDED_KEY_PREFIXES`], a Wi-Fi
@@ -2768,9 +2778,9 @@ pub(super) fn specs() -> Vec<Spec> {
         ),
         // A secret store's command that sets values under keys of any name (see
         // `STORE_COMMANDS`), what two-factor sign-in's setup shows once (see
-        // `SETUP_NAMES`), a mailbox's or an FTP server's login (see `MAIL_LOGINS`): a pass
-        // of its own, 18 literals, so that neither the fifteenth pass's prefilter nor the
-        // sixteenth's (31 each) passes 32.
+        // `SETUP_NAMES`), a mailbox's or an FTP server's login (see `MAIL_LOGINS`),
+        // Kustomize's generated Secrets: a pass of its own, 19 literals, so that neither the
+        // fifteenth pass's prefilter nor the sixteenth's (31 each) passes 32.
         spec(
             Entity::Secret,
             16,

@@ -11202,8 +11202,9 @@ pub(super) fn key_secret(text: &str, s: usize, e: usize, _: &Freed) -> Option<(u
 
 /// What the seventeenth pass's literal at `s..e` (see `patterns::seventeenth_pass_trigger`)
 /// starts: what two-factor sign-in's setup shows under one of `patterns::SETUP_NAMES` (see
-/// [`setup_secret`]), a mailbox's or an FTP server's login (see [`mail_login`]), else a
-/// secret store's values (see [`store_values`]).
+/// [`setup_secret`]), Kustomize's generated Secrets (see [`generated_secrets`]), a
+/// mailbox's or an FTP server's login (see [`mail_login`]), else a secret store's values
+/// (see [`store_values`]).
 pub(super) fn seventeenth_pass_secret(
     text: &str,
     s: usize,
@@ -11213,6 +11214,8 @@ pub(super) fn seventeenth_pass_secret(
     let literal = &text[s..e];
     if super::patterns::SETUP_NAMES.contains(&literal) {
         setup_secret(text, s, e)
+    } else if literal == super::patterns::SECRET_GENERATOR {
+        generated_secrets(text, s, e)
     } else if super::patterns::MAIL_LOGINS.contains(&literal) {
         mail_login(text, s, e)
     } else {
@@ -11682,6 +11685,90 @@ fn store_values(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usi
             visible.then(|| option(b"--value", false))?
         }
         _ => None,
+    }
+}
+
+/// How many lines [`generated_secrets`] reads under `secretGenerator:`.
+const GENERATOR_LINES: usize = 128;
+
+/// The values of Kustomize's `secretGenerator` (its name at `s..e`, alone on its line
+/// within [`KUBE_INDENT_MAX`] columns): each item of a generator's `literals:` list,
+/// `KEY=value` (quoted whole, or its value quoted), its value whatever its key's name —
+/// judged as an option's value is (see [`argument`]; one with blanks, as a quoted one),
+/// not a documentation's example (see [`example_value`]) — from the first to the last.
+/// The generator's lines: deeper than its name, or list items at its column (`- name:
+/// app`), blank lines and comments between; [`GENERATOR_LINES`] at most within
+/// [`KUBE_REACH`] bytes, up to the next `secretGenerator:`. Not a `configMapGenerator`'s.
+fn generated_secrets(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let line = memchr::memrchr(b'\n', &b[..s]).map_or(0, |k| k + 1);
+    let column = s - line;
+    let eol = memchr::memchr(b'\n', &b[e..]).map_or(b.len(), |k| e + k);
+    if column > KUBE_INDENT_MAX
+        || !b[line..s].iter().all(|&c| c == b' ')
+        || !yaml_rest_empty(&b[e..eol])
+    {
+        return None;
+    }
+    let limit = ceil_char_boundary(text, b.len().min(e + KUBE_REACH));
+    let (mut at, mut literals, mut found) = (eol + 1, None, None::<(usize, usize)>);
+    for _ in 0..GENERATOR_LINES {
+        if at >= limit {
+            break;
+        }
+        let (end, indent, empty, item) = yaml_line(b, at, limit);
+        let spaces = b[at..end].iter().take_while(|&&c| c == b' ').count();
+        // (A mark `yaml_line` read past the limit, `-` and a blank after it, ends there.)
+        let first = (at + indent).min(end);
+        let content = &b[first..end];
+        if !empty && (spaces < column || spaces == column && !item)
+            || content.starts_with(super::patterns::SECRET_GENERATOR.as_bytes())
+        {
+            break;
+        }
+        // (An item of `literals:`, at its key's column or deeper.)
+        if let Some(key) = literals
+            && !empty
+            && !(item && spaces >= key)
+        {
+            literals = None;
+        }
+        if !empty && literals.is_some() && first < end {
+            if let Some(value) = generated_literal(text, first, end) {
+                found = Some((found.map_or(value.0, |f| f.0), value.1));
+            }
+        } else if content.starts_with(b"literals:") && yaml_rest_empty(&content[9..]) {
+            literals = Some(indent);
+        }
+        at = end + 1;
+    }
+    found
+}
+
+/// The value of a `literals:` item at `i..end` (see [`generated_secrets`]), if a secret.
+fn generated_literal(text: &str, i: usize, end: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    // (The item quoted whole: to its closing quote; else to a comment or the line's end.)
+    let (from, to) = match b[i] {
+        q @ (b'"' | b'\'') => (i + 1, i + 1 + memchr::memchr(q, &b[i + 1..end])?),
+        _ => (
+            i,
+            memchr::memmem::find(&b[i..end], b" #").map_or(end, |k| i + k),
+        ),
+    };
+    let item = b[from..to].trim_ascii_end();
+    let eq = item.iter().position(|&c| c == b'=')?;
+    if !key_name(&item[..eq]) || example_value(&item[eq + 1..]) {
+        return None;
+    }
+    let at = from + eq + 1;
+    let to = from + item.len();
+    match past_quote(b, at, to) {
+        Some(inner) => argument(text, inner),
+        None if b[i] == b'"' || b[i] == b'\'' || item[eq + 1..].contains(&b' ') => {
+            secret_argument(text.get(at..to)?, true, b.get(to).copied()).then_some((at, to))
+        }
+        None => argument(text, at),
     }
 }
 
