@@ -7698,6 +7698,25 @@ pub(crate) mod tests {
                 "C: USER bob\nS: +OK\nC: PASS Tr0ub4dor3x\nS: +OK",
                 "Tr0ub4dor3x",
             ),
+            // (Review 77: typed into `openssl s_client`, tutorials' tags, blanks and tabs,
+            // a literal's length, timestamped and bracketed logs, a quoted command.)
+            ("a1 login bob Xk9mQ2v7pL\n", "Xk9mQ2v7pL"),
+            (". login bob Xk9mQ2v7pL\n", "Xk9mQ2v7pL"),
+            ("a1\tLOGIN bob  \"Xk9mQ2v7pL\" \n", "Xk9mQ2v7pL"),
+            (
+                "C: a1 LOGIN bob {10}\nS: + go ahead\nC: Xk9mQ2v7pL\n",
+                "Xk9mQ2v7pL",
+            ),
+            ("1714550000.123456 a1 LOGIN bob Xk9mQ2v7pL\n", "Xk9mQ2v7pL"),
+            (
+                "[12:00:00] USER bob\n[12:00:00] PASS  Xk9mQ2v7pL\n",
+                "Xk9mQ2v7pL",
+            ),
+            (
+                "(echo \"USER bob\"; echo \"PASS Xk9mQ2v7pL\"; sleep 1) | nc mail 110",
+                "Xk9mQ2v7pL",
+            ),
+            ("$w.WriteLine(\"a1 LOGIN bob Xk9mQ2v7pL\")", "Xk9mQ2v7pL"),
         ] {
             finds_and_redacts(&d, text, &[want]);
         }
@@ -7711,7 +7730,6 @@ pub(crate) mod tests {
             "USER bob\nPASS $FTP_PASSWORD",
             "a001 LOGIN bob {8}",
             "Step 3 LOGIN with your account and password1",
-            "PLEASE LOGIN bob Tr0ub4dor3x",
             "1 LOGIN bob Tr0ub4dor3x extra",
             "a001 LOGIN bob password",
             "AUTHENTICATE PLAIN AUTHENTICATE PLAIN\n",
@@ -7742,6 +7760,15 @@ pub(crate) mod tests {
             (
                 "Scratch codes: 47625813 90318274 56102938",
                 "47625813 90318274 56102938",
+            ),
+            // (Review 77: a word or a remark before the colon; groups joined by dashes.)
+            (
+                "Enter this setup key instead: JBSW Y3DP EHPK 3PXP",
+                "JBSW Y3DP EHPK 3PXP",
+            ),
+            (
+                "Setup key (time based): 4JQK-7XLA-MZ2P-QRST",
+                "4JQK-7XLA-MZ2P-QRST",
             ),
         ] {
             finds_and_redacts(&d, text, &[want]);

@@ -11226,26 +11226,24 @@ pub(super) fn seventeenth_pass_secret(
 /// How far back from `PASS` [`mail_login`] looks for the `USER` command before it.
 const USER_BEFORE: usize = 512;
 
-/// Whether a protocol's command at `i` stands at its line's start as a client's debug
-/// output prints it: nothing before it on the line but blanks, or a log's prefix of 48
-/// bytes at most that ends in `>`, `:`, a quote or a blank after one of those (`C: `,
-/// `ftp> `, `---> `, `> b'`, `*cmd* '`, `send: '`, `CLIENT -> SERVER: `).
+/// Whether a protocol's command at `i` stands where a client's debug output prints one: at
+/// its line's start, or after a log's prefix of 96 bytes at most (a timestamp, `C: `,
+/// `ftp> `, `---> `, `> b'`, `*cmd* '`, `send: '`, `[imap] >>> `, a program's name and
+/// its `rawlog:`) that a blank, a tab, a quote, `>`, `:` or `]` ends.
 fn at_session_line(b: &[u8], i: usize) -> bool {
-    let from = i.saturating_sub(48);
-    let Some(start) = memchr::memrchr(b'\n', &b[from..i])
-        .map(|k| from + k + 1)
-        .or((from == 0).then_some(0))
-    else {
-        return false;
-    };
-    // (What ends the prefix is right before the command or a blank from it.)
-    let before = b[start..i].trim_ascii();
-    before.is_empty() || matches!(before.last(), Some(b'>' | b':' | b'\'' | b'"'))
+    let from = i.saturating_sub(96);
+    let start = memchr::memrchr(b'\n', &b[from..i]).map(|k| from + k + 1);
+    match start {
+        _ if i == 0 => true,
+        Some(start) if start == i => true,
+        None if from > 0 => false,
+        _ => matches!(b[i - 1], b' ' | b'\t' | b'\'' | b'"' | b'>' | b':' | b']'),
+    }
 }
 
-/// Where a session's line read from `from` ends: at its line break, a `\r\n` written as
-/// escapes (`send: 'PASS x\r\n'`), or the closing quote the log put around the command
-/// that starts at `command` (`> b'a1 LOGIN …'`: the quote before it).
+/// Where a session's line read from `from` ends: at its line break, or a `\r\n` written as
+/// escapes (`send: 'PASS x\r\n'`) — or, where a quote stands right before the command
+/// that starts at `command` (`> b'a1 LOGIN …'`, `echo "PASS …"; …`), at its closing one.
 fn session_line_end(b: &[u8], command: usize, from: usize) -> usize {
     let to = b.len().min(from + 256);
     let mut end = memchr::memchr2(b'\n', b'\r', &b[from..to]).map_or(to, |k| from + k);
@@ -11254,22 +11252,60 @@ fn session_line_end(b: &[u8], command: usize, from: usize) -> usize {
             end = from + k;
         }
     }
-    match (command.checked_sub(1).map(|k| b[k]), b[from..end].last()) {
-        (Some(q @ (b'\'' | b'"')), Some(&c)) if c == q => end - 1,
+    match command.checked_sub(1).map(|k| b[k]) {
+        Some(q @ (b'\'' | b'"')) => memchr::memchr(q, &b[from..end]).map_or(end, |k| from + k),
         _ => end,
     }
+}
+
+/// How many bytes of blanks and tabs stand at `b[i..end]`'s start.
+fn blanks_at(b: &[u8], i: usize, end: usize) -> usize {
+    b[i.min(end)..end]
+        .iter()
+        .take_while(|c| matches!(c, b' ' | b'\t'))
+        .count()
+}
+
+/// The password an IMAP client sends as a literal (`a1 LOGIN bob {10}`, then the server's
+/// `+ go ahead`, then the password alone on its line): `n` bytes on one of the three lines
+/// after `from`'s, past a log's prefix (`C: `, `> `) and not the server's (`+ …`, `S: …`,
+/// `* …`), judged as a quoted option's value is (see [`secret_argument`]).
+fn imap_literal(text: &str, from: usize, n: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut at = from + memchr::memchr(b'\n', &b[from..])? + 1;
+    for _ in 0..3 {
+        let line_end = memchr::memchr(b'\n', &b[at..b.len().min(at + 512)]).map(|k| at + k);
+        let end = line_end.unwrap_or(b.len().min(at + 512));
+        let line = &b[at..end];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        // (A log's prefix: up to its `: ` or `> ` within 16 bytes.)
+        let prefix = [&b": "[..], b"> "]
+            .iter()
+            .filter_map(|p| memchr::memmem::find(&line[..line.len().min(16)], p).map(|k| k + 2))
+            .min()
+            .unwrap_or(0);
+        let server = line.starts_with(b"+") || line.starts_with(b"S:") || line.starts_with(b"* ");
+        if !server && line.len() - prefix == n {
+            let (a, z) = (at + prefix, at + line.len());
+            return secret_argument(text.get(a..z)?, true, b.get(z).copied()).then_some((a, z));
+        }
+        at = line_end? + 1;
+    }
+    None
 }
 
 /// A mailbox's or an FTP server's login as a client's debug output prints it, its command
 /// at `s..e` (see `patterns::MAIL_LOGINS`):
 /// - IMAP's `AUTHENTICATE`, a SASL exchange read as SMTP's `AUTH` is (see
 ///   [`sasl_password`]: `a001 AUTHENTICATE PLAIN⏎+⏎AGJvYgBo…`);
-/// - IMAP's `LOGIN` after its tag (letters and digits, a digit among them), at its line's
-///   start (see [`at_session_line`]), its two arguments and nothing after them on the line
-///   (see [`session_line_end`]): the second, the password, bare or quoted (`a001 LOGIN bob
-///   "hunter 22"`), judged as an option's value is (see [`secret_argument`]);
-/// - POP3's and FTP's `PASS` at its line's start, a `USER` command on one of the five
-///   lines before it, within [`USER_BEFORE`] bytes: the rest of its line, judged so
+/// - IMAP's `LOGIN` (`login` as a person types it into `openssl s_client`) after its tag
+///   (letters and digits, or `.`, `?`, `*`) and blanks, where a session's line starts (see
+///   [`at_session_line`]), its two arguments and nothing after them on the line but blanks
+///   (see [`session_line_end`]): the second, the password, bare or quoted (`a001 LOGIN
+///   bob "hunter 22"`), judged as an option's value is (see [`secret_argument`]); or, as a
+///   literal's length (`{10}`), the line that sends it (see [`imap_literal`]);
+/// - POP3's and FTP's `PASS` where a session's line starts, a `USER` command on one of the
+///   five lines before it, within [`USER_BEFORE`] bytes: the rest of its line, judged so
 ///   (`PASS the salt` in prose, a test's `PASS  src/app.test.js`, have no `USER` before
 ///   them).
 fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
@@ -11281,22 +11317,33 @@ fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
             }
             sasl_password(text, e - 1)
         }
-        " LOGIN " => {
-            let tag = b[..s]
+        "LOGIN " | " login " => {
+            let command = s + usize::from(b[s] == b' ');
+            let tag_end = command
+                - b[..command]
+                    .iter()
+                    .rev()
+                    .take(8)
+                    .take_while(|c| matches!(c, b' ' | b'\t'))
+                    .count();
+            let tag = match b[..tag_end]
                 .iter()
                 .rev()
                 .take(17)
                 .take_while(|c| c.is_ascii_alphanumeric())
-                .count();
-            if !(1..=16).contains(&tag)
-                || !b[s - tag..s].iter().any(u8::is_ascii_digit)
-                || !at_session_line(b, s - tag)
+                .count()
+            {
+                0 if tag_end > 0 && matches!(b[tag_end - 1], b'.' | b'?' | b'*') => 1,
+                n => n,
+            };
+            if tag_end == command || !(1..=16).contains(&tag) || !at_session_line(b, tag_end - tag)
             {
                 return None;
             }
-            let end = session_line_end(b, s - tag, e);
+            let end = session_line_end(b, tag_end - tag, e);
             // Two arguments, each bare or quoted (a quote escaped inside a quoted one).
             let argument_end = |i: usize| match b.get(i) {
+                _ if i >= end => None,
                 Some(&q @ (b'"' | b'\'')) => {
                     let mut k = i + 1;
                     while k < end && b[k] != q {
@@ -11304,17 +11351,27 @@ fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
                     }
                     (k < end).then_some(k + 1)
                 }
-                Some(_) => Some(
+                _ => Some(
                     i + b[i..end]
                         .iter()
                         .take_while(|&&c| c != b' ' && c != b'\t')
                         .count(),
                 ),
-                None => None,
             };
-            let user_end = argument_end(e).filter(|&k| k > e && k < end && b[k] == b' ')?;
-            let pw = user_end + 1;
-            let pw_end = argument_end(pw).filter(|&k| k > pw && k == end)?;
+            let user = e + blanks_at(b, e, end);
+            let user_end = argument_end(user).filter(|&k| k > user)?;
+            let pw = user_end + blanks_at(b, user_end, end);
+            let pw_end = argument_end(pw).filter(|&k| k > pw && pw > user_end)?;
+            if pw_end + blanks_at(b, pw_end, end) != end {
+                return None;
+            }
+            let value = &b[pw..pw_end];
+            // (A literal's length: the password on a line of its own after it.)
+            if let [b'{', digits @ .., b'}'] = value {
+                let digits = digits.strip_suffix(b"+").unwrap_or(digits);
+                let n = std::str::from_utf8(digits).ok()?.parse::<usize>().ok()?;
+                return imap_literal(text, pw_end, n);
+            }
             let quoted = matches!(b[pw], b'"' | b'\'');
             let (a, z) = match quoted {
                 true => (pw + 1, pw_end - 1),
@@ -11327,25 +11384,27 @@ fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
                 return None;
             }
             let end = session_line_end(b, s, e);
-            if !secret_argument(text.get(e..end)?, false, b.get(end).copied()) {
+            let from = e + blanks_at(b, e, end);
+            let value = text.get(from..end)?.trim_ascii_end();
+            if !secret_argument(value, false, b.get(from + value.len()).copied()) {
                 return None;
             }
             // (`USER` on one of the five lines before, within `USER_BEFORE` bytes: the
             // server's answer, a log's, between; `\r\n` escapes folded to line breaks.)
             let lo = s.saturating_sub(USER_BEFORE);
-            let mut from = s;
+            let mut line = s;
             for _ in 0..6 {
-                match memchr::memrchr(b'\n', &b[lo..from]) {
-                    Some(k) => from = lo + k,
+                match memchr::memrchr(b'\n', &b[lo..line]) {
+                    Some(k) => line = lo + k,
                     None => {
-                        from = lo;
+                        line = lo;
                         break;
                     }
                 }
             }
-            memchr::memmem::rfind(&b[from..s], b"USER ")
-                .is_some_and(|k| at_session_line(b, from + k))
-                .then_some((e, end))
+            memchr::memmem::rfind(&b[line..s], b"USER ")
+                .is_some_and(|k| at_session_line(b, line + k))
+                .then_some((from, from + value.len()))
         }
     }
 }
@@ -11354,8 +11413,10 @@ fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
 /// start): the emergency scratch codes Google's PAM module prints, as recovery codes are
 /// read (see [`recovery_codes`]); a one-time password's key after `setup key` (as a
 /// service gives it to be typed in: `Setup key: JBSW Y3DP EHPK 3PXP`, `your setup key is
-/// jbswy3dpehpk3pxp`), past the name's marks (see [`name_separators`]) or `is`, in groups
-/// (see [`base32_groups`]) or one run (see [`base32_key`]), quoted or not.
+/// jbswy3dpehpk3pxp`), past a remark or a word before its colon (`Setup key (time
+/// based):`, `setup key instead:`), the name's marks (see [`name_separators`]) or `is`, in
+/// groups (see [`base32_groups`]; joined by dashes too) or one run (see [`base32_key`]),
+/// quoted or not.
 fn setup_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     if s > 0 && (b[s - 1].is_ascii_alphanumeric() || b[s - 1] == b'_') {
@@ -11364,6 +11425,21 @@ fn setup_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     if b[s..e].eq_ignore_ascii_case(b"scratch codes") {
         return recovery_codes(b, s + "scratch".len());
     }
+    // (A remark in parentheses or a word before its colon: `Setup key (time based): …`,
+    // `Enter this setup key instead: …`.)
+    let remark = match b.get(e..e + 2) {
+        Some(b" (") => memchr::memchr(b')', &b[e..b.len().min(e + 24)]).map(|k| e + k + 1),
+        Some([b' ', c]) if c.is_ascii_alphabetic() => {
+            let word = b[e + 1..]
+                .iter()
+                .take(13)
+                .take_while(|c| c.is_ascii_alphabetic())
+                .count();
+            (word <= 12 && b.get(e + 1 + word) == Some(&b':')).then_some(e + 1 + word)
+        }
+        _ => None,
+    };
+    let e = remark.unwrap_or(e);
     let mut at = name_separators(b, e);
     // (`is`, `was` after the name's blank: `your setup key is …`. Something stands between
     // the name and the key: `setup keys` goes on.)
@@ -11379,6 +11455,17 @@ fn setup_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     }
     let key = &b[at..b.len().min(at + BASE32_GROUPS_MAX + 2)];
     if let Some(n) = base32_groups(key) {
+        return Some((at, at + n));
+    }
+    // (Its groups joined by dashes, `HXDM-VJEC-JJWS-RB3H`: read as if by blanks.)
+    let mut blanks = [0u8; BASE32_GROUPS_MAX + 2];
+    for (d, &c) in blanks.iter_mut().zip(key) {
+        *d = if c == b'-' { b' ' } else { c };
+    }
+    if key.get(4) == Some(&b'-')
+        && let Some(n) = base32_groups(&blanks[..key.len()])
+        && (key[..n].iter().filter(|&&c| c == b'-').count() + 1) * 5 == n + 1
+    {
         return Some((at, at + n));
     }
     let n = key.iter().take_while(|c| c.is_ascii_alphanumeric()).count();
