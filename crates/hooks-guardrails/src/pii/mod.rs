@@ -8001,6 +8001,15 @@ pub(crate) mod tests {
                  type: Opaque",
                 "    {\"pw\": \"x\"}",
             ),
+            // (The kind quoted, before the block.)
+            (
+                "apiVersion: v1\nkind: \"Secret\"\nmetadata:\n  name: db\ndata:\n  foo: WnE4eFcydlQ3aw==",
+                "WnE4eFcydlQ3aw==",
+            ),
+            (
+                "kind: 'Secret'\nstringData:\n  foo: Zq8xW2vT7k\n",
+                "Zq8xW2vT7k",
+            ),
         ] {
             finds_and_redacts(&d, text, &[want]);
         }
@@ -8009,6 +8018,8 @@ pub(crate) mod tests {
             "apiVersion: v1\ndata:\n  key: dmFsdWU=\nkind: ConfigMap",
             "apiVersion: v1\nkind: Secret\nstringData:\n  password: {{ .Values.password }}\n",
             "apiVersion: v1\nkind: SecretStore\ndata:\n  x: dmFsdWU=",
+            "apiVersion: v1\nkind: \"SecretStore\"\ndata:\n  x: dmFsdWU=",
+            "  kind: 'Secret' # x\n  data:\n  x: dmFsdWU=",
             "{\"data\": {\"id\": \"1\", \"name\": \"x\"}, \"kind\": \"List\"}",
             // (Review 74: quoted templates, empty values, placeholders, the docs' own
             // example's block; a ConfigMap's data in another snippet after a Secret's

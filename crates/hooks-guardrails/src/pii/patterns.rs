@@ -1195,8 +1195,13 @@ pub(super) const MAIL_LOGINS: [&str; 4] = ["AUTHENTICATE ", "LOGIN ", " login ",
 /// `validate::generated_secrets`).
 pub(super) const SECRET_GENERATOR: &str = "secretGenerator:";
 
+/// A Kubernetes Secret's kind quoted, as a manifest written by hand may give it (see
+/// `validate::kube_secret`; [`KUBE_SECRET`] holds it bare): among the seventeenth pass's
+/// literals, the sixteenth's prefilter being full.
+pub(super) const KUBE_QUOTED_KINDS: [&str; 2] = ["kind: \"Secret\"", "kind: 'Secret'"];
+
 /// The trigger of the seventeenth pass: [`STORE_COMMANDS`], [`SETUP_NAMES`],
-/// [`MAIL_LOGINS`] and [`SECRET_GENERATOR`], 20 literals (see
+/// [`MAIL_LOGINS`], [`SECRET_GENERATOR`] and [`KUBE_QUOTED_KINDS`], 22 literals (see
 /// `validate::seventeenth_pass_secret`).
 fn seventeenth_pass_trigger() -> String {
     literals(&[
@@ -1204,6 +1209,7 @@ fn seventeenth_pass_trigger() -> String {
         &SETUP_NAMES,
         &MAIL_LOGINS,
         &[SECRET_GENERATOR],
+        &KUBE_QUOTED_KINDS,
     ])
 }
 
@@ -2779,8 +2785,9 @@ pub(super) fn specs() -> Vec<Spec> {
         // A secret store's command that sets values under keys of any name (see
         // `STORE_COMMANDS`), what two-factor sign-in's setup shows once (see
         // `SETUP_NAMES`), a mailbox's or an FTP server's login (see `MAIL_LOGINS`),
-        // Kustomize's generated Secrets: a pass of its own, 20 literals, so that neither
-        // the fifteenth pass's prefilter nor the sixteenth's (31 each) passes 32.
+        // Kustomize's generated Secrets, a Secret's kind quoted: a pass of its own, 22
+        // literals, so that neither the fifteenth pass's prefilter nor the sixteenth's (31
+        // each) passes 32.
         spec(
             Entity::Secret,
             16,

@@ -11203,8 +11203,9 @@ pub(super) fn key_secret(text: &str, s: usize, e: usize, _: &Freed) -> Option<(u
 /// What the seventeenth pass's literal at `s..e` (see `patterns::seventeenth_pass_trigger`)
 /// starts: what two-factor sign-in's setup shows under one of `patterns::SETUP_NAMES` (see
 /// [`setup_secret`]), Kustomize's generated Secrets (see [`generated_secrets`]), a
-/// mailbox's or an FTP server's login (see [`mail_login`]), else a secret store's values
-/// (see [`store_values`]).
+/// Kubernetes Secret under its kind quoted (see [`kube_secret`]), a mailbox's or an FTP
+/// server's login (see [`mail_login`]), else a secret store's values (see
+/// [`store_values`]).
 pub(super) fn seventeenth_pass_secret(
     text: &str,
     s: usize,
@@ -11216,6 +11217,8 @@ pub(super) fn seventeenth_pass_secret(
         setup_secret(text, s, e)
     } else if literal == super::patterns::SECRET_GENERATOR {
         generated_secrets(text, s, e)
+    } else if super::patterns::KUBE_QUOTED_KINDS.contains(&literal) {
+        kube_secret(text, s, e)
     } else if super::patterns::MAIL_LOGINS.contains(&literal) {
         mail_login(text, s, e)
     } else {
@@ -11943,7 +11946,8 @@ fn kube_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
         return None;
     }
     let next_line = |end: usize| (end < limit).then_some(end + 1);
-    if literal == b"kind: Secret" {
+    // (The kind bare or quoted: `kind: "Secret"`, `kind: 'Secret'`.)
+    if literal.starts_with(b"kind:") {
         // Its siblings after it: a block of values among them.
         let mut at = next_line(key_end)?;
         while at < reach {
