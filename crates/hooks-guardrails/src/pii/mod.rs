@@ -7733,6 +7733,16 @@ pub(crate) mod tests {
             "1 LOGIN bob Tr0ub4dor3x extra",
             "a001 LOGIN bob password",
             "AUTHENTICATE PLAIN AUTHENTICATE PLAIN\n",
+            // (Review 78: `login` in prose, commit messages, comments; an audit log's and
+            // SQL's `LOGIN` after a word; a line of prose as a literal's password.)
+            "Users can login via OAuth2\n",
+            "Failed to login as admin1\n",
+            "- Fixed admin login on Safari17\n",
+            "// TODO: handle login via SAML2\n",
+            "docker login user Passw0rd9\n",
+            "USER LOGIN alice b7Xk2pQ9\n",
+            "GO\nALTER LOGIN sa1 WITH2\n",
+            "A LOGIN B {10}\nSome prose\nmore prose\n",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

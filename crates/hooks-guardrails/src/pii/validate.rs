@@ -11232,15 +11232,22 @@ const USER_BEFORE: usize = 512;
 /// Whether a protocol's command at `i` stands where a client's debug output prints one: at
 /// its line's start, or after a log's prefix of 96 bytes at most (a timestamp, `C: `,
 /// `ftp> `, `---> `, `> b'`, `*cmd* '`, `send: '`, `[imap] >>> `, a program's name and
-/// its `rawlog:`) that a blank, a tab, a quote, `>`, `:` or `]` ends.
-fn at_session_line(b: &[u8], i: usize) -> bool {
+/// its `rawlog:`) that a blank, a tab, a quote, `>`, `:` or `]` ends — where `marked`,
+/// a prefix whose last character but blanks is a quote, `>`, `:` or `]` (not prose's
+/// word: `Users can login via OAuth2`, review 78).
+fn at_session_line(b: &[u8], i: usize, marked: bool) -> bool {
     let from = i.saturating_sub(96);
     let start = memchr::memrchr(b'\n', &b[from..i]).map(|k| from + k + 1);
+    let mark = |c: &u8| matches!(c, b'\'' | b'"' | b'>' | b':' | b']');
     match start {
         _ if i == 0 => true,
         Some(start) if start == i => true,
         None if from > 0 => false,
-        _ => matches!(b[i - 1], b' ' | b'\t' | b'\'' | b'"' | b'>' | b':' | b']'),
+        _ if marked => {
+            let before = b[start.unwrap_or(0)..i].trim_ascii();
+            before.is_empty() || before.last().is_some_and(mark)
+        }
+        _ => matches!(b[i - 1], b' ' | b'\t') || mark(&b[i - 1]),
     }
 }
 
@@ -11272,7 +11279,7 @@ fn blanks_at(b: &[u8], i: usize, end: usize) -> usize {
 /// The password an IMAP client sends as a literal (`a1 LOGIN bob {10}`, then the server's
 /// `+ go ahead`, then the password alone on its line): `n` bytes on one of the three lines
 /// after `from`'s, past a log's prefix (`C: `, `> `) and not the server's (`+ …`, `S: …`,
-/// `* …`), judged as a quoted option's value is (see [`secret_argument`]).
+/// `* …`), judged as a bare option's value is (see [`secret_argument`]: no blanks).
 fn imap_literal(text: &str, from: usize, n: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let mut at = from + memchr::memchr(b'\n', &b[from..])? + 1;
@@ -11288,9 +11295,10 @@ fn imap_literal(text: &str, from: usize, n: usize) -> Option<(usize, usize)> {
             .min()
             .unwrap_or(0);
         let server = line.starts_with(b"+") || line.starts_with(b"S:") || line.starts_with(b"* ");
+        // (Judged as a bare value: a line of prose that long is none, review 78.)
         if !server && line.len() - prefix == n {
             let (a, z) = (at + prefix, at + line.len());
-            return secret_argument(text.get(a..z)?, true, b.get(z).copied()).then_some((a, z));
+            return secret_argument(text.get(a..z)?, false, b.get(z).copied()).then_some((a, z));
         }
         at = line_end? + 1;
     }
@@ -11301,8 +11309,9 @@ fn imap_literal(text: &str, from: usize, n: usize) -> Option<(usize, usize)> {
 /// at `s..e` (see `patterns::MAIL_LOGINS`):
 /// - IMAP's `AUTHENTICATE`, a SASL exchange read as SMTP's `AUTH` is (see
 ///   [`sasl_password`]: `a001 AUTHENTICATE PLAIN⏎+⏎AGJvYgBo…`);
-/// - IMAP's `LOGIN` (`login` as a person types it into `openssl s_client`) after its tag
-///   (letters and digits, or `.`, `?`, `*`) and blanks, where a session's line starts (see
+/// - IMAP's `LOGIN` (`login` as a person types it into `openssl s_client`, after a
+///   prefix's mark only) after its tag (letters and digits, a digit among them, or one
+///   character: `A`, `.`, `?`, `*`) and blanks, where a session's line starts (see
 ///   [`at_session_line`]), its two arguments and nothing after them on the line but blanks
 ///   (see [`session_line_end`]): the second, the password, bare or quoted (`a001 LOGIN
 ///   bob "hunter 22"`), judged as an option's value is (see [`secret_argument`]); or, as a
@@ -11339,7 +11348,15 @@ fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
                 0 if tag_end > 0 && matches!(b[tag_end - 1], b'.' | b'?' | b'*') => 1,
                 n => n,
             };
-            if tag_end == command || !(1..=16).contains(&tag) || !at_session_line(b, tag_end - tag)
+            // (A tag as clients and tutorials write one: a digit among its characters, or
+            // one character — `a001`, `2`, `A`, `.` — not an audit log's word, `USER
+            // LOGIN …`, review 78. `login` typed in small letters where a session's line
+            // starts after a prefix's mark, not in prose: `Users can login via OAuth2`.)
+            let typed = b[s] == b' ';
+            if tag_end == command
+                || !(1..=16).contains(&tag)
+                || !(tag == 1 || b[tag_end - tag..tag_end].iter().any(u8::is_ascii_digit))
+                || !at_session_line(b, tag_end - tag, typed)
             {
                 return None;
             }
@@ -11383,7 +11400,7 @@ fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
             secret_argument(text.get(a..z)?, quoted, b.get(z).copied()).then_some((a, z))
         }
         _ => {
-            if !at_session_line(b, s) {
+            if !at_session_line(b, s, false) {
                 return None;
             }
             let end = session_line_end(b, s, e);
@@ -11406,7 +11423,7 @@ fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
                 }
             }
             memchr::memmem::rfind(&b[line..s], b"USER ")
-                .is_some_and(|k| at_session_line(b, line + k))
+                .is_some_and(|k| at_session_line(b, line + k, false))
                 .then_some((from, from + value.len()))
         }
     }
