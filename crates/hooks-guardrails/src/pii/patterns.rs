@@ -1783,8 +1783,8 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// (see [`SEED_NAMES`]), a wallet's extended private key (see [`EXTENDED_KEY_PREFIXES`])
 /// and a Wi-Fi QR code's password; pass 15: the rest of its literals (see
 /// [`sixteenth_pass_trigger`]); pass 16: secret stores' commands, two-factor setup's
-/// names and mail logins (see [`seventeenth_pass_trigger`]).
-/// At one start, passes are asked in this order.
+/// names, mail logins, Kustomize's generator and a Secret's kind quoted (see
+/// [`seventeenth_pass_trigger`]). At one start, passes are asked in this order.
 pub(super) const PASSES: usize = 17;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after

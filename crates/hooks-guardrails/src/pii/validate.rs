@@ -2005,6 +2005,32 @@ fn option_words<'w>(
     })
 }
 
+/// The value of a `KEY=value` word at `a..z` (see [`store_values`], [`generated_secrets`]),
+/// if a secret: its key a name (see [`key_name`]), its value no file's (`@…`), no
+/// standard input's (`-`), no documentation's example (see [`example_value`]), judged as
+/// an option's value is (see [`argument`]); in a word quoted whole (`'foo=two words'`), or
+/// one with blanks, to the word's end, as a quoted one.
+fn key_value_pair(text: &str, a: usize, z: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let a = past_quote(b, a, z).unwrap_or(a);
+    // (Its closing quote, where the quote is glued on: `--from-literal="k=v"`.)
+    let whole = opening_quote(b, a).map(|(q, _)| z - usize::from(b[z - 1] == q));
+    let w = &b[a..z];
+    let eq = w.iter().position(|&c| c == b'=')?;
+    let at = a + eq + 1;
+    let at = past_quote(b, at, z).unwrap_or(at);
+    if !key_name(&w[..eq]) || matches!(b.get(at), Some(b'@') | None) || example_value(&b[at..z]) {
+        return None;
+    }
+    let blanks = opening_quote(b, at).is_none() && b[at..z].contains(&b' ');
+    match whole.or(blanks.then_some(z)) {
+        Some(z) if at < z => {
+            secret_argument(text.get(at..z)?, true, b.get(z).copied()).then_some((at, z))
+        }
+        _ => argument(text, at),
+    }
+}
+
 /// Whether `key` is a key's name as a store's `KEY=value` or `KEY value` writes it (see
 /// [`store_values`]): a letter or `_` first, then letters, digits, `_`, `-`, `.`, `:` or
 /// `/` (`DB_PASSWORD`, `Movies:ServiceApiKey`, `db.password`).
@@ -11619,9 +11645,8 @@ const STORE_OPTIONS: [&[u8]; 27] = [
 /// before `secrets set`), a blank or the line's end after it; a documentation's example
 /// value is none (see [`example_value`]). Its words are read on its command's line (see
 /// [`command_words`]: over continued lines), [`STORE_WORDS`] at most within [`STORE_REACH`]
-/// and before a
-/// backtick, up to a word that holds another store command's subcommand: a run of them
-/// reads each word once.
+/// and before a backtick, up to a word that holds another store command's subcommand: a
+/// run of them reads each word once.
 fn store_values(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let literal = &text[s..e];
@@ -11636,7 +11661,7 @@ fn store_values(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usi
         return None;
     }
     let end = ceil_char_boundary(text, from.saturating_add(STORE_REACH));
-    // (A word that holds another store command's subcommand, or its first word, ends
+    // (A word that holds another store command's subcommand, or where one starts, ends
     // them: `x=secrets set`, `user-secrets set`. `command_words` hands each word as a
     // slice of `b`: where it starts is told by its address.)
     let another = |w: &[u8]| {
@@ -11668,29 +11693,7 @@ fn store_values(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usi
     }
     let words = &words[..n];
     let word = |k: usize| words.get(k).map(|&(a, z)| &b[a..z]);
-    // The value of a `KEY=value` word from `a` to `z`: its key a name (no option's), its
-    // value no file's (`@…`) or the standard input's (`-`); in a word quoted whole
-    // (`'foo=two words'`), to the word's end.
-    let pair = |a: usize, z: usize| {
-        let a = past_quote(b, a, z).unwrap_or(a);
-        // (Its closing quote, where the quote is glued on: `--from-literal="k=v"`.)
-        let whole = opening_quote(b, a).map(|(q, _)| z - usize::from(b[z - 1] == q));
-        let w = &b[a..z];
-        let eq = w.iter().position(|&c| c == b'=')?;
-        let key = &w[..eq];
-        let name = key_name(key);
-        let at = a + eq + 1;
-        let at = past_quote(b, at, z).unwrap_or(at);
-        if !name || matches!(b.get(at), Some(b'@') | None) || example_value(&b[at..z]) {
-            return None;
-        }
-        match whole {
-            Some(z) if at < z => {
-                secret_argument(text.get(at..z)?, true, b.get(z).copied()).then_some((at, z))
-            }
-            _ => argument(text, at),
-        }
-    };
+    let pair = |a: usize, z: usize| key_value_pair(text, a, z);
     // The words that are no option's, nor an option's value.
     let positional = || {
         let mut k = 0;
@@ -11852,31 +11855,19 @@ fn generated_secrets(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     found
 }
 
-/// The value of a `literals:` item at `i..end` (see [`generated_secrets`]), if a secret.
+/// The value of a `literals:` item at `i..end` (see [`generated_secrets`]), if a secret:
+/// the item quoted whole to its closing quote, else to a comment or the line's end, read
+/// as a `KEY=value` word (see [`key_value_pair`]).
 fn generated_literal(text: &str, i: usize, end: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    // (The item quoted whole: to its closing quote; else to a comment or the line's end.)
-    let (from, to) = match b[i] {
-        q @ (b'"' | b'\'') => (i + 1, i + 1 + memchr::memchr(q, &b[i + 1..end])?),
-        _ => (
-            i,
-            memchr::memmem::find(&b[i..end], b" #").map_or(end, |k| i + k),
-        ),
-    };
-    let item = b[from..to].trim_ascii_end();
-    let eq = item.iter().position(|&c| c == b'=')?;
-    if !key_name(&item[..eq]) || example_value(&item[eq + 1..]) {
-        return None;
-    }
-    let at = from + eq + 1;
-    let to = from + item.len();
-    match past_quote(b, at, to) {
-        Some(inner) => argument(text, inner),
-        None if b[i] == b'"' || b[i] == b'\'' || item[eq + 1..].contains(&b' ') => {
-            secret_argument(text.get(at..to)?, true, b.get(to).copied()).then_some((at, to))
+    let to = match b[i] {
+        q @ (b'"' | b'\'') => i + 2 + memchr::memchr(q, &b[i + 1..end])?,
+        _ => {
+            let to = memchr::memmem::find(&b[i..end], b" #").map_or(end, |k| i + k);
+            i + b[i..to].trim_ascii_end().len()
         }
-        None => argument(text, at),
-    }
+    };
+    key_value_pair(text, i, to)
 }
 
 /// How far [`kube_secret`] looks from a manifest's kind for its values, and past its
