@@ -3513,23 +3513,15 @@ fn skip_space(b: &[u8], mut i: usize, end: usize, breaks: bool) -> usize {
         // after a blank (see [`continued`]), before a line break; in a JSON string, `\\\n`
         // (a shell's `\` escaped, and the break), folded `\\` and a break, and `^` or the
         // backtick before `\n`.)
+        // (The mark's bytes and the break's, if a break follows the mark.)
+        let past = |mark: usize, n: usize| if n == 0 { 0 } else { mark + n };
         let r = &b[i + 1..];
-        let continued = match b[i] {
-            b'\\' => match r {
-                [b'\\', rest @ ..] => match line_break(rest).max(escaped_break(rest)) {
-                    0 => 0,
-                    n => 2 + n,
-                },
-                _ => match line_break(r) {
-                    0 => 0,
-                    n => 1 + n,
-                },
-            },
-            b'^' | b'`' if b[i] == b'^' || i > 0 && matches!(b[i - 1], b' ' | b'\t') => {
-                match line_break(r).max(escaped_break(r)) {
-                    0 => 0,
-                    n => 1 + n,
-                }
+        let continued = match (b[i], r) {
+            (b'\\', [b'\\', rest @ ..]) => past(2, line_break(rest).max(escaped_break(rest))),
+            (b'\\', _) => past(1, line_break(r)),
+            (b'^', _) => past(1, line_break(r).max(escaped_break(r))),
+            (b'`', _) if i > 0 && matches!(b[i - 1], b' ' | b'\t') => {
+                past(1, line_break(r).max(escaped_break(r)))
             }
             _ => 0,
         };
@@ -11294,14 +11286,6 @@ fn session_line_end(b: &[u8], command: usize, from: usize) -> usize {
     }
 }
 
-/// How many bytes of blanks and tabs stand at `b[i..end]`'s start.
-fn blanks_at(b: &[u8], i: usize, end: usize) -> usize {
-    b[i.min(end)..end]
-        .iter()
-        .take_while(|c| matches!(c, b' ' | b'\t'))
-        .count()
-}
-
 /// The password an IMAP client sends as a literal (`a1 LOGIN bob {10}`, then the server's
 /// `+ go ahead`, then the password alone on its line): `n` bytes on one of the three lines
 /// after `from`'s, past a log's prefix (`C: `, `> `) and not the server's (`+ …`, `S: …`,
@@ -11404,11 +11388,11 @@ fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
                         .count(),
                 ),
             };
-            let user = e + blanks_at(b, e, end);
+            let user = e + leading_blanks(&b[e..end]);
             let user_end = argument_end(user).filter(|&k| k > user)?;
-            let pw = user_end + blanks_at(b, user_end, end);
+            let pw = user_end + leading_blanks(&b[user_end..end]);
             let pw_end = argument_end(pw).filter(|&k| k > pw && pw > user_end)?;
-            if pw_end + blanks_at(b, pw_end, end) != end {
+            if pw_end + leading_blanks(&b[pw_end..end]) != end {
                 return None;
             }
             let value = &b[pw..pw_end];
@@ -11430,7 +11414,7 @@ fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
                 return None;
             }
             let end = session_line_end(b, s, e);
-            let from = e + blanks_at(b, e, end);
+            let from = e + leading_blanks(&b[e..end]);
             let value = text.get(from..end)?.trim_ascii_end();
             if !secret_argument(value, false, b.get(from + value.len()).copied()) {
                 return None;
@@ -12839,7 +12823,8 @@ fn password_apart(name: &[u8], after: &[u8], bare_len: &impl Fn(&[u8]) -> usize)
 }
 
 /// How many blanks (spaces and tabs) `r` starts with, eight at most: between credentials'
-/// account and password set apart, and between a list's pairs.
+/// account and password set apart, between a list's pairs, a SASL mechanism's and a mail
+/// login's words.
 fn leading_blanks(r: &[u8]) -> usize {
     r.iter()
         .take(8)
