@@ -246,6 +246,17 @@ fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
                 return None;
             }
             let u = p + slashes;
+            // Three after a blank and before a line break or a tab: an escaped backslash,
+            // then the escape (a shell's line continued in a JSON string: `ls \\\n  -l`).
+            // The first stays as it is; the escape is read from the next backslash.
+            // (Elsewhere the three are one break: a key's lines so joined, `Sk\\\n9tp`.)
+            if slashes == 3
+                && matches!(b.get(u), Some(b'n' | b'r' | b't'))
+                && p > 0
+                && matches!(b[p - 1], b' ' | b'\t')
+            {
+                return None;
+            }
             match b.get(u)? {
                 b'u' => {
                     let hex = b.get(u + 1..u + 5)?;
@@ -874,6 +885,18 @@ mod tests {
         );
         // Four backslashes are not an escape this reads.
         assert!(fold(r"a\\\\").is_none());
+        // Three after a blank and before a break or a tab: a backslash, then the break (a
+        // shell's line continued in a JSON string), the break mapped back to its escape.
+        for (t, want) in [
+            (r"ls \\\n  -l", "ls \\\n  -l"),
+            (r"ls \\\r\n  -l", "ls \\\r\n  -l"),
+            (r"ls \\\t-l", "ls \\\t-l"),
+        ] {
+            let f = fold(t).unwrap();
+            assert_eq!(f.text, want, "{t:?}");
+            assert_eq!(f.original(3, 4), (3, 4), "{t:?}");
+            assert_eq!(f.original(4, 5), (4, 7), "{t:?}");
+        }
     }
 
     /// Box drawing folds to the ASCII table it draws, each character mapped back whole.

@@ -4012,7 +4012,7 @@ pub(crate) mod tests {
     #[test]
     fn credentials_on_command_lines_and_in_headers_are_secrets() {
         let d = PiiDetector::new();
-        let cases: [(&str, &[&str]); 190] = [
+        let cases: [(&str, &[&str]); 192] = [
             (
                 "curl -u admin:Hunter2pw https://api.example.com",
                 &["Hunter2pw"],
@@ -4458,6 +4458,16 @@ pub(crate) mod tests {
             ("sqlcmd -S db -U sa^\r\n -P S3cr3tPw99", &["S3cr3tPw99"]),
             ("app --password ^\r\n S3cr3tPw99", &["S3cr3tPw99"]),
             ("app --db-password `\r\n  S3cr3tPw99", &["S3cr3tPw99"]),
+            // A POSIX continuation in a JSON string (`\\\n`, the shell's `\` escaped):
+            // once read as the break alone, so the command's line ended there.
+            (
+                r#"{"cmd": "mysql -u root \\\n  -pS3cr3tPw99 db"}"#,
+                &["S3cr3tPw99"],
+            ),
+            (
+                r#"{"cmd": "ldapsearch -x \\\r\n  -w S3cr3tPw99 -b dc=x"}"#,
+                &["S3cr3tPw99"],
+            ),
             // Found by a second attack review: `sqlcmd` after another command on its line
             // (passed over when it ended only its own kind's lines), `-String:'…'`,
             // ldappasswd's new password.
@@ -7892,6 +7902,15 @@ pub(crate) mod tests {
                 "Xk9qT4mZ2vLp",
             ),
             ("gh secret set FOO ^\n  --body Xk9qT4mZ2vLp", "Xk9qT4mZ2vLp"),
+            // (In a JSON string: the shell's `\` escaped, then the break.)
+            (
+                r#"{"cmd": "fly secrets set \\\n  API=Xk9qT4mZ2vLp"}"#,
+                "Xk9qT4mZ2vLp",
+            ),
+            (
+                r#"{"cmd": "kubectl create secret generic x \\\n  --from-literal=api=Xk9qT4mZ2vLp"}"#,
+                "Xk9qT4mZ2vLp",
+            ),
             (
                 "doppler secrets set SESSION Xk9qT4mZ2vLp --visibility masked",
                 "Xk9qT4mZ2vLp",
