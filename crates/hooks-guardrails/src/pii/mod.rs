@@ -7790,6 +7790,28 @@ pub(crate) mod tests {
                 "Setup key (time based): 4JQK-7XLA-MZ2P-QRST",
                 "4JQK-7XLA-MZ2P-QRST",
             ),
+            // The other names services give it: Google Authenticator's form (`Your
+            // key`), `Enter this key instead`, Facebook's `enter this code into your
+            // authentication app`, `Manual entry key`, Discord's `2FA Key (Manual entry)`.
+            (
+                "Account name: alice\nYour key: kzxw 4ylm nbqx a5dd\nType of key: Time based",
+                "kzxw 4ylm nbqx a5dd",
+            ),
+            (
+                "Can't scan the QR code? Enter this key instead: JBSW Y3DP EHPK 3PXP",
+                "JBSW Y3DP EHPK 3PXP",
+            ),
+            (
+                "Or enter this code into your authentication app: KZXW 4YLM NBQX A5DD",
+                "KZXW 4YLM NBQX A5DD",
+            ),
+            ("Manual entry key: JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
+            ("Manual entry code: JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
+            (
+                "2FA Key (Manual entry): jbsw y3dp ehpk 3pxp",
+                "jbsw y3dp ehpk 3pxp",
+            ),
+            ("your key is JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
         ] {
             finds_and_redacts(&d, text, &[want]);
         }
@@ -7804,6 +7826,15 @@ pub(crate) mod tests {
             "emergency scratch codes: 5 left",
             "mysetup key: JBSWY3DPEHPK3PXP",
             "setup keyJBSWY3DPEHPK3PXP",
+            // (Prose under the other names: more than six words before the colon, no key
+            // after it, a name glued to a word.)
+            "Your key expires in 30 days: renew it at https://example.com",
+            "This key is used for signing: SIGNINGKEYNAME",
+            "this code: ABCDEFGHIJKLMNOP23",
+            "Your keyboard layout: QWERTYUIOPASDFGH2",
+            "rotate this key: it leaked",
+            "Run this code:\nprint('hi')",
+            "Use this code from the authenticator app on your phone now: JBSWY3DPEHPK3PXP",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -1173,14 +1173,25 @@ pub(super) const STORE_COMMANDS: [&str; 9] = [
 
 /// The names two-factor sign-in's setup gives what it shows once (see
 /// `validate::setup_secret`): a one-time password's key as a service shows it to be typed
-/// in (`Setup key: JBSW Y3DP …`, `your setup key is …`) and the emergency codes Google's
-/// PAM module prints (`Your emergency scratch codes are:`). Among the seventeenth pass's
-/// literals (see [`seventeenth_pass_trigger`]).
-pub(super) const SETUP_NAMES: [&str; 6] = [
+/// in (`Setup key: JBSW Y3DP …`, `your setup key is …`; Google Authenticator's `Your key`,
+/// `enter this code into your authentication app:`, `Manual entry key:`, Discord's `2FA
+/// Key (Manual entry)`) and the emergency codes Google's PAM module prints (`Your
+/// emergency scratch codes are:`). Among the seventeenth pass's literals (see
+/// [`seventeenth_pass_trigger`]).
+pub(super) const SETUP_NAMES: [&str; 15] = [
     "setup key",
     "Setup key",
     "Setup Key",
     "SETUP KEY",
+    "Your key",
+    "your key",
+    "this key",
+    "This key",
+    "this code",
+    "entry key",
+    "entry code",
+    "2FA key",
+    "2FA Key",
     "scratch codes",
     "Scratch codes",
 ];
@@ -1201,8 +1212,8 @@ pub(super) const SECRET_GENERATOR: &str = "secretGenerator:";
 pub(super) const KUBE_QUOTED_KINDS: [&str; 2] = ["kind: \"Secret\"", "kind: 'Secret'"];
 
 /// The trigger of the seventeenth pass: [`STORE_COMMANDS`], [`SETUP_NAMES`],
-/// [`MAIL_LOGINS`], [`SECRET_GENERATOR`] and [`KUBE_QUOTED_KINDS`], 22 literals (see
-/// `validate::seventeenth_pass_secret`).
+/// [`MAIL_LOGINS`], [`SECRET_GENERATOR`] and [`KUBE_QUOTED_KINDS`], 31 literals (see
+/// `validate::seventeenth_pass_secret`; past 32, its prefilter would read 16 bytes a step).
 fn seventeenth_pass_trigger() -> String {
     literals(&[
         &STORE_COMMANDS,

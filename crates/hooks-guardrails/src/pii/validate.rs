@@ -11441,12 +11441,13 @@ fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
 
 /// What two-factor sign-in's setup shows once under its name at `s..e` (a whole word's
 /// start): the emergency scratch codes Google's PAM module prints, as recovery codes are
-/// read (see [`recovery_codes`]); a one-time password's key after `setup key` (as a
-/// service gives it to be typed in: `Setup key: JBSW Y3DP EHPK 3PXP`, `your setup key is
-/// jbswy3dpehpk3pxp`), past a remark or a word before its colon (`Setup key (time
-/// based):`, `setup key instead:`), the name's marks (see [`name_separators`]) or `is`, in
-/// groups (see [`base32_groups`]; joined by dashes too) or one run (see [`base32_key`]),
-/// quoted or not.
+/// read (see [`recovery_codes`]); a one-time password's key after `setup key`, `your key`,
+/// `this code`, … (see `patterns::SETUP_NAMES`; as a service gives it to be typed in:
+/// `Setup key: JBSW Y3DP EHPK 3PXP`, `your setup key is jbswy3dpehpk3pxp`), past a remark
+/// or up to six words before its colon (`Setup key (time based):`, `setup key instead:`,
+/// `this code into your authentication app:`), the name's marks (see [`name_separators`])
+/// or `is`, in groups (see [`base32_groups`]; joined by dashes too) or one run (see
+/// [`base32_key`]), quoted or not.
 fn setup_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     if s > 0 && (b[s - 1].is_ascii_alphanumeric() || b[s - 1] == b'_') {
@@ -11455,17 +11456,24 @@ fn setup_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     if b[s..e].eq_ignore_ascii_case(b"scratch codes") {
         return recovery_codes(b, s + "scratch".len());
     }
-    // (A remark in parentheses or a word before its colon: `Setup key (time based): …`,
-    // `Enter this setup key instead: …`.)
+    // (A remark in parentheses or up to six words, 48 bytes, before its colon: `Setup key
+    // (time based): …`, `Enter this setup key instead: …`, `Or enter this code into your
+    // authentication app: …`.)
     let remark = match b.get(e..e + 2) {
         Some(b" (") => memchr::memchr(b')', &b[e..b.len().min(e + 24)]).map(|k| e + k + 1),
+        // (The colon found first: prose with none is read no further.)
         Some([b' ', c]) if c.is_ascii_alphabetic() => {
-            let word = b[e + 1..]
-                .iter()
-                .take(13)
-                .take_while(|c| c.is_ascii_alphabetic())
-                .count();
-            (word <= 12 && b.get(e + 1 + word) == Some(&b':')).then_some(e + 1 + word)
+            memchr::memchr(b':', &b[e..b.len().min(e + 49)])
+                .map(|k| e + k)
+                .filter(|&colon| {
+                    let words = &b[e..colon];
+                    words.iter().all(|c| c.is_ascii_alphabetic() || *c == b' ')
+                        && words
+                            .split(|&c| c == b' ')
+                            .filter(|w| !w.is_empty())
+                            .count()
+                            <= 6
+                })
         }
         _ => None,
     };
@@ -11487,16 +11495,18 @@ fn setup_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     if let Some(n) = base32_groups(key) {
         return Some((at, at + n));
     }
-    // (Its groups joined by dashes, `HXDM-VJEC-JJWS-RB3H`: read as if by blanks.)
-    let mut blanks = [0u8; BASE32_GROUPS_MAX + 2];
-    for (d, &c) in blanks.iter_mut().zip(key) {
-        *d = if c == b'-' { b' ' } else { c };
-    }
-    if key.get(4) == Some(&b'-')
-        && let Some(n) = base32_groups(&blanks[..key.len()])
-        && (key[..n].iter().filter(|&&c| c == b'-').count() + 1) * 5 == n + 1
-    {
-        return Some((at, at + n));
+    // (Its groups joined by dashes, `HXDM-VJEC-JJWS-RB3H`: read as if by blanks, copied
+    // only where a dash follows the first group.)
+    if key.get(4) == Some(&b'-') {
+        let mut blanks = [0u8; BASE32_GROUPS_MAX + 2];
+        for (d, &c) in blanks.iter_mut().zip(key) {
+            *d = if c == b'-' { b' ' } else { c };
+        }
+        if let Some(n) = base32_groups(&blanks[..key.len()])
+            && (key[..n].iter().filter(|&&c| c == b'-').count() + 1) * 5 == n + 1
+        {
+            return Some((at, at + n));
+        }
     }
     let n = key.iter().take_while(|c| c.is_ascii_alphanumeric()).count();
     let glued = b
