@@ -7590,6 +7590,22 @@ pub(crate) mod tests {
                 ),
                 password,
             ),
+            // (Dovecot's debug log: a request's id before the mechanism, the response
+            // among the parameters after it, or sent after the request, `CONT⇥1⇥…`.)
+            (
+                format!(
+                    "dovecot: auth: Debug: client in: AUTH\t1\tPLAIN\tservice=imap\tsecured\t\
+                     session=Xq7dmWqO\tresp={plain}"
+                ),
+                plain,
+            ),
+            (
+                format!(
+                    "auth: Debug: client in: AUTH\t7\tPLAIN\tservice=smtp\n\
+                     auth: Debug: client in: CONT\t7\t{plain}"
+                ),
+                plain,
+            ),
         ] {
             finds_and_redacts(&d, &text, &[want]);
         }
@@ -7607,6 +7623,11 @@ pub(crate) mod tests {
             // (Review 73: placeholders, `password` encoded.)
             "AUTH LOGIN\n334 VXNlcm5hbWU6\ndXNlcm5hbWU=\n334 UGFzc3dvcmQ6\ncGFzc3dvcmQ=",
             "AUTH PLAIN AGJvYgBwYXNzd29yZA==",
+            // (Dovecot's response hidden, as it logs it by default; a placeholder's; a
+            // response that is no login's.)
+            "auth: Debug: client in: AUTH\t1\tPLAIN\tservice=imap\tresp=<hidden>",
+            "auth: Debug: client in: AUTH\t1\tPLAIN\tservice=imap\tresp=AGJvYgBwYXNzd29yZA==",
+            "auth: Debug: client in: AUTH\t1\tPLAIN\tservice=imap\tresp=dGVzdA==",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

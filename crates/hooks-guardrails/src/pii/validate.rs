@@ -13660,7 +13660,19 @@ const SASL_PROMPTS: [&[u8]; 2] = [b"UGFzc3dvcmQ6", b"cGFzc3dvcmQ6"];
 /// mechanism without a password, base64 of another text).
 fn sasl_password(text: &str, at: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    let mech = at + leading_blanks(&b[at..]);
+    let mut mech = at + leading_blanks(&b[at..]);
+    // (Dovecot's auth protocol, as its debug log prints it: a request's id and a tab before
+    // the mechanism, the response among the parameters after it, `AUTH⇥1⇥PLAIN⇥service=imap
+    // ⇥…⇥resp=AGJvYgBo…`.)
+    let id = b[mech..]
+        .iter()
+        .take(11)
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    let dovecot = mech > at && (1..=10).contains(&id) && b.get(mech + id) == Some(&b'\t');
+    if dovecot {
+        mech += id + 1;
+    }
     let word = b[mech..]
         .iter()
         .take(12)
@@ -13744,14 +13756,20 @@ fn sasl_password(text: &str, at: usize) -> Option<(usize, usize)> {
     if is(b"PLAIN") {
         // `[authzid]⧵0user⧵0password`: two NULs, a user's name and a password (not a
         // placeholder's, `password`, review 73).
-        here_or_later(&|p: &[u8]| {
+        let plain = |p: &[u8]| {
             let mut parts = p.split(|&c| c == 0);
             let (_, user, password) = (parts.next(), parts.next(), parts.next());
             text_of(p)
                 && parts.next().is_none()
                 && user.is_some_and(printable)
                 && password.is_some_and(|w| printable(w) && !placeholder_bytes(w))
-        })
+        };
+        // (Dovecot's response on the request's line, or else sent after it, `CONT⇥1⇥…`.)
+        let line = memchr::memchr(b'\n', &window[word..starts]).map_or(starts, |k| word + k);
+        if dovecot && let Some(resp) = memchr::memmem::find(&window[word..line], b"\tresp=") {
+            return find(word + resp + "\tresp=".len(), false, &plain);
+        }
+        here_or_later(&plain)
     } else if is(b"LOGIN") {
         // (Both prompts' common tail, searched once: `…Fzc3dvcmQ6`.)
         static PROMPT: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
