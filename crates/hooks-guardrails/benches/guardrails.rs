@@ -328,6 +328,13 @@ fn scan_adversarial(c: &mut Criterion) {
             "store_commands_without_secrets",
             fill("fly secrets set FOO=$FOO BAR=${BAR} gh secret set FOO --body-file x vault kv put secret/app foo=@f.json bar=- kubectl create secret generic x --from-literal=k=changeme --from-env-file=.env pulumi config set --secret k ansible-vault encrypt_string --stdin-name 'x' eas env:create --name A --value b1 --visibility plaintext secrets set secrets set kv put kv put config set config set secret generic secret:create env:create encrypt_string setup keys are rotated setup key: THIS WILL BE SHOWN setup key: AAAA BBBB CCCC 2222 emergency scratch codes: 5 left Setup key Setup key a001 LOGIN bob {8} PASS  src/app.test.js\nUSER guide\nPASS the salt\nAUTHENTICATE PLAIN\n a2 LOGIN x \" LOGIN PASS **** secretGenerator:\n- name: x\n  literals:\n  - k=${T}\n  - a=VALUE1\nconfigMapGenerator:\n- literals:\n  - b=Zq8xW2vT7k\n secretGenerator:\n  secretGenerator:\n", ""),
         ),
+        // Keys' names with no key after them, wallets' calls with no key, Dovecot's logins
+        // with the response hidden or none, setup pages' names with no key, a continuation
+        // in a JSON string.
+        (
+            "key_names_without_keys",
+            fill("encryption key: AES-256-GCM-with-HKDF-SHA256 master key is stored in KMS AES key: Zk3v9Qx2LmT7pWc8 signing key:\n\n-----BEGIN PGP PUBLIC KEY BLOCK----- Wallet(process.env.PK) new Wallet('0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f36231') from_key( privateKeyToAccount(` Buffer.from( aes_key=${AES_KEY} FERNET_KEY= Your key: THIS WILL BE SHOWN this code this code into your app: AUTH\t1\tPLAIN\tservice=imap\tresp=<hidden>\nAUTH\t2\tPLAIN\tservice=smtp\n ls \\\\\\n -l ", ""),
+        ),
         // The positional tools added last (PuTTY's, the hashing tools', MinIO's, Oracle's),
         // none given a password.
         (

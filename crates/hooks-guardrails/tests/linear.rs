@@ -294,6 +294,13 @@ fn family(name: &str, n: usize) -> String {
         "store_commands_without_secrets" => {
             "fly secrets set FOO=$FOO BAR=${BAR} gh secret set FOO --body-file x vault kv put secret/app foo=@f.json bar=- kubectl create secret generic x --from-literal=k=changeme --from-env-file=.env pulumi config set --secret k ansible-vault encrypt_string --stdin-name 'x' eas env:create --name A --value b1 --visibility plaintext secrets set secrets set kv put kv put config set config set secret generic secret:create env:create encrypt_string setup keys are rotated setup key: THIS WILL BE SHOWN setup key: AAAA BBBB CCCC 2222 emergency scratch codes: 5 left Setup key Setup key a001 LOGIN bob {8} PASS  src/app.test.js\nUSER guide\nPASS the salt\nAUTHENTICATE PLAIN\n a2 LOGIN x \" LOGIN PASS **** secretGenerator:\n- name: x\n  literals:\n  - k=${T}\n  - a=VALUE1\nconfigMapGenerator:\n- literals:\n  - b=Zq8xW2vT7k\n secretGenerator:\n  secretGenerator:\n".repeat(n / 837)
         }
+        // Keys' names with no key after them (an algorithm, prose, a short id, a variable,
+        // a PGP block after a blank line), wallets' calls with no key (a variable, 63 hex
+        // digits, a call left open), Dovecot's logins with the response hidden or none,
+        // setup pages' names with no key, a continuation in a JSON string.
+        "key_names_without_keys" => {
+            "encryption key: AES-256-GCM-with-HKDF-SHA256 master key is stored in KMS AES key: Zk3v9Qx2LmT7pWc8 signing key:\n\n-----BEGIN PGP PUBLIC KEY BLOCK----- Wallet(process.env.PK) new Wallet('0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f36231') from_key( privateKeyToAccount(` Buffer.from( aes_key=${AES_KEY} FERNET_KEY= Your key: THIS WILL BE SHOWN this code this code into your app: AUTH\t1\tPLAIN\tservice=imap\tresp=<hidden>\nAUTH\t2\tPLAIN\tservice=smtp\n ls \\\\\\n -l ".repeat(n / 471)
+        }
         // The positional tools added last, none given a password.
         "tools_added_last_without_passwords" => {
             "plink -pw $X mkpasswd -m x openssl passwd -in f mc alias set a b c $Y expdp parfile=p rman target / ".repeat(n / 100)
@@ -435,7 +442,7 @@ const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpw
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
 
-const FAMILIES: [&str; 142] = [
+const FAMILIES: [&str; 143] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -545,6 +552,7 @@ const FAMILIES: [&str; 142] = [
     "wifi_codes_and_wallet_keys_without_secrets",
     "mail_logins_and_key_groups_without_secrets",
     "store_commands_without_secrets",
+    "key_names_without_keys",
     "tools_added_last_without_passwords",
     "hex_runs",
     "cards_glued_in_a_word",

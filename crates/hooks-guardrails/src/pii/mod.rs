@@ -2254,7 +2254,7 @@ pub(crate) mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().compiled.kinds.len(), 25);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 26);
         assert_eq!(PiiDetector::new().compiled.passes.len(), PASSES);
     }
 
@@ -7858,6 +7858,62 @@ pub(crate) mod tests {
             "Use this code from the authenticator app on your phone now: JBSWY3DPEHPK3PXP",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
+        }
+    }
+
+    /// A symmetric or signing key under a name prose and code give it where no secret's
+    /// name stands (`encryption key: 3f9a…`, `FERNET_KEY = "…"`), and a wallet's private
+    /// key in the call that takes it (`new Wallet('0x…')`): every release left them in
+    /// clear.
+    #[test]
+    fn keys_under_their_names_and_wallets_keys_are_secrets() {
+        let d = PiiDetector::new();
+        let h = "4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318";
+        let hx = format!("0x{h}");
+        let fernet = "q3t6w9zC4FJ7NcRfUjXn2r5u8xADGKaPdSgVkYp3s6v=";
+        for (text, want) in [
+            (format!("encryption key: {}", &h[..32]), &h[..32]),
+            (format!("The master key is {hx}."), hx.as_str()),
+            (format!("Signing key:\n  {h}"), h),
+            (format!("AES-256 key: {h}"), h),
+            (format!("aes_key = '{h}'"), h),
+            (format!("APP_AES_KEY={h}"), h),
+            (format!("FERNET_KEY={fernet}"), fernet),
+            (format!("Fernet key: {fernet}"), fernet),
+            (format!("new Wallet('{hx}')"), hx.as_str()),
+            (
+                format!("const w = new ethers.Wallet(\"{hx}\", provider);"),
+                hx.as_str(),
+            ),
+            (format!("acct = Account.from_key('{hx}')"), hx.as_str()),
+            (format!("privateKeyToAccount(`{hx}`)"), hx.as_str()),
+            (
+                format!("Wallet.fromPrivateKey(Buffer.from('{h}', 'hex'))"),
+                h,
+            ),
+        ] {
+            finds_and_redacts(&d, &text, &[want]);
+        }
+        for text in [
+            // (Prose, an algorithm's name, paths, variables, ids, ARNs; a key's id or
+            // fingerprint; a PGP block's comment above its body; a test key of zeros; a
+            // call glued to a longer name; a hash that is no key's length.)
+            "the encryption key is stored in KMS; master keys are rotated yearly".to_owned(),
+            "encryption key: AES-256-GCM-with-HKDF-SHA256".to_owned(),
+            "signing key: /etc/keys/signing-2024.pem; master key: ${MASTER_KEY}".to_owned(),
+            "master key: arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+                .to_owned(),
+            "encryption key id: 1234abcd-12ab-34cd-56ef-1234567890ab".to_owned(),
+            "Signing key ID: 3AA5C34371567BD2; AES key size: 256".to_owned(),
+            "master key = KeyManagementServiceKeyArn2024".to_owned(),
+            "Comment: release signing key\n\nmDMETpxYkhYJKwYBBAHaRw8B/NF+TFDsCKFIlY1l6QvyfzKaQn9P"
+                .to_owned(),
+            "new Wallet(process.env.PRIVATE_KEY)".to_owned(),
+            format!("new Wallet('0x{}1')", "0".repeat(63)),
+            format!("MyWallet('{hx}')"),
+            format!("new Wallet('{}')", &h[..40]),
+        ] {
+            assert_eq!(d.detect(&text), [], "{text}");
         }
     }
 

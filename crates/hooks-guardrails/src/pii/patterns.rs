@@ -1224,6 +1224,55 @@ fn seventeenth_pass_trigger() -> String {
     ])
 }
 
+/// The names prose and code give a symmetric key, a master key or a signing key where no
+/// other name of a secret stands (`encryption key: 3f9a…`, `the master key is …`, `AES-256
+/// key: …`, `aes_key = '…'`, `FERNET_KEY=…`; `encryption_key` and `masterKey` are secrets'
+/// names already): the value only a key's hex or base64 (see
+/// `validate::crypto_key_value`). Among the eighteenth pass's literals (see
+/// [`eighteenth_pass_trigger`]).
+pub(super) const CRYPTO_KEY_NAMES: [&str; 22] = [
+    "encryption key",
+    "Encryption key",
+    "Encryption Key",
+    "ENCRYPTION KEY",
+    "decryption key",
+    "Decryption key",
+    "master key",
+    "Master key",
+    "Master Key",
+    "signing key",
+    "Signing key",
+    "Signing Key",
+    "AES key",
+    "AES-256 key",
+    "AES-128 key",
+    "AES256 key",
+    "aes_key",
+    "AES_KEY",
+    "aesKey",
+    "Fernet key",
+    "fernet_key",
+    "FERNET_KEY",
+];
+
+/// The calls that take a wallet's private key as their first argument, as scripts write
+/// it in a string (see `validate::wallet_call_key`): ethers' `new Wallet('0x…')`,
+/// eth-account's `Account.from_key('0x…')`, viem's and web3.js's
+/// `privateKeyToAccount('0x…')`, ethereumjs-wallet's
+/// `Wallet.fromPrivateKey(Buffer.from('…', 'hex'))`. Among the eighteenth pass's literals.
+pub(super) const WALLET_CALLS: [&str; 4] = [
+    "Wallet(",
+    "from_key(",
+    "privateKeyToAccount(",
+    "fromPrivateKey(",
+];
+
+/// The trigger of the eighteenth pass: [`CRYPTO_KEY_NAMES`] and [`WALLET_CALLS`], 26
+/// literals (see `validate::eighteenth_pass_secret`): the seventeenth pass holds 31.
+fn eighteenth_pass_trigger() -> String {
+    literals(&[&CRYPTO_KEY_NAMES, &WALLET_CALLS])
+}
+
 /// The trigger of the fifteenth pass: [`SEED_NAMES`], [`EXTENDED_KEY_PREFIXES`], a Wi-Fi
 /// QR code's `WIFI:` and [`KUBE_SECRET`]'s first five — 31 literals, the prefilter's
 /// faster kind (see `validate::wallet_secret`). With `WIFI:` among them, the command-line
@@ -1795,8 +1844,10 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// and a Wi-Fi QR code's password; pass 15: the rest of its literals (see
 /// [`sixteenth_pass_trigger`]); pass 16: secret stores' commands, two-factor setup's
 /// names, mail logins, Kustomize's generator and a Secret's kind quoted (see
-/// [`seventeenth_pass_trigger`]). At one start, passes are asked in this order.
-pub(super) const PASSES: usize = 17;
+/// [`seventeenth_pass_trigger`]); pass 17: keys under their names in prose and wallets'
+/// keys in calls (see [`eighteenth_pass_trigger`]). At one start, passes are asked in this
+/// order.
+pub(super) const PASSES: usize = 18;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after
 /// another command's name on its line, `curl -T mysql.sql -u admin:…`): after such a value,
@@ -2796,7 +2847,7 @@ pub(super) fn specs() -> Vec<Spec> {
         // A secret store's command that sets values under keys of any name (see
         // `STORE_COMMANDS`), what two-factor sign-in's setup shows once (see
         // `SETUP_NAMES`), a mailbox's or an FTP server's login (see `MAIL_LOGINS`),
-        // Kustomize's generated Secrets, a Secret's kind quoted: a pass of its own, 22
+        // Kustomize's generated Secrets, a Secret's kind quoted: a pass of its own, 31
         // literals, so that neither the fifteenth pass's prefilter nor the sixteenth's (31
         // each) passes 32.
         spec(
@@ -2806,6 +2857,16 @@ pub(super) fn specs() -> Vec<Spec> {
             seventeenth_pass_trigger(),
             SECRET_WINDOW,
             super::validate::seventeenth_pass_secret,
+        ),
+        // A symmetric or signing key under its name in prose, a wallet's private key in a
+        // call (see `CRYPTO_KEY_NAMES`, `WALLET_CALLS`): the seventeenth pass is full.
+        spec(
+            Entity::Secret,
+            17,
+            eighteenth_pass_trigger(),
+            eighteenth_pass_trigger(),
+            SECRET_WINDOW,
+            super::validate::eighteenth_pass_secret,
         ),
         // A data source name as Go's MySQL driver writes it, `root:…@tcp(db:3306)/app`:
         // from its protocol, the credentials read back (the prefilter's 32nd literal; its

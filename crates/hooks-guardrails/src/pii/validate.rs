@@ -11244,6 +11244,88 @@ pub(super) fn seventeenth_pass_secret(
     }
 }
 
+/// What the eighteenth pass's literal at `s..e` (see `patterns::eighteenth_pass_trigger`)
+/// starts, not glued to a letter or a digit before it: a wallet's private key in a call
+/// (see [`wallet_call_key`]), else a key under its name (see [`crypto_key_value`]).
+pub(super) fn eighteenth_pass_secret(
+    text: &str,
+    s: usize,
+    e: usize,
+    _: &Freed,
+) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    if s > 0 && b[s - 1].is_ascii_alphanumeric() {
+        return None;
+    }
+    if b[e - 1] == b'(' {
+        wallet_call_key(b, e)
+    } else {
+        crypto_key_value(b, e)
+    }
+}
+
+/// A wallet's private key as a call's first argument at `at` (just past its `(`; see
+/// `patterns::WALLET_CALLS`): in quotes (`'`, `"`, a backtick), `0x` or not, then 64 hex
+/// digits, letters and digits among them (see [`hex_key`]: not `0x00…01`), up to the
+/// closing quote — in `Buffer.from(…)` too. Not a variable (`new Wallet(process.env.PK)`),
+/// not a hash of another length.
+fn wallet_call_key(b: &[u8], at: usize) -> Option<(usize, usize)> {
+    let mut at = at + leading_blanks(&b[at..]);
+    if b[at..].starts_with(b"Buffer.from(") {
+        at += "Buffer.from(".len();
+        at += leading_blanks(&b[at..]);
+    }
+    let q = *b.get(at)?;
+    if !matches!(q, b'"' | b'\'' | b'`') {
+        return None;
+    }
+    let v = at + 1;
+    let prefix = if b[v..].starts_with(b"0x") { 2 } else { 0 };
+    let n = b[v + prefix..]
+        .iter()
+        .take(65)
+        .take_while(|c| c.is_ascii_hexdigit())
+        .count();
+    let end = v + prefix + n;
+    (n == 64 && b.get(end) == Some(&q) && hex_key(&b[v..end])).then_some((v, end))
+}
+
+/// A key's value after its name ends at `e` (see `patterns::CRYPTO_KEY_NAMES`), past the
+/// name's marks (see [`name_separators`]) or `is`: hex (see [`hex_key`]: 32 to 128 digits,
+/// `0x` or not) or base64 of 16 bytes or more as a machine makes it (see [`machine_made`];
+/// standard or URL-safe, padded or not: a Fernet key), not glued to more; on a later line
+/// only after a `:` or `=`. Not a path, a URL, a variable, an algorithm's name
+/// (`AES-256-GCM-with-HKDF-SHA256`) or prose.
+fn crypto_key_value(b: &[u8], e: usize) -> Option<(usize, usize)> {
+    let mut at = name_separators(b, e);
+    if let Some(verb) = [&b"is "[..], b"was "]
+        .iter()
+        .find(|v| b[at..].starts_with(v))
+        && at > e
+    {
+        at = name_separators(b, at + verb.len());
+    }
+    // (On a later line only after a mark, `Encryption key:⏎  3f9a…`: not a PGP block's
+    // comment, `Comment: release signing key⏎⏎mDMETpx…`.)
+    let marks = &b[e..at];
+    if at == e || (marks.contains(&b'\n') && !marks.iter().any(|c| matches!(c, b':' | b'='))) {
+        return None;
+    }
+    let key = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_');
+    let n = b[at..].iter().take(129).take_while(|c| key(c)).count();
+    let pad = b[at + n..]
+        .iter()
+        .take(2)
+        .take_while(|&&c| c == b'=')
+        .count();
+    let v = &b[at..at + n];
+    let glued = b
+        .get(at + n + pad)
+        .is_some_and(|&c| key(&c) || c == b'=' || c >= 0x80);
+    let base64 = (22..=128).contains(&n) && distinct_bytes(v) * 2 >= n && machine_made(v);
+    (!glued && (hex_key(v) || base64)).then_some((at, at + n + pad))
+}
+
 /// How far back from `PASS` [`mail_login`] looks for the `USER` command before it.
 const USER_BEFORE: usize = 512;
 
