@@ -235,8 +235,9 @@ fn next_folding(text: &str, from: usize) -> Option<usize> {
 /// `&nbsp;`, `&shy;`, `&lt;`, `&quot;` (HTML), `%2B`, `%20`, `%40`, `%0A`, `%3D` (URLs: any encoded
 /// punctuation or white space) — HTML and URL escapes also escaped twice or three times
 /// (`&amp;#64;`, `%2540`, `%252540`: a link inside a link's query).
-/// Returns the escape's end and the character.
-fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
+/// Returns the escape's end and the character. `continued`: three backslashes before `n`,
+/// `r` or `t` are an escaped backslash, then the escape (see [`fold_continued`]).
+fn escape_at(text: &str, p: usize, continued: bool) -> Option<(usize, char)> {
     let b = text.as_bytes();
     match b.get(p)? {
         b'\\' => {
@@ -246,15 +247,9 @@ fn escape_at(text: &str, p: usize) -> Option<(usize, char)> {
                 return None;
             }
             let u = p + slashes;
-            // Three after a blank and before a line break or a tab: an escaped backslash,
-            // then the escape (a shell's line continued in a JSON string: `ls \\\n  -l`).
-            // The first stays as it is; the escape is read from the next backslash.
-            // (Elsewhere the three are one break: a key's lines so joined, `Sk\\\n9tp`.)
-            if slashes == 3
-                && matches!(b.get(u), Some(b'n' | b'r' | b't'))
-                && p > 0
-                && matches!(b[p - 1], b' ' | b'\t')
-            {
+            // (Read as [`fold_continued`] reads them: the first stays as it is, the escape
+            // is read from the next backslash.)
+            if continued && slashes == 3 && matches!(b.get(u), Some(b'n' | b'r' | b't')) {
                 return None;
             }
             match b.get(u)? {
@@ -403,6 +398,7 @@ fn next_escape(
     text: &str,
     from: usize,
     mut known: Option<&mut PathMemo>,
+    continued: bool,
 ) -> Option<(usize, usize, char)> {
     let b = text.as_bytes();
     let mut i = from;
@@ -419,7 +415,7 @@ fn next_escape(
                 continue;
             }
         }
-        if let Some((end, c)) = escape_at(text, p) {
+        if let Some((end, c)) = escape_at(text, p, continued) {
             return Some((p, end, c));
         }
         i = p + 1;
@@ -603,19 +599,69 @@ fn earlier(
 /// The folded form of `text`, or `None` when folding changes nothing (all ASCII without
 /// escapes, or no character that folds): then the text is scanned as it is.
 pub(super) fn fold(text: &str) -> Option<Folded> {
-    fold_as(text, false, false)
+    fold_as(text, false, false, false)
+}
+
+/// [`fold`], reading three backslashes before `n`, `r` or `t` as an escaped backslash and
+/// then the escape — a shell's line continued in a JSON string, `"mysql -u root \\\n
+/// -p…"`, where [`fold`] reads one break (as a key's lines joined so are read best,
+/// `…Sk\\\n9tpy…`).
+pub(super) fn fold_continued(text: &str) -> Option<Folded> {
+    fold_as(text, false, false, true)
+}
+
+/// The parts of `text` to read again as [`fold_continued`] reads them: around each run of
+/// exactly three backslashes before `n` or `r`, its real line (at most 1 KiB on either
+/// side of it); parts that touch are joined. Empty for most text.
+pub(super) fn continued_regions(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while let Some(k) = memchr::memmem::find(&b[i..], br"\\\") {
+        let p = i + k;
+        let run = b[p..].iter().take(4).take_while(|&&c| c == b'\\').count();
+        i = p + run;
+        if run == 3
+            && matches!(b.get(p + run), Some(b'n' | b'r'))
+            && out.last().is_none_or(|&(_, e)| p >= e)
+        {
+            push_region(text, p, &mut out);
+        }
+    }
+    out
+}
+
+/// Adds the real line around `p` (at most 1 KiB on either side of it) to `out`, joined to
+/// the last part where they touch.
+fn push_region(text: &str, p: usize, out: &mut Vec<(usize, usize)>) {
+    let b = text.as_bytes();
+    let floor = p.saturating_sub(1024);
+    let start = b[floor..p]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(floor, |n| floor + n + 1);
+    let ceiling = b.len().min(p + 1024);
+    let end = memchr::memchr(b'\n', &b[p..ceiling]).map_or(ceiling, |n| p + n);
+    let (start, end) = (
+        super::floor_char_boundary(text, start),
+        super::ceil_char_boundary(text, end),
+    );
+    match out.last_mut() {
+        Some(last) if start <= last.1 => last.1 = last.1.max(end),
+        _ => out.push((start, end)),
+    }
 }
 
 /// [`fold`], reading every `+` that may be a form-encoded space (see [`form_space_at`]) as
 /// one (`phone=415+555+2671`).
 pub(super) fn fold_form(text: &str) -> Option<Folded> {
-    fold_as(text, true, false)
+    fold_as(text, true, false, false)
 }
 
 /// [`fold`], reading a Windows path's separators as written, not as escapes
 /// (`D:\apps\redis-cli.exe`: see [`path_separator`]).
 pub(super) fn fold_paths(text: &str) -> Option<Folded> {
-    fold_as(text, false, true)
+    fold_as(text, false, true, false)
 }
 
 /// The parts of `text` to read again with a Windows path's separators as written (see
@@ -638,32 +684,18 @@ pub(super) fn path_regions(text: &str) -> Vec<(usize, usize)> {
         {
             continue;
         }
-        let floor = p.saturating_sub(1024);
-        let start = b[floor..p]
-            .iter()
-            .rposition(|&c| c == b'\n')
-            .map_or(floor, |n| floor + n + 1);
-        let ceiling = b.len().min(p + 1024);
-        let end = memchr::memchr(b'\n', &b[p..ceiling]).map_or(ceiling, |n| p + n);
-        let (start, end) = (
-            super::floor_char_boundary(text, start),
-            super::ceil_char_boundary(text, end),
-        );
-        match out.last_mut() {
-            Some(last) if start <= last.1 => last.1 = last.1.max(end),
-            _ => out.push((start, end)),
-        }
+        push_region(text, p, &mut out);
     }
     out
 }
 
-fn fold_as(text: &str, form: bool, paths: bool) -> Option<Folded> {
+fn fold_as(text: &str, form: bool, paths: bool, continued: bool) -> Option<Folded> {
     // The next character to fold and the next escape, each found once and kept until the
     // copy passes it (so the text is searched once for each).
     let mut char_at = next_folding(text, 0);
     // Escapes, and form-encoded spaces: each stream searched once, the earlier one taken.
     let mut known = PathMemo::default();
-    let mut coded_at = next_escape(text, 0, paths.then_some(&mut known));
+    let mut coded_at = next_escape(text, 0, paths.then_some(&mut known), continued);
     let mut plus_at = if form { next_form_space(text, 0) } else { None };
     let mut esc_at = earlier(coded_at, plus_at);
     if char_at.is_none() && esc_at.is_none() {
@@ -708,7 +740,7 @@ fn fold_as(text: &str, form: bool, paths: bool) -> Option<Folded> {
             char_at = next_folding(text, b);
         }
         if coded_at.is_some_and(|(x, _, _)| x < b) {
-            coded_at = next_escape(text, b, paths.then_some(&mut known));
+            coded_at = next_escape(text, b, paths.then_some(&mut known), continued);
         }
         if plus_at.is_some_and(|(x, _, _)| x < b) {
             plus_at = next_form_space(text, b);
@@ -785,7 +817,7 @@ mod tests {
                 let text = unit.repeat(n);
                 let mut known = PathMemo::default();
                 let mut i = 0;
-                while let Some((_, end, _)) = next_escape(&text, i, Some(&mut known)) {
+                while let Some((_, end, _)) = next_escape(&text, i, Some(&mut known), false) {
                     i = end;
                 }
                 assert!(
@@ -885,18 +917,23 @@ mod tests {
         );
         // Four backslashes are not an escape this reads.
         assert!(fold(r"a\\\\").is_none());
-        // Three after a blank and before a break or a tab: a backslash, then the break (a
-        // shell's line continued in a JSON string), the break mapped back to its escape.
+        // Three before a break or a tab, as `fold_continued` reads them: a backslash, then
+        // the break (a shell's line continued in a JSON string), the break mapped back to
+        // its escape; as `fold` reads them, one break.
         for (t, want) in [
             (r"ls \\\n  -l", "ls \\\n  -l"),
             (r"ls \\\r\n  -l", "ls \\\r\n  -l"),
             (r"ls \\\t-l", "ls \\\t-l"),
         ] {
-            let f = fold(t).unwrap();
+            let f = fold_continued(t).unwrap();
             assert_eq!(f.text, want, "{t:?}");
             assert_eq!(f.original(3, 4), (3, 4), "{t:?}");
             assert_eq!(f.original(4, 5), (4, 7), "{t:?}");
+            assert!(!fold(t).unwrap().text.contains('\\'), "{t:?}");
         }
+        // The parts read so: each line that holds exactly three before `n` or `r`.
+        let t = "a\nb \\\\\\n c\nd \\\\n e\nf \\\\\\\\n g";
+        assert_eq!(continued_regions(t), [(2, 10)]);
     }
 
     /// Box drawing folds to the ASCII table it draws, each character mapped back whole.
