@@ -7614,6 +7614,23 @@ pub(crate) mod tests {
                 ),
                 plain,
             ),
+            // (Review 79: its tabs copied as blanks, an empty response then `CONT`,
+            // OAuth's mechanisms.)
+            (
+                format!("client in: AUTH    1       PLAIN   service=imap    resp={plain}"),
+                plain,
+            ),
+            (
+                format!(
+                    "client in: AUTH\t1\tPLAIN\tservice=imap\tresp=\n\
+                     client in: CONT\t1\t{plain}"
+                ),
+                plain,
+            ),
+            (
+                format!("client in: AUTH\t1\tXOAUTH2\tservice=imap\tresp={xoauth}"),
+                xoauth,
+            ),
         ] {
             finds_and_redacts(&d, &text, &[want]);
         }
@@ -7636,6 +7653,7 @@ pub(crate) mod tests {
             "auth: Debug: client in: AUTH\t1\tPLAIN\tservice=imap\tresp=<hidden>",
             "auth: Debug: client in: AUTH\t1\tPLAIN\tservice=imap\tresp=AGJvYgBwYXNzd29yZA==",
             "auth: Debug: client in: AUTH\t1\tPLAIN\tservice=imap\tresp=dGVzdA==",
+            "AUTH 1 PLAIN is step one; see RFC 4616",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
@@ -7841,6 +7859,15 @@ pub(crate) mod tests {
                 "jbsw y3dp ehpk 3pxp",
             ),
             ("your key is JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
+            // (Review 79: setup screens' capitalised labels; digits and dashes in the words
+            // before the colon.)
+            ("Your Key: KZXW 4YLM NBQX A5DD", "KZXW 4YLM NBQX A5DD"),
+            ("Manual Entry Key: JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
+            ("Authenticator key: JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
+            (
+                "Or enter this code into your two-factor app: KZXW 4YLM NBQX A5DD",
+                "KZXW 4YLM NBQX A5DD",
+            ),
         ] {
             finds_and_redacts(&d, text, &[want]);
         }
@@ -7864,6 +7891,13 @@ pub(crate) mod tests {
             "rotate this key: it leaked",
             "Run this code:\nprint('hi')",
             "Use this code from the authenticator app on your phone now: JBSWY3DPEHPK3PXP",
+            // (Review 79: after the names weaker than `setup key`, hex (a cache's key),
+            // names made of words, a length no key has.)
+            "this key: 3fa2b4c6d7e5a2f3; cache under this key: 5f3e2d4c6b7a2e3f",
+            "Note: your key: sha256withrsaencryption",
+            "your key = route53hostedzone; your key = gpt4turbopreview",
+            "your key = HTTP2STREAMWINDOWSIZE; this key (primary): ORDERS2CUSTOMERS",
+            "this key looks like this: AKIA2EXAMPLE7KEYS",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

@@ -1267,10 +1267,24 @@ pub(super) const WALLET_CALLS: [&str; 4] = [
     "fromPrivateKey(",
 ];
 
-/// The trigger of the eighteenth pass: [`CRYPTO_KEY_NAMES`] and [`WALLET_CALLS`], 26
-/// literals (see `validate::eighteenth_pass_secret`): the seventeenth pass holds 31.
+/// More names of a one-time password's key, as [`SETUP_NAMES`] (see
+/// `validate::setup_secret`): setup screens' capitalised labels (`Your Key`, `Manual Entry
+/// Key`) and `authenticator key`. Among the eighteenth pass's literals, the seventeenth's
+/// being full.
+pub(super) const MORE_SETUP_NAMES: [&str; 6] = [
+    "Your Key",
+    "This Code",
+    "Entry Key",
+    "Entry Code",
+    "authenticator key",
+    "Authenticator key",
+];
+
+/// The trigger of the eighteenth pass: [`CRYPTO_KEY_NAMES`], [`WALLET_CALLS`] and
+/// [`MORE_SETUP_NAMES`], 32 literals (see `validate::eighteenth_pass_secret`): the
+/// seventeenth pass holds 31, and past 32 a prefilter reads 16 bytes a step.
 fn eighteenth_pass_trigger() -> String {
-    literals(&[&CRYPTO_KEY_NAMES, &WALLET_CALLS])
+    literals(&[&CRYPTO_KEY_NAMES, &WALLET_CALLS, &MORE_SETUP_NAMES])
 }
 
 /// The trigger of the fifteenth pass: [`SEED_NAMES`], [`EXTENDED_KEY_PREFIXES`], a Wi-Fi

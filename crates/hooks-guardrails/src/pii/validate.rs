@@ -11245,8 +11245,10 @@ pub(super) fn seventeenth_pass_secret(
 }
 
 /// What the eighteenth pass's literal at `s..e` (see `patterns::eighteenth_pass_trigger`)
-/// starts, not glued to a letter or a digit before it: a wallet's private key in a call
-/// (see [`wallet_call_key`]), else a key under its name (see [`crypto_key_value`]).
+/// starts, not glued to a letter or a digit before it: a one-time password's key under
+/// one of `patterns::MORE_SETUP_NAMES` (see [`setup_secret`]), a wallet's private key in
+/// a call (see [`wallet_call_key`]), else a key under its name (see
+/// [`crypto_key_value`]).
 pub(super) fn eighteenth_pass_secret(
     text: &str,
     s: usize,
@@ -11256,6 +11258,9 @@ pub(super) fn eighteenth_pass_secret(
     let b = text.as_bytes();
     if s > 0 && b[s - 1].is_ascii_alphanumeric() {
         return None;
+    }
+    if super::patterns::MORE_SETUP_NAMES.contains(&&text[s..e]) {
+        return setup_secret(text, s, e);
     }
     if b[e - 1] == b'(' {
         wallet_call_key(b, e)
@@ -11524,12 +11529,13 @@ fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
 /// What two-factor sign-in's setup shows once under its name at `s..e` (a whole word's
 /// start): the emergency scratch codes Google's PAM module prints, as recovery codes are
 /// read (see [`recovery_codes`]); a one-time password's key after `setup key`, `your key`,
-/// `this code`, … (see `patterns::SETUP_NAMES`; as a service gives it to be typed in:
-/// `Setup key: JBSW Y3DP EHPK 3PXP`, `your setup key is jbswy3dpehpk3pxp`), past a remark
-/// or up to six words before its colon (`Setup key (time based):`, `setup key instead:`,
-/// `this code into your authentication app:`), the name's marks (see [`name_separators`])
-/// or `is`, in groups (see [`base32_groups`]; joined by dashes too) or one run (see
-/// [`base32_key`]), quoted or not.
+/// `this code`, … (see `patterns::SETUP_NAMES`, `patterns::MORE_SETUP_NAMES`; as a service
+/// gives it to be typed in: `Setup key: JBSW Y3DP EHPK 3PXP`, `your setup key is
+/// jbswy3dpehpk3pxp`), past a remark or up to six words before its colon (`Setup key (time
+/// based):`, `setup key instead:`, `this code into your authentication app:`), the name's
+/// marks (see [`name_separators`]) or `is`, in groups (see [`base32_groups`]; joined by
+/// dashes too) or one run (see [`base32_key`]; after a name other than `setup key`, not
+/// hex nor a name made of words), quoted or not.
 fn setup_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     if s > 0 && (b[s - 1].is_ascii_alphanumeric() || b[s - 1] == b'_') {
@@ -11543,13 +11549,16 @@ fn setup_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     // authentication app: …`.)
     let remark = match b.get(e..e + 2) {
         Some(b" (") => memchr::memchr(b')', &b[e..b.len().min(e + 24)]).map(|k| e + k + 1),
-        // (The colon found first: prose with none is read no further.)
+        // (The colon found first: prose with none is read no further. Words of letters,
+        // digits and dashes, `your 2FA app`, `two-factor app`, review 79.)
         Some([b' ', c]) if c.is_ascii_alphabetic() => {
             memchr::memchr(b':', &b[e..b.len().min(e + 49)])
                 .map(|k| e + k)
                 .filter(|&colon| {
                     let words = &b[e..colon];
-                    words.iter().all(|c| c.is_ascii_alphabetic() || *c == b' ')
+                    words
+                        .iter()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b' ' | b'-'))
                         && words
                             .split(|&c| c == b' ')
                             .filter(|w| !w.is_empty())
@@ -11594,7 +11603,22 @@ fn setup_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     let glued = b
         .get(at + n)
         .is_some_and(|&c| c == b'_' || c == b'-' || c >= 0x80);
-    (!glued && base32_key(&key[..n])).then_some((at, at + n))
+    // (One run after a name weaker than `setup key` — `this key`, `your key` —: a key's
+    // length (80, 128, 160 or 256 bits), not hex (a cache's key), no run of eight letters
+    // or more a third of them vowels (`ORDERS2CUSTOMERS`, `gpt4turbopreview`: about 7% of
+    // random keys of 16 are lost so, none written in groups), review 79.)
+    let v = &key[..n];
+    let weak = !b[s..e].eq_ignore_ascii_case(b"setup key");
+    let hex = v
+        .iter()
+        .filter(|c| c.is_ascii_alphabetic())
+        .all(|c| matches!(c.to_ascii_lowercase(), b'a'..=b'f'));
+    let wordy = v.split(|c| !c.is_ascii_alphabetic()).any(|run| {
+        let vowels = run.iter().filter(|c| b"AEIOUaeiou".contains(c)).count();
+        run.len() >= 8 && vowels * 3 >= run.len()
+    });
+    let plain = !weak || ([16, 26, 32, 52].contains(&n) && !hex && !wordy);
+    (!glued && base32_key(v) && plain).then_some((at, at + n))
 }
 
 /// Whether one of `patterns::STORE_COMMANDS` starts at `p`.
@@ -13745,15 +13769,16 @@ fn sasl_password(text: &str, at: usize) -> Option<(usize, usize)> {
     let mut mech = at + leading_blanks(&b[at..]);
     // (Dovecot's auth protocol, as its debug log prints it: a request's id and a tab before
     // the mechanism, the response among the parameters after it, `AUTH⇥1⇥PLAIN⇥service=imap
-    // ⇥…⇥resp=AGJvYgBo…`.)
+    // ⇥…⇥resp=AGJvYgBo…`; its tabs copied from a terminal as blanks, review 79.)
     let id = b[mech..]
         .iter()
         .take(11)
         .take_while(|c| c.is_ascii_digit())
         .count();
-    let dovecot = mech > at && (1..=10).contains(&id) && b.get(mech + id) == Some(&b'\t');
+    let after_id = leading_blanks(&b[mech + id..]);
+    let dovecot = mech > at && (1..=10).contains(&id) && after_id > 0;
     if dovecot {
-        mech += id + 1;
+        mech += id + after_id;
     }
     let word = b[mech..]
         .iter()
@@ -13829,11 +13854,24 @@ fn sasl_password(text: &str, at: usize) -> Option<(usize, usize)> {
     let printable = |p: &[u8]| !p.is_empty() && !p.iter().any(|c| c.is_ascii_control());
     let text_of = |p: &[u8]| std::str::from_utf8(p).is_ok();
     let same_line = leading_blanks(&window[word..]);
-    let here_or_later = |accept: &dyn Fn(&[u8]) -> bool| {
-        (same_line > 0)
+    // (Dovecot's response on the request's line, a blank before its `resp=`; else, or
+    // where it is empty, sent after it, `CONT⇥1⇥…`.)
+    let line = memchr::memchr(b'\n', &window[word..starts]).map_or(starts, |k| word + k);
+    let resp = dovecot
+        .then(|| {
+            memchr::memmem::find_iter(&window[word..line], b"resp=")
+                .map(|k| word + k)
+                .find(|&k| matches!(window[k - 1], b'\t' | b' '))
+        })
+        .flatten()
+        .map(|k| k + "resp=".len())
+        .filter(|&k| window.get(k).is_some_and(base64_char));
+    let here_or_later = |accept: &dyn Fn(&[u8]) -> bool| match resp {
+        Some(k) => find(k, false, accept),
+        None => (same_line > 0)
             .then(|| find(word + same_line, false, accept))
             .flatten()
-            .or_else(|| find(word, true, accept))
+            .or_else(|| find(word, true, accept)),
     };
     if is(b"PLAIN") {
         // `[authzid]⧵0user⧵0password`: two NULs, a user's name and a password (not a
@@ -13846,11 +13884,6 @@ fn sasl_password(text: &str, at: usize) -> Option<(usize, usize)> {
                 && user.is_some_and(printable)
                 && password.is_some_and(|w| printable(w) && !placeholder_bytes(w))
         };
-        // (Dovecot's response on the request's line, or else sent after it, `CONT⇥1⇥…`.)
-        let line = memchr::memchr(b'\n', &window[word..starts]).map_or(starts, |k| word + k);
-        if dovecot && let Some(resp) = memchr::memmem::find(&window[word..line], b"\tresp=") {
-            return find(word + resp + "\tresp=".len(), false, &plain);
-        }
         here_or_later(&plain)
     } else if is(b"LOGIN") {
         // (Both prompts' common tail, searched once: `…Fzc3dvcmQ6`.)
