@@ -330,10 +330,10 @@ fn scan_adversarial(c: &mut Criterion) {
         ),
         // Keys' names with no key after them, wallets' calls with no key, Dovecot's logins
         // with the response hidden or none, setup pages' names with no key, a continuation
-        // in a JSON string.
+        // in a JSON string; AI services' prefixes with no key.
         (
             "key_names_without_keys",
-            fill("encryption key: AES-256-GCM-with-HKDF-SHA256 master key is stored in KMS AES key: Zk3v9Qx2LmT7pWc8 signing key:\n\n-----BEGIN PGP PUBLIC KEY BLOCK----- Wallet(process.env.PK) new Wallet('0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f36231') from_key( privateKeyToAccount(` Buffer.from( aes_key=${AES_KEY} FERNET_KEY= Your key: THIS WILL BE SHOWN this code this code into your app: AUTH\t1\tPLAIN\tservice=imap\tresp=<hidden>\nAUTH\t2\tPLAIN\tservice=smtp\n ls \\\\\\n -l ", ""),
+            fill("encryption key: AES-256-GCM-with-HKDF-SHA256 master key is stored in KMS AES key: Zk3v9Qx2LmT7pWc8 signing key:\n\n-----BEGIN PGP PUBLIC KEY BLOCK----- Wallet(process.env.PK) new Wallet('0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f36231') from_key( privateKeyToAccount(` Buffer.from( aes_key=${AES_KEY} FERNET_KEY= Your key: THIS WILL BE SHOWN this code this code into your app: AUTH\t1\tPLAIN\tservice=imap\tresp=<hidden>\nAUTH\t2\tPLAIN\tservice=smtp\n ls \\\\\\n -l gsk_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX r8_abc pplx-short tvly-YOUR_API_KEY xai-abababababababababababababababababababababababababababababababababababababababab lsv2_pt_<key> pcsk_x_y fc-barcelona e2b_sandbox sk-lf-... csk-? fw_id nvapi-a-nvapi-a-nvapi-a- bb_live_bb_live_ sk_0123456789abcdef0123456789abcdef0123456789abcdef AccountKey=;AccountKey=*** ", ""),
         ),
         // The positional tools added last (PuTTY's, the hashing tools', MinIO's, Oracle's),
         // none given a password.

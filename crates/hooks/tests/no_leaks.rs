@@ -219,6 +219,9 @@ fn values() -> Vec<(String, String)> {
                 "secret_kube_data" => Some("apiVersion: v1\ndata:\n  URL: {}\nkind: Secret\n"),
                 "secret_store_value" => Some("fly secrets set SESSION={} --stage"),
                 "secret_crypto_key" => Some("encryption key: {}"),
+                "secret_azure_account_key" => {
+                    Some("DefaultEndpointsProtocol=https;AccountName=st;AccountKey={};Endpoint")
+                }
                 "secret_wallet_call" => Some("const signer = new Wallet('{}', provider);"),
                 "secret_terraform_default" => {
                     Some("variable \"db_password\" {\n  type = string\n  default = \"{}\"\n}\n")
@@ -379,7 +382,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1355 + 15);
+    assert_eq!(values.len(), 1164 + 1359 + 15);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

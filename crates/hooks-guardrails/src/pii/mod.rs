@@ -2262,7 +2262,7 @@ pub(crate) mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().compiled.kinds.len(), 26);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 27);
         assert_eq!(PiiDetector::new().compiled.passes.len(), PASSES);
     }
 
@@ -7929,6 +7929,71 @@ pub(crate) mod tests {
             (format!("setup key {e}JBSWY3DPEHPK3PXP"), "JBSWY3DPEHPK3PXP"),
         ] {
             finds_and_redacts(&d, &text, &[want]);
+        }
+    }
+
+    /// Keys AI services and agents' tools issue, found by their prefixes and lengths, and
+    /// an Azure storage account's key in its connection string: every release left them
+    /// in clear (an agent's tools print them bare: a `.env` shown, a config echoed).
+    #[test]
+    fn ai_services_keys_are_secrets() {
+        let d = PiiDetector::new();
+        let mixed = |n: usize| {
+            "Xk9mQ2vL7pRt8sW3Yz1aHb4NcJ6dFg5e"
+                .chars()
+                .cycle()
+                .take(n)
+                .collect::<String>()
+        };
+        let hex = |n: usize| {
+            "8f1c2a3b9d0e4f5a7b6c"
+                .chars()
+                .cycle()
+                .take(n)
+                .collect::<String>()
+        };
+        let account = format!("{}==", mixed(86));
+        for token in [
+            format!("gsk_{}", mixed(52)),
+            format!("r8_{}", mixed(37)),
+            format!("pplx-{}", mixed(48)),
+            format!("tvly-{}", mixed(32)),
+            format!("tvly-dev-{}", mixed(32)),
+            format!("xai-{}", mixed(80)),
+            format!("lsv2_pt_{}_{}", hex(32), hex(10)),
+            format!("pcsk_4Xk9m_{}", mixed(63)),
+            format!("fc-{}", hex(32)),
+            format!("e2b_{}", hex(40)),
+            "sk-lf-8f1c2a3b-1d2e-4f5a-9b8c-7d6e5f4a3b2c".to_owned(),
+            format!("csk-{}", mixed(48).to_ascii_lowercase()),
+            format!("fw_{}", mixed(24)),
+            format!("nvapi-{}", mixed(64)),
+            format!("bb_live_{}", mixed(27)),
+            format!("sk_{}", hex(48)),
+        ] {
+            for text in [
+                format!("here: {token}"),
+                format!("{{\"api_key\": \"{token}\"}}"),
+            ] {
+                finds_and_redacts(&d, &text, &[token.as_str()]);
+            }
+        }
+        let azure = format!(
+            "DefaultEndpointsProtocol=https;AccountName=corpstore;AccountKey={account};\
+             EndpointSuffix=core.windows.net"
+        );
+        finds_and_redacts(&d, &azure, &[account.as_str()]);
+        for text in [
+            // (Placeholders, runs in a row, a length no key has, a token glued to more,
+            // words that start so.)
+            format!("gsk_{}", "X".repeat(52)),
+            format!("sk_{}", "0123456789abcdef".repeat(3)),
+            format!("fc-{}", "0".repeat(32)),
+            format!("xai-{}", mixed(79)),
+            format!("gsk_{}x", mixed(52)),
+            "the fc-barcelona match; tvly-YOUR_API_KEY; r8_abc".to_owned(),
+        ] {
+            assert_eq!(d.detect(&text), [], "{text}");
         }
     }
 

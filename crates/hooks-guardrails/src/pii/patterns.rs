@@ -1859,9 +1859,9 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// [`sixteenth_pass_trigger`]); pass 16: secret stores' commands, two-factor setup's
 /// names, mail logins, Kustomize's generator and a Secret's kind quoted (see
 /// [`seventeenth_pass_trigger`]); pass 17: keys under their names in prose and wallets'
-/// keys in calls (see [`eighteenth_pass_trigger`]). At one start, passes are asked in this
-/// order.
-pub(super) const PASSES: usize = 18;
+/// keys in calls (see [`eighteenth_pass_trigger`]); pass 18: keys AI services issue (see
+/// [`ai_service_tokens`]). At one start, passes are asked in this order.
+pub(super) const PASSES: usize = 19;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after
 /// another command's name on its line, `curl -T mysql.sql -u admin:…`): after such a value,
@@ -2529,6 +2529,37 @@ pub(super) fn prefixed_token_body(m: &str) -> Option<&[u8]> {
     Some(&m.as_bytes()[skip..])
 }
 
+/// Keys that AI services and agents' tools issue, each found by its prefix and its length
+/// (see `validate::validate_ai_token`): Groq's (`gsk_`), Replicate's (`r8_`),
+/// Perplexity's (`pplx-`), Tavily's (`tvly-`, `tvly-dev-`, `tvly-prod-`), xAI's (`xai-`),
+/// LangSmith's (`lsv2_pt_`, `lsv2_sk_`), Pinecone's (`pcsk_`), Firecrawl's (`fc-`), E2B's
+/// (`e2b_`), Langfuse's secret keys (`sk-lf-`), Cerebras' (`csk-`), Fireworks' (`fw_`),
+/// NVIDIA's (`nvapi-`), Browserbase's (`bb_live_`), ElevenLabs' (`sk_` and 48 hex
+/// digits); and an Azure storage account's key in its connection string (`AccountKey=`
+/// and 88 characters of base64). A pass of their own: every other pass's prefilter is
+/// full.
+fn ai_service_tokens() -> String {
+    [
+        format!(r"{B}gsk_[A-Za-z0-9]{{52}}"),
+        format!(r"{B}r8_[A-Za-z0-9]{{37}}"),
+        format!(r"{B}pplx-[A-Za-z0-9]{{48}}"),
+        format!(r"{B}tvly-(?:dev-|prod-)?[A-Za-z0-9]{{32}}"),
+        format!(r"{B}xai-[A-Za-z0-9]{{80}}"),
+        format!(r"{B}lsv2_(?:pt|sk)_[a-f0-9]{{32}}_[a-f0-9]{{10}}"),
+        format!(r"{B}pcsk_[A-Za-z0-9]{{4,10}}_[A-Za-z0-9]{{40,80}}"),
+        format!(r"{B}fc-[a-f0-9]{{32}}"),
+        format!(r"{B}e2b_[a-f0-9]{{40}}"),
+        format!(r"{B}sk-lf-[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}"),
+        format!(r"{B}csk-[a-z0-9]{{48}}"),
+        format!(r"{B}fw_[A-Za-z0-9]{{24}}"),
+        format!(r"{B}nvapi-[A-Za-z0-9_-]{{64}}"),
+        format!(r"{B}bb_live_[A-Za-z0-9_-]{{27}}"),
+        format!(r"{B}sk_[a-f0-9]{{48}}"),
+        format!(r"{B}AccountKey=[A-Za-z0-9+/]{{86}}=="),
+    ]
+    .join("|")
+}
+
 /// The triggers of [`prefixed_tokens`]: each prefix and a few characters of the token.
 fn prefixed_token_triggers() -> String {
     [
@@ -2881,6 +2912,16 @@ pub(super) fn specs() -> Vec<Spec> {
             eighteenth_pass_trigger(),
             SECRET_WINDOW,
             super::validate::eighteenth_pass_secret,
+        ),
+        // Keys AI services and agents' tools issue, an Azure storage account's key (see
+        // `ai_service_tokens`): their exact pattern is their trigger.
+        spec(
+            Entity::Secret,
+            18,
+            ai_service_tokens(),
+            ai_service_tokens(),
+            SECRET_WINDOW,
+            super::validate::validate_ai_token,
         ),
         // A data source name as Go's MySQL driver writes it, `root:…@tcp(db:3306)/app`:
         // from its protocol, the credentials read back (the prefilter's 32nd literal; its

@@ -334,6 +334,39 @@ pub(super) fn validate_secret(
     Some((s, past_the_cap(text, e, e, m)))
 }
 
+/// A key an AI service or an agent's tool issues at `s..e` (see
+/// `patterns::ai_service_tokens`): the length its service gives — no key character glued
+/// after it —, letters and digits in its body, not a placeholder (see [`repeats_a_few`]:
+/// `gsk_XXXX…`; [`in_a_row`]: `sk_0123…cdef…`); of an Azure storage account's connection
+/// string, the key after
+/// `AccountKey=`.
+pub(super) fn validate_ai_token(
+    text: &str,
+    s: usize,
+    e: usize,
+    _: &Freed,
+) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let m = &text[s..e];
+    let account = m.strip_prefix("AccountKey=");
+    let body = account.unwrap_or(m).as_bytes();
+    let glued = b.get(e).is_some_and(|&c| {
+        c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'+' | b'/' | b'=')
+    });
+    let random = body.iter().any(u8::is_ascii_digit) && body.iter().any(u8::is_ascii_alphabetic);
+    if glued || !random || repeats_a_few(m) || in_a_row(body) {
+        return None;
+    }
+    Some((
+        if account.is_some() {
+            s + "AccountKey=".len()
+        } else {
+            s
+        },
+        e,
+    ))
+}
+
 /// Whether a token is a placeholder (`npm_XXXX…`, `…/services/T00000000/B00000000/XXXX…`):
 /// its longest run of letters and digits repeats a handful of characters.
 fn repeats_a_few(m: &str) -> bool {
