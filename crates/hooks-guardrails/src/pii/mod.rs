@@ -2262,7 +2262,7 @@ pub(crate) mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().compiled.kinds.len(), 27);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 28);
         assert_eq!(PiiDetector::new().compiled.passes.len(), PASSES);
     }
 
@@ -7983,6 +7983,16 @@ pub(crate) mod tests {
              EndpointSuffix=core.windows.net"
         );
         finds_and_redacts(&d, &azure, &[account.as_str()]);
+        // A Telegram bot's token: bare (its id was read as a phone number, the secret
+        // after it left in clear), quoted, in its API's URL.
+        let bot = format!("7012345678:AAF-{}", mixed(31));
+        for text in [
+            format!("TELEGRAM_TOKEN: {bot}"),
+            format!("bot = Bot(\"{bot}\")"),
+            format!("curl https://api.telegram.org/bot{bot}/getMe"),
+        ] {
+            finds_and_redacts(&d, &text, &[bot.as_str()]);
+        }
         for text in [
             // (Placeholders, runs in a row, a length no key has, a token glued to more,
             // words that start so.)
@@ -7992,6 +8002,7 @@ pub(crate) mod tests {
             format!("xai-{}", mixed(79)),
             format!("gsk_{}x", mixed(52)),
             "the fc-barcelona match; tvly-YOUR_API_KEY; r8_abc".to_owned(),
+            format!("https://api.telegram.org/bot{bot}-x/getMe"),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }

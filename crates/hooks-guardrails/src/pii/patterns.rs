@@ -2535,9 +2535,9 @@ pub(super) fn prefixed_token_body(m: &str) -> Option<&[u8]> {
 /// LangSmith's (`lsv2_pt_`, `lsv2_sk_`), Pinecone's (`pcsk_`), Firecrawl's (`fc-`), E2B's
 /// (`e2b_`), Langfuse's secret keys (`sk-lf-`), Cerebras' (`csk-`), Fireworks' (`fw_`),
 /// NVIDIA's (`nvapi-`), Browserbase's (`bb_live_`), ElevenLabs' (`sk_` and 48 hex
-/// digits); and an Azure storage account's key in its connection string (`AccountKey=`
-/// and 88 characters of base64). A pass of their own: every other pass's prefilter is
-/// full.
+/// digits); an Azure storage account's key in its connection string (`AccountKey=` and 88
+/// characters of base64); a Telegram bot's token in its API's URL (`/bot…:AA…`). A pass
+/// of their own: every other pass's prefilter is full.
 fn ai_service_tokens() -> String {
     [
         format!(r"{B}gsk_[A-Za-z0-9]{{52}}"),
@@ -2556,6 +2556,9 @@ fn ai_service_tokens() -> String {
         format!(r"{B}bb_live_[A-Za-z0-9_-]{{27}}"),
         format!(r"{B}sk_[a-f0-9]{{48}}"),
         format!(r"{B}AccountKey=[A-Za-z0-9+/]{{86}}=="),
+        // (A Telegram bot's token in its API's URL, `…/bot7012345678:AAF…/sendMessage`,
+        // where no word border stands before its id: see `validate_bot_token`.)
+        r"/bot[0-9]{8,10}:AA[A-Za-z0-9_-]{33}".to_owned(),
     ]
     .join("|")
 }
@@ -2981,6 +2984,17 @@ pub(super) fn specs() -> Vec<Spec> {
         },
         // Read by its validator: no exact pattern.
         spec(Entity::Ssn, 3, ssn, String::new(), 24, validate_ssn),
+        // A Telegram bot's token, `6123456789:AAHdqTcv…`: the bot's id and `:AA`, then 33
+        // characters (before the phone number, which would take the id alone and leave the
+        // secret in clear).
+        spec(
+            Entity::Secret,
+            3,
+            format!(r"{B}[0-9]{{8,10}}:AA"),
+            format!(r"{B}[0-9]{{8,10}}:AA[A-Za-z0-9_-]{{33}}"),
+            64,
+            super::validate::validate_bot_token,
+        ),
         // Read by its validator (no exact pattern); after the digit-led kinds, so a failed
         // candidate makes only the phone number look again.
         spec(

@@ -338,16 +338,20 @@ pub(super) fn validate_secret(
 /// `patterns::ai_service_tokens`): the length its service gives — no key character glued
 /// after it —, letters and digits in its body, not a placeholder (see [`repeats_a_few`]:
 /// `gsk_XXXX…`; [`in_a_row`]: `sk_0123…cdef…`); of an Azure storage account's connection
-/// string, the key after
+/// string, the key after `AccountKey=`; of a Telegram bot's API's URL, the token after
+/// `/bot` (see [`validate_bot_token`]).
 /// `AccountKey=`.
 pub(super) fn validate_ai_token(
     text: &str,
     s: usize,
     e: usize,
-    _: &Freed,
+    f: &Freed,
 ) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let m = &text[s..e];
+    if m.starts_with("/bot") {
+        return validate_bot_token(text, s + "/bot".len(), e, f);
+    }
     let account = m.strip_prefix("AccountKey=");
     let body = account.unwrap_or(m).as_bytes();
     let glued = b.get(e).is_some_and(|&c| {
@@ -365,6 +369,25 @@ pub(super) fn validate_ai_token(
         },
         e,
     ))
+}
+
+/// A Telegram bot's token at `s..e` (see `patterns::specs`): its id and `:AA`, then 33
+/// characters, nothing glued after them, letters and digits among them, not a placeholder
+/// (see [`repeats_a_few`]).
+pub(super) fn validate_bot_token(
+    text: &str,
+    s: usize,
+    e: usize,
+    _: &Freed,
+) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let colon = s + memchr::memchr(b':', &b[s..e])?;
+    let body = &b[colon + 1..e];
+    let glued = b
+        .get(e)
+        .is_some_and(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'));
+    let random = body.iter().any(u8::is_ascii_digit) || body.iter().any(u8::is_ascii_lowercase);
+    (!glued && random && !repeats_a_few(&text[colon + 1..e])).then_some((s, e))
 }
 
 /// Whether a token is a placeholder (`npm_XXXX…`, `…/services/T00000000/B00000000/XXXX…`):
