@@ -340,7 +340,6 @@ pub(super) fn validate_secret(
 /// `gsk_XXXX…`; [`in_a_row`]: `sk_0123…cdef…`); of an Azure storage account's connection
 /// string, the key after `AccountKey=`; of a Telegram bot's API's URL, the token after
 /// `/bot` (see [`validate_bot_token`]).
-/// `AccountKey=`.
 pub(super) fn validate_ai_token(
     text: &str,
     s: usize,
@@ -11590,8 +11589,8 @@ fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
 /// jbswy3dpehpk3pxp`), past a remark or up to six words before its colon (`Setup key (time
 /// based):`, `setup key instead:`, `this code into your authentication app:`), the name's
 /// marks (see [`name_separators`]) or `is`, in groups (see [`base32_groups`]; joined by
-/// dashes too) or one run (see [`base32_key`]; after a name other than `setup key`, not
-/// hex nor a name made of words), quoted or not.
+/// dashes too) or one run (see [`base32_key`]; after a name other than `setup key`, a
+/// key's length, not hex, no long run of letters that reads as words), quoted or not.
 fn setup_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     if s > 0 && (b[s - 1].is_ascii_alphanumeric() || b[s - 1] == b'_') {
@@ -13817,9 +13816,11 @@ const SASL_PROMPTS: [&[u8]; 2] = [b"UGFzc3dvcmQ6", b"cGFzc3dvcmQ6"];
 /// On a later line, the first token of four base64 characters or more that decodes so,
 /// past what a log puts before it (`C: `, ` -> `, `send: '`, `CLIENT -> SERVER: `: a
 /// token a `:` follows is a label, one that decodes to another text is passed over), each
-/// run of base64 read once. The secret starts within [`SASL_REACH`] bytes and before the
-/// next `AUTH` (its own candidate); `None` for anything else (`AUTH PLAIN` in prose, a
-/// mechanism without a password, base64 of another text).
+/// run of base64 read once. Dovecot's request (`AUTH⇥1⇥PLAIN⇥…⇥resp=…`): its id passed
+/// over, the token after `resp=` on its line read first. The secret starts within
+/// [`SASL_REACH`] bytes and before the next `AUTH` (its own candidate); `None` for
+/// anything else (`AUTH PLAIN` in prose, a mechanism without a password, base64 of
+/// another text).
 fn sasl_password(text: &str, at: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let mut mech = at + leading_blanks(&b[at..]);
@@ -13932,15 +13933,14 @@ fn sasl_password(text: &str, at: usize) -> Option<(usize, usize)> {
     if is(b"PLAIN") {
         // `[authzid]⧵0user⧵0password`: two NULs, a user's name and a password (not a
         // placeholder's, `password`, review 73).
-        let plain = |p: &[u8]| {
+        here_or_later(&|p: &[u8]| {
             let mut parts = p.split(|&c| c == 0);
             let (_, user, password) = (parts.next(), parts.next(), parts.next());
             text_of(p)
                 && parts.next().is_none()
                 && user.is_some_and(printable)
                 && password.is_some_and(|w| printable(w) && !placeholder_bytes(w))
-        };
-        here_or_later(&plain)
+        })
     } else if is(b"LOGIN") {
         // (Both prompts' common tail, searched once: `…Fzc3dvcmQ6`.)
         static PROMPT: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
