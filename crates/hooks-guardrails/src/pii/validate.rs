@@ -11357,14 +11357,7 @@ fn wallet_call_key(b: &[u8], at: usize) -> Option<(usize, usize)> {
 /// only after a `:` or `=`. Not a path, a URL, a variable, an algorithm's name
 /// (`AES-256-GCM-with-HKDF-SHA256`) or prose.
 fn crypto_key_value(b: &[u8], e: usize) -> Option<(usize, usize)> {
-    let mut at = name_separators(b, e);
-    if let Some(verb) = [&b"is "[..], b"was "]
-        .iter()
-        .find(|v| b[at..].starts_with(v))
-        && at > e
-    {
-        at = name_separators(b, at + verb.len());
-    }
+    let at = past_name_and_verb(b, e);
     // (On a later line only after a mark, `Encryption key:⏎  3f9a…`: not a PGP block's
     // comment, `Comment: release signing key⏎⏎mDMETpx…`.)
     let marks = &b[e..at];
@@ -11384,6 +11377,21 @@ fn crypto_key_value(b: &[u8], e: usize) -> Option<(usize, usize)> {
         .is_some_and(|&c| key(&c) || c == b'=' || c >= 0x80);
     let base64 = (22..=128).contains(&n) && distinct_bytes(v) * 2 >= n && machine_made(v);
     (!glued && (hex_key(v) || base64)).then_some((at, at + n + pad))
+}
+
+/// Where a value starts after a name that ends at `e`: past the name's marks (see
+/// [`name_separators`]) and `is` or `was` after its blank (`your setup key is …`, `the
+/// master key was …`); `e` itself where nothing stands between the name and what follows
+/// (`setup keys` goes on).
+fn past_name_and_verb(b: &[u8], e: usize) -> usize {
+    let at = name_separators(b, e);
+    match [&b"is "[..], b"was "]
+        .iter()
+        .find(|v| b[at..].starts_with(v))
+    {
+        Some(verb) if at > e => name_separators(b, at + verb.len()),
+        _ => at,
+    }
 }
 
 /// How far back from `PASS` [`mail_login`] looks for the `USER` command before it.
@@ -11624,16 +11632,7 @@ fn setup_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
         _ => None,
     };
     let e = remark.unwrap_or(e);
-    let mut at = name_separators(b, e);
-    // (`is`, `was` after the name's blank: `your setup key is …`. Something stands between
-    // the name and the key: `setup keys` goes on.)
-    if let Some(verb) = [&b"is "[..], b"was "]
-        .iter()
-        .find(|v| b[at..].starts_with(v))
-        && at > e
-    {
-        at = name_separators(b, at + verb.len());
-    }
+    let at = past_name_and_verb(b, e);
     if at == e {
         return None;
     }
