@@ -7864,6 +7864,8 @@ pub(crate) mod tests {
             ("Your Key: KZXW 4YLM NBQX A5DD", "KZXW 4YLM NBQX A5DD"),
             ("Manual Entry Key: JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
             ("Authenticator key: JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
+            ("YOUR KEY: JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
+            ("Authenticator Key: JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
             (
                 "Or enter this code into your two-factor app: KZXW 4YLM NBQX A5DD",
                 "KZXW 4YLM NBQX A5DD",
@@ -7983,6 +7985,18 @@ pub(crate) mod tests {
              EndpointSuffix=core.windows.net"
         );
         finds_and_redacts(&d, &azure, &[account.as_str()]);
+        // (Review 80: under the other names the CLI and SDKs give it, quoted or not.)
+        for text in [
+            format!("accountkey={account}"),
+            format!("AccountKey = \"{account}\""),
+            format!("az storage blob list --account-key {account}"),
+            format!("AZURE_STORAGE_KEY={account}"),
+        ] {
+            finds_and_redacts(&d, &text, &[account.as_str()]);
+        }
+        // (Review 80: a key before a path's `/`.)
+        let groq = format!("gsk_{}", mixed(52));
+        finds_and_redacts(&d, &format!("{groq}/v1"), &[groq.as_str()]);
         // A Telegram bot's token: bare (its id was read as a phone number, the secret
         // after it left in clear), quoted, in its API's URL.
         let bot = format!("7012345678:AAF-{}", mixed(31));
@@ -8003,6 +8017,11 @@ pub(crate) mod tests {
             format!("gsk_{}x", mixed(52)),
             "the fc-barcelona match; tvly-YOUR_API_KEY; r8_abc".to_owned(),
             format!("https://api.telegram.org/bot{bot}-x/getMe"),
+            // (Review 80: a name made of words, a hashed file's name, a body that repeats
+            // a short run.)
+            "fw_FirmwareUpdateV2Release1".to_owned(),
+            "path /static/fc-3f9a2b7c4d5e6f708192a3b4c5d6e7f8".to_owned(),
+            format!("gsk_{}abcdefg", "GroqSDKv1".repeat(5)),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }
@@ -8038,6 +8057,25 @@ pub(crate) mod tests {
                 format!("Wallet.fromPrivateKey(Buffer.from('{h}', 'hex'))"),
                 h,
             ),
+            // (Review 80: other spellings; bytes, `bytes.fromhex(…)`, `Buffer.from(…)`,
+            // Laravel's `base64:`; other calls, a bare `0x…`, a keyword, the key on a line
+            // of its own.)
+            (format!("MASTER KEY: {h}"), h),
+            (format!("HMAC_KEY: {h}"), h),
+            (format!("symmetric key: {h}"), h),
+            (format!("fernet_key = b'{fernet}'"), fernet),
+            (format!("aes_key = bytes.fromhex('{h}')"), h),
+            (format!("const aesKey = Buffer.from('{h}', 'hex');"), h),
+            (format!("APP_KEY=base64:{fernet}"), fernet),
+            (format!("crypto.HexToECDSA(\"{h}\")"), h),
+            (format!("new ethers.SigningKey('{hx}')"), hx.as_str()),
+            (format!("Account.from_key({hx})"), hx.as_str()),
+            (format!("Account.from_key(private_key='{hx}')"), hx.as_str()),
+            (format!("Account.from_key(\n    '{hx}'\n)"), hx.as_str()),
+            (
+                format!("Wallet.fromPrivateKey(hexToBytes('{hx}'))"),
+                hx.as_str(),
+            ),
         ] {
             finds_and_redacts(&d, &text, &[want]);
         }
@@ -8059,6 +8097,14 @@ pub(crate) mod tests {
             format!("new Wallet('0x{}1')", "0".repeat(63)),
             format!("MyWallet('{hx}')"),
             format!("new Wallet('{}')", &h[..40]),
+            // (Review 80: a PGP key's fingerprint, a commit's hash, SSH's and minisign's
+            // public keys; a cache's `from_key`.)
+            "Release signing key: 9DC858229FC7DD38854AE2D88D81803C0EBFCD88".to_owned(),
+            format!("signing key: {}", &h[..40]),
+            "Signing key: AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
+                .to_owned(),
+            "Signing key: RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3".to_owned(),
+            format!("entry = Cache.from_key('{h}')"),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }

@@ -2555,13 +2555,51 @@ fn ai_service_tokens() -> String {
         format!(r"{B}nvapi-[A-Za-z0-9_-]{{64}}"),
         format!(r"{B}bb_live_[A-Za-z0-9_-]{{27}}"),
         format!(r"{B}sk_[a-f0-9]{{48}}"),
-        format!(r"{B}AccountKey=[A-Za-z0-9+/]{{86}}=="),
+        // (An Azure storage account's key under the names a connection string, the CLI and
+        // SDKs give it, quoted or not: review 80.)
+        format!(
+            r#"{B}(?:AccountKey|accountkey|ACCOUNTKEY|AZURE_STORAGE_KEY|AZURE_STORAGE_ACCOUNT_KEY|account_key|accountKey)[ \t]*[=:][ \t]*["']?[A-Za-z0-9+/]{{86}}=="#
+        ),
+        r#"--account-key[ =]["']?[A-Za-z0-9+/]{86}=="#.to_owned(),
         // (A Telegram bot's token in its API's URL, `…/bot7012345678:AAF…/sendMessage`,
         // where no word border stands before its id: see `validate_bot_token`.)
         r"/bot[0-9]{8,10}:AA[A-Za-z0-9_-]{33}".to_owned(),
+        literals(&[&MORE_CRYPTO_KEY_NAMES, &LAST_SETUP_NAMES, &MORE_WALLET_CALLS]),
     ]
     .join("|")
 }
+
+/// More names of keys, as [`CRYPTO_KEY_NAMES`] (see `validate::crypto_key_value`): other
+/// spellings (`MASTER KEY`, `AES Key`, `HMAC key`, `symmetric key`) and Laravel's
+/// `APP_KEY` (`base64:…`). Among the nineteenth pass's patterns, the eighteenth's
+/// prefilter being full (review 80).
+pub(super) const MORE_CRYPTO_KEY_NAMES: [&str; 15] = [
+    "MASTER KEY",
+    "SIGNING KEY",
+    "DECRYPTION KEY",
+    "Decryption Key",
+    "AES Key",
+    "aes key",
+    "HMAC key",
+    "hmac key",
+    "HMAC_KEY",
+    "hmac_key",
+    "symmetric key",
+    "Symmetric key",
+    "Fernet Key",
+    "fernetKey",
+    "APP_KEY",
+];
+
+/// More names of a one-time password's key, as [`SETUP_NAMES`]: capitals and
+/// `Authenticator Key` (review 80). Among the nineteenth pass's patterns.
+pub(super) const LAST_SETUP_NAMES: [&str; 3] =
+    ["YOUR KEY", "Authenticator Key", "AUTHENTICATOR KEY"];
+
+/// More calls that take a wallet's private key, as [`WALLET_CALLS`]: go-ethereum's
+/// `crypto.HexToECDSA("…")`, ethers' `new SigningKey('0x…')` (review 80). Among the
+/// nineteenth pass's patterns.
+pub(super) const MORE_WALLET_CALLS: [&str; 2] = ["HexToECDSA(", "SigningKey("];
 
 /// The triggers of [`prefixed_tokens`]: each prefix and a few characters of the token.
 fn prefixed_token_triggers() -> String {

@@ -334,40 +334,73 @@ pub(super) fn validate_secret(
     Some((s, past_the_cap(text, e, e, m)))
 }
 
-/// A key an AI service or an agent's tool issues at `s..e` (see
-/// `patterns::ai_service_tokens`): the length its service gives — no key character glued
-/// after it —, letters and digits in its body, not a placeholder (see [`repeats_a_few`]:
-/// `gsk_XXXX…`; [`in_a_row`]: `sk_0123…cdef…`); of an Azure storage account's connection
-/// string, the key after `AccountKey=`; of a Telegram bot's API's URL, the token after
-/// `/bot` (see [`validate_bot_token`]).
+/// What the nineteenth pass's pattern at `s..e` (see `patterns::ai_service_tokens`)
+/// matched. A key an AI service or an agent's tool issues: the length its service gives —
+/// no letter, digit, `_` or `-` glued after it —, letters and digits in its body, not a
+/// placeholder (see [`repeats_a_few`]: `gsk_XXXX…`; [`in_a_row`]: `sk_0123…cdef…`; a body
+/// that repeats a short run, `GroqSDKv1GroqSDKv1…`), nor a name made of words (see
+/// [`made_of_words`]: `fw_FirmwareUpdateV2Release1`), nor Firecrawl's prefix on a hashed
+/// file's name (`/static/fc-3f9a…`, review 80). An Azure storage account's key, under its
+/// names: the key alone (its 88 characters, nothing of base64 glued after them). A
+/// Telegram bot's token in its API's URL: after `/bot` (see [`validate_bot_token`]). A
+/// key's name, a setup page's label or a wallet's call of the lists added last (see
+/// `patterns::MORE_CRYPTO_KEY_NAMES`, …): as the eighteenth pass reads them (see
+/// [`eighteenth_pass_secret`]).
 pub(super) fn validate_ai_token(
     text: &str,
     s: usize,
     e: usize,
     f: &Freed,
 ) -> Option<(usize, usize)> {
+    use super::patterns::{LAST_SETUP_NAMES, MORE_CRYPTO_KEY_NAMES, MORE_WALLET_CALLS};
     let b = text.as_bytes();
     let m = &text[s..e];
     if m.starts_with("/bot") {
         return validate_bot_token(text, s + "/bot".len(), e, f);
     }
-    let account = m.strip_prefix("AccountKey=");
-    let body = account.unwrap_or(m).as_bytes();
-    let glued = b.get(e).is_some_and(|&c| {
-        c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'+' | b'/' | b'=')
-    });
+    if [
+        &MORE_CRYPTO_KEY_NAMES[..],
+        &LAST_SETUP_NAMES,
+        &MORE_WALLET_CALLS,
+    ]
+    .iter()
+    .any(|l| l.contains(&m))
+    {
+        return eighteenth_pass_secret(text, s, e, f);
+    }
+    if m.ends_with("==") && m.len() >= 88 && !m.starts_with("xai-") {
+        let key = e - 88;
+        let glued = b.get(e).is_some_and(base64_char);
+        let body = &b[key..e - 2];
+        let random = body.iter().any(u8::is_ascii_digit)
+            && body.iter().any(u8::is_ascii_uppercase)
+            && body.iter().any(u8::is_ascii_lowercase);
+        return (!glued && random && !repeats_a_few(&m[m.len() - 88..])).then_some((key, e));
+    }
+    let body = m.as_bytes();
+    let glued = b
+        .get(e)
+        .is_some_and(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'));
     let random = body.iter().any(u8::is_ascii_digit) && body.iter().any(u8::is_ascii_alphabetic);
-    if glued || !random || repeats_a_few(m) || in_a_row(body) {
+    let start = body
+        .iter()
+        .position(|&c| c == b'_' || c == b'-')
+        .map_or(0, |k| k + 1);
+    let rest = &body[start..];
+    // (Three quarters of it a run of 16 characters or fewer repeated.)
+    let periodic = (1..=16).any(|p| {
+        rest.get(p..).is_some_and(|next| {
+            let same = rest.iter().zip(next).filter(|(a, b)| a == b).count();
+            next.len() >= p && same * 4 >= next.len() * 3
+        })
+    });
+    // (Words only where capitals stand: a hex body splits into parts that may read so.)
+    let words = rest.iter().any(u8::is_ascii_uppercase) && made_of_words(rest);
+    let path = m.starts_with("fc-") && s > 0 && matches!(b[s - 1], b'/' | b'.' | b'_');
+    if glued || !random || periodic || path || words || repeats_a_few(m) || in_a_row(body) {
         return None;
     }
-    Some((
-        if account.is_some() {
-            s + "AccountKey=".len()
-        } else {
-            s
-        },
-        e,
-    ))
+    Some((s, e))
 }
 
 /// A Telegram bot's token at `s..e` (see `patterns::specs`): its id and `:AA`, then 33
@@ -11314,10 +11347,18 @@ pub(super) fn eighteenth_pass_secret(
     if s > 0 && b[s - 1].is_ascii_alphanumeric() {
         return None;
     }
-    if super::patterns::MORE_SETUP_NAMES.contains(&&text[s..e]) {
+    let m = &text[s..e];
+    if super::patterns::MORE_SETUP_NAMES.contains(&m)
+        || super::patterns::LAST_SETUP_NAMES.contains(&m)
+    {
         return setup_secret(text, s, e);
     }
     if b[e - 1] == b'(' {
+        // (eth-account's `Account.from_key(…)`, `w3.eth.account.from_key(…)`: not a
+        // cache's, `Cache.from_key('<hash>')`, review 80.)
+        if m.starts_with("from_key") && !b[..s].ends_with(b"ccount.") {
+            return None;
+        }
         wallet_call_key(b, e)
     } else {
         crypto_key_value(b, e)
@@ -11325,21 +11366,38 @@ pub(super) fn eighteenth_pass_secret(
 }
 
 /// A wallet's private key as a call's first argument at `at` (just past its `(`; see
-/// `patterns::WALLET_CALLS`): in quotes (`'`, `"`, a backtick), `0x` or not, then 64 hex
-/// digits, letters and digits among them (see [`hex_key`]: not `0x00…01`), up to the
-/// closing quote — in `Buffer.from(…)` too. Not a variable (`new Wallet(process.env.PK)`),
-/// not a hash of another length.
+/// `patterns::WALLET_CALLS`): past white space (the key on a line of its own) and a
+/// keyword's name (`private_key=`), in `Buffer.from(…)`, `hexToBytes(…)` or
+/// `bytes.fromhex(…)` or not, in quotes (`'`, `"`, a backtick) or, with `0x`, bare; `0x` or
+/// not, then 64 hex digits, letters and digits among them (see [`hex_key`]: not
+/// `0x00…01`), up to the closing quote — or, bare, to what ends the argument. Not a
+/// variable (`new Wallet(process.env.PK)`), not a hash of another length.
 fn wallet_call_key(b: &[u8], at: usize) -> Option<(usize, usize)> {
-    let mut at = at + leading_blanks(&b[at..]);
-    if b[at..].starts_with(b"Buffer.from(") {
-        at += "Buffer.from(".len();
-        at += leading_blanks(&b[at..]);
+    let space = |at: usize| {
+        at + b[at..]
+            .iter()
+            .take(64)
+            .take_while(|c| c.is_ascii_whitespace())
+            .count()
+    };
+    let mut at = space(at);
+    let keyword = b[at..]
+        .iter()
+        .take(17)
+        .take_while(|c| c.is_ascii_lowercase() || **c == b'_')
+        .count();
+    if keyword > 0 && b.get(at + keyword) == Some(&b'=') {
+        at = space(at + keyword + 1);
+    }
+    for inner in [&b"Buffer.from("[..], b"hexToBytes(", b"bytes.fromhex("] {
+        if b[at..].starts_with(inner) {
+            at = space(at + inner.len());
+            break;
+        }
     }
     let q = *b.get(at)?;
-    if !matches!(q, b'"' | b'\'' | b'`') {
-        return None;
-    }
-    let v = at + 1;
+    let quoted = matches!(q, b'"' | b'\'' | b'`');
+    let v = at + usize::from(quoted);
     let prefix = if b[v..].starts_with(b"0x") { 2 } else { 0 };
     let n = b[v + prefix..]
         .iter()
@@ -11347,7 +11405,15 @@ fn wallet_call_key(b: &[u8], at: usize) -> Option<(usize, usize)> {
         .take_while(|c| c.is_ascii_hexdigit())
         .count();
     let end = v + prefix + n;
-    (n == 64 && b.get(end) == Some(&q) && hex_key(&b[v..end])).then_some((v, end))
+    let closed = match quoted {
+        true => b.get(end) == Some(&q),
+        false => {
+            prefix == 2
+                && b.get(end)
+                    .is_none_or(|c| matches!(c, b')' | b',' | b' ' | b'\n'))
+        }
+    };
+    (n == 64 && closed && hex_key(&b[v..end])).then_some((v, end))
 }
 
 /// A key's value after its name ends at `e` (see `patterns::CRYPTO_KEY_NAMES`), past the
@@ -11364,6 +11430,21 @@ fn crypto_key_value(b: &[u8], e: usize) -> Option<(usize, usize)> {
     if at == e || (marks.contains(&b'\n') && !marks.iter().any(|c| matches!(c, b':' | b'='))) {
         return None;
     }
+    // (The value written as code or a config writes it: Python's bytes, `bytes.fromhex(…)`,
+    // `Buffer.from(…)`, Laravel's `base64:`, a `hex:` tag, angle brackets; review 80.)
+    let mut at = at;
+    for p in [&b"bytes.fromhex("[..], b"Buffer.from(", b"base64:", b"hex:"] {
+        if b[at..].starts_with(p) {
+            at += p.len();
+            break;
+        }
+    }
+    if matches!(b.get(at..at + 2), Some(b"b'" | b"b\"")) {
+        at += 1;
+    }
+    if matches!(b.get(at), Some(b'\'' | b'"' | b'`' | b'<')) {
+        at += 1;
+    }
     let key = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_');
     let n = b[at..].iter().take(129).take_while(|c| key(c)).count();
     let pad = b[at + n..]
@@ -11376,7 +11457,14 @@ fn crypto_key_value(b: &[u8], e: usize) -> Option<(usize, usize)> {
         .get(at + n + pad)
         .is_some_and(|&c| key(&c) || c == b'=' || c >= 0x80);
     let base64 = (22..=128).contains(&n) && distinct_bytes(v) * 2 >= n && machine_made(v);
-    (!glued && (hex_key(v) || base64)).then_some((at, at + n + pad))
+    // (Not what a public key's or a fingerprint's form is: 40 hex digits (a PGP key's
+    // fingerprint, a commit), SSH's wire format (`AAAAC3NzaC1lZDI1NTE5…`), minisign's
+    // public key (`RW…`, 56), review 80.)
+    let hex = v.strip_prefix(b"0x").unwrap_or(v);
+    let public = (hex.len() == 40 && hex.iter().all(u8::is_ascii_hexdigit))
+        || v.starts_with(b"AAAA")
+        || (n == 56 && v.starts_with(b"RW"));
+    (!glued && !public && (hex_key(v) || base64)).then_some((at, at + n + pad))
 }
 
 /// Where a value starts after a name that ends at `e`: past the name's marks (see
