@@ -1859,7 +1859,8 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// [`sixteenth_pass_trigger`]); pass 16: secret stores' commands, two-factor setup's
 /// names, mail logins, Kustomize's generator and a Secret's kind quoted (see
 /// [`seventeenth_pass_trigger`]); pass 17: keys under their names in prose and wallets'
-/// keys in calls (see [`eighteenth_pass_trigger`]); pass 18: keys AI services issue (see
+/// keys in calls (see [`eighteenth_pass_trigger`]); pass 18: keys AI services issue,
+/// Azure's key, a Telegram bot's URL and the names added last (see
 /// [`ai_service_tokens`]). At one start, passes are asked in this order.
 pub(super) const PASSES: usize = 19;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
@@ -2535,9 +2536,12 @@ pub(super) fn prefixed_token_body(m: &str) -> Option<&[u8]> {
 /// LangSmith's (`lsv2_pt_`, `lsv2_sk_`), Pinecone's (`pcsk_`), Firecrawl's (`fc-`), E2B's
 /// (`e2b_`), Langfuse's secret keys (`sk-lf-`), Cerebras' (`csk-`), Fireworks' (`fw_`),
 /// NVIDIA's (`nvapi-`), Browserbase's (`bb_live_`), ElevenLabs' (`sk_` and 48 hex
-/// digits); an Azure storage account's key in its connection string (`AccountKey=` and 88
-/// characters of base64); a Telegram bot's token in its API's URL (`/bot…:AA…`). A pass
-/// of their own: every other pass's prefilter is full.
+/// digits); an Azure storage account's key under its names (`AccountKey=` in a
+/// connection string, `--account-key`, `AZURE_STORAGE_KEY=`, …: 88 characters of base64);
+/// a Telegram bot's token in its API's URL (`/bot…:AA…`); and the names of keys, setup
+/// pages' labels and wallets' calls added last ([`MORE_CRYPTO_KEY_NAMES`],
+/// [`LAST_SETUP_NAMES`], [`MORE_WALLET_CALLS`]). A pass of its own, every other pass's
+/// prefilter being full: 44 literals, past the 32 of the prefilter's faster kind.
 fn ai_service_tokens() -> String {
     [
         format!(r"{B}gsk_[A-Za-z0-9]{{52}}"),

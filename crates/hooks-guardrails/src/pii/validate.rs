@@ -368,7 +368,7 @@ pub(super) fn validate_ai_token(
     {
         return eighteenth_pass_secret(text, s, e, f);
     }
-    if m.ends_with("==") && m.len() >= 88 && !m.starts_with("xai-") {
+    if m.ends_with("==") && m.len() >= 88 {
         let key = e - 88;
         let glued = b.get(e).is_some_and(base64_char);
         let body = &b[key..e - 2];
