@@ -7991,6 +7991,12 @@ pub(crate) mod tests {
             format!("AccountKey = \"{account}\""),
             format!("az storage blob list --account-key {account}"),
             format!("AZURE_STORAGE_KEY={account}"),
+            // (Review 81: a JSON object's key, Terraform's and PowerShell's names, a prefix
+            // glued to the name.)
+            format!("{{\"accountKey\": \"{account}\"}}"),
+            format!("azure_storage_account_key = \"{account}\""),
+            format!("ARM_ACCESS_KEY={account}"),
+            format!("New-AzStorageContext -StorageAccountKey \"{account}\""),
         ] {
             finds_and_redacts(&d, &text, &[account.as_str()]);
         }
@@ -8022,6 +8028,8 @@ pub(crate) mod tests {
             "fw_FirmwareUpdateV2Release1".to_owned(),
             "path /static/fc-3f9a2b7c4d5e6f708192a3b4c5d6e7f8".to_owned(),
             format!("gsk_{}abcdefg", "GroqSDKv1".repeat(5)),
+            // (An npm lock file's integrity: 88 characters of base64 with no key's name.)
+            format!("\"integrity\": \"sha512-{account}\""),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }
@@ -8076,6 +8084,15 @@ pub(crate) mod tests {
                 format!("Wallet.fromPrivateKey(hexToBytes('{hx}'))"),
                 hx.as_str(),
             ),
+            // (Review 81: more spellings and wrappers; a bare key before `\r`.)
+            (format!("HMAC Key: {h}"), h),
+            (format!("symmetric_key = '{h}'"), h),
+            (format!("hmac_key = binascii.unhexlify('{h}')"), h),
+            (format!("hmac_key = rb'{h}'"), h),
+            (format!("let hmac_key = hex!(\"{h}\");"), h),
+            (format!("hmac_key = Buffer.from( '{h}', 'hex')"), h),
+            (format!("const w = new Wallet({hx}\r\n)"), hx.as_str()),
+            (format!("Account.from_key(HexBytes('{hx}'))"), hx.as_str()),
         ] {
             finds_and_redacts(&d, &text, &[want]);
         }

@@ -2541,7 +2541,7 @@ pub(super) fn prefixed_token_body(m: &str) -> Option<&[u8]> {
 /// a Telegram bot's token in its API's URL (`/bot…:AA…`); and the names of keys, setup
 /// pages' labels and wallets' calls added last ([`MORE_CRYPTO_KEY_NAMES`],
 /// [`LAST_SETUP_NAMES`], [`MORE_WALLET_CALLS`]). A pass of its own, every other pass's
-/// prefilter being full: 44 literals, past the 32 of the prefilter's faster kind.
+/// prefilter being full: 54 literals, past the 32 of the prefilter's faster kind.
 fn ai_service_tokens() -> String {
     [
         format!(r"{B}gsk_[A-Za-z0-9]{{52}}"),
@@ -2559,12 +2559,13 @@ fn ai_service_tokens() -> String {
         format!(r"{B}nvapi-[A-Za-z0-9_-]{{64}}"),
         format!(r"{B}bb_live_[A-Za-z0-9_-]{{27}}"),
         format!(r"{B}sk_[a-f0-9]{{48}}"),
-        // (An Azure storage account's key under the names a connection string, the CLI and
-        // SDKs give it, quoted or not: review 80.)
-        format!(
-            r#"{B}(?:AccountKey|accountkey|ACCOUNTKEY|AZURE_STORAGE_KEY|AZURE_STORAGE_ACCOUNT_KEY|account_key|accountKey)[ \t]*[=:][ \t]*["']?[A-Za-z0-9+/]{{86}}=="#
-        ),
-        r#"--account-key[ =]["']?[A-Za-z0-9+/]{86}=="#.to_owned(),
+        // (An Azure storage account's key under the names a connection string, the CLI,
+        // SDKs, Terraform and PowerShell give it, quoted or not, a JSON object's key too;
+        // glued to a prefix, `azure_storage_account_key`: reviews 80 and 81.)
+        r#"(?:AccountKey|accountkey|ACCOUNTKEY|AZURE_STORAGE_KEY|AZURE_STORAGE_ACCOUNT_KEY|AZURE_STORAGE_ACCESS_KEY|ARM_ACCESS_KEY|account_key|accountKey|access_key)["']?[ \t]*[=:][ \t]*["']?[A-Za-z0-9+/]{86}=="#
+            .to_owned(),
+        r#"(?:--account-key|-StorageAccountKey|-AccountKey)[ \t=]+["']?[A-Za-z0-9+/]{86}=="#
+            .to_owned(),
         // (A Telegram bot's token in its API's URL, `…/bot7012345678:AAF…/sendMessage`,
         // where no word border stands before its id: see `validate_bot_token`.)
         r"/bot[0-9]{8,10}:AA[A-Za-z0-9_-]{33}".to_owned(),
@@ -2577,7 +2578,12 @@ fn ai_service_tokens() -> String {
 /// spellings (`MASTER KEY`, `AES Key`, `HMAC key`, `symmetric key`) and Laravel's
 /// `APP_KEY` (`base64:…`). Among the nineteenth pass's patterns, the eighteenth's
 /// prefilter being full (review 80).
-pub(super) const MORE_CRYPTO_KEY_NAMES: [&str; 15] = [
+pub(super) const MORE_CRYPTO_KEY_NAMES: [&str; 20] = [
+    "HMAC Key",
+    "hmacKey",
+    "AES KEY",
+    "Symmetric Key",
+    "symmetric_key",
     "MASTER KEY",
     "SIGNING KEY",
     "DECRYPTION KEY",

@@ -11389,7 +11389,12 @@ fn wallet_call_key(b: &[u8], at: usize) -> Option<(usize, usize)> {
     if keyword > 0 && b.get(at + keyword) == Some(&b'=') {
         at = space(at + keyword + 1);
     }
-    for inner in [&b"Buffer.from("[..], b"hexToBytes(", b"bytes.fromhex("] {
+    for inner in [
+        &b"Buffer.from("[..],
+        b"hexToBytes(",
+        b"bytes.fromhex(",
+        b"HexBytes(",
+    ] {
         if b[at..].starts_with(inner) {
             at = space(at + inner.len());
             break;
@@ -11410,7 +11415,7 @@ fn wallet_call_key(b: &[u8], at: usize) -> Option<(usize, usize)> {
         false => {
             prefix == 2
                 && b.get(end)
-                    .is_none_or(|c| matches!(c, b')' | b',' | b' ' | b'\n'))
+                    .is_none_or(|&c| !c.is_ascii_alphanumeric() && c != b'_')
         }
     };
     (n == 64 && closed && hex_key(&b[v..end])).then_some((v, end))
@@ -11432,15 +11437,31 @@ fn crypto_key_value(b: &[u8], e: usize) -> Option<(usize, usize)> {
     }
     // (The value written as code or a config writes it: Python's bytes, `bytes.fromhex(…)`,
     // `Buffer.from(…)`, Laravel's `base64:`, a `hex:` tag, angle brackets; review 80.)
+    // (And `unhexlify(…)`, `bytearray.fromhex(…)`, `b64decode(…)`, Rust's `hex!(…)`,
+    // `rb'…'`, `B'…'`, review 81.)
     let mut at = at;
-    for p in [&b"bytes.fromhex("[..], b"Buffer.from(", b"base64:", b"hex:"] {
+    for p in [
+        &b"bytes.fromhex("[..],
+        b"bytearray.fromhex(",
+        b"binascii.unhexlify(",
+        b"unhexlify(",
+        b"base64.b64decode(",
+        b"b64decode(",
+        b"Buffer.from(",
+        b"hex!(",
+        b"base64:",
+        b"hex:",
+    ] {
         if b[at..].starts_with(p) {
             at += p.len();
+            at += leading_blanks(&b[at..]);
             break;
         }
     }
-    if matches!(b.get(at..at + 2), Some(b"b'" | b"b\"")) {
+    if matches!(b.get(at..at + 2), Some(b"b'" | b"b\"" | b"B'" | b"B\"")) {
         at += 1;
+    } else if matches!(b.get(at..at + 3), Some(b"rb'" | b"rb\"")) {
+        at += 2;
     }
     if matches!(b.get(at), Some(b'\'' | b'"' | b'`' | b'<')) {
         at += 1;
