@@ -11365,13 +11365,42 @@ pub(super) fn eighteenth_pass_secret(
     }
 }
 
+/// What code and configs put around a key's hex or base64: a call that decodes it
+/// (`bytes.fromhex(…)`, `bytearray.fromhex(…)`, `binascii.unhexlify(…)`,
+/// `base64.b64decode(…)`, `Buffer.from(…)`, `hexToBytes(…)`, `HexBytes(…)`, Rust's
+/// `hex!(…)`) or a tag (Laravel's `base64:`, `hex:`).
+const KEY_WRAPPERS: [&[u8]; 12] = [
+    b"bytes.fromhex(",
+    b"bytearray.fromhex(",
+    b"binascii.unhexlify(",
+    b"unhexlify(",
+    b"base64.b64decode(",
+    b"b64decode(",
+    b"Buffer.from(",
+    b"hexToBytes(",
+    b"HexBytes(",
+    b"hex!(",
+    b"base64:",
+    b"hex:",
+];
+
+/// Past one of [`KEY_WRAPPERS`] at `at` and the blanks after it (`Buffer.from( '…'`), or
+/// `at` where none stands: where a key's value or a wallet's key starts.
+fn past_key_wrapper(b: &[u8], at: usize) -> usize {
+    KEY_WRAPPERS
+        .iter()
+        .find(|w| b[at..].starts_with(w))
+        .map_or(at, |w| at + w.len() + leading_blanks(&b[at + w.len()..]))
+}
+
 /// A wallet's private key as a call's first argument at `at` (just past its `(`; see
 /// `patterns::WALLET_CALLS`): past white space (the key on a line of its own) and a
-/// keyword's name (`private_key=`), in `Buffer.from(…)`, `hexToBytes(…)` or
-/// `bytes.fromhex(…)` or not, in quotes (`'`, `"`, a backtick) or, with `0x`, bare; `0x` or
-/// not, then 64 hex digits, letters and digits among them (see [`hex_key`]: not
-/// `0x00…01`), up to the closing quote — or, bare, to what ends the argument. Not a
-/// variable (`new Wallet(process.env.PK)`), not a hash of another length.
+/// keyword's name (`private_key=`), in a call that decodes it or not (see
+/// [`past_key_wrapper`]: `Buffer.from(…)`, `hexToBytes(…)`), in quotes (`'`, `"`, a
+/// backtick) or, with `0x`, bare; `0x` or not, then 64 hex digits, letters and digits
+/// among them (see [`hex_key`]: not `0x00…01`), up to the closing quote — or, bare, to
+/// what ends the argument. Not a variable (`new Wallet(process.env.PK)`), not a hash of
+/// another length.
 fn wallet_call_key(b: &[u8], at: usize) -> Option<(usize, usize)> {
     let space = |at: usize| {
         at + b[at..]
@@ -11389,17 +11418,7 @@ fn wallet_call_key(b: &[u8], at: usize) -> Option<(usize, usize)> {
     if keyword > 0 && b.get(at + keyword) == Some(&b'=') {
         at = space(at + keyword + 1);
     }
-    for inner in [
-        &b"Buffer.from("[..],
-        b"hexToBytes(",
-        b"bytes.fromhex(",
-        b"HexBytes(",
-    ] {
-        if b[at..].starts_with(inner) {
-            at = space(at + inner.len());
-            break;
-        }
-    }
+    at = space(past_key_wrapper(b, at));
     let q = *b.get(at)?;
     let quoted = matches!(q, b'"' | b'\'' | b'`');
     let v = at + usize::from(quoted);
@@ -11435,29 +11454,10 @@ fn crypto_key_value(b: &[u8], e: usize) -> Option<(usize, usize)> {
     if at == e || (marks.contains(&b'\n') && !marks.iter().any(|c| matches!(c, b':' | b'='))) {
         return None;
     }
-    // (The value written as code or a config writes it: Python's bytes, `bytes.fromhex(…)`,
-    // `Buffer.from(…)`, Laravel's `base64:`, a `hex:` tag, angle brackets; review 80.)
-    // (And `unhexlify(…)`, `bytearray.fromhex(…)`, `b64decode(…)`, Rust's `hex!(…)`,
-    // `rb'…'`, `B'…'`, review 81.)
-    let mut at = at;
-    for p in [
-        &b"bytes.fromhex("[..],
-        b"bytearray.fromhex(",
-        b"binascii.unhexlify(",
-        b"unhexlify(",
-        b"base64.b64decode(",
-        b"b64decode(",
-        b"Buffer.from(",
-        b"hex!(",
-        b"base64:",
-        b"hex:",
-    ] {
-        if b[at..].starts_with(p) {
-            at += p.len();
-            at += leading_blanks(&b[at..]);
-            break;
-        }
-    }
+    // (The value written as code or a config writes it: in a call or after a tag (see
+    // [`past_key_wrapper`]), Python's bytes (`b'…'`, `rb'…'`, `B'…'`), angle brackets;
+    // reviews 80 and 81.)
+    let mut at = past_key_wrapper(b, at);
     if matches!(b.get(at..at + 2), Some(b"b'" | b"b\"" | b"B'" | b"B\"")) {
         at += 1;
     } else if matches!(b.get(at..at + 3), Some(b"rb'" | b"rb\"")) {
