@@ -8010,6 +8010,10 @@ pub(crate) mod tests {
             format!("TELEGRAM_TOKEN: {bot}"),
             format!("bot = Bot(\"{bot}\")"),
             format!("curl https://api.telegram.org/bot{bot}/getMe"),
+            // (Glued to a word: a name's, an URL's capitalised `Bot`.)
+            format!("bot{bot}"),
+            format!("BOT_TOKEN_{bot}"),
+            format!("https://api.telegram.org/Bot{bot}/getMe"),
         ] {
             finds_and_redacts(&d, &text, &[bot.as_str()]);
         }
@@ -8028,8 +8032,78 @@ pub(crate) mod tests {
             "fw_FirmwareUpdateV2Release1".to_owned(),
             "path /static/fc-3f9a2b7c4d5e6f708192a3b4c5d6e7f8".to_owned(),
             format!("gsk_{}abcdefg", "GroqSDKv1".repeat(5)),
+            // (An id glued to a digit before it: eleven digits are no bot's id.)
+            format!("x1{bot}"),
             // (An npm lock file's integrity: 88 characters of base64 with no key's name.)
             format!("\"integrity\": \"sha512-{account}\""),
+        ] {
+            assert_eq!(d.detect(&text), [], "{text}");
+        }
+    }
+
+    /// HashiCorp Vault's unseal and recovery keys, as `vault operator init` prints them
+    /// (as text, as JSON), as the command that takes one gets it, under the names scripts
+    /// give them: every release left them in clear.
+    #[test]
+    fn vault_keys_are_secrets() {
+        let d = PiiDetector::new();
+        let k1 = "4jYbl2CBIv6SpkKj6Hos9iD32k5RfGkLzlosrrq/JgOm";
+        let k2 = "qV8s+Lm3Rz0yTn5Wd2HkXp7Fa9Gc1Jb4Ue6Yo3Ni8Mw=";
+        let hex = "e2361b97608122fea4a642a3e87a2cf620f7da4e4517c6916ce5a2cabaafe4cc01";
+        for (text, secrets) in [
+            (
+                format!("Unseal Key 1: {k1}\nUnseal Key 2: {k2}\n\nInitial Root Token: hvs.x"),
+                vec![k1, k2],
+            ),
+            (format!("Recovery Key 3: {k1}"), vec![k1]),
+            (format!("Unseal Key 1:\n{k1}"), vec![k1]),
+            (format!("vault operator unseal {k1}"), vec![k1]),
+            (format!("vault operator unseal -migrate '{k2}'"), vec![k2]),
+            (format!("export VAULT_UNSEAL_KEY=\"{k1}\""), vec![k1]),
+            (format!("UNSEAL_KEY_1={k1}"), vec![k1]),
+            (format!("unseal_key: {hex}"), vec![hex]),
+            (format!("unsealKey: '{k1}'"), vec![k1]),
+            (format!("the unseal key is {k1}"), vec![k1]),
+        ] {
+            finds_and_redacts(&d, &text, &secrets);
+        }
+        // `vault operator init -format=json`: each list's keys one detection.
+        let json = format!(
+            "{{\n  \"unseal_keys_b64\": [\n    \"{k1}\",\n    \"{k2}\"\n  ],\n  \
+             \"unseal_keys_hex\": [\"{hex}\"],\n  \"recovery_keys_b64\": [\"{k2}\"]\n}}"
+        );
+        let found = d.detect(&json);
+        let spans: Vec<&str> = found.iter().map(|f| &json[f.start..f.end]).collect();
+        assert_eq!(
+            spans,
+            [
+                format!("{k1}\",\n    \"{k2}"),
+                hex.to_owned(),
+                k2.to_owned()
+            ],
+            "{json}"
+        );
+        let (redacted, _) = d.redact(&json);
+        for k in [k1, k2, hex] {
+            assert!(!redacted.contains(k), "{redacted}");
+        }
+        for text in [
+            // (Prompts, progress, placeholders, variables, a number in a list of settings,
+            // BitLocker's key's id, a word glued before the name.)
+            "Unseal Key (will be hidden): ".to_owned(),
+            "Unseal Progress    1/3".to_owned(),
+            "vault operator unseal".to_owned(),
+            "vault operator unseal $(cat key1.txt)".to_owned(),
+            "Unseal Key 1: <redacted>".to_owned(),
+            format!("Unseal Key 1: {}", "A".repeat(44)),
+            "Unseal Key 1: abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQR".to_owned(),
+            "unseal_key: ${VAULT_UNSEAL_KEY}".to_owned(),
+            "unsealKey = os.environ['VAULT_UNSEAL_KEY']".to_owned(),
+            "recovery_keys_shares: 5".to_owned(),
+            "BitLocker Recovery Key ID: 4A3B2C1D-1234-5678-9ABC-DEF012345678".to_owned(),
+            format!("disunseal_key: {k1}"),
+            format!("Unseal Key 1⏎{k1}").replace('⏎', "\n"),
+            format!("Unseal Key 1: {k1}x_"),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }
@@ -8076,6 +8150,13 @@ pub(crate) mod tests {
             (format!("const aesKey = Buffer.from('{h}', 'hex');"), h),
             (format!("APP_KEY=base64:{fernet}"), fernet),
             (format!("crypto.HexToECDSA(\"{h}\")"), h),
+            // (Rust's ethers and alloy, web3.js.)
+            (format!("LocalWallet::from_str(\"{hx}\")?"), hx.as_str()),
+            (format!("PrivateKeySigner::from_str(\"{h}\")"), h),
+            (
+                format!("web3.eth.accounts.wallet.add('{hx}');"),
+                hx.as_str(),
+            ),
             (format!("new ethers.SigningKey('{hx}')"), hx.as_str()),
             (format!("Account.from_key({hx})"), hx.as_str()),
             (format!("Account.from_key(private_key='{hx}')"), hx.as_str()),
@@ -8113,6 +8194,9 @@ pub(crate) mod tests {
             "new Wallet(process.env.PRIVATE_KEY)".to_owned(),
             format!("new Wallet('0x{}1')", "0".repeat(63)),
             format!("MyWallet('{hx}')"),
+            // (A hash's type, not a wallet's; a wallet's other items.)
+            format!("H256::from_str(\"{hx}\")"),
+            "cart.wallet.add(item)".to_owned(),
             format!("new Wallet('{}')", &h[..40]),
             // (Review 80: a PGP key's fingerprint, a commit's hash, SSH's and minisign's
             // public keys; a cache's `from_key`.)

@@ -2538,10 +2538,11 @@ pub(super) fn prefixed_token_body(m: &str) -> Option<&[u8]> {
 /// NVIDIA's (`nvapi-`), Browserbase's (`bb_live_`), ElevenLabs' (`sk_` and 48 hex
 /// digits); an Azure storage account's key under its names (`AccountKey=` in a
 /// connection string, `--account-key`, `AZURE_STORAGE_KEY=`, …: 88 characters of base64);
-/// a Telegram bot's token in its API's URL (`/bot…:AA…`); and the names of keys, setup
+/// a Telegram bot's token in its API's URL (`/bot…:AA…`); HashiCorp Vault's unseal and
+/// recovery keys under their names ([`VAULT_KEY_NAMES`]); and the names of keys, setup
 /// pages' labels and wallets' calls added last ([`MORE_CRYPTO_KEY_NAMES`],
 /// [`LAST_SETUP_NAMES`], [`MORE_WALLET_CALLS`]). A pass of its own, every other pass's
-/// prefilter being full: 54 literals, past the 32 of the prefilter's faster kind.
+/// prefilter being full: 65 literals, past the 32 of the prefilter's faster kind.
 fn ai_service_tokens() -> String {
     [
         format!(r"{B}gsk_[A-Za-z0-9]{{52}}"),
@@ -2569,10 +2570,32 @@ fn ai_service_tokens() -> String {
         // (A Telegram bot's token in its API's URL, `…/bot7012345678:AAF…/sendMessage`,
         // where no word border stands before its id: see `validate_bot_token`.)
         r"/bot[0-9]{8,10}:AA[A-Za-z0-9_-]{33}".to_owned(),
-        literals(&[&MORE_CRYPTO_KEY_NAMES, &LAST_SETUP_NAMES, &MORE_WALLET_CALLS]),
+        literals(&[
+            &MORE_CRYPTO_KEY_NAMES,
+            &LAST_SETUP_NAMES,
+            &MORE_WALLET_CALLS,
+            &VAULT_KEY_NAMES,
+        ]),
     ]
     .join("|")
 }
+
+/// The names HashiCorp Vault's unseal and recovery keys go by (see
+/// `validate::vault_keys`): `vault operator init`'s output (`Unseal Key 1: …`, `Recovery
+/// Key 1: …`; with `-format=json`, `"unseal_keys_b64": […]`, `"recovery_keys_hex": […]`),
+/// the command that takes one (`vault operator unseal …`), and the names scripts give
+/// them (`VAULT_UNSEAL_KEY=`, `unseal_key:`, `unsealKey`, `the unseal key is …`). Among
+/// the nineteenth pass's patterns.
+pub(super) const VAULT_KEY_NAMES: [&str; 8] = [
+    "Unseal Key",
+    "unseal key",
+    "unseal_key",
+    "UNSEAL_KEY",
+    "unsealKey",
+    "Recovery Key ",
+    "recovery_keys_",
+    "operator unseal",
+];
 
 /// More names of keys, as [`CRYPTO_KEY_NAMES`] (see `validate::crypto_key_value`): other
 /// spellings (`MASTER KEY`, `AES Key`, `HMAC key`, `symmetric key`) and Laravel's
@@ -2607,9 +2630,17 @@ pub(super) const LAST_SETUP_NAMES: [&str; 3] =
     ["YOUR KEY", "Authenticator Key", "AUTHENTICATOR KEY"];
 
 /// More calls that take a wallet's private key, as [`WALLET_CALLS`]: go-ethereum's
-/// `crypto.HexToECDSA("…")`, ethers' `new SigningKey('0x…')` (review 80). Among the
-/// nineteenth pass's patterns.
-pub(super) const MORE_WALLET_CALLS: [&str; 2] = ["HexToECDSA(", "SigningKey("];
+/// `crypto.HexToECDSA("…")`, ethers' `new SigningKey('0x…')` (review 80), Rust's and
+/// web3.js' (below). Among the nineteenth pass's patterns.
+pub(super) const MORE_WALLET_CALLS: [&str; 5] = [
+    "HexToECDSA(",
+    "SigningKey(",
+    // (Rust's ethers and alloy, `LocalWallet::from_str("0x…")`,
+    // `PrivateKeySigner::from_str(…)`; web3.js' `web3.eth.accounts.wallet.add('0x…')`.)
+    "Wallet::from_str(",
+    "Signer::from_str(",
+    "wallet.add(",
+];
 
 /// The triggers of [`prefixed_tokens`]: each prefix and a few characters of the token.
 fn prefixed_token_triggers() -> String {
@@ -3034,12 +3065,14 @@ pub(super) fn specs() -> Vec<Spec> {
         spec(Entity::Ssn, 3, ssn, String::new(), 24, validate_ssn),
         // A Telegram bot's token, `6123456789:AAHdqTcv…`: the bot's id and `:AA`, then 33
         // characters (before the phone number, which would take the id alone and leave the
-        // secret in clear).
+        // secret in clear). Glued to a letter or `_` too (`bot6123…:AA…`,
+        // `BOT_TOKEN_6123…`, `/Bot6123…`): that character opens the match (see
+        // `validate_bot_token`).
         spec(
             Entity::Secret,
             3,
-            format!(r"{B}[0-9]{{8,10}}:AA"),
-            format!(r"{B}[0-9]{{8,10}}:AA[A-Za-z0-9_-]{{33}}"),
+            format!(r"(?:{B}|[A-Za-z_])[0-9]{{8,10}}:AA"),
+            format!(r"(?:{B}|[A-Za-z_])[0-9]{{8,10}}:AA[A-Za-z0-9_-]{{33}}"),
             64,
             super::validate::validate_bot_token,
         ),

@@ -345,18 +345,23 @@ pub(super) fn validate_secret(
 /// Telegram bot's token in its API's URL: after `/bot` (see [`validate_bot_token`]). A
 /// key's name, a setup page's label or a wallet's call of the lists added last (see
 /// `patterns::MORE_CRYPTO_KEY_NAMES`, …): as the eighteenth pass reads them (see
-/// [`eighteenth_pass_secret`]).
+/// [`eighteenth_pass_secret`]). Vault's keys after their names: see [`vault_keys`].
 pub(super) fn validate_ai_token(
     text: &str,
     s: usize,
     e: usize,
     f: &Freed,
 ) -> Option<(usize, usize)> {
-    use super::patterns::{LAST_SETUP_NAMES, MORE_CRYPTO_KEY_NAMES, MORE_WALLET_CALLS};
+    use super::patterns::{
+        LAST_SETUP_NAMES, MORE_CRYPTO_KEY_NAMES, MORE_WALLET_CALLS, VAULT_KEY_NAMES,
+    };
     let b = text.as_bytes();
     let m = &text[s..e];
     if m.starts_with("/bot") {
         return validate_bot_token(text, s + "/bot".len(), e, f);
+    }
+    if VAULT_KEY_NAMES.contains(&m) {
+        return vault_keys(b, s, e);
     }
     if [
         &MORE_CRYPTO_KEY_NAMES[..],
@@ -405,7 +410,8 @@ pub(super) fn validate_ai_token(
 
 /// A Telegram bot's token at `s..e` (see `patterns::specs`): its id and `:AA`, then 33
 /// characters, nothing glued after them, letters and digits among them, not a placeholder
-/// (see [`repeats_a_few`]).
+/// (see [`repeats_a_few`]). A letter or `_` the match opens with (the id glued to a word,
+/// `bot6123…`) is left out of the span.
 pub(super) fn validate_bot_token(
     text: &str,
     s: usize,
@@ -413,6 +419,7 @@ pub(super) fn validate_bot_token(
     _: &Freed,
 ) -> Option<(usize, usize)> {
     let b = text.as_bytes();
+    let s = s + usize::from(!b[s].is_ascii_digit());
     let colon = s + memchr::memchr(b':', &b[s..e])?;
     let body = &b[colon + 1..e];
     let glued = b
@@ -420,6 +427,129 @@ pub(super) fn validate_bot_token(
         .is_some_and(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'));
     let random = body.iter().any(u8::is_ascii_digit) || body.iter().any(u8::is_ascii_lowercase);
     (!glued && random && !repeats_a_few(&text[colon + 1..e])).then_some((s, e))
+}
+
+/// The most keys [`vault_keys`] reads in one list (Vault splits its key into 5 by default;
+/// a list's keys run into one detection).
+const VAULT_KEYS_LISTED: usize = 32;
+
+/// HashiCorp Vault's unseal or recovery keys after one of their names at `s..e` (see
+/// `patterns::VAULT_KEY_NAMES`), as [`vault_key`] reads each:
+/// - `vault operator unseal` (its options passed over: `-migrate`, `-address=…`) and the
+///   key after it, bare or quoted; nothing where it prompts for one;
+/// - after a name, the rest of its word (`unseal_keys_b64`, `UNSEAL_KEY_1`), a key's number
+///   (`Unseal Key 1`; `Recovery Key ` only so, not BitLocker's `Recovery Key ID`), its
+///   marks (a closing quote, blanks, `:` or `=`, `is`, see [`past_name_and_verb`]; on a
+///   later line only after `:` or `=`), then the key, or a JSON list of keys (`[⏎  "…",⏎
+///   "…"⏎]`: one detection from the first to the last, [`VAULT_KEYS_LISTED`] at most).
+///
+/// Not a word glued before the name (`disunseal_key`), a prompt (`Unseal Key (will be
+/// hidden):`), a progress line (`Unseal Progress 1/3`), what is not a key.
+fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
+    if s > 0 && b[s - 1].is_ascii_alphabetic() {
+        return None;
+    }
+    if &b[s..e] == b"operator unseal" {
+        let mut at = e;
+        loop {
+            let blanks = b[at..]
+                .iter()
+                .take_while(|c| matches!(c, b' ' | b'\t'))
+                .count();
+            if blanks == 0 {
+                return None;
+            }
+            at += blanks;
+            if b.get(at) != Some(&b'-') {
+                return vault_key(b, at);
+            }
+            at += b[at..]
+                .iter()
+                .take(256)
+                .take_while(|c| !c.is_ascii_whitespace())
+                .count();
+        }
+    }
+    let word = b[e..]
+        .iter()
+        .take(32)
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .count();
+    let mut at = e + word;
+    // (A key's number, as `vault operator init` prints them: `Unseal Key 1:`.)
+    let numbered = |at: usize| {
+        let blanks = b[at..].iter().take_while(|&&c| c == b' ').count();
+        let digits = b[at + blanks..]
+            .iter()
+            .take(4)
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        (blanks <= 1 && (1..=3).contains(&digits)).then_some(at + blanks + digits)
+    };
+    if b[e - 1] == b' ' {
+        at = numbered(e)?;
+    } else if word == 0
+        && let Some(after) = numbered(e)
+    {
+        at = after;
+    }
+    let value = past_name_and_verb(b, at);
+    let marks = &b[at..value];
+    if value == at || (marks.contains(&b'\n') && !marks.iter().any(|c| matches!(c, b':' | b'='))) {
+        return None;
+    }
+    let first = vault_key(b, value)?;
+    if !marks.contains(&b'[') {
+        return Some(first);
+    }
+    // (The rest of a JSON list: `,` and blanks or breaks between quoted keys.)
+    let mut end = first.1;
+    for _ in 1..VAULT_KEYS_LISTED {
+        let mut at = end;
+        at += usize::from(matches!(b.get(at), Some(b'"' | b'\'')));
+        at += b[at..]
+            .iter()
+            .take(64)
+            .take_while(|c| c.is_ascii_whitespace())
+            .count();
+        if b.get(at) != Some(&b',') {
+            break;
+        }
+        at += 1;
+        at += b[at..]
+            .iter()
+            .take(64)
+            .take_while(|c| c.is_ascii_whitespace())
+            .count();
+        if !matches!(b.get(at), Some(b'"' | b'\'')) {
+            break;
+        }
+        match vault_key(b, at + 1) {
+            Some((_, to)) => end = to,
+            None => break,
+        }
+    }
+    Some((first.0, end))
+}
+
+/// A Vault key at `at` (after a quote or not): 40 to 46 characters of base64 (Vault's
+/// shares are 33 bytes, 44 characters; an unsplit key 32) made by a machine (see
+/// [`machine_made`]), or 64 or 66 hex digits — nothing of either glued after it, and a
+/// quote before it closed right after it.
+fn vault_key(b: &[u8], at: usize) -> Option<(usize, usize)> {
+    let quote = b.get(at).copied().filter(|c| matches!(c, b'"' | b'\''));
+    let at = at + usize::from(quote.is_some());
+    let n = base64_token(&b[at..], false, 128)?;
+    let v = &b[at..at + n];
+    let run = v.iter().take_while(|&&c| c != b'=').count();
+    let hex = matches!(n, 64 | 66)
+        && v.iter().all(u8::is_ascii_hexdigit)
+        && v.iter().any(u8::is_ascii_digit)
+        && v.iter().any(u8::is_ascii_alphabetic);
+    let base64 = (40..=46).contains(&run) && machine_made(&v[..run]);
+    let closed = quote.is_none_or(|q| b.get(at + n) == Some(&q));
+    ((hex || base64) && closed && !b.get(at + n).is_some_and(|&c| c == b'_' || c == b'-'))
+        .then_some((at, at + n))
 }
 
 /// Whether a token is a placeholder (`npm_XXXX…`, `…/services/T00000000/B00000000/XXXX…`):
@@ -11344,10 +11474,12 @@ pub(super) fn eighteenth_pass_secret(
     _: &Freed,
 ) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    if s > 0 && b[s - 1].is_ascii_alphanumeric() {
+    let m = &text[s..e];
+    // (A type's name ends in the call's: `LocalWallet::from_str(`,
+    // `PrivateKeySigner::from_str(`.)
+    if s > 0 && b[s - 1].is_ascii_alphanumeric() && !m.ends_with("::from_str(") {
         return None;
     }
-    let m = &text[s..e];
     if super::patterns::MORE_SETUP_NAMES.contains(&m)
         || super::patterns::LAST_SETUP_NAMES.contains(&m)
     {
