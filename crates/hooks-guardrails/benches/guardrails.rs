@@ -335,6 +335,13 @@ fn scan_adversarial(c: &mut Criterion) {
             "key_names_without_keys",
             fill("encryption key: AES-256-GCM-with-HKDF-SHA256 master key is stored in KMS AES key: Zk3v9Qx2LmT7pWc8 signing key:\n\n-----BEGIN PGP PUBLIC KEY BLOCK----- Wallet(process.env.PK) new Wallet('0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f36231') from_key( privateKeyToAccount(` Buffer.from( aes_key=${AES_KEY} FERNET_KEY= Your key: THIS WILL BE SHOWN this code this code into your app: AUTH\t1\tPLAIN\tservice=imap\tresp=<hidden>\nAUTH\t2\tPLAIN\tservice=smtp\n ls \\\\\\n -l gsk_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX r8_abc pplx-short tvly-YOUR_API_KEY xai-abababababababababababababababababababababababababababababababababababababababab lsv2_pt_<key> pcsk_x_y fc-barcelona e2b_sandbox sk-lf-... csk-? fw_id nvapi-a-nvapi-a-nvapi-a- bb_live_bb_live_ sk_0123456789abcdef0123456789abcdef0123456789abcdef AccountKey=;AccountKey=*** ", ""),
         ),
+        // Vault's keys' names, lists and commands with no key, a key in Wallet Import
+        // Format whose checksum fails, a bot's id glued to a word, wallets' calls given a
+        // variable.
+        (
+            "vault_names_without_keys",
+            fill("unseal_key: [x, null, unseal_keys_b64\": [ \"abc\", Recovery Key ID: 4A3B Unseal Key (will be hidden): vault operator unseal -migrate -address http://v:8200 \\\n UNSEAL_KEY_1=${KEY} recovery_keys_shares: 5 unsealKeyHash: abc keys_base64: [] 5KYZdUEo39z3FPrtuX2QbbwGnNP5zTd7yyr2SC1j299sBCnWjsX bot12345678:AA LocalWallet::from_str(&pk) wallet.add(item) ", ""),
+        ),
         // The positional tools added last (PuTTY's, the hashing tools', MinIO's, Oracle's),
         // none given a password.
         (

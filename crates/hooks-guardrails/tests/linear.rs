@@ -302,6 +302,13 @@ fn family(name: &str, n: usize) -> String {
         "key_names_without_keys" => {
             "encryption key: AES-256-GCM-with-HKDF-SHA256 master key is stored in KMS AES key: Zk3v9Qx2LmT7pWc8 signing key:\n\n-----BEGIN PGP PUBLIC KEY BLOCK----- Wallet(process.env.PK) new Wallet('0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f36231') from_key( privateKeyToAccount(` Buffer.from( aes_key=${AES_KEY} FERNET_KEY= Your key: THIS WILL BE SHOWN this code this code into your app: AUTH\t1\tPLAIN\tservice=imap\tresp=<hidden>\nAUTH\t2\tPLAIN\tservice=smtp\n ls \\\\\\n -l gsk_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX r8_abc pplx-short tvly-YOUR_API_KEY xai-abababababababababababababababababababababababababababababababababababababababab lsv2_pt_<key> pcsk_x_y fc-barcelona e2b_sandbox sk-lf-... csk-? fw_id nvapi-a-nvapi-a-nvapi-a- bb_live_bb_live_ sk_0123456789abcdef0123456789abcdef0123456789abcdef AccountKey=;AccountKey=*** ".repeat(n / 840)
         }
+        // Vault's keys' names, lists and commands with no key (items that are no keys, a
+        // prompt, BitLocker's id, a hash's name, a continued command), a key in Wallet
+        // Import Format whose checksum fails, a bot's id glued to a word, wallets' calls
+        // given a variable.
+        "vault_names_without_keys" => {
+            "unseal_key: [x, null, unseal_keys_b64\": [ \"abc\", Recovery Key ID: 4A3B Unseal Key (will be hidden): vault operator unseal -migrate -address http://v:8200 \\\n UNSEAL_KEY_1=${KEY} recovery_keys_shares: 5 unsealKeyHash: abc keys_base64: [] 5KYZdUEo39z3FPrtuX2QbbwGnNP5zTd7yyr2SC1j299sBCnWjsX bot12345678:AA LocalWallet::from_str(&pk) wallet.add(item) ".repeat(n / 347)
+        }
         // The positional tools added last, none given a password.
         "tools_added_last_without_passwords" => {
             "plink -pw $X mkpasswd -m x openssl passwd -in f mc alias set a b c $Y expdp parfile=p rman target / ".repeat(n / 100)
@@ -443,7 +450,7 @@ const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpw
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
 
-const FAMILIES: [&str; 143] = [
+const FAMILIES: [&str; 144] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -554,6 +561,7 @@ const FAMILIES: [&str; 143] = [
     "mail_logins_and_key_groups_without_secrets",
     "store_commands_without_secrets",
     "key_names_without_keys",
+    "vault_names_without_keys",
     "tools_added_last_without_passwords",
     "hex_runs",
     "cards_glued_in_a_word",

@@ -380,10 +380,10 @@ struct Pass {
     /// For a pass that holds no e-mail address: what finds where a value of it may start
     /// right after an address's domain (see `value_at`).
     glue: Option<Glue>,
-    /// For a pass read by hand: the bytes its candidates may start with, if its reading
-    /// knows them (see `Spec::first_bytes`: a value prose gives before its name opens
-    /// with a quote, a backtick or emphasis).
-    first_bytes: Option<&'static [u8]>,
+    /// For a pass read by hand: where its candidates may start, if its reading knows (see
+    /// `Spec::may_start`: a value prose gives before its name opens with a quote, a
+    /// backtick or emphasis).
+    may_start: Option<patterns::MayStart>,
 }
 
 /// The most bytes [`Glue::matches_at`] walks.
@@ -489,11 +489,11 @@ impl Pass {
     /// Whether a trigger of the pass may start at a place in `text[from..to]`: false only
     /// where its anchored DFA dies within two bytes at every place there (see
     /// [`Glue::pairs`]; its start state at a text's start, which admits a trigger wherever
-    /// one may start), or, for a pass read by hand that knows its candidates' first bytes
-    /// (see `Pass::first_bytes`), where none of them stands. Any other pass may always.
+    /// one may start), or, for a pass read by hand that knows where its candidates may
+    /// start (see `Pass::may_start`), where none may. Any other pass may always.
     fn may_start_in(&self, text: &[u8], from: usize, to: usize) -> bool {
-        if let Some(first) = self.first_bytes {
-            return text[from..to].iter().any(|c| first.contains(c));
+        if let Some(may_start) = self.may_start {
+            return may_start(text, from, to);
         }
         let Some(glue) = &self.glue else {
             return true;
@@ -759,8 +759,8 @@ impl Compiled {
                 _ => None,
             };
             passes.push(Pass {
-                first_bytes: match members[..] {
-                    [only] => specs[only].first_bytes,
+                may_start: match members[..] {
+                    [only] => specs[only].may_start,
                     _ => None,
                 },
                 hand_re,
@@ -2262,7 +2262,7 @@ pub(crate) mod tests {
                 sp.trigger
             );
         }
-        assert_eq!(PiiDetector::new().compiled.kinds.len(), 28);
+        assert_eq!(PiiDetector::new().compiled.kinds.len(), 29);
         assert_eq!(PiiDetector::new().compiled.passes.len(), PASSES);
     }
 
@@ -7505,19 +7505,66 @@ pub(crate) mod tests {
             (format!("WIF\t{k}"), k),
             (format!("WIF,{k}"), k),
             (format!("<WIF>{k}</WIF>"), k),
+            // (The name inside a word: the key found alone, see
+            // `bare_wallet_import_format_keys_are_secrets`.)
+            (format!("swif: {u}"), u),
+            (format!("the WIFI: {u}"), u),
         ] {
             finds_and_redacts(&d, &text, &[want]);
         }
         for text in [
             // (A checksum that fails; the same characters one longer; an address's; no
-            // key after the name; the name inside a word.)
+            // key after the name.)
             format!("wif: {}", u.replace('T', "U")),
             format!("wif: {u}x"),
             "importprivkey 1PMycacnJaSqwwJqjawXBErnLsZ7RkXUAs".to_owned(),
             "the wifi password policy; swift wif format; WIF encoding explained".to_owned(),
-            format!("swif: {u}"),
-            format!("the WIFI: {u}"),
             "privkey ".repeat(64),
+        ] {
+            assert_eq!(d.detect(&text), [], "{text}");
+        }
+    }
+
+    /// A wallet's private key in Wallet Import Format with no name before it, pasted alone
+    /// or in prose, code, a table: its checksum checked, so nothing else of its shape is
+    /// one. Left in clear on every release.
+    #[test]
+    fn bare_wallet_import_format_keys_are_secrets() {
+        let d = PiiDetector::new();
+        let u = "5HueCGU8rMjxEXxiPuD5BDku4MkFqeZyd4dZ1jvhTVqvbTLvyTJ";
+        let k = "KwDiBf89QgGbjEhKnhXJuH7LrciVrZi3qYjgd9M7rFU73sVHnoWn";
+        let c = "cMahea7zqjxrtgAbB7LSGbcQUr1uX1ojuat9jZodMN87JcbXMTcA";
+        for (text, want) in [
+            (u.to_owned(), u),
+            (format!("{k}\n"), k),
+            (format!("is this still usable? {c}."), c),
+            (format!("key = Key('{k}')"), k),
+            (format!("| hot | {u} |"), u),
+            (format!("é{k}é"), k),
+            (format!("({u}),{k}"), u),
+        ] {
+            let got = d.detect(&text);
+            assert!(
+                got.first().is_some_and(|f| &text[f.start..f.end] == want),
+                "{text} {got:?}"
+            );
+            let (out, _) = d.redact(&text);
+            assert!(!out.contains(want), "{out}");
+        }
+        assert_eq!(d.detect(&format!("({u}),{k}")).len(), 2);
+        for text in [
+            // (A checksum that fails; a letter, a digit, `_` glued before or after; a
+            // Base58 word one longer or shorter; another first character; a run of them.)
+            u.replace('T', "U"),
+            format!("x{u}"),
+            format!("{u}1"),
+            format!("_{k}"),
+            format!("{k}_"),
+            format!("{u}a"),
+            u[1..].to_owned(),
+            format!("7{}", &u[1..]),
+            "5".repeat(51),
+            "K".repeat(5_000),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }
@@ -8064,8 +8111,52 @@ pub(crate) mod tests {
             (format!("unseal_key: {hex}"), vec![hex]),
             (format!("unsealKey: '{k1}'"), vec![k1]),
             (format!("the unseal key is {k1}"), vec![k1]),
+            // (Review 82: other spellings, numbers and marks; recovery keys' names; the
+            // command continued, an option's value apart, the older command.)
+            (format!("Unseal key: {k1}"), vec![k1]),
+            (format!("UNSEAL KEY 1: {k1}"), vec![k1]),
+            (format!("UnsealKey: {k1}"), vec![k1]),
+            (format!("--unseal-key={k1}"), vec![k1]),
+            (format!("Unseal Key #1: {k1}"), vec![k1]),
+            (format!("Unseal Key 1 is: {k1}"), vec![k1]),
+            (format!("| Unseal Key 1 | {k1} |"), vec![k1]),
+            (format!("os.environ['VAULT_UNSEAL_KEY'] = '{k1}'"), vec![k1]),
+            (format!("{{\\\"unseal_key\\\": \\\"{k1}\\\"}}"), vec![k1]),
+            (format!("VAULT_RECOVERY_KEY={k1}"), vec![k1]),
+            (format!("recoveryKey: {k1}"), vec![k1]),
+            (format!("Recovery Key: {k1}"), vec![k1]),
+            (format!("Recovery key 1: {k1}"), vec![k1]),
+            (format!("vault operator unseal \\\n  {k1}"), vec![k1]),
+            (
+                format!("vault operator unseal -address http://vault:8200 {k1}"),
+                vec![k1],
+            ),
+            (format!("vault unseal {k2}"), vec![k2]),
+            // (A key the first version took for a word: a run of six small letters.)
+            (
+                "Unseal Key 1: N4wM52lKhj/JF13chLaF0kTfT81T/c/+orrgzm/YxyaG".to_owned(),
+                vec!["N4wM52lKhj/JF13chLaF0kTfT81T/c/+orrgzm/YxyaG"],
+            ),
         ] {
             finds_and_redacts(&d, &text, &secrets);
+        }
+        // Lists: YAML's, an item that is no key, keys in a row, the API's `keys_base64`.
+        for (text, list) in [
+            (
+                format!("unseal_keys_b64:\n- {k1}\n- {k2}\nunseal_shares: 2"),
+                format!("{k1}\n- {k2}"),
+            ),
+            (
+                format!("\"unseal_keys_b64\": [\"{k1}\", null, \"{k2}\"]"),
+                format!("{k1}\", null, \"{k2}"),
+            ),
+            (format!("UNSEAL_KEYS=\"{k1},{k2}\""), format!("{k1},{k2}")),
+            (
+                format!("{{\"keys_base64\": [\"{k1}\", \"{k2}\"]}}"),
+                format!("{k1}\", \"{k2}"),
+            ),
+        ] {
+            finds_and_redacts(&d, &text, &[list.as_str()]);
         }
         // `vault operator init -format=json`: each list's keys one detection.
         let json = format!(
@@ -8104,6 +8195,14 @@ pub(crate) mod tests {
             format!("disunseal_key: {k1}"),
             format!("Unseal Key 1⏎{k1}").replace('⏎', "\n"),
             format!("Unseal Key 1: {k1}x_"),
+            // (Review 82: a hash's name, placeholders, base64 of text.)
+            format!("unseal_key_sha256: {hex}"),
+            format!("unsealKeyHash: {k1}"),
+            "Unseal Key 1: AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGh".to_owned(),
+            format!("Unseal Key 1: {}", "0123456789abcdef".repeat(4)),
+            "Unseal Key 1: SGVsbG8gV29ybGQhIFRoaXMgaXMgbm90IGEgc2VjcmV0Lg==".to_owned(),
+            "Recovery Key 1 ID: 4A3B2C1D".to_owned(),
+            "vault operator unseal -reset".to_owned(),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }
@@ -12035,6 +12134,43 @@ pub(crate) mod tests {
             found > 10_000 && other_script > 5_000 && none > 10_000,
             "{found} {other_script} {none}"
         );
+    }
+
+    /// The trigger of a key in Wallet Import Format with no name, read by hand
+    /// (`bare_wif_at`), finds what the regex finds, from any start to any end, on generated
+    /// texts of what decides it: Base58 words of 50 to 53 characters that open with each
+    /// first byte or another, word bytes outside Base58 (`0`, `O`, `I`, `l`, `_`), blanks,
+    /// marks and other scripts' characters.
+    #[test]
+    fn the_hand_read_wif_trigger_agrees_with_the_regex() {
+        use validate::bare_wif_at;
+        let trigger = patterns::specs()
+            .into_iter()
+            .find(|sp| sp.trigger.contains("[5KL9c]"))
+            .expect("the bare WIF spec")
+            .trigger;
+        let re = MetaRegex::new(&trigger).unwrap();
+        let body = "HueCGU8rMjxEXxiPuD5BDku4MkFqeZyd4dZ1jvhTVqvbTLvyTJKwDiBf89QgGb";
+        let mut next = numbers(0x9e37_79b9_7f4a_7c15);
+        let (mut found, mut none) = (0, 0);
+        for _ in 0..50_000 {
+            let mut text = String::new();
+            for _ in 0..next(5) {
+                let first = ["5", "K", "L", "9", "c", "x", "0", "_"][next(8)];
+                let len = 49 + next(4);
+                text.push_str(first);
+                text.push_str(&body[..len]);
+                text.push_str([" ", "", "0", "l", "_", "é", ".", "\n", "a"][next(9)]);
+            }
+            let got = hand_search_agrees(&text, &mut next, &re, |from, to| {
+                bare_wif_at(&text, from, to, &Freed::default(), None)
+            });
+            match got {
+                Some(_) => found += 1,
+                None => none += 1,
+            }
+        }
+        assert!(found > 4_000 && none > 4_000, "{found} {none}");
     }
 
     /// The trigger of a value prose gives before its name, read by hand from its closing

@@ -1784,6 +1784,9 @@ pub(super) type Reach = fn(&str, usize, &mut dyn FnMut() -> Option<usize>, &Kind
 pub(super) type HandSearch =
     fn(&str, usize, usize, &Freed, Option<&MetaRegex>) -> Option<(usize, usize)>;
 
+/// Whether a trigger read by hand may start in `text[from..to]` (see [`Spec::may_start`]).
+pub(super) type MayStart = fn(&[u8], usize, usize) -> bool;
+
 pub(super) struct Spec {
     pub(super) entity: Entity,
     /// Which scan pass the trigger joins (see [`PiiDetector`]).
@@ -1803,9 +1806,9 @@ pub(super) struct Spec {
     /// A regex the hand search reads by (see [`value_before_name_at`]), built with the
     /// detector (a pattern that does not build fails it).
     pub(super) hand_regex: Option<String>,
-    /// For a trigger read by hand: the bytes its candidates may start with, if it knows
-    /// them (see `Pass::may_start_in`).
-    pub(super) first_bytes: Option<&'static [u8]>,
+    /// For a trigger read by hand: whether a candidate may start in `text[from..to]`, if
+    /// it knows (see `Pass::may_start_in`).
+    pub(super) may_start: Option<MayStart>,
     /// See [`Kind::may_pass`].
     pub(super) may_pass: Option<MayPass>,
     /// For a kind alone in its pass: what its trigger also matches at the text's start only
@@ -1861,8 +1864,10 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// [`seventeenth_pass_trigger`]); pass 17: keys under their names in prose and wallets'
 /// keys in calls (see [`eighteenth_pass_trigger`]); pass 18: keys AI services issue,
 /// Azure's key, a Telegram bot's URL and the names added last (see
-/// [`ai_service_tokens`]). At one start, passes are asked in this order.
-pub(super) const PASSES: usize = 19;
+/// [`ai_service_tokens`]); pass 19: a private key in Wallet Import Format with no name
+/// before it, found by hand (see `validate::bare_wif_at`). At one start, passes are asked
+/// in this order.
+pub(super) const PASSES: usize = 20;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after
 /// another command's name on its line, `curl -T mysql.sql -u admin:…`): after such a value,
@@ -2409,7 +2414,7 @@ pub(super) fn spec(
         validate,
         hand_search: None,
         hand_regex: None,
-        first_bytes: None,
+        may_start: None,
         may_pass: None,
         at_start: None,
         named_exact: None,
@@ -2542,7 +2547,7 @@ pub(super) fn prefixed_token_body(m: &str) -> Option<&[u8]> {
 /// recovery keys under their names ([`VAULT_KEY_NAMES`]); and the names of keys, setup
 /// pages' labels and wallets' calls added last ([`MORE_CRYPTO_KEY_NAMES`],
 /// [`LAST_SETUP_NAMES`], [`MORE_WALLET_CALLS`]). A pass of its own, every other pass's
-/// prefilter being full: 65 literals, past the 32 of the prefilter's faster kind.
+/// prefilter being full: 74 literals, past the 32 of the prefilter's faster kind.
 fn ai_service_tokens() -> String {
     [
         format!(r"{B}gsk_[A-Za-z0-9]{{52}}"),
@@ -2583,18 +2588,28 @@ fn ai_service_tokens() -> String {
 /// The names HashiCorp Vault's unseal and recovery keys go by (see
 /// `validate::vault_keys`): `vault operator init`'s output (`Unseal Key 1: …`, `Recovery
 /// Key 1: …`; with `-format=json`, `"unseal_keys_b64": […]`, `"recovery_keys_hex": […]`),
-/// the command that takes one (`vault operator unseal …`), and the names scripts give
-/// them (`VAULT_UNSEAL_KEY=`, `unseal_key:`, `unsealKey`, `the unseal key is …`). Among
-/// the nineteenth pass's patterns.
-pub(super) const VAULT_KEY_NAMES: [&str; 8] = [
+/// the command that takes one (`vault operator unseal …`, the older `vault unseal …`), the
+/// API's (`"keys_base64": […]`), and the names scripts and prose give them
+/// (`VAULT_UNSEAL_KEY=`, `unseal_key:`, `unsealKey`, `--unseal-key=`, `recovery_key`, `the
+/// unseal key is …`). Among the nineteenth pass's patterns.
+pub(super) const VAULT_KEY_NAMES: [&str; 17] = [
     "Unseal Key",
+    "Unseal key",
     "unseal key",
+    "UNSEAL KEY",
     "unseal_key",
     "UNSEAL_KEY",
     "unsealKey",
-    "Recovery Key ",
-    "recovery_keys_",
+    "UnsealKey",
+    "unseal-key",
+    "Recovery Key",
+    "Recovery key",
+    "recovery_key",
+    "RECOVERY_KEY",
+    "recoveryKey",
+    "keys_base64",
     "operator unseal",
+    "vault unseal",
 ];
 
 /// More names of keys, as [`CRYPTO_KEY_NAMES`] (see `validate::crypto_key_value`): other
@@ -2838,7 +2853,7 @@ pub(super) fn specs() -> Vec<Spec> {
             validate: validate_aws_border,
             hand_search: None,
             hand_regex: None,
-            first_bytes: None,
+            may_start: None,
             may_pass: None,
             at_start: None,
             named_exact: None,
@@ -2898,8 +2913,7 @@ pub(super) fn specs() -> Vec<Spec> {
         Spec {
             hand_search: Some(value_before_name_at),
             hand_regex: Some(prose_value_closed()),
-            // (A mark's first byte: the curly ones' and `«`'s lead bytes.)
-            first_bytes: Some(b"`\"'*\xC2\xE2"),
+            may_start: Some(opens_a_mark),
             ..spec(
                 Entity::Secret,
                 9,
@@ -3112,6 +3126,21 @@ pub(super) fn specs() -> Vec<Spec> {
                 String::new(),
                 1,
                 table_row_secret,
+            )
+        },
+        // A wallet's private key in Wallet Import Format with no name before it (`5Kb8…`,
+        // `L1aW…` pasted alone): a whole word of 51 or 52 characters of Base58, its
+        // checksum checked, found by hand (no prefilter finds a word by its length).
+        Spec {
+            hand_search: Some(bare_wif_at),
+            may_start: Some(may_start_wif),
+            ..spec(
+                Entity::Secret,
+                19,
+                r"(?-u:\b)[5KL9c][1-9A-HJ-NP-Za-km-z]{50,51}(?-u:\b)".to_owned(),
+                String::new(),
+                64,
+                bare_wif,
             )
         },
     ]

@@ -429,19 +429,25 @@ pub(super) fn validate_bot_token(
     (!glued && random && !repeats_a_few(&text[colon + 1..e])).then_some((s, e))
 }
 
-/// The most keys [`vault_keys`] reads in one list (Vault splits its key into 5 by default;
-/// a list's keys run into one detection).
-const VAULT_KEYS_LISTED: usize = 32;
+/// The most items [`vault_keys`] reads in one list of keys (Vault splits its key into 5 by
+/// default, 255 at most; a list's keys run into one detection).
+const VAULT_KEYS_LISTED: usize = 256;
+
+/// The most items that are no key [`vault_list_end`] passes over in one list: each name's
+/// candidate that fails reads no further than them past the last key (a run of names and
+/// lists of items that are no keys is read a few times, not [`VAULT_KEYS_LISTED`]).
+const VAULT_LIST_OTHERS: usize = 4;
 
 /// HashiCorp Vault's unseal or recovery keys after one of their names at `s..e` (see
 /// `patterns::VAULT_KEY_NAMES`), as [`vault_key`] reads each:
-/// - `vault operator unseal` (its options passed over: `-migrate`, `-address=…`) and the
-///   key after it, bare or quoted; nothing where it prompts for one;
-/// - after a name, the rest of its word (`unseal_keys_b64`, `UNSEAL_KEY_1`), a key's number
-///   (`Unseal Key 1`; `Recovery Key ` only so, not BitLocker's `Recovery Key ID`), its
-///   marks (a closing quote, blanks, `:` or `=`, `is`, see [`past_name_and_verb`]; on a
-///   later line only after `:` or `=`), then the key, or a JSON list of keys (`[⏎  "…",⏎
-///   "…"⏎]`: one detection from the first to the last, [`VAULT_KEYS_LISTED`] at most).
+/// - `vault operator unseal` (and the older `vault unseal`): the first key among the
+///   words of its line (a `\` and a break continue it), options and their values passed
+///   over (`-migrate`, `-address http://…`); nothing where it prompts for one;
+/// - after a name, the rest of its word (`unseal_keys_b64`, `UNSEAL_KEY_1`; not a hash's,
+///   `unseal_key_sha256`, `unsealKeyHash`), a key's number (`Unseal Key 1`, `#1`; after
+///   `Recovery Key` a number or a colon, not BitLocker's `Recovery Key ID`), its marks
+///   (see [`vault_marks`]; on a later line only after `:` or `=`), then the key, and the
+///   list it opens (see [`vault_list_end`]): one detection from the first key to the last.
 ///
 /// Not a word glued before the name (`disunseal_key`), a prompt (`Unseal Key (will be
 /// hidden):`), a progress line (`Unseal Progress 1/3`), what is not a key.
@@ -449,107 +455,206 @@ fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
     if s > 0 && b[s - 1].is_ascii_alphabetic() {
         return None;
     }
-    if &b[s..e] == b"operator unseal" {
-        let mut at = e;
-        loop {
-            let blanks = b[at..]
-                .iter()
-                .take_while(|c| matches!(c, b' ' | b'\t'))
-                .count();
-            if blanks == 0 {
-                return None;
-            }
-            at += blanks;
-            if b.get(at) != Some(&b'-') {
-                return vault_key(b, at);
-            }
-            at += b[at..]
-                .iter()
-                .take(256)
-                .take_while(|c| !c.is_ascii_whitespace())
-                .count();
-        }
+    let m = &b[s..e];
+    if m == b"operator unseal" || m == b"vault unseal" {
+        return unseal_command_key(b, e);
     }
     let word = b[e..]
         .iter()
         .take(32)
-        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .take_while(|&&c| word_byte(c) || c == b'-')
         .count();
-    let mut at = e + word;
-    // (A key's number, as `vault operator init` prints them: `Unseal Key 1:`.)
-    let numbered = |at: usize| {
-        let blanks = b[at..].iter().take_while(|&&c| c == b' ').count();
-        let digits = b[at + blanks..]
-            .iter()
-            .take(4)
-            .take_while(|c| c.is_ascii_digit())
-            .count();
-        (blanks <= 1 && (1..=3).contains(&digits)).then_some(at + blanks + digits)
-    };
-    if b[e - 1] == b' ' {
-        at = numbered(e)?;
-    } else if word == 0
-        && let Some(after) = numbered(e)
+    let rest = b[e..e + word].to_ascii_lowercase();
+    if ["sha", "hash", "digest", "md5", "fingerprint", "checksum"]
+        .iter()
+        .any(|w| memchr::memmem::find(&rest, w.as_bytes()).is_some())
     {
-        at = after;
-    }
-    let value = past_name_and_verb(b, at);
-    let marks = &b[at..value];
-    if value == at || (marks.contains(&b'\n') && !marks.iter().any(|c| matches!(c, b':' | b'='))) {
         return None;
     }
-    let first = vault_key(b, value)?;
-    if !marks.contains(&b'[') {
-        return Some(first);
+    let mut at = e + word;
+    // (A key's number, as `vault operator init` prints them: `Unseal Key 1:`, `#1`.)
+    let blanks = b[at..].iter().take_while(|&&c| c == b' ').count();
+    let hash = usize::from(b.get(at + blanks) == Some(&b'#'));
+    let digits = b[at + blanks + hash..]
+        .iter()
+        .take(4)
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    if word == 0 && blanks <= 1 && (1..=3).contains(&digits) {
+        at += blanks + hash + digits;
+    } else if m.starts_with(b"Recovery") && b.get(at) != Some(&b':') {
+        return None;
     }
-    // (The rest of a JSON list: `,` and blanks or breaks between quoted keys.)
-    let mut end = first.1;
-    for _ in 1..VAULT_KEYS_LISTED {
-        let mut at = end;
-        at += usize::from(matches!(b.get(at), Some(b'"' | b'\'')));
-        at += b[at..]
-            .iter()
-            .take(64)
-            .take_while(|c| c.is_ascii_whitespace())
-            .count();
-        if b.get(at) != Some(&b',') {
-            break;
+    let (value, list) = vault_marks(b, at)?;
+    let first = vault_key(b, value)?;
+    Some((first.0, vault_list_end(b, first.1, list)))
+}
+
+/// The list a Vault key opens (see [`vault_list_end`]).
+#[derive(Clone, Copy, PartialEq)]
+enum VaultList {
+    /// None: a key alone, or keys in a row (`a,b,c`, `"a b c"`).
+    None,
+    /// In brackets: `[…]`, `(…)`.
+    Bracketed,
+    /// YAML's: each item on its line after `- `.
+    Dashed,
+}
+
+/// Where a value starts past a Vault key's name and number that end at `at`: past blanks,
+/// breaks, quotes (escaped too: `\"`), `:`, `=`, brackets, `|`, `*`, `>`, YAML's `- `,
+/// `is` and `was` — `None` where nothing stands there, or a later line without `:` or `=`
+/// before it. Also the list that opens there, if any.
+fn vault_marks(b: &[u8], mut at: usize) -> Option<(usize, VaultList)> {
+    let start = at;
+    let (mut list, mut mark, mut later) = (VaultList::None, false, false);
+    for _ in 0..32 {
+        match b.get(at) {
+            Some(b'[' | b'(') => list = VaultList::Bracketed,
+            Some(b':' | b'=') => mark = true,
+            Some(b'\n') => later = true,
+            Some(
+                b' ' | b'\t' | b'\r' | b'"' | b'\'' | b'`' | b'\\' | b']' | b'|' | b'*' | b'>',
+            ) => {}
+            Some(b'-') if matches!(b.get(at + 1), Some(b' ' | b'\t')) => {
+                list = VaultList::Dashed;
+                at += 1;
+            }
+            _ => match [&b"is"[..], b"was"].iter().find(|v| {
+                b[at..].starts_with(v) && !b.get(at + v.len()).is_some_and(|&c| word_byte(c))
+            }) {
+                Some(v) if at > start => at += v.len() - 1,
+                _ => break,
+            },
         }
         at += 1;
-        at += b[at..]
-            .iter()
-            .take(64)
-            .take_while(|c| c.is_ascii_whitespace())
-            .count();
-        if !matches!(b.get(at), Some(b'"' | b'\'')) {
+    }
+    (at > start && (mark || !later)).then_some((at, list))
+}
+
+/// Where the keys a Vault key's list holds end, its first key ending at `end`: the keys
+/// that follow, each after a closing quote, blanks or breaks, `,`, YAML's `- ` and an
+/// opening quote (escaped too) — where the list opened with `[`, `(` or `- `, past any
+/// item that is no key (`null`, a key cut short) to its `]` or `)` (YAML's: to a line
+/// without its `- `); elsewhere (`a,b,c`, `"a b c"`) while each next word is one.
+/// [`VAULT_KEYS_LISTED`] items at most.
+fn vault_list_end(b: &[u8], mut end: usize, list: VaultList) -> usize {
+    let mut others = 0;
+    let separator = |c: u8| {
+        matches!(
+            c,
+            b' ' | b'\t' | b'\r' | b'\n' | b'"' | b'\'' | b'\\' | b','
+        )
+    };
+    let mut at = end;
+    for _ in 1..VAULT_KEYS_LISTED {
+        let from = at;
+        // (Whether a line broke, and YAML's `- ` came after it.)
+        let (mut broke, mut dashed) = (false, false);
+        for _ in 0..64 {
+            match b.get(at) {
+                Some(b'\n') => (broke, dashed, at) = (true, false, at + 1),
+                Some(&c) if separator(c) => at += 1,
+                Some(b'-') if matches!(b.get(at + 1), Some(b' ' | b'\t')) => {
+                    (dashed, at) = (true, at + 2);
+                }
+                _ => break,
+            }
+        }
+        let item_ended = list == VaultList::Dashed && broke && !dashed;
+        if at == from || at >= b.len() || matches!(b[at], b']' | b')') || item_ended {
             break;
         }
-        match vault_key(b, at + 1) {
-            Some((_, to)) => end = to,
+        match vault_key(b, at) {
+            Some((_, to)) => {
+                end = to;
+                at = to;
+            }
+            // (An item that is no key: in a list, passed over.)
+            // (An item that is no key — `null`, a key cut short — passed over in a list, up
+            // to [`VAULT_LIST_OTHERS`]; not one that holds a name's or an object's marks:
+            // the list has ended, and another name's candidate reads on from there.)
+            None if list != VaultList::None && others < VAULT_LIST_OTHERS => {
+                let item = b[at..]
+                    .iter()
+                    .take(256)
+                    .take_while(|&&c| !separator(c) && !matches!(c, b']' | b')'))
+                    .count();
+                if item == 0 || b[at..at + item].iter().any(|c| b":=[{(".contains(c)) {
+                    break;
+                }
+                others += 1;
+                at += item;
+            }
             None => break,
         }
     }
-    Some((first.0, end))
+    end
+}
+
+/// The key `vault operator unseal` takes, its name ending at `e`: the first of the words
+/// on its line (a `\` before a break continues it; 16 words at most) that [`vault_key`]
+/// reads as one, past options and their values.
+fn unseal_command_key(b: &[u8], e: usize) -> Option<(usize, usize)> {
+    let mut at = e;
+    for _ in 0..16 {
+        let from = at;
+        loop {
+            match b.get(at) {
+                Some(b' ' | b'\t') => at += 1,
+                Some(b'\\') if matches!(b.get(at + 1), Some(b'\n' | b'\r')) => {
+                    at += 2 + usize::from(b[at..].starts_with(b"\\\r\n"));
+                }
+                _ => break,
+            }
+        }
+        if at == from || at >= b.len() || matches!(b[at], b'\n' | b'\r' | b';' | b'|' | b'&') {
+            return None;
+        }
+        if b[at] != b'-'
+            && let Some(key) = vault_key(b, at)
+        {
+            return Some(key);
+        }
+        at += b[at..]
+            .iter()
+            .take(256)
+            .take_while(|c| !c.is_ascii_whitespace())
+            .count();
+    }
+    None
 }
 
 /// A Vault key at `at` (after a quote or not): 40 to 46 characters of base64 (Vault's
-/// shares are 33 bytes, 44 characters; an unsplit key 32) made by a machine (see
-/// [`machine_made`]), or 64 or 66 hex digits — nothing of either glued after it, and a
-/// quote before it closed right after it.
+/// shares are 33 bytes, 44 characters; an unsplit key 32) with digits, capitals and small
+/// letters, twenty different characters at least, not in a row (`AbCdEf…`, `0123…`), not
+/// base64 of text (`SGVsbG8g…`); or 64 or 66 hex digits, letters and digits among them,
+/// not in a row — nothing of either glued after it, and a quote before it closed right
+/// after it.
 fn vault_key(b: &[u8], at: usize) -> Option<(usize, usize)> {
     let quote = b.get(at).copied().filter(|c| matches!(c, b'"' | b'\''));
     let at = at + usize::from(quote.is_some());
     let n = base64_token(&b[at..], false, 128)?;
     let v = &b[at..at + n];
     let run = v.iter().take_while(|&&c| c != b'=').count();
+    let has = |f: fn(&u8) -> bool| v.iter().any(f);
     let hex = matches!(n, 64 | 66)
         && v.iter().all(u8::is_ascii_hexdigit)
-        && v.iter().any(u8::is_ascii_digit)
-        && v.iter().any(u8::is_ascii_alphabetic);
-    let base64 = (40..=46).contains(&run) && machine_made(&v[..run]);
-    let closed = quote.is_none_or(|q| b.get(at + n) == Some(&q));
-    ((hex || base64) && closed && !b.get(at + n).is_some_and(|&c| c == b'_' || c == b'-'))
-        .then_some((at, at + n))
+        && has(u8::is_ascii_digit)
+        && has(u8::is_ascii_alphabetic);
+    let base64 = (40..=46).contains(&run)
+        && has(u8::is_ascii_digit)
+        && has(u8::is_ascii_uppercase)
+        && has(u8::is_ascii_lowercase)
+        && distinct_bytes(&v[..run]) >= 20
+        && !base64_decode(v).is_some_and(|d| d.iter().all(|c| c.is_ascii_graphic() || *c == b' '));
+    let closed = quote.is_none_or(|q| b.get(at + n) == Some(&q) || b.get(at + n) == Some(&b'\\'));
+    ((hex || base64)
+        && !in_a_row(v)
+        && !in_a_row(&v.to_ascii_lowercase())
+        && closed
+        && !b.get(at + n).is_some_and(|&c| c == b'_' || c == b'-'))
+    .then_some((at, at + n))
 }
 
 /// Whether a token is a placeholder (`npm_XXXX…`, `…/services/T00000000/B00000000/XXXX…`):
@@ -12785,24 +12890,127 @@ fn wif_key(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
         }
         runs += 1;
         let key = &window[i..i + run];
-        let (version, len) = match (key[0], run) {
-            (b'5', 51) => (0x80, 37),
-            (b'K' | b'L', 52) => (0x80, 38),
-            (b'9', 51) => (0xEF, 37),
-            (b'c', 52) => (0xEF, 38),
-            _ => {
-                i += run;
-                continue;
-            }
-        };
+        if wif_shape(key).is_none() {
+            i += run;
+            continue;
+        }
         let glued = window
             .get(i + run)
             .is_some_and(|c| c.is_ascii_alphanumeric());
-        return base58_checked(key, len)
-            .filter(|d| !glued && d[0] == version && (len == 37 || d[33] == 1))
-            .map(|_| (e + i, e + i + run));
+        return (!glued && wif_checked(key)).then_some((e + i, e + i + run));
     }
     None
+}
+
+/// The version byte and the decoded length of a key in Wallet Import Format that `key`'s
+/// first character and length give: 51 characters from `5` (testnet's `9`), 52 from `K`,
+/// `L` (testnet's `c`).
+fn wif_shape(key: &[u8]) -> Option<(u8, usize)> {
+    match (key.first()?, key.len()) {
+        (b'5', 51) => Some((0x80, 37)),
+        (b'K' | b'L', 52) => Some((0x80, 38)),
+        (b'9', 51) => Some((0xEF, 37)),
+        (b'c', 52) => Some((0xEF, 38)),
+        _ => None,
+    }
+}
+
+/// Whether `key`, a run of Base58, is a private key in Wallet Import Format: of its shape
+/// (see [`wif_shape`]), its Base58Check holds its version byte (`0x80`, testnet's `0xEF`),
+/// 32 bytes of key and, in the longer, `0x01` (see [`base58_checked`]).
+fn wif_checked(key: &[u8]) -> bool {
+    wif_shape(key).is_some_and(|(version, len)| {
+        base58_checked(key, len).is_some_and(|d| d[0] == version && (len == 37 || d[33] == 1))
+    })
+}
+
+/// Whether `c` is a byte of an ASCII word (a letter, a digit, `_`: `(?-u:\b)`'s).
+fn word_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// The trigger of a private key in Wallet Import Format with no name before it
+/// (`(?-u:\b)[5KL9c][1-9A-HJ-NP-Za-km-z]{50,51}(?-u:\b)`, see `patterns::specs`) in
+/// `text[from..to]`, read by hand: a whole ASCII word of 51 or 52 characters of Base58 that
+/// opens with `5`, `K`, `L`, `9` or `c`, its start and end.
+///
+/// A run of Base58 that long is rare: the 51st byte from each place is read first, and
+/// where it is none of Base58's, no such run starts at or before it and the search goes on
+/// past it; where it is, the run is read back from it to where the last reading stopped —
+/// a byte that is none of Base58's moves the next place past it — and, read back all the
+/// way, on to its end: each byte is read once. Tested against the regex on generated
+/// texts (`the_hand_read_wif_trigger_agrees_with_the_regex`).
+pub(super) fn bare_wif_at(
+    text: &str,
+    from: usize,
+    to: usize,
+    _: &Freed,
+    _: Option<&MetaRegex>,
+) -> Option<(usize, usize)> {
+    const SHORTEST: usize = 51;
+    let b = text.as_bytes();
+    let base58 = |c: u8| BASE58_DIGITS[usize::from(c)] < 58;
+    // `b[i..known]` is Base58, read already.
+    let (mut i, mut known) = (from, from);
+    while i + SHORTEST <= to {
+        let probe = i + SHORTEST - 1;
+        if !base58(b[probe]) {
+            (i, known) = (probe + 1, probe + 1);
+            continue;
+        }
+        let mut q = probe;
+        while q > known && base58(b[q - 1]) {
+            q -= 1;
+        }
+        if q > known {
+            (i, known) = (q, probe + 1);
+            continue;
+        }
+        let mut z = probe + 1;
+        while z < b.len() && base58(b[z]) {
+            z += 1;
+        }
+        // (Whole words only: a run that starts before `from`, or glued to a word's
+        // other bytes, `0`, `O`, `I`, `l`, `_`, has no border.)
+        let bordered = (i == 0 || !word_byte(b[i - 1])) && b.get(z).is_none_or(|&c| !word_byte(c));
+        if bordered
+            && z <= to
+            && matches!(z - i, 51 | 52)
+            && matches!(b[i], b'5' | b'K' | b'L' | b'9' | b'c')
+        {
+            return Some((i, z));
+        }
+        (i, known) = (z, z);
+    }
+    None
+}
+
+/// Whether a word of 51 bytes or more that opens as a key in Wallet Import Format (see
+/// [`bare_wif_at`]) starts in `b[from..to]`.
+pub(super) fn may_start_wif(b: &[u8], from: usize, to: usize) -> bool {
+    (from..to).any(|p| {
+        matches!(b[p], b'5' | b'K' | b'L' | b'9' | b'c')
+            && (p == 0 || !word_byte(b[p - 1]))
+            && b.get(p..p + 51)
+                .is_some_and(|w| w.iter().all(|&c| word_byte(c)))
+    })
+}
+
+/// Whether a mark a value prose gives before its name may open (see
+/// [`value_before_name_at`]) stands in `b[from..to]`: a quote's, a backtick's, emphasis'
+/// first byte, or the curly quotes' and `«`'s lead bytes.
+pub(super) fn opens_a_mark(b: &[u8], from: usize, to: usize) -> bool {
+    b[from..to].iter().any(|c| b"`\"'*\xC2\xE2".contains(c))
+}
+
+/// A wallet's private key in Wallet Import Format with no name before it, the word that
+/// starts at `s` (see [`bare_wif_at`]; `e`: its window's end): its Base58Check checked (see
+/// [`wif_checked`]) — two rounds of SHA-256 that a run of 51 letters and digits passes by
+/// chance once in four billion.
+pub(super) fn bare_wif(text: &str, s: usize, e: usize, _: &Freed) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let z = s + b[s..e].iter().take_while(|&&c| word_byte(c)).count();
+    wif_checked(&b[s..z]).then_some((s, z))
 }
 
 /// A wallet's extended private key from its prefix at `s` (one of
