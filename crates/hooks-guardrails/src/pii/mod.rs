@@ -8132,6 +8132,10 @@ pub(crate) mod tests {
                 vec![k1],
             ),
             (format!("vault unseal {k2}"), vec![k2]),
+            (
+                format!("client.sys.submit_unseal_key(key='{k1}')"),
+                vec![k1],
+            ),
             // (A key the first version took for a word: a run of six small letters.)
             (
                 "Unseal Key 1: N4wM52lKhj/JF13chLaF0kTfT81T/c/+orrgzm/YxyaG".to_owned(),
@@ -8256,6 +8260,15 @@ pub(crate) mod tests {
                 format!("web3.eth.accounts.wallet.add('{hx}');"),
                 hx.as_str(),
             ),
+            // (Review 82: the value a wallet's type is given, parsed.)
+            (
+                format!("let wallet: LocalWallet = \"{hx}\".parse()?;"),
+                hx.as_str(),
+            ),
+            (
+                format!("let signer: PrivateKeySigner = \"{h}\".parse()?;"),
+                h,
+            ),
             (format!("new ethers.SigningKey('{hx}')"), hx.as_str()),
             (format!("Account.from_key({hx})"), hx.as_str()),
             (format!("Account.from_key(private_key='{hx}')"), hx.as_str()),
@@ -8295,6 +8308,7 @@ pub(crate) mod tests {
             format!("MyWallet('{hx}')"),
             // (A hash's type, not a wallet's; a wallet's other items.)
             format!("H256::from_str(\"{hx}\")"),
+            format!("let wallet: LocalWallet = \"{}\".parse()?;", &hx[..42]),
             "cart.wallet.add(item)".to_owned(),
             format!("new Wallet('{}')", &h[..40]),
             // (Review 80: a PGP key's fingerprint, a commit's hash, SSH's and minisign's

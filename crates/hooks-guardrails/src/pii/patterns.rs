@@ -2547,7 +2547,7 @@ pub(super) fn prefixed_token_body(m: &str) -> Option<&[u8]> {
 /// recovery keys under their names ([`VAULT_KEY_NAMES`]); and the names of keys, setup
 /// pages' labels and wallets' calls added last ([`MORE_CRYPTO_KEY_NAMES`],
 /// [`LAST_SETUP_NAMES`], [`MORE_WALLET_CALLS`]). A pass of its own, every other pass's
-/// prefilter being full: 74 literals, past the 32 of the prefilter's faster kind.
+/// prefilter being full: 76 literals, past the 32 of the prefilter's faster kind.
 fn ai_service_tokens() -> String {
     [
         format!(r"{B}gsk_[A-Za-z0-9]{{52}}"),
@@ -2647,7 +2647,7 @@ pub(super) const LAST_SETUP_NAMES: [&str; 3] =
 /// More calls that take a wallet's private key, as [`WALLET_CALLS`]: go-ethereum's
 /// `crypto.HexToECDSA("…")`, ethers' `new SigningKey('0x…')` (review 80), Rust's and
 /// web3.js' (below). Among the nineteenth pass's patterns.
-pub(super) const MORE_WALLET_CALLS: [&str; 5] = [
+pub(super) const MORE_WALLET_CALLS: [&str; 7] = [
     "HexToECDSA(",
     "SigningKey(",
     // (Rust's ethers and alloy, `LocalWallet::from_str("0x…")`,
@@ -2655,6 +2655,10 @@ pub(super) const MORE_WALLET_CALLS: [&str; 5] = [
     "Wallet::from_str(",
     "Signer::from_str(",
     "wallet.add(",
+    // (The value a wallet's or a signer's type is given, Rust's `let wallet: LocalWallet =
+    // "0x…".parse()?`, `let signer: PrivateKeySigner = "…".parse()?` — review 82.)
+    "Wallet = \"",
+    "Signer = \"",
 ];
 
 /// The triggers of [`prefixed_tokens`]: each prefix and a few characters of the token.

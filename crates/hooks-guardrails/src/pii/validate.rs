@@ -520,6 +520,11 @@ fn vault_marks(b: &[u8], mut at: usize) -> Option<(usize, VaultList)> {
                 list = VaultList::Dashed;
                 at += 1;
             }
+            // (A call's keyword right after its `(`: hvac's `submit_unseal_key(key='…')`.)
+            Some(_) if b[at - 1] == b'(' && keyword_at(b, at) > 0 => {
+                list = VaultList::None;
+                at += keyword_at(b, at) - 1;
+            }
             _ => match [&b"is"[..], b"was"].iter().find(|v| {
                 b[at..].starts_with(v) && !b.get(at + v.len()).is_some_and(|&c| word_byte(c))
             }) {
@@ -530,6 +535,21 @@ fn vault_marks(b: &[u8], mut at: usize) -> Option<(usize, VaultList)> {
         at += 1;
     }
     (at > start && (mark || !later)).then_some((at, list))
+}
+
+/// The length of a call's keyword and its `=` at `at` (`key=`, `private_key=`: small
+/// letters and `_`, 16 at most), or 0.
+fn keyword_at(b: &[u8], at: usize) -> usize {
+    let n = b[at..]
+        .iter()
+        .take(17)
+        .take_while(|c| c.is_ascii_lowercase() || **c == b'_')
+        .count();
+    if (1..=16).contains(&n) && b.get(at + n) == Some(&b'=') {
+        n + 1
+    } else {
+        0
+    }
 }
 
 /// Where the keys a Vault key's list holds end, its first key ending at `end`: the keys
@@ -11580,9 +11600,10 @@ pub(super) fn eighteenth_pass_secret(
 ) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let m = &text[s..e];
-    // (A type's name ends in the call's: `LocalWallet::from_str(`,
-    // `PrivateKeySigner::from_str(`.)
-    if s > 0 && b[s - 1].is_ascii_alphanumeric() && !m.ends_with("::from_str(") {
+    // (A type's name ends in the call's or the value's: `LocalWallet::from_str(`,
+    // `PrivateKeySigner::from_str(`, `LocalWallet = "…"`.)
+    let typed = m.ends_with("::from_str(") || m.ends_with(" = \"");
+    if s > 0 && b[s - 1].is_ascii_alphanumeric() && !typed {
         return None;
     }
     if super::patterns::MORE_SETUP_NAMES.contains(&m)
@@ -11597,6 +11618,9 @@ pub(super) fn eighteenth_pass_secret(
             return None;
         }
         wallet_call_key(b, e)
+    } else if b[e - 1] == b'"' {
+        // (The value given to a wallet's type: from its quote.)
+        wallet_call_key(b, e - 1)
     } else {
         crypto_key_value(b, e)
     }
