@@ -8136,6 +8136,22 @@ pub(crate) mod tests {
                 format!("client.sys.submit_unseal_key(key='{k1}')"),
                 vec![k1],
             ),
+            // (Review 83: more names and spellings, a share's name, a remark, markup, a
+            // backtick continuing the command.)
+            (format!("the recovery key is {k1}"), vec![k1]),
+            (format!("RECOVERY KEY 1: {k1}"), vec![k1]),
+            (format!("--recovery-key={k1}"), vec![k1]),
+            (format!("Recovery Key = {k1}"), vec![k1]),
+            (format!("UNSEAL_KEY_SHARE_1={k1}"), vec![k1]),
+            (format!("vault-unseal-0: {k1}"), vec![k1]),
+            (format!("Unseal Key\t1:\t{k1}"), vec![k1]),
+            (format!("Unseal Key 1 (base64): {k1}"), vec![k1]),
+            (format!("<td>Unseal Key 1</td><td>{k1}</td>"), vec![k1]),
+            (format!("vault operator unseal `\n  {k1}"), vec![k1]),
+            (
+                format!("{{\"keys\": [\"{hex}\"], \"keys_base64\": [\"{k1}\"]}}"),
+                vec![hex, k1],
+            ),
             // (A key the first version took for a word: a run of six small letters.)
             (
                 "Unseal Key 1: N4wM52lKhj/JF13chLaF0kTfT81T/c/+orrgzm/YxyaG".to_owned(),
@@ -8158,6 +8174,45 @@ pub(crate) mod tests {
             (
                 format!("{{\"keys_base64\": [\"{k1}\", \"{k2}\"]}}"),
                 format!("{k1}\", \"{k2}"),
+            ),
+            // (Review 83: `vault operator rekey`'s lines, numbered and bulleted lists,
+            // backticks, other separators, nested brackets, Go's slice, Terraform's
+            // `tolist`, items indented far.)
+            (
+                format!("Key 1: {k1}\nKey 2: {k2}\n\nOperation nonce: 1234"),
+                format!("{k1}\nKey 2: {k2}"),
+            ),
+            (
+                format!("my unseal keys:\n\n1. {k1}\n2. {k2}\n\nthanks"),
+                format!("{k1}\n2. {k2}"),
+            ),
+            (
+                format!("Unseal keys:\n* `{k1}`\n* `{k2}`"),
+                format!("{k1}`\n* `{k2}"),
+            ),
+            (format!("UNSEAL_KEYS={k1};{k2}"), format!("{k1};{k2}")),
+            (
+                format!("| unseal_keys | {k1} | {k2} |"),
+                format!("{k1} | {k2}"),
+            ),
+            (
+                format!("{{\"unseal_keys_b64\": [[\"{k1}\"], [\"{k2}\"]]}}"),
+                format!("{k1}\"], [\"{k2}"),
+            ),
+            (
+                format!("RecoveryKeysB64: []string{{\"{k1}\", \"{k2}\"}}"),
+                format!("{k1}\", \"{k2}"),
+            ),
+            (
+                format!("unseal_keys_b64 = tolist([\n  \"{k1}\",\n  \"{k2}\",\n])"),
+                format!("{k1}\",\n  \"{k2}"),
+            ),
+            (
+                format!(
+                    "\"unseal_keys_b64\": [\n{0}\"{k1}\",\n{0}\"{k2}\"]",
+                    " ".repeat(70)
+                ),
+                format!("{k1}\",\n{}\"{k2}", " ".repeat(70)),
             ),
         ] {
             finds_and_redacts(&d, &text, &[list.as_str()]);
@@ -8207,6 +8262,14 @@ pub(crate) mod tests {
             "Unseal Key 1: SGVsbG8gV29ybGQhIFRoaXMgaXMgbm90IGEgc2VjcmV0Lg==".to_owned(),
             "Recovery Key 1 ID: 4A3B2C1D".to_owned(),
             "vault operator unseal -reset".to_owned(),
+            // (Review 83: public keys' lists, ids, versions, an encrypted copy, a comment
+            // after the command, a key's line running on into other base64.)
+            format!("\"public_keys_base64\": [\"{k1}\"]"),
+            format!("recovery_key_id: {k1}"),
+            format!("recovery_key_version: {hex}"),
+            format!("UnsealKeyEncrypted: {k1}"),
+            format!("vault operator unseal -address=https://v:8200 # commit {hex}"),
+            "Key 1: value one".to_owned(),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }

@@ -2547,7 +2547,7 @@ pub(super) fn prefixed_token_body(m: &str) -> Option<&[u8]> {
 /// recovery keys under their names ([`VAULT_KEY_NAMES`]); and the names of keys, setup
 /// pages' labels and wallets' calls added last ([`MORE_CRYPTO_KEY_NAMES`],
 /// [`LAST_SETUP_NAMES`], [`MORE_WALLET_CALLS`]). A pass of its own, every other pass's
-/// prefilter being full: 76 literals, past the 32 of the prefilter's faster kind.
+/// prefilter being full: 85 literals, past the 32 of the prefilter's faster kind.
 fn ai_service_tokens() -> String {
     [
         format!(r"{B}gsk_[A-Za-z0-9]{{52}}"),
@@ -2591,8 +2591,10 @@ fn ai_service_tokens() -> String {
 /// the command that takes one (`vault operator unseal …`, the older `vault unseal …`), the
 /// API's (`"keys_base64": […]`), and the names scripts and prose give them
 /// (`VAULT_UNSEAL_KEY=`, `unseal_key:`, `unsealKey`, `--unseal-key=`, `recovery_key`, `the
-/// unseal key is …`). Among the nineteenth pass's patterns.
-pub(super) const VAULT_KEY_NAMES: [&str; 17] = [
+/// unseal key is …`, Go's `RecoveryKeysB64`, bank-vaults' `vault-unseal-0`), the API's hex
+/// keys (`"keys": […]`) and `vault operator rekey`'s lines (`Key 1: …`). Among the
+/// nineteenth pass's patterns.
+pub(super) const VAULT_KEY_NAMES: [&str; 26] = [
     "Unseal Key",
     "Unseal key",
     "unseal key",
@@ -2610,6 +2612,17 @@ pub(super) const VAULT_KEY_NAMES: [&str; 17] = [
     "keys_base64",
     "operator unseal",
     "vault unseal",
+    // (Review 83: prose's and options' spellings, Go's fields, bank-vaults' names, the
+    // API's hex keys, `vault operator rekey`'s lines.)
+    "recovery key",
+    "RECOVERY KEY",
+    "recovery-key",
+    "RecoveryKey",
+    "KeysB64",
+    "vault-unseal-",
+    "\"keys\": [",
+    "\"keys\":[",
+    "Key 1:",
 ];
 
 /// More names of keys, as [`CRYPTO_KEY_NAMES`] (see `validate::crypto_key_value`): other

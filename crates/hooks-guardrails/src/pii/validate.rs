@@ -438,24 +438,49 @@ const VAULT_KEYS_LISTED: usize = 256;
 /// lists of items that are no keys is read a few times, not [`VAULT_KEYS_LISTED`]).
 const VAULT_LIST_OTHERS: usize = 4;
 
+/// The parts of a name after a Vault key's that make it another value's name: a hash's
+/// (`unseal_key_sha256`, `unsealKeyHash`), an id's, a version's, a count's, an encrypted
+/// copy's (review 83).
+const VAULT_OTHER_PARTS: [&str; 14] = [
+    "sha1",
+    "sha256",
+    "sha512",
+    "hash",
+    "digest",
+    "md5",
+    "fingerprint",
+    "checksum",
+    "id",
+    "version",
+    "encrypted",
+    "count",
+    "shares",
+    "threshold",
+];
+
 /// HashiCorp Vault's unseal or recovery keys after one of their names at `s..e` (see
 /// `patterns::VAULT_KEY_NAMES`), as [`vault_key`] reads each:
 /// - `vault operator unseal` (and the older `vault unseal`): the first key among the
-///   words of its line (a `\` and a break continue it), options and their values passed
-///   over (`-migrate`, `-address http://…`); nothing where it prompts for one;
-/// - after a name, the rest of its word (`unseal_keys_b64`, `UNSEAL_KEY_1`; not a hash's,
-///   `unseal_key_sha256`, `unsealKeyHash`), a key's number (`Unseal Key 1`, `#1`; after
-///   `Recovery Key` a number or a colon, not BitLocker's `Recovery Key ID`), its marks
-///   (see [`vault_marks`]; on a later line only after `:` or `=`), then the key, and the
-///   list it opens (see [`vault_list_end`]): one detection from the first key to the last.
+///   words of its line (a `\` or a backtick and a break continue it), options and their
+///   values passed over (`-migrate`, `-address http://…`), to a comment's `#`; nothing
+///   where it prompts for one;
+/// - after a name, the rest of its word (`unseal_keys_b64`, `UNSEAL_KEY_SHARE_1`; not
+///   another value's, see [`VAULT_OTHER_PARTS`]), a key's number (`Unseal Key 1`, `#1`;
+///   after `Recovery Key` a number, a mark or `is`, not BitLocker's `Recovery Key ID`), a
+///   remark (`(base64)`), its marks (see [`vault_marks`]; on a later line only after `:`
+///   or `=`), then the key, and the list it opens (see [`vault_list_end`]): one detection
+///   from the first key to the last. After `vault operator rekey`'s `Key 1:`, its other
+///   keys' lines (`Key 2: …`) too.
 ///
-/// Not a word glued before the name (`disunseal_key`), a prompt (`Unseal Key (will be
-/// hidden):`), a progress line (`Unseal Progress 1/3`), what is not a key.
+/// Not a word glued before the name (`disunseal_key`, `public_keys_base64`), a prompt
+/// (`Unseal Key (will be hidden):`), a progress line (`Unseal Progress 1/3`), what is not a
+/// key.
 fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
-    if s > 0 && b[s - 1].is_ascii_alphabetic() {
+    let m = &b[s..e];
+    let glued = |c: u8| c.is_ascii_alphabetic() || (m == b"keys_base64" && word_byte(c));
+    if s > 0 && glued(b[s - 1]) {
         return None;
     }
-    let m = &b[s..e];
     if m == b"operator unseal" || m == b"vault unseal" {
         return unseal_command_key(b, e);
     }
@@ -464,66 +489,163 @@ fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
         .take(32)
         .take_while(|&&c| word_byte(c) || c == b'-')
         .count();
-    let rest = b[e..e + word].to_ascii_lowercase();
-    if ["sha", "hash", "digest", "md5", "fingerprint", "checksum"]
+    // (The rest of the name in parts: at `_`, `-` and where a capital follows a small
+    // letter.)
+    let mut parts = Vec::new();
+    let mut part = String::new();
+    for (i, &c) in b[e..e + word].iter().enumerate() {
+        let camel = c.is_ascii_uppercase() && i > 0 && b[e + i - 1].is_ascii_lowercase();
+        if c == b'_' || c == b'-' || camel {
+            parts.push(std::mem::take(&mut part));
+        }
+        if c != b'_' && c != b'-' {
+            part.push(char::from(c.to_ascii_lowercase()));
+        }
+    }
+    parts.push(part);
+    if parts
         .iter()
-        .any(|w| memchr::memmem::find(&rest, w.as_bytes()).is_some())
+        .any(|p| VAULT_OTHER_PARTS.contains(&p.as_str()))
     {
         return None;
     }
     let mut at = e + word;
     // (A key's number, as `vault operator init` prints them: `Unseal Key 1:`, `#1`.)
-    let blanks = b[at..].iter().take_while(|&&c| c == b' ').count();
+    let blanks = b[at..]
+        .iter()
+        .take(3)
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count();
     let hash = usize::from(b.get(at + blanks) == Some(&b'#'));
     let digits = b[at + blanks + hash..]
         .iter()
         .take(4)
         .take_while(|c| c.is_ascii_digit())
         .count();
-    if word == 0 && blanks <= 1 && (1..=3).contains(&digits) {
+    // (Not after a name that ends with its mark, `Key 1:`, `"keys": [`: a key may start
+    // with digits.)
+    let marked = m.ends_with(b":") || m.ends_with(b"[");
+    if !marked && word == 0 && blanks <= 2 && (1..=3).contains(&digits) {
         at += blanks + hash + digits;
-    } else if m.starts_with(b"Recovery") && b.get(at) != Some(&b':') {
-        return None;
+    } else if m.starts_with(b"Recovery") || m.starts_with(b"recovery key") {
+        // (Not BitLocker's `Recovery Key ID`: a word other than `is` after the name.)
+        let next = &b[at + blanks..];
+        let word_after = next.first().is_some_and(u8::is_ascii_alphanumeric);
+        let verb = [&b"is "[..], b"was "].iter().any(|v| next.starts_with(v));
+        if word_after && !verb {
+            return None;
+        }
     }
+    // (A remark before the marks: `Unseal Key 1 (base64):`.)
+    let remark = b[at..].iter().take(2).take_while(|&&c| c == b' ').count();
+    if b.get(at + remark) == Some(&b'(')
+        && let Some(k) = b[at + remark..].iter().take(18).position(|&c| c == b')')
+        && b[at + remark + 1..at + remark + k]
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'-')
+        && matches!(b.get(at + remark + k + 1), Some(b':' | b'='))
+    {
+        at += remark + k + 1;
+    }
+    // (A name that ends with its list's `[`: the API's `"keys": [`.)
+    let at = if m.ends_with(b"[") { at - 1 } else { at };
     let (value, list) = vault_marks(b, at)?;
     let first = vault_key(b, value)?;
-    Some((first.0, vault_list_end(b, first.1, list)))
+    // (How deep in brackets the first key stands: `[["…", …], […]]`.)
+    let depth = b[at..value]
+        .iter()
+        .map(|&c| match c {
+            b'[' | b'(' => 1,
+            b']' | b')' => -1,
+            _ => 0,
+        })
+        .sum::<isize>()
+        .max(1)
+        .unsigned_abs();
+    let quoted = first.0 > 0 && matches!(b[first.0 - 1], b'"' | b'\'');
+    let list = match list {
+        // (`vault operator rekey`'s lines: `Key 1: …`, `Key 2: …`.)
+        VaultList::None if m == b"Key 1:" => VaultList::Rekeyed,
+        VaultList::None if quoted => VaultList::Quoted,
+        list => list,
+    };
+    Some((first.0, vault_list_end(b, first.1, list, depth)))
 }
 
 /// The list a Vault key opens (see [`vault_list_end`]).
 #[derive(Clone, Copy, PartialEq)]
 enum VaultList {
-    /// None: a key alone, or keys in a row (`a,b,c`, `"a b c"`).
+    /// None: a key alone, or keys in a row (`a,b,c`, `a;b`).
     None,
-    /// In brackets: `[…]`, `(…)`.
+    /// A key in quotes: keys in a row, blanks between too (`"a b c"`).
+    Quoted,
+    /// In brackets: `[…]`, `(…)`, nested too.
     Bracketed,
-    /// YAML's: each item on its line after `- `.
-    Dashed,
+    /// Each item on its line after a mark: YAML's `- `, `* `, a number's `1.` or `1)`.
+    Lined,
+    /// `vault operator rekey`'s: each key on its line after `Key 2:`, `Key 3:`, ….
+    Rekeyed,
+}
+
+/// The length of the mark a list's item on its line opens with at `at` (`- `, `* `, `1. `,
+/// `12) `: its blank included), or 0.
+fn item_mark_at(b: &[u8], at: usize) -> usize {
+    let digits = b[at..]
+        .iter()
+        .take(4)
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    let mark = match b.get(at + digits) {
+        Some(b'-' | b'*') if digits == 0 => 1,
+        Some(b'.' | b')') if (1..=3).contains(&digits) => digits + 1,
+        _ => return 0,
+    };
+    if matches!(b.get(at + mark), Some(b' ' | b'\t')) {
+        mark + 1
+    } else {
+        0
+    }
 }
 
 /// Where a value starts past a Vault key's name and number that end at `at`: past blanks,
-/// breaks, quotes (escaped too: `\"`), `:`, `=`, brackets, `|`, `*`, `>`, YAML's `- `,
-/// `is` and `was` — `None` where nothing stands there, or a later line without `:` or `=`
-/// before it. Also the list that opens there, if any.
+/// breaks, quotes (escaped too: `\"`), `:`, `=`, brackets and braces, `|`, `*`, `>`,
+/// markup (`</td><td>`), a list's item's mark (see [`item_mark_at`]), a call's name
+/// (`tolist(`, Go's `string{`) or keyword (`key=`), `is` and `was` — `None` where nothing
+/// stands there, or a later line without `:` or `=` before it. Also the list that opens
+/// there, if any.
 fn vault_marks(b: &[u8], mut at: usize) -> Option<(usize, VaultList)> {
     let start = at;
     let (mut list, mut mark, mut later) = (VaultList::None, false, false);
-    for _ in 0..32 {
+    // (A list's items indented far: `[⏎` and 70 blanks, review 83.)
+    for _ in 0..128 {
+        let item = if at == start || matches!(b[at - 1], b'\n' | b' ' | b'\t') {
+            item_mark_at(b, at)
+        } else {
+            0
+        };
         match b.get(at) {
-            Some(b'[' | b'(') => list = VaultList::Bracketed,
+            _ if item > 0 => {
+                list = VaultList::Lined;
+                at += item - 1;
+            }
+            Some(b'[' | b'(' | b'{') => list = VaultList::Bracketed,
             Some(b':' | b'=') => mark = true,
             Some(b'\n') => later = true,
             Some(
                 b' ' | b'\t' | b'\r' | b'"' | b'\'' | b'`' | b'\\' | b']' | b'|' | b'*' | b'>',
             ) => {}
-            Some(b'-') if matches!(b.get(at + 1), Some(b' ' | b'\t')) => {
-                list = VaultList::Dashed;
-                at += 1;
+            // (Markup between a name and its value: `<td>Unseal Key 1</td><td>…`.)
+            Some(b'<') if b[at..].iter().take(8).any(|&c| c == b'>') => {
+                at += b[at..].iter().position(|&c| c == b'>').unwrap_or(0);
             }
             // (A call's keyword right after its `(`: hvac's `submit_unseal_key(key='…')`.)
             Some(_) if b[at - 1] == b'(' && keyword_at(b, at) > 0 => {
                 list = VaultList::None;
                 at += keyword_at(b, at) - 1;
+            }
+            // (A call a value is wrapped in after its mark: Terraform's `tolist([…])`.)
+            Some(c) if mark && c.is_ascii_lowercase() && wrapper_at(b, at) > 0 => {
+                at += wrapper_at(b, at) - 1;
             }
             _ => match [&b"is"[..], b"was"].iter().find(|v| {
                 b[at..].starts_with(v) && !b.get(at + v.len()).is_some_and(|&c| word_byte(c))
@@ -552,37 +674,87 @@ fn keyword_at(b: &[u8], at: usize) -> usize {
     }
 }
 
+/// The length of a call's name and its `(` at `at` (`tolist(`, `sensitive(`; a Go slice's
+/// type and its `{`, `string{`: small letters and `_`, 16 at most), or 0.
+fn wrapper_at(b: &[u8], at: usize) -> usize {
+    let n = b[at..]
+        .iter()
+        .take(17)
+        .take_while(|c| c.is_ascii_lowercase() || **c == b'_')
+        .count();
+    if (1..=16).contains(&n) && matches!(b.get(at + n), Some(b'(' | b'{')) {
+        n + 1
+    } else {
+        0
+    }
+}
+
 /// Where the keys a Vault key's list holds end, its first key ending at `end`: the keys
-/// that follow, each after a closing quote, blanks or breaks, `,`, YAML's `- ` and an
-/// opening quote (escaped too) — where the list opened with `[`, `(` or `- `, past any
-/// item that is no key (`null`, a key cut short) to its `]` or `)` (YAML's: to a line
-/// without its `- `); elsewhere (`a,b,c`, `"a b c"`) while each next word is one.
+/// that follow, each after what separates them (closing and opening quotes, escaped too,
+/// backticks, blanks, breaks, `,`, `;`, `|`, a list's item's marks) —
+/// - in brackets (nested too, `[[…], […]]`), past any item that is no key (`null`, a key
+///   cut short; [`VAULT_LIST_OTHERS`] at most) to the last `]` or `)`;
+/// - on their lines after a mark (YAML's `- `, `* `, `1.`), past such items too, to a line
+///   without its mark; `vault operator rekey`'s `Key 2: …` lines, while each holds a key;
+/// - elsewhere (`a,b,c`, `a;b`, in quotes `"a b c"`), while each next word is one.
+///
 /// [`VAULT_KEYS_LISTED`] items at most.
-fn vault_list_end(b: &[u8], mut end: usize, list: VaultList) -> usize {
+fn vault_list_end(b: &[u8], mut end: usize, list: VaultList, mut depth: usize) -> usize {
     let mut others = 0;
     let separator = |c: u8| {
         matches!(
             c,
-            b' ' | b'\t' | b'\r' | b'\n' | b'"' | b'\'' | b'\\' | b','
+            b' ' | b'\t' | b'\r' | b'\n' | b'"' | b'\'' | b'`' | b'\\' | b',' | b';' | b'|'
         )
     };
     let mut at = end;
     for _ in 1..VAULT_KEYS_LISTED {
         let from = at;
-        // (Whether a line broke, and YAML's `- ` came after it.)
-        let (mut broke, mut dashed) = (false, false);
-        for _ in 0..64 {
+        // (Whether a line broke, a mark opened the item after it, and an explicit
+        // separator stood between.)
+        let (mut broke, mut marked, mut listed) = (false, false, false);
+        for _ in 0..256 {
+            let item = if broke && !marked {
+                item_mark_at(b, at)
+            } else {
+                0
+            };
             match b.get(at) {
-                Some(b'\n') => (broke, dashed, at) = (true, false, at + 1),
-                Some(&c) if separator(c) => at += 1,
-                Some(b'-') if matches!(b.get(at + 1), Some(b' ' | b'\t')) => {
-                    (dashed, at) = (true, at + 2);
+                _ if item > 0 => (marked, at) = (true, at + item),
+                Some(b'\n') => (broke, marked, at) = (true, false, at + 1),
+                Some(b',' | b';' | b'|') => (listed, at) = (true, at + 1),
+                Some(b'[' | b'(') if list == VaultList::Bracketed => {
+                    (depth, at) = (depth + 1, at + 1);
                 }
+                Some(b']' | b')') if list == VaultList::Bracketed && depth > 1 => {
+                    (depth, at) = (depth - 1, at + 1);
+                }
+                Some(&c) if separator(c) => at += 1,
                 _ => break,
             }
         }
-        let item_ended = list == VaultList::Dashed && broke && !dashed;
-        if at == from || at >= b.len() || matches!(b[at], b']' | b')') || item_ended {
+        if list == VaultList::Rekeyed && broke {
+            // (`Key 2: `, `Key 13: `.)
+            let digits = b.get(at + 4..).map_or(0, |r| {
+                r.iter().take(4).take_while(|c| c.is_ascii_digit()).count()
+            });
+            if !b[at..].starts_with(b"Key ")
+                || !(1..=3).contains(&digits)
+                || !b[at + 4 + digits..].starts_with(b": ")
+            {
+                break;
+            }
+            at += 4 + digits + 2;
+        }
+        let ended = match list {
+            VaultList::Lined => broke && !marked,
+            VaultList::None => !listed,
+            VaultList::Quoted => {
+                !listed && (broke || b[from..at].iter().any(|c| b"\"'".contains(c)))
+            }
+            VaultList::Bracketed | VaultList::Rekeyed => false,
+        };
+        if at == from || at >= b.len() || matches!(b[at], b']' | b')') || ended {
             break;
         }
         match vault_key(b, at) {
@@ -590,11 +762,12 @@ fn vault_list_end(b: &[u8], mut end: usize, list: VaultList) -> usize {
                 end = to;
                 at = to;
             }
-            // (An item that is no key: in a list, passed over.)
             // (An item that is no key — `null`, a key cut short — passed over in a list, up
             // to [`VAULT_LIST_OTHERS`]; not one that holds a name's or an object's marks:
             // the list has ended, and another name's candidate reads on from there.)
-            None if list != VaultList::None && others < VAULT_LIST_OTHERS => {
+            None if matches!(list, VaultList::Bracketed | VaultList::Lined)
+                && others < VAULT_LIST_OTHERS =>
+            {
                 let item = b[at..]
                     .iter()
                     .take(256)
@@ -613,8 +786,8 @@ fn vault_list_end(b: &[u8], mut end: usize, list: VaultList) -> usize {
 }
 
 /// The key `vault operator unseal` takes, its name ending at `e`: the first of the words
-/// on its line (a `\` before a break continues it; 16 words at most) that [`vault_key`]
-/// reads as one, past options and their values.
+/// on its line (a `\` or PowerShell's backtick before a break continues it; 16 words at
+/// most) that [`vault_key`] reads as one, past options and their values, to a comment.
 fn unseal_command_key(b: &[u8], e: usize) -> Option<(usize, usize)> {
     let mut at = e;
     for _ in 0..16 {
@@ -622,13 +795,14 @@ fn unseal_command_key(b: &[u8], e: usize) -> Option<(usize, usize)> {
         loop {
             match b.get(at) {
                 Some(b' ' | b'\t') => at += 1,
-                Some(b'\\') if matches!(b.get(at + 1), Some(b'\n' | b'\r')) => {
-                    at += 2 + usize::from(b[at..].starts_with(b"\\\r\n"));
+                Some(b'\\' | b'`') if matches!(b.get(at + 1), Some(b'\n' | b'\r')) => {
+                    at += 2 + usize::from(b[at + 1..].starts_with(b"\r\n"));
                 }
                 _ => break,
             }
         }
-        if at == from || at >= b.len() || matches!(b[at], b'\n' | b'\r' | b';' | b'|' | b'&') {
+        let ends = |c: u8| matches!(c, b'\n' | b'\r' | b';' | b'|' | b'&' | b'#');
+        if at == from || at >= b.len() || ends(b[at]) {
             return None;
         }
         if b[at] != b'-'
