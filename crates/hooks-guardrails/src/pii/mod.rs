@@ -8191,6 +8191,22 @@ pub(crate) mod tests {
                 format!("{k1}`\n* `{k2}"),
             ),
             (format!("UNSEAL_KEYS={k1};{k2}"), format!("{k1};{k2}")),
+            // (Review 84: keys a blank or a break apart, bullets, a rekey's lines after a
+            // log's prefix, pretty JSON's hex keys.)
+            (format!("Unseal Keys: {k1} {k2}"), format!("{k1} {k2}")),
+            (format!("unseal keys:\n{k1}\n{k2}"), format!("{k1}\n{k2}")),
+            (
+                format!("Unseal keys:\n• {k1}\n• {k2}"),
+                format!("{k1}\n• {k2}"),
+            ),
+            (
+                format!("> Key 1: {k1}\n> Key 2: {k2}\n> Operation nonce: x"),
+                format!("{k1}\n> Key 2: {k2}"),
+            ),
+            (
+                format!("\"keys\": [\n    \"{hex}\"\n  ],\n  \"keys_base64\": []"),
+                hex.to_owned(),
+            ),
             (
                 format!("| unseal_keys | {k1} | {k2} |"),
                 format!("{k1} | {k2}"),
@@ -8263,13 +8279,19 @@ pub(crate) mod tests {
             "Recovery Key 1 ID: 4A3B2C1D".to_owned(),
             "vault operator unseal -reset".to_owned(),
             // (Review 83: public keys' lists, ids, versions, an encrypted copy, a comment
-            // after the command, a key's line running on into other base64.)
+            // after the command.)
             format!("\"public_keys_base64\": [\"{k1}\"]"),
             format!("recovery_key_id: {k1}"),
             format!("recovery_key_version: {hex}"),
             format!("UnsealKeyEncrypted: {k1}"),
             format!("vault operator unseal -address=https://v:8200 # commit {hex}"),
             "Key 1: value one".to_owned(),
+            // (Review 84: `"keys": [` and `Key 1:` with no more of what Vault prints, a
+            // type's word before `Key 1:`.)
+            format!("{{\"keys\": [\"{hex}\"]}}"),
+            format!("{{\"peer\": \"wg0\", \"keys\": [\"{k1}\"]}}"),
+            format!("Public Key 1: {k1}"),
+            format!("Test vector\nKey 1: {hex}\nData: 4869205468657265"),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }
@@ -8372,6 +8394,8 @@ pub(crate) mod tests {
             // (A hash's type, not a wallet's; a wallet's other items.)
             format!("H256::from_str(\"{hx}\")"),
             format!("let wallet: LocalWallet = \"{}\".parse()?;", &hx[..42]),
+            // (Review 84: a variable whose name ends so, no type's annotation.)
+            format!("const lastTxHashOfWallet = \"{hx}\";"),
             "cart.wallet.add(item)".to_owned(),
             format!("new Wallet('{}')", &h[..40]),
             // (Review 80: a PGP key's fingerprint, a commit's hash, SSH's and minisign's

@@ -439,9 +439,9 @@ const VAULT_KEYS_LISTED: usize = 256;
 const VAULT_LIST_OTHERS: usize = 4;
 
 /// The parts of a name after a Vault key's that make it another value's name: a hash's
-/// (`unseal_key_sha256`, `unsealKeyHash`), an id's, a version's, a count's, an encrypted
-/// copy's (review 83).
-const VAULT_OTHER_PARTS: [&str; 14] = [
+/// (`unseal_key_sha256`, `unsealKeyHash`), an id's, a version's, an encrypted copy's
+/// (review 83; a count's is a number, no key: `unseal_key_shares: […]` holds keys).
+const VAULT_OTHER_PARTS: [&str; 11] = [
     "sha1",
     "sha256",
     "sha512",
@@ -453,9 +453,6 @@ const VAULT_OTHER_PARTS: [&str; 14] = [
     "id",
     "version",
     "encrypted",
-    "count",
-    "shares",
-    "threshold",
 ];
 
 /// HashiCorp Vault's unseal or recovery keys after one of their names at `s..e` (see
@@ -477,6 +474,21 @@ const VAULT_OTHER_PARTS: [&str; 14] = [
 /// key.
 fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
     let m = &b[s..e];
+    // (`Key 1:` only where its line starts (past blanks, a quote's `>`, a log's time), not
+    // `Public Key 1:`, review 84.)
+    if m == b"Key 1:" {
+        let line = b[..s]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |k| k + 1);
+        let before = &b[line..s];
+        let prefix = before
+            .iter()
+            .all(|c| c.is_ascii_digit() || b" \t>:.-+TZ".contains(c));
+        if before.len() > 40 || !prefix {
+            return None;
+        }
+    }
     let glued = |c: u8| c.is_ascii_alphabetic() || (m == b"keys_base64" && word_byte(c));
     if s > 0 && glued(b[s - 1]) {
         return None;
@@ -531,26 +543,50 @@ fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
         // (Not BitLocker's `Recovery Key ID`: a word other than `is` after the name.)
         let next = &b[at + blanks..];
         let word_after = next.first().is_some_and(u8::is_ascii_alphanumeric);
-        let verb = [&b"is "[..], b"was "].iter().any(|v| next.starts_with(v));
+        let verb = [&b"is"[..], b"was"]
+            .iter()
+            .any(|v| next.starts_with(v) && !next.get(v.len()).is_some_and(|&c| word_byte(c)));
         if word_after && !verb {
             return None;
         }
     }
-    // (A remark before the marks: `Unseal Key 1 (base64):`.)
+    // (A remark before the marks: `Unseal Key 1 (base64):`, `(base64 encoded)`, `[b64]`.)
     let remark = b[at..].iter().take(2).take_while(|&&c| c == b' ').count();
-    if b.get(at + remark) == Some(&b'(')
-        && let Some(k) = b[at + remark..].iter().take(18).position(|&c| c == b')')
+    let close = match b.get(at + remark) {
+        Some(b'(') => b')',
+        Some(b'[') => b']',
+        _ => 0,
+    };
+    if close != 0
+        && let Some(k) = b[at + remark..].iter().take(24).position(|&c| c == close)
         && b[at + remark + 1..at + remark + k]
             .iter()
-            .all(|c| c.is_ascii_alphanumeric() || *c == b'-')
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'-' || *c == b' ')
         && matches!(b.get(at + remark + k + 1), Some(b':' | b'='))
     {
         at += remark + k + 1;
     }
     // (A name that ends with its list's `[`: the API's `"keys": [`.)
     let at = if m.ends_with(b"[") { at - 1 } else { at };
-    let (value, list) = vault_marks(b, at)?;
+    let (value, list) = vault_marks(b, at, m.ends_with(b":") || m.ends_with(b"["))?;
     let first = vault_key(b, value)?;
+    // (`Key 1:` and the API's `"keys": [` only among what Vault prints with them — its
+    // base64 keys, a rekey's nonce, its name: not a test vector's key, a JSON list of
+    // hashes or public keys, review 84.)
+    if m == b"Key 1:" || m.ends_with(b"[") {
+        let after = &b[first.1..b.len().min(first.1 + 4096)];
+        let context: &[&[u8]] = if m == b"Key 1:" {
+            &[b"nonce", b"rekey", b"Vault"]
+        } else {
+            &[b"keys_base64"]
+        };
+        if !context
+            .iter()
+            .any(|w| memchr::memmem::find(after, w).is_some())
+        {
+            return None;
+        }
+    }
     // (How deep in brackets the first key stands: `[["…", …], […]]`.)
     let depth = b[at..value]
         .iter()
@@ -562,11 +598,9 @@ fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
         .sum::<isize>()
         .max(1)
         .unsigned_abs();
-    let quoted = first.0 > 0 && matches!(b[first.0 - 1], b'"' | b'\'');
     let list = match list {
         // (`vault operator rekey`'s lines: `Key 1: …`, `Key 2: …`.)
         VaultList::None if m == b"Key 1:" => VaultList::Rekeyed,
-        VaultList::None if quoted => VaultList::Quoted,
         list => list,
     };
     Some((first.0, vault_list_end(b, first.1, list, depth)))
@@ -575,10 +609,8 @@ fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
 /// The list a Vault key opens (see [`vault_list_end`]).
 #[derive(Clone, Copy, PartialEq)]
 enum VaultList {
-    /// None: a key alone, or keys in a row (`a,b,c`, `a;b`).
+    /// None: a key alone, or keys in a row (`a,b,c`, `a;b`, `a b c`, one a line).
     None,
-    /// A key in quotes: keys in a row, blanks between too (`"a b c"`).
-    Quoted,
     /// In brackets: `[…]`, `(…)`, nested too.
     Bracketed,
     /// Each item on its line after a mark: YAML's `- `, `* `, a number's `1.` or `1)`.
@@ -595,8 +627,11 @@ fn item_mark_at(b: &[u8], at: usize) -> usize {
         .take(4)
         .take_while(|c| c.is_ascii_digit())
         .count();
+    if digits == 0 && b[at..].starts_with("•".as_bytes()) {
+        return "•".len() + usize::from(matches!(b.get(at + "•".len()), Some(b' ' | b'\t')));
+    }
     let mark = match b.get(at + digits) {
-        Some(b'-' | b'*') if digits == 0 => 1,
+        Some(b'-' | b'*' | b'+') if digits == 0 => 1,
         Some(b'.' | b')') if (1..=3).contains(&digits) => digits + 1,
         _ => return 0,
     };
@@ -610,12 +645,13 @@ fn item_mark_at(b: &[u8], at: usize) -> usize {
 /// Where a value starts past a Vault key's name and number that end at `at`: past blanks,
 /// breaks, quotes (escaped too: `\"`), `:`, `=`, brackets and braces, `|`, `*`, `>`,
 /// markup (`</td><td>`), a list's item's mark (see [`item_mark_at`]), a call's name
-/// (`tolist(`, Go's `string{`) or keyword (`key=`), `is` and `was` — `None` where nothing
-/// stands there, or a later line without `:` or `=` before it. Also the list that opens
-/// there, if any.
-fn vault_marks(b: &[u8], mut at: usize) -> Option<(usize, VaultList)> {
+/// (`tolist(`, Go's `string{`) or keyword (`key=`; see [`small_word_then`]), `is` and
+/// `was` — `None` where nothing stands there, or a later line without `:` or `=` before
+/// it (`marked`: the name ends with its mark, `"keys": [`; markup and arrows, `→`, count
+/// as marks). Also the list that opens there, if any.
+fn vault_marks(b: &[u8], mut at: usize, marked: bool) -> Option<(usize, VaultList)> {
     let start = at;
-    let (mut list, mut mark, mut later) = (VaultList::None, false, false);
+    let (mut list, mut mark, mut later) = (VaultList::None, marked, false);
     // (A list's items indented far: `[⏎` and 70 blanks, review 83.)
     for _ in 0..128 {
         let item = if at == start || matches!(b[at - 1], b'\n' | b' ' | b'\t') {
@@ -637,15 +673,21 @@ fn vault_marks(b: &[u8], mut at: usize) -> Option<(usize, VaultList)> {
             // (Markup between a name and its value: `<td>Unseal Key 1</td><td>…`.)
             Some(b'<') if b[at..].iter().take(8).any(|&c| c == b'>') => {
                 at += b[at..].iter().position(|&c| c == b'>').unwrap_or(0);
+                mark = true;
+            }
+            Some(_) if b[at..].starts_with("→".as_bytes()) => {
+                mark = true;
+                at += "→".len() - 1;
             }
             // (A call's keyword right after its `(`: hvac's `submit_unseal_key(key='…')`.)
-            Some(_) if b[at - 1] == b'(' && keyword_at(b, at) > 0 => {
+            Some(_) if b[at - 1] == b'(' && small_word_then(b, at, b"=") > 0 => {
                 list = VaultList::None;
-                at += keyword_at(b, at) - 1;
+                at += small_word_then(b, at, b"=") - 1;
             }
-            // (A call a value is wrapped in after its mark: Terraform's `tolist([…])`.)
-            Some(c) if mark && c.is_ascii_lowercase() && wrapper_at(b, at) > 0 => {
-                at += wrapper_at(b, at) - 1;
+            // (A call a value is wrapped in after its mark: Terraform's `tolist([…])`, Go's
+            // slice's type, `[]string{…}`.)
+            Some(_) if mark && small_word_then(b, at, b"({") > 0 => {
+                at += small_word_then(b, at, b"({") - 1;
             }
             _ => match [&b"is"[..], b"was"].iter().find(|v| {
                 b[at..].starts_with(v) && !b.get(at + v.len()).is_some_and(|&c| word_byte(c))
@@ -659,30 +701,16 @@ fn vault_marks(b: &[u8], mut at: usize) -> Option<(usize, VaultList)> {
     (at > start && (mark || !later)).then_some((at, list))
 }
 
-/// The length of a call's keyword and its `=` at `at` (`key=`, `private_key=`: small
-/// letters and `_`, 16 at most), or 0.
-fn keyword_at(b: &[u8], at: usize) -> usize {
+/// The length of a word of small letters and `_` (16 at most) at `at` and the one of
+/// `ends` right after it — a call's keyword and its `=` (`key=`), a call's name and its
+/// `(` (`tolist(`), a Go slice's type and its `{` (`string{`) — or 0.
+fn small_word_then(b: &[u8], at: usize, ends: &[u8]) -> usize {
     let n = b[at..]
         .iter()
         .take(17)
         .take_while(|c| c.is_ascii_lowercase() || **c == b'_')
         .count();
-    if (1..=16).contains(&n) && b.get(at + n) == Some(&b'=') {
-        n + 1
-    } else {
-        0
-    }
-}
-
-/// The length of a call's name and its `(` at `at` (`tolist(`, `sensitive(`; a Go slice's
-/// type and its `{`, `string{`: small letters and `_`, 16 at most), or 0.
-fn wrapper_at(b: &[u8], at: usize) -> usize {
-    let n = b[at..]
-        .iter()
-        .take(17)
-        .take_while(|c| c.is_ascii_lowercase() || **c == b'_')
-        .count();
-    if (1..=16).contains(&n) && matches!(b.get(at + n), Some(b'(' | b'{')) {
+    if (1..=16).contains(&n) && b.get(at + n).is_some_and(|c| ends.contains(c)) {
         n + 1
     } else {
         0
@@ -691,12 +719,13 @@ fn wrapper_at(b: &[u8], at: usize) -> usize {
 
 /// Where the keys a Vault key's list holds end, its first key ending at `end`: the keys
 /// that follow, each after what separates them (closing and opening quotes, escaped too,
-/// backticks, blanks, breaks, `,`, `;`, `|`, a list's item's marks) —
+/// backticks, blanks, breaks, `,`, `;`, `|`, `*`, a list's item's marks) —
 /// - in brackets (nested too, `[[…], […]]`), past any item that is no key (`null`, a key
 ///   cut short; [`VAULT_LIST_OTHERS`] at most) to the last `]` or `)`;
-/// - on their lines after a mark (YAML's `- `, `* `, `1.`), past such items too, to a line
-///   without its mark; `vault operator rekey`'s `Key 2: …` lines, while each holds a key;
-/// - elsewhere (`a,b,c`, `a;b`, in quotes `"a b c"`), while each next word is one.
+/// - on their lines after a mark (YAML's `- `, `* `, `•`, `1.`), past such items too, to a
+///   line without its mark; `vault operator rekey`'s `Key 2: …` (after a log's prefix
+///   too), while each holds a key;
+/// - elsewhere (`a,b,c`, `a;b`, `a b c`, one a line), while each next word is one.
 ///
 /// [`VAULT_KEYS_LISTED`] items at most.
 fn vault_list_end(b: &[u8], mut end: usize, list: VaultList, mut depth: usize) -> usize {
@@ -704,15 +733,14 @@ fn vault_list_end(b: &[u8], mut end: usize, list: VaultList, mut depth: usize) -
     let separator = |c: u8| {
         matches!(
             c,
-            b' ' | b'\t' | b'\r' | b'\n' | b'"' | b'\'' | b'`' | b'\\' | b',' | b';' | b'|'
+            b' ' | b'\t' | b'\r' | b'\n' | b'"' | b'\'' | b'`' | b'\\' | b',' | b';' | b'|' | b'*'
         )
     };
     let mut at = end;
     for _ in 1..VAULT_KEYS_LISTED {
         let from = at;
-        // (Whether a line broke, a mark opened the item after it, and an explicit
-        // separator stood between.)
-        let (mut broke, mut marked, mut listed) = (false, false, false);
+        // (Whether a line broke, and a mark opened the item after it.)
+        let (mut broke, mut marked) = (false, false);
         for _ in 0..256 {
             let item = if broke && !marked {
                 item_mark_at(b, at)
@@ -722,7 +750,6 @@ fn vault_list_end(b: &[u8], mut end: usize, list: VaultList, mut depth: usize) -
             match b.get(at) {
                 _ if item > 0 => (marked, at) = (true, at + item),
                 Some(b'\n') => (broke, marked, at) = (true, false, at + 1),
-                Some(b',' | b';' | b'|') => (listed, at) = (true, at + 1),
                 Some(b'[' | b'(') if list == VaultList::Bracketed => {
                     (depth, at) = (depth + 1, at + 1);
                 }
@@ -733,27 +760,23 @@ fn vault_list_end(b: &[u8], mut end: usize, list: VaultList, mut depth: usize) -
                 _ => break,
             }
         }
-        if list == VaultList::Rekeyed && broke {
-            // (`Key 2: `, `Key 13: `.)
-            let digits = b.get(at + 4..).map_or(0, |r| {
-                r.iter().take(4).take_while(|c| c.is_ascii_digit()).count()
-            });
-            if !b[at..].starts_with(b"Key ")
-                || !(1..=3).contains(&digits)
-                || !b[at + 4 + digits..].starts_with(b": ")
-            {
+        if list == VaultList::Rekeyed {
+            // (`Key 2: `, `Key 13: `: after a log's prefix too, or on the same line.)
+            let Some(k) = memchr::memmem::find(&b[at..b.len().min(at + 48)], b"Key ") else {
+                break;
+            };
+            let number = at + k + 4;
+            let digits = b[number..]
+                .iter()
+                .take(4)
+                .take_while(|c| c.is_ascii_digit())
+                .count();
+            if !(1..=3).contains(&digits) || !b[number + digits..].starts_with(b": ") {
                 break;
             }
-            at += 4 + digits + 2;
+            at = number + digits + 2;
         }
-        let ended = match list {
-            VaultList::Lined => broke && !marked,
-            VaultList::None => !listed,
-            VaultList::Quoted => {
-                !listed && (broke || b[from..at].iter().any(|c| b"\"'".contains(c)))
-            }
-            VaultList::Bracketed | VaultList::Rekeyed => false,
-        };
+        let ended = list == VaultList::Lined && broke && !marked;
         if at == from || at >= b.len() || matches!(b[at], b']' | b')') || ended {
             break;
         }
@@ -11779,6 +11802,20 @@ pub(super) fn eighteenth_pass_secret(
     let typed = m.ends_with("::from_str(") || m.ends_with(" = \"");
     if s > 0 && b[s - 1].is_ascii_alphanumeric() && !typed {
         return None;
+    }
+    // (A value given to a wallet's type only after its annotation's `:`, `let w:
+    // LocalWallet = "…"`: not a variable whose name ends so, `lastTxHashOfWallet = "…"`,
+    // review 84.)
+    if m.ends_with(" = \"") {
+        let name = b[..s]
+            .iter()
+            .rev()
+            .take(64)
+            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+            .count();
+        if !b[..s - name].trim_ascii_end().ends_with(b":") {
+            return None;
+        }
     }
     if super::patterns::MORE_SETUP_NAMES.contains(&m)
         || super::patterns::LAST_SETUP_NAMES.contains(&m)
