@@ -467,7 +467,9 @@ const VAULT_OTHER_PARTS: [&str; 11] = [
 ///   remark (`(base64)`), its marks (see [`vault_marks`]; on a later line only after `:`
 ///   or `=`), then the key, and the list it opens (see [`vault_list_end`]): one detection
 ///   from the first key to the last. After `vault operator rekey`'s `Key 1:`, its other
-///   keys' lines (`Key 2: …`) too.
+///   keys' lines (`Key 2: …`) too — `Key 1:` only where its line starts; it and the API's
+///   `"keys": [` only where more of Vault's output follows (a nonce, `rekey`, `Vault`;
+///   `keys_base64`), not a test vector's key or a JSON list of hashes.
 ///
 /// Not a word glued before the name (`disunseal_key`, `public_keys_base64`), a prompt
 /// (`Unseal Key (will be hidden):`), a progress line (`Unseal Progress 1/3`), what is not a
@@ -613,14 +615,14 @@ enum VaultList {
     None,
     /// In brackets: `[…]`, `(…)`, nested too.
     Bracketed,
-    /// Each item on its line after a mark: YAML's `- `, `* `, a number's `1.` or `1)`.
+    /// Each item on its line after a mark: YAML's `- `, `* `, `+ `, `• `, `1.`, `1)`.
     Lined,
     /// `vault operator rekey`'s: each key on its line after `Key 2:`, `Key 3:`, ….
     Rekeyed,
 }
 
-/// The length of the mark a list's item on its line opens with at `at` (`- `, `* `, `1. `,
-/// `12) `: its blank included), or 0.
+/// The length of the mark a list's item on its line opens with at `at` (`- `, `* `, `+ `,
+/// `• `, `1. `, `12) `: its blank included), or 0.
 fn item_mark_at(b: &[u8], at: usize) -> usize {
     let digits = b[at..]
         .iter()
