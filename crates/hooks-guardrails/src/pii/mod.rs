@@ -8203,6 +8203,33 @@ pub(crate) mod tests {
                 format!("> Key 1: {k1}\n> Key 2: {k2}\n> Operation nonce: x"),
                 format!("{k1}\n> Key 2: {k2}"),
             ),
+            // (Review 85: syslog's prefix, a time's `Z`, Ansible's lines, the command
+            // before the keys.)
+            (
+                format!(
+                    "Jan 12 10:00:00 vault-0 vault[88]: Key 1: {k1}\n\
+                     Jan 12 10:00:00 vault-0 vault[88]: Key 2:\t{k2}\nOperation nonce: x"
+                ),
+                format!("{k1}\nJan 12 10:00:00 vault-0 vault[88]: Key 2:\t{k2}"),
+            ),
+            (
+                format!("2024-05-01T10:00:00Z Key 1: {k1}\n\nVault rekeyed with 1 key shares"),
+                k1.to_owned(),
+            ),
+            (
+                format!(
+                    "\"stdout_lines\": [\"Key 1: {k1}\", \"Key 2: {k2}\", \"Operation nonce: 1\"]"
+                ),
+                format!("{k1}\", \"Key 2: {k2}"),
+            ),
+            (
+                format!("$ vault operator rekey -nonce=abc key\nKey 1: {k1}"),
+                k1.to_owned(),
+            ),
+            (
+                format!("{{\"keys\": [\"{hex}\"], \"root_token\": \"hvs.abc\"}}"),
+                hex.to_owned(),
+            ),
             (
                 format!("\"keys\": [\n    \"{hex}\"\n  ],\n  \"keys_base64\": []"),
                 hex.to_owned(),
@@ -8292,6 +8319,12 @@ pub(crate) mod tests {
             format!("{{\"peer\": \"wg0\", \"keys\": [\"{k1}\"]}}"),
             format!("Public Key 1: {k1}"),
             format!("Test vector\nKey 1: {hex}\nData: 4869205468657265"),
+            // (Review 85: a test vector's nonce, a page that names Vault, `rekey` in prose,
+            // `public_keys_base64` after the API's name.)
+            format!("Test vectors\n\nKey 1: {hex}\nnonce: 070000004041424344454647"),
+            format!("Release checksums\n\nKey 1: {hex}\n\nSee the Vault integration guide"),
+            format!("- Key 1: {hex} (sha256)\nNote: rekey the signing key yearly."),
+            format!("{{\"keys\": [\"{k1}\"], \"public_keys_base64\": [\"{k2}\"]}}"),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }

@@ -476,18 +476,17 @@ const VAULT_OTHER_PARTS: [&str; 11] = [
 /// key.
 fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
     let m = &b[s..e];
-    // (`Key 1:` only where its line starts (past blanks, a quote's `>`, a log's time), not
-    // `Public Key 1:`, review 84.)
+    // (`Key 1:` not after a word, `Public Key 1:`, review 84 — after a log's prefix, a
+    // bullet, a quote: no two letters end what stands before it but blanks (a time's `Z`
+    // may); read back 8 bytes at most, not to the line's start, review 85.)
     if m == b"Key 1:" {
-        let line = b[..s]
+        let blanks = b[s.saturating_sub(8)..s]
             .iter()
-            .rposition(|&c| c == b'\n')
-            .map_or(0, |k| k + 1);
-        let before = &b[line..s];
-        let prefix = before
-            .iter()
-            .all(|c| c.is_ascii_digit() || b" \t>:.-+TZ".contains(c));
-        if before.len() > 40 || !prefix {
+            .rev()
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count();
+        let letter = |k: usize| s > k && b[s - k - 1].is_ascii_alphabetic();
+        if letter(blanks) && letter(blanks + 1) {
             return None;
         }
     }
@@ -560,10 +559,10 @@ fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
         _ => 0,
     };
     if close != 0
-        && let Some(k) = b[at + remark..].iter().take(24).position(|&c| c == close)
+        && let Some(k) = b[at + remark..].iter().take(40).position(|&c| c == close)
         && b[at + remark + 1..at + remark + k]
             .iter()
-            .all(|c| c.is_ascii_alphanumeric() || *c == b'-' || *c == b' ')
+            .all(|c| c.is_ascii_alphanumeric() || b"-, ".contains(c))
         && matches!(b.get(at + remark + k + 1), Some(b':' | b'='))
     {
         at += remark + k + 1;
@@ -575,16 +574,19 @@ fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
     // (`Key 1:` and the API's `"keys": [` only among what Vault prints with them — its
     // base64 keys, a rekey's nonce, its name: not a test vector's key, a JSON list of
     // hashes or public keys, review 84.)
+    // (Within 512 bytes before the name and 4 KiB after its first key: the rekey's nonce,
+    // its summary or its command; the API's other names, quoted. Not a test vector's
+    // `nonce:`, a page that names Vault, `public_keys_base64`, review 85.)
     if m == b"Key 1:" || m.ends_with(b"[") {
-        let after = &b[first.1..b.len().min(first.1 + 4096)];
+        let near = &b[s.saturating_sub(512)..b.len().min(first.1 + 4096)];
         let context: &[&[u8]] = if m == b"Key 1:" {
-            &[b"nonce", b"rekey", b"Vault"]
+            &[b"Operation nonce", b"key shares", b"operator rekey"]
         } else {
-            &[b"keys_base64"]
+            &[b"\"keys_base64\"", b"\"root_token\""]
         };
         if !context
             .iter()
-            .any(|w| memchr::memmem::find(after, w).is_some())
+            .any(|w| memchr::memmem::find(near, w).is_some())
         {
             return None;
         }
@@ -763,9 +765,15 @@ fn vault_list_end(b: &[u8], mut end: usize, list: VaultList, mut depth: usize) -
             }
         }
         if list == VaultList::Rekeyed {
-            // (`Key 2: `, `Key 13: `: after a log's prefix too, or on the same line.)
-            let Some(k) = memchr::memmem::find(&b[at..b.len().min(at + 48)], b"Key ") else {
-                break;
+            // (`Key 2: `, `Key 13:⇥`: on a new line after a log's prefix too (48 bytes at
+            // most, no break), or right after the separators.)
+            let line = b[at..b.len().min(at + 48)]
+                .split(|&c| c == b'\n')
+                .next()
+                .unwrap_or_default();
+            let k = match memchr::memmem::find(line, b"Key ") {
+                Some(k) if broke || k == 0 => k,
+                _ => break,
             };
             let number = at + k + 4;
             let digits = b[number..]
@@ -773,10 +781,16 @@ fn vault_list_end(b: &[u8], mut end: usize, list: VaultList, mut depth: usize) -
                 .take(4)
                 .take_while(|c| c.is_ascii_digit())
                 .count();
-            if !(1..=3).contains(&digits) || !b[number + digits..].starts_with(b": ") {
+            let blanks = b[number + digits..]
+                .iter()
+                .skip(1)
+                .take(4)
+                .take_while(|&&c| c == b' ' || c == b'\t')
+                .count();
+            if !(1..=3).contains(&digits) || b.get(number + digits) != Some(&b':') || blanks == 0 {
                 break;
             }
-            at = number + digits + 2;
+            at = number + digits + 1 + blanks;
         }
         let ended = list == VaultList::Lined && broke && !marked;
         if at == from || at >= b.len() || matches!(b[at], b']' | b')') || ended {
