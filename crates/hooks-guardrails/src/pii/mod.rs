@@ -6839,6 +6839,11 @@ pub(crate) mod tests {
                 "variable \"api_key\" {\n  default = \"Xk9mQ2vL7pRt8sW3\"\n}",
                 &["Xk9mQ2vL7pRt8sW3"],
             ),
+            // (The block on one line.)
+            (
+                "variable \"api_token\" { default = \"Xk9mQ2vL7pRt8sW3\" }",
+                &["Xk9mQ2vL7pRt8sW3"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -6849,6 +6854,8 @@ pub(crate) mod tests {
             "variable \"db_password\" {\n  default = var.other\n}",
             "variable \"db_password_length\" {\n  type = number\n  default = 16\n}",
             "variable \"region\" {\n  default = \"us-east-1\"\n}",
+            "variable \"api_token\" { default = null }",
+            "variable \"region\" { default = \"us-east-1\" }",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }
@@ -8157,6 +8164,36 @@ pub(crate) mod tests {
                 "Unseal Key 1: N4wM52lKhj/JF13chLaF0kTfT81T/c/+orrgzm/YxyaG".to_owned(),
                 vec!["N4wM52lKhj/JF13chLaF0kTfT81T/c/+orrgzm/YxyaG"],
             ),
+            // (The API's unseal body with its path, before or after it; a Terraform
+            // variable's default, on the block's line or after other arguments;
+            // `"keys" : [` spaced.)
+            (
+                format!("curl -X PUT -d '{{\"key\": \"{k1}\"}}' $VAULT_ADDR/v1/sys/unseal"),
+                vec![k1],
+            ),
+            (
+                format!("PUT /v1/sys/unseal HTTP/1.1\n\n{{\n  \"key\": \"{k2}\"\n}}"),
+                vec![k2],
+            ),
+            (
+                format!("requests.put(f\"{{a}}/v1/sys/unseal\", json={{'key': '{k1}'}})"),
+                vec![k1],
+            ),
+            (
+                format!("variable \"unseal_key\" {{ default = \"{k1}\" }}"),
+                vec![k1],
+            ),
+            (
+                format!(
+                    "variable \"unseal_key\" {{\n  type = string\n  sensitive = true\n  \
+                     default = \"{k2}\"\n}}"
+                ),
+                vec![k2],
+            ),
+            (
+                format!("{{\"keys\" : [\"{hex}\"], \"keys_base64\" : [\"{k1}\"]}}"),
+                vec![hex, k1],
+            ),
         ] {
             finds_and_redacts(&d, &text, &secrets);
         }
@@ -8325,6 +8362,17 @@ pub(crate) mod tests {
             format!("Release checksums\n\nKey 1: {hex}\n\nSee the Vault integration guide"),
             format!("- Key 1: {hex} (sha256)\nNote: rekey the signing key yearly."),
             format!("{{\"keys\": [\"{k1}\"], \"public_keys_base64\": [\"{k2}\"]}}"),
+            // (`"key"` without the unseal's path near: a config's key, a WireGuard peer's;
+            // a Terraform variable with no default, or three other arguments before it.)
+            format!("{{\"key\": \"{k1}\", \"reset\": false}}"),
+            format!(
+                "{{\"peer\": \"wg0\", \"key\": \"{k2}\"}}\n{}/v1/sys/unseal",
+                " ".repeat(600)
+            ),
+            "variable \"unseal_key\" {\n  type = string\n}".to_owned(),
+            format!(
+                "variable \"unseal_key\" {{\n  a = 1\n  b = 2\n  c = 3\n  default = \"{k1}\"\n}}"
+            ),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }
@@ -8674,6 +8722,21 @@ pub(crate) mod tests {
                 "kind: 'Secret'\nstringData:\n  foo: Zq8xW2vT7k\n",
                 "Zq8xW2vT7k",
             ),
+            // (A block as a flow mapping on its line, after the kind or before it; keys and
+            // values quoted or not.)
+            (
+                "kind: Secret\nmetadata: {name: db}\ndata: {app.conf: WnE4eFcydlQ3aw==, \
+                 tls.key: 'dG9rXzEyMw=='}\n",
+                "WnE4eFcydlQ3aw==, tls.key: 'dG9rXzEyMw==",
+            ),
+            (
+                "apiVersion: v1\ndata: {\"DB_URL\": \"WnE4eFcydlQ3aw==\"}\nkind: Secret\n",
+                "WnE4eFcydlQ3aw==",
+            ),
+            (
+                "kind: Secret\nstringData: {blob: Zq8xW2vT7k, user: \"{{ .Values.u }}\"}\n",
+                "Zq8xW2vT7k",
+            ),
         ] {
             finds_and_redacts(&d, text, &[want]);
         }
@@ -8693,6 +8756,12 @@ pub(crate) mod tests {
             "apiVersion: v1\nkind: Secret\nstringData:\n  token: REPLACE_ME\n  password: changeme\n",
             "apiVersion: v1\nkind: Secret\nstringData:\n  config.yaml: |\n    username: <user>\n",
             "```yaml\nkind: Secret\n```\n\nand a ConfigMap:\n\n```yaml\ndata:\n  mode: production\n```\n",
+            // (Flow mappings: a ConfigMap's, a Secret's templates, no base64, not closed.)
+            "apiVersion: v1\ndata: {mode: dmFsdWU=}\nkind: ConfigMap",
+            "kind: Secret\nstringData: {password: \"{{ .Values.pw }}\"}",
+            "kind: Secret\ndata: {a: not base64!}",
+            "kind: Secret\ndata: {a: dmFsdWU=",
+            "kind: Secret\ndata: {}",
         ] {
             assert_eq!(d.detect(text), [], "{text}");
         }

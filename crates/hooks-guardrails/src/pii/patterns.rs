@@ -1511,9 +1511,9 @@ fn named_secret(names: &[&str], comma: bool) -> String {
         separators.push(format!(r"{qq}[ \t]{{1,40}}[Vv]alue[ \t]{{0,4}}="));
         // (A Terraform variable's default, the variable named for a secret: `variable
         // "db_password" {⏎  type = string⏎  default = "…"`, two of its other arguments
-        // before it at most.)
+        // before it at most; or on the block's one line, `{ default = "…" }`.)
         separators.push(format!(
-            r#"{qq}[ \t]{{0,4}}\{{[ \t]{{0,8}}\r?\n(?:[ \t]{{0,16}}[a-z_]{{1,16}}[ \t]{{0,16}}=[ \t]{{0,4}}(?:"[^"\r\n]{{0,64}}"|[A-Za-z_.()]{{1,24}})[ \t]{{0,4}}\r?\n){{0,2}}[ \t]{{0,16}}default[ \t]{{0,16}}="#
+            r#"{qq}[ \t]{{0,4}}\{{(?:[ \t]{{0,8}}\r?\n(?:[ \t]{{0,16}}[a-z_]{{1,16}}[ \t]{{0,16}}=[ \t]{{0,4}}(?:"[^"\r\n]{{0,64}}"|[A-Za-z_.()]{{1,24}})[ \t]{{0,4}}\r?\n){{0,2}})?[ \t]{{0,16}}default[ \t]{{0,16}}="#
         ));
         // (A call's arguments may start on the next line: `set_password(⏎    "svc",`.)
         separators.push(r"\((?:[ \t]{0,8}\r?\n[ \t]{0,16})?".to_owned());
@@ -2547,7 +2547,7 @@ pub(super) fn prefixed_token_body(m: &str) -> Option<&[u8]> {
 /// recovery keys under their names ([`VAULT_KEY_NAMES`]); and the names of keys, setup
 /// pages' labels and wallets' calls added last ([`MORE_CRYPTO_KEY_NAMES`],
 /// [`LAST_SETUP_NAMES`], [`MORE_WALLET_CALLS`]). A pass of its own, every other pass's
-/// prefilter being full: 85 literals, past the 32 of the prefilter's faster kind.
+/// prefilter being full: 88 literals, past the 32 of the prefilter's faster kind.
 fn ai_service_tokens() -> String {
     [
         format!(r"{B}gsk_[A-Za-z0-9]{{52}}"),
@@ -2592,9 +2592,9 @@ fn ai_service_tokens() -> String {
 /// API's (`"keys_base64": […]`), and the names scripts and prose give them
 /// (`VAULT_UNSEAL_KEY=`, `unseal_key:`, `unsealKey`, `--unseal-key=`, `recovery_key`, `the
 /// unseal key is …`, Go's `RecoveryKeysB64`, bank-vaults' `vault-unseal-0`), the API's hex
-/// keys (`"keys": […]`) and `vault operator rekey`'s lines (`Key 1: …`). Among the
-/// nineteenth pass's patterns.
-pub(super) const VAULT_KEY_NAMES: [&str; 26] = [
+/// keys (`"keys": […]`) and `vault operator rekey`'s lines (`Key 1: …`), the key the
+/// API's unseal takes (`{"key": "…"}`). Among the nineteenth pass's patterns.
+pub(super) const VAULT_KEY_NAMES: [&str; 29] = [
     "Unseal Key",
     "Unseal key",
     "unseal key",
@@ -2623,6 +2623,11 @@ pub(super) const VAULT_KEY_NAMES: [&str; 26] = [
     "\"keys\": [",
     "\"keys\":[",
     "Key 1:",
+    // (The API's unseal body, `{"key": "…"}` — only with its path, `sys/unseal`, near;
+    // `"keys" : [` as some printers space it.)
+    "\"key\"",
+    "'key'",
+    "\"keys\" : [",
 ];
 
 /// More names of keys, as [`CRYPTO_KEY_NAMES`] (see `validate::crypto_key_value`): other

@@ -469,7 +469,10 @@ const VAULT_OTHER_PARTS: [&str; 11] = [
 ///   from the first key to the last. After `vault operator rekey`'s `Key 1:`, its other
 ///   keys' lines (`Key 2: …`) too — `Key 1:` only where its line starts; it and the API's
 ///   `"keys": [` only where more of Vault's output follows (a nonce, `rekey`, `Vault`;
-///   `keys_base64`), not a test vector's key or a JSON list of hashes.
+///   `keys_base64`), not a test vector's key or a JSON list of hashes; the API's unseal
+///   body's `"key": "…"` only with its path (`sys/unseal`) within 512 bytes;
+/// - a Terraform variable named for one: its default (`variable "unseal_key" { default =
+///   "…" }`, after two other arguments at most, see [`terraform_default`]).
 ///
 /// Not a word glued before the name (`disunseal_key`, `public_keys_base64`), a prompt
 /// (`Unseal Key (will be hidden):`), a progress line (`Unseal Progress 1/3`), what is not a
@@ -577,10 +580,16 @@ fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
     // (Within 512 bytes before the name and 4 KiB after its first key: the rekey's nonce,
     // its summary or its command; the API's other names, quoted. Not a test vector's
     // `nonce:`, a page that names Vault, `public_keys_base64`, review 85.)
-    if m == b"Key 1:" || m.ends_with(b"[") {
-        let near = &b[s.saturating_sub(512)..b.len().min(first.1 + 4096)];
+    // (The API's unseal body, `{"key": "…"}`, with its path within 512 bytes: `curl -d
+    // '{"key": …}' …/v1/sys/unseal`, `requests.put(f"{addr}/v1/sys/unseal", json=…)`.)
+    let unseal_body = m == b"\"key\"" || m == b"'key'";
+    if m == b"Key 1:" || m.ends_with(b"[") || unseal_body {
+        let after = if unseal_body { 512 } else { 4096 };
+        let near = &b[s.saturating_sub(512)..b.len().min(first.1 + after)];
         let context: &[&[u8]] = if m == b"Key 1:" {
             &[b"Operation nonce", b"key shares", b"operator rekey"]
+        } else if unseal_body {
+            &[b"sys/unseal"]
         } else {
             &[b"\"keys_base64\"", b"\"root_token\""]
         };
@@ -668,6 +677,10 @@ fn vault_marks(b: &[u8], mut at: usize, marked: bool) -> Option<(usize, VaultLis
                 list = VaultList::Lined;
                 at += item - 1;
             }
+            // (A Terraform variable's block: its default's value.)
+            Some(b'{') if let Some(value) = terraform_default(b, at + 1) => {
+                (at, mark) = (value - 1, true);
+            }
             Some(b'[' | b'(' | b'{') => list = VaultList::Bracketed,
             Some(b':' | b'=') => mark = true,
             Some(b'\n') => later = true,
@@ -703,6 +716,36 @@ fn vault_marks(b: &[u8], mut at: usize, marked: bool) -> Option<(usize, VaultLis
         at += 1;
     }
     (at > start && (mark || !later)).then_some((at, list))
+}
+
+/// Where the value of a Terraform variable's default starts, in the block whose `{` ends
+/// at `at`: past `default` and its `=`, on the block's first line (`{ default = "…" }`) or
+/// after two other arguments at most, each on its line (`type = string`, `sensitive =
+/// true`) — or `None`.
+fn terraform_default(b: &[u8], mut at: usize) -> Option<usize> {
+    for _ in 0..3 {
+        at += b[at..]
+            .iter()
+            .take(64)
+            .take_while(|c| c.is_ascii_whitespace())
+            .count();
+        let word = small_word_then(b, at, b" \t=").checked_sub(1)?;
+        let blanks = b[at + word..]
+            .iter()
+            .take(16)
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count();
+        let eq = at + word + blanks;
+        if b.get(eq) != Some(&b'=') || b.get(eq + 1) == Some(&b'=') {
+            return None;
+        }
+        if &b[at..at + word] == b"default" {
+            return Some(eq + 1);
+        }
+        // (Another argument: the next line, within 128 bytes.)
+        at = eq + 1 + memchr::memchr(b'\n', &b[eq + 1..b.len().min(eq + 129)])?;
+    }
+    None
 }
 
 /// The length of a word of small letters and `_` (16 at most) at `at` and the one of
@@ -12701,7 +12744,10 @@ fn kube_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     };
     let (_, indent, _, _) = yaml_line(b, line, e);
     let key_end = yaml_line(b, e, limit).0;
-    if line + indent != s || indent > KUBE_INDENT_MAX || !yaml_rest_empty(&b[e..key_end]) {
+    // (After `data:`, a flow mapping on its line too: `data: {DB_URL: …}`.)
+    let rest = &b[e..key_end];
+    let flow = !literal.starts_with(b"kind:") && rest.trim_ascii_start().starts_with(b"{");
+    if line + indent != s || indent > KUBE_INDENT_MAX || !(flow || yaml_rest_empty(rest)) {
         return None;
     }
     let next_line = |end: usize| (end < limit).then_some(end + 1);
@@ -12724,8 +12770,15 @@ fn kube_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
                     return None;
                 }
                 for (name, data) in [(&b"data:"[..], true), (b"stringData:", false)] {
-                    if content.starts_with(name) && yaml_rest_empty(&content[name.len()..]) {
+                    if !content.starts_with(name) {
+                        continue;
+                    }
+                    if yaml_rest_empty(&content[name.len()..]) {
                         return kube_block(text, end, indent, limit, data).map(|(sp, _)| sp);
+                    }
+                    // (A flow mapping on its line: `data: {DB_URL: …, token: …}`.)
+                    if let Some(span) = kube_flow(b, at + deeper + name.len(), end, data) {
+                        return Some(span);
                     }
                 }
             }
@@ -12734,7 +12787,13 @@ fn kube_secret(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
         return None;
     }
     // `data:` or `stringData:`: its block, then the kind among its next siblings.
-    let (span, after) = kube_block(text, key_end, indent, limit, literal[0] == b'd')?;
+    let (span, after) = match flow {
+        true => (
+            kube_flow(b, e, key_end, literal[0] == b'd')?,
+            next_line(key_end)?,
+        ),
+        false => kube_block(text, key_end, indent, limit, literal[0] == b'd')?,
+    };
     let mut at = after;
     while at < b.len().min(after + KUBE_REACH) {
         let (end, deeper, empty, item) = yaml_line(b, at, limit);
@@ -12774,25 +12833,6 @@ fn kube_block(
     let mut span: Option<(usize, usize)> = None;
     let mut add = |from: usize, to: usize| {
         span = Some((span.map_or(from, |(first, _)| first), to));
-    };
-    // (A template or a value a tool fills in: `{{ … }}`, `${…}`, Concourse's `((…))`,
-    // Octopus's `#{…}`, `vault:…`, `ref+vault://…`, SOPS's `ENC[…]`, `__DB_PASSWORD__`;
-    // in `stringData`, a placeholder too: `<password>`, `changeme`, `YOUR_PASSWORD` —
-    // base64 may be capitals alone, but not a placeholder's word: review 75.)
-    let templated = |v: &[u8]| {
-        memchr::memmem::find(v, b"{{").is_some()
-            || memchr::memmem::find(v, b"${").is_some()
-            || [&b"(("[..], b"#{", b"vault:", b"ref+", b"ENC["]
-                .iter()
-                .any(|p| v.starts_with(p))
-            || (v.len() > 4 && v.starts_with(b"__") && v.ends_with(b"__"))
-    };
-    let filled_in = |v: &[u8]| templated(v) || template(v) || placeholder_bytes(v);
-    let placeholder_word = |v: &[u8]| {
-        [&b"redacted"[..], b"password", b"changeme", b"secret"]
-            .iter()
-            .any(|w| v.eq_ignore_ascii_case(w))
-            || v.iter().all(|&c| Some(&c) == v.first())
     };
     let (mut line, mut skipped) = (at + 1, 0);
     while at < limit && line < limit {
@@ -12876,7 +12916,7 @@ fn kube_block(
                 }
                 lines += usize::from(!blank);
                 filled += usize::from(b[next..next_end].split(u8::is_ascii_whitespace).any(|w| {
-                    templated(w)
+                    kube_templated(w)
                         || template(w)
                         || w.get(..5).is_some_and(|p| p.eq_ignore_ascii_case(b"your_"))
                 }));
@@ -12889,18 +12929,112 @@ fn kube_block(
             line = next;
             continue;
         }
-        let taken = match data {
-            true if templated(v) || placeholder_word(v) => false,
-            true if !v.len().is_multiple_of(4) || base64_decode(v).is_none() => break,
-            true => true,
-            false => !v.is_empty() && !filled_in(v),
-        };
-        if taken {
-            add(value.0, value.1);
+        match kube_value(v, data) {
+            None => break,
+            Some(true) => add(value.0, value.1),
+            Some(false) => {}
         }
         line = end + 1;
     }
     span.map(|sp| (sp, line.min(limit)))
+}
+
+/// Whether `v` is a template or a value a tool fills in (see [`kube_value`]): `{{ … }}`,
+/// `${…}`, Concourse's `((…))`, Octopus's `#{…}`, `vault:…`, `ref+vault://…`, SOPS's
+/// `ENC[…]`, `__DB_PASSWORD__`.
+fn kube_templated(v: &[u8]) -> bool {
+    memchr::memmem::find(v, b"{{").is_some()
+        || memchr::memmem::find(v, b"${").is_some()
+        || [&b"(("[..], b"#{", b"vault:", b"ref+", b"ENC["]
+            .iter()
+            .any(|p| v.starts_with(p))
+        || (v.len() > 4 && v.starts_with(b"__") && v.ends_with(b"__"))
+}
+
+/// Whether a Kubernetes Secret's value `v` (without its quotes) is taken as a secret: in
+/// `data` (`data`), padded base64, `None` where it is not (no Secret's block holds it);
+/// not a template or a value a tool fills in (see [`kube_templated`]), nor a placeholder's
+/// word (base64 may be capitals alone, but not `REDACTED`, `PASSWORD`, `xxxx`: review
+/// 75); in `stringData`, any but those or a placeholder (`<password>`, `changeme`,
+/// `YOUR_PASSWORD`, `""`).
+fn kube_value(v: &[u8], data: bool) -> Option<bool> {
+    let placeholder_word = [&b"redacted"[..], b"password", b"changeme", b"secret"]
+        .iter()
+        .any(|w| v.eq_ignore_ascii_case(w))
+        || v.iter().all(|&c| Some(&c) == v.first());
+    match data {
+        true if kube_templated(v) || placeholder_word => Some(false),
+        true if !v.len().is_multiple_of(4) || base64_decode(v).is_none() => None,
+        true => Some(true),
+        false => Some(!v.is_empty() && !kube_templated(v) && !template(v) && !placeholder_bytes(v)),
+    }
+}
+
+/// The values of a Kubernetes Secret's block written as a flow mapping on its line (see
+/// [`kube_secret`]): `data: {DB_URL: …, token: "…"}` from `at` (past the block's name) to
+/// `end` (its line's end), keys and values quoted or not, each value as [`kube_value`]
+/// takes it — from the first value's start to the last's end, or `None` where the line
+/// holds no such mapping (or none of its values is taken).
+fn kube_flow(b: &[u8], at: usize, end: usize, data: bool) -> Option<(usize, usize)> {
+    let blanks = |k: usize| k + leading_blanks(&b[k..end]);
+    let mut at = blanks(at);
+    // (Before `end`: at the bound of what is read, a `{` there opens nothing to read.)
+    if at >= end || b[at] != b'{' {
+        return None;
+    }
+    let mut span: Option<(usize, usize)> = None;
+    // (Each member: its key, `:`, its value, then `,` or the closing `}`.)
+    loop {
+        at = blanks(at + 1);
+        if b.get(at) == Some(&b'}') && at < end {
+            return span;
+        }
+        let (key, _) = kube_flow_scalar(b, at, end, b":")?;
+        at = blanks(key);
+        if b.get(at) != Some(&b':') || at >= end {
+            return None;
+        }
+        let (after, value) = kube_flow_scalar(b, blanks(at + 1), end, b",}")?;
+        if kube_value(&b[value.0..value.1], data)? {
+            span = Some((span.map_or(value.0, |sp| sp.0), value.1));
+        }
+        at = blanks(after);
+        match b.get(at) {
+            Some(b',') if at < end => {}
+            Some(b'}') if at < end => return span,
+            _ => return None,
+        }
+    }
+}
+
+/// A scalar of a YAML flow mapping at `at` (see [`kube_flow`]), before `end`: quoted (`"…"`
+/// with its escapes, `'…'` with `''`) or plain, to one of `stops` (its blanks trimmed).
+/// Where it ends (past its closing quote) and its text's span (without its quotes).
+fn kube_flow_scalar(
+    b: &[u8],
+    at: usize,
+    end: usize,
+    stops: &[u8],
+) -> Option<(usize, (usize, usize))> {
+    match b.get(at) {
+        Some(&q @ (b'"' | b'\'')) if at < end => {
+            let mut k = at + 1;
+            while k < end {
+                match b[k] {
+                    b'\\' if q == b'"' => k += 2,
+                    c if c == q && q == b'\'' && b.get(k + 1) == Some(&b'\'') => k += 2,
+                    c if c == q => return Some((k + 1, (at + 1, k))),
+                    _ => k += 1,
+                }
+            }
+            None
+        }
+        _ => {
+            let n = b[at..end].iter().take_while(|c| !stops.contains(c)).count();
+            let text = b[at..at + n].trim_ascii_end();
+            (!text.is_empty()).then_some((at + n, (at, at + text.len())))
+        }
+    }
 }
 
 /// `-o json`'s `"data"` or `"stringData"` object from its literal at `s..e` (see
