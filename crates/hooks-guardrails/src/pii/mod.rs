@@ -7828,6 +7828,15 @@ pub(crate) mod tests {
                 "Xk9mQ2v7pL",
             ),
             ("$w.WriteLine(\"a1 LOGIN bob Xk9mQ2v7pL\")", "Xk9mQ2v7pL"),
+            // (No `USER` in the text, the server's replies around `PASS`: FTP's `331`
+            // before it, its `230`/`530` or POP3's `+OK`/`-ERR` after it.)
+            (
+                "331 Password required for bob\nPASS Xk9mQ2v7pL\n230 Logged in",
+                "Xk9mQ2v7pL",
+            ),
+            ("> PASS Xk9mQ2v7pL\n< +OK Logged in.", "Xk9mQ2v7pL"),
+            ("---> PASS Xk9mQ2v7pL\r\n530 Login incorrect.", "Xk9mQ2v7pL"),
+            ("C: PASS Xk9mQ2v7pL\nS: -ERR [AUTH] failed", "Xk9mQ2v7pL"),
         ] {
             finds_and_redacts(&d, text, &[want]);
         }
@@ -7839,6 +7848,11 @@ pub(crate) mod tests {
             "USER guide\nPASS the salt",
             "USER bob\nPASS ****",
             "USER bob\nPASS $FTP_PASSWORD",
+            // (Replies that are no server's: a count, a step's number, a word.)
+            "PASS src/app.test.js\n230 tests passed",
+            "Step 331 done\nPASS Xk9mQ2v7pL",
+            "PASS Xk9mQ2v7pL\n+OKAY",
+            "PASS Xk9mQ2v7pL\n2300 items",
             "a001 LOGIN bob {8}",
             "Step 3 LOGIN with your account and password1",
             "1 LOGIN bob Tr0ub4dor3x extra",

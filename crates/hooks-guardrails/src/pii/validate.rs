@@ -12222,11 +12222,50 @@ fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
                     }
                 }
             }
-            memchr::memmem::rfind(&b[line..s], b"USER ")
-                .is_some_and(|k| at_session_line(b, line + k, false))
-                .then_some((from, from + value.len()))
+            let user = memchr::memmem::rfind(&b[line..s], b"USER ")
+                .is_some_and(|k| at_session_line(b, line + k, false));
+            (user || pass_answered(b, s, end)).then_some((from, from + value.len()))
         }
     }
+}
+
+/// Whether the server's replies stand around `PASS` at `s` (its line ending at `end`), where
+/// no `USER` before it is in the text (a transcript cut short): FTP's `331` asking for the
+/// password on the line before, or on the line after FTP's `230` or `530` or POP3's `+OK`
+/// or `-ERR` answering it — each at its line's start or after a session's prefix (`< `,
+/// `S: `, `<-- `). Not a test runner's `PASS  src/app.test.js` (no server answers it).
+fn pass_answered(b: &[u8], s: usize, end: usize) -> bool {
+    // (A reply at `at`: past 16 bytes at most of a prefix's marks, blanks and `S:`.)
+    let reply = |mut at: usize, codes: &[&[u8]]| {
+        for _ in 0..16 {
+            let rest = &b[at.min(b.len())..];
+            let code = codes.iter().find(|c| rest.starts_with(c));
+            if let Some(code) = code {
+                return !rest
+                    .get(code.len())
+                    .is_some_and(|c| c.is_ascii_alphanumeric());
+            }
+            match rest {
+                [b'S' | b'C', b':', ..] => at += 2,
+                [b'<' | b'>' | b'-' | b'=' | b'|' | b'*' | b' ' | b'\t', ..] => at += 1,
+                _ => return false,
+            }
+        }
+        false
+    };
+    let floor = s.saturating_sub(256);
+    let before = match memchr::memrchr(b'\n', &b[floor..s]) {
+        Some(k) => {
+            let line_end = floor + k;
+            let start =
+                memchr::memrchr(b'\n', &b[floor..line_end]).map_or(floor, |j| floor + j + 1);
+            (start > 0 || floor == 0) && reply(start, &[b"331"])
+        }
+        None => false,
+    };
+    let after = memchr::memchr(b'\n', &b[end..b.len().min(end + 8)])
+        .is_some_and(|k| reply(end + k + 1, &[b"230", b"530", b"+OK", b"-ERR"]));
+    before || after
 }
 
 /// What two-factor sign-in's setup shows once under its name at `s..e` (a whole word's
