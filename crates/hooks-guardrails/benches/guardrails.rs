@@ -338,10 +338,11 @@ fn scan_adversarial(c: &mut Criterion) {
         // Vault's keys' names, lists and commands with no key, a key in Wallet Import
         // Format whose checksum fails, a bot's id glued to a word, wallets' calls given a
         // variable; `Key 1:` in a long line over and over (quadratic before review 85); the
-        // unseal body's key with no path, a block with no default, a flow mapping.
+        // unseal body's key with no path, a block with no default, a flow mapping;
+        // Solana's calls and files with no key.
         (
             "vault_names_without_keys",
-            fill("unseal_key: [x, null, unseal_keys_b64\": [ \"abc\", Recovery Key ID: 4A3B Unseal Key (will be hidden): vault operator unseal -migrate -address http://v:8200 \\\n UNSEAL_KEY_1=${KEY} recovery_keys_shares: 5 unsealKeyHash: abc keys_base64: [] 5KYZdUEo39z3FPrtuX2QbbwGnNP5zTd7yyr2SC1j299sBCnWjsX bot12345678:AA LocalWallet::from_str(&pk) wallet.add(item) {\"label\":\"Key 1:\",\"v\":1}, Key 1: x Key 2: \"keys\": [x, \"key\": \"xT3kQ9mZpL2vR8wN5yB7cF1dG4hJ6sA0eU9iO3qWtY+\", unseal_key { a = 1\n b = 2\n c = 3\n default = x \ndata: {a: dmFsdWU=, b: dmFsdWU=, c: x\n", ""),
+            fill("unseal_key: [x, null, unseal_keys_b64\": [ \"abc\", Recovery Key ID: 4A3B Unseal Key (will be hidden): vault operator unseal -migrate -address http://v:8200 \\\n UNSEAL_KEY_1=${KEY} recovery_keys_shares: 5 unsealKeyHash: abc keys_base64: [] 5KYZdUEo39z3FPrtuX2QbbwGnNP5zTd7yyr2SC1j299sBCnWjsX bot12345678:AA LocalWallet::from_str(&pk) wallet.add(item) {\"label\":\"Key 1:\",\"v\":1}, Key 1: x Key 2: \"keys\": [x, \"key\": \"xT3kQ9mZpL2vR8wN5yB7cF1dG4hJ6sA0eU9iO3qWtY+\", unseal_key { a = 1\n b = 2\n c = 3\n default = x \ndata: {a: dmFsdWU=, b: dmFsdWU=, c: x\nKeypair.fromSecretKey(new Uint8Array(bytes)) cat solana/id.json\n[1, 2, 3]\n", ""),
         ),
         // The positional tools added last (PuTTY's, the hashing tools', MinIO's, Oracle's),
         // none given a password.

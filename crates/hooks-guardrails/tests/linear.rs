@@ -308,9 +308,9 @@ fn family(name: &str, n: usize) -> String {
         // given a variable; `Key 1:` in a long line over and over (each read back to its
         // line's start before review 85: 15 s for 1 MB of JSON, which no step count saw);
         // the unseal body's key with no path near, a variable's block with no default, a
-        // Secret's flow mapping with no kind.
+        // Secret's flow mapping with no kind; Solana's calls and files with no key.
         "vault_names_without_keys" => {
-            "unseal_key: [x, null, unseal_keys_b64\": [ \"abc\", Recovery Key ID: 4A3B Unseal Key (will be hidden): vault operator unseal -migrate -address http://v:8200 \\\n UNSEAL_KEY_1=${KEY} recovery_keys_shares: 5 unsealKeyHash: abc keys_base64: [] 5KYZdUEo39z3FPrtuX2QbbwGnNP5zTd7yyr2SC1j299sBCnWjsX bot12345678:AA LocalWallet::from_str(&pk) wallet.add(item) {\"label\":\"Key 1:\",\"v\":1}, Key 1: x Key 2: \"keys\": [x, \"key\": \"xT3kQ9mZpL2vR8wN5yB7cF1dG4hJ6sA0eU9iO3qWtY+\", unseal_key { a = 1\n b = 2\n c = 3\n default = x \ndata: {a: dmFsdWU=, b: dmFsdWU=, c: x\n".repeat(n / 540)
+            "unseal_key: [x, null, unseal_keys_b64\": [ \"abc\", Recovery Key ID: 4A3B Unseal Key (will be hidden): vault operator unseal -migrate -address http://v:8200 \\\n UNSEAL_KEY_1=${KEY} recovery_keys_shares: 5 unsealKeyHash: abc keys_base64: [] 5KYZdUEo39z3FPrtuX2QbbwGnNP5zTd7yyr2SC1j299sBCnWjsX bot12345678:AA LocalWallet::from_str(&pk) wallet.add(item) {\"label\":\"Key 1:\",\"v\":1}, Key 1: x Key 2: \"keys\": [x, \"key\": \"xT3kQ9mZpL2vR8wN5yB7cF1dG4hJ6sA0eU9iO3qWtY+\", unseal_key { a = 1\n b = 2\n c = 3\n default = x \ndata: {a: dmFsdWU=, b: dmFsdWU=, c: x\nKeypair.fromSecretKey(new Uint8Array(bytes)) cat solana/id.json\n[1, 2, 3]\n".repeat(n / 614)
         }
         // The positional tools added last, none given a password.
         "tools_added_last_without_passwords" => {

@@ -8109,6 +8109,69 @@ pub(crate) mod tests {
         }
     }
 
+    /// A Solana keypair's secret key: its 64 bytes as the keypair's file holds them
+    /// (`cat ~/.config/solana/id.json`) and as calls take them (`Keypair.fromSecretKey(…)`,
+    /// `Keypair::from_bytes(…)`, in Base58 to `from_base58_string`): every release left
+    /// them in clear.
+    #[test]
+    fn solana_keypairs_are_secrets() {
+        let d = PiiDetector::new();
+        let bytes = "103,97,51,153,45,58,63,34,194,22,64,186,98,135,175,179,137,22,240,159,125,\
+                     51,107,184,156,150,55,202,230,201,95,210,99,220,174,54,38,118,169,45,217,\
+                     145,86,21,242,183,135,173,198,22,120,80,103,10,68,142,1,108,52,92,253,238,\
+                     136,20";
+        let spaced = bytes.replace(',', ", ");
+        let pretty = bytes.replace(',', ",\n  ");
+        let base58 = "34t2GwobHydjC5hX7iVGxUr1voDSqAXqTLgwqL45GopKupvi43wFabdk8Vk3zokjJZTQVWNGNXH1u8EBDaXGPsWT";
+        for (text, want) in [
+            (format!("$ cat ~/.config/solana/id.json\n[{bytes}]"), bytes),
+            (
+                format!("cat ~/.config/solana/id.json\n\n[\n  {pretty}\n]"),
+                &pretty,
+            ),
+            (
+                format!("Keypair.fromSecretKey(Uint8Array.from([{bytes}]))"),
+                bytes,
+            ),
+            (
+                format!("Keypair.fromSecretKey(\n  new Uint8Array([{spaced}])\n)"),
+                &spaced,
+            ),
+            (
+                format!("Keypair.fromSecretKey(bs58.decode(\"{base58}\"))"),
+                base58,
+            ),
+            (format!("Keypair.from_base58_string('{base58}')"), base58),
+            (format!("Keypair.from_bytes([{bytes}])"), bytes),
+            (format!("Keypair::from_bytes(&[{spaced}])?"), &spaced),
+            (format!("Keypair::from_bytes(&vec![{bytes}])"), bytes),
+            (
+                format!("$ cat target/deploy/app-keypair.json\n[{bytes}]"),
+                bytes,
+            ),
+        ] {
+            finds_and_redacts(&d, &text, &[want]);
+        }
+        let in_a_row: Vec<String> = (0..64).map(|n| n.to_string()).collect();
+        let cut: Vec<&str> = bytes.split(',').take(63).collect();
+        for text in [
+            // (A variable, a file read; zeros, bytes in a row, 63 bytes, a number past
+            // 255, a key cut short; an array with no name before it; the array four lines
+            // past the file's name.)
+            "Keypair.fromSecretKey(secretKey)".to_owned(),
+            "Keypair.fromSecretKey(Uint8Array.from(JSON.parse(fs.readFileSync(p))))".to_owned(),
+            format!("cat ~/.config/solana/id.json\n[{}]", ["0"; 64].join(",")),
+            format!("cat ~/.config/solana/id.json\n[{}]", in_a_row.join(",")),
+            format!("cat ~/.config/solana/id.json\n[{}]", cut.join(",")),
+            format!("cat ~/.config/solana/id.json\n[{},256]", cut.join(",")),
+            format!("Keypair.from_base58_string('{}')", &base58[..60]),
+            format!("[{bytes}]"),
+            format!("keypair.json holds the bytes:\n1\n2\n3\n[{bytes}]"),
+        ] {
+            assert_eq!(d.detect(&text), [], "{text}");
+        }
+    }
+
     /// HashiCorp Vault's unseal and recovery keys, as `vault operator init` prints them
     /// (as text, as JSON), as the command that takes one gets it, under the names scripts
     /// give them: every release left them in clear.

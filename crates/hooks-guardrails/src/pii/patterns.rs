@@ -2546,8 +2546,9 @@ pub(super) fn prefixed_token_body(m: &str) -> Option<&[u8]> {
 /// a Telegram bot's token in its API's URL (`/bot…:AA…`); HashiCorp Vault's unseal and
 /// recovery keys under their names ([`VAULT_KEY_NAMES`]); and the names of keys, setup
 /// pages' labels and wallets' calls added last ([`MORE_CRYPTO_KEY_NAMES`],
-/// [`LAST_SETUP_NAMES`], [`MORE_WALLET_CALLS`]). A pass of its own, every other pass's
-/// prefilter being full: 88 literals, past the 32 of the prefilter's faster kind.
+/// [`LAST_SETUP_NAMES`], [`MORE_WALLET_CALLS`]), Solana's keypairs' calls and files
+/// ([`SOLANA_KEY_NAMES`]). A pass of its own, every other pass's prefilter being full: 95
+/// literals, past the 32 of the prefilter's faster kind.
 fn ai_service_tokens() -> String {
     [
         format!(r"{B}gsk_[A-Za-z0-9]{{52}}"),
@@ -2580,10 +2581,26 @@ fn ai_service_tokens() -> String {
             &LAST_SETUP_NAMES,
             &MORE_WALLET_CALLS,
             &VAULT_KEY_NAMES,
+            &SOLANA_KEY_NAMES,
         ]),
     ]
     .join("|")
 }
+
+/// Where a Solana keypair's secret key stands (see `validate::solana_key`): the calls that
+/// take one — web3.js' `Keypair.fromSecretKey(…)`, Rust's `Keypair::from_bytes(…)`,
+/// solders' `Keypair.from_bytes(…)` and `Keypair.from_base58_string(…)` — and the files
+/// that hold one, `~/.config/solana/id.json` and a `keypair.json` (`cat` prints the bytes
+/// on the next line). Among the nineteenth pass's patterns.
+pub(super) const SOLANA_KEY_NAMES: [&str; 7] = [
+    "fromSecretKey(",
+    "Keypair::from_bytes(",
+    "Keypair.from_bytes(",
+    "from_base58_string(",
+    "solana/id.json",
+    "keypair.json",
+    "Keypair.json",
+];
 
 /// The names HashiCorp Vault's unseal and recovery keys go by (see
 /// `validate::vault_keys`): `vault operator init`'s output (`Unseal Key 1: …`, `Recovery

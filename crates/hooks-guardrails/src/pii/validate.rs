@@ -353,7 +353,8 @@ pub(super) fn validate_ai_token(
     f: &Freed,
 ) -> Option<(usize, usize)> {
     use super::patterns::{
-        LAST_SETUP_NAMES, MORE_CRYPTO_KEY_NAMES, MORE_WALLET_CALLS, VAULT_KEY_NAMES,
+        LAST_SETUP_NAMES, MORE_CRYPTO_KEY_NAMES, MORE_WALLET_CALLS, SOLANA_KEY_NAMES,
+        VAULT_KEY_NAMES,
     };
     let b = text.as_bytes();
     let m = &text[s..e];
@@ -362,6 +363,9 @@ pub(super) fn validate_ai_token(
     }
     if VAULT_KEY_NAMES.contains(&m) {
         return vault_keys(b, s, e);
+    }
+    if SOLANA_KEY_NAMES.contains(&m) {
+        return solana_key(b, e);
     }
     if [
         &MORE_CRYPTO_KEY_NAMES[..],
@@ -13486,6 +13490,15 @@ const BASE58_DIGITS: [u8; 256] = {
 /// [`extended_private_key`]; Wallet Import Format's 33 or 34, see [`wif_key`]).
 fn base58_checked(key: &[u8], len: usize) -> Option<Vec<u8>> {
     use sha2::{Digest, Sha256};
+    let (bytes, at) = base58_bytes(key, len)?;
+    let bytes = &bytes[at..];
+    let (payload, checksum) = bytes.split_at(bytes.len() - 4);
+    (Sha256::digest(Sha256::digest(payload))[..4] == *checksum).then(|| payload.to_vec())
+}
+
+/// The number `key`'s Base58 digits write, as `len` bytes (82 at most), big-endian: the
+/// bytes from the returned index on — `None` where it does not fit in them.
+fn base58_bytes(key: &[u8], len: usize) -> Option<([u8; 84], usize)> {
     // (In limbs of 32 bits, most significant first, as many as `len` bytes take — 21 at
     // most: a byte at a time, a run of keys that fail read 4.2x as slowly as the bench
     // text; a key in Wallet Import Format needs 10, review 72.)
@@ -13507,12 +13520,124 @@ fn base58_checked(key: &[u8], len: usize) -> Option<Vec<u8>> {
     for (chunk, limb) in bytes.chunks_exact_mut(4).zip(all) {
         chunk.copy_from_slice(&limb.to_be_bytes());
     }
-    let (high, bytes) = bytes.split_at(84 - len);
-    if high.iter().any(|&c| c != 0) {
+    if bytes[..84 - len].iter().any(|&c| c != 0) {
         return None;
     }
-    let (payload, checksum) = bytes.split_at(bytes.len() - 4);
-    (Sha256::digest(Sha256::digest(payload))[..4] == *checksum).then(|| payload.to_vec())
+    Some((bytes, 84 - len))
+}
+
+/// A Solana keypair's secret key after a name of `patterns::SOLANA_KEY_NAMES` that ends at
+/// `e`: after a call's `(`, past wrappers' calls (`Uint8Array.from(`, `new Uint8Array(`,
+/// `bs58.decode(`, Rust's `&` and `vec!`), its 64 bytes as an array of numbers (`[174, 47,
+/// …]`, see [`solana_byte_array`]) or in Base58 (quoted, 86 to 88 digits that make 64
+/// bytes); after a file's name (`cat ~/.config/solana/id.json`), the array at the start
+/// of one of its next three lines (the name's own line read to its end, 256 bytes at
+/// most).
+fn solana_key(b: &[u8], e: usize) -> Option<(usize, usize)> {
+    if b[e - 1] != b'(' {
+        let mut at = e;
+        for _ in 0..3 {
+            at += memchr::memchr(b'\n', &b[at..b.len().min(at + 256)])? + 1;
+            let first = at + leading_blanks(&b[at..]);
+            if b.get(first) == Some(&b'[') {
+                return solana_byte_array(b, first);
+            }
+        }
+        return None;
+    }
+    let mut at = e;
+    // (Wrappers' calls and Rust's `&` and `vec!` before the value, three at most.)
+    for _ in 0..3 {
+        at += b[at..]
+            .iter()
+            .take(16)
+            .take_while(|c| c.is_ascii_whitespace() || **c == b'&')
+            .count();
+        if b[at..].starts_with(b"new ") {
+            at += 4;
+        }
+        let word = b[at..]
+            .iter()
+            .take(33)
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b':' | b'!'))
+            .count();
+        let blanks = b[at + word..]
+            .iter()
+            .take(2)
+            .take_while(|&&c| c == b' ')
+            .count();
+        match b.get(at + word + blanks) {
+            Some(b'(') if (1..=32).contains(&word) => at += word + blanks + 1,
+            Some(b'[') if &b[at..at + word] == b"vec!" => at += word + blanks,
+            _ => break,
+        }
+    }
+    match b.get(at) {
+        Some(b'[') => solana_byte_array(b, at),
+        Some(&q @ (b'"' | b'\'' | b'`')) => {
+            let v = at + 1;
+            let n = b[v..]
+                .iter()
+                .take(89)
+                .take_while(|&&c| BASE58_DIGITS[usize::from(c)] < 58)
+                .count();
+            let closed = b.get(v + n) == Some(&q);
+            let random = distinct_bytes(&b[v..v + n]) >= 20;
+            ((86..=88).contains(&n) && closed && random && base58_bytes(&b[v..v + n], 64).is_some())
+                .then_some((v, v + n))
+        }
+        _ => None,
+    }
+}
+
+/// A Solana keypair's 64 bytes as an array of numbers from its `[` at `at` (`[174,47,…]`,
+/// blanks and line breaks between them): each 0 to 255, written with no sign or leading
+/// zero, 24 different values at least and not half of them one more than the one before
+/// (random bytes: not zeros, not `0, 1, 2, …`) — the numbers' span, from the first to the
+/// last.
+fn solana_byte_array(b: &[u8], at: usize) -> Option<(usize, usize)> {
+    let mut k = at + 1;
+    let (mut first, mut last) = (0, 0);
+    let mut seen = [false; 256];
+    let (mut before, mut in_a_row) = (None, 0);
+    for i in 0..64 {
+        k += b[k..]
+            .iter()
+            .take(16)
+            .take_while(|c| c.is_ascii_whitespace())
+            .count();
+        let digits = b[k..]
+            .iter()
+            .take(4)
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        let number = std::str::from_utf8(&b[k..k + digits])
+            .ok()?
+            .parse::<u8>()
+            .ok()?;
+        if digits > 1 && b[k] == b'0' {
+            return None;
+        }
+        seen[usize::from(number)] = true;
+        in_a_row += usize::from(before.is_some_and(|n: u8| n.checked_add(1) == Some(number)));
+        before = Some(number);
+        if i == 0 {
+            first = k;
+        }
+        last = k + digits;
+        k = last
+            + b[last..]
+                .iter()
+                .take(16)
+                .take_while(|c| c.is_ascii_whitespace())
+                .count();
+        match (b.get(k), i) {
+            (Some(b','), 0..63) => k += 1,
+            (Some(b']'), 63) => {}
+            _ => return None,
+        }
+    }
+    (seen.iter().filter(|&&s| s).count() >= 24 && in_a_row < 32).then_some((first, last))
 }
 
 /// The password of a Wi-Fi network's QR code after its `WIFI:` (`s..e`), as phones and QR
