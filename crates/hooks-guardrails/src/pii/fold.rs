@@ -3,8 +3,10 @@
 //! Every character whose compatibility decomposition (NFKC's first step) is plain ASCII becomes
 //! that ASCII: fullwidth digits and `＠`, no-break, thin and ideographic spaces, mathematical
 //! digits. Zero-width characters and soft hyphens are dropped, so one inside an address cannot
-//! split it. Every other character stays as it is. An offset map leads each byte of the folded
-//! text back to the character it came from, so a detection replaces the whole original span.
+//! split it. Escapes that write a character in ASCII (JSON's, HTML's, URLs', rsyslog's
+//! `#011`) become the character. Every other character stays as it is. An offset map leads
+//! each byte of the folded text back to the character it came from, so a detection replaces
+//! the whole original span.
 
 use unicode_normalization::char::decompose_compatible;
 
@@ -423,6 +425,31 @@ fn next_escape(
     None
 }
 
+/// The next escape at or after `from` that rsyslog writes for a control character in a
+/// program's message: `#011` (a tab: Dovecot's `AUTH#0111#011PLAIN#011…#011resp=…` in
+/// `/var/log/mail.log`), `#012` (a line break), `#015` (a carriage return) — where it
+/// starts, ends, and the character.
+fn next_syslog_escape(text: &str, from: usize) -> Option<(usize, usize, char)> {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"#01"));
+    let b = text.as_bytes();
+    let mut i = from;
+    while let Some(k) = FINDER.find(b.get(i..)?) {
+        let p = i + k;
+        let c = match b.get(p + 3) {
+            Some(b'1') => '\t',
+            Some(b'2') => '\n',
+            Some(b'5') => '\r',
+            _ => {
+                i = p + 1;
+                continue;
+            }
+        };
+        return Some((p, p + 4, c));
+    }
+    None
+}
+
 /// Whether the run of `run` backslashes at `p` separates a Windows path's parts rather
 /// than escapes the letter after it (`C:\tools\redis-cli.exe`, `D:\new`, `.\run.ps1`;
 /// JSON-escaped, `C:\\tools\\redis-cli.exe`, with runs of two): read back part by part — no
@@ -697,7 +724,8 @@ fn fold_as(text: &str, form: bool, paths: bool, continued: bool) -> Option<Folde
     let mut known = PathMemo::default();
     let mut coded_at = next_escape(text, 0, paths.then_some(&mut known), continued);
     let mut plus_at = if form { next_form_space(text, 0) } else { None };
-    let mut esc_at = earlier(coded_at, plus_at);
+    let mut syslog_at = next_syslog_escape(text, 0);
+    let mut esc_at = earlier(earlier(coded_at, plus_at), syslog_at);
     if char_at.is_none() && esc_at.is_none() {
         return None;
     }
@@ -745,7 +773,10 @@ fn fold_as(text: &str, form: bool, paths: bool, continued: bool) -> Option<Folde
         if plus_at.is_some_and(|(x, _, _)| x < b) {
             plus_at = next_form_space(text, b);
         }
-        esc_at = earlier(coded_at, plus_at);
+        if syslog_at.is_some_and(|(x, _, _)| x < b) {
+            syslog_at = next_syslog_escape(text, b);
+        }
+        esc_at = earlier(earlier(coded_at, plus_at), syslog_at);
     }
     if changes.is_empty() {
         return None;
@@ -899,6 +930,12 @@ mod tests {
             (r"a\\nb\\\nc\td\re\/f", "a\nb\nc\td\re/f"),
             ("key%3Dv%0Aw%2Fx%22y", "key=v\nw/x\"y"),
             ("41&shy;11", "4111"),
+            // (rsyslog's escapes of a tab, a line break and a carriage return; not another
+            // control character's, nor HTML's entity read as one.)
+            (
+                "a#0111#011b#012c#015d#013e&#011;f",
+                "a\t1\tb\nc\rd#013e\u{b}f",
+            ),
             (
                 "4\u{200E}1\u{200F}1\u{202A}1\u{2066}1\u{061C}1\u{034F}1\u{FE0F}1\u{E0020}1\u{3164}1",
                 "4111111111",

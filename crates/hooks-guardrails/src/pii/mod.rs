@@ -7685,6 +7685,14 @@ pub(crate) mod tests {
                 format!("client in: AUTH\t1\tXOAUTH2\tservice=imap\tresp={xoauth}"),
                 xoauth,
             ),
+            // (Its tabs as rsyslog escapes them in /var/log/mail.log, `#011`.)
+            (
+                format!(
+                    "Jan  5 10:00:00 mx dovecot: auth: Debug: client in: \
+                     AUTH#0111#011PLAIN#011service=imap#011resp={plain}"
+                ),
+                plain,
+            ),
         ] {
             finds_and_redacts(&d, &text, &[want]);
         }
