@@ -4778,6 +4778,23 @@ pub(crate) mod tests {
             "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkJ+y8j+KVXlzY5G3I7Ut8J2TSpaTXZ3BvhdhpACSta9o0Ab6cjLzMk19s0fYSJq4VM4rho0AE0zug0kasBMgbG68j47+e71958rSTSvh/VSC2m5Sw2YLoW7VQotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg=="
         );
         finds_and_redacts(&d, &kubeconfig, &[key]);
+        // A bundle in base64, a certificate then its private key (HAProxy's `tls.pem`), on
+        // one line or wrapped; not a chain of certificates, nor one with a public key.
+        let bundle = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCmM5MlAyK3pIZDNPQzJwWXdMODJEZWFHZHl5OFljazBrRjRuUDQ3R2lDcGo3WmZaenA3MmRwaWlmQTlTSEVBOEoKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQotLS0tLUJFR0lOIFBSSVZBVEUgS0VZLS0tLS0KTU9FOW1RZkhkbE53bDljeWhEdWpTMzhCcVJWMXAwZG8vNDMrN3RjVnRVRlF3anFEU1FjUmtNUWJaaHZZU21JUjlRVFlyd0EyTmUzcERYaGcrclZsYXhLUW9UTEhyRVZXRms5VkEvWm93dXdlSWorMEdRSVBkOHg4TGE2UE1IS0MKLS0tLS1FTkQgUFJJVkFURSBLRVktLS0tLQo=";
+        finds_and_redacts(&d, &format!("  tls.pem: {bundle}\n"), &[bundle]);
+        let wrapped = bundle
+            .as_bytes()
+            .chunks(76)
+            .map(|c| std::str::from_utf8(c).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n");
+        finds_and_redacts(&d, &format!("{wrapped}\n"), &[wrapped.as_str()]);
+        for text in [
+            "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCmM5MlAyK3pIZDNPQzJwWXdMODJEZWFHZHl5OFljazBrRjRuUDQ3R2lDcGo3WmZaenA3MmRwaWlmQTlTSEVBOEoKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQotLS0tLUJFR0lOIENFUlRJRklDQVRFLS0tLS0KYzkyUDIrekhkM09DMnBZd0w4MkRlYUdkeXk4WWNrMGtGNG5QNDdHaUNwajdaZlp6cDcyZHBpaWZBOVNIRUE4SgotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg==",
+            "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCmM5MlAyK3pIZDNPQzJwWXdMODJEZWFHZHl5OFljazBrRjRuUDQ3R2lDcGo3WmZaenA3MmRwaWlmQTlTSEVBOEoKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQotLS0tLUJFR0lOIFBVQkxJQyBLRVktLS0tLQpNUHk3eENGcnBHSWRaV3Y5TmdCRjNmajV6WmROLytJRk5TOWsvdHFhcEpNWkN2MGxObkZDQXNXY1ZOUkxZaElUCi0tLS0tRU5EIFBVQkxJQyBLRVktLS0tLQo=",
+        ] {
+            assert_eq!(d.detect(text), [], "{text}");
+        }
         for text in [
             // Placeholders, words, a certificate (no secret), prefixes with too short or
             // too long a body.

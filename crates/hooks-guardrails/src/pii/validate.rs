@@ -13224,11 +13224,13 @@ const ENCODED_KEY_MAX: usize = 16 * 1024;
 /// `patterns::ENCODED_PEM`), as Kubernetes stores a TLS secret's key (`tls.key:
 /// LS0tLS1CRUdJTi…` in `kubectl get secret -o yaml`) and CI variables and Helm values
 /// hold one: its first line decodes to a `BEGIN` line of a private key (`RSA PRIVATE
-/// KEY`, `OPENSSH PRIVATE KEY`, `PGP PRIVATE KEY BLOCK` — not a certificate's, a public
-/// key's), the whole run of base64 taken (to its padding, over line breaks after lines
-/// of 64 or 76 characters, as `base64` wraps them; [`ENCODED_KEY_MAX`] bytes at most), 100
-/// characters at least. Not a run that base64 is glued before: the encoding does not start
-/// there.
+/// KEY`, `OPENSSH PRIVATE KEY`, `PGP PRIVATE KEY BLOCK` — not a public key's), or of a
+/// certificate where a private key's block follows it in the same run (a bundle, as
+/// HAProxy and Traefik take one: `-----BEGIN CERTIFICATE-----…-----BEGIN PRIVATE KEY-----`,
+/// the run decoded whole) — the whole run of base64 taken (to its padding, over line
+/// breaks after lines of 64 or 76 characters, as `base64` wraps them; [`ENCODED_KEY_MAX`]
+/// bytes at most), 100 characters at least. Not a run that base64 is glued before: the
+/// encoding does not start there.
 fn encoded_private_key(text: &str, s: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     if s.checked_sub(1).is_some_and(|i| base64_char(&b[i])) {
@@ -13243,7 +13245,8 @@ fn encoded_private_key(text: &str, s: usize) -> Option<(usize, usize)> {
     let head = base64_decode(&b[s..s + head - head % 4])?;
     let line = &head[..memchr::memchr(b'\n', &head).unwrap_or(head.len())];
     let private = memchr::memmem::find(line, b"PRIVATE KEY").is_some();
-    if !private || memchr::memmem::find(line, b"PUBLIC").is_some() {
+    let certificate = memchr::memmem::find(line, b"BEGIN CERTIFICATE").is_some();
+    if !(private || certificate) || memchr::memmem::find(line, b"PUBLIC").is_some() {
         return None;
     }
     let limit = b.len().min(s + ENCODED_KEY_MAX);
@@ -13277,6 +13280,23 @@ fn encoded_private_key(text: &str, s: usize) -> Option<(usize, usize)> {
         .take(2)
         .take_while(|&&c| c == b'=')
         .count();
+    // (A certificate's run: a private key's block among what it decodes to.)
+    if !private {
+        let run: Vec<u8> = b[s..end]
+            .iter()
+            .copied()
+            .filter(|&c| c != b'\n' && c != b'\r')
+            .collect();
+        let decoded = base64_decode(&run[..run.len() - run.len() % 4])?;
+        let key = memchr::memmem::find_iter(&decoded, b"PRIVATE KEY-----").any(|k| {
+            let line = memchr::memrchr(b'\n', &decoded[..k]).map_or(0, |j| j + 1);
+            let begin = &decoded[line..k];
+            begin.starts_with(b"-----BEGIN ") && memchr::memmem::find(begin, b"PUBLIC").is_none()
+        });
+        if !key {
+            return None;
+        }
+    }
     (end - s >= 100).then_some((s, end))
 }
 
