@@ -6861,6 +6861,12 @@ pub(crate) mod tests {
                 "variable \"api_token\" { default = \"Xk9mQ2vL7pRt8sW3\" }",
                 &["Xk9mQ2vL7pRt8sW3"],
             ),
+            // (Review 86: four arguments before it, a description with escaped quotes.)
+            (
+                "variable \"db_password\" {\n  description = \"The \\\"admin\\\" password\"\n  \
+                 type = string\n  sensitive = true\n  nullable = false\n  default = \"Xk9mQ2vL7pRt8sW3\"\n}",
+                &["Xk9mQ2vL7pRt8sW3"],
+            ),
         ] {
             finds_and_redacts(&d, text, want);
         }
@@ -7862,6 +7868,16 @@ pub(crate) mod tests {
             ("> PASS Xk9mQ2v7pL\n< +OK Logged in.", "Xk9mQ2v7pL"),
             ("---> PASS Xk9mQ2v7pL\r\n530 Login incorrect.", "Xk9mQ2v7pL"),
             ("C: PASS Xk9mQ2v7pL\nS: -ERR [AUTH] failed", "Xk9mQ2v7pL"),
+            // (Review 86: a blank line between, a time's prefix, poplib's debug output.)
+            ("PASS Xk9mQ2v7pL\n\n230 Logged in", "Xk9mQ2v7pL"),
+            (
+                "[10:00:01] 331 Password required\n[10:00:01] PASS Xk9mQ2v7pL",
+                "Xk9mQ2v7pL",
+            ),
+            (
+                "*cmd* 'PASS Xk9mQ2v7pL'\n*resp* b'+OK Logged in.'",
+                "Xk9mQ2v7pL",
+            ),
         ] {
             finds_and_redacts(&d, text, &[want]);
         }
@@ -7878,6 +7894,10 @@ pub(crate) mod tests {
             "Step 331 done\nPASS Xk9mQ2v7pL",
             "PASS Xk9mQ2v7pL\n+OKAY",
             "PASS Xk9mQ2v7pL\n2300 items",
+            // (Review 86: a test's code frame, a table's row, a count and a word.)
+            "    > 331 |     expect(res.status).toBe(200);\nPASS  LoginSpec2",
+            "| 331 | widgets |\nPASS Widgets2024",
+            "Step 2: 331 items\nPASS Xk9mQ2v7pL",
             "a001 LOGIN bob {8}",
             "Step 3 LOGIN with your account and password1",
             "1 LOGIN bob Tr0ub4dor3x extra",
@@ -8147,11 +8167,12 @@ pub(crate) mod tests {
                      136,20";
         let spaced = bytes.replace(',', ", ");
         let pretty = bytes.replace(',', ",\n  ");
+        let seed: Vec<&str> = bytes.split(',').take(32).collect();
         let base58 = "34t2GwobHydjC5hX7iVGxUr1voDSqAXqTLgwqL45GopKupvi43wFabdk8Vk3zokjJZTQVWNGNXH1u8EBDaXGPsWT";
         for (text, want) in [
             (format!("$ cat ~/.config/solana/id.json\n[{bytes}]"), bytes),
             (
-                format!("cat ~/.config/solana/id.json\n\n[\n  {pretty}\n]"),
+                format!("cat ~/.config/solana/id.json\n[\n  {pretty}\n]"),
                 &pretty,
             ),
             (
@@ -8174,10 +8195,58 @@ pub(crate) mod tests {
                 format!("$ cat target/deploy/app-keypair.json\n[{bytes}]"),
                 bytes,
             ),
+            // (Review 86: a tool call's JSON, rustfmt's last comma, `JSON.parse`, more
+            // calls, another path to `id.json`.)
+            (
+                format!("{{\"code\": \"Keypair.fromSecretKey(bs58.decode(\\\"{base58}\\\"))\"}}"),
+                base58,
+            ),
+            (
+                format!("Keypair::from_bytes(&[\n    {pretty},\n])"),
+                &pretty,
+            ),
+            (
+                format!("Keypair.fromSecretKey(Uint8Array.from(JSON.parse('[{bytes}]')))"),
+                bytes,
+            ),
+            (format!("Keypair.from_json('[{bytes}]')"), bytes),
+            (format!("Keypair.from_secret_key(bytes([{bytes}]))"), bytes),
+            (
+                format!("solana.MustPrivateKeyFromBase58(\"{base58}\")"),
+                base58,
+            ),
+            (
+                format!("PS> type $HOME\\.config\\solana\\id.json\n[{bytes}]"),
+                bytes,
+            ),
+            // (A `.env`'s array, Rust's `u8`, the name's line, a seed.)
+            (format!("SOLANA_PRIVATE_KEY=[{bytes}]"), bytes),
+            (format!("PRIVATE_KEY=\"[{spaced}]\""), &spaced),
+            (
+                format!("Keypair::from_bytes(&[{}])", bytes.replacen(',', "u8,", 1)),
+                &bytes.replacen(',', "u8,", 1),
+            ),
+            (format!("keypair.json: [{bytes}]"), bytes),
+            (
+                format!("Keypair.fromSeed(Uint8Array.from([{}]))", seed.join(",")),
+                &seed.join(","),
+            ),
         ] {
             finds_and_redacts(&d, &text, &[want]);
         }
         let in_a_row: Vec<String> = (0..64).map(|n| n.to_string()).collect();
+        // (A seed of 64 bytes, one of 32 to a call that takes 64.)
+        assert_eq!(
+            d.detect(&format!("Keypair.fromSeed(Uint8Array.from([{bytes}]))")),
+            []
+        );
+        assert_eq!(
+            d.detect(&format!(
+                "Keypair.fromSecretKey(Uint8Array.from([{}]))",
+                seed.join(",")
+            )),
+            []
+        );
         let cut: Vec<&str> = bytes.split(',').take(63).collect();
         for text in [
             // (A variable, a file read; zeros, bytes in a row, 63 bytes, a number past
@@ -8192,6 +8261,12 @@ pub(crate) mod tests {
             format!("Keypair.from_base58_string('{}')", &base58[..60]),
             format!("[{bytes}]"),
             format!("keypair.json holds the bytes:\n1\n2\n3\n[{bytes}]"),
+            // (Review 86: a signature's bytes printed after the public key; a word glued
+            // before `id.json`.)
+            format!(
+                "$ solana-keygen pubkey ~/.config/solana/id.json\n9xQeWvG816bUx9EPjHmaT23yvVM2\n\n[{bytes}]"
+            ),
+            format!("$ cat /tmp/paid.json\n[{bytes}]"),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }
@@ -8295,6 +8370,50 @@ pub(crate) mod tests {
             (
                 format!("{{\"keys\" : [\"{hex}\"], \"keys_base64\" : [\"{k1}\"]}}"),
                 vec![hex, k1],
+            ),
+            // (Review 86: a tool call's command in JSON; the share given to the other calls
+            // that take one; a description with escaped quotes, four arguments.)
+            (
+                format!(
+                    "{{\"command\": \"curl -X PUT -d '{{\\\"key\\\": \\\"{k1}\\\"}}' \
+                     $VAULT_ADDR/v1/sys/unseal\"}}"
+                ),
+                vec![k1],
+            ),
+            (
+                format!(
+                    "curl -X PUT -d '{{\"key\": \"{k2}\", \"nonce\": \"x\"}}' \
+                     $VAULT_ADDR/v1/sys/generate-root/update"
+                ),
+                vec![k2],
+            ),
+            (
+                format!(
+                    "Invoke-RestMethod -Method Put -Uri \"$env:VAULT_ADDR/v1/sys/unseal\" \
+                     -Body (@{{ key = \"{k1}\" }} | ConvertTo-Json)"
+                ),
+                vec![k1],
+            ),
+            (
+                format!(
+                    "fetch(`${{VAULT_ADDR}}/v1/sys/unseal`, {{ method: 'PUT', \
+                     body: JSON.stringify({{ key: '{k2}' }}) }})"
+                ),
+                vec![k2],
+            ),
+            (
+                format!(
+                    "  uri:\n    url: \"{{{{ vault_addr }}}}/v1/sys/unseal\"\n    body:\n      \
+                     key: \"{k1}\""
+                ),
+                vec![k1],
+            ),
+            (
+                format!(
+                    "variable \"unseal_key\" {{\n  description = \"the \\\"first\\\" share\"\n  \
+                     type = string\n  sensitive = true\n  nullable = false\n  default = \"{k1}\"\n}}"
+                ),
+                vec![k1],
             ),
         ] {
             finds_and_redacts(&d, &text, &secrets);
@@ -8467,13 +8586,19 @@ pub(crate) mod tests {
             // (`"key"` without the unseal's path near: a config's key, a WireGuard peer's;
             // a Terraform variable with no default, or three other arguments before it.)
             format!("{{\"key\": \"{k1}\", \"reset\": false}}"),
+            // (Review 86: the path a paragraph away, in a page's or a file's path.)
+            format!("PUT /v1/sys/unseal unseals.\n\nCache:\n{{\"key\": \"{k2}\", \"ttl\": 300}}"),
+            format!("# see docs/sys/unseal\n{{\"key\": \"{hex}\", \"algo\": \"sha256\"}}"),
+            format!("aws s3 cp s3://b/backups/sys/unseal.json .\n{{\"key\": \"{k1}\"}}"),
+            format!("GET /v1/sys/unseal-status\n{{\"key\": \"{hex}\", \"etag\": \"x\"}}"),
             format!(
                 "{{\"peer\": \"wg0\", \"key\": \"{k2}\"}}\n{}/v1/sys/unseal",
                 " ".repeat(600)
             ),
             "variable \"unseal_key\" {\n  type = string\n}".to_owned(),
             format!(
-                "variable \"unseal_key\" {{\n  a = 1\n  b = 2\n  c = 3\n  default = \"{k1}\"\n}}"
+                "variable \"unseal_key\" {{\n  a = 1\n  b = 2\n  c = 3\n  d = 4\n  e = 5\n  \
+                 default = \"{k1}\"\n}}"
             ),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");

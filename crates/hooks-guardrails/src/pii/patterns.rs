@@ -1510,10 +1510,12 @@ fn named_secret(names: &[&str], comma: bool) -> String {
         ));
         separators.push(format!(r"{qq}[ \t]{{1,40}}[Vv]alue[ \t]{{0,4}}="));
         // (A Terraform variable's default, the variable named for a secret: `variable
-        // "db_password" {⏎  type = string⏎  default = "…"`, two of its other arguments
-        // before it at most; or on the block's one line, `{ default = "…" }`.)
+        // "db_password" {⏎  type = string⏎  default = "…"`, four of its other arguments
+        // before it at most (`description`, `type`, `sensitive`, `nullable`; a
+        // description with escaped quotes, review 86); or on the block's one line, `{
+        // default = "…" }`.)
         separators.push(format!(
-            r#"{qq}[ \t]{{0,4}}\{{(?:[ \t]{{0,8}}\r?\n(?:[ \t]{{0,16}}[a-z_]{{1,16}}[ \t]{{0,16}}=[ \t]{{0,4}}(?:"[^"\r\n]{{0,64}}"|[A-Za-z_.()]{{1,24}})[ \t]{{0,4}}\r?\n){{0,2}})?[ \t]{{0,16}}default[ \t]{{0,16}}="#
+            r#"{qq}[ \t]{{0,4}}\{{(?:[ \t]{{0,8}}\r?\n(?:[ \t]{{0,16}}[a-z_]{{1,16}}[ \t]{{0,16}}=[ \t]{{0,4}}(?:"[^\r\n]{{0,64}}"|[A-Za-z_.()]{{1,24}})[ \t]{{0,4}}\r?\n){{0,4}})?[ \t]{{0,16}}default[ \t]{{0,16}}="#
         ));
         // (A call's arguments may start on the next line: `set_password(⏎    "svc",`.)
         separators.push(r"\((?:[ \t]{0,8}\r?\n[ \t]{0,16})?".to_owned());
@@ -2547,7 +2549,7 @@ pub(super) fn prefixed_token_body(m: &str) -> Option<&[u8]> {
 /// recovery keys under their names ([`VAULT_KEY_NAMES`]); and the names of keys, setup
 /// pages' labels and wallets' calls added last ([`MORE_CRYPTO_KEY_NAMES`],
 /// [`LAST_SETUP_NAMES`], [`MORE_WALLET_CALLS`]), Solana's keypairs' calls and files
-/// ([`SOLANA_KEY_NAMES`]). A pass of its own, every other pass's prefilter being full: 95
+/// ([`SOLANA_KEY_NAMES`]). A pass of its own, every other pass's prefilter being full: 109
 /// literals, past the 32 of the prefilter's faster kind.
 fn ai_service_tokens() -> String {
     [
@@ -2589,17 +2591,29 @@ fn ai_service_tokens() -> String {
 
 /// Where a Solana keypair's secret key stands (see `validate::solana_key`): the calls that
 /// take one — web3.js' `Keypair.fromSecretKey(…)`, Rust's `Keypair::from_bytes(…)`,
-/// solders' `Keypair.from_bytes(…)` and `Keypair.from_base58_string(…)` — and the files
-/// that hold one, `~/.config/solana/id.json` and a `keypair.json` (`cat` prints the bytes
-/// on the next line). Among the nineteenth pass's patterns.
-pub(super) const SOLANA_KEY_NAMES: [&str; 7] = [
-    "fromSecretKey(",
+/// solders' `Keypair.from_bytes(…)`, `Keypair.from_json(…)` and
+/// `Keypair.from_base58_string(…)`, solana-py's `Keypair.from_secret_key(…)`, Go's
+/// `solana.PrivateKeyFromBase58(…)`, and its 32 bytes' seed to `Keypair.fromSeed(…)` — the
+/// files that hold one, `~/.config/solana/id.json` and a `keypair.json` (`cat` prints the
+/// bytes on the next line), and the name a `.env` gives one (`PRIVATE_KEY=[…]`). Among the
+/// nineteenth pass's patterns (each from a byte rarer than `from`'s and `id.`'s, the
+/// prefilter's first three bytes: `fro` alone read 2% slower).
+pub(super) const SOLANA_KEY_NAMES: [&str; 14] = [
+    "Keypair.fromSecretKey(",
     "Keypair::from_bytes(",
     "Keypair.from_bytes(",
-    "from_base58_string(",
-    "solana/id.json",
+    "Keypair.from_base58_string(",
+    "/id.json",
+    "\\id.json",
     "keypair.json",
     "Keypair.json",
+    // (Review 86: more calls.)
+    "Keypair.from_json(",
+    "Keypair.from_secret_key(",
+    "PrivateKeyFromBase58(",
+    "Keypair.fromSeed(",
+    "PRIVATE_KEY=[",
+    "PRIVATE_KEY=\"[",
 ];
 
 /// The names HashiCorp Vault's unseal and recovery keys go by (see
@@ -2610,8 +2624,10 @@ pub(super) const SOLANA_KEY_NAMES: [&str; 7] = [
 /// (`VAULT_UNSEAL_KEY=`, `unseal_key:`, `unsealKey`, `--unseal-key=`, `recovery_key`, `the
 /// unseal key is …`, Go's `RecoveryKeysB64`, bank-vaults' `vault-unseal-0`), the API's hex
 /// keys (`"keys": […]`) and `vault operator rekey`'s lines (`Key 1: …`), the key the
-/// API's unseal takes (`{"key": "…"}`). Among the nineteenth pass's patterns.
-pub(super) const VAULT_KEY_NAMES: [&str; 29] = [
+/// API's unseal takes (`{"key": "…"}`, escaped in a JSON string too, PowerShell's `@{ key
+/// = "…" }`, a JavaScript object's `{ key: '…' }`, YAML's indented `key: "…"`). Among the
+/// nineteenth pass's patterns.
+pub(super) const VAULT_KEY_NAMES: [&str; 36] = [
     "Unseal Key",
     "Unseal key",
     "unseal key",
@@ -2640,11 +2656,21 @@ pub(super) const VAULT_KEY_NAMES: [&str; 29] = [
     "\"keys\": [",
     "\"keys\":[",
     "Key 1:",
-    // (The API's unseal body, `{"key": "…"}` — only with its path, `sys/unseal`, near;
+    // (The API's unseal body, `{"key": "…"}` — only with its path near, `/v1/sys/unseal`;
     // `"keys" : [` as some printers space it.)
     "\"key\"",
     "'key'",
     "\"keys\" : [",
+    // (A tool call's command in JSON: `{\"key\": \"…\"}`; PowerShell's hashtable, a
+    // JavaScript object, Ansible's YAML, review 86 — each from a byte rarer than a blank
+    // before `key`, the prefilter's first three bytes: ` ke` read 1.5% slower.)
+    "\"key\\\"",
+    "@{ key = \"",
+    "@{ key = '",
+    "{ key: \"",
+    "{ key: '",
+    "  key: \"",
+    "  key: '",
 ];
 
 /// More names of keys, as [`CRYPTO_KEY_NAMES`] (see `validate::crypto_key_value`): other

@@ -365,7 +365,7 @@ pub(super) fn validate_ai_token(
         return vault_keys(b, s, e);
     }
     if SOLANA_KEY_NAMES.contains(&m) {
-        return solana_key(b, e);
+        return solana_key(b, s, e);
     }
     if [
         &MORE_CRYPTO_KEY_NAMES[..],
@@ -474,9 +474,9 @@ const VAULT_OTHER_PARTS: [&str; 11] = [
 ///   keys' lines (`Key 2: …`) too — `Key 1:` only where its line starts; it and the API's
 ///   `"keys": [` only where more of Vault's output follows (a nonce, `rekey`, `Vault`;
 ///   `keys_base64`), not a test vector's key or a JSON list of hashes; the API's unseal
-///   body's `"key": "…"` only with its path (`sys/unseal`) within 512 bytes;
+///   body's `"key": "…"` only with its path near (see [`vault_call_near`]);
 /// - a Terraform variable named for one: its default (`variable "unseal_key" { default =
-///   "…" }`, after two other arguments at most, see [`terraform_default`]).
+///   "…" }`, after four other arguments at most, see [`terraform_default`]).
 ///
 /// Not a word glued before the name (`disunseal_key`, `public_keys_base64`), a prompt
 /// (`Unseal Key (will be hidden):`), a progress line (`Unseal Progress 1/3`), what is not a
@@ -504,11 +504,17 @@ fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
     if m == b"operator unseal" || m == b"vault unseal" {
         return unseal_command_key(b, e);
     }
-    let word = b[e..]
-        .iter()
-        .take(32)
-        .take_while(|&&c| word_byte(c) || c == b'-')
-        .count();
+    // (A name that ends with its list's `[`, the API's `"keys": [`, or its value's quote,
+    // `@{ key = "…" }`: no more of the name after it.)
+    let opens = m.ends_with(b"[") || m.ends_with(b" \"") || m.ends_with(b" '");
+    let word = match opens {
+        true => 0,
+        false => b[e..]
+            .iter()
+            .take(32)
+            .take_while(|&&c| word_byte(c) || c == b'-')
+            .count(),
+    };
     // (The rest of the name in parts: at `_`, `-` and where a capital follows a small
     // letter.)
     let mut parts = Vec::new();
@@ -542,9 +548,9 @@ fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
         .take(4)
         .take_while(|c| c.is_ascii_digit())
         .count();
-    // (Not after a name that ends with its mark, `Key 1:`, `"keys": [`: a key may start
-    // with digits.)
-    let marked = m.ends_with(b":") || m.ends_with(b"[");
+    // (Not after a name that ends with its mark, `Key 1:`, `"keys": [`, `key = "`: a key
+    // may start with digits.)
+    let marked = m.ends_with(b":") || opens;
     if !marked && word == 0 && blanks <= 2 && (1..=3).contains(&digits) {
         at += blanks + hash + digits;
     } else if m.starts_with(b"Recovery") || m.starts_with(b"recovery key") {
@@ -574,8 +580,7 @@ fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
     {
         at += remark + k + 1;
     }
-    // (A name that ends with its list's `[`: the API's `"keys": [`.)
-    let at = if m.ends_with(b"[") { at - 1 } else { at };
+    let at = if opens { at - 1 } else { at };
     let (value, list) = vault_marks(b, at, m.ends_with(b":") || m.ends_with(b"["))?;
     let first = vault_key(b, value)?;
     // (`Key 1:` and the API's `"keys": [` only among what Vault prints with them — its
@@ -584,16 +589,26 @@ fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
     // (Within 512 bytes before the name and 4 KiB after its first key: the rekey's nonce,
     // its summary or its command; the API's other names, quoted. Not a test vector's
     // `nonce:`, a page that names Vault, `public_keys_base64`, review 85.)
-    // (The API's unseal body, `{"key": "…"}`, with its path within 512 bytes: `curl -d
-    // '{"key": …}' …/v1/sys/unseal`, `requests.put(f"{addr}/v1/sys/unseal", json=…)`.)
-    let unseal_body = m == b"\"key\"" || m == b"'key'";
-    if m == b"Key 1:" || m.ends_with(b"[") || unseal_body {
-        let after = if unseal_body { 512 } else { 4096 };
-        let near = &b[s.saturating_sub(512)..b.len().min(first.1 + after)];
+    // (The API's unseal body, `{"key": "…"}`, escaped in JSON too, `{\"key\": …}`, with
+    // its path near: see [`vault_call_near`].)
+    let body: [&[u8]; 9] = [
+        b"\"key\"",
+        b"'key'",
+        b"\"key\\\"",
+        b"@{ key = \"",
+        b"@{ key = '",
+        b"{ key: \"",
+        b"{ key: '",
+        b"  key: \"",
+        b"  key: '",
+    ];
+    if body.contains(&m) {
+        return vault_call_near(b, s, first.1).then_some(first);
+    }
+    if m == b"Key 1:" || m.ends_with(b"[") {
+        let near = &b[s.saturating_sub(512)..b.len().min(first.1 + 4096)];
         let context: &[&[u8]] = if m == b"Key 1:" {
             &[b"Operation nonce", b"key shares", b"operator rekey"]
-        } else if unseal_body {
-            &[b"sys/unseal"]
         } else {
             &[b"\"keys_base64\"", b"\"root_token\""]
         };
@@ -621,6 +636,53 @@ fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
         list => list,
     };
     Some((first.0, vault_list_end(b, first.1, list, depth)))
+}
+
+/// Whether one of the Vault API's paths that take a key share (`/v1/sys/unseal`, and the
+/// same share given to `/v1/sys/generate-root/update`, `/v1/sys/rekey/update`,
+/// `/v1/sys/rekey-recovery-key/update`) stands within 512 bytes before its name at `s` or
+/// after its key's end `end`, with no blank line between (`curl -d '{"key": …}'
+/// $VAULT_ADDR/v1/sys/unseal`, `requests.put(f"{addr}/v1/sys/unseal", json=…)`) but an
+/// HTTP request's before its body (`PUT /v1/sys/unseal HTTP/1.1`) — not a page that names
+/// the path a paragraph away, nor `backups/sys/unseal.json`, review 86.
+fn vault_call_near(b: &[u8], s: usize, end: usize) -> bool {
+    const PATHS: [&[u8]; 4] = [
+        b"/v1/sys/unseal",
+        b"/v1/sys/generate-root/update",
+        b"/v1/sys/rekey/update",
+        b"/v1/sys/rekey-recovery-key/update",
+    ];
+    // (A line of blanks alone between two breaks.)
+    let blank_line = |between: &[u8]| {
+        let mut breaks = memchr::memchr_iter(b'\n', between);
+        let Some(mut last) = breaks.next() else {
+            return false;
+        };
+        breaks.any(|k| {
+            let empty = between[last + 1..k]
+                .iter()
+                .all(|c| matches!(c, b' ' | b'\t' | b'\r'));
+            last = k;
+            empty
+        })
+    };
+    let before = &b[s.saturating_sub(512)..s];
+    let after = &b[end..b.len().min(end + 512)];
+    PATHS.iter().any(|p| {
+        // (An HTTP request's line before its body, `PUT /v1/sys/unseal HTTP/1.1`: the
+        // blank line after its headers is the body's.)
+        let request = |k: usize| before[k + p.len()..].starts_with(b" HTTP/");
+        // (The path whole: not `/v1/sys/unseal-status`.)
+        let whole = |rest: &[u8]| {
+            !rest
+                .first()
+                .is_some_and(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_'))
+        };
+        memchr::memmem::rfind(before, p).is_some_and(|k| {
+            whole(&before[k + p.len()..]) && (request(k) || !blank_line(&before[k..]))
+        }) || memchr::memmem::find(after, p)
+            .is_some_and(|k| whole(&after[k + p.len()..]) && !blank_line(&after[..k]))
+    })
 }
 
 /// The list a Vault key opens (see [`vault_list_end`]).
@@ -724,10 +786,10 @@ fn vault_marks(b: &[u8], mut at: usize, marked: bool) -> Option<(usize, VaultLis
 
 /// Where the value of a Terraform variable's default starts, in the block whose `{` ends
 /// at `at`: past `default` and its `=`, on the block's first line (`{ default = "…" }`) or
-/// after two other arguments at most, each on its line (`type = string`, `sensitive =
-/// true`) — or `None`.
+/// after four other arguments at most, each on its line (`description = "…"`, `type =
+/// string`, `sensitive = true`, `nullable = false`) — or `None`.
 fn terraform_default(b: &[u8], mut at: usize) -> Option<usize> {
-    for _ in 0..3 {
+    for _ in 0..5 {
         at += b[at..]
             .iter()
             .take(64)
@@ -12236,39 +12298,95 @@ fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
 /// Whether the server's replies stand around `PASS` at `s` (its line ending at `end`), where
 /// no `USER` before it is in the text (a transcript cut short): FTP's `331` asking for the
 /// password on the line before, or on the line after FTP's `230` or `530` or POP3's `+OK`
-/// or `-ERR` answering it — each at its line's start or after a session's prefix (`< `,
-/// `S: `, `<-- `). Not a test runner's `PASS  src/app.test.js` (no server answers it).
+/// or `-ERR` answering it (a blank line between passed over) — each at its line's start or
+/// after a session's or a log's prefix (`< `, `S: `, `<-- `, `[10:00:01] `, `*resp* b'`).
+/// Not a test runner's `PASS  src/app.test.js` (no server answers it).
 fn pass_answered(b: &[u8], s: usize, end: usize) -> bool {
-    // (A reply at `at`: past 16 bytes at most of a prefix's marks, blanks and `S:`.)
-    let reply = |mut at: usize, codes: &[&[u8]]| {
-        for _ in 0..16 {
-            let rest = &b[at.min(b.len())..];
-            let code = codes.iter().find(|c| rest.starts_with(c));
-            if let Some(code) = code {
-                return !rest
-                    .get(code.len())
-                    .is_some_and(|c| c.is_ascii_alphanumeric());
+    // (A reply on the line from `at`, within its first 48 bytes, after a session's or a
+    // log's prefix — marks, blanks, digits (a time), `S:`, `C:`, bracketed or starred
+    // words (`[10:00:01]`, poplib's `*resp*`), a bytes literal's `b'` — the code after no
+    // letter or digit, then a blank and a letter or `-` after a number (`331 Password
+    // required`, not a code frame's `331 |`, review 86), no letter or digit after `+OK`
+    // and `-ERR`.)
+    let reply = |at: usize, codes: &[&[u8]]| {
+        let to = b.len().min(at + 48);
+        let line = &b[at..to];
+        let line = &line[..memchr::memchr(b'\n', line).unwrap_or(line.len())];
+        let mut closer = None;
+        for k in 0..line.len() {
+            let c = line[k];
+            if let Some(close) = closer {
+                if c == close {
+                    closer = None;
+                }
+                continue;
             }
-            match rest {
-                [b'S' | b'C', b':', ..] => at += 2,
-                [b'<' | b'>' | b'-' | b'=' | b'|' | b'*' | b' ' | b'\t', ..] => at += 1,
-                _ => return false,
+            let after_word = k > 0 && line[k - 1].is_ascii_alphanumeric();
+            if let Some(code) = codes.iter().find(|w| line[k..].starts_with(w))
+                && !after_word
+            {
+                let next = b.get(at + k + code.len()).copied();
+                let taken = match code[0] {
+                    b'0'..=b'9' => match next {
+                        Some(b'-') => true,
+                        Some(b' ') => b
+                            .get(at + k + code.len() + 1)
+                            .is_some_and(u8::is_ascii_alphabetic),
+                        _ => false,
+                    },
+                    _ => !next.is_some_and(|c| c.is_ascii_alphanumeric()),
+                };
+                if taken {
+                    return true;
+                }
+            }
+            match (c, line.get(k + 1)) {
+                (b'[', _) => closer = Some(b']'),
+                (b'*', _) => closer = Some(b'*'),
+                (b'S' | b'C', Some(b':')) | (b'b', Some(b'\'' | b'"')) if !after_word => {}
+                (c, _) if c.is_ascii_alphabetic() => return false,
+                _ => {}
             }
         }
         false
     };
+    // (The line's start: one blank line passed over.)
+    let blank = |line: &[u8]| line.iter().all(|c| matches!(c, b' ' | b'\t' | b'\r'));
     let floor = s.saturating_sub(256);
-    let before = match memchr::memrchr(b'\n', &b[floor..s]) {
-        Some(k) => {
-            let line_end = floor + k;
+    let mut before = false;
+    if let Some(k) = memchr::memrchr(b'\n', &b[floor..s]) {
+        let mut line_end = floor + k;
+        for _ in 0..2 {
             let start =
                 memchr::memrchr(b'\n', &b[floor..line_end]).map_or(floor, |j| floor + j + 1);
-            (start > 0 || floor == 0) && reply(start, &[b"331"])
+            if start == floor && floor > 0 {
+                break;
+            }
+            if !blank(&b[start..line_end]) {
+                before = reply(start, &[b"331"]);
+                break;
+            }
+            match start.checked_sub(1) {
+                Some(j) if j >= floor => line_end = j,
+                _ => break,
+            }
         }
-        None => false,
-    };
-    let after = memchr::memchr(b'\n', &b[end..b.len().min(end + 8)])
-        .is_some_and(|k| reply(end + k + 1, &[b"230", b"530", b"+OK", b"-ERR"]));
+    }
+    let mut after = false;
+    let mut at = end;
+    for _ in 0..2 {
+        let Some(k) = memchr::memchr(b'\n', &b[at..b.len().min(at + 256)]) else {
+            break;
+        };
+        let start = at + k + 1;
+        let line_end = memchr::memchr(b'\n', &b[start..b.len().min(start + 256)])
+            .map_or(b.len().min(start + 256), |j| start + j);
+        if !blank(&b[start..line_end]) {
+            after = reply(start, &[b"230", b"530", b"+OK", b"-ERR"]);
+            break;
+        }
+        at = line_end;
+    }
     before || after
 }
 
@@ -13550,20 +13668,31 @@ fn base58_bytes(key: &[u8], len: usize) -> Option<([u8; 84], usize)> {
 /// `e`: after a call's `(`, past wrappers' calls (`Uint8Array.from(`, `new Uint8Array(`,
 /// `bs58.decode(`, Rust's `&` and `vec!`), its 64 bytes as an array of numbers (`[174, 47,
 /// …]`, see [`solana_byte_array`]) or in Base58 (quoted, 86 to 88 digits that make 64
-/// bytes); after a file's name (`cat ~/.config/solana/id.json`), the array at the start
-/// of one of its next three lines (the name's own line read to its end, 256 bytes at
-/// most).
-fn solana_key(b: &[u8], e: usize) -> Option<(usize, usize)> {
+/// bytes; JSON's escaped quotes, `\"…\"`, too; `JSON.parse('[…]')`'s array in its quotes);
+/// after a file's name at its line's end (`cat ~/.config/solana/id.json`), the array that
+/// starts the next line — not a signature's bytes printed later (review 86).
+fn solana_key(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
+    let m = &b[s..e];
+    // (The 32 bytes of a seed, `Keypair.fromSeed(…)`; a name's array, `"secretKey": [`.)
+    let len = if m == b"Keypair.fromSeed(" { 32 } else { 64 };
+    if m.ends_with(b"[") {
+        return solana_byte_array(b, e - 1, len);
+    }
     if b[e - 1] != b'(' {
-        let mut at = e;
-        for _ in 0..3 {
-            at += memchr::memchr(b'\n', &b[at..b.len().min(at + 256)])? + 1;
-            let first = at + leading_blanks(&b[at..]);
-            if b.get(first) == Some(&b'[') {
-                return solana_byte_array(b, first);
-            }
+        let rest = b[e..]
+            .iter()
+            .take(8)
+            .take_while(|c| matches!(c, b' ' | b'\t' | b'\r' | b'"' | b'\'' | b'`' | b':'))
+            .count();
+        // (On its line after a colon, `keypair.json: […]`, review 86.)
+        if b.get(e + rest) == Some(&b'[') && b[e..e + rest].contains(&b':') {
+            return solana_byte_array(b, e + rest, 64);
         }
-        return None;
+        if b.get(e + rest) != Some(&b'\n') {
+            return None;
+        }
+        let first = e + rest + 1 + leading_blanks(&b[e + rest + 1..]);
+        return (b.get(first) == Some(&b'[')).then(|| solana_byte_array(b, first, 64))?;
     }
     let mut at = e;
     // (Wrappers' calls and Rust's `&` and `vec!` before the value, three at most.)
@@ -13592,8 +13721,16 @@ fn solana_key(b: &[u8], e: usize) -> Option<(usize, usize)> {
             _ => break,
         }
     }
+    // (A quote escaped in a JSON string, `\"…\"`: the backslash passed over, and the one
+    // before the closing quote.)
+    let escaped = b.get(at) == Some(&b'\\') && matches!(b.get(at + 1), Some(b'"' | b'\''));
+    let at = at + usize::from(escaped);
     match b.get(at) {
-        Some(b'[') => solana_byte_array(b, at),
+        Some(b'[') => solana_byte_array(b, at, len),
+        // (`JSON.parse('[…]')`.)
+        Some(b'"' | b'\'' | b'`') if b.get(at + 1) == Some(&b'[') => {
+            solana_byte_array(b, at + 1, len)
+        }
         Some(&q @ (b'"' | b'\'' | b'`')) => {
             let v = at + 1;
             let n = b[v..]
@@ -13601,26 +13738,30 @@ fn solana_key(b: &[u8], e: usize) -> Option<(usize, usize)> {
                 .take(89)
                 .take_while(|&&c| BASE58_DIGITS[usize::from(c)] < 58)
                 .count();
-            let closed = b.get(v + n) == Some(&q);
+            let closed = match escaped {
+                true => b.get(v + n) == Some(&b'\\') && b.get(v + n + 1) == Some(&q),
+                false => b.get(v + n) == Some(&q),
+            };
             let random = distinct_bytes(&b[v..v + n]) >= 20;
-            ((86..=88).contains(&n) && closed && random && base58_bytes(&b[v..v + n], 64).is_some())
-                .then_some((v, v + n))
+            let fits = base58_bytes(&b[v..v + n], 64).is_some();
+            (len == 64 && (86..=88).contains(&n) && closed && random && fits).then_some((v, v + n))
         }
         _ => None,
     }
 }
 
-/// A Solana keypair's 64 bytes as an array of numbers from its `[` at `at` (`[174,47,…]`,
-/// blanks and line breaks between them): each 0 to 255, written with no sign or leading
-/// zero, 24 different values at least and not half of them one more than the one before
-/// (random bytes: not zeros, not `0, 1, 2, …`) — the numbers' span, from the first to the
-/// last.
-fn solana_byte_array(b: &[u8], at: usize) -> Option<(usize, usize)> {
+/// A Solana keypair's `len` bytes (64, or a seed's 32) as an array of numbers from its `[`
+/// at `at` (`[174,47,…]`, blanks and line breaks between them, a comma after the last too,
+/// as rustfmt leaves it; Rust's `u8` after one): each 0 to 255, written with no sign or
+/// leading zero, `len` * 3 / 8 different values at least and not half of them one more
+/// than the one before (random bytes: not zeros, not `0, 1, 2, …`) — the numbers' span,
+/// from the first to the last.
+fn solana_byte_array(b: &[u8], at: usize, len: usize) -> Option<(usize, usize)> {
     let mut k = at + 1;
     let (mut first, mut last) = (0, 0);
     let mut seen = [false; 256];
     let (mut before, mut in_a_row) = (None, 0);
-    for i in 0..64 {
+    for i in 0..len {
         k += b[k..]
             .iter()
             .take(16)
@@ -13645,19 +13786,37 @@ fn solana_byte_array(b: &[u8], at: usize) -> Option<(usize, usize)> {
             first = k;
         }
         last = k + digits;
+        // (Rust's type after a number, `103u8`.)
+        if b[last..].starts_with(b"u8") {
+            last += 2;
+        }
         k = last
             + b[last..]
                 .iter()
                 .take(16)
                 .take_while(|c| c.is_ascii_whitespace())
                 .count();
-        match (b.get(k), i) {
-            (Some(b','), 0..63) => k += 1,
-            (Some(b']'), 63) => {}
+        let final_one = i + 1 == len;
+        match (b.get(k), final_one) {
+            (Some(b','), false) => k += 1,
+            (Some(b']'), true) => {}
+            (Some(b','), true) => {
+                let after = k
+                    + 1
+                    + b[k + 1..]
+                        .iter()
+                        .take(16)
+                        .take_while(|c| c.is_ascii_whitespace())
+                        .count();
+                if b.get(after) != Some(&b']') {
+                    return None;
+                }
+            }
             _ => return None,
         }
     }
-    (seen.iter().filter(|&&s| s).count() >= 24 && in_a_row < 32).then_some((first, last))
+    let distinct = seen.iter().filter(|&&s| s).count();
+    (distinct >= len * 3 / 8 && in_a_row < len / 2).then_some((first, last))
 }
 
 /// The password of a Wi-Fi network's QR code after its `WIFI:` (`s..e`), as phones and QR
