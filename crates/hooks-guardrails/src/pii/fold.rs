@@ -427,25 +427,36 @@ fn next_escape(
 
 /// The next escape at or after `from` that rsyslog writes for a control character in a
 /// program's message: `#011` (a tab: Dovecot's `AUTH#0111#011PLAIN#011…#011resp=…` in
-/// `/var/log/mail.log`), `#012` (a line break), `#015` (a carriage return) — where it
+/// `/var/log/mail.log`), `#012` (a line break), `#015` (a carriage return), where another
+/// stands within 64 bytes of it (a message with its fields apart: one alone may be a
+/// password's, `Summer#0112024!`, which folded would be cut in two, review 87) — where it
 /// starts, ends, and the character.
 fn next_syslog_escape(text: &str, from: usize) -> Option<(usize, usize, char)> {
     static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"#01"));
     let b = text.as_bytes();
+    let escape = |p: usize| match b.get(p + 3) {
+        Some(b'1') => Some('\t'),
+        Some(b'2') => Some('\n'),
+        Some(b'5') => Some('\r'),
+        _ => None,
+    };
+    // (Another escape within 64 bytes before `p` or after its end.)
+    let another = |p: usize| {
+        let before = &b[p.saturating_sub(64)..p];
+        let after = &b[p + 4..b.len().min(p + 4 + 64)];
+        FINDER
+            .find_iter(before)
+            .any(|k| escape(p.saturating_sub(64) + k).is_some())
+            || FINDER.find_iter(after).any(|k| escape(p + 4 + k).is_some())
+    };
     let mut i = from;
     while let Some(k) = FINDER.find(b.get(i..)?) {
         let p = i + k;
-        let c = match b.get(p + 3) {
-            Some(b'1') => '\t',
-            Some(b'2') => '\n',
-            Some(b'5') => '\r',
-            _ => {
-                i = p + 1;
-                continue;
-            }
-        };
-        return Some((p, p + 4, c));
+        match escape(p) {
+            Some(c) if another(p) => return Some((p, p + 4, c)),
+            _ => i = p + 1,
+        }
     }
     None
 }
@@ -930,8 +941,9 @@ mod tests {
             (r"a\\nb\\\nc\td\re\/f", "a\nb\nc\td\re/f"),
             ("key%3Dv%0Aw%2Fx%22y", "key=v\nw/x\"y"),
             ("41&shy;11", "4111"),
-            // (rsyslog's escapes of a tab, a line break and a carriage return; not another
-            // control character's, nor HTML's entity read as one.)
+            // (rsyslog's escapes of a tab, a line break and a carriage return, each with
+            // another near; not another control character's, nor HTML's entity read as
+            // one.)
             (
                 "a#0111#011b#012c#015d#013e&#011;f",
                 "a\t1\tb\nc\rd#013e\u{b}f",
@@ -944,6 +956,8 @@ mod tests {
             let f = fold(t).unwrap();
             assert_eq!(f.text, want, "{t:?}");
         }
+        // (One of rsyslog's escapes alone: a password's, `Summer#0112024!`, review 87.)
+        assert!(fold("DB_PASSWORD=Summer#0112024!xQ").is_none());
         // A value after an escaped line break maps back to itself, not to the escape.
         let t = r"x\nAKIA";
         let f = fold(t).unwrap();

@@ -7708,13 +7708,18 @@ pub(crate) mod tests {
                 format!("client in: AUTH\t1\tXOAUTH2\tservice=imap\tresp={xoauth}"),
                 xoauth,
             ),
-            // (Its tabs as rsyslog escapes them in /var/log/mail.log, `#011`.)
+            // (Its tabs as rsyslog escapes them in /var/log/mail.log, `#011`; one alone is
+            // no escape, a password's, review 87.)
             (
                 format!(
                     "Jan  5 10:00:00 mx dovecot: auth: Debug: client in: \
                      AUTH#0111#011PLAIN#011service=imap#011resp={plain}"
                 ),
                 plain,
+            ),
+            (
+                "DB_PASSWORD=Summer#0112024!xQ".to_owned(),
+                "Summer#0112024!xQ",
             ),
         ] {
             finds_and_redacts(&d, &text, &[want]);
@@ -7898,6 +7903,10 @@ pub(crate) mod tests {
             "    > 331 |     expect(res.status).toBe(200);\nPASS  LoginSpec2",
             "| 331 | widgets |\nPASS Widgets2024",
             "Step 2: 331 items\nPASS Xk9mQ2v7pL",
+            // (Review 87: counts after a test's PASS.)
+            "PASS Test42\n230 assertions, 0 failures",
+            "[10:00:01] PASS Build7\n[10:00:02] 230 files uploaded",
+            "PASS smoke_test_3\n+OK all green",
             "a001 LOGIN bob {8}",
             "Step 3 LOGIN with your account and password1",
             "1 LOGIN bob Tr0ub4dor3x extra",

@@ -12305,9 +12305,9 @@ fn pass_answered(b: &[u8], s: usize, end: usize) -> bool {
     // (A reply on the line from `at`, within its first 48 bytes, after a session's or a
     // log's prefix — marks, blanks, digits (a time), `S:`, `C:`, bracketed or starred
     // words (`[10:00:01]`, poplib's `*resp*`), a bytes literal's `b'` — the code after no
-    // letter or digit, then a blank and a letter or `-` after a number (`331 Password
-    // required`, not a code frame's `331 |`, review 86), no letter or digit after `+OK`
-    // and `-ERR`.)
+    // letter or digit, then a blank or `-` after a number (not a code frame's `331 |`,
+    // review 86), no letter or digit after `+OK` and `-ERR`, and a login's words after
+    // it: `331 Password required`, `230 User logged in`, `+OK Logged in.`.)
     let reply = |at: usize, codes: &[&[u8]]| {
         let to = b.len().min(at + 48);
         let line = &b[at..to];
@@ -12326,17 +12326,29 @@ fn pass_answered(b: &[u8], s: usize, end: usize) -> bool {
                 && !after_word
             {
                 let next = b.get(at + k + code.len()).copied();
-                let taken = match code[0] {
-                    b'0'..=b'9' => match next {
-                        Some(b'-') => true,
-                        Some(b' ') => b
-                            .get(at + k + code.len() + 1)
-                            .is_some_and(u8::is_ascii_alphabetic),
-                        _ => false,
-                    },
+                let apart = match code[0] {
+                    b'0'..=b'9' => matches!(next, Some(b'-' | b' ')),
                     _ => !next.is_some_and(|c| c.is_ascii_alphanumeric()),
                 };
-                if taken {
+                // (The reply's words: a login's, a password's, a mailbox's — not a count's,
+                // `230 assertions`, `+OK all green`, review 87.)
+                let from = at + k + code.len();
+                let words = &b[from..b.len().min(from + 64)];
+                let words = &words[..memchr::memchr(b'\n', words).unwrap_or(words.len())];
+                let login = [
+                    &b"login"[..],
+                    b"logged",
+                    b"password",
+                    b"user",
+                    b"auth",
+                    b"welcome",
+                    b"maildrop",
+                    b"mailbox",
+                    b"specify",
+                ]
+                .iter()
+                .any(|w| words.windows(w.len()).any(|x| x.eq_ignore_ascii_case(w)));
+                if apart && login {
                     return true;
                 }
             }
@@ -13368,6 +13380,10 @@ fn encoded_private_key(text: &str, s: usize) -> Option<(usize, usize)> {
         return None;
     }
     let limit = b.len().min(s + ENCODED_KEY_MAX);
+    // (A certificate's run: a private key's block among the blocks it decodes to.)
+    if !private && !bundle_holds_key(b, s, limit) {
+        return None;
+    }
     let (mut end, mut line_start) = (s, s);
     loop {
         end += b[end..limit].iter().take_while(|c| base64_char(c)).count();
@@ -13398,24 +13414,71 @@ fn encoded_private_key(text: &str, s: usize) -> Option<(usize, usize)> {
         .take(2)
         .take_while(|&&c| c == b'=')
         .count();
-    // (A certificate's run: a private key's block among what it decodes to.)
-    if !private {
-        let run: Vec<u8> = b[s..end]
-            .iter()
-            .copied()
-            .filter(|&c| c != b'\n' && c != b'\r')
-            .collect();
-        let decoded = base64_decode(&run[..run.len() - run.len() % 4])?;
-        let key = memchr::memmem::find_iter(&decoded, b"PRIVATE KEY-----").any(|k| {
-            let line = memchr::memrchr(b'\n', &decoded[..k]).map_or(0, |j| j + 1);
-            let begin = &decoded[line..k];
-            begin.starts_with(b"-----BEGIN ") && memchr::memmem::find(begin, b"PUBLIC").is_none()
-        });
-        if !key {
-            return None;
-        }
-    }
     (end - s >= 100).then_some((s, end))
+}
+
+/// Whether the run of base64 from `s` (before `limit`), which decodes to a certificate's
+/// `BEGIN` line, holds a private key's block after it (a bundle: see
+/// [`encoded_private_key`]): decoded a line at a time as `base64` wraps them (64 or 76
+/// characters), its blocks' `BEGIN` and `END` lines read in order — no further than a block
+/// that opens inside another or a marker that is none (not what a PEM file holds: each
+/// line of a text of encoded `BEGIN` lines read no further than the next, review 87), nor
+/// past four certificates' blocks; each candidate reads so a bounded part of the run.
+fn bundle_holds_key(b: &[u8], s: usize, limit: usize) -> bool {
+    let mut decoded = Vec::new();
+    // (Where markers are read from; whether a block is open; certificates closed.)
+    let (mut read, mut inside, mut certificates) = (0, false, 0);
+    let mut at = s;
+    loop {
+        let run = b[at..limit].iter().take_while(|c| base64_char(c)).count();
+        let pad = b[at + run..limit]
+            .iter()
+            .take(2)
+            .take_while(|&&c| c == b'=')
+            .count();
+        let Some(d) = base64_decode(&b[at..at + run + pad]) else {
+            return false;
+        };
+        decoded.extend_from_slice(&d);
+        // (Each marker whose `-----` closes it: `-----BEGIN CERTIFICATE-----`.)
+        while let Some(k) = memchr::memmem::find(&decoded[read..], b"-----") {
+            let open = read + k + 5;
+            let Some(n) = memchr::memmem::find(&decoded[open..], b"-----") else {
+                break;
+            };
+            let label = &decoded[open..open + n];
+            if let Some(kind) = label.strip_prefix(b"BEGIN ") {
+                if inside || memchr::memchr(b'\n', label).is_some() {
+                    return false;
+                }
+                if kind.ends_with(b"PRIVATE KEY") && memchr::memmem::find(kind, b"PUBLIC").is_none()
+                {
+                    return true;
+                }
+                inside = true;
+            } else if label.starts_with(b"END ") && inside {
+                inside = false;
+                certificates += 1;
+                if certificates == 4 {
+                    return false;
+                }
+            } else {
+                return false;
+            }
+            read = open + n + 5;
+        }
+        // (The next line, as the run's is read in `encoded_private_key`.)
+        let end = at + run;
+        let nl = match &b[end..limit] {
+            [b'\n', c, ..] if base64_char(c) => 1,
+            [b'\r', b'\n', c, ..] if base64_char(c) => 2,
+            _ => 0,
+        };
+        if pad > 0 || nl == 0 || !matches!(run, 64 | 76) {
+            return false;
+        }
+        at = end + nl;
+    }
 }
 
 /// How far past its name (see `patterns::WIF_NAMES`) a private key in Wallet Import Format
