@@ -2596,8 +2596,9 @@ fn ai_service_tokens() -> String {
 /// `solana.PrivateKeyFromBase58(…)`, and its 32 bytes' seed to `Keypair.fromSeed(…)` — the
 /// files that hold one, `~/.config/solana/id.json` and a `keypair.json` (`cat` prints the
 /// bytes on the next line), and the name a `.env` gives one (`PRIVATE_KEY=[…]`). Among the
-/// nineteenth pass's patterns (each from a byte rarer than `from`'s and `id.`'s, the
-/// prefilter's first three bytes: `fro` alone read 2% slower).
+/// nineteenth pass's patterns (each with what stands before it in those forms, `Keypair.`,
+/// a path's `/`: `fromSecretKey(` and `id.json` alone matched other calls and files,
+/// `paid.json`).
 pub(super) const SOLANA_KEY_NAMES: [&str; 14] = [
     "Keypair.fromSecretKey(",
     "Keypair::from_bytes(",
@@ -2662,8 +2663,8 @@ pub(super) const VAULT_KEY_NAMES: [&str; 36] = [
     "'key'",
     "\"keys\" : [",
     // (A tool call's command in JSON: `{\"key\": \"…\"}`; PowerShell's hashtable, a
-    // JavaScript object, Ansible's YAML, review 86 — each from a byte rarer than a blank
-    // before `key`, the prefilter's first three bytes: ` ke` read 1.5% slower.)
+    // JavaScript object, Ansible's YAML, review 86 — each with what those forms write
+    // before `key` (`@{`, `{`, an indent), not every ` key: "` of prose and code.)
     "\"key\\\"",
     "@{ key = \"",
     "@{ key = '",

@@ -583,12 +583,6 @@ fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
     let at = if opens { at - 1 } else { at };
     let (value, list) = vault_marks(b, at, m.ends_with(b":") || m.ends_with(b"["))?;
     let first = vault_key(b, value)?;
-    // (`Key 1:` and the API's `"keys": [` only among what Vault prints with them — its
-    // base64 keys, a rekey's nonce, its name: not a test vector's key, a JSON list of
-    // hashes or public keys, review 84.)
-    // (Within 512 bytes before the name and 4 KiB after its first key: the rekey's nonce,
-    // its summary or its command; the API's other names, quoted. Not a test vector's
-    // `nonce:`, a page that names Vault, `public_keys_base64`, review 85.)
     // (The API's unseal body, `{"key": "…"}`, escaped in JSON too, `{\"key\": …}`, with
     // its path near: see [`vault_call_near`].)
     let body: [&[u8]; 9] = [
@@ -605,6 +599,12 @@ fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
     if body.contains(&m) {
         return vault_call_near(b, s, first.1).then_some(first);
     }
+    // (`Key 1:` and the API's `"keys": [` only among what Vault prints with them — its
+    // base64 keys, a rekey's nonce, its name: not a test vector's key, a JSON list of
+    // hashes or public keys, review 84.)
+    // (Within 512 bytes before the name and 4 KiB after its first key: the rekey's nonce,
+    // its summary or its command; the API's other names, quoted. Not a test vector's
+    // `nonce:`, a page that names Vault, `public_keys_base64`, review 85.)
     if m == b"Key 1:" || m.ends_with(b"[") {
         let near = &b[s.saturating_sub(512)..b.len().min(first.1 + 4096)];
         let context: &[&[u8]] = if m == b"Key 1:" {
@@ -12295,12 +12295,14 @@ fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     }
 }
 
-/// Whether the server's replies stand around `PASS` at `s` (its line ending at `end`), where
-/// no `USER` before it is in the text (a transcript cut short): FTP's `331` asking for the
-/// password on the line before, or on the line after FTP's `230` or `530` or POP3's `+OK`
-/// or `-ERR` answering it (a blank line between passed over) — each at its line's start or
-/// after a session's or a log's prefix (`< `, `S: `, `<-- `, `[10:00:01] `, `*resp* b'`).
-/// Not a test runner's `PASS  src/app.test.js` (no server answers it).
+/// Whether the server's replies stand around `PASS` at `s` (its line ending at `end`),
+/// where no `USER` before it is in the text (a transcript cut short): FTP's `331` asking
+/// for the password on the line before, or on the line after FTP's `230` or `530` or POP3's
+/// `+OK` or `-ERR` answering it (a blank line between passed over) — each at its line's
+/// start or after a session's or a log's prefix (`< `, `S: `, `<-- `, `[10:00:01] `,
+/// `*resp* b'`), with a login's words after its code (`331 Password required`, `+OK Logged
+/// in.`). Not a test runner's `PASS  src/app.test.js`, nor one a count follows (`230
+/// assertions`).
 fn pass_answered(b: &[u8], s: usize, end: usize) -> bool {
     // (A reply on the line from `at`, within its first 48 bytes, after a session's or a
     // log's prefix — marks, blanks, digits (a time), `S:`, `C:`, bracketed or starred
@@ -13727,16 +13729,18 @@ fn base58_bytes(key: &[u8], len: usize) -> Option<([u8; 84], usize)> {
     Some((bytes, 84 - len))
 }
 
-/// A Solana keypair's secret key after a name of `patterns::SOLANA_KEY_NAMES` that ends at
-/// `e`: after a call's `(`, past wrappers' calls (`Uint8Array.from(`, `new Uint8Array(`,
-/// `bs58.decode(`, Rust's `&` and `vec!`), its 64 bytes as an array of numbers (`[174, 47,
-/// …]`, see [`solana_byte_array`]) or in Base58 (quoted, 86 to 88 digits that make 64
-/// bytes; JSON's escaped quotes, `\"…\"`, too; `JSON.parse('[…]')`'s array in its quotes);
+/// A Solana keypair's secret key after a name of `patterns::SOLANA_KEY_NAMES` at `s..e`:
+/// after a name's `[` (`PRIVATE_KEY=[`), its array; after a call's `(`, past wrappers'
+/// calls (`Uint8Array.from(`, `new Uint8Array(`, `bs58.decode(`, Rust's `&` and `vec!`),
+/// its 64 bytes as an array of numbers (`[174, 47, …]`, see [`solana_byte_array`]) or in
+/// Base58 (quoted, 86 to 88 digits that make 64 bytes; JSON's escaped quotes, `\"…\"`, too;
+/// `JSON.parse('[…]')`'s array in its quotes; a seed's 32 bytes to `Keypair.fromSeed(`);
 /// after a file's name at its line's end (`cat ~/.config/solana/id.json`), the array that
-/// starts the next line — not a signature's bytes printed later (review 86).
+/// starts the next line, or after a colon on its line — not a signature's bytes printed
+/// later (review 86).
 fn solana_key(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
     let m = &b[s..e];
-    // (The 32 bytes of a seed, `Keypair.fromSeed(…)`; a name's array, `"secretKey": [`.)
+    // (The 32 bytes of a seed, `Keypair.fromSeed(…)`; a name's array, `PRIVATE_KEY=[`.)
     let len = if m == b"Keypair.fromSeed(" { 32 } else { 64 };
     if m.ends_with(b"[") {
         return solana_byte_array(b, e - 1, len);
