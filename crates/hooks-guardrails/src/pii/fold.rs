@@ -3,8 +3,9 @@
 //! Every character whose compatibility decomposition (NFKC's first step) is plain ASCII becomes
 //! that ASCII: fullwidth digits and `＠`, no-break, thin and ideographic spaces, mathematical
 //! digits. Zero-width characters and soft hyphens are dropped, so one inside an address cannot
-//! split it. Escapes that write a character in ASCII (JSON's, HTML's, URLs', rsyslog's
-//! `#011`) become the character. Every other character stays as it is. An offset map leads
+//! split it. Escapes that write a character in ASCII (JSON's, HTML's, URLs'; rsyslog's
+//! `#011` in a reading of its own) become the character. Every other character stays as it
+//! is. An offset map leads
 //! each byte of the folded text back to the character it came from, so a detection replaces
 //! the whole original span.
 
@@ -428,9 +429,9 @@ fn next_escape(
 /// The next escape at or after `from` that rsyslog writes for a control character in a
 /// program's message: `#011` (a tab: Dovecot's `AUTH#0111#011PLAIN#011…#011resp=…` in
 /// `/var/log/mail.log`), `#012` (a line break), `#015` (a carriage return), where another
-/// stands within 64 bytes of it (a message with its fields apart: one alone may be a
-/// password's, `Summer#0112024!`, which folded would be cut in two, review 87) — where it
-/// starts, ends, and the character.
+/// stands on its line within 64 bytes of it (a message with its fields apart: one alone may
+/// be a password's, `Summer#0112024!`, which folded would be cut in two, review 87) — where
+/// it starts, ends, and the character.
 fn next_syslog_escape(text: &str, from: usize) -> Option<(usize, usize, char)> {
     static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"#01"));
@@ -441,14 +442,18 @@ fn next_syslog_escape(text: &str, from: usize) -> Option<(usize, usize, char)> {
         Some(b'5') => Some('\r'),
         _ => None,
     };
-    // (Another escape within 64 bytes before `p` or after its end.)
+    // (Another escape on its line within 64 bytes before `p` or after its end.)
     let another = |p: usize| {
-        let before = &b[p.saturating_sub(64)..p];
-        let after = &b[p + 4..b.len().min(p + 4 + 64)];
+        let floor = p.saturating_sub(64);
+        let floor = memchr::memrchr(b'\n', &b[floor..p]).map_or(floor, |n| floor + n + 1);
+        let ceiling = b.len().min(p + 4 + 64);
+        let ceiling = memchr::memchr(b'\n', &b[p + 4..ceiling]).map_or(ceiling, |n| p + 4 + n);
         FINDER
-            .find_iter(before)
-            .any(|k| escape(p.saturating_sub(64) + k).is_some())
-            || FINDER.find_iter(after).any(|k| escape(p + 4 + k).is_some())
+            .find_iter(&b[floor..p])
+            .any(|k| escape(floor + k).is_some())
+            || FINDER
+                .find_iter(&b[p + 4..ceiling])
+                .any(|k| escape(p + 4 + k).is_some())
     };
     let mut i = from;
     while let Some(k) = FINDER.find(b.get(i..)?) {
@@ -637,7 +642,27 @@ fn earlier(
 /// The folded form of `text`, or `None` when folding changes nothing (all ASCII without
 /// escapes, or no character that folds): then the text is scanned as it is.
 pub(super) fn fold(text: &str) -> Option<Folded> {
-    fold_as(text, false, false, false)
+    fold_as(text, false, false, false, false)
+}
+
+/// [`fold`], reading rsyslog's escapes of control characters as the characters (see
+/// [`next_syslog_escape`]: `AUTH#0111#011PLAIN#011…`).
+pub(super) fn fold_syslog(text: &str) -> Option<Folded> {
+    fold_as(text, false, false, false, true)
+}
+
+/// The parts of `text` to read again as [`fold_syslog`] reads them, since an escape there
+/// is as often a password's own characters (`password=Summer#0112024!`, review 88) as a
+/// tab rsyslog wrote: the real line around each escape that another stands near (at most
+/// 1 KiB on either side of it); parts that touch are joined. Empty for most text.
+pub(super) fn syslog_regions(text: &str) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while let Some((p, end, _)) = next_syslog_escape(text, i) {
+        push_region(text, p, &mut out);
+        i = out.last().map_or(end, |&(_, e)| e.max(end));
+    }
+    out
 }
 
 /// [`fold`], reading three backslashes before `n`, `r` or `t` as an escaped backslash and
@@ -645,7 +670,7 @@ pub(super) fn fold(text: &str) -> Option<Folded> {
 /// -p…"`, where [`fold`] reads one break (as a key's lines joined so are read best,
 /// `…Sk\\\n9tpy…`).
 pub(super) fn fold_continued(text: &str) -> Option<Folded> {
-    fold_as(text, false, false, true)
+    fold_as(text, false, false, true, false)
 }
 
 /// The parts of `text` to read again as [`fold_continued`] reads them: around each run of
@@ -693,13 +718,13 @@ fn push_region(text: &str, p: usize, out: &mut Vec<(usize, usize)>) {
 /// [`fold`], reading every `+` that may be a form-encoded space (see [`form_space_at`]) as
 /// one (`phone=415+555+2671`).
 pub(super) fn fold_form(text: &str) -> Option<Folded> {
-    fold_as(text, true, false, false)
+    fold_as(text, true, false, false, false)
 }
 
 /// [`fold`], reading a Windows path's separators as written, not as escapes
 /// (`D:\apps\redis-cli.exe`: see [`path_separator`]).
 pub(super) fn fold_paths(text: &str) -> Option<Folded> {
-    fold_as(text, false, true, false)
+    fold_as(text, false, true, false, false)
 }
 
 /// The parts of `text` to read again with a Windows path's separators as written (see
@@ -727,7 +752,7 @@ pub(super) fn path_regions(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
-fn fold_as(text: &str, form: bool, paths: bool, continued: bool) -> Option<Folded> {
+fn fold_as(text: &str, form: bool, paths: bool, continued: bool, syslog: bool) -> Option<Folded> {
     // The next character to fold and the next escape, each found once and kept until the
     // copy passes it (so the text is searched once for each).
     let mut char_at = next_folding(text, 0);
@@ -735,7 +760,11 @@ fn fold_as(text: &str, form: bool, paths: bool, continued: bool) -> Option<Folde
     let mut known = PathMemo::default();
     let mut coded_at = next_escape(text, 0, paths.then_some(&mut known), continued);
     let mut plus_at = if form { next_form_space(text, 0) } else { None };
-    let mut syslog_at = next_syslog_escape(text, 0);
+    let mut syslog_at = if syslog {
+        next_syslog_escape(text, 0)
+    } else {
+        None
+    };
     let mut esc_at = earlier(earlier(coded_at, plus_at), syslog_at);
     if char_at.is_none() && esc_at.is_none() {
         return None;
@@ -941,13 +970,6 @@ mod tests {
             (r"a\\nb\\\nc\td\re\/f", "a\nb\nc\td\re/f"),
             ("key%3Dv%0Aw%2Fx%22y", "key=v\nw/x\"y"),
             ("41&shy;11", "4111"),
-            // (rsyslog's escapes of a tab, a line break and a carriage return, each with
-            // another near; not another control character's, nor HTML's entity read as
-            // one.)
-            (
-                "a#0111#011b#012c#015d#013e&#011;f",
-                "a\t1\tb\nc\rd#013e\u{b}f",
-            ),
             (
                 "4\u{200E}1\u{200F}1\u{202A}1\u{2066}1\u{061C}1\u{034F}1\u{FE0F}1\u{E0020}1\u{3164}1",
                 "4111111111",
@@ -956,8 +978,20 @@ mod tests {
             let f = fold(t).unwrap();
             assert_eq!(f.text, want, "{t:?}");
         }
-        // (One of rsyslog's escapes alone: a password's, `Summer#0112024!`, review 87.)
-        assert!(fold("DB_PASSWORD=Summer#0112024!xQ").is_none());
+        // rsyslog's escapes of a tab, a line break and a carriage return, each with another
+        // near, in their own reading; not another control character's, nor HTML's entity
+        // read as one.
+        assert_eq!(
+            fold_syslog("a#0111#011b#012c#015d#013e&#011;f")
+                .unwrap()
+                .text,
+            "a\t1\tb\nc\rd#013e\u{b}f"
+        );
+        // (One of rsyslog's escapes alone: a password's, `Summer#0112024!`, review 87; and
+        // none in the reading of the text as it is, review 88.)
+        assert!(fold_syslog("DB_PASSWORD=Summer#0112024!xQ").is_none());
+        assert!(fold("a#0111#011b").is_none());
+        assert_eq!(syslog_regions("x\nAUTH#0111#011PLAIN\ny #011"), [(2, 20)]);
         // A value after an escaped line break maps back to itself, not to the escape.
         let t = r"x\nAKIA";
         let f = fold(t).unwrap();

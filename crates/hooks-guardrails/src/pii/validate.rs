@@ -12332,33 +12332,42 @@ fn pass_answered(b: &[u8], s: usize, end: usize) -> bool {
                     b'0'..=b'9' => matches!(next, Some(b'-' | b' ')),
                     _ => !next.is_some_and(|c| c.is_ascii_alphanumeric()),
                 };
-                // (The reply's words: a login's, a password's, a mailbox's — not a count's,
-                // `230 assertions`, `+OK all green`, review 87.)
+                // (The reply's words, whole: a login's, a password's, a mailbox's — not a
+                // count's, `230 assertions`, `+OK all green`, review 87, nor `230 users
+                // migrated`, `230 passwords hashed`, review 88.)
                 let from = at + k + code.len();
                 let words = &b[from..b.len().min(from + 64)];
                 let words = &words[..memchr::memchr(b'\n', words).unwrap_or(words.len())];
-                let login = [
-                    &b"login"[..],
-                    b"logged",
-                    b"password",
-                    b"user",
-                    b"auth",
-                    b"welcome",
-                    b"maildrop",
-                    b"mailbox",
-                    b"specify",
-                ]
-                .iter()
-                .any(|w| words.windows(w.len()).any(|x| x.eq_ignore_ascii_case(w)));
+                let login = words.split(|c| !c.is_ascii_alphabetic()).any(|w| {
+                    [
+                        &b"login"[..],
+                        b"logged",
+                        b"password",
+                        b"authentication",
+                        b"auth",
+                        b"maildrop",
+                        b"specify",
+                    ]
+                    .iter()
+                    .any(|l| w.eq_ignore_ascii_case(l))
+                });
                 if apart && login {
                     return true;
                 }
             }
+            // (A word its colon ends, FileZilla's `Response:`, review 88.)
+            let labelled = c.is_ascii_alphabetic() && !after_word && {
+                let n = line[k..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphabetic())
+                    .count();
+                line.get(k + n) == Some(&b':')
+            };
             match (c, line.get(k + 1)) {
                 (b'[', _) => closer = Some(b']'),
                 (b'*', _) => closer = Some(b'*'),
-                (b'S' | b'C', Some(b':')) | (b'b', Some(b'\'' | b'"')) if !after_word => {}
-                (c, _) if c.is_ascii_alphabetic() => return false,
+                (b'b', Some(b'\'' | b'"')) if !after_word => {}
+                (c, _) if c.is_ascii_alphabetic() && !labelled && !after_word => return false,
                 _ => {}
             }
         }
@@ -13446,6 +13455,11 @@ fn bundle_holds_key(b: &[u8], s: usize, limit: usize) -> bool {
         while let Some(k) = memchr::memmem::find(&decoded[read..], b"-----") {
             let open = read + k + 5;
             let Some(n) = memchr::memmem::find(&decoded[open..], b"-----") else {
+                // (A marker's label is short: one still open 64 bytes on is none, and its
+                // tail is not searched again line after line, review 88.)
+                if decoded.len() - open > 64 {
+                    return false;
+                }
                 break;
             };
             let label = &decoded[open..open + n];
