@@ -5,9 +5,8 @@
 //! digits. Zero-width characters and soft hyphens are dropped, so one inside an address cannot
 //! split it. Escapes that write a character in ASCII (JSON's, HTML's, URLs'; rsyslog's
 //! `#011` in a reading of its own) become the character. Every other character stays as it
-//! is. An offset map leads
-//! each byte of the folded text back to the character it came from, so a detection replaces
-//! the whole original span.
+//! is. An offset map leads each byte of the folded text back to the character it came from,
+//! so a detection replaces the whole original span.
 
 use unicode_normalization::char::decompose_compatible;
 
