@@ -2583,6 +2583,7 @@ fn ai_service_tokens() -> String {
             &LAST_SETUP_NAMES,
             &MORE_WALLET_CALLS,
             &VAULT_KEY_NAMES,
+            &VAULT_UNSEAL_BODIES,
             &SOLANA_KEY_NAMES,
         ]),
     ]
@@ -2624,11 +2625,10 @@ pub(super) const SOLANA_KEY_NAMES: [&str; 14] = [
 /// API's (`"keys_base64": […]`), and the names scripts and prose give them
 /// (`VAULT_UNSEAL_KEY=`, `unseal_key:`, `unsealKey`, `--unseal-key=`, `recovery_key`, `the
 /// unseal key is …`, Go's `RecoveryKeysB64`, bank-vaults' `vault-unseal-0`), the API's hex
-/// keys (`"keys": […]`) and `vault operator rekey`'s lines (`Key 1: …`), the key the
-/// API's unseal takes (`{"key": "…"}`, escaped in a JSON string too, PowerShell's `@{ key
-/// = "…" }`, a JavaScript object's `{ key: '…' }`, YAML's indented `key: "…"`). Among the
-/// nineteenth pass's patterns.
-pub(super) const VAULT_KEY_NAMES: [&str; 36] = [
+/// keys (`"keys": […]`) and `vault operator rekey`'s lines (`Key 1: …`); the key the
+/// API's unseal takes is under [`VAULT_UNSEAL_BODIES`]. Among the nineteenth pass's
+/// patterns.
+pub(super) const VAULT_KEY_NAMES: [&str; 27] = [
     "Unseal Key",
     "Unseal key",
     "unseal key",
@@ -2657,14 +2657,19 @@ pub(super) const VAULT_KEY_NAMES: [&str; 36] = [
     "\"keys\": [",
     "\"keys\":[",
     "Key 1:",
-    // (The API's unseal body, `{"key": "…"}` — only with its path near, `/v1/sys/unseal`;
-    // `"keys" : [` as some printers space it.)
+    // (`"keys" : [` as some printers space it.)
+    "\"keys\" : [",
+];
+
+/// The names the key share the Vault API's unseal takes goes by in its body (see
+/// `validate::vault_call_near`: only with the API's path near): `{"key": "…"}`, `{'key':
+/// '…'}`, escaped in a tool call's JSON (`{\"key\": \"…\"}`), PowerShell's `@{ key = "…"
+/// }`, a JavaScript object's `{ key: '…' }`, YAML's indented `key: "…"` (review 86) — each
+/// with what those forms write before `key` (`@{`, `{`, an indent), not every ` key: "` of
+/// prose and code. Read as [`VAULT_KEY_NAMES`] are; among the nineteenth pass's patterns.
+pub(super) const VAULT_UNSEAL_BODIES: [&str; 9] = [
     "\"key\"",
     "'key'",
-    "\"keys\" : [",
-    // (A tool call's command in JSON: `{\"key\": \"…\"}`; PowerShell's hashtable, a
-    // JavaScript object, Ansible's YAML, review 86 — each with what those forms write
-    // before `key` (`@{`, `{`, an indent), not every ` key: "` of prose and code.)
     "\"key\\\"",
     "@{ key = \"",
     "@{ key = '",

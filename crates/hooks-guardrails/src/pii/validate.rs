@@ -354,14 +354,14 @@ pub(super) fn validate_ai_token(
 ) -> Option<(usize, usize)> {
     use super::patterns::{
         LAST_SETUP_NAMES, MORE_CRYPTO_KEY_NAMES, MORE_WALLET_CALLS, SOLANA_KEY_NAMES,
-        VAULT_KEY_NAMES,
+        VAULT_KEY_NAMES, VAULT_UNSEAL_BODIES,
     };
     let b = text.as_bytes();
     let m = &text[s..e];
     if m.starts_with("/bot") {
         return validate_bot_token(text, s + "/bot".len(), e, f);
     }
-    if VAULT_KEY_NAMES.contains(&m) {
+    if VAULT_KEY_NAMES.contains(&m) || VAULT_UNSEAL_BODIES.contains(&m) {
         return vault_keys(b, s, e);
     }
     if SOLANA_KEY_NAMES.contains(&m) {
@@ -460,7 +460,8 @@ const VAULT_OTHER_PARTS: [&str; 11] = [
 ];
 
 /// HashiCorp Vault's unseal or recovery keys after one of their names at `s..e` (see
-/// `patterns::VAULT_KEY_NAMES`), as [`vault_key`] reads each:
+/// `patterns::VAULT_KEY_NAMES`, `patterns::VAULT_UNSEAL_BODIES`), as [`vault_key`] reads
+/// each:
 /// - `vault operator unseal` (and the older `vault unseal`): the first key among the
 ///   words of its line (a `\` or a backtick and a break continue it), options and their
 ///   values passed over (`-migrate`, `-address http://…`), to a comment's `#`; nothing
@@ -585,18 +586,10 @@ fn vault_keys(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
     let first = vault_key(b, value)?;
     // (The API's unseal body, `{"key": "…"}`, escaped in JSON too, `{\"key\": …}`, with
     // its path near: see [`vault_call_near`].)
-    let body: [&[u8]; 9] = [
-        b"\"key\"",
-        b"'key'",
-        b"\"key\\\"",
-        b"@{ key = \"",
-        b"@{ key = '",
-        b"{ key: \"",
-        b"{ key: '",
-        b"  key: \"",
-        b"  key: '",
-    ];
-    if body.contains(&m) {
+    if super::patterns::VAULT_UNSEAL_BODIES
+        .iter()
+        .any(|n| n.as_bytes() == m)
+    {
         return vault_call_near(b, s, first.1).then_some(first);
     }
     // (`Key 1:` and the API's `"keys": [` only among what Vault prints with them — its
@@ -13395,37 +13388,43 @@ fn encoded_private_key(text: &str, s: usize) -> Option<(usize, usize)> {
     if !private && !bundle_holds_key(b, s, limit) {
         return None;
     }
-    let (mut end, mut line_start) = (s, s);
-    loop {
-        end += b[end..limit].iter().take_while(|c| base64_char(c)).count();
-        let wrapped = matches!(end - line_start, 64 | 76);
-        let nl = match &b[end..limit] {
-            [b'\n', c, ..] if base64_char(c) => 1,
-            [b'\r', b'\n', c, ..] if base64_char(c) => 2,
-            _ => 0,
-        };
-        // (The next line base64 to its end, padding at most after it: not a word that
-        // starts the text after the block, `TLS_CERT=`, review 73.)
-        let next = end + nl;
-        let run = b[next..limit].iter().take_while(|c| base64_char(c)).count();
-        let pad = b[next + run..limit]
-            .iter()
-            .take(2)
-            .take_while(|&&c| c == b'=')
-            .count();
-        let whole = matches!(b.get(next + run + pad), None | Some(b'\n' | b'\r'));
-        if !wrapped || nl == 0 || !whole {
-            break;
+    let mut line = s;
+    let end = loop {
+        let (run, pad) = base64_line(b, line, limit);
+        match wrapped_next_line(b, line, line + run, limit) {
+            Some(next) => line = next,
+            None => break line + run + pad,
         }
-        end += nl;
-        line_start = end;
-    }
-    end += b[end..limit]
+    };
+    (end - s >= 100).then_some((s, end))
+}
+
+/// A line of a run of base64 from `at` (before `limit`): the length of its base64 and of
+/// the padding after it (two `=` at most).
+fn base64_line(b: &[u8], at: usize, limit: usize) -> (usize, usize) {
+    let run = b[at..limit].iter().take_while(|c| base64_char(c)).count();
+    let pad = b[at + run..limit]
         .iter()
         .take(2)
         .take_while(|&&c| c == b'=')
         .count();
-    (end - s >= 100).then_some((s, end))
+    (run, pad)
+}
+
+/// Where a wrapped run of base64 goes on after its line `line..end` (its base64, before
+/// `limit`): where the line is as long as `base64` wraps them (64 or 76 characters) and a
+/// line break follows, then a line of base64 to its end, padding at most after it (not a
+/// word that starts the text after the block, `TLS_CERT=`, review 73) — or `None`.
+fn wrapped_next_line(b: &[u8], line: usize, end: usize, limit: usize) -> Option<usize> {
+    let nl = match &b[end..limit] {
+        [b'\n', c, ..] if base64_char(c) => 1,
+        [b'\r', b'\n', c, ..] if base64_char(c) => 2,
+        _ => 0,
+    };
+    let next = end + nl;
+    let (run, pad) = base64_line(b, next, limit);
+    let whole = matches!(b.get(next + run + pad), None | Some(b'\n' | b'\r'));
+    (matches!(end - line, 64 | 76) && nl > 0 && whole).then_some(next)
 }
 
 /// Whether the run of base64 from `s` (before `limit`), which decodes to a certificate's
@@ -13441,12 +13440,7 @@ fn bundle_holds_key(b: &[u8], s: usize, limit: usize) -> bool {
     let (mut read, mut inside, mut certificates) = (0, false, 0);
     let mut at = s;
     loop {
-        let run = b[at..limit].iter().take_while(|c| base64_char(c)).count();
-        let pad = b[at + run..limit]
-            .iter()
-            .take(2)
-            .take_while(|&&c| c == b'=')
-            .count();
+        let (run, pad) = base64_line(b, at, limit);
         let Some(d) = base64_decode(&b[at..at + run + pad]) else {
             return false;
         };
@@ -13484,16 +13478,10 @@ fn bundle_holds_key(b: &[u8], s: usize, limit: usize) -> bool {
             read = open + n + 5;
         }
         // (The next line, as the run's is read in `encoded_private_key`.)
-        let end = at + run;
-        let nl = match &b[end..limit] {
-            [b'\n', c, ..] if base64_char(c) => 1,
-            [b'\r', b'\n', c, ..] if base64_char(c) => 2,
-            _ => 0,
-        };
-        if pad > 0 || nl == 0 || !matches!(run, 64 | 76) {
-            return false;
+        match wrapped_next_line(b, at, at + run, limit) {
+            Some(next) if pad == 0 => at = next,
+            _ => return false,
         }
-        at = end + nl;
     }
 }
 
