@@ -593,6 +593,20 @@ impl PiiDetector {
     }
 }
 
+/// The most a kind's own regex (its exact pattern, its hand reading's, its pattern at the
+/// text's start) may hold of its lazy DFA: eight times the meta regex's default. The
+/// secrets' shared exact pattern fills most of the default over the dev sets, and a lazy
+/// DFA whose cache keeps filling gives up to the PikeVM (`every_regex_stays_a_lazy_dfa`). A
+/// cap, not an allocation: the cache grows only as states are built.
+const KIND_CACHE_BYTES: usize = 16 << 20;
+
+/// A kind's own regex, with [`KIND_CACHE_BYTES`] for its lazy DFA.
+fn kind_regex(pattern: &str) -> Result<MetaRegex, Box<dyn std::error::Error + Send + Sync>> {
+    Ok(MetaRegex::builder()
+        .configure(MetaRegex::config().hybrid_cache_capacity(KIND_CACHE_BYTES))
+        .build(pattern)?)
+}
+
 impl Compiled {
     fn build(entities: &[Entity]) -> crate::Result<Self> {
         Self::from_specs(
@@ -616,7 +630,7 @@ impl Compiled {
             } else if let Some(re) = exacts.get(sp.exact.as_str()) {
                 Some(re.clone())
             } else {
-                let re = MetaRegex::new(&sp.exact).map_err(|e| bad(sp.entity, Box::new(e)))?;
+                let re = kind_regex(&sp.exact).map_err(|e| bad(sp.entity, e))?;
                 exacts.insert(&sp.exact, re.clone());
                 Some(re)
             };
@@ -716,7 +730,7 @@ impl Compiled {
                 [only] => specs[only]
                     .at_start
                     .as_ref()
-                    .map(|re| MetaRegex::new(re).map_err(|e| bad(specs[only].entity, Box::new(e))))
+                    .map(|re| kind_regex(re).map_err(|e| bad(specs[only].entity, e)))
                     .transpose()?,
                 _ => None,
             };
@@ -754,7 +768,7 @@ impl Compiled {
                 [only] => specs[only]
                     .hand_regex
                     .as_ref()
-                    .map(|re| MetaRegex::new(re).map_err(|e| bad(specs[only].entity, Box::new(e))))
+                    .map(|re| kind_regex(re).map_err(|e| bad(specs[only].entity, e)))
                     .transpose()?,
                 _ => None,
             };
@@ -11736,6 +11750,147 @@ pub(crate) mod tests {
                 DENSE_PASSES.contains(&i) || pass.hand.is_none(),
                 "pass {i}"
             );
+        }
+    }
+
+    /// Every regex a scan searches by stays a lazy DFA over both dev sets' texts and runs
+    /// of hostile units: the meta regex falls back to the PikeVM, many times slower, for
+    /// any search its lazy DFA gives up on (its cache cleared three times with few bytes
+    /// read per state, or a Unicode word boundary before a non-ASCII byte), and for every
+    /// search if the lazy DFA cannot be built at all. Each regex is rebuilt here as the
+    /// meta regex builds its lazy DFAs (forward and reverse, the same cache and limits) and
+    /// searched match after match: none may fail, and no cache may even be cleared.
+    #[test]
+    fn every_regex_stays_a_lazy_dfa() {
+        use regex_automata::hybrid::dfa::DFA;
+        use regex_automata::hybrid::regex::Regex as Hybrid;
+        use regex_automata::nfa::thompson;
+        let build = |patterns: &[&str], kind: MatchKind, cache: usize| -> Hybrid {
+            let config = |kind: MatchKind| {
+                DFA::config()
+                    .match_kind(kind)
+                    .starts_for_each_pattern(true)
+                    .unicode_word_boundary(true)
+                    .cache_capacity(cache)
+                    .skip_cache_capacity_check(false)
+                    .minimum_cache_clear_count(Some(3))
+                    .minimum_bytes_per_state(Some(10))
+            };
+            let limit = Some(64 << 20);
+            let fwd = DFA::builder()
+                .configure(config(kind))
+                .syntax(syntax::Config::new())
+                .thompson(thompson::Config::new().nfa_size_limit(limit))
+                .build_many(patterns);
+            let rev = DFA::builder()
+                .configure(config(MatchKind::All))
+                .syntax(syntax::Config::new())
+                .thompson(thompson::Config::new().reverse(true).nfa_size_limit(limit))
+                .build_many(patterns);
+            match (fwd, rev) {
+                (Ok(fwd), Ok(rev)) => Hybrid::builder().build_from_dfas(fwd, rev),
+                (fwd, rev) => panic!("no lazy DFA for {patterns:?}: {fwd:?} {rev:?}"),
+            }
+        };
+        let mut texts: Vec<String> = [
+            include_str!("../../tests/data/pii-dev.jsonl"),
+            include_str!("../../tests/data/pii-field-dev.jsonl"),
+        ]
+        .iter()
+        .flat_map(|set| set.lines())
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|r| r["text"].as_str().map(str::to_owned))
+        .collect();
+        for unit in [
+            "password=x AUTH a --password y echo z | sudo -S ls ",
+            "\"key\": \"",
+            "variable \"unseal_key\" {\n  description = \"x\"\n",
+            "é@例子.广告 ",
+            "PASS x\n",
+            "1 2-3 a: eyJa- ",
+        ] {
+            texts.push(unit.repeat(4096 / unit.len()));
+        }
+        // Searched match after match, from each match's end (one byte on past an empty
+        // one): how many times the cache was cleared.
+        let search = |re: &Hybrid, name: &str| {
+            let mut cache = re.create_cache();
+            for text in &texts {
+                let mut at = 0;
+                while at <= text.len() {
+                    match re.try_search(&mut cache, &Input::new(text).range(at..)) {
+                        Ok(Some(m)) => at = m.end().max(m.start() + 1),
+                        Ok(None) => break,
+                        Err(e) => panic!("{name} gave up at {at} of {text:?}: {e}"),
+                    }
+                }
+            }
+            cache.forward().clear_count() + cache.reverse().clear_count()
+        };
+        let d = PiiDetector::new();
+        for (i, pass) in d.compiled.passes.iter().enumerate() {
+            if pass.hand.is_some() {
+                continue;
+            }
+            let triggers: Vec<&str> = pass.triggers.iter().map(String::as_str).collect();
+            for kind in [MatchKind::LeftmostFirst, MatchKind::All] {
+                let re = build(&triggers, kind, DFA_CACHE_BYTES);
+                let cleared = search(&re, &format!("pass {i} ({kind:?})"));
+                assert_eq!(cleared, 0, "pass {i} ({kind:?}) filled its cache");
+            }
+        }
+        // A kind's own regexes: an exact pattern is searched where a trigger of a kind with
+        // it matches (anchored there if the kind is), to the text's end, one cache for the
+        // kinds that share it as the scan shares it.
+        let mut exacts: Vec<(&str, Vec<(&str, bool)>)> = Vec::new();
+        let all = specs();
+        for sp in &all {
+            let name = format!("{:?} {:.60}", sp.entity, sp.trigger);
+            for re in [&sp.hand_regex, &sp.at_start].into_iter().flatten() {
+                let cleared = search(
+                    &build(&[re], MatchKind::LeftmostFirst, KIND_CACHE_BYTES),
+                    &name,
+                );
+                assert_eq!(cleared, 0, "{name} filled its cache");
+            }
+            if sp.exact.is_empty() {
+                continue;
+            }
+            let kind = (sp.trigger.as_str(), sp.anchored);
+            match exacts.iter_mut().find(|(e, _)| *e == sp.exact) {
+                Some((_, kinds)) => kinds.push(kind),
+                None => exacts.push((&sp.exact, vec![kind])),
+            }
+        }
+        assert!(exacts.len() > 15, "{}", exacts.len());
+        for (pattern, kinds) in &exacts {
+            let exact = build(&[pattern], MatchKind::LeftmostFirst, KIND_CACHE_BYTES);
+            let mut ec = exact.create_cache();
+            for &(trigger, anchored) in kinds {
+                let name = format!("{trigger:.60}");
+                let trigger = build(&[trigger], MatchKind::LeftmostFirst, KIND_CACHE_BYTES);
+                let mut tc = trigger.create_cache();
+                let anchored = if anchored {
+                    Anchored::Yes
+                } else {
+                    Anchored::No
+                };
+                for text in &texts {
+                    let mut at = 0;
+                    while let Some(m) = trigger
+                        .try_search(&mut tc, &Input::new(text).range(at..))
+                        .unwrap_or_else(|e| panic!("{name} gave up in {text:?}: {e}"))
+                    {
+                        let input = Input::new(text).range(m.start()..).anchored(anchored);
+                        if let Err(e) = exact.try_search(&mut ec, &input) {
+                            panic!("{name}'s exact gave up at {} of {text:?}: {e}", m.start());
+                        }
+                        at = next_char(text, m.start());
+                    }
+                }
+            }
+            let cleared = ec.forward().clear_count() + ec.reverse().clear_count();
+            assert_eq!(cleared, 0, "{pattern:.60} filled its cache");
         }
     }
 
