@@ -8283,21 +8283,37 @@ pub(crate) mod tests {
                 format!("Keypair.fromSeed(Uint8Array.from([{}]))", seed.join(",")),
                 &seed.join(","),
             ),
+            // (Under a name for a secret, before any call: a variable, a JSON key, Rust's
+            // typed array, a wrapper's call, a seed's or a symmetric key's 32 bytes.)
+            (format!("const secret = [{spaced}];"), &spaced),
+            (format!("{{\"secretKey\": [{bytes}]}}"), bytes),
+            (format!("let secret_key: [u8; 64] = [{spaced}];"), &spaced),
+            (
+                format!("const secretKey = new Uint8Array([{bytes}]);"),
+                bytes,
+            ),
+            (format!("private_key: vec![{bytes}],"), bytes),
+            (
+                format!("SECRET_KEY = bytes([{}])", seed.join(", ")),
+                &seed.join(", "),
+            ),
         ] {
             finds_and_redacts(&d, &text, &[want]);
         }
         let in_a_row: Vec<String> = (0..64).map(|n| n.to_string()).collect();
-        // (A seed of 64 bytes, one of 32 to a call that takes 64.)
+        // (A seed of 64 bytes. One of 32 to a call that takes 64 is still a key's bytes
+        // under a secret's name, `SecretKey(`.)
         assert_eq!(
             d.detect(&format!("Keypair.fromSeed(Uint8Array.from([{bytes}]))")),
             []
         );
-        assert_eq!(
-            d.detect(&format!(
+        finds_and_redacts(
+            &d,
+            &format!(
                 "Keypair.fromSecretKey(Uint8Array.from([{}]))",
                 seed.join(",")
-            )),
-            []
+            ),
+            &[&seed.join(",")],
         );
         let cut: Vec<&str> = bytes.split(',').take(63).collect();
         for text in [
@@ -8319,6 +8335,13 @@ pub(crate) mod tests {
                 "$ solana-keygen pubkey ~/.config/solana/id.json\n9xQeWvG816bUx9EPjHmaT23yvVM2\n\n[{bytes}]"
             ),
             format!("$ cat /tmp/paid.json\n[{bytes}]"),
+            // (Under a secret's name: sizes, bytes in a row, zeros, 65 numbers; a name that
+            // is no secret's.)
+            "secret_sizes = [64, 128, 256]".to_owned(),
+            format!("password = [{}]", in_a_row.join(", ")),
+            format!("token = [{}]", ["0"; 64].join(", ")),
+            format!("secret = [{bytes},7]"),
+            format!("let key = [{bytes}];"),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }

@@ -7232,6 +7232,10 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         },
         false => first,
     };
+    // (A key's bytes as numbers, `secretKey: [174, 47, …]`: see `named_byte_array`.)
+    if let Some(span) = named_byte_array(b, first) {
+        return Some(span);
+    }
     // (A run of names, each the next one's field — `pwd=pwd=…`, `password=token=…`,
     // `SENHA=HASLO=…`, `dbHaslo=dbSenha=…`, `HASLO SENHA …`: no value — each of its
     // candidates fails here, without reading the run as a value 256 bytes long or taking
@@ -13763,33 +13767,7 @@ fn solana_key(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
         let first = e + rest + 1 + leading_blanks(&b[e + rest + 1..]);
         return (b.get(first) == Some(&b'[')).then(|| solana_byte_array(b, first, 64))?;
     }
-    let mut at = e;
-    // (Wrappers' calls and Rust's `&` and `vec!` before the value, three at most.)
-    for _ in 0..3 {
-        at += b[at..]
-            .iter()
-            .take(16)
-            .take_while(|c| c.is_ascii_whitespace() || **c == b'&')
-            .count();
-        if b[at..].starts_with(b"new ") {
-            at += 4;
-        }
-        let word = b[at..]
-            .iter()
-            .take(33)
-            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b':' | b'!'))
-            .count();
-        let blanks = b[at + word..]
-            .iter()
-            .take(2)
-            .take_while(|&&c| c == b' ')
-            .count();
-        match b.get(at + word + blanks) {
-            Some(b'(') if (1..=32).contains(&word) => at += word + blanks + 1,
-            Some(b'[') if &b[at..at + word] == b"vec!" => at += word + blanks,
-            _ => break,
-        }
-    }
+    let at = past_wrappers(b, e);
     // (A quote escaped in a JSON string, `\"…\"`: the backslash passed over, and the one
     // before the closing quote.)
     let escaped = b.get(at) == Some(&b'\\') && matches!(b.get(at + 1), Some(b'"' | b'\''));
@@ -13817,6 +13795,62 @@ fn solana_key(b: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
         }
         _ => None,
     }
+}
+
+/// Where a value starts past the calls that wrap it, three at most (`Uint8Array.from(`,
+/// `new Uint8Array(`, `bs58.decode(`, Python's `bytes(`) and Rust's `&` and `vec!`, from
+/// `at`: `at` itself, past blanks, where there are none.
+fn past_wrappers(b: &[u8], mut at: usize) -> usize {
+    for _ in 0..3 {
+        at += b[at..]
+            .iter()
+            .take(16)
+            .take_while(|c| c.is_ascii_whitespace() || **c == b'&')
+            .count();
+        if b[at..].starts_with(b"new ") {
+            at += 4;
+        }
+        let word = b[at..]
+            .iter()
+            .take(33)
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b':' | b'!'))
+            .count();
+        let blanks = b[at + word..]
+            .iter()
+            .take(2)
+            .take_while(|&&c| c == b' ')
+            .count();
+        match b.get(at + word + blanks) {
+            Some(b'(') if (1..=32).contains(&word) => at += word + blanks + 1,
+            Some(b'[') if &b[at..at + word] == b"vec!" => at += word + blanks,
+            _ => break,
+        }
+    }
+    at
+}
+
+/// A key's bytes as an array of numbers, the value of a field named for a secret from its
+/// first character at `first` (`secretKey: [174, 47, …]`, `"secret_key": […]`, `const
+/// secret = new Uint8Array([…])`, Rust's `let secret_key: [u8; 64] = […]`, its type
+/// passed over): 64 of them (a Solana keypair's) or 32 (a seed's, a symmetric key's), as
+/// [`solana_byte_array`] reads them.
+fn named_byte_array(b: &[u8], first: usize) -> Option<(usize, usize)> {
+    let mut at = first;
+    // (Rust's array type after the name's colon, then its `=`.)
+    if b[at..].starts_with(b"[u8;") {
+        let close = b[at..].iter().take(12).position(|&c| c == b']')?;
+        at += close + 1;
+        at += leading_blanks(&b[at..]);
+        if b.get(at) != Some(&b'=') {
+            return None;
+        }
+        at += 1;
+    }
+    let at = past_wrappers(b, at);
+    if b.get(at) != Some(&b'[') {
+        return None;
+    }
+    solana_byte_array(b, at, 64).or_else(|| solana_byte_array(b, at, 32))
 }
 
 /// A Solana keypair's `len` bytes (64, or a seed's 32) as an array of numbers from its `[`
