@@ -7920,6 +7920,19 @@ pub(crate) mod tests {
                 "Command:\tPASS Xk9mQ2v7pL\nResponse:\t230 Login successful.",
                 "Xk9mQ2v7pL",
             ),
+            // (Pure-FTPd's, qpopper's and Cyrus's replies.)
+            (
+                "PASS Xk9mQ2v7pL\n230 OK. Current restricted directory is /",
+                "Xk9mQ2v7pL",
+            ),
+            (
+                "PASS Xk9mQ2v7pL\n+OK bob has 2 visible messages (0 hidden) in 4567 octets.",
+                "Xk9mQ2v7pL",
+            ),
+            (
+                "PASS Xk9mQ2v7pL\n+OK Mailbox locked and ready",
+                "Xk9mQ2v7pL",
+            ),
         ] {
             finds_and_redacts(&d, text, &[want]);
         }
@@ -7948,6 +7961,7 @@ pub(crate) mod tests {
             "PASS spec42a\n230 passwords hashed in 2s",
             "PASS spec42a\n230 users migrated",
             "PASS spec42a\n+OK 12 mailboxes synced",
+            "PASS spec42a\n230 directories scanned",
             "PASS spec42a\n-ERR authz cache cold",
             "PASS spec42a\n\n530 tests failed for user model",
             "a001 LOGIN bob {8}",

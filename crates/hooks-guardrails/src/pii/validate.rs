@@ -12298,7 +12298,7 @@ fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
 /// `+OK` or `-ERR` answering it (a blank line between passed over) — each at its line's
 /// start or after a session's or a log's prefix (`< `, `S: `, `<-- `, `[10:00:01] `,
 /// `*resp* b'`), with a login's words after its code (`331 Password required`, `+OK Logged
-/// in.`). Not a test runner's `PASS  src/app.test.js`, nor one a count follows (`230
+/// in.`, `230 OK. Current directory is /`, `+OK 2 messages (320 octets)`). Not a test runner's `PASS  src/app.test.js`, nor one a count follows (`230
 /// assertions`).
 fn pass_answered(b: &[u8], s: usize, end: usize) -> bool {
     // (A reply on the line from `at`, within its first 48 bytes, after a session's or a
@@ -12344,6 +12344,11 @@ fn pass_answered(b: &[u8], s: usize, end: usize) -> bool {
                         b"auth",
                         b"maildrop",
                         b"specify",
+                        // (Pure-FTPd's `230 OK. Current directory is /`, qpopper's `+OK
+                        // bob has 2 messages (320 octets)`, Cyrus's `+OK Mailbox locked`.)
+                        b"directory",
+                        b"octets",
+                        b"mailbox",
                     ]
                     .iter()
                     .any(|l| w.eq_ignore_ascii_case(l))
