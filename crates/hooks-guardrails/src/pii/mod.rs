@@ -4803,13 +4803,16 @@ pub(crate) mod tests {
         // one line or wrapped; not a chain of certificates, nor one with a public key.
         let bundle = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCmM5MlAyK3pIZDNPQzJwWXdMODJEZWFHZHl5OFljazBrRjRuUDQ3R2lDcGo3WmZaenA3MmRwaWlmQTlTSEVBOEoKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQotLS0tLUJFR0lOIFBSSVZBVEUgS0VZLS0tLS0KTU9FOW1RZkhkbE53bDljeWhEdWpTMzhCcVJWMXAwZG8vNDMrN3RjVnRVRlF3anFEU1FjUmtNUWJaaHZZU21JUjlRVFlyd0EyTmUzcERYaGcrclZsYXhLUW9UTEhyRVZXRms5VkEvWm93dXdlSWorMEdRSVBkOHg4TGE2UE1IS0MKLS0tLS1FTkQgUFJJVkFURSBLRVktLS0tLQo=";
         finds_and_redacts(&d, &format!("  tls.pem: {bundle}\n"), &[bundle]);
-        let wrapped = bundle
-            .as_bytes()
-            .chunks(76)
-            .map(|c| std::str::from_utf8(c).unwrap_or_default())
-            .collect::<Vec<_>>()
-            .join("\n");
-        finds_and_redacts(&d, &format!("{wrapped}\n"), &[wrapped.as_str()]);
+        // (At GNU `base64`'s 76 characters, OpenSSL's 64, others' 60, 72 and 80.)
+        for width in [76, 64, 60, 72, 80] {
+            let wrapped = bundle
+                .as_bytes()
+                .chunks(width)
+                .map(|c| std::str::from_utf8(c).unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join("\n");
+            finds_and_redacts(&d, &format!("{wrapped}\n"), &[wrapped.as_str()]);
+        }
         for text in [
             "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCmM5MlAyK3pIZDNPQzJwWXdMODJEZWFHZHl5OFljazBrRjRuUDQ3R2lDcGo3WmZaenA3MmRwaWlmQTlTSEVBOEoKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQotLS0tLUJFR0lOIENFUlRJRklDQVRFLS0tLS0KYzkyUDIrekhkM09DMnBZd0w4MkRlYUdkeXk4WWNrMGtGNG5QNDdHaUNwajdaZlp6cDcyZHBpaWZBOVNIRUE4SgotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg==",
             "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCmM5MlAyK3pIZDNPQzJwWXdMODJEZWFHZHl5OFljazBrRjRuUDQ3R2lDcGo3WmZaenA3MmRwaWlmQTlTSEVBOEoKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQotLS0tLUJFR0lOIFBVQkxJQyBLRVktLS0tLQpNUHk3eENGcnBHSWRaV3Y5TmdCRjNmajV6WmROLytJRk5TOWsvdHFhcEpNWkN2MGxObkZDQXNXY1ZOUkxZaElUCi0tLS0tRU5EIFBVQkxJQyBLRVktLS0tLQo=",
@@ -7823,6 +7826,18 @@ pub(crate) mod tests {
             (format!("{sixty_four}\nTLS_CERT=x"), &sixty_four),
         ] {
             finds_and_redacts(&d, &text, &[want]);
+        }
+        // (Wrapped at 60, 72 and 80 characters, as other tools do, and at widths that are
+        // no multiple of 4, `base64 -w 62`: every release before this one took none of
+        // these, the first line being shorter than 100 characters.)
+        for width in [60, 72, 80, 62, 77] {
+            let wrapped = key
+                .as_bytes()
+                .chunks(width)
+                .map(|c| std::str::from_utf8(c).unwrap())
+                .collect::<Vec<_>>()
+                .join("\n");
+            finds_and_redacts(&d, &format!("key.b64:\n{wrapped}\n"), &[&wrapped]);
         }
         for text in [
             // (A certificate; the literal over and over; glued after base64, where the

@@ -13365,15 +13365,15 @@ const ENCODED_KEY_MAX: usize = 16 * 1024;
 
 /// A private key's PEM block encoded again in base64 from `s` (`-----BEGIN` encoded, see
 /// `patterns::ENCODED_PEM`), as Kubernetes stores a TLS secret's key (`tls.key:
-/// LS0tLS1CRUdJTi…` in `kubectl get secret -o yaml`) and CI variables and Helm values
-/// hold one: its first line decodes to a `BEGIN` line of a private key (`RSA PRIVATE
-/// KEY`, `OPENSSH PRIVATE KEY`, `PGP PRIVATE KEY BLOCK` — not a public key's), or of a
-/// certificate where a private key's block follows it in the same run (a bundle, as
-/// HAProxy and Traefik take one: `-----BEGIN CERTIFICATE-----…-----BEGIN PRIVATE KEY-----`,
-/// the run decoded whole) — the whole run of base64 taken (to its padding, over line
-/// breaks after lines of 64 or 76 characters, as `base64` wraps them; [`ENCODED_KEY_MAX`]
-/// bytes at most), 100 characters at least. Not a run that base64 is glued before: the
-/// encoding does not start there.
+/// LS0tLS1CRUdJTi…` in `kubectl get secret -o yaml`) and CI variables and Helm values hold
+/// one: its first line decodes to a `BEGIN` line of a private key (`RSA PRIVATE KEY`,
+/// `OPENSSH PRIVATE KEY`, `PGP PRIVATE KEY BLOCK` — not a public key's), or of a
+/// certificate where a private key's block follows it in the same run (a bundle, as HAProxy
+/// and Traefik take one: `-----BEGIN CERTIFICATE-----…-----BEGIN PRIVATE KEY-----`, the run
+/// decoded whole) — the whole run of base64 taken (to its padding, over line breaks after
+/// lines of 60 to 80 characters, as tools wrap them — GNU `base64` at 76, OpenSSL at 64;
+/// [`ENCODED_KEY_MAX`] bytes at most), 100 characters at least. Not a run that base64 is
+/// glued before: the encoding does not start there.
 fn encoded_private_key(text: &str, s: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     if s.checked_sub(1).is_some_and(|i| base64_char(&b[i])) {
@@ -13421,9 +13421,10 @@ fn base64_line(b: &[u8], at: usize, limit: usize) -> (usize, usize) {
 }
 
 /// Where a wrapped run of base64 goes on after its line `line..end` (its base64, before
-/// `limit`): where the line is as long as `base64` wraps them (64 or 76 characters) and a
-/// line break follows, then a line of base64 to its end, padding at most after it (not a
-/// word that starts the text after the block, `TLS_CERT=`, review 73) — or `None`.
+/// `limit`): where the line is as long as tools wrap them (60 to 80 characters: GNU
+/// `base64`'s 76, OpenSSL's 64, others' 60, 72, 80, `base64 -w` any) and a line break
+/// follows, then a line of base64 to its end, padding at most after it (not a word that
+/// starts the text after the block, `TLS_CERT=`, review 73) — or `None`.
 fn wrapped_next_line(b: &[u8], line: usize, end: usize, limit: usize) -> Option<usize> {
     let nl = match &b[end..limit] {
         [b'\n', c, ..] if base64_char(c) => 1,
@@ -13433,16 +13434,17 @@ fn wrapped_next_line(b: &[u8], line: usize, end: usize, limit: usize) -> Option<
     let next = end + nl;
     let (run, pad) = base64_line(b, next, limit);
     let whole = matches!(b.get(next + run + pad), None | Some(b'\n' | b'\r'));
-    (matches!(end - line, 64 | 76) && nl > 0 && whole).then_some(next)
+    ((60..=80).contains(&(end - line)) && nl > 0 && whole).then_some(next)
 }
 
 /// Whether the run of base64 from `s` (before `limit`), which decodes to a certificate's
 /// `BEGIN` line, holds a private key's block after it (a bundle: see
-/// [`encoded_private_key`]): decoded a line at a time as `base64` wraps them (64 or 76
-/// characters), its blocks' `BEGIN` and `END` lines read in order — no further than a block
-/// that opens inside another or a marker that is none (not what a PEM file holds: each
-/// line of a text of encoded `BEGIN` lines read no further than the next, review 87), nor
-/// past four certificates' blocks; each candidate reads so a bounded part of the run.
+/// [`encoded_private_key`]): decoded a line at a time as tools wrap them (see
+/// [`wrapped_next_line`]; a multiple of 4 wide), its blocks' `BEGIN` and `END` lines read
+/// in order — no further than a block that opens inside another or a marker that is none
+/// (not what a PEM file holds: each line of a text of encoded `BEGIN` lines read no further
+/// than the next, review 87), nor past four certificates' blocks; each candidate reads so a
+/// bounded part of the run.
 fn bundle_holds_key(b: &[u8], s: usize, limit: usize) -> bool {
     let mut decoded = Vec::new();
     // (Where markers are read from; whether a block is open; certificates closed.)
@@ -13486,9 +13488,12 @@ fn bundle_holds_key(b: &[u8], s: usize, limit: usize) -> bool {
             }
             read = open + n + 5;
         }
-        // (The next line, as the run's is read in `encoded_private_key`.)
+        // (The next line, as the run's is read in `encoded_private_key` — lines of whole
+        // quads only, each decoded alone: with a line's tail decoded with the next one's
+        // head, a run of lines that each encode a certificate's `BEGIN` would each be read
+        // to the run's end, not to the next line's `BEGIN`.)
         match wrapped_next_line(b, at, at + run, limit) {
-            Some(next) if pad == 0 => at = next,
+            Some(next) if pad == 0 && run % 4 == 0 => at = next,
             _ => return false,
         }
     }
