@@ -392,11 +392,14 @@ fn family(name: &str, n: usize) -> String {
         "list_output_rows" => "id|password\n1|x\na|b|c\npassword|a\n".repeat(n / 33),
         // Tables aligned with blanks: headers naming a secret over a rule or as a data
         // frame's, rows whose values fail or start with an address, lines that look like
-        // rules or frames' rows, rules under rules.
+        // rules or frames' rows, rules under rules; a table of names and values (`Key`
+        // over `Value`), its secrets' names' values failing.
         "blank_aligned_tables" => {
             "id  password\n--  --------\n1   x\n2   a b\n--\n-- x\n   token\n0  a\n1  b\n\n--  --\n0 x\n\
-             host  password\n-  --------\n10.0.0.1  x\n \n3 a\n"
-                .repeat(n / 124)
+             host  password\n-  --------\n10.0.0.1  x\n \n3 a\n\
+             Key         Value\n---         -----\npassword    x\ntoken       a b\n\
+             api_key     n/a\nsecret key  x\n"
+                .repeat(n / 220)
         }
         // Redis's commands (a prompt's `AUTH`, `ACL SETUSER`, `requirepass`, options, an
         // ACL file's `user` lines, `AUTH` piped into `nc`), a keyring's setter, whose

@@ -7948,6 +7948,13 @@ pub(crate) mod tests {
                 "PASS Xk9mQ2v7pL\n+OK Mailbox locked and ready",
                 "Xk9mQ2v7pL",
             ),
+            // (Review 89: access granted, authenticated.)
+            ("PASS Xk9mQ2v7pL\n230 Access granted.", "Xk9mQ2v7pL"),
+            (
+                "PASS Xk9mQ2v7pL\n230 Anonymous access granted, restrictions apply",
+                "Xk9mQ2v7pL",
+            ),
+            ("PASS Xk9mQ2v7pL\n+OK Authenticated", "Xk9mQ2v7pL"),
         ] {
             finds_and_redacts(&d, text, &[want]);
         }
@@ -7977,6 +7984,10 @@ pub(crate) mod tests {
             "PASS spec42a\n230 users migrated",
             "PASS spec42a\n+OK 12 mailboxes synced",
             "PASS spec42a\n230 directories scanned",
+            // (Review 89: one of a reply's words alone after a test's name.)
+            "PASS spec42a\n230 files in directory",
+            "PASS test_quota_a1\n+OK 320 octets",
+            "PASS ok_case_1\n+OK mailbox",
             "PASS spec42a\n-ERR authz cache cold",
             "PASS spec42a\n\n530 tests failed for user model",
             "a001 LOGIN bob {8}",
@@ -8326,6 +8337,22 @@ pub(crate) mod tests {
                 format!("SECRET_KEY = bytes([{}])", seed.join(", ")),
                 &seed.join(", "),
             ),
+            // (Review 89: types before the `=` — TypeScript's, Python's, Rust's others —,
+            // Go's and Java's braces, `Uint8Array.of(…)`.)
+            (
+                format!("const secretKey: Uint8Array = new Uint8Array([{spaced}]);"),
+                &spaced,
+            ),
+            (format!("const secretKey: number[] = [{bytes}];"), bytes),
+            (format!("SECRET_KEY: bytes = bytes([{spaced}])"), &spaced),
+            (format!("static SECRET_KEY: &[u8] = &[{bytes}];"), bytes),
+            (format!("secret_key: Vec<u8> = vec![{bytes}],"), bytes),
+            (format!("secretKey := []byte{{{spaced}}}"), &spaced),
+            (format!("byte[] secretKey = new byte[] {{{bytes}}};"), bytes),
+            (
+                format!("const secretKey = Uint8Array.of({spaced});"),
+                &spaced,
+            ),
         ] {
             finds_and_redacts(&d, &text, &[want]);
         }
@@ -8371,6 +8398,39 @@ pub(crate) mod tests {
             format!("token = [{}]", ["0"; 64].join(", ")),
             format!("secret = [{bytes},7]"),
             format!("let key = [{bytes}];"),
+            // (Review 89: numbers that are no key's — small ones, steps of one size, a
+            // sorted sample — and a tokenizer's under `token`.)
+            format!(
+                "secret: [{}]",
+                (0..32)
+                    .map(|n| (n * 7 % 40).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            format!(
+                "secret = [{}]",
+                (0..64)
+                    .map(|n| (n * 4).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            format!(
+                "secret = [{}]",
+                (0..64)
+                    .map(|n| (n * 37 % 256).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            format!("secret = [{}]", {
+                let mut sorted: Vec<u32> = bytes.split(',').map(|n| n.parse().unwrap()).collect();
+                sorted.sort_unstable();
+                sorted
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }),
+            format!("tokenizer.decode(token=[{bytes}])"),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }
@@ -10713,6 +10773,39 @@ pub(crate) mod tests {
             (
                 "   id  password\n0   1  (hidden)\n\
                  See docs/v2.3.1/setup.md#step-3 for details on rotating\n",
+                &[],
+            ),
+            // A table of names and their values, `Key` over `Value` (HashiCorp Vault's
+            // `vault kv get`, `vault read`): a secret's name's value, as long as it is, a
+            // blank inside it; in any case. Left in clear by every release before this one.
+            (
+                "====== Data ======\nKey         Value\n---         -----\n\
+                 api_key     Xk9vQ2mZp4Lw\npassword    Qw3rTy8uIo1p\nusername    bob",
+                &[k, l],
+            ),
+            (
+                "Key                Value\n---                -----\n\
+                 lease_duration     1h\npassword           A1a-8fn6vq7KZcNZ9Rqv\n\
+                 username           v-token-readonly-wGLPkpDyc6AgqBfMZTD3-1604195404",
+                &["A1a-8fn6vq7KZcNZ9Rqv"],
+            ),
+            (
+                "KEY            VALUE\n---            -----\nDB_PASSWORD    Xk9v Q2mZp4Lw",
+                &["Xk9v Q2mZp4Lw"],
+            ),
+            // (Names that are no secret's; values that are none, words; a name run into
+            // `Value`'s column; rows past a blank line.)
+            (
+                "Key             Value\n---             -----\ncreated_time    2024-05-01T10:00:00Z\n\
+                 version         3\npassword        n/a\ntoken           <none>",
+                &[],
+            ),
+            (
+                "Key         Value\n---         -----\nDB_PASSWORD_FILE /run/secrets/db",
+                &[],
+            ),
+            (
+                "Key         Value\n---         -----\nversion     3\n\npassword    Xk9vQ2mZp4Lw",
                 &[],
             ),
         ] {

@@ -7233,7 +7233,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
         false => first,
     };
     // (A key's bytes as numbers, `secretKey: [174, 47, …]`: see `named_byte_array`.)
-    if let Some(span) = named_byte_array(b, first) {
+    if let Some(span) = named_byte_array(b, &b[key..at], first) {
         return Some(span);
     }
     // (A run of names, each the next one's field — `pwd=pwd=…`, `password=token=…`,
@@ -9023,6 +9023,10 @@ pub(super) struct SpacedTable {
     /// How wide its rule or its header is, in characters: a row is at most
     /// [`SPACED_OVERRUN`] wider (a line of prose right after a table is no row).
     width: usize,
+    /// Whether it is a table of names and their values, `Key` and `Value` over its two
+    /// columns (HashiCorp Vault's `vault kv get`, `vault read`): its one column kept is
+    /// `Value`'s, each row's secret under it where its first cell names one.
+    keyed: bool,
 }
 
 /// How many characters a row of a table aligned with blanks may run past its rule or
@@ -9037,6 +9041,7 @@ impl SpacedTable {
             right,
             quote,
             width,
+            keyed: false,
         }
     }
 
@@ -9219,6 +9224,9 @@ fn spaced_row_secret(text: &str, s: usize, freed: &Freed) -> Option<Option<(usiz
                 let (from, to) = cell_text(b, origin + from, origin + to);
                 table.push_if_secret(b, (a, z), (from, to));
             }
+            if table.count == 0 {
+                table = keyed_table(b, line, header, origin, quote).unwrap_or(table);
+            }
             if table.count > 0 {
                 freed.spaced.set(Some(table));
                 freed.spaced_next.set(next_line(b, end));
@@ -9301,6 +9309,71 @@ fn frame_columns(b: &[u8], ha: usize, header: &[u8], quote: Option<u8>) -> Space
     table
 }
 
+/// A table of names and their values under the rule `line`, its header `header` (from
+/// `origin` in the text): two columns, `Key` and `Value` in any case (HashiCorp Vault's
+/// `vault kv get`, `vault read`, `vault token create`) — `Value`'s column kept (see
+/// `SpacedTable::keyed`), as wide as a row may be: values are as long as they are.
+fn keyed_table(
+    b: &[u8],
+    line: &[u8],
+    header: &[u8],
+    origin: usize,
+    quote: Option<u8>,
+) -> Option<SpacedTable> {
+    let mut columns = rule_columns(line)?;
+    let (key, value) = (columns.next()?, columns.next()?);
+    if columns.next().is_some() {
+        return None;
+    }
+    let mut walk = CharWalk::new(header);
+    let mut label = |(a, z): (usize, usize)| {
+        let (from, to) = (walk.byte(a), walk.byte(z));
+        cell_text(b, origin + from, origin + to)
+    };
+    let (ka, kz) = label(key);
+    let (va, vz) = label(value);
+    if !(b[ka..kz].eq_ignore_ascii_case(b"key") && b[va..vz].eq_ignore_ascii_case(b"value")) {
+        return None;
+    }
+    let mut table = SpacedTable::new(false, quote, TABLE_BYTES);
+    table.keyed = true;
+    table.at[0] = (
+        u32::try_from(value.0).ok()?,
+        u32::try_from(value.1).ok()?,
+        u32::try_from(va).ok()?,
+        5,
+    );
+    table.count = 1;
+    Some(table)
+}
+
+/// The secret in a row of a table of names and their values (see [`keyed_table`]; `line`
+/// from `s` in the text): the row's value, from `Value`'s column to the line's end, where
+/// the name in its first cell is a secret's (`password    Xk9…`, see [`header_secret`]) and
+/// the value holds one as a table's cell does (see [`cell_holds_secret`]) — not a name run
+/// into `Value`'s column.
+fn keyed_cells(
+    text: &str,
+    s: usize,
+    line: &[u8],
+    table: &SpacedTable,
+    from: usize,
+) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let at = CharWalk::new(line).byte(table.at[0].0 as usize);
+    if at == 0 || at >= line.len() || !matches!(line[at - 1], b' ' | b'\t') {
+        return None;
+    }
+    let (ka, kz) = cell_text(b, s, s + at);
+    let (va, vz) = cell_text(b, s + at, s + line.len());
+    let key = &b[ka..kz];
+    (va >= from
+        && !key.contains(&b' ')
+        && header_secret(key).is_some()
+        && text.get(va..vz).is_some_and(|v| cell_holds_secret(key, v)))
+    .then_some((va, vz))
+}
+
 /// The secrets in a row of a table aligned with blanks (`line`, from `s` in the text,
 /// without its line break) under `table`'s columns, in cells that start at `from` or
 /// later: from the first cell that holds one to the last.
@@ -9320,6 +9393,9 @@ fn spaced_cells(
         Some(q) => &line[..q],
         None => line,
     };
+    if table.keyed {
+        return keyed_cells(text, s, line, table, from);
+    }
     let blank = |c: u8| c == b' ' || c == b'\t';
     let mut found: Option<(usize, usize)> = None;
     let mut walk = CharWalk::new(line);
@@ -12298,7 +12374,8 @@ fn mail_login(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
 /// `+OK` or `-ERR` answering it (a blank line between passed over) — each at its line's
 /// start or after a session's or a log's prefix (`< `, `S: `, `<-- `, `[10:00:01] `,
 /// `*resp* b'`), with a login's words after its code (`331 Password required`, `+OK Logged
-/// in.`, `230 OK. Current directory is /`, `+OK 2 messages (320 octets)`). Not a test runner's `PASS  src/app.test.js`, nor one a count follows (`230
+/// in.`, `230 OK. Current directory is /`, `+OK 2 messages (320 octets)`, `230 Access
+/// granted`). Not a test runner's `PASS  src/app.test.js`, nor one a count follows (`230
 /// assertions`).
 fn pass_answered(b: &[u8], s: usize, end: usize) -> bool {
     // (A reply on the line from `at`, within its first 48 bytes, after a session's or a
@@ -12335,24 +12412,32 @@ fn pass_answered(b: &[u8], s: usize, end: usize) -> bool {
                 let from = at + k + code.len();
                 let words = &b[from..b.len().min(from + 64)];
                 let words = &words[..memchr::memchr(b'\n', words).unwrap_or(words.len())];
-                let login = words.split(|c| !c.is_ascii_alphabetic()).any(|w| {
-                    [
-                        &b"login"[..],
-                        b"logged",
-                        b"password",
-                        b"authentication",
-                        b"auth",
-                        b"maildrop",
-                        b"specify",
-                        // (Pure-FTPd's `230 OK. Current directory is /`, qpopper's `+OK
-                        // bob has 2 messages (320 octets)`, Cyrus's `+OK Mailbox locked`.)
-                        b"directory",
-                        b"octets",
-                        b"mailbox",
-                    ]
-                    .iter()
-                    .any(|l| w.eq_ignore_ascii_case(l))
-                });
+                let has = |l: &[u8]| {
+                    words
+                        .split(|c| !c.is_ascii_alphabetic())
+                        .any(|w| w.eq_ignore_ascii_case(l))
+                };
+                // (Or two words together, or a server's own phrase — Pure-FTPd's `230 OK.
+                // Current directory is /`, qpopper's `+OK bob has 2 messages (320
+                // octets)`, Cyrus's `+OK Mailbox locked and ready` — not one of their
+                // words alone after a test's name, `230 files in directory`, `+OK 320
+                // octets`, review 89.)
+                let login = [
+                    &b"login"[..],
+                    b"logged",
+                    b"password",
+                    b"authentication",
+                    b"authenticated",
+                    b"auth",
+                    b"maildrop",
+                    b"specify",
+                    b"granted",
+                ]
+                .iter()
+                .any(|l| has(l))
+                    || (*code == b"230" && words.trim_ascii_start().starts_with(b"OK. "))
+                    || (has(b"messages") && has(b"octets"))
+                    || (has(b"mailbox") && (has(b"locked") || has(b"open")));
                 if apart && login {
                     return true;
                 }
@@ -13839,42 +13924,77 @@ fn past_wrappers(b: &[u8], mut at: usize) -> usize {
     at
 }
 
-/// A key's bytes as an array of numbers, the value of a field named for a secret from its
-/// first character at `first` (`secretKey: [174, 47, …]`, `"secret_key": […]`, `const
-/// secret = new Uint8Array([…])`, Rust's `let secret_key: [u8; 64] = […]`, its type
-/// passed over): 64 of them (a Solana keypair's) or 32 (a seed's, a symmetric key's), as
-/// [`solana_byte_array`] reads them.
-fn named_byte_array(b: &[u8], first: usize) -> Option<(usize, usize)> {
-    let mut at = first;
-    // (Rust's array type after the name's colon, then its `=`.)
-    if b[at..].starts_with(b"[u8;") {
-        let close = b[at..].iter().take(12).position(|&c| c == b']')?;
-        at += close + 1;
-        at += leading_blanks(&b[at..]);
-        if b.get(at) != Some(&b'=') {
-            return None;
-        }
-        at += 1;
-    }
-    let at = past_wrappers(b, at);
-    if b.get(at) != Some(&b'[') {
+/// A key's bytes as an array of numbers, the value of a field named for a key or a secret
+/// (`name`, its name's bytes: holding `key`, `secret` or `priv` in any case — not a
+/// `token`, whose numbers are a tokenizer's) from its first character at `first`:
+/// `secretKey: [174, 47, …]`, `"secret_key": […]`, `const secret = new Uint8Array([…])`,
+/// `Uint8Array.of(…)`, a type before its `=` passed over (Rust's `let secret_key: [u8; 64]
+/// = […]`, `&[u8]`, `Vec<u8>`, TypeScript's `: number[]`, Python's `: bytes`), in braces
+/// after a type (Go's `[]byte{…}`, Java's `new byte[] {…}`) — 64 numbers (a Solana
+/// keypair's) or 32 (a seed's, a symmetric key's), as [`solana_byte_array`] reads them.
+fn named_byte_array(b: &[u8], name: &[u8], first: usize) -> Option<(usize, usize)> {
+    let keyish = name.windows(3).any(|w| {
+        w.eq_ignore_ascii_case(b"key")
+            || w.eq_ignore_ascii_case(b"sec")
+            || w.eq_ignore_ascii_case(b"pri")
+    });
+    if !keyish
+        || !matches!(b[first], b'[' | b'{' | b'&' | b'(' | b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9')
+    {
         return None;
     }
-    solana_byte_array(b, at, 64).or_else(|| solana_byte_array(b, at, 32))
+    let mut at = first;
+    // (A type after the name's colon, then the value after its `=`: not `==`, `=>`.)
+    let ty = b[at..]
+        .iter()
+        .take(40)
+        .take_while(|c| c.is_ascii_alphanumeric() || b"_<>[];&:. ".contains(c))
+        .count();
+    if ty > 0 && b.get(at + ty) == Some(&b'=') && !matches!(b.get(at + ty + 1), Some(b'=' | b'>')) {
+        at += ty + 1;
+    }
+    let at = past_wrappers(b, at);
+    let open = match b.get(at) {
+        Some(b'[') if b.get(at + 1) != Some(&b']') => at,
+        Some(b'{') => at,
+        // (`Uint8Array.of(68, 32, …)`: the call's own parenthesis.)
+        Some(c) if c.is_ascii_digit() => {
+            let before = b[first..at]
+                .iter()
+                .rev()
+                .take_while(|c| c.is_ascii_whitespace())
+                .count();
+            at.checked_sub(before + 1)
+                .filter(|&p| p >= first && b[p] == b'(')?
+        }
+        // (A type before braces: `[]byte{`, `new byte[] {`.)
+        _ => {
+            let n = b[at..]
+                .iter()
+                .take(24)
+                .take_while(|c| c.is_ascii_alphanumeric() || b"_[] ".contains(c))
+                .count();
+            (b.get(at + n) == Some(&b'{')).then_some(at + n)?
+        }
+    };
+    solana_byte_array(b, open, 64).or_else(|| solana_byte_array(b, open, 32))
 }
 
 /// A Solana keypair's `len` bytes (64, or a seed's 32) as an array of numbers from its `[`
-/// at `at` (`[174,47,…]`, blanks and line breaks between them, a comma after the last too,
-/// as rustfmt leaves it; Rust's `u8` after one): each 0 to 255, written with no sign or
-/// leading zero, `len` * 3 / 8 different values at least and not half of them one more
-/// than the one before (random bytes: not zeros, not `0, 1, 2, …`) — the numbers' span,
-/// from the first to the last.
+/// at `at` (`[174,47,…]`, or in braces or parentheses, `{…}`, `(…)`; blanks and line
+/// breaks between them, a comma after the last too, as rustfmt leaves it; Rust's `u8`
+/// after one): each 0 to 255, written with no sign or leading zero, that look random (see
+/// [`random_bytes`]) — the numbers' span, from the first to the last.
 fn solana_byte_array(b: &[u8], at: usize, len: usize) -> Option<(usize, usize)> {
+    let close = match b[at] {
+        b'{' => b'}',
+        b'(' => b')',
+        _ => b']',
+    };
     let mut k = at + 1;
     let (mut first, mut last) = (0, 0);
-    let mut seen = [false; 256];
-    let (mut before, mut in_a_row) = (None, 0);
-    for i in 0..len {
+    let mut numbers = [0u8; 64];
+    for (i, slot) in numbers.iter_mut().enumerate().take(len) {
         k += b[k..]
             .iter()
             .take(16)
@@ -13892,9 +14012,7 @@ fn solana_byte_array(b: &[u8], at: usize, len: usize) -> Option<(usize, usize)> 
         if digits > 1 && b[k] == b'0' {
             return None;
         }
-        seen[usize::from(number)] = true;
-        in_a_row += usize::from(before.is_some_and(|n: u8| n.checked_add(1) == Some(number)));
-        before = Some(number);
+        *slot = number;
         if i == 0 {
             first = k;
         }
@@ -13912,7 +14030,7 @@ fn solana_byte_array(b: &[u8], at: usize, len: usize) -> Option<(usize, usize)> 
         let final_one = i + 1 == len;
         match (b.get(k), final_one) {
             (Some(b','), false) => k += 1,
-            (Some(b']'), true) => {}
+            (Some(&c), true) if c == close => {}
             (Some(b','), true) => {
                 let after = k
                     + 1
@@ -13921,15 +14039,43 @@ fn solana_byte_array(b: &[u8], at: usize, len: usize) -> Option<(usize, usize)> 
                         .take(16)
                         .take_while(|c| c.is_ascii_whitespace())
                         .count();
-                if b.get(after) != Some(&b']') {
+                if b.get(after) != Some(&close) {
                     return None;
                 }
             }
             _ => return None,
         }
     }
+    random_bytes(&numbers[..len.min(64)]).then_some((first, last))
+}
+
+/// Whether `bytes` (32 or 64 of them) look like a key's, random: `len` * 3 / 8 different
+/// values at least, spread over the bytes' range (the largest 160 past the smallest), not
+/// sorted either way (between a sixth and five sixths of them larger than the one before),
+/// and no step between neighbours (modulo 256) taken by a quarter of them — not zeros, not
+/// `0, 1, 2, …`, `0, 8, 16, …`, `(i * 37) % 256`, small numbers, a sorted sample (review
+/// 89). Random bytes fail one of these about once in ten thousand.
+fn random_bytes(bytes: &[u8]) -> bool {
+    let len = bytes.len();
+    let mut seen = [false; 256];
+    let mut steps = [0u8; 256];
+    let mut rises = 0;
+    for (i, &n) in bytes.iter().enumerate() {
+        seen[usize::from(n)] = true;
+        if i > 0 {
+            let prev = bytes[i - 1];
+            rises += usize::from(n > prev);
+            let step = &mut steps[usize::from(n.wrapping_sub(prev))];
+            *step = step.saturating_add(1);
+        }
+    }
     let distinct = seen.iter().filter(|&&s| s).count();
-    (distinct >= len * 3 / 8 && in_a_row < len / 2).then_some((first, last))
+    let (lo, hi) = (bytes.iter().min(), bytes.iter().max());
+    let spread = matches!((lo, hi), (Some(&lo), Some(&hi)) if hi - lo >= 160);
+    let pairs = len.saturating_sub(1);
+    let unsorted = rises * 6 >= pairs && rises * 6 <= pairs * 5;
+    let stepped = steps.iter().any(|&c| usize::from(c) * 4 >= len);
+    distinct >= len * 3 / 8 && spread && unsorted && !stepped
 }
 
 /// The password of a Wi-Fi network's QR code after its `WIFI:` (`s..e`), as phones and QR
