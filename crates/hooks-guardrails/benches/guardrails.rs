@@ -600,6 +600,18 @@ fn scan_adversarial(c: &mut Criterion) {
             "quoted_auth_runs",
             fill("'AUTH 'HELLO 3 AUTH 'MIGRATE a 1 b 2 3 COPY AUTH \"AUTH ", ""),
         ),
+        // Commands that print a secret (the twenty-first pass's literals), one after
+        // another on a line, their outputs no secret's, sent to a file, a line break
+        // escaped.
+        (
+            "commands_printing_secrets",
+            fill(
+                "echo $echo ${A} printenv PASSWORD\n$ vault kv get -field=password x\nab\n\
+                 echo $API_KEY\\nx1\\n base64 -d secret /run/secrets/ pass show \n\
+                 configure get aws_secret_access_key > f\n",
+                "",
+            ),
+        ),
         // `AUTH` opening a string among names that are no client's (`-cli` over and over)
         // and a raw connection's about every 300 bytes: each look past the last name
         // read a few KiB again (25x ordinary text in review 33).

@@ -134,8 +134,8 @@ fn every_entity_of_the_field_formats_dev_set_is_found_exactly_and_nothing_else()
     check(
         "pii-field-dev",
         include_str!("data/pii-field-dev.jsonl"),
-        1059,
-        1382,
+        1060,
+        1383,
     );
 }
 

@@ -447,6 +447,12 @@ fn family(name: &str, n: usize) -> String {
         }
         // Elements never closed, their content on its line.
         "unclosed_elements" => "<password>x y\n<token>a &lt;/password&gt ".repeat(n / 39),
+        // Commands that print a secret, one after another on a line, their outputs no
+        // secret's, sent to a file, a line break escaped.
+        "commands_printing_secrets" => "echo $echo ${A} printenv PASSWORD\n$ vault kv get -field=password x\nab\n\
+             echo $API_KEY\\nx1\\n base64 -d secret /run/secrets/ pass show \n\
+             configure get aws_secret_access_key > f\n"
+            .repeat(n / 172),
         _ => unreachable!(),
     }
 }
@@ -456,7 +462,7 @@ const TOOLS_WITHOUT_PASSWORDS: &str = "dsadd -pwd auth-pass ipmitool -P $X snmpw
     xfreerdp /p: neo4j-admin set-initial-password jarsigner -storepass:env X sentinel auth-pass \
     psexec -p ";
 
-const FAMILIES: [&str; 144] = [
+const FAMILIES: [&str; 145] = [
     "local_part_run",
     "dotted_run",
     "jwt_like_run",
@@ -578,6 +584,7 @@ const FAMILIES: [&str; 144] = [
     "html_table_cells",
     "pipes_after_names",
     "unclosed_elements",
+    "commands_printing_secrets",
     "html_cells_indented",
     "emphasised_values",
     "table_rows_under_a_secret_header",

@@ -225,6 +225,7 @@ fn values() -> Vec<(String, String)> {
                 "secret_wallet_call" => Some("const signer = new Wallet('{}', provider);"),
                 "secret_vault_key" => Some("Unseal Key 1: {}\nUnseal Key 2: "),
                 "secret_solana_key" => Some("$ cat ~/.config/solana/id.json\n[{}]\n"),
+                "secret_printed" => Some("$ vault kv get -field=password secret/db\n{}\n"),
                 "secret_terraform_default" => {
                     Some("variable \"db_password\" {\n  type = string\n  default = \"{}\"\n}\n")
                 }
@@ -384,7 +385,7 @@ fn no_pii_value_of_the_dev_set_leaks_anywhere() {
     let registry = Arc::new(registry);
 
     let values = values();
-    assert_eq!(values.len(), 1164 + 1382 + 15);
+    assert_eq!(values.len(), 1164 + 1383 + 15);
     let detector = PiiDetector::new();
     let mut seen_by_model = Vec::new();
     let seen_by_tools = Arc::new(Mutex::new(Vec::<String>::new()));

@@ -1287,6 +1287,42 @@ fn eighteenth_pass_trigger() -> String {
     literals(&[&CRYPTO_KEY_NAMES, &WALLET_CALLS, &MORE_SETUP_NAMES])
 }
 
+/// What a command that prints a secret is known by on its command line, its output on the
+/// next line (see `validate::printed_secret`, which tells each apart): HashiCorp Vault's
+/// `vault kv get -field=password …`, AWS's `aws configure get aws_secret_access_key` and
+/// `aws ecr get-login-password`, Google Cloud's `gcloud secrets versions access`, Azure's
+/// `az keyvault secret show … --query value -o tsv`, macOS's `security
+/// find-generic-password … -w`, `pass show …`, 1Password's `op read …`, Docker's `cat
+/// /run/secrets/…`, a Kubernetes Secret's value decoded (`kubectl get secret … | base64
+/// -d`), libsecret's `secret-tool lookup`, Heroku's `heroku config:get …`, `printenv …` and
+/// `echo $…` of a secret's variable, Doppler's `doppler secrets get … --plain`, Consul's
+/// `consul kv get …`, Bitwarden's `bw get password …`. The twenty-first pass's trigger: 22
+/// literals, the prefilter's faster kind.
+pub(super) const SECRET_PRINTERS: [&str; 22] = [
+    "-field=",
+    "configure get ",
+    "get-login-password",
+    "secrets versions access",
+    "keyvault secret show",
+    "find-generic-password",
+    "find-internet-password",
+    "pass show ",
+    "op read ",
+    "/run/secrets/",
+    "base64 -d",
+    "base64 --decode",
+    "base64 -D",
+    "secret-tool lookup",
+    "config:get ",
+    "printenv ",
+    "echo $",
+    "echo \"$",
+    "echo ${",
+    "secrets get ",
+    "consul kv get ",
+    "bw get password ",
+];
+
 /// The trigger of the fifteenth pass: [`SEED_NAMES`], [`EXTENDED_KEY_PREFIXES`], a Wi-Fi
 /// QR code's `WIFI:` and [`KUBE_SECRET`]'s first five — 31 literals, the prefilter's
 /// faster kind (see `validate::wallet_secret`). With `WIFI:` among them, the command-line
@@ -1867,9 +1903,10 @@ pub(super) type NamedExact = fn(&[u8]) -> bool;
 /// keys in calls (see [`eighteenth_pass_trigger`]); pass 18: keys AI services issue,
 /// Azure's key, a Telegram bot's URL and the names added last (see
 /// [`ai_service_tokens`]); pass 19: a private key in Wallet Import Format with no name
-/// before it, found by hand (see `validate::bare_wif_at`). At one start, passes are asked
+/// before it, found by hand (see `validate::bare_wif_at`); pass 20: a secret a command
+/// printed, on the line after it (see [`SECRET_PRINTERS`]). At one start, passes are asked
 /// in this order.
-pub(super) const PASSES: usize = 20;
+pub(super) const PASSES: usize = 21;
 pub(super) const DENSE_PASSES: [usize; 1] = [3];
 /// Passes whose values may stand after other triggers of theirs (a command's password after
 /// another command's name on its line, `curl -T mysql.sql -u admin:…`): after such a value,
@@ -3079,6 +3116,16 @@ pub(super) fn specs() -> Vec<Spec> {
             eighteenth_pass_trigger(),
             SECRET_WINDOW,
             super::validate::eighteenth_pass_secret,
+        ),
+        // A secret a command printed, on the line after its command line (see
+        // `SECRET_PRINTERS`): a pass of its own, every other literal pass's prefilter full.
+        spec(
+            Entity::Secret,
+            20,
+            literals(&[&SECRET_PRINTERS]),
+            literals(&[&SECRET_PRINTERS]),
+            SECRET_WINDOW,
+            super::validate::printed_secret,
         ),
         // Keys AI services and agents' tools issue, an Azure storage account's key (see
         // `ai_service_tokens`): their exact pattern is their trigger.

@@ -52,6 +52,30 @@ pub(super) struct Freed {
     /// What [`redis_named_near`] last read: from where and up to where, and where the
     /// first name it found there starts (none before it), if it found one.
     pub(super) redis_names: std::cell::Cell<Option<(usize, usize, Option<usize>)>>,
+    /// The command line [`printed_secret`] last read, and what it found on it: each of a
+    /// line's literals asks it again.
+    pub(super) printed: std::cell::Cell<Option<PrintedLine>>,
+}
+
+/// A command line as [`printed_secret`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct PrintedLine {
+    /// Where it starts and ends (before its line break, or one escaped in a JSON string).
+    start: usize,
+    end: usize,
+    /// Where the next line starts (0 while no break is found: up to `end` there is none),
+    /// and whether the break was escaped (`\n`: the output then ends at one too, or at the
+    /// string's quote).
+    next: usize,
+    escaped: bool,
+    /// Where the first capture of output starts (`$(`, a backtick), else its end: a
+    /// command after it prints nothing.
+    captured: usize,
+    /// Past the last redirection or pipe (`>`, `|`, a backtick), else its start: a command
+    /// before it prints nothing to the screen.
+    sent: usize,
+    /// The output on the next line, once read: its span if it may be a secret.
+    output: Option<Option<(usize, usize)>>,
 }
 
 /// Where a value found starts and ends, if one was.
@@ -9047,6 +9071,10 @@ impl SpacedTable {
 
     /// Whether `line` may be a row of the table: no wider than it allows.
     fn fits(&self, line: &[u8]) -> bool {
+        // (A table of names and values: its last column as wide as a value is.)
+        if self.keyed {
+            return true;
+        }
         let line = line.trim_ascii_end();
         line.len() <= self.width + SPACED_OVERRUN || chars(line) <= self.width + SPACED_OVERRUN
     }
@@ -9190,6 +9218,14 @@ fn spaced_row_secret(text: &str, s: usize, freed: &Freed) -> Option<Option<(usiz
             let end = line_end(b, row);
             let line = &b[row..end];
             if rule_columns(line).is_some() {
+                // (A table of names and values right after another, no blank line between
+                // — Vault's metadata, then its data: the new one's columns, review 90.)
+                if table.keyed
+                    && let Some((ha, hz)) = line_above(b, row, row.saturating_sub(TABLE_BYTES))
+                    && let Some(next) = keyed_table(b, line, &b[ha..hz], ha, table.quote)
+                {
+                    freed.spaced.set(Some(next));
+                }
                 freed.spaced_next.set(next_line(b, end));
                 return Some(None);
             }
@@ -9360,16 +9396,35 @@ fn keyed_cells(
     from: usize,
 ) -> Option<(usize, usize)> {
     let b = text.as_bytes();
+    let line = &line[..line.len().min(TABLE_BYTES)];
     let at = CharWalk::new(line).byte(table.at[0].0 as usize);
     if at == 0 || at >= line.len() || !matches!(line[at - 1], b' ' | b'\t') {
         return None;
     }
     let (ka, kz) = cell_text(b, s, s + at);
-    let (va, vz) = cell_text(b, s + at, s + line.len());
+    // (The value to the line's end, 1 KiB at most — or to a quote that closes the string
+    // the table is written in, `…Xk9…", "stderr": …` (JSON's `\"` too), review 90.)
+    let rest = &line[at..line.len().min(at + 1024)];
+    let closing = rest.iter().enumerate().position(|(i, &c)| {
+        matches!(c, b'"' | b'\'')
+            && rest.get(i + 1).is_none_or(|n| {
+                n.is_ascii_whitespace()
+                    || matches!(n, b',' | b'}' | b']' | b')' | b';' | b'"' | b'\'')
+            })
+    });
+    let to = match closing {
+        Some(q) if q > 0 && rest[q - 1] == b'\\' => q - 1,
+        Some(q) => q,
+        None if line.len() > at + 1024 => return None,
+        None => rest.len(),
+    };
+    let (va, vz) = cell_text(b, s + at, s + at + to);
     let key = &b[ka..kz];
+    // (AppRole's `secret_id`, review 90, beside the names a header's cell may give.)
+    let named = header_secret(key).is_some() || key == b"secret_id";
     (va >= from
         && !key.contains(&b' ')
-        && header_secret(key).is_some()
+        && named
         && text.get(va..vz).is_some_and(|v| cell_holds_secret(key, v)))
     .then_some((va, vz))
 }
@@ -9384,6 +9439,9 @@ fn spaced_cells(
     table: &SpacedTable,
     from: usize,
 ) -> Option<(usize, usize)> {
+    if table.keyed {
+        return keyed_cells(text, s, line, table, from);
+    }
     if line.len() > TABLE_BYTES {
         return None;
     }
@@ -9393,9 +9451,6 @@ fn spaced_cells(
         Some(q) => &line[..q],
         None => line,
     };
-    if table.keyed {
-        return keyed_cells(text, s, line, table, from);
-    }
     let blank = |c: u8| c == b' ' || c == b'\t';
     let mut found: Option<(usize, usize)> = None;
     let mut walk = CharWalk::new(line);
@@ -11956,6 +12011,169 @@ pub(super) fn key_secret(text: &str, s: usize, e: usize, _: &Freed) -> Option<(u
     }
 }
 
+/// The most bytes a command line that prints a secret (see [`printed_secret`]) may take
+/// on either side of its literal, and its output.
+const PRINTED_LINE: usize = 512;
+const PRINTED_OUTPUT: usize = 4096;
+
+/// A secret a command printed (see `patterns::SECRET_PRINTERS`, its literal at `s..e` on
+/// its command line): its output, the next line whole, as a terminal or a tool's result
+/// shows it (`$ vault kv get -field=password secret/db⏎Xk9…`, in a JSON string after an
+/// escaped `\n` too) — where the command is one that prints a secret (each literal tells
+/// its own: the Vault field's name a secret's, `security`'s `-w`, the variable `echo`
+/// prints named for one, a Kubernetes Secret's value decoded, …) and prints it to the
+/// screen (not captured, `$(…)`, nor sent on, `> file`, `| cmd`), and the line after it is
+/// one word that a named field's value could be (see [`secret_value`]). A line is read once
+/// however many literals it holds (`freed.printed`).
+pub(super) fn printed_secret(text: &str, s: usize, e: usize, f: &Freed) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let line = match f.printed.get() {
+        Some(line) if line.next > 0 && (line.start..line.end).contains(&s) => line,
+        // (A line with no end yet found up to `end`: its start kept, its end searched for
+        // on from there — a run of literals on a long line is read once, `echo $echo $…`
+        // 5.8x the bench text before.)
+        cached => {
+            let open = cached.filter(|l| l.next == 0 && (l.start..l.end).contains(&s));
+            match printed_line(b, s, e, open.map(|l| (l.start, l.end))) {
+                Ok(line) => {
+                    f.printed.set(Some(line));
+                    line
+                }
+                Err(open) => {
+                    f.printed.set(Some(open));
+                    return None;
+                }
+            }
+        }
+    };
+    if s >= line.captured || e < line.sent || e > line.end {
+        return None;
+    }
+    let (before, after) = (&b[line.start..s], &b[e..line.end]);
+    let has = |hay: &[u8], needle: &[u8]| memchr::memmem::find(hay, needle).is_some();
+    // (The word after the literal: a variable's, a field's or a key's name, its quotes and
+    // braces left out, PowerShell's `env:`, a path's last part.)
+    let word = after
+        .split(|c| c.is_ascii_whitespace() || *c == b';')
+        .next()
+        .unwrap_or_default();
+    let word = word
+        .strip_prefix(b"env:")
+        .unwrap_or(word)
+        .split(|c| matches!(c, b'"' | b'\'' | b'{' | b'}'))
+        .find(|w| !w.is_empty())
+        .unwrap_or_default();
+    let named = || header_secret(word.rsplit(|&c| c == b'/').next().unwrap_or(word)).is_some();
+    let prints = match &text[s..e] {
+        "-field=" => has(before, b"vault ") && named(),
+        "configure get " => has(before, b"aws") && named(),
+        "get-login-password" => has(before, b"ecr"),
+        "secrets versions access" => has(before, b"gcloud"),
+        "keyvault secret show" => has(after, b"value") && has(after, b"tsv"),
+        "find-generic-password" | "find-internet-password" => {
+            after.split(|c| c.is_ascii_whitespace()).any(|w| w == b"-w")
+        }
+        "pass show " | "op read " | "secret-tool lookup" | "bw get password " => true,
+        "/run/secrets/" => before.trim_ascii_end().ends_with(b"cat"),
+        "base64 -d" | "base64 --decode" | "base64 -D" => has(before, b"secret"),
+        "secrets get " => has(before, b"doppler") && has(after, b"--plain"),
+        _ => named(),
+    };
+    if !prints {
+        return None;
+    }
+    if let Some(output) = line.output {
+        return output;
+    }
+    let output = printed_output(text, line.next, line.escaped);
+    f.printed.set(Some(PrintedLine {
+        output: Some(output),
+        ..line
+    }));
+    output
+}
+
+/// The command line around a literal at `s..e` (see [`PrintedLine`]), if it ends within
+/// [`PRINTED_LINE`] bytes of it and a line follows it; else the line as far as it was read
+/// (`next` 0, `end` where no break was found before), which `open` gives back for the next
+/// literal on it: its start, and how far it holds no break.
+fn printed_line(
+    b: &[u8],
+    s: usize,
+    e: usize,
+    open: Option<(usize, usize)>,
+) -> Result<PrintedLine, PrintedLine> {
+    let (start, from) = match open {
+        Some((start, to)) => (start, e.max(to.saturating_sub(1))),
+        None => {
+            let floor = s.saturating_sub(PRINTED_LINE);
+            let start = memchr::memrchr(b'\n', &b[floor..s]).map_or(floor, |i| floor + i + 1);
+            let start =
+                memchr::memmem::rfind(&b[start..s], b"\\n").map_or(start, |i| start + i + 2);
+            (start, e)
+        }
+    };
+    let ceiling = b.len().min(e + PRINTED_LINE);
+    let from = from.min(ceiling);
+    let real = memchr::memchr2(b'\n', b'\r', &b[from..ceiling]).map(|i| from + i);
+    let escaped = memchr::memmem::find(&b[from..ceiling], b"\\n").map(|i| from + i);
+    let unended = PrintedLine {
+        start,
+        end: ceiling,
+        next: 0,
+        escaped: false,
+        captured: ceiling,
+        sent: start,
+        output: None,
+    };
+    let (end, next, escaped) = match (real, escaped) {
+        (Some(r), Some(x)) if x < r => (x, x + 2, true),
+        (Some(r), _) => {
+            let crlf = b[r] == b'\r' && b.get(r + 1) == Some(&b'\n');
+            (r, r + 1 + usize::from(crlf), false)
+        }
+        (None, Some(x)) => (x, x + 2, true),
+        (None, None) => return Err(unended),
+    };
+    let line = &b[start..end];
+    let captured = memchr::memmem::find(line, b"$(")
+        .into_iter()
+        .chain(memchr::memchr(b'`', line))
+        .min()
+        .map_or(end, |i| start + i);
+    let sent = memchr::memrchr3(b'>', b'|', b'`', line).map_or(start, |i| start + i + 1);
+    Ok(PrintedLine {
+        start,
+        end,
+        next,
+        escaped,
+        captured,
+        sent,
+        output: None,
+    })
+}
+
+/// A command's output from `v`: the line whole (to a line break, or where a break escaped
+/// in a JSON string or the string's quote ends it) where it is one word a field's value
+/// could be — not a prompt's next command, an error's message, an empty line.
+fn printed_output(text: &str, v: usize, escaped: bool) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let limit = b.len().min(v + PRINTED_OUTPUT);
+    let end = b[v..limit]
+        .iter()
+        .position(|&c| c.is_ascii_whitespace() || (escaped && matches!(c, b'"' | b'\\')))
+        .map_or(limit, |i| v + i);
+    let ends = match b.get(end) {
+        None => true,
+        Some(b'\n' | b'\r') => true,
+        Some(b'"') => escaped,
+        Some(b'\\') => escaped && b.get(end + 1) == Some(&b'n'),
+        _ => false,
+    };
+    let value = text.get(v..end)?;
+    (ends && secret_value(value, false, None)).then_some((v, end))
+}
+
 /// What the seventeenth pass's literal at `s..e` (see `patterns::seventeenth_pass_trigger`)
 /// starts: what two-factor sign-in's setup shows under one of `patterns::SETUP_NAMES` (see
 /// [`setup_secret`]), Kustomize's generated Secrets (see [`generated_secrets`]), a
@@ -12422,20 +12640,40 @@ fn pass_answered(b: &[u8], s: usize, end: usize) -> bool {
                 // octets)`, Cyrus's `+OK Mailbox locked and ready` — not one of their
                 // words alone after a test's name, `230 files in directory`, `+OK 320
                 // octets`, review 89.)
+                // (`granted` and `authenticated` among the reply's first three words, only
+                // a login's before them: `230 Access granted`, `230 Anonymous access
+                // granted`, `+OK Authenticated` — not `230 passed; access granted to all
+                // fixtures`, review 90.)
+                let first = |l: &[u8]| {
+                    let mut led = true;
+                    for w in words
+                        .split(|c| !c.is_ascii_alphabetic())
+                        .filter(|w| !w.is_empty())
+                        .take(3)
+                    {
+                        if w.eq_ignore_ascii_case(l) {
+                            return led;
+                        }
+                        led &= [&b"access"[..], b"anonymous", b"user", b"successfully"]
+                            .iter()
+                            .any(|p| w.eq_ignore_ascii_case(p));
+                    }
+                    false
+                };
                 let login = [
                     &b"login"[..],
                     b"logged",
                     b"password",
                     b"authentication",
-                    b"authenticated",
                     b"auth",
                     b"maildrop",
                     b"specify",
-                    b"granted",
                 ]
                 .iter()
                 .any(|l| has(l))
-                    || (*code == b"230" && words.trim_ascii_start().starts_with(b"OK. "))
+                    || first(b"granted")
+                    || first(b"authenticated")
+                    || (*code == b"230" && words.trim_ascii_start().starts_with(b"OK. Current"))
                     || (has(b"messages") && has(b"octets"))
                     || (has(b"mailbox") && (has(b"locked") || has(b"open")));
                 if apart && login {
@@ -13953,6 +14191,22 @@ fn named_byte_array(b: &[u8], name: &[u8], first: usize) -> Option<(usize, usize
     if ty > 0 && b.get(at + ty) == Some(&b'=') && !matches!(b.get(at + ty + 1), Some(b'=' | b'>')) {
         at += ty + 1;
     }
+    // (Node's print of one, `Uint8Array(64) [ 148, 42, … ]`, review 90.)
+    let word = b[at..]
+        .iter()
+        .take(16)
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .count();
+    if word > 0 && b.get(at + word) == Some(&b'(') {
+        let n = b[at + word + 1..]
+            .iter()
+            .take(3)
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        if n > 0 && b[at + word + 1 + n..].starts_with(b") [") {
+            at += word + n + 3;
+        }
+    }
     let at = past_wrappers(b, at);
     let open = match b.get(at) {
         Some(b'[') if b.get(at + 1) != Some(&b']') => at,
@@ -14000,18 +14254,28 @@ fn solana_byte_array(b: &[u8], at: usize, len: usize) -> Option<(usize, usize)> 
             .take(16)
             .take_while(|c| c.is_ascii_whitespace())
             .count();
-        let digits = b[k..]
-            .iter()
-            .take(4)
-            .take_while(|c| c.is_ascii_digit())
-            .count();
-        let number = std::str::from_utf8(&b[k..k + digits])
-            .ok()?
-            .parse::<u8>()
-            .ok()?;
-        if digits > 1 && b[k] == b'0' {
-            return None;
-        }
+        // (In hex too, `0x47` — C's, Rust's, review 90.)
+        let hex = matches!(b.get(k..k + 2), Some(b"0x" | b"0X"));
+        let (number, digits) = if hex {
+            let n = b[k + 2..]
+                .iter()
+                .take(3)
+                .take_while(|c| c.is_ascii_hexdigit())
+                .count();
+            let number = std::str::from_utf8(&b[k + 2..k + 2 + n]).ok()?;
+            (u8::from_str_radix(number, 16).ok()?, n + 2)
+        } else {
+            let digits = b[k..]
+                .iter()
+                .take(4)
+                .take_while(|c| c.is_ascii_digit())
+                .count();
+            if digits > 1 && b[k] == b'0' {
+                return None;
+            }
+            let number = std::str::from_utf8(&b[k..k + digits]).ok()?;
+            (number.parse::<u8>().ok()?, digits)
+        };
         *slot = number;
         if i == 0 {
             first = k;
