@@ -8454,6 +8454,20 @@ pub(crate) mod tests {
         }
     }
 
+    /// A bare value stops at a control character: a process's environment as
+    /// `/proc/…/environ` holds it, its variables between NULs (the span ran over the next
+    /// variable).
+    #[test]
+    fn a_bare_value_stops_at_a_control_character() {
+        let d = PiiDetector::new();
+        finds_and_redacts(
+            &d,
+            "DB_USER=bob\0DB_PASSWORD=Xk9mQ2v7pLw4\0PATH=/bin\0",
+            &["Xk9mQ2v7pLw4"],
+        );
+        finds_and_redacts(&d, "export API_KEY=Xk9mQ2v7pLw4\u{1}x", &["Xk9mQ2v7pLw4"]);
+    }
+
     /// A secret a command printed, on the line after its command line, as a terminal or a
     /// tool's result shows it: Vault's `-field=`, AWS's and Google Cloud's and Azure's
     /// CLIs, macOS's keychain, `pass`, 1Password, Docker's secrets, a Kubernetes Secret

@@ -7752,7 +7752,7 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // a backtick (escaped or not), which closes the string or the code the command stands
     // in (`"command": "setx … S3cret9"`, `` `git config … S3cret9` ``).
     // (An environment file's line runs to a blank.)
-    let bare_len = |r: &[u8]| match setter {
+    let bare_len_of = |r: &[u8]| match setter {
         None if env_line => {
             unspaced_cut(&r[..r.iter().take_while(|c| !c.is_ascii_whitespace()).count()])
         }
@@ -7777,6 +7777,15 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
             }
             unspaced_cut(&r[..i.min(r.len())])
         }
+    };
+    // (Any bare value stops at a control character: `/proc/…/environ`'s NULs between
+    // its variables.)
+    let bare_len = |r: &[u8]| {
+        let r = &r[..r
+            .iter()
+            .position(|c| c.is_ascii_control() && !c.is_ascii_whitespace())
+            .unwrap_or(r.len())];
+        bare_len_of(r)
     };
     // A quoted value's closing quote (the one after as many backslashes as the opening
     // one; not one doubled or after PowerShell's backtick: see `quote_inside`), or the
