@@ -8528,6 +8528,23 @@ pub(crate) mod tests {
                 format!("{{\"output\": \"$ echo $DB_PASSWORD\\n{k}\\n\"}}"),
                 k,
             ),
+            // (Review 91: blanks after the output, its colour codes; standard error sent
+            // on; AppRole's `secret_id`; a person's password from a command that fetches
+            // secrets.)
+            (format!("$ echo $DB_PASSWORD\n{k} \n$ "), k),
+            (format!("$ printenv API_KEY\n\u{1b}[0m{k}\u{1b}[0m\n"), k),
+            (
+                format!("$ aws configure get aws_secret_access_key 2>/dev/null\n{aws}\n"),
+                aws,
+            ),
+            (
+                format!("$ vault read -field=secret_id auth/approle/role/x/secret-id\n{k}"),
+                k,
+            ),
+            (
+                "$ vault kv get -field=password secret/db\nhunter22\n".to_owned(),
+                "hunter22",
+            ),
         ] {
             finds_and_redacts(&d, &text, &[want]);
         }
@@ -8552,6 +8569,17 @@ pub(crate) mod tests {
             "$ printenv API_KEY".to_owned(),
             "$ cat /run/secrets/db_password\ncat: /run/secrets/db_password: No such file"
                 .to_owned(),
+            // (Review 91: the next prompt, a script's next line — an assignment, a call, a
+            // comment, a name with a digit, an identifier — after a variable printed (what
+            // `echo` prints must look made by a machine); a person's password there.)
+            "root@4f2a9c1b7d3e:/app# printenv API_KEY\nroot@4f2a9c1b7d3e:/app#\n".to_owned(),
+            "bob@web-01:~$ echo $API_KEY\nbob@web-01:~$\n".to_owned(),
+            "echo $API_KEY\nrc=$?\n".to_owned(),
+            "os.system('echo $API_KEY')\nprint(x1)\n".to_owned(),
+            "echo $API_KEY\n#4f2a9c1b7d3e\n".to_owned(),
+            "echo $API_KEY\nnpm-run-build:v2\n".to_owned(),
+            "echo $API_KEY\n550e8400-e29b-41d4-a716-446655440000\n".to_owned(),
+            "$ echo $DB_PASSWORD\nhunter22\n".to_owned(),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }

@@ -55,6 +55,9 @@ pub(super) struct Freed {
     /// The command line [`printed_secret`] last read, and what it found on it: each of a
     /// line's literals asks it again.
     pub(super) printed: std::cell::Cell<Option<PrintedLine>>,
+    /// The last name [`printed_secret`] judged: where it stands, its length, and whether it
+    /// is a secret's.
+    pub(super) printed_name: std::cell::Cell<Option<(usize, usize, bool)>>,
 }
 
 /// A command line as [`printed_secret`] reads it.
@@ -74,8 +77,11 @@ pub(super) struct PrintedLine {
     /// Past the last redirection or pipe (`>`, `|`, a backtick), else its start: a command
     /// before it prints nothing to the screen.
     sent: usize,
-    /// The output on the next line, once read: its span if it may be a secret.
-    output: Option<Option<(usize, usize)>>,
+    /// Which of [`PRINTED_WORDS`] the line holds, a bit each.
+    words: u16,
+    /// The output on the next line, once read: its span if it may be a secret, and whether
+    /// it looks made by a machine (see [`machine_made`]).
+    output: Option<Option<(usize, usize, bool)>>,
 }
 
 /// Where a value found starts and ends, if one was.
@@ -8551,12 +8557,7 @@ pub(super) fn header_secret(label: &[u8]) -> Option<&[u8]> {
         return Some(&label[label.len() - n.len()..]);
     }
     // (Every name ends with one of these, in any case: most labels are turned away here.)
-    const ENDS: [&[u8]; 12] = [
-        b"ord", b"swd", b"ase", b"ret", b"key", b"ken", b"ass", b"pwd", b"psk", b"uth", b"ing",
-        b"ary",
-    ];
-    let tail = label.get(label.len().checked_sub(3)?..)?;
-    if !ENDS.iter().any(|e| tail.eq_ignore_ascii_case(e)) {
+    if !ends_as_a_name(label) {
         return None;
     }
     // (AWS's secret key under its label, `Secret Access Key`.)
@@ -9412,25 +9413,27 @@ fn keyed_cells(
     }
     let (ka, kz) = cell_text(b, s, s + at);
     // (The value to the line's end, 1 KiB at most — or to a quote that closes the string
-    // the table is written in, `…Xk9…", "stderr": …` (JSON's `\"` too), review 90.)
+    // the table is written in, `…Xk9…", "stderr": …` (JSON's `\"` too), review 90, not one
+    // a blank follows, a password's, review 91 — or to two blanks, a column after it.)
     let rest = &line[at..line.len().min(at + 1024)];
     let closing = rest.iter().enumerate().position(|(i, &c)| {
-        matches!(c, b'"' | b'\'')
-            && rest.get(i + 1).is_none_or(|n| {
-                n.is_ascii_whitespace()
-                    || matches!(n, b',' | b'}' | b']' | b')' | b';' | b'"' | b'\'')
-            })
+        (matches!(c, b'"' | b'\'')
+            && rest
+                .get(i + 1)
+                .is_none_or(|n| matches!(n, b',' | b'}' | b']' | b')' | b';' | b'"' | b'\'')))
+            || (c == b'\t' || (c == b' ' && rest.get(i + 1) == Some(&b' ')))
+                && i > 0
+                && !matches!(rest[i - 1], b' ' | b'\t')
     });
     let to = match closing {
-        Some(q) if q > 0 && rest[q - 1] == b'\\' => q - 1,
+        Some(q) if q > 0 && rest[q - 1] == b'\\' && matches!(rest[q], b'"' | b'\'') => q - 1,
         Some(q) => q,
         None if line.len() > at + 1024 => return None,
         None => rest.len(),
     };
     let (va, vz) = cell_text(b, s + at, s + at + to);
     let key = &b[ka..kz];
-    // (AppRole's `secret_id`, review 90, beside the names a header's cell may give.)
-    let named = header_secret(key).is_some() || key == b"secret_id";
+    let named = names_secret(key);
     (va >= from
         && !key.contains(&b' ')
         && named
@@ -12059,47 +12062,103 @@ pub(super) fn printed_secret(text: &str, s: usize, e: usize, f: &Freed) -> Optio
         return None;
     }
     let (before, after) = (&b[line.start..s], &b[e..line.end]);
-    let has = |hay: &[u8], needle: &[u8]| memchr::memmem::find(hay, needle).is_some();
-    // (The word after the literal: a variable's, a field's or a key's name, its quotes and
-    // braces left out, PowerShell's `env:`, a path's last part.)
-    let word = after
-        .split(|c| c.is_ascii_whitespace() || *c == b';')
-        .next()
-        .unwrap_or_default();
+    // (Words the line holds, found once for it: see `PRINTED_WORDS`.)
+    let has = |word: usize| line.words & (1 << word) != 0;
+    // (The word after the literal: a variable's, a field's or a key's name, 64 bytes at
+    // most, its quotes and braces left out, PowerShell's `env:`, a path's last part.)
+    let len = after
+        .iter()
+        .take(65)
+        .take_while(|c| !c.is_ascii_whitespace() && **c != b';')
+        .count();
+    let word = if len > 64 { &[][..] } else { &after[..len] };
     let word = word
         .strip_prefix(b"env:")
         .unwrap_or(word)
         .split(|c| matches!(c, b'"' | b'\'' | b'{' | b'}'))
         .find(|w| !w.is_empty())
         .unwrap_or_default();
-    let named = || header_secret(word.rsplit(|&c| c == b'/').next().unwrap_or(word)).is_some();
-    let prints = match &text[s..e] {
-        "-field=" => has(before, b"vault ") && named(),
-        "configure get " => has(before, b"aws") && named(),
-        "get-login-password" => has(before, b"ecr"),
-        "secrets versions access" => has(before, b"gcloud"),
-        "keyvault secret show" => has(after, b"value") && has(after, b"tsv"),
-        "find-generic-password" | "find-internet-password" => {
-            after.split(|c| c.is_ascii_whitespace()).any(|w| w == b"-w")
+    // (An English name only, its tail checked first: a variable's name in another
+    // language is rare, and every literal of a run of them asked the local names, `echo
+    // $echo $…` 4.5x the bench text; the last name judged on the line kept, for a run of
+    // the same one.)
+    let named = || {
+        let name = word.rsplit(|&c| c == b'/').next().unwrap_or(word);
+        if !(ends_as_a_name(name) || name == b"secret_id") {
+            return false;
         }
-        "pass show " | "op read " | "secret-tool lookup" | "bw get password " => true,
-        "/run/secrets/" => before.trim_ascii_end().ends_with(b"cat"),
-        "base64 -d" | "base64 --decode" | "base64 -D" => has(before, b"secret"),
-        "secrets get " => has(before, b"doppler") && has(after, b"--plain"),
-        _ => named(),
+        let at = name.as_ptr() as usize - b.as_ptr() as usize;
+        if let Some((pos, len, verdict)) = f.printed_name.get()
+            && b.get(pos..pos + len) == Some(name)
+        {
+            return verdict;
+        }
+        let verdict = names_secret(name);
+        f.printed_name.set(Some((at, name.len(), verdict)));
+        verdict
+    };
+    // (Whether the command fetches a secret by its nature — else it prints a variable's
+    // or a setting's value, and what it printed must look made by a machine: a script's
+    // next line is often one word too, `rc=$?`, `make-all2`, review 91.)
+    let (prints, fetches) = match &text[s..e] {
+        "-field=" => (has(0) && named(), true),
+        "configure get " => (has(1) && named(), true),
+        "get-login-password" => (has(2), true),
+        "secrets versions access" => (has(3), true),
+        "keyvault secret show" => (has(6) && has(7), true),
+        "find-generic-password" | "find-internet-password" => (
+            after[..after.len().min(160)]
+                .split(|c| c.is_ascii_whitespace())
+                .any(|w| w == b"-w"),
+            true,
+        ),
+        "pass show " | "op read " | "secret-tool lookup" | "bw get password " => (true, true),
+        "/run/secrets/" => (before.trim_ascii_end().ends_with(b"cat"), true),
+        "base64 -d" | "base64 --decode" | "base64 -D" => (has(4), true),
+        "secrets get " => (has(5) && has(8), true),
+        _ => (named(), false),
     };
     if !prints {
         return None;
     }
-    if let Some(output) = line.output {
-        return output;
-    }
-    let output = printed_output(text, line.next, line.escaped);
-    f.printed.set(Some(PrintedLine {
-        output: Some(output),
-        ..line
-    }));
-    output
+    let output = match line.output {
+        Some(output) => output,
+        None => {
+            let output = printed_output(text, line.next, line.escaped);
+            f.printed.set(Some(PrintedLine {
+                output: Some(output),
+                ..line
+            }));
+            output
+        }
+    };
+    let (a, z, machine) = output?;
+    (fetches || machine).then_some((a, z))
+}
+
+/// Words a command line that prints a secret is told by (see [`printed_secret`]): Vault's,
+/// AWS's, ECR's, Google Cloud's name, a Kubernetes `secret`, Doppler's, Azure's query's
+/// `value` and `tsv`, Doppler's `--plain`. Bit `i` of `PrintedLine::words` for the `i`th.
+const PRINTED_WORDS: [&[u8]; 9] = [
+    b"vault ", b"aws", b"ecr", b"gcloud", b"secret", b"doppler", b"value", b"tsv", b"--plain",
+];
+
+/// Whether a field's, a variable's or a key's name (`key`) is a secret's: as a header's
+/// cell would name one (see [`header_secret`]), or AppRole's `secret_id` (review 90).
+fn names_secret(key: &[u8]) -> bool {
+    header_secret(key).is_some() || key == b"secret_id"
+}
+
+/// Whether `label` ends as every English name of a secret does (`…ord`, `…key`, `…ken`,
+/// …), in any case: most labels are turned away by this alone.
+fn ends_as_a_name(label: &[u8]) -> bool {
+    const ENDS: [&[u8]; 12] = [
+        b"ord", b"swd", b"ase", b"ret", b"key", b"ken", b"ass", b"pwd", b"psk", b"uth", b"ing",
+        b"ary",
+    ];
+    label
+        .get(label.len().saturating_sub(3)..)
+        .is_some_and(|tail| tail.len() == 3 && ENDS.iter().any(|e| tail.eq_ignore_ascii_case(e)))
 }
 
 /// The command line around a literal at `s..e` (see [`PrintedLine`]), if it ends within
@@ -12116,7 +12175,8 @@ fn printed_line(
         Some((start, to)) => (start, e.max(to.saturating_sub(1))),
         None => {
             let floor = s.saturating_sub(PRINTED_LINE);
-            let start = memchr::memrchr(b'\n', &b[floor..s]).map_or(floor, |i| floor + i + 1);
+            let start =
+                memchr::memrchr2(b'\n', b'\r', &b[floor..s]).map_or(floor, |i| floor + i + 1);
             let start =
                 memchr::memmem::rfind(&b[start..s], b"\\n").map_or(start, |i| start + i + 2);
             (start, e)
@@ -12125,7 +12185,8 @@ fn printed_line(
     let ceiling = b.len().min(e + PRINTED_LINE);
     let from = from.min(ceiling);
     let real = memchr::memchr2(b'\n', b'\r', &b[from..ceiling]).map(|i| from + i);
-    let escaped = memchr::memmem::find(&b[from..ceiling], b"\\n").map(|i| from + i);
+    // (An escaped break before the real one, if any: searched no further.)
+    let escaped = memchr::memmem::find(&b[from..real.unwrap_or(ceiling)], b"\\n").map(|i| from + i);
     let unended = PrintedLine {
         start,
         end: ceiling,
@@ -12133,6 +12194,7 @@ fn printed_line(
         escaped: false,
         captured: ceiling,
         sent: start,
+        words: 0,
         output: None,
     };
     let (end, next, escaped) = match (real, escaped) {
@@ -12150,7 +12212,22 @@ fn printed_line(
         .chain(memchr::memchr(b'`', line))
         .min()
         .map_or(end, |i| start + i);
-    let sent = memchr::memrchr3(b'>', b'|', b'`', line).map_or(start, |i| start + i + 1);
+    // (Not standard error's `2>/dev/null`, `2>&1`, review 91.)
+    let sent = line
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|&(i, &c)| match c {
+            b'|' | b'`' => true,
+            b'>' => !(i > 0 && line[i - 1] == b'2' && (i == 1 || line[i - 2] == b' ')),
+            _ => false,
+        })
+        .map_or(start, |(i, _)| start + i + 1);
+    let words = PRINTED_WORDS
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| memchr::memmem::find(line, w).is_some())
+        .fold(0, |bits, (i, _)| bits | 1 << i);
     Ok(PrintedLine {
         start,
         end,
@@ -12158,20 +12235,40 @@ fn printed_line(
         escaped,
         captured,
         sent,
+        words,
         output: None,
     })
 }
 
 /// A command's output from `v`: the line whole (to a line break, or where a break escaped
-/// in a JSON string or the string's quote ends it) where it is one word a field's value
-/// could be — not a prompt's next command, an error's message, an empty line.
-fn printed_output(text: &str, v: usize, escaped: bool) -> Option<(usize, usize)> {
+/// in a JSON string or the string's quote ends it; blanks after it, a terminal's colour
+/// codes around it left out) where it is one word a field's value could be — not a
+/// prompt's next command, the next prompt (`bob@web-01:~$`), an error's message, a
+/// comment, an assignment (`rc=$?`), an empty line — and whether it looks made by a
+/// machine (see [`machine_made`]).
+fn printed_output(text: &str, v: usize, escaped: bool) -> Option<(usize, usize, bool)> {
     let b = text.as_bytes();
+    // (A colour's code before it: `ESC[0m`.)
+    let ansi = |at: usize| {
+        (b.get(at) == Some(&0x1b) && b.get(at + 1) == Some(&b'['))
+            .then(|| b[at + 2..].iter().take(8).position(|&c| c == b'm'))
+            .flatten()
+            .map_or(0, |m| m + 3)
+    };
+    let v = v + ansi(v);
     let limit = b.len().min(v + PRINTED_OUTPUT);
-    let end = b[v..limit]
+    let mut end = b[v..limit]
         .iter()
-        .position(|&c| c.is_ascii_whitespace() || (escaped && matches!(c, b'"' | b'\\')))
+        .position(|&c| {
+            c.is_ascii_whitespace() || c == 0x1b || (escaped && matches!(c, b'"' | b'\\'))
+        })
         .map_or(limit, |i| v + i);
+    let word = end;
+    end += ansi(end);
+    end += b[end..limit]
+        .iter()
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count();
     let ends = match b.get(end) {
         None => true,
         Some(b'\n' | b'\r') => true,
@@ -12179,8 +12276,17 @@ fn printed_output(text: &str, v: usize, escaped: bool) -> Option<(usize, usize)>
         Some(b'\\') => escaped && b.get(end + 1) == Some(&b'n'),
         _ => false,
     };
-    let value = text.get(v..end)?;
-    (ends && secret_value(value, false, None)).then_some((v, end))
+    let value = text.get(v..word)?;
+    let vb = value.as_bytes();
+    let prompt = matches!(vb.last(), Some(b'$' | b'#' | b'>' | b'%'))
+        && (vb.contains(&b'@') || vb.contains(&b':'));
+    let assignment = vb
+        .iter()
+        .position(|&c| c == b'=')
+        .is_some_and(|i| vb[i..].iter().any(|&c| c != b'='));
+    let comment = vb.first() == Some(&b'#');
+    (ends && !prompt && !assignment && !comment && secret_value(value, false, None))
+        .then(|| (v, word, machine_made(vb)))
 }
 
 /// What the seventeenth pass's literal at `s..e` (see `patterns::seventeenth_pass_trigger`)
