@@ -9394,10 +9394,11 @@ fn keyed_table(
 }
 
 /// The secret in a row of a table of names and their values (see [`keyed_table`]; `line`
-/// from `s` in the text): the row's value, from `Value`'s column to the line's end, where
-/// the name in its first cell is a secret's (`password    Xk9…`, see [`header_secret`]) and
-/// the value holds one as a table's cell does (see [`cell_holds_secret`]) — not a name run
-/// into `Value`'s column.
+/// from `s` in the text): the row's value, from `Value`'s column to the line's end (or to
+/// the quote that closes the string the table is written in, or to a column after it),
+/// where the name in its first cell is a secret's (`password    Xk9…`, see
+/// [`names_secret`]) and the value holds one as a table's cell does (see
+/// [`cell_holds_secret`]) — not a name run into `Value`'s column.
 fn keyed_cells(
     text: &str,
     s: usize,
@@ -12035,8 +12036,10 @@ const PRINTED_OUTPUT: usize = 4096;
 /// its own: the Vault field's name a secret's, `security`'s `-w`, the variable `echo`
 /// prints named for one, a Kubernetes Secret's value decoded, …) and prints it to the
 /// screen (not captured, `$(…)`, nor sent on, `> file`, `| cmd`), and the line after it is
-/// one word that a named field's value could be (see [`secret_value`]). A line is read once
-/// however many literals it holds (`freed.printed`).
+/// one word that a named field's value could be (see [`secret_value`]) — made by a machine
+/// (see [`machine_made`]) where the command prints a variable's or a setting's value, not
+/// one that fetches a secret. A line is read once however many literals it holds
+/// (`freed.printed`).
 pub(super) fn printed_secret(text: &str, s: usize, e: usize, f: &Freed) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let line = match f.printed.get() {
