@@ -8580,6 +8580,12 @@ pub(crate) mod tests {
             "echo $API_KEY\nnpm-run-build:v2\n".to_owned(),
             "echo $API_KEY\n550e8400-e29b-41d4-a716-446655440000\n".to_owned(),
             "$ echo $DB_PASSWORD\nhunter22\n".to_owned(),
+            // (Review 92: other prompts, a Makefile's target, a file named for a secret
+            // decoded, a command's name inside a word.)
+            "$ cat /run/secrets/empty\nsh-5.1$\n".to_owned(),
+            "\tvault kv get -field=password secret/db\nbuild2:\n".to_owned(),
+            "base64 -d secret.b64\nmake-all2\n".to_owned(),
+            "$ desktop read profile\nKDE5Plasma\n".to_owned(),
         ] {
             assert_eq!(d.detect(&text), [], "{text}");
         }
