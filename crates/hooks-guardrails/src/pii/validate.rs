@@ -7757,41 +7757,39 @@ fn named_secret(text: &str, name: usize, at: usize, e: usize) -> Option<(usize, 
     // character a `\` escapes inside (fish's and bash's `S3cr\ et`, `\$`), or a quote or
     // a backtick (escaped or not), which closes the string or the code the command stands
     // in (`"command": "setx … S3cret9"`, `` `git config … S3cret9` ``).
-    // (An environment file's line runs to a blank.)
-    let bare_len_of = |r: &[u8]| match setter {
-        None if env_line => {
-            unspaced_cut(&r[..r.iter().take_while(|c| !c.is_ascii_whitespace()).count()])
-        }
-        None => unspaced_cut(&r[..marked_len(r, true)]),
-        Some(_) => {
-            let quote = |c: Option<&u8>| matches!(c, Some(b'"' | b'\'' | b'`'));
-            let mut i = 0;
-            while i < r.len() && !r[i].is_ascii_whitespace() && !quote(r.get(i)) {
-                if r[i] == b'\\' {
-                    match r.get(i + 1) {
-                        Some(c) if !c.is_ascii_whitespace() || *c == b' ' => {
-                            // (Not a quote, nor a JSON string's escaped line break.)
-                            if quote(Some(c)) || matches!(c, b'n' | b'r' | b't') {
-                                break;
-                            }
-                            i += 1;
-                        }
-                        _ => break,
-                    }
-                }
-                i += 1;
-            }
-            unspaced_cut(&r[..i.min(r.len())])
-        }
-    };
-    // (Any bare value stops at a control character: `/proc/…/environ`'s NULs between
-    // its variables.)
+    // (An environment file's line runs to a blank.) (Any bare value stops at a control
+    // character: `/proc/…/environ`'s NULs between its variables.)
     let bare_len = |r: &[u8]| {
         let r = &r[..r
             .iter()
             .position(|c| c.is_ascii_control() && !c.is_ascii_whitespace())
             .unwrap_or(r.len())];
-        bare_len_of(r)
+        match setter {
+            None if env_line => {
+                unspaced_cut(&r[..r.iter().take_while(|c| !c.is_ascii_whitespace()).count()])
+            }
+            None => unspaced_cut(&r[..marked_len(r, true)]),
+            Some(_) => {
+                let quote = |c: Option<&u8>| matches!(c, Some(b'"' | b'\'' | b'`'));
+                let mut i = 0;
+                while i < r.len() && !r[i].is_ascii_whitespace() && !quote(r.get(i)) {
+                    if r[i] == b'\\' {
+                        match r.get(i + 1) {
+                            Some(c) if !c.is_ascii_whitespace() || *c == b' ' => {
+                                // (Not a quote, nor a JSON string's escaped line break.)
+                                if quote(Some(c)) || matches!(c, b'n' | b'r' | b't') {
+                                    break;
+                                }
+                                i += 1;
+                            }
+                            _ => break,
+                        }
+                    }
+                    i += 1;
+                }
+                unspaced_cut(&r[..i.min(r.len())])
+            }
+        }
     };
     // A quoted value's closing quote (the one after as many backslashes as the opening
     // one; not one doubled or after PowerShell's backtick: see `quote_inside`), or the
@@ -9436,10 +9434,9 @@ fn keyed_cells(
     };
     let (va, vz) = cell_text(b, s + at, s + at + to);
     let key = &b[ka..kz];
-    let named = names_secret(key);
     (va >= from
         && !key.contains(&b' ')
-        && named
+        && names_secret(key)
         && text.get(va..vz).is_some_and(|v| cell_holds_secret(key, v)))
     .then_some((va, vz))
 }
@@ -12198,9 +12195,7 @@ fn printed_line(
     let (start, from) = match open {
         Some((start, to)) => (start, e.max(to.saturating_sub(1))),
         None => {
-            let floor = s.saturating_sub(PRINTED_LINE);
-            let start =
-                memchr::memrchr2(b'\n', b'\r', &b[floor..s]).map_or(floor, |i| floor + i + 1);
+            let start = line_back(b, s, PRINTED_LINE);
             let start =
                 memchr::memmem::rfind(&b[start..s], b"\\n").map_or(start, |i| start + i + 2);
             (start, e)
